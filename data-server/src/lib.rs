@@ -1,0 +1,1 @@
+//! The data server (skeleton). Not built yet: see the README for the state of each part.

@@ -1,0 +1,1 @@
+//! The metadata server (skeleton). Not built yet: see the README for the state of each part.

@@ -1,0 +1,28 @@
+//! # nfs-proto: the NFSv4.1/4.2 protocol, without I/O
+//!
+//! ```text
+//!   TCP bytes ──> record (RFC 5531 §11 record marking) ──> rpc::CallMsg / rpc::ReplyMsg
+//!                                                              │ body (Bytes slice)
+//!                                                              v
+//!                       nfs4::Compound4Args / Compound4Res, nfs4::CbCompound4Args / ...
+//!                                                              │
+//!                                 every op's args and results, fattr4 as a typed struct
+//! ```
+//!
+//! * [`xdr`]: the codec. Every variable-length item is checked against the bytes left and its
+//!   maximum before anything is allocated; opaque data decodes as slices of the input; bulk
+//!   payloads encode as separate `Bytes` pieces for one vectored write.
+//! * [`rpc`]: ONC RPC v2 call and reply messages and credentials (AUTH_NONE, AUTH_SYS, room
+//!   for RPCSEC_GSS).
+//! * [`record`]: record marking as a sans-IO reader with size caps; [`transport`] (feature
+//!   `transport`) wraps it as a tokio codec and writes records with vectored writes.
+//! * [`nfs4`]: every NFSv4.1 (RFC 8881) and NFSv4.2 (RFC 7862) operation, callback, status code
+//!   and attribute, and the file layout body.
+//!
+//! The core does no I/O. Wire types derive [`xdr::Xdr`], which writes encoder, decoder and (for
+//! tests, feature `arbitrary`) a proptest strategy from one declaration.
+#![warn(missing_docs)]
+
+extern crate self as nfs_proto;
+
+pub mod xdr;

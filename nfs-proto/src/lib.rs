@@ -25,4 +25,5 @@
 
 extern crate self as nfs_proto;
 
+pub mod nfs4;
 pub mod xdr;

@@ -1,0 +1,397 @@
+//! Basic NFSv4 data types shared by many operations (RFC 8881 section 3.2 and 3.3).
+
+use bytes::Bytes;
+
+use super::consts::*;
+use crate::xdr::{Utf8String, Xdr};
+use crate::xdr_enum;
+
+/// `clientid4`.
+pub type Clientid4 = u64;
+/// `seqid4`.
+pub type Seqid4 = u32;
+/// `sequenceid4`.
+pub type Sequenceid4 = u32;
+/// `slotid4`.
+pub type Slotid4 = u32;
+/// `count4`.
+pub type Count4 = u32;
+/// `length4`.
+pub type Length4 = u64;
+/// `offset4`.
+pub type Offset4 = u64;
+/// `nfs_cookie4`.
+pub type NfsCookie4 = u64;
+/// `changeid4`.
+pub type Changeid4 = u64;
+/// `acemask4`.
+pub type Acemask4 = u32;
+/// `mode4`.
+pub type Mode4 = u32;
+/// `nfs_lease4`.
+pub type NfsLease4 = u32;
+/// `qop4`.
+pub type Qop4 = u32;
+/// `component4`: one name in a path.
+pub type Component4 = Utf8String;
+/// `linktext4`: a symbolic link's target.
+pub type Linktext4 = Utf8String;
+/// `pathname4`.
+pub type Pathname4 = Vec<Component4>;
+/// `verifier4`.
+pub type Verifier4 = [u8; NFS4_VERIFIER_SIZE];
+/// `sessionid4`.
+pub type Sessionid4 = [u8; NFS4_SESSIONID_SIZE];
+/// `deviceid4`.
+pub type Deviceid4 = [u8; NFS4_DEVICEID4_SIZE];
+
+/// `nfs_fh4`: a filehandle, at most [`NFS4_FHSIZE`] bytes.
+#[derive(Clone, PartialEq, Eq, Hash, Default, Xdr)]
+pub struct NfsFh4(#[xdr(max = NFS4_FHSIZE)] pub Bytes);
+
+impl core::fmt::Debug for NfsFh4 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("fh:")?;
+        for b in self.0.iter() {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `bitmap4`: a bit set over 32-bit words. The word count is kept as it came on the wire, so
+/// a bitmap with trailing zero words re-encodes to the same bytes.
+#[derive(Clone, PartialEq, Eq, Hash, Default, Debug)]
+pub struct Bitmap4(pub Vec<u32>);
+
+/// The most words a bitmap may carry. Attributes go up to bit 86 (three words) as of RFC
+/// 8276; eight leaves room for extensions while bounding the allocation.
+pub const BITMAP4_MAX_WORDS: u32 = 8;
+
+impl Bitmap4 {
+    /// The empty bitmap (no words).
+    pub fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    /// A bitmap with the given bits set.
+    pub fn from_bits(bits: impl IntoIterator<Item = u32>) -> Self {
+        let mut b = Self::new();
+        for bit in bits {
+            b.set(bit);
+        }
+        b
+    }
+
+    /// Whether `bit` is set.
+    pub fn contains(&self, bit: u32) -> bool {
+        self.0.get((bit / 32) as usize).is_some_and(|w| w & (1 << (bit % 32)) != 0)
+    }
+
+    /// Sets `bit`, growing the bitmap as needed.
+    pub fn set(&mut self, bit: u32) {
+        let w = (bit / 32) as usize;
+        if self.0.len() <= w {
+            self.0.resize(w + 1, 0);
+        }
+        self.0[w] |= 1 << (bit % 32);
+    }
+
+    /// Clears `bit`.
+    pub fn clear(&mut self, bit: u32) {
+        if let Some(w) = self.0.get_mut((bit / 32) as usize) {
+            *w &= !(1 << (bit % 32));
+        }
+    }
+
+    /// The set bits in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &w)| {
+            (0..32).filter(move |b| w & (1 << b) != 0).map(move |b| i as u32 * 32 + b)
+        })
+    }
+
+    /// True when no bit is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    /// The bits set in both.
+    pub fn intersect(&self, other: &Self) -> Self {
+        Self(self.0.iter().zip(&other.0).map(|(a, b)| a & b).collect())
+    }
+}
+
+impl Xdr for Bitmap4 {
+    fn encode(&self, enc: &mut crate::xdr::Encoder) {
+        self.0.encode(enc);
+    }
+    fn decode(dec: &mut crate::xdr::Decoder) -> Result<Self, crate::xdr::DecodeError> {
+        <Vec<u32> as crate::xdr::XdrBounded>::decode_bounded(dec, BITMAP4_MAX_WORDS)
+            .map(Self)
+            .map_err(|e| e.context("Bitmap4"))
+    }
+}
+
+#[cfg(any(test, feature = "arbitrary"))]
+impl proptest::arbitrary::Arbitrary for Bitmap4 {
+    type Parameters = ();
+    type Strategy = proptest::strategy::BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        use proptest::prelude::*;
+        proptest::collection::vec(any::<u32>(), 0..=3).prop_map(Self).boxed()
+    }
+}
+
+/// `nfstime4`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug, Xdr)]
+pub struct Nfstime4 {
+    /// Seconds since the epoch.
+    pub seconds: i64,
+    /// Nanoseconds.
+    pub nseconds: u32,
+}
+
+/// `stateid4` (RFC 8881 section 8.2).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug, Xdr)]
+pub struct Stateid4 {
+    /// Incremented on each change of the state.
+    pub seqid: u32,
+    /// Identifies the state; opaque to the client.
+    pub other: [u8; NFS4_OTHER_SIZE],
+}
+
+impl Stateid4 {
+    /// The anonymous stateid: all zeros.
+    pub const ANONYMOUS: Self = Self { seqid: 0, other: [0; 12] };
+    /// The READ bypass stateid: all ones.
+    pub const BYPASS: Self = Self { seqid: u32::MAX, other: [0xff; 12] };
+    /// The current stateid: seqid 1, other all zeros.
+    pub const CURRENT: Self = Self { seqid: 1, other: [0; 12] };
+    /// The invalid stateid: seqid u32::MAX, other all zeros.
+    pub const INVALID: Self = Self { seqid: u32::MAX, other: [0; 12] };
+}
+
+/// `change_info4`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct ChangeInfo4 {
+    /// Whether before and after were taken atomically with the change.
+    pub atomic: bool,
+    /// The change attribute before.
+    pub before: Changeid4,
+    /// The change attribute after.
+    pub after: Changeid4,
+}
+
+/// `specdata4`: device numbers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct Specdata4 {
+    /// Major number.
+    pub specdata1: u32,
+    /// Minor number.
+    pub specdata2: u32,
+}
+
+/// `fsid4`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Xdr)]
+pub struct Fsid4 {
+    /// Major.
+    pub major: u64,
+    /// Minor.
+    pub minor: u64,
+}
+
+/// `fattr4`: attributes as sent on the wire, a bitmap and the encoded values. See
+/// [`crate::nfs4::attr::FileAttrs`] for the typed form.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct Fattr4 {
+    /// Which attributes follow.
+    pub attrmask: Bitmap4,
+    /// Their values, in bit order (`attrlist4`).
+    pub attr_vals: Bytes,
+}
+
+/// `state_owner4` (also `open_owner4` and `lock_owner4`).
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default, Xdr)]
+pub struct StateOwner4 {
+    /// The owning client.
+    pub clientid: Clientid4,
+    /// The owner's name, opaque to the server.
+    #[xdr(max = NFS4_OPAQUE_LIMIT)]
+    pub owner: Bytes,
+}
+
+/// `open_owner4`.
+pub type OpenOwner4 = StateOwner4;
+/// `lock_owner4`.
+pub type LockOwner4 = StateOwner4;
+
+/// `client_owner4` (RFC 8881 section 2.4).
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default, Xdr)]
+pub struct ClientOwner4 {
+    /// Changes on each client reboot.
+    pub co_verifier: Verifier4,
+    /// Unique name of the client.
+    #[xdr(max = NFS4_OPAQUE_LIMIT)]
+    pub co_ownerid: Bytes,
+}
+
+/// `server_owner4`.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct ServerOwner4 {
+    /// Servers sharing this may share client ids.
+    pub so_minor_id: u64,
+    /// Servers sharing this may trunk sessions.
+    #[xdr(max = NFS4_OPAQUE_LIMIT)]
+    pub so_major_id: Bytes,
+}
+
+/// `nfs_impl_id4`.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct NfsImplId4 {
+    /// DNS domain of the implementer.
+    pub nii_domain: Utf8String,
+    /// Product name and version.
+    pub nii_name: Utf8String,
+    /// Build date.
+    pub nii_date: Nfstime4,
+}
+
+/// `netaddr4`: a network id (`"tcp"`, `"tcp6"`, `"rdma"`, ...) and a universal address
+/// (RFC 5665: `"h1.h2.h3.h4.p1.p2"` for IPv4).
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default, Xdr)]
+pub struct Netaddr4 {
+    /// `na_r_netid`.
+    pub na_r_netid: Utf8String,
+    /// `na_r_addr`.
+    pub na_r_addr: Utf8String,
+}
+
+xdr_enum! {
+    /// `layouttype4`.
+    pub struct Layouttype4 {
+        LAYOUT4_NFSV4_1_FILES = 1,
+        LAYOUT4_OSD2_OBJECTS = 2,
+        LAYOUT4_BLOCK_VOLUME = 3,
+        LAYOUT4_FLEX_FILES = 4,
+        LAYOUT4_SCSI = 5,
+    }
+}
+
+xdr_enum! {
+    /// `layoutiomode4`.
+    pub struct Layoutiomode4 {
+        LAYOUTIOMODE4_READ = 1,
+        LAYOUTIOMODE4_RW = 2,
+        LAYOUTIOMODE4_ANY = 3,
+    }
+}
+
+/// `layout_content4`: a layout body, opaque at this level (see
+/// [`crate::nfs4::layout_files`]).
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct LayoutContent4 {
+    /// The layout type.
+    pub loc_type: Layouttype4,
+    /// The body, typed by `loc_type`.
+    pub loc_body: Bytes,
+}
+
+impl Default for Layouttype4 {
+    fn default() -> Self {
+        Self::LAYOUT4_NFSV4_1_FILES
+    }
+}
+
+impl Default for Layoutiomode4 {
+    fn default() -> Self {
+        Self::LAYOUTIOMODE4_READ
+    }
+}
+
+/// `layout4`: one layout segment.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct Layout4 {
+    /// Start of the range.
+    pub lo_offset: Offset4,
+    /// Length of the range (`NFS4_UINT64_MAX` for the rest of the file).
+    pub lo_length: Length4,
+    /// READ or RW.
+    pub lo_iomode: Layoutiomode4,
+    /// The body.
+    pub lo_content: LayoutContent4,
+}
+
+/// `device_addr4`: a device's address, opaque at this level.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct DeviceAddr4 {
+    /// The layout type.
+    pub da_layout_type: Layouttype4,
+    /// The body, typed by `da_layout_type`.
+    pub da_addr_body: Bytes,
+}
+
+/// `layoutupdate4`: layout-type-specific data of LAYOUTCOMMIT.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct Layoutupdate4 {
+    /// The layout type.
+    pub lou_type: Layouttype4,
+    /// The body.
+    pub lou_body: Bytes,
+}
+
+xdr_enum! {
+    /// `notify_deviceid_type4` (also the bits of a device notification bitmap).
+    pub struct NotifyDeviceidType4 {
+        NOTIFY_DEVICEID4_CHANGE = 1,
+        NOTIFY_DEVICEID4_DELETE = 2,
+    }
+}
+
+/// Declares the common result shape: `union X4res switch (nfsstat4 status) { case NFS4_OK:
+/// X4resok resok4; default: void; }`, with a `status()` method.
+#[macro_export]
+macro_rules! nfs_res {
+    ($(#[$meta:meta])* pub enum $name:ident => $ok:ty) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Debug, $crate::xdr::Xdr)]
+        pub enum $name {
+            /// `NFS4_OK` and its result.
+            #[xdr(case = $crate::nfs4::NfsStat4::NFS4_OK)]
+            Ok($ok),
+            /// Any error status.
+            #[xdr(default)]
+            Err($crate::nfs4::NfsStat4),
+        }
+
+        impl $name {
+            /// The operation's status.
+            pub fn status(&self) -> $crate::nfs4::NfsStat4 {
+                match self {
+                    Self::Ok(_) => $crate::nfs4::NfsStat4::NFS4_OK,
+                    Self::Err(s) => *s,
+                }
+            }
+        }
+    };
+}
+
+/// Declares a result that is only a status: `struct X4res { nfsstat4 status; }`.
+#[macro_export]
+macro_rules! nfs_status_res {
+    ($(#[$meta:meta])* pub struct $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug, $crate::xdr::Xdr)]
+        pub struct $name {
+            /// The operation's status.
+            pub status: $crate::nfs4::NfsStat4,
+        }
+
+        impl $name {
+            /// The operation's status.
+            pub fn status(&self) -> $crate::nfs4::NfsStat4 {
+                self.status
+            }
+        }
+    };
+}

@@ -27,3 +27,6 @@ extern crate self as nfs_proto;
 
 pub mod nfs4;
 pub mod xdr;
+
+#[cfg(test)]
+mod testing;

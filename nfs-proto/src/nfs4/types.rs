@@ -395,3 +395,54 @@ macro_rules! nfs_status_res {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    crate::roundtrip_tests!(
+        nfs_fh4: NfsFh4,
+        bitmap4: Bitmap4,
+        nfstime4: Nfstime4,
+        stateid4: Stateid4,
+        change_info4: ChangeInfo4,
+        specdata4: Specdata4,
+        fsid4: Fsid4,
+        fattr4: Fattr4,
+        state_owner4: StateOwner4,
+        client_owner4: ClientOwner4,
+        server_owner4: ServerOwner4,
+        nfs_impl_id4: NfsImplId4,
+        netaddr4: Netaddr4,
+        layout4: Layout4,
+        device_addr4: DeviceAddr4,
+        layoutupdate4: Layoutupdate4,
+        nfsstat4: NfsStat4,
+        nfs_opnum4: NfsOpnum4,
+    );
+
+    #[test]
+    fn filehandle_longer_than_128_bytes_is_refused() {
+        let b = crate::xdr::to_bytes(&bytes::Bytes::from(vec![1u8; 129]));
+        let e = crate::xdr::from_bytes::<NfsFh4>(b).unwrap_err();
+        assert_eq!(e.kind, crate::xdr::DecodeErrorKind::TooLong { len: 129, max: 128 });
+        assert_eq!(e.what, "NfsFh4.0");
+    }
+
+    #[test]
+    fn bitmap_keeps_trailing_zero_words() {
+        let b = Bitmap4(vec![1, 0, 0]);
+        assert!(b.contains(0) && !b.contains(33));
+        let enc = crate::xdr::to_bytes(&b);
+        assert_eq!(enc.len(), 16);
+        assert_eq!(crate::xdr::from_bytes::<Bitmap4>(enc).unwrap(), b);
+        assert_eq!(Bitmap4::from_bits([1, 33, 70]).iter().collect::<Vec<_>>(), vec![1, 33, 70]);
+    }
+
+    #[test]
+    fn unknown_status_still_decodes_and_prints() {
+        let s = crate::xdr::from_bytes::<NfsStat4>(crate::xdr::to_bytes(&4242u32)).unwrap();
+        assert_eq!(format!("{s:?}"), "NfsStat4(4242)");
+        assert_eq!(format!("{:?}", NfsStat4::NFS4ERR_DELAY), "NFS4ERR_DELAY");
+    }
+}

@@ -91,6 +91,9 @@ fn krate() -> Ts {
 
 /// The last path segment of a type, e.g. `Bytes` for `bytes::Bytes`, `Vec` for `Vec<T>`.
 fn last_ident(ty: &Type) -> Option<String> {
+    if let Type::Group(g) = ty {
+        return last_ident(&g.elem);
+    }
     if let Type::Path(p) = ty {
         p.path.segments.last().map(|s| s.ident.to_string())
     } else {
@@ -99,6 +102,9 @@ fn last_ident(ty: &Type) -> Option<String> {
 }
 
 fn vec_elem(ty: &Type) -> Option<&Type> {
+    if let Type::Group(g) = ty {
+        return vec_elem(&g.elem);
+    }
     if let Type::Path(p) = ty {
         let seg = p.path.segments.last()?;
         if seg.ident == "Vec" {
@@ -222,7 +228,11 @@ fn expand_struct(name: &syn::Ident, fields: &Fields) -> syn::Result<(Ts, Ts, Ts,
             Some(id) => (quote!(&self.#id), id.clone(), format!("{name}.{id}")),
             None => {
                 let idx = syn::Index::from(i);
-                (quote!(&self.#idx), format_ident!("f{}", i), format!("{name}.{i}"))
+                (
+                    quote!(&self.#idx),
+                    format_ident!("f{}", i),
+                    format!("{name}.{i}"),
+                )
             }
         };
         enc.push(encode_field(&access, &fa));
@@ -317,7 +327,10 @@ fn expand_enum(name: &syn::Ident, e: &syn::DataEnum) -> syn::Result<(Ts, Ts, Ts,
             continue;
         }
         let case = va.case.ok_or_else(|| {
-            syn::Error::new_spanned(vname, "union arm needs #[xdr(case = EXPR)] or #[xdr(default)]")
+            syn::Error::new_spanned(
+                vname,
+                "union arm needs #[xdr(case = EXPR)] or #[xdr(default)]",
+            )
         })?;
         let mut enc = quote!(#x::Discriminant::encode_disc(&(#case), enc););
         let mut dec = Vec::new();

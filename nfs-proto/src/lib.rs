@@ -26,6 +26,10 @@
 extern crate self as nfs_proto;
 
 pub mod nfs4;
+pub mod record;
+pub mod rpc;
+#[cfg(feature = "transport")]
+pub mod transport;
 pub mod xdr;
 
 #[cfg(test)]

@@ -11,3 +11,9 @@ pub mod types;
 
 pub use consts::*;
 pub use types::*;
+pub mod attr;
+pub mod callback;
+pub mod layout_files;
+pub mod ops;
+
+pub use ops::*;

@@ -85,7 +85,9 @@ impl Bitmap4 {
 
     /// Whether `bit` is set.
     pub fn contains(&self, bit: u32) -> bool {
-        self.0.get((bit / 32) as usize).is_some_and(|w| w & (1 << (bit % 32)) != 0)
+        self.0
+            .get((bit / 32) as usize)
+            .is_some_and(|w| w & (1 << (bit % 32)) != 0)
     }
 
     /// Sets `bit`, growing the bitmap as needed.
@@ -107,7 +109,9 @@ impl Bitmap4 {
     /// The set bits in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().enumerate().flat_map(|(i, &w)| {
-            (0..32).filter(move |b| w & (1 << b) != 0).map(move |b| i as u32 * 32 + b)
+            (0..32)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| i as u32 * 32 + b)
         })
     }
 
@@ -139,7 +143,9 @@ impl proptest::arbitrary::Arbitrary for Bitmap4 {
     type Strategy = proptest::strategy::BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
         use proptest::prelude::*;
-        proptest::collection::vec(any::<u32>(), 0..=3).prop_map(Self).boxed()
+        proptest::collection::vec(any::<u32>(), 0..=3)
+            .prop_map(Self)
+            .boxed()
     }
 }
 
@@ -163,13 +169,25 @@ pub struct Stateid4 {
 
 impl Stateid4 {
     /// The anonymous stateid: all zeros.
-    pub const ANONYMOUS: Self = Self { seqid: 0, other: [0; 12] };
+    pub const ANONYMOUS: Self = Self {
+        seqid: 0,
+        other: [0; 12],
+    };
     /// The READ bypass stateid: all ones.
-    pub const BYPASS: Self = Self { seqid: u32::MAX, other: [0xff; 12] };
+    pub const BYPASS: Self = Self {
+        seqid: u32::MAX,
+        other: [0xff; 12],
+    };
     /// The current stateid: seqid 1, other all zeros.
-    pub const CURRENT: Self = Self { seqid: 1, other: [0; 12] };
+    pub const CURRENT: Self = Self {
+        seqid: 1,
+        other: [0; 12],
+    };
     /// The invalid stateid: seqid u32::MAX, other all zeros.
-    pub const INVALID: Self = Self { seqid: u32::MAX, other: [0; 12] };
+    pub const INVALID: Self = Self {
+        seqid: u32::MAX,
+        other: [0; 12],
+    };
 }
 
 /// `change_info4`.
@@ -425,7 +443,10 @@ mod tests {
     fn filehandle_longer_than_128_bytes_is_refused() {
         let b = crate::xdr::to_bytes(&bytes::Bytes::from(vec![1u8; 129]));
         let e = crate::xdr::from_bytes::<NfsFh4>(b).unwrap_err();
-        assert_eq!(e.kind, crate::xdr::DecodeErrorKind::TooLong { len: 129, max: 128 });
+        assert_eq!(
+            e.kind,
+            crate::xdr::DecodeErrorKind::TooLong { len: 129, max: 128 }
+        );
         assert_eq!(e.what, "NfsFh4.0");
     }
 
@@ -436,7 +457,10 @@ mod tests {
         let enc = crate::xdr::to_bytes(&b);
         assert_eq!(enc.len(), 16);
         assert_eq!(crate::xdr::from_bytes::<Bitmap4>(enc).unwrap(), b);
-        assert_eq!(Bitmap4::from_bits([1, 33, 70]).iter().collect::<Vec<_>>(), vec![1, 33, 70]);
+        assert_eq!(
+            Bitmap4::from_bits([1, 33, 70]).iter().collect::<Vec<_>>(),
+            vec![1, 33, 70]
+        );
     }
 
     #[test]
@@ -445,4 +469,192 @@ mod tests {
         assert_eq!(format!("{s:?}"), "NfsStat4(4242)");
         assert_eq!(format!("{:?}", NfsStat4::NFS4ERR_DELAY), "NFS4ERR_DELAY");
     }
+}
+
+/// `acetype4`.
+pub type Acetype4 = u32;
+/// `aceflag4`.
+pub type Aceflag4 = u32;
+
+/// An access control entry (RFC 8881 section 6.2.1).
+#[doc(alias = "nfsace4")]
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct Nfsace4 {
+    /// ALLOW, DENY, AUDIT or ALARM.
+    pub r#type: Acetype4,
+    /// Inheritance and other flags.
+    pub flag: Aceflag4,
+    /// The access bits the entry covers.
+    pub access_mask: Acemask4,
+    /// The principal: `user@domain`, `group@domain` or a special `OWNER@`-style name.
+    pub who: Utf8String,
+}
+
+xdr_enum! {
+    /// `rpc_gss_svc_t`: the RPCSEC_GSS service (RFC 2203).
+    pub struct RpcGssSvc {
+        RPC_GSS_SVC_NONE = 1,
+        RPC_GSS_SVC_INTEGRITY = 2,
+        RPC_GSS_SVC_PRIVACY = 3,
+    }
+}
+
+/// The RPCSEC_GSS auth flavor number, the one `secinfo4` arm with data.
+pub const RPCSEC_GSS: u32 = 6;
+
+/// `rpcsec_gss_info` (RFC 8881 section 18.29).
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct RpcsecGssInfo {
+    /// The GSS mechanism's object identifier (`sec_oid4`).
+    pub oid: Bytes,
+    /// Quality of protection.
+    pub qop: Qop4,
+    /// Service.
+    pub service: RpcGssSvc,
+}
+
+/// One security flavor of a SECINFO/SECINFO_NO_NAME reply (RFC 8881 section 18.29).
+#[doc(alias = "secinfo4")]
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub enum Secinfo4 {
+    /// RPCSEC_GSS with its mechanism.
+    #[xdr(case = RPCSEC_GSS)]
+    RpcsecGss(RpcsecGssInfo),
+    /// Any other flavor (AUTH_NONE = 0, AUTH_SYS = 1, ...), no data.
+    #[xdr(default)]
+    Flavor(u32),
+}
+
+crate::nfs_res! {
+    /// SECINFO result, also SECINFO_NO_NAME's (RFC 8881 section 18.29).
+    #[doc(alias = "SECINFO4res")]
+    pub enum SecInfoRes => Vec<Secinfo4>
+}
+
+xdr_enum! {
+    /// `open_delegation_type4`.
+    pub struct OpenDelegationType4 {
+        OPEN_DELEGATE_NONE = 0,
+        OPEN_DELEGATE_READ = 1,
+        OPEN_DELEGATE_WRITE = 2,
+        OPEN_DELEGATE_NONE_EXT = 3,
+    }
+}
+
+xdr_enum! {
+    /// `limit_by4`: how a write delegation's space limit is expressed.
+    pub struct LimitBy4 {
+        NFS_LIMIT_SIZE = 1,
+        NFS_LIMIT_BLOCKS = 2,
+    }
+}
+
+/// `nfs_modified_limit4`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct NfsModifiedLimit4 {
+    /// Number of blocks.
+    pub num_blocks: u32,
+    /// Bytes per block.
+    pub bytes_per_block: u32,
+}
+
+/// `nfs_space_limit4`: how far a write delegation holder may extend the file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub enum NfsSpaceLimit4 {
+    /// A size in bytes.
+    #[xdr(case = LimitBy4::NFS_LIMIT_SIZE)]
+    Size(u64),
+    /// A number of blocks.
+    #[xdr(case = LimitBy4::NFS_LIMIT_BLOCKS)]
+    Blocks(NfsModifiedLimit4),
+}
+
+/// `open_read_delegation4` (RFC 8881 section 18.16).
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct OpenReadDelegation4 {
+    /// The delegation's stateid.
+    pub stateid: Stateid4,
+    /// Set when the server will recall at once (pre-recalled).
+    pub recall: bool,
+    /// Who may open without asking the server.
+    pub permissions: Nfsace4,
+}
+
+/// `open_write_delegation4` (RFC 8881 section 18.16).
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct OpenWriteDelegation4 {
+    /// The delegation's stateid.
+    pub stateid: Stateid4,
+    /// Set when the server will recall at once (pre-recalled).
+    pub recall: bool,
+    /// How far the client may extend the file without flushing.
+    pub space_limit: NfsSpaceLimit4,
+    /// Who may open without asking the server.
+    pub permissions: Nfsace4,
+}
+
+xdr_enum! {
+    /// `why_no_delegation4`.
+    pub struct WhyNoDelegation4 {
+        WND4_NOT_WANTED = 0,
+        WND4_CONTENTION = 1,
+        WND4_RESOURCE = 2,
+        WND4_NOT_SUPP_FTYPE = 3,
+        WND4_WRITE_DELEG_NOT_SUPP_FTYPE = 4,
+        WND4_NOT_SUPP_UPGRADE = 5,
+        WND4_NOT_SUPP_DOWNGRADE = 6,
+        WND4_CANCELLED = 7,
+        WND4_IS_DIR = 8,
+    }
+}
+
+/// `open_none_delegation4`: why no delegation was granted (RFC 8881 section 18.16).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub enum OpenNoneDelegation4 {
+    /// Contention; whether the server will push one later.
+    #[xdr(case = WhyNoDelegation4::WND4_CONTENTION)]
+    Contention {
+        /// `ond_server_will_push_deleg`.
+        ond_server_will_push_deleg: bool,
+    },
+    /// Out of resources; whether the server will signal availability.
+    #[xdr(case = WhyNoDelegation4::WND4_RESOURCE)]
+    Resource {
+        /// `ond_server_will_signal_avail`.
+        ond_server_will_signal_avail: bool,
+    },
+    /// Any other reason.
+    #[xdr(default)]
+    Other(WhyNoDelegation4),
+}
+
+/// `open_delegation4`: the delegation granted by OPEN (RFC 8881 section 18.16).
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub enum OpenDelegation4 {
+    /// No delegation.
+    #[xdr(case = OpenDelegationType4::OPEN_DELEGATE_NONE)]
+    None,
+    /// A read delegation.
+    #[xdr(case = OpenDelegationType4::OPEN_DELEGATE_READ)]
+    Read(OpenReadDelegation4),
+    /// A write delegation.
+    #[xdr(case = OpenDelegationType4::OPEN_DELEGATE_WRITE)]
+    Write(OpenWriteDelegation4),
+    /// No delegation, with the reason (NFSv4.1).
+    #[xdr(case = OpenDelegationType4::OPEN_DELEGATE_NONE_EXT)]
+    NoneExt(OpenNoneDelegation4),
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    crate::roundtrip_tests!(
+        nfsace4: Nfsace4,
+        secinfo4: Secinfo4,
+        secinfo_res: SecInfoRes,
+        open_delegation4: OpenDelegation4,
+        open_none_delegation4: OpenNoneDelegation4,
+        nfs_space_limit4: NfsSpaceLimit4,
+    );
 }

@@ -22,7 +22,12 @@ pub struct Decoder {
 impl Decoder {
     /// A decoder over `buf`, with no ceiling beyond the input itself.
     pub fn new(buf: Bytes) -> Self {
-        Self { buf, pos: 0, max_len: u32::MAX, trace: None }
+        Self {
+            buf,
+            pos: 0,
+            max_len: u32::MAX,
+            trace: None,
+        }
     }
 
     /// Caps every variable-length item (opaque, string or array count) at `max_len`.
@@ -56,7 +61,10 @@ impl Decoder {
     pub fn finish(&self) -> Result<(), DecodeError> {
         match self.remaining() {
             0 => Ok(()),
-            n => Err(DecodeError::new(DecodeErrorKind::TrailingBytes(n), self.pos)),
+            n => Err(DecodeError::new(
+                DecodeErrorKind::TrailingBytes(n),
+                self.pos,
+            )),
         }
     }
 
@@ -70,7 +78,10 @@ impl Decoder {
     fn need(&self, n: usize) -> Result<(), DecodeError> {
         if self.remaining() < n {
             Err(DecodeError::new(
-                DecodeErrorKind::Truncated { needed: n, remaining: self.remaining() },
+                DecodeErrorKind::Truncated {
+                    needed: n,
+                    remaining: self.remaining(),
+                },
                 self.pos,
             ))
         } else {
@@ -162,7 +173,10 @@ impl Decoder {
         let bytes = (len as usize).saturating_mul(unit.max(1));
         if bytes > self.remaining() {
             return Err(DecodeError::new(
-                DecodeErrorKind::LengthBeyondInput { len, remaining: self.remaining() },
+                DecodeErrorKind::LengthBeyondInput {
+                    len,
+                    remaining: self.remaining(),
+                },
                 at,
             ));
         }

@@ -28,7 +28,10 @@ impl Encoder {
 
     /// An empty encoder with room for `n` header bytes.
     pub fn with_capacity(n: usize) -> Self {
-        Self { buf: BytesMut::with_capacity(n), ..Self::default() }
+        Self {
+            buf: BytesMut::with_capacity(n),
+            ..Self::default()
+        }
     }
 
     /// Total bytes written so far, pieces included.

@@ -53,7 +53,11 @@ pub struct DecodeError {
 impl DecodeError {
     /// A new error without context.
     pub const fn new(kind: DecodeErrorKind, offset: usize) -> Self {
-        Self { kind, what: "", offset }
+        Self {
+            kind,
+            what: "",
+            offset,
+        }
     }
 
     /// A union discriminant with no arm, found at `offset`.
@@ -92,8 +96,16 @@ impl fmt::Display for DecodeErrorKind {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = if self.what.is_empty() { "value" } else { self.what };
-        write!(f, "decoding {what} at offset {}: {}", self.offset, self.kind)
+        let what = if self.what.is_empty() {
+            "value"
+        } else {
+            self.what
+        };
+        write!(
+            f,
+            "decoding {what} at offset {}: {}",
+            self.offset, self.kind
+        )
     }
 }
 

@@ -64,7 +64,13 @@ fn opaque_decodes_as_a_slice_of_the_input() {
 fn huge_length_is_refused_before_allocating() {
     let input = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
     let e = from_bytes::<Vec<u64>>(input.clone()).unwrap_err();
-    assert!(matches!(e.kind, DecodeErrorKind::LengthBeyondInput { len: u32::MAX, .. }), "{e}");
+    assert!(
+        matches!(
+            e.kind,
+            DecodeErrorKind::LengthBeyondInput { len: u32::MAX, .. }
+        ),
+        "{e}"
+    );
     assert_eq!(e.offset, 0);
     let e = from_bytes::<Bytes>(input).unwrap_err();
     assert!(matches!(e.kind, DecodeErrorKind::LengthBeyondInput { .. }));
@@ -81,7 +87,10 @@ fn per_type_maximum_is_enforced_and_named() {
     assert_eq!(err.kind, DecodeErrorKind::TooLong { len: 11, max: 8 });
     assert_eq!(err.what, "Sample.name");
     assert_eq!(err.offset, 12);
-    assert_eq!(err.to_string(), "decoding Sample.name at offset 12: length 11 exceeds the maximum 8");
+    assert_eq!(
+        err.to_string(),
+        "decoding Sample.name at offset 12: length 11 exceeds the maximum 8"
+    );
 }
 
 #[test]
@@ -97,15 +106,24 @@ fn configured_ceiling_caps_every_length() {
 #[test]
 fn nonzero_padding_and_bad_bool_are_errors() {
     let b = Bytes::from_static(&[0, 0, 0, 1, 9, 1, 0, 0]);
-    assert_eq!(from_bytes::<Bytes>(b).unwrap_err().kind, DecodeErrorKind::NonZeroPadding);
+    assert_eq!(
+        from_bytes::<Bytes>(b).unwrap_err().kind,
+        DecodeErrorKind::NonZeroPadding
+    );
     let b = Bytes::from_static(&[0, 0, 0, 2]);
-    assert_eq!(from_bytes::<bool>(b).unwrap_err().kind, DecodeErrorKind::BadBool(2));
+    assert_eq!(
+        from_bytes::<bool>(b).unwrap_err().kind,
+        DecodeErrorKind::BadBool(2)
+    );
 }
 
 #[test]
 fn unknown_union_arm_goes_to_default_or_fails() {
     let b = to_bytes(&77u32);
-    assert_eq!(from_bytes::<SampleUnion>(b).unwrap(), SampleUnion::Other(77));
+    assert_eq!(
+        from_bytes::<SampleUnion>(b).unwrap(),
+        SampleUnion::Other(77)
+    );
 }
 
 #[test]
@@ -118,6 +136,10 @@ fn large_payloads_are_separate_pieces() {
     assert_eq!(e.len(), 4 + 4 + 4100 + 4);
     let pieces = e.into_pieces();
     assert_eq!(pieces.len(), 3);
-    assert_eq!(pieces[1].as_ptr(), payload.as_ptr(), "payload is referenced, not copied");
+    assert_eq!(
+        pieces[1].as_ptr(),
+        payload.as_ptr(),
+        "payload is referenced, not copied"
+    );
     assert_eq!(&pieces[2][..], &[0, 0, 0, 0, 10]);
 }

@@ -1,0 +1,21 @@
+//! Arguments and results of every forward-channel operation.
+//!
+//! * [`v40`]: the operations NFSv4.0 defined (ACCESS .. RELEASE_LOCKOWNER) and WANT_DELEGATION.
+//! * [`session`]: NFSv4.1 sessions and state (BACKCHANNEL_CTL .. RECLAIM_COMPLETE).
+//! * [`pnfs`]: pNFS (GETDEVICEINFO, GETDEVICELIST, LAYOUTGET, LAYOUTCOMMIT, LAYOUTRETURN) and
+//!   GET_DIR_DELEGATION.
+//! * [`v42`]: NFSv4.2 (RFC 7862).
+
+pub mod pnfs;
+pub mod session;
+pub mod v40;
+pub mod v42;
+
+#[allow(unused_imports)] // until every module is filled in
+pub use pnfs::*;
+#[allow(unused_imports)] // until every module is filled in
+pub use session::*;
+#[allow(unused_imports)] // until every module is filled in
+pub use v40::*;
+#[allow(unused_imports)] // until every module is filled in
+pub use v42::*;

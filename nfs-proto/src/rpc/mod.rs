@@ -1,0 +1,1 @@
+//! ONC RPC v2 messages and credentials (RFC 5531).

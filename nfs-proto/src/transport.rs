@@ -1,0 +1,1 @@
+//! tokio glue: the record-marking codec and vectored record writes.

@@ -52,6 +52,12 @@ impl Decoder {
         self.pos
     }
 
+    /// Moves back to an earlier offset (to re-read an item, e.g. an operation number for an
+    /// error report). Offsets past the current one are clamped to it.
+    pub fn rewind_to(&mut self, pos: usize) {
+        self.pos = pos.min(self.pos);
+    }
+
     /// Bytes left.
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos

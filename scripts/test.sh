@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The one test command (README quick start, step 2; .ci/run calls it).
+#
+# Installs what the checks need on a fresh Debian machine (you are root), then runs, in order:
+# formatting, clippy with warnings as errors, every workspace test (unit, property, golden
+# captures, tshark's dissector over our encodings, hostile lengths), and a short fuzz run of
+# every fuzz target.
+#
+# Environment:
+#   FUZZ_SECONDS=N   seconds per fuzz target (default 60; 0 skips fuzzing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# --- tools -------------------------------------------------------------------------------------
+missing=()
+command -v tshark >/dev/null 2>&1 || missing+=(tshark)
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+if ((${#missing[@]})); then
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The tshark-based tests must run here, not skip.
+export PNFS_REQUIRE_TSHARK=1
+
+fuzz_seconds=${FUZZ_SECONDS:-60}
+if [[ "$fuzz_seconds" != 0 ]] && ! cargo fuzz --version >/dev/null 2>&1; then
+    log "installing cargo-fuzz"
+    cargo install --quiet --locked cargo-fuzz
+fi
+
+# --- static checks -----------------------------------------------------------------------------
+log "cargo fmt --check"
+cargo fmt --all --check
+
+log "cargo clippy (warnings are errors)"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+# --- tests -------------------------------------------------------------------------------------
+log "cargo test --workspace"
+cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
+grep -q "test result:" target/test-output.txt
+
+# --- fuzzing -----------------------------------------------------------------------------------
+if [[ "$fuzz_seconds" != 0 ]]; then
+    ./scripts/fuzz.sh "$fuzz_seconds"
+fi
+
+log "all checks passed"

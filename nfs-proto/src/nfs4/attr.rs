@@ -1,1 +1,0 @@
-//! Attributes: numbers, typed values and `fattr4` encoding (RFC 8881 section 5).

@@ -317,6 +317,7 @@ fn expand_enum(name: &syn::Ident, e: &syn::DataEnum) -> syn::Result<(Ts, Ts, Ts,
                 let (st, pat) = arb_tuple(&strats, &binds);
                 arb_arms.push(quote!(
                     #st.prop_filter("discriminant owned by a listed case", move |#pat| {
+                        let _ = (#(&#binds,)*);
                         let v = #x::Discriminant::to_u32(#d);
                         !__cases.contains(&v)
                     })

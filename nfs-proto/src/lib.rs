@@ -1,10 +1,10 @@
 //! # nfs-proto: the NFSv4.1/4.2 protocol, without I/O
 //!
 //! ```text
-//!   TCP bytes ──> record (RFC 5531 §11 record marking) ──> rpc::CallMsg / rpc::ReplyMsg
+//!   TCP bytes ──> record (RFC 5531 §11 record marking) ──> rpc::RpcMsg (call or reply) 
 //!                                                              │ body (Bytes slice)
 //!                                                              v
-//!                       nfs4::Compound4Args / Compound4Res, nfs4::CbCompound4Args / ...
+//!                       nfs4::Compound4Args / Compound4Res, nfs4::CbCompoundArgs / CbCompoundRes
 //!                                                              │
 //!                                 every op's args and results, fattr4 as a typed struct
 //! ```

@@ -810,7 +810,7 @@ pub struct CbCompoundArgs {
 /// An operation of a CB_COMPOUND whose arguments did not decode; see
 /// [`CbCompoundArgs::decode_partial`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct OpDecodeError {
+pub struct CbOpDecodeError {
     /// Its position in `argarray` (the number of operations decoded before it).
     pub index: usize,
     /// Its operation number.
@@ -819,7 +819,7 @@ pub struct OpDecodeError {
     pub error: DecodeError,
 }
 
-impl core::fmt::Display for OpDecodeError {
+impl core::fmt::Display for CbOpDecodeError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(
             f,
@@ -829,7 +829,7 @@ impl core::fmt::Display for OpDecodeError {
     }
 }
 
-impl std::error::Error for OpDecodeError {}
+impl std::error::Error for CbOpDecodeError {}
 
 impl CbCompoundArgs {
     /// Decodes a CB_COMPOUND, keeping the operations that precede one whose arguments fail to
@@ -837,11 +837,11 @@ impl CbCompoundArgs {
     ///
     /// Returns `Err` only when the header (tag, minor version, callback ident, operation count)
     /// or an operation number itself cannot be read. When an operation's arguments fail to
-    /// decode, returns the operations before it together with an [`OpDecodeError`] naming it,
+    /// decode, returns the operations before it together with an [`CbOpDecodeError`] naming it,
     /// so that the client can answer those and then the failing one with `NFS4ERR_BADXDR`.
     /// In that case, as after an [`NfsCbArgop4::Unknown`] operation, the rest of the input is
     /// consumed.
-    pub fn decode_partial(dec: &mut Decoder) -> Result<(Self, Option<OpDecodeError>), DecodeError> {
+    pub fn decode_partial(dec: &mut Decoder) -> Result<(Self, Option<CbOpDecodeError>), DecodeError> {
         let tag = Utf8String::decode(dec).map_err(|e| e.context("CbCompoundArgs.tag"))?;
         let minorversion = dec
             .get_u32()
@@ -872,7 +872,7 @@ impl CbCompoundArgs {
                 }
                 Err(error) => {
                     dec.take_rest();
-                    failed = Some(OpDecodeError {
+                    failed = Some(CbOpDecodeError {
                         index,
                         op,
                         error: error.context("CbCompoundArgs.argarray"),

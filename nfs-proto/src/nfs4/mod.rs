@@ -13,7 +13,10 @@ pub use consts::*;
 pub use types::*;
 pub mod attr;
 pub mod callback;
+pub mod compound;
 pub mod layout_files;
 pub mod ops;
 
+pub use callback::*;
+pub use compound::*;
 pub use ops::*;

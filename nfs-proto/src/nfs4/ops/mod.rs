@@ -11,11 +11,7 @@ pub mod session;
 pub mod v40;
 pub mod v42;
 
-#[allow(unused_imports)] // until every module is filled in
 pub use pnfs::*;
-#[allow(unused_imports)] // until every module is filled in
 pub use session::*;
-#[allow(unused_imports)] // until every module is filled in
 pub use v40::*;
-#[allow(unused_imports)] // until every module is filled in
 pub use v42::*;

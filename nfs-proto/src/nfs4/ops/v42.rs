@@ -7,23 +7,13 @@ use bytes::Bytes;
 
 use crate::nfs4::consts::*;
 use crate::nfs4::types::*;
+use super::v40::StableHow4;
 use crate::xdr::{Utf8String, Xdr};
 use crate::xdr_enum;
 
 // ---------------------------------------------------------------------------------------------
 // Supporting types (RFC 7862 section 13)
 // ---------------------------------------------------------------------------------------------
-
-xdr_enum! {
-    /// `stable_how4`: how far written data must be committed before the reply (RFC 8881
-    /// section 18.32, reused by RFC 7862's `write_response4`).
-    #[doc(alias = "stable_how4")]
-    pub struct StableHow4 {
-        UNSTABLE4 = 0,
-        DATA_SYNC4 = 1,
-        FILE_SYNC4 = 2,
-    }
-}
 
 xdr_enum! {
     /// `netloc_type4`: how a [`Netloc4`] names a server (RFC 7862 section 4.6).

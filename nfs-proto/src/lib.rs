@@ -1,7 +1,7 @@
 //! # nfs-proto: the NFSv4.1/4.2 protocol, without I/O
 //!
 //! ```text
-//!   TCP bytes ──> record (RFC 5531 §11 record marking) ──> rpc::RpcMsg (call or reply) 
+//!   TCP bytes ──> record (RFC 5531 §11 record marking) ──> rpc::RpcMsg (call or reply)
 //!                                                              │ body (Bytes slice)
 //!                                                              v
 //!                       nfs4::Compound4Args / Compound4Res, nfs4::CbCompoundArgs / CbCompoundRes

@@ -841,7 +841,9 @@ impl CbCompoundArgs {
     /// so that the client can answer those and then the failing one with `NFS4ERR_BADXDR`.
     /// In that case, as after an [`NfsCbArgop4::Unknown`] operation, the rest of the input is
     /// consumed.
-    pub fn decode_partial(dec: &mut Decoder) -> Result<(Self, Option<CbOpDecodeError>), DecodeError> {
+    pub fn decode_partial(
+        dec: &mut Decoder,
+    ) -> Result<(Self, Option<CbOpDecodeError>), DecodeError> {
         let tag = Utf8String::decode(dec).map_err(|e| e.context("CbCompoundArgs.tag"))?;
         let minorversion = dec
             .get_u32()

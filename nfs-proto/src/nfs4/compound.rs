@@ -170,11 +170,11 @@ impl Compound4Args {
     /// stops after an operation with an unknown number (kept as [`NfsArgop4::Unknown`]) or at
     /// the first operation whose arguments are malformed, which is returned beside the
     /// operations before it.
-    pub fn decode_partial(
-        dec: &mut Decoder,
-    ) -> Result<(Self, Option<OpDecodeError>), DecodeError> {
+    pub fn decode_partial(dec: &mut Decoder) -> Result<(Self, Option<OpDecodeError>), DecodeError> {
         let tag = Utf8String::decode(dec).map_err(|e| e.context("Compound4Args.tag"))?;
-        let minorversion = dec.get_u32().map_err(|e| e.context("Compound4Args.minorversion"))?;
+        let minorversion = dec
+            .get_u32()
+            .map_err(|e| e.context("Compound4Args.minorversion"))?;
         let n = dec
             .get_length(u32::MAX, 4)
             .map_err(|e| e.context("Compound4Args.argarray"))?;
@@ -193,13 +193,24 @@ impl Compound4Args {
                     let op = op_number_at(dec, at);
                     let error = error.context("Compound4Args.argarray");
                     return Ok((
-                        Self { tag, minorversion, argarray },
+                        Self {
+                            tag,
+                            minorversion,
+                            argarray,
+                        },
                         Some(OpDecodeError { index, op, error }),
                     ));
                 }
             }
         }
-        Ok((Self { tag, minorversion, argarray }, None))
+        Ok((
+            Self {
+                tag,
+                minorversion,
+                argarray,
+            },
+            None,
+        ))
     }
 }
 
@@ -224,8 +235,9 @@ impl Xdr for Compound4Args {
         match Self::decode_partial(dec)? {
             (_, Some(e)) => Err(e.error),
             (c, None) => match c.argarray.last() {
-                Some(NfsArgop4::Unknown(n)) => Err(DecodeError::bad_discriminant(n.0, at)
-                    .context("Compound4Args.argarray")),
+                Some(NfsArgop4::Unknown(n)) => {
+                    Err(DecodeError::bad_discriminant(n.0, at).context("Compound4Args.argarray"))
+                }
                 _ => Ok(c),
             },
         }
@@ -238,8 +250,16 @@ impl proptest::arbitrary::Arbitrary for Compound4Args {
     type Strategy = proptest::strategy::BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
         use proptest::prelude::*;
-        (any::<Utf8String>(), 0u32..=2, proptest::collection::vec(any::<NfsArgop4>(), 0..4))
-            .prop_map(|(tag, minorversion, argarray)| Self { tag, minorversion, argarray })
+        (
+            any::<Utf8String>(),
+            0u32..=2,
+            proptest::collection::vec(any::<NfsArgop4>(), 0..4),
+        )
+            .prop_map(|(tag, minorversion, argarray)| Self {
+                tag,
+                minorversion,
+                argarray,
+            })
             .boxed()
     }
 }
@@ -267,7 +287,11 @@ impl Compound4Res {
         let tag = Utf8String::decode(dec).map_err(|e| e.context("Compound4Res.tag"))?;
         let resarray = Vec::<NfsResop4>::decode_bounded(dec, max_ops)
             .map_err(|e| e.context("Compound4Res.resarray"))?;
-        Ok(Self { status, tag, resarray })
+        Ok(Self {
+            status,
+            tag,
+            resarray,
+        })
     }
 }
 
@@ -299,7 +323,10 @@ mod tests {
         let mut d = Decoder::new(e.into_bytes());
         let (c, err) = Compound4Args::decode_partial(&mut d).unwrap();
         assert!(err.is_none());
-        assert_eq!(c.argarray, vec![NfsArgop4::PutRootFh, NfsArgop4::Unknown(NfsOpnum4(9999))]);
+        assert_eq!(
+            c.argarray,
+            vec![NfsArgop4::PutRootFh, NfsArgop4::Unknown(NfsOpnum4(9999))]
+        );
         assert_eq!(c.argarray[1].opnum(), NfsOpnum4(9999));
     }
 
@@ -314,7 +341,10 @@ mod tests {
         assert_eq!(c.argarray, vec![NfsArgop4::GetFh]);
         let err = err.unwrap();
         assert_eq!((err.index, err.op), (1, NfsOpnum4::OP_PUTFH));
-        assert!(matches!(err.error.kind, crate::xdr::DecodeErrorKind::TooLong { len: 200, .. }));
+        assert!(matches!(
+            err.error.kind,
+            crate::xdr::DecodeErrorKind::TooLong { len: 200, .. }
+        ));
     }
 
     #[test]

@@ -5,9 +5,9 @@
 
 use bytes::Bytes;
 
+use super::v40::StableHow4;
 use crate::nfs4::consts::*;
 use crate::nfs4::types::*;
-use super::v40::StableHow4;
 use crate::xdr::{Utf8String, Xdr};
 use crate::xdr_enum;
 

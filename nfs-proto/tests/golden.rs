@@ -16,7 +16,9 @@ use nfs_proto::rpc::{AcceptStat, MsgBody, ReplyBody, RpcMsg};
 use nfs_proto::xdr::{self, Encoder, Xdr};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
 }
 
 /// Decodes `body` as a `T` that must take all of it, and checks the encoding is identical.
@@ -24,14 +26,21 @@ fn round_trip<T: Xdr + std::fmt::Debug>(body: &Bytes, what: &str) -> T {
     let v = xdr::from_bytes::<T>(body.clone())
         .unwrap_or_else(|e| panic!("{what}: {e}\n{:02x?}", &body[..body.len().min(256)]));
     let again = xdr::to_bytes(&v);
-    assert!(again == *body, "{what}: re-encoding differs\n decoded: {v:?}");
+    assert!(
+        again == *body,
+        "{what}: re-encoding differs\n decoded: {v:?}"
+    );
     v
 }
 
 /// Every `fattr4` must decode into typed attributes and re-encode to the same bytes.
 fn check_attrs(f: &Fattr4, what: &str, stats: &mut Stats) {
     let typed = FileAttrs::from_fattr(f).unwrap_or_else(|e| panic!("{what}: attributes: {e:?}"));
-    assert_eq!(&typed.to_fattr_exact(&f.attrmask), f, "{what}: attributes re-encode");
+    assert_eq!(
+        &typed.to_fattr_exact(&f.attrmask),
+        f,
+        "{what}: attributes re-encode"
+    );
     stats.fattrs += 1;
 }
 
@@ -146,7 +155,10 @@ fn run_capture(file: &str) -> Stats {
             }
         }
     }
-    assert_eq!(stats.calls, stats.replies, "{file}: every call has its reply");
+    assert_eq!(
+        stats.calls, stats.replies,
+        "{file}: every call has its reply"
+    );
     eprintln!("{file}: {stats:#?}");
     stats
 }
@@ -155,10 +167,14 @@ fn run_capture(file: &str) -> Stats {
 fn knfsd_v41_v42_capture_round_trips() {
     let stats = run_capture("linux-6.1-knfsd-v41-v42.rec");
     assert_eq!(stats.calls, 566);
-    assert!(stats.fattrs > 100, "typed attributes were exercised: {}", stats.fattrs);
+    assert!(
+        stats.fattrs > 100,
+        "typed attributes were exercised: {}",
+        stats.fattrs
+    );
     // The session life cycle and the operations the capture holds must all be there, or this
-    // test would be checking less than it claims. (The client sent no READ, COMMIT or
-    // READLINK: it had the data cached under its delegation and wrote FILE_SYNC.)
+    // test would be checking less than it claims. (This capture has no READ, COMMIT or
+    // READLINK calls.)
     for op in [
         "OP_EXCHANGE_ID",
         "OP_CREATE_SESSION",
@@ -181,7 +197,10 @@ fn knfsd_v41_v42_capture_round_trips() {
         "OP_DESTROY_SESSION",
         "OP_DESTROY_CLIENTID",
     ] {
-        assert!(stats.ops.contains_key(op), "{op} missing from the capture's calls");
+        assert!(
+            stats.ops.contains_key(op),
+            "{op} missing from the capture's calls"
+        );
     }
 }
 
@@ -190,6 +209,9 @@ fn knfsd_pnfs_block_capture_round_trips() {
     let stats = run_capture("linux-6.1-knfsd-pnfs-block.rec");
     assert_eq!(stats.calls, 35);
     for op in ["OP_LAYOUTGET", "OP_GETDEVICEINFO", "OP_LAYOUTCOMMIT"] {
-        assert!(stats.ops.contains_key(op), "{op} missing from the capture's calls");
+        assert!(
+            stats.ops.contains_key(op),
+            "{op} missing from the capture's calls"
+        );
     }
 }

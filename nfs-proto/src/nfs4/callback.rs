@@ -852,15 +852,14 @@ impl CbCompoundArgs {
             .get_u32()
             .map_err(|e| e.context("CbCompoundArgs.callback_ident"))?;
         let n = dec
-            .get_length(u32::MAX, NfsCbArgop4::MIN_SIZE)
+            .get_length(crate::nfs4::COMPOUND_MAX_OPS, NfsCbArgop4::MIN_SIZE)
             .map_err(|e| e.context("CbCompoundArgs.argarray"))?;
         let mut argarray = Vec::with_capacity(n.min(dec.remaining() / NfsCbArgop4::MIN_SIZE));
         let mut failed = None;
         for index in 0..n {
             // Read the operation number ahead, to name the operation if its arguments fail.
             let op = NfsCbOpnum4(
-                dec.clone()
-                    .get_u32()
+                dec.peek_u32()
                     .map_err(|e| e.context("CbCompoundArgs.argarray"))?,
             );
             match NfsCbArgop4::decode(dec) {
@@ -966,7 +965,7 @@ impl Xdr for CbCompoundRes {
         let status = NfsStat4::decode(dec).map_err(|e| e.context("CbCompoundRes.status"))?;
         let tag = Utf8String::decode(dec).map_err(|e| e.context("CbCompoundRes.tag"))?;
         let n = dec
-            .get_length(u32::MAX, NfsCbResop4::MIN_SIZE)
+            .get_length(crate::nfs4::COMPOUND_MAX_OPS, NfsCbResop4::MIN_SIZE)
             .map_err(|e| e.context("CbCompoundRes.resarray"))?;
         let mut resarray = Vec::with_capacity(n.min(dec.remaining() / NfsCbResop4::MIN_SIZE));
         for _ in 0..n {

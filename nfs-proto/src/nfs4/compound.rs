@@ -138,6 +138,11 @@ op_table! {
     Illegal = OP_ILLEGAL() -> IllegalRes;
 }
 
+/// Most operations a COMPOUND may carry before the codec refuses it, independently of the
+/// session's negotiated `ca_maxoperations` (which the server checks itself): it bounds the
+/// memory a hostile request can make the decoder reserve for its operation list.
+pub const COMPOUND_MAX_OPS: u32 = 4096;
+
 /// An operation of a COMPOUND whose arguments failed to decode. The operations before it
 /// decoded and may be executed; this one is answered with `NFS4ERR_BADXDR` (or
 /// `NFS4ERR_OP_ILLEGAL` when its number is unknown, which [`NfsArgop4::Unknown`] reports).
@@ -176,11 +181,12 @@ impl Compound4Args {
             .get_u32()
             .map_err(|e| e.context("Compound4Args.minorversion"))?;
         let n = dec
-            .get_length(u32::MAX, 4)
+            .get_length(COMPOUND_MAX_OPS, 4)
             .map_err(|e| e.context("Compound4Args.argarray"))?;
         let mut argarray = Vec::with_capacity(n.min(dec.remaining() / 4));
         for index in 0..n {
-            let at = dec.position();
+            // Read the operation number ahead, to name the operation if its arguments fail.
+            let op = NfsOpnum4(dec.peek_u32().unwrap_or(NfsOpnum4::OP_ILLEGAL.0));
             match NfsArgop4::decode(dec) {
                 Ok(op) => {
                     let unknown = matches!(op, NfsArgop4::Unknown(_));
@@ -190,7 +196,6 @@ impl Compound4Args {
                     }
                 }
                 Err(error) => {
-                    let op = op_number_at(dec, at);
                     let error = error.context("Compound4Args.argarray");
                     return Ok((
                         Self {
@@ -212,14 +217,6 @@ impl Compound4Args {
             None,
         ))
     }
-}
-
-/// The operation number stored at byte offset `at` of the decoder's input, or `OP_ILLEGAL`
-/// when the input ends before it.
-fn op_number_at(dec: &Decoder, at: usize) -> NfsOpnum4 {
-    let mut d = dec.clone();
-    d.rewind_to(at);
-    d.get_u32().map(NfsOpnum4).unwrap_or(NfsOpnum4::OP_ILLEGAL)
 }
 
 impl Xdr for Compound4Args {
@@ -275,10 +272,6 @@ pub struct Compound4Res {
     /// Results of the operations executed, in order.
     pub resarray: Vec<NfsResop4>,
 }
-
-/// Most operations a COMPOUND may carry before the codec refuses it, independently of the
-/// session's negotiated `ca_maxoperations` (which the server checks itself).
-pub const COMPOUND_MAX_OPS: u32 = 4096;
 
 impl Compound4Res {
     /// Decodes a reply with a bound on the number of results.

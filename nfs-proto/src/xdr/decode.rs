@@ -52,12 +52,6 @@ impl Decoder {
         self.pos
     }
 
-    /// Moves back to an earlier offset (to re-read an item, e.g. an operation number for an
-    /// error report). Offsets past the current one are clamped to it.
-    pub fn rewind_to(&mut self, pos: usize) {
-        self.pos = pos.min(self.pos);
-    }
-
     /// Bytes left.
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
@@ -100,6 +94,13 @@ impl Decoder {
         self.need(4)?;
         let b = &self.buf[self.pos..self.pos + 4];
         self.pos += 4;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The next XDR unsigned int, without consuming it.
+    pub fn peek_u32(&self) -> Result<u32, DecodeError> {
+        self.need(4)?;
+        let b = &self.buf[self.pos..self.pos + 4];
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 

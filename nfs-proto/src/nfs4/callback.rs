@@ -867,7 +867,6 @@ impl CbCompoundArgs {
                     let unknown = matches!(arg, NfsCbArgop4::Unknown(_));
                     argarray.push(arg);
                     if unknown {
-                        dec.take_rest();
                         break;
                     }
                 }
@@ -900,12 +899,17 @@ impl Xdr for CbCompoundArgs {
         self.argarray.encode(enc);
     }
 
-    /// Fails if any operation's arguments fail to decode; stops (consuming the rest of the
-    /// input) after an unknown operation.
+    /// Strict decoding: any malformed or unknown operation is an error.
     fn decode(dec: &mut Decoder) -> Result<Self, DecodeError> {
+        let at = dec.position();
         match Self::decode_partial(dec)? {
-            (args, None) => Ok(args),
             (_, Some(e)) => Err(e.error),
+            (args, None) => match args.argarray.last() {
+                Some(NfsCbArgop4::Unknown(n)) => {
+                    Err(DecodeError::bad_discriminant(n.0, at).context("CbCompoundArgs.argarray"))
+                }
+                _ => Ok(args),
+            },
         }
     }
 }
@@ -934,8 +938,8 @@ impl proptest::arbitrary::Arbitrary for CbCompoundArgs {
 
 /// CB_COMPOUND result (RFC 8881 section 20 and 16.2.3 for the envelope).
 ///
-/// Decoding stops after an [`NfsCbResop4::Unknown`] result, whose body cannot be delimited;
-/// the rest of the input is consumed with it.
+/// A result with an unknown operation number ([`NfsCbResop4::Unknown`]) cannot be delimited,
+/// so decoding fails on it.
 #[doc(alias = "CB_COMPOUND4res")]
 #[derive(Clone, PartialEq, Debug)]
 pub struct CbCompoundRes {
@@ -969,13 +973,16 @@ impl Xdr for CbCompoundRes {
             .map_err(|e| e.context("CbCompoundRes.resarray"))?;
         let mut resarray = Vec::with_capacity(n.min(dec.remaining() / NfsCbResop4::MIN_SIZE));
         for _ in 0..n {
+            let at = dec.position();
             let res = NfsCbResop4::decode(dec).map_err(|e| e.context("CbCompoundRes.resarray"))?;
-            let unknown = matches!(res, NfsCbResop4::Unknown(_));
-            resarray.push(res);
-            if unknown {
-                dec.take_rest();
-                break;
+            if let NfsCbResop4::Unknown(op) = res {
+                // A result of an operation we cannot know the shape of: nothing after it
+                // can be delimited, so the reply is malformed.
+                return Err(
+                    DecodeError::bad_discriminant(op.0, at).context("CbCompoundRes.resarray")
+                );
             }
+            resarray.push(res);
         }
         Ok(Self {
             status,
@@ -1131,18 +1138,17 @@ mod tests {
         recall().encode(&mut e);
         let b = e.into_bytes();
 
-        let args = from_bytes::<CbCompoundArgs>(b.clone()).unwrap();
-        assert_eq!(
-            args.argarray,
-            vec![sequence(), NfsCbArgop4::Unknown(NfsCbOpnum4(99))]
-        );
-        assert_eq!(args.argarray[1].opnum(), NfsCbOpnum4(99));
-
+        // Strict decoding refuses it; partial decoding keeps the ops up to the unknown one.
+        let e = from_bytes::<CbCompoundArgs>(b.clone()).unwrap_err();
+        assert_eq!(e.kind, crate::xdr::DecodeErrorKind::BadDiscriminant(99));
         let mut d = Decoder::new(b);
         let (partial, failed) = CbCompoundArgs::decode_partial(&mut d).unwrap();
-        assert_eq!(partial, args);
+        assert_eq!(
+            partial.argarray,
+            vec![sequence(), NfsCbArgop4::Unknown(NfsCbOpnum4(99))]
+        );
+        assert_eq!(partial.argarray[1].opnum(), NfsCbOpnum4(99));
         assert_eq!(failed, None);
-        assert_eq!(d.remaining(), 0);
     }
 
     #[test]
@@ -1224,16 +1230,20 @@ mod tests {
     }
 
     #[test]
-    fn compound_res_stops_after_unknown_result() {
+    fn compound_res_with_unknown_result_is_malformed() {
         let mut e = Encoder::new();
         e.put_u32(0);
         e.put_opaque(b"");
         e.put_u32(2);
         e.put_u32(77);
         e.put_u32(0x1234_5678);
-        let res = from_bytes::<CbCompoundRes>(e.into_bytes()).unwrap();
-        assert_eq!(res.resarray, vec![NfsCbResop4::Unknown(NfsCbOpnum4(77))]);
-        assert_eq!(res.resarray[0].status(), NfsStat4::NFS4ERR_OP_ILLEGAL);
+        let err = from_bytes::<CbCompoundRes>(e.into_bytes()).unwrap_err();
+        assert_eq!(err.kind, crate::xdr::DecodeErrorKind::BadDiscriminant(77));
+        assert_eq!(err.offset, 12);
+        assert_eq!(
+            NfsCbResop4::Unknown(NfsCbOpnum4(77)).status(),
+            NfsStat4::NFS4ERR_OP_ILLEGAL
+        );
     }
 
     #[test]

@@ -186,7 +186,7 @@ fn arb_tuple(strats: &[Ts], names: &[syn::Ident]) -> (Ts, Ts) {
 fn expand(input: &DeriveInput) -> syn::Result<Ts> {
     let name = &input.ident;
     let x = krate();
-    let (encode, decode, arb, extra) = match &input.data {
+    let (encode, decode, arb) = match &input.data {
         Data::Struct(s) => expand_struct(name, &s.fields)?,
         Data::Enum(e) => expand_enum(name, e)?,
         Data::Union(_) => {
@@ -197,7 +197,6 @@ fn expand(input: &DeriveInput) -> syn::Result<Ts> {
         }
     };
     Ok(quote! {
-        #extra
         impl #x::Xdr for #name {
             fn encode(&self, enc: &mut #x::Encoder) { #encode }
             fn decode(dec: &mut #x::Decoder) -> ::core::result::Result<Self, #x::DecodeError> {
@@ -217,7 +216,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Ts> {
     })
 }
 
-fn expand_struct(name: &syn::Ident, fields: &Fields) -> syn::Result<(Ts, Ts, Ts, Ts)> {
+fn expand_struct(name: &syn::Ident, fields: &Fields) -> syn::Result<(Ts, Ts, Ts)> {
     let mut enc = Vec::new();
     let mut dec = Vec::new();
     let mut strats = Vec::new();
@@ -256,11 +255,10 @@ fn expand_struct(name: &syn::Ident, fields: &Fields) -> syn::Result<(Ts, Ts, Ts,
         quote!(#(#enc)*),
         quote!(#(#dec)* ::core::result::Result::Ok(#construct)),
         arb,
-        Ts::new(),
     ))
 }
 
-fn expand_enum(name: &syn::Ident, e: &syn::DataEnum) -> syn::Result<(Ts, Ts, Ts, Ts)> {
+fn expand_enum(name: &syn::Ident, e: &syn::DataEnum) -> syn::Result<(Ts, Ts, Ts)> {
     let x = krate();
     let mut enc_arms = Vec::new();
     let mut dec_arms = Vec::new();
@@ -374,5 +372,5 @@ fn expand_enum(name: &syn::Ident, e: &syn::DataEnum) -> syn::Result<(Ts, Ts, Ts,
         ::proptest::strategy::Union::new(::std::vec![#(#arb_arms,)*]).boxed()
     });
     let encode = quote!(match self { #(#enc_arms)* });
-    Ok((encode, decode, arb, Ts::new()))
+    Ok((encode, decode, arb))
 }

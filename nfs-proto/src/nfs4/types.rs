@@ -656,5 +656,17 @@ mod more_tests {
         open_delegation4: OpenDelegation4,
         open_none_delegation4: OpenNoneDelegation4,
         nfs_space_limit4: NfsSpaceLimit4,
+        nfs_modified_limit4: NfsModifiedLimit4,
+        limit_by4: LimitBy4,
+        open_delegation_type4: OpenDelegationType4,
+        open_read_delegation4: OpenReadDelegation4,
+        open_write_delegation4: OpenWriteDelegation4,
+        why_no_delegation4: WhyNoDelegation4,
+        rpc_gss_svc: RpcGssSvc,
+        rpcsec_gss_info: RpcsecGssInfo,
+        layout_content4: LayoutContent4,
+        layoutiomode4: Layoutiomode4,
+        layouttype4: Layouttype4,
+        notify_deviceid_type4: NotifyDeviceidType4,
     );
 }

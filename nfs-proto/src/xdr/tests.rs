@@ -52,6 +52,15 @@ proptest! {
     }
 }
 
+crate::roundtrip_tests!(
+    string: Utf8String,
+    optional: Option<u64>,
+    array: Vec<i32>,
+    fixed: [u8; 7],
+    boolean: bool,
+    hyper: i64,
+);
+
 #[test]
 fn opaque_decodes_as_a_slice_of_the_input() {
     let input = Bytes::from_static(&[0, 0, 0, 3, b'a', b'b', b'c', 0]);

@@ -553,10 +553,10 @@ fn tshark_dissects_every_message_cleanly() {
         sample_frames.insert(frame);
         let d = &frames[&frame];
         let ours = if matches!(s.body, Body::CbCompound(_) | Body::CbCompoundRes(_)) {
-            seen_cb_ops.extend(d.ops.iter().copied());
+            seen_cb_ops.extend(d.ops.iter().map(|&o| (s.is_call(), o)));
             s.cb_ops()
         } else {
-            seen_ops.extend(d.ops.iter().copied());
+            seen_ops.extend(d.ops.iter().map(|&o| (s.is_call(), o)));
             s.ops()
         };
         let header = format!("---- frame {frame}: {}", s.what);
@@ -615,17 +615,20 @@ fn tshark_dissects_every_message_cleanly() {
         failures.join("\n")
     );
 
-    // Every operation the installed Wireshark knows was seen in a call or a reply.
-    let not_seen: Vec<String> = all_ops()
-        .into_iter()
-        .filter(|o| known_ops.contains(o) && !seen_ops.contains(o))
-        .map(|o| format!("{o}"))
-        .chain(
-            all_cb_ops()
-                .into_iter()
-                .filter(|o| known_cb_ops.contains(o) && !seen_cb_ops.contains(o))
-                .map(|o| format!("CB {o}")),
-        )
-        .collect();
-    assert!(not_seen.is_empty(), "tshark saw no operation {not_seen:?}");
+    // Every operation the installed Wireshark knows was seen in a call and in a reply.
+    let mut not_seen = Vec::new();
+    for call in [true, false] {
+        let side = if call { "call" } else { "reply" };
+        for o in all_ops() {
+            if known_ops.contains(&o) && !seen_ops.contains(&(call, o)) {
+                not_seen.push(format!("{o} in a {side}"));
+            }
+        }
+        for o in all_cb_ops() {
+            if known_cb_ops.contains(&o) && !seen_cb_ops.contains(&(call, o)) {
+                not_seen.push(format!("CB {o} in a {side}"));
+            }
+        }
+    }
+    assert!(not_seen.is_empty(), "tshark saw no {not_seen:?}");
 }

@@ -1,1 +1,18 @@
-//! The metadata server (skeleton). Not built yet: see the README for the state of each part.
+//! The metadata server (MDS): a complete NFSv4.1 server (RFC 8881) that owns the namespace and
+//! all state, and (from the pNFS milestone on) hands out file layouts over the data servers.
+//!
+//! ```text
+//!  net/ (tokio: connections, RPC records, backchannel)
+//!    └─> compound/ (SEQUENCE first, current/saved filehandle, the op table)
+//!          ├─> ops/ (one file per operation)
+//!          ├─> state/ (clients, sessions, leases, grace, stateids, opens, locks)   sans-IO
+//!          ├─> store/ (namespace, attributes, filehandles in redb; group commit)
+//!          └─> pfs-core (file data)
+//! ```
+//!
+//! State of this crate: being built (see the README); the modules below are filled in one by
+//! one.
+#![warn(missing_docs)]
+
+pub mod state;
+pub mod store;

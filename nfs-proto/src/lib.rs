@@ -28,6 +28,7 @@ extern crate self as nfs_proto;
 pub mod nfs4;
 pub mod record;
 pub mod rpc;
+pub mod session;
 #[cfg(feature = "transport")]
 pub mod transport;
 pub mod xdr;

@@ -1,0 +1,1 @@
+//! Protocol state, sans-IO: clients, sessions, leases, grace, stateids, opens and locks.

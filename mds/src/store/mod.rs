@@ -1,0 +1,1 @@
+//! The metadata store: namespace, attributes and filehandles in redb, with group commit.

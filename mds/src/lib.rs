@@ -14,5 +14,6 @@
 //! one.
 #![warn(missing_docs)]
 
+pub mod config;
 pub mod state;
 pub mod store;

@@ -1,0 +1,416 @@
+//! Server configuration: one YAML file that a cluster shares, every field with a default so
+//! that an empty file (or none) serves a working all-in-one server from `./pnfs-data`.
+//!
+//! ```yaml
+//! listen: 0.0.0.0:2049
+//! data_dir: ./pnfs-data
+//! lease_time: 90          # seconds
+//! grace_time: 90          # seconds; 0 disables the grace period
+//! exports:
+//!   - id: 1
+//!     path: /             # directory in the server's namespace
+//!     pseudo: /           # where clients see it under the pseudo-root
+//!     clients:
+//!       - network: 127.0.0.0/8
+//!         access: rw      # rw | ro
+//!         root_squash: false
+//!       - network: 0.0.0.0/0
+//!         access: ro
+//! limits:
+//!   max_record: 4194304   # largest RPC record accepted
+//!   max_io: 1048576       # largest READ/WRITE
+//!   max_ops: 64           # ca_maxoperations
+//!   max_slots: 64         # ca_maxrequests
+//! ```
+//!
+//! Errors name the field and the value: `exports[0].clients[1].network: "10.0.0.0/33" is not
+//! an address/prefix (prefix longer than 32)`.
+
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Address the NFS service listens on (NFSv4 needs no portmapper).
+    pub listen: SocketAddr,
+    /// Where the metadata store and file data live.
+    pub data_dir: PathBuf,
+    /// Lease time in seconds (RFC 8881 section 8.3): how long a silent client keeps its state.
+    pub lease_time: u32,
+    /// Grace period after a restart, in seconds, during which clients reclaim state.
+    pub grace_time: u32,
+    /// What is exported, and to whom.
+    pub exports: Vec<ExportConfig>,
+    /// Protocol limits.
+    pub limits: Limits,
+}
+
+/// One export.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportConfig {
+    /// Export id (1..=65535), part of every filehandle: keep it stable.
+    pub id: u16,
+    /// Directory in the server's namespace that is exported (`/` for the root).
+    #[serde(default = "slash")]
+    pub path: String,
+    /// Where it appears under the pseudo-root.
+    #[serde(default = "slash")]
+    pub pseudo: String,
+    /// Access rules, first match wins; a client matching none is refused.
+    #[serde(default = "default_clients")]
+    pub clients: Vec<ClientRule>,
+}
+
+/// Access for clients from one network.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientRule {
+    /// `address/prefix`, e.g. `192.168.0.0/16`, `::1/128`, or a bare address.
+    pub network: String,
+    /// Read-write or read-only.
+    #[serde(default)]
+    pub access: Access,
+    /// Map uid 0 to the anonymous user (65534).
+    #[serde(default)]
+    pub root_squash: bool,
+}
+
+/// Export access mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Read and write.
+    #[default]
+    Rw,
+    /// Read only: changes get NFS4ERR_ROFS.
+    Ro,
+}
+
+/// Protocol limits.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Largest RPC record accepted; a larger one closes the connection.
+    pub max_record: u32,
+    /// Largest READ or WRITE payload.
+    pub max_io: u32,
+    /// Most operations in one COMPOUND (`ca_maxoperations`).
+    pub max_ops: u32,
+    /// Slots per session (`ca_maxrequests`).
+    pub max_slots: u32,
+}
+
+fn slash() -> String {
+    "/".into()
+}
+
+fn default_clients() -> Vec<ClientRule> {
+    vec![
+        ClientRule {
+            network: "0.0.0.0/0".into(),
+            access: Access::Rw,
+            root_squash: false,
+        },
+        ClientRule {
+            network: "::/0".into(),
+            access: Access::Rw,
+            root_squash: false,
+        },
+    ]
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: "0.0.0.0:2049".parse().expect("literal address"),
+            data_dir: PathBuf::from("./pnfs-data"),
+            lease_time: 90,
+            grace_time: 90,
+            exports: vec![ExportConfig {
+                id: 1,
+                path: slash(),
+                pseudo: slash(),
+                clients: default_clients(),
+            }],
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_record: 4 << 20,
+            max_io: 1 << 20,
+            max_ops: 64,
+            max_slots: 64,
+        }
+    }
+}
+
+/// A configuration that cannot be used, naming the field and the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// Where: `exports[0].clients[1].network`, or the file for syntax errors.
+    pub field: String,
+    /// What is wrong, with the offending value.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// An `address/prefix` network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Network {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Network {
+    /// Parses `addr/prefix` or a bare address.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (a, p) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let addr: IpAddr = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("{s:?} is not an IP address"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match p {
+            None => max,
+            Some(p) => p
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|&p| p <= max)
+                .ok_or_else(|| {
+                    format!("{s:?} is not an address/prefix (prefix longer than {max})")
+                })?,
+        };
+        Ok(Self { addr, prefix })
+    }
+
+    /// Whether `ip` is in this network (IPv4-mapped IPv6 addresses match IPv4 networks).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+            v4 => v4,
+        };
+        match (self.addr, ip) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX.checked_shl(32 - self.prefix as u32).unwrap_or(0);
+                u32::from(n) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX.checked_shl(128 - self.prefix as u32).unwrap_or(0);
+                u128::from(n) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates a YAML file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
+        Self::parse(&text).map_err(|mut e| {
+            if e.field.is_empty() {
+                e.field = path.display().to_string();
+            }
+            e
+        })
+    }
+
+    /// Parses and validates YAML text.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let cfg: Config = if text.trim().is_empty() {
+            Config::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| {
+                // serde_yaml names unknown fields and bad values; keep its location too.
+                let field = e
+                    .location()
+                    .map(|l| format!("line {} column {}", l.line(), l.column()))
+                    .unwrap_or_default();
+                err(field, e.to_string())
+            })?
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks what serde cannot: ranges, uniqueness, address syntax.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.lease_time < 10 || self.lease_time > 3600 {
+            return Err(err(
+                "lease_time",
+                format!("{} is outside 10..=3600 seconds", self.lease_time),
+            ));
+        }
+        if self.grace_time > 3600 {
+            return Err(err(
+                "grace_time",
+                format!("{} is over 3600 seconds", self.grace_time),
+            ));
+        }
+        if self.exports.is_empty() {
+            return Err(err("exports", "at least one export is needed"));
+        }
+        let mut ids = std::collections::HashSet::new();
+        let mut pseudos = std::collections::HashSet::new();
+        for (i, e) in self.exports.iter().enumerate() {
+            let f = |name: &str| format!("exports[{i}].{name}");
+            if e.id == 0 {
+                return Err(err(f("id"), "0 is reserved for the pseudo-root"));
+            }
+            if !ids.insert(e.id) {
+                return Err(err(f("id"), format!("{} is used by another export", e.id)));
+            }
+            for (name, p) in [("path", &e.path), ("pseudo", &e.pseudo)] {
+                if !p.starts_with('/') || p.split('/').any(|c| c == "." || c == "..") {
+                    return Err(err(
+                        f(name),
+                        format!("{p:?} must be an absolute path without . or .."),
+                    ));
+                }
+            }
+            if !pseudos.insert(normalize(&e.pseudo)) {
+                return Err(err(
+                    f("pseudo"),
+                    format!("{:?} is used by another export", e.pseudo),
+                ));
+            }
+            for (j, c) in e.clients.iter().enumerate() {
+                Network::parse(&c.network)
+                    .map_err(|m| err(format!("exports[{i}].clients[{j}].network"), m))?;
+            }
+        }
+        let l = &self.limits;
+        if !(1024..=64 << 20).contains(&l.max_record) {
+            return Err(err(
+                "limits.max_record",
+                format!("{} is outside 1024..=67108864", l.max_record),
+            ));
+        }
+        if l.max_io < 4096 || l.max_io > l.max_record.saturating_sub(512) {
+            return Err(err(
+                "limits.max_io",
+                format!(
+                    "{} must be at least 4096 and leave 512 bytes of max_record ({}) for headers",
+                    l.max_io, l.max_record
+                ),
+            ));
+        }
+        if !(2..=1024).contains(&l.max_ops) {
+            return Err(err(
+                "limits.max_ops",
+                format!("{} is outside 2..=1024", l.max_ops),
+            ));
+        }
+        if !(1..=1024).contains(&l.max_slots) {
+            return Err(err(
+                "limits.max_slots",
+                format!("{} is outside 1..=1024", l.max_slots),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `/a//b/` -> `/a/b`.
+pub fn normalize(p: &str) -> String {
+    let parts: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
+    format!("/{}", parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_the_all_in_one_defaults() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.listen.port(), 2049);
+        assert_eq!(c.data_dir, PathBuf::from("./pnfs-data"));
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let c = Config::parse(
+            "listen: 127.0.0.1:20490\ndata_dir: /tmp/x\nlease_time: 30\ngrace_time: 0\n\
+             exports:\n  - id: 7\n    path: /projects\n    pseudo: /p\n    clients:\n      \
+             - network: 10.1.0.0/16\n        access: ro\n        root_squash: true\n\
+             limits:\n  max_ops: 16\n",
+        )
+        .unwrap();
+        assert_eq!(c.exports[0].clients[0].access, Access::Ro);
+        assert!(c.exports[0].clients[0].root_squash);
+        assert_eq!(c.limits.max_ops, 16);
+        assert_eq!(c.limits.max_io, Limits::default().max_io);
+    }
+
+    #[test]
+    fn unknown_field_is_named() {
+        let e = Config::parse("lease_tme: 30\n").unwrap_err();
+        assert!(e.to_string().contains("lease_tme"), "{e}");
+    }
+
+    #[test]
+    fn bad_value_names_field_and_value() {
+        let e = Config::parse("exports:\n  - id: 1\n    clients:\n      - network: 10.0.0.0/33\n")
+            .unwrap_err();
+        assert_eq!(e.field, "exports[0].clients[0].network");
+        assert!(e.message.contains("10.0.0.0/33"), "{e}");
+        let e = Config::parse("lease_time: 5\n").unwrap_err();
+        assert_eq!(e.to_string(), "lease_time: 5 is outside 10..=3600 seconds");
+        let e = Config::parse("listen: nowhere\n").unwrap_err();
+        assert!(
+            e.to_string().contains("listen") || e.to_string().contains("nowhere"),
+            "{e}"
+        );
+        let e = Config::parse("exports:\n  - id: 1\n  - id: 1\n    pseudo: /b\n").unwrap_err();
+        assert_eq!(e.field, "exports[1].id");
+    }
+
+    #[test]
+    fn networks_match_v4_v6_and_mapped_addresses() {
+        let n = Network::parse("10.1.0.0/16").unwrap();
+        assert!(n.contains("10.1.200.3".parse().unwrap()));
+        assert!(n.contains("::ffff:10.1.0.9".parse().unwrap()));
+        assert!(!n.contains("10.2.0.1".parse().unwrap()));
+        assert!(Network::parse("0.0.0.0/0")
+            .unwrap()
+            .contains("8.8.8.8".parse().unwrap()));
+        assert!(Network::parse("::1")
+            .unwrap()
+            .contains("::1".parse().unwrap()));
+        assert!(Network::parse("fe80::/10")
+            .unwrap()
+            .contains("fe80::1".parse().unwrap()));
+        assert!(Network::parse("bogus").is_err());
+    }
+}

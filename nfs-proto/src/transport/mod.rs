@@ -4,6 +4,12 @@
 //! and result pieces from [`crate::xdr::Encoder::into_pieces`]) with [`write_record`], which
 //! hands the pieces to the socket with vectored writes and never copies them.
 
+mod conn;
+
+pub use conn::{
+    start, CallError, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, NoCalls, Reply,
+};
+
 use core::fmt;
 use std::io::{self, IoSlice};
 

@@ -1,2 +1,76 @@
-//! The parallel file system core (skeleton): the object store trait and its backends (local
-//! files, null, shared). Not built yet; the metadata server issue brings the `local` backend.
+//! The parallel file system core: where file data lives.
+//!
+//! Each regular file is a set of **objects**, one per data server in its stripe set (as in
+//! PVFS2's metafile + datafiles); a file stored whole (the MDS serving data itself) is the
+//! single object with stripe 0. An object is named by [`ObjectId`] `{ file, stripe }` and
+//! needs no create: it appears on its first write ("creates touch only the MDS").
+//!
+//! ```text
+//!   NFS WRITE payload (Bytes pieces)        NFS READ reply payload piece
+//!            |                                         ^
+//!            v                                         |
+//!   ObjectStore::write(id, off, &[Bytes], stable)   ObjectStore::read(id, off, len) -> Bytes
+//!            |   one pwritev, no staging copy          |   one pread into a fresh buffer
+//!            v                                         |
+//!   +--------------------+  +-----------+  +----------------------------+
+//!   | LocalStore         |  | NullStore |  | CrashSimStore (tests)      |
+//!   | files under <root> |  | sizes only|  | written / durable views    |
+//!   +--------------------+  +-----------+  +----------------------------+
+//! ```
+//!
+//! # Contract ([`ObjectStore`])
+//! Methods are synchronous (async callers use `spawn_blocking`). A WRITE acknowledged as
+//! DATA_SYNC or FILE_SYNC, and everything written before an acknowledged COMMIT, survives a
+//! crash; UNSTABLE data may be lost, and then the [write verifier](ObjectStore::verifier) has
+//! changed, so clients re-send what was not committed (RFC 8881 section 18.32.3). Truncate,
+//! allocate, deallocate and remove are durable on return. A missing object reads like an
+//! empty sparse file (size 0, reads empty with `eof`).
+//!
+//! # On-disk layout of [`LocalStore`]
+//! ```text
+//! <root>/objects/<file & 0xff>/<(file >> 8) & 0xff>/<file:016x>.<stripe>
+//! e.g. file 0x0123456789abcdef, stripe 2 -> <root>/objects/ef/cd/0123456789abcdef.2
+//! ```
+//! Two levels of 256 directories each, keyed by the two lowest bytes of the file id (the bytes
+//! a counter changes fastest), so consecutive files spread evenly and a leaf directory holds
+//! about `files / 65536` entries. Names are lower-case hex, the stripe in decimal; an object
+//! file's size is the object's size and holes are file holes. Directories are created on
+//! demand (mode 0700, files 0600). See [`ObjectId::relative_path`].
+//!
+//! # Errors
+//! [`StoreError`] names what failed; [`StoreError::nfs_status`] gives the `nfsstat4` number
+//! (this crate does not depend on `nfs-proto`): NoSpace -> NFS4ERR_NOSPC (28), Io ->
+//! NFS4ERR_IO (5), TooBig -> NFS4ERR_FBIG (27), QuotaExceeded -> NFS4ERR_DQUOT (69),
+//! ReadOnly -> NFS4ERR_ROFS (30), NotSupported -> NFS4ERR_NOTSUPP (10004).
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod crashsim;
+mod error;
+mod id;
+mod local;
+mod null;
+mod store;
+#[cfg(test)]
+mod testsuite;
+mod verifier;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+pub use crashsim::{CrashSimStore, CRASHSIM_MAX_OBJECT_SIZE};
+pub use error::{
+    Result, StoreError, NFS4ERR_DQUOT, NFS4ERR_FBIG, NFS4ERR_IO, NFS4ERR_NOSPC, NFS4ERR_NOTSUPP,
+    NFS4ERR_ROFS,
+};
+pub use id::ObjectId;
+pub use local::{IoCounts, LocalOptions, LocalStore};
+pub use null::{NullStore, NULL_MAX_READ};
+pub use store::{Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone};
+pub use verifier::new_write_verifier;
+
+/// Locks `m`, ignoring poisoning: every structure behind these mutexes is consistent between
+/// statements, so a panic elsewhere must not turn into a panic here.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,115 @@
+//! Object identity and where an object lives on disk.
+
+use std::fmt;
+
+/// One object: the part of regular file `file` kept by one data server of its stripe set.
+///
+/// `stripe` is the data server's index in the file's stripe set (0 for a file stored whole,
+/// as when the MDS serves data itself). The pair is the object's whole name: creates touch
+/// only the MDS, so an object exists as soon as someone writes to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectId {
+    /// The file id (as in the MDS filehandle, bytes 4..12).
+    pub file: u64,
+    /// Index in the file's stripe set.
+    pub stripe: u32,
+}
+
+impl ObjectId {
+    /// The object of a file stored whole (stripe 0).
+    pub const fn whole(file: u64) -> Self {
+        ObjectId { file, stripe: 0 }
+    }
+
+    /// Path of the object below `<root>/objects/` for [`crate::LocalStore`]:
+    /// `<file & 0xff>/<(file >> 8) & 0xff>/<file as 16 hex digits>.<stripe in decimal>`, hex
+    /// in lower case, e.g. file `0x0123456789abcdef` stripe 2 is `ef/cd/0123456789abcdef.2`.
+    ///
+    /// The fan-out takes the two *lowest* bytes of the file id because file ids are handed
+    /// out by a counter: the low bytes change fastest, so consecutive files spread over all
+    /// 65536 leaf directories and none of them gets millions of entries. This mapping is an
+    /// on-disk format: changing it orphans every stored object.
+    pub fn relative_path(&self) -> String {
+        format!(
+            "{:02x}/{:02x}/{:016x}.{}",
+            self.file & 0xff,
+            (self.file >> 8) & 0xff,
+            self.file,
+            self.stripe
+        )
+    }
+
+    /// Inverse of [`ObjectId::relative_path`], for scrubbers that walk the object tree; `None`
+    /// for anything this store did not create (including non-canonical spellings).
+    pub fn from_relative_path(path: &str) -> Option<Self> {
+        let mut parts = path.split('/');
+        let (a, b, leaf) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        let (hex, stripe) = leaf.split_once('.')?;
+        if hex.len() != 16 || !hex.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+            return None;
+        }
+        let file = u64::from_str_radix(hex, 16).ok()?;
+        let stripe = stripe.parse::<u32>().ok()?;
+        let id = ObjectId { file, stripe };
+        (id.relative_path() == format!("{a}/{b}/{leaf}")).then_some(id)
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}.{}", self.file, self.stripe)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn path_fans_out_on_the_two_lowest_bytes_of_the_file_id() {
+        let id = ObjectId {
+            file: 0x0123_4567_89ab_cdef,
+            stripe: 2,
+        };
+        assert_eq!(id.relative_path(), "ef/cd/0123456789abcdef.2");
+        assert_eq!(
+            ObjectId::whole(1).relative_path(),
+            "01/00/0000000000000001.0"
+        );
+    }
+
+    #[test]
+    fn consecutive_file_ids_land_in_different_leaf_directories() {
+        let dir = |f| ObjectId::whole(f).relative_path()[..5].to_string();
+        let dirs: std::collections::HashSet<_> = (0..256u64).map(dir).collect();
+        assert_eq!(dirs.len(), 256);
+    }
+
+    #[test]
+    fn non_canonical_paths_are_not_objects() {
+        for p in [
+            "ef/cd/123456789abcdef.2",
+            "ef/cd/0123456789ABCDEF.2",
+            "00/cd/0123456789abcdef.2",
+            "ef/cd/0123456789abcdef.02",
+            "ef/cd/0123456789abcdef.+2",
+            "ef/cd/0123456789abcdef",
+            "ef/cd/0123456789abcdef.2/x",
+            "ef/0123456789abcdef.2",
+        ] {
+            assert_eq!(ObjectId::from_relative_path(p), None, "{p}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn relative_path_round_trips(file: u64, stripe: u32) {
+            let id = ObjectId { file, stripe };
+            prop_assert_eq!(ObjectId::from_relative_path(&id.relative_path()), Some(id));
+        }
+    }
+}

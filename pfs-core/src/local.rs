@@ -1,0 +1,550 @@
+//! Objects as files under a local directory.
+
+mod fdcache;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::io::IoSlice;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::{Bytes, BytesMut};
+use rustix::fs::{AtFlags, FallocateFlags, Mode, OFlags};
+use rustix::io::Errno;
+
+use self::fdcache::FdCache;
+use crate::error::{Result, StoreError};
+use crate::id::ObjectId;
+use crate::lock;
+use crate::store::{
+    range_end, write_zeros, Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone,
+};
+use crate::verifier::{new_write_verifier, VerifierCell};
+
+/// Linux's `IOV_MAX`: the most pieces one `pwritev` takes.
+const IOV_MAX: usize = 1024;
+/// Locks that serialize opening, creating and removing one object (by hash of its id).
+const NAME_LOCKS: usize = 64;
+
+/// Settings of a [`LocalStore`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalOptions {
+    /// Largest object size accepted: writes or truncates beyond it fail with
+    /// [`StoreError::TooBig`] (NFS4ERR_FBIG). Clamped to `i64::MAX`, the largest `off_t`.
+    pub max_object_size: u64,
+    /// Most bytes one read returns (a longer read is answered short, as NFS READ allows), so a
+    /// huge `count` from the network cannot make the store allocate gigabytes.
+    pub max_read: u32,
+    /// How many object files stay open between operations (least recently used are closed
+    /// first); 0 opens and closes the file in every operation.
+    pub open_files: usize,
+    /// Use this write verifier instead of making a fresh one, e.g. the MDS's own, derived from
+    /// its boot epoch. It must differ on every start.
+    pub verifier: Option<[u8; 8]>,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        LocalOptions {
+            max_object_size: i64::MAX as u64,
+            max_read: 16 << 20,
+            open_files: 256,
+            verifier: None,
+        }
+    }
+}
+
+/// How many system calls of each kind a [`LocalStore`] made, for tests and benchmarks that
+/// check the I/O path (one `pwritev` per WRITE, no sync for UNSTABLE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IoCounts {
+    /// `openat` of object files (cache misses).
+    pub opens: u64,
+    /// `pwritev` calls, including retries after short writes.
+    pub pwritev: u64,
+    /// `pread` calls.
+    pub pread: u64,
+    /// `fdatasync` calls on object files.
+    pub fdatasync: u64,
+    /// `fsync` calls on fan-out directories (the first sync of a new object).
+    pub dir_fsync: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    opens: AtomicU64,
+    pwritev: AtomicU64,
+    pread: AtomicU64,
+    fdatasync: AtomicU64,
+    dir_fsync: AtomicU64,
+}
+
+fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A fan-out directory: `<a>` or `<a>/<b>` below `objects/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Dir {
+    Mid(u8),
+    Leaf(u8, u8),
+}
+
+fn dirs_of(id: ObjectId) -> (Dir, Dir) {
+    let (a, b) = (id.file as u8, (id.file >> 8) as u8);
+    (Dir::Mid(a), Dir::Leaf(a, b))
+}
+
+fn dir_path(d: Dir) -> String {
+    match d {
+        Dir::Mid(a) => format!("{a:02x}"),
+        Dir::Leaf(a, b) => format!("{a:02x}/{b:02x}"),
+    }
+}
+
+/// Directory entries that may not be durable yet. A new object's entry in its leaf directory
+/// (and a new directory's entry in its parent) is only durable once the parent directory is
+/// fsynced, which `fdatasync` of the object does not promise; so the first stable write or
+/// commit of a new object fsyncs the directories recorded here.
+#[derive(Debug, Default)]
+struct Unsynced {
+    /// New objects, each with the ticket of its create (a remove and re-create gets a new one).
+    objects: HashMap<ObjectId, u64>,
+    /// New fan-out directories (directories are never removed, so once synced, always synced).
+    dirs: HashSet<Dir>,
+    next_ticket: u64,
+}
+
+/// Objects stored as files under `<root>/objects/` (path mapping: [`ObjectId::relative_path`]).
+///
+/// * **Zero-copy I/O.** A write hands its `Bytes` pieces to one `pwritev`; a read `pread`s into
+///   a new zero-filled `BytesMut` (calloc'd, so large buffers come as fresh zero pages with no
+///   memset) that is frozen and returned.
+/// * **Durability.** UNSTABLE writes return after `pwritev`; DATA_SYNC and FILE_SYNC writes,
+///   COMMIT, truncate and allocate call `fdatasync` before returning (it covers the size, and
+///   the store keeps no other metadata: the MDS owns file attributes). COMMIT ignores its
+///   range and syncs the whole object, which is more than asked. The first sync of a new
+///   object also fsyncs its leaf directory (and any fan-out directory created for it); a
+///   remove fsyncs the leaf directory. [`LocalStore::open`] calls `syncfs` once, so objects a
+///   previous process created but never synced are durable before anything is acknowledged.
+/// * **Verifier.** Fresh on every [`LocalStore::open`] (so each process start, and each open
+///   within one process, gets another; see [`new_write_verifier`]), and replaced whenever an
+///   `fdatasync` or `pwritev` fails with an I/O error: the kernel may have dropped unstable
+///   pages, so clients must re-send them (as knfsd resets its verifier on writeback errors).
+/// * **Open files.** Up to [`LocalOptions::open_files`] objects stay open in an LRU cache, so
+///   a stream of WRITEs to one object costs one `pwritev` each, not open + write + close; a
+///   cached descriptor also sees writeback errors that an `fdatasync` on a newly opened one
+///   could miss. Opening, creating and removing one object are serialized, so a remove never
+///   leaves a descriptor of the unlinked file in the cache.
+/// * **One owner.** A root is used by one `LocalStore` at a time (one process): another
+///   writer's removes would not evict this store's cached descriptors.
+/// * **Deallocate** punches a hole (`fallocate(PUNCH_HOLE | KEEP_SIZE)`); where the file
+///   system cannot (EOPNOTSUPP), it writes zeros and says so in [`Deallocated`].
+#[derive(Debug)]
+pub struct LocalStore {
+    root: PathBuf,
+    objects: OwnedFd,
+    opts: LocalOptions,
+    cache: Mutex<FdCache>,
+    names: [Mutex<()>; NAME_LOCKS],
+    unsynced: Mutex<Unsynced>,
+    verifier: VerifierCell,
+    counts: Counters,
+}
+
+fn io_errno(e: std::io::Error) -> Errno {
+    e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error)
+}
+
+impl LocalStore {
+    /// Opens (creating if needed) the store under `root` with default options.
+    pub fn open(root: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(root, LocalOptions::default())
+    }
+
+    /// Opens (creating if needed) the store under `root`.
+    pub fn open_with(root: impl AsRef<Path>, mut opts: LocalOptions) -> Result<Self> {
+        let root = root.as_ref().to_path_buf();
+        let dir = root.join("objects");
+        let fresh = !dir.exists();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| StoreError::from_errno("mkdir objects", io_errno(e), 0, 0))?;
+        let open_dir = |p: &Path| {
+            rustix::fs::open(
+                p,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| StoreError::from_errno("open objects", e, 0, 0))
+        };
+        let objects = open_dir(&dir)?;
+        if fresh {
+            rustix::fs::fsync(open_dir(&root)?)
+                .map_err(|e| StoreError::from_errno("fsync root", e, 0, 0))?;
+        }
+        rustix::fs::syncfs(&objects).map_err(|e| StoreError::from_errno("syncfs", e, 0, 0))?;
+        opts.max_object_size = opts.max_object_size.min(i64::MAX as u64);
+        let verifier = VerifierCell::new(opts.verifier.unwrap_or_else(new_write_verifier));
+        tracing::debug!(root = %root.display(), verifier = ?verifier.get(), "object store open");
+        Ok(LocalStore {
+            root,
+            objects,
+            cache: Mutex::new(FdCache::new(opts.open_files)),
+            opts,
+            names: std::array::from_fn(|_| Mutex::new(())),
+            unsynced: Mutex::new(Unsynced::default()),
+            verifier,
+            counts: Counters::default(),
+        })
+    }
+
+    /// The directory this store was opened on.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// System calls made so far.
+    pub fn io_counts(&self) -> IoCounts {
+        let c = &self.counts;
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        IoCounts {
+            opens: g(&c.opens),
+            pwritev: g(&c.pwritev),
+            pread: g(&c.pread),
+            fdatasync: g(&c.fdatasync),
+            dir_fsync: g(&c.dir_fsync),
+        }
+    }
+
+    fn name_lock(&self, id: ObjectId) -> &Mutex<()> {
+        let h = (id.file ^ (u64::from(id.stripe) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &self.names[(h >> 58) as usize % NAME_LOCKS]
+    }
+
+    fn open_at(&self, path: &str, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+        bump(&self.counts.opens);
+        let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        rustix::fs::openat(&self.objects, path, flags, Mode::from_raw_mode(0o600))
+    }
+
+    /// The object's open file: from the cache, else opened (created if `create`). `None` when
+    /// the object does not exist and `create` is false.
+    fn file(&self, id: ObjectId, create: bool) -> Result<Option<Arc<OwnedFd>>> {
+        if let Some(fd) = lock(&self.cache).get(id) {
+            return Ok(Some(fd));
+        }
+        let _name = lock(self.name_lock(id));
+        if let Some(fd) = lock(&self.cache).get(id) {
+            return Ok(Some(fd));
+        }
+        let path = id.relative_path();
+        let fd = match self.open_at(&path, OFlags::RDWR) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) if !create => return Ok(None),
+            Err(Errno::NOENT) => self.create(id, &path)?,
+            // A read-only file system still serves reads; such a descriptor is not cached.
+            Err(Errno::ROFS) if !create => match self.open_at(&path, OFlags::RDONLY) {
+                Ok(fd) => return Ok(Some(Arc::new(fd))),
+                Err(Errno::NOENT) => return Ok(None),
+                Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
+            },
+            Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
+        };
+        let fd = Arc::new(fd);
+        lock(&self.cache).insert(id, fd.clone());
+        Ok(Some(fd))
+    }
+
+    /// Creates the object's file (and fan-out directories), recording each new directory entry
+    /// as unsynced *before* it is made, so nobody can see the entry without the record.
+    /// Called with the object's name lock held.
+    fn create(&self, id: ObjectId, path: &str) -> Result<OwnedFd> {
+        let ticket = {
+            let mut u = lock(&self.unsynced);
+            u.next_ticket += 1;
+            let t = u.next_ticket;
+            u.objects.insert(id, t);
+            t
+        };
+        let flags = OFlags::RDWR | OFlags::CREATE;
+        let result = match self.open_at(path, flags) {
+            Err(Errno::NOENT) => self.make_dirs(id).and_then(|()| self.open_at(path, flags)),
+            r => r,
+        };
+        result.map_err(|e| {
+            let mut u = lock(&self.unsynced);
+            if u.objects.get(&id) == Some(&ticket) {
+                u.objects.remove(&id);
+            }
+            StoreError::from_errno("create", e, 0, 0)
+        })
+    }
+
+    fn make_dirs(&self, id: ObjectId) -> rustix::io::Result<()> {
+        let (mid, leaf) = dirs_of(id);
+        for d in [mid, leaf] {
+            lock(&self.unsynced).dirs.insert(d);
+            match rustix::fs::mkdirat(&self.objects, dir_path(d), Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn fsync_dir(&self, d: Option<Dir>) -> Result<()> {
+        bump(&self.counts.dir_fsync);
+        let fail = |e| StoreError::from_errno("fsync dir", e, 0, 0);
+        match d {
+            None => rustix::fs::fsync(&self.objects).map_err(fail),
+            Some(d) => {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                let fd = rustix::fs::openat(&self.objects, dir_path(d), flags, Mode::empty())
+                    .map_err(fail)?;
+                rustix::fs::fsync(fd).map_err(fail)
+            }
+        }
+    }
+
+    /// Makes the object's directory entry durable if it is new (see [`Unsynced`]).
+    fn sync_entries(&self, id: ObjectId) -> Result<()> {
+        let (mid, leaf) = dirs_of(id);
+        let (ticket, leaf_new, mid_new) = {
+            let u = lock(&self.unsynced);
+            let Some(&t) = u.objects.get(&id) else {
+                return Ok(());
+            };
+            (t, u.dirs.contains(&leaf), u.dirs.contains(&mid))
+        };
+        self.fsync_dir(Some(leaf))?;
+        if leaf_new {
+            self.fsync_dir(Some(mid))?;
+        }
+        if mid_new {
+            self.fsync_dir(None)?;
+        }
+        let mut u = lock(&self.unsynced);
+        if u.objects.get(&id) == Some(&ticket) {
+            u.objects.remove(&id);
+        }
+        if leaf_new {
+            u.dirs.remove(&leaf);
+        }
+        if mid_new {
+            u.dirs.remove(&mid);
+        }
+        Ok(())
+    }
+
+    /// `fdatasync` plus the directory entries of a new object. A failed sync may have dropped
+    /// unstable pages, so it also replaces the verifier.
+    fn sync(&self, id: ObjectId, fd: &OwnedFd) -> Result<()> {
+        bump(&self.counts.fdatasync);
+        if let Err(e) = rustix::fs::fdatasync(fd) {
+            self.verifier.renew();
+            tracing::error!(object = %id, error = %e, "fdatasync failed; write verifier renewed");
+            return Err(StoreError::from_errno("fdatasync", e, 0, 0));
+        }
+        self.sync_entries(id)
+    }
+
+    fn pwritev_all(&self, fd: &OwnedFd, offset: u64, data: &[Bytes], total: u64) -> Result<()> {
+        let mut slices: Vec<IoSlice<'_>> = data
+            .iter()
+            .filter(|b| !b.is_empty())
+            .map(|b| IoSlice::new(b))
+            .collect();
+        let mut bufs: &mut [IoSlice<'_>] = &mut slices;
+        let mut at = offset;
+        while !bufs.is_empty() {
+            bump(&self.counts.pwritev);
+            let n_iov = bufs.len().min(IOV_MAX);
+            match rustix::io::pwritev(fd, &bufs[..n_iov], at) {
+                Ok(0) => {
+                    return Err(StoreError::Io {
+                        op: "pwritev",
+                        errno: Errno::IO,
+                    })
+                }
+                Ok(n) => {
+                    at += n as u64;
+                    IoSlice::advance_slices(&mut bufs, n);
+                }
+                Err(Errno::INTR) => {}
+                Err(e) => {
+                    let err = StoreError::from_errno("pwritev", e, offset, total);
+                    if matches!(err, StoreError::Io { .. }) {
+                        self.verifier.renew();
+                    }
+                    return Err(err);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn file_size(fd: &OwnedFd) -> Result<u64> {
+        let st = rustix::fs::fstat(fd).map_err(|e| StoreError::from_errno("fstat", e, 0, 0))?;
+        Ok(st.st_size.max(0) as u64)
+    }
+
+    fn must_create(&self, id: ObjectId) -> Result<Arc<OwnedFd>> {
+        self.file(id, true)?.ok_or(StoreError::Io {
+            op: "create",
+            errno: Errno::NOENT,
+        })
+    }
+}
+
+impl ObjectStore for LocalStore {
+    fn write(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        data: &[Bytes],
+        stable: Stability,
+    ) -> Result<WriteDone> {
+        let len = data
+            .iter()
+            .fold(0u64, |n, b| n.saturating_add(b.len() as u64));
+        range_end(offset, len, self.opts.max_object_size)?;
+        if len == 0 {
+            return Ok(WriteDone {
+                count: 0,
+                committed: stable,
+            });
+        }
+        let fd = self.must_create(id)?;
+        self.pwritev_all(&fd, offset, data, len)?;
+        if stable.is_stable() {
+            self.sync(id, &fd)?;
+        }
+        Ok(WriteDone {
+            count: len,
+            committed: stable,
+        })
+    }
+
+    fn read(&self, id: ObjectId, offset: u64, len: u32) -> Result<ReadDone> {
+        let Some(fd) = self.file(id, false)? else {
+            return Ok(ReadDone {
+                data: Bytes::new(),
+                eof: true,
+            });
+        };
+        let size = Self::file_size(&fd)?;
+        if offset >= size {
+            return Ok(ReadDone {
+                data: Bytes::new(),
+                eof: true,
+            });
+        }
+        let want = (size - offset).min(u64::from(len.min(self.opts.max_read))) as usize;
+        let mut buf = BytesMut::zeroed(want);
+        let mut got = 0;
+        while got < want {
+            bump(&self.counts.pread);
+            match rustix::io::pread(&fd, &mut buf[got..], offset + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(StoreError::from_errno("pread", e, offset, want as u64)),
+            }
+        }
+        buf.truncate(got);
+        let eof = got < want || offset + got as u64 >= size;
+        Ok(ReadDone {
+            data: buf.freeze(),
+            eof,
+        })
+    }
+
+    fn commit(&self, id: ObjectId, _offset: u64, _len: u64) -> Result<()> {
+        match self.file(id, false)? {
+            Some(fd) => self.sync(id, &fd),
+            None => Ok(()),
+        }
+    }
+
+    fn truncate(&self, id: ObjectId, size: u64) -> Result<()> {
+        range_end(size, 0, self.opts.max_object_size)?;
+        let Some(fd) = self.file(id, size > 0)? else {
+            return Ok(());
+        };
+        rustix::fs::ftruncate(&*fd, size)
+            .map_err(|e| StoreError::from_errno("ftruncate", e, size, 0))?;
+        self.sync(id, &fd)
+    }
+
+    fn size(&self, id: ObjectId) -> Result<u64> {
+        if let Some(fd) = lock(&self.cache).get(id) {
+            return Self::file_size(&fd);
+        }
+        match rustix::fs::statat(&self.objects, id.relative_path(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(st.st_size.max(0) as u64),
+            Err(Errno::NOENT) => Ok(0),
+            Err(e) => Err(StoreError::from_errno("stat", e, 0, 0)),
+        }
+    }
+
+    fn remove(&self, id: ObjectId) -> Result<()> {
+        {
+            let _name = lock(self.name_lock(id));
+            lock(&self.cache).remove(id);
+            match rustix::fs::unlinkat(&self.objects, id.relative_path(), AtFlags::empty()) {
+                Ok(()) => {}
+                Err(Errno::NOENT) => return Ok(()),
+                Err(e) => return Err(StoreError::from_errno("unlink", e, 0, 0)),
+            }
+            lock(&self.unsynced).objects.remove(&id);
+        }
+        self.fsync_dir(Some(dirs_of(id).1))
+    }
+
+    fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
+        range_end(offset, len, self.opts.max_object_size)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let fd = self.must_create(id)?;
+        rustix::fs::fallocate(&*fd, FallocateFlags::empty(), offset, len)
+            .map_err(|e| StoreError::from_errno("fallocate", e, offset, len))?;
+        self.sync(id, &fd)
+    }
+
+    fn deallocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<Deallocated> {
+        let Some(fd) = self.file(id, false)? else {
+            return Ok(Deallocated::Nothing);
+        };
+        let end = offset.saturating_add(len).min(Self::file_size(&fd)?);
+        if offset >= end {
+            return Ok(Deallocated::Nothing);
+        }
+        let punch = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
+        match rustix::fs::fallocate(&*fd, punch, offset, end - offset) {
+            Ok(()) => self.sync(id, &fd).map(|()| Deallocated::HolePunched),
+            Err(Errno::OPNOTSUPP) => write_zeros(self, id, offset, end - offset),
+            Err(e) => Err(StoreError::from_errno("fallocate", e, offset, len)),
+        }
+    }
+
+    fn verifier(&self) -> [u8; 8] {
+        self.verifier.get()
+    }
+
+    fn statfs(&self) -> Result<FsStats> {
+        let s = rustix::fs::fstatvfs(&self.objects)
+            .map_err(|e| StoreError::from_errno("statvfs", e, 0, 0))?;
+        let bytes = |blocks: u64| blocks.saturating_mul(s.f_frsize);
+        Ok(FsStats {
+            total: bytes(s.f_blocks),
+            free: bytes(s.f_bfree),
+            avail: bytes(s.f_bavail),
+            files: s.f_files,
+            ffree: s.f_ffree,
+        })
+    }
+}

@@ -1,0 +1,235 @@
+//! The object store contract shared by every backend.
+
+use bytes::Bytes;
+
+use crate::error::{Result, StoreError};
+use crate::id::ObjectId;
+
+/// How durable a WRITE must be before it is acknowledged (`stable_how4`, RFC 8881 section
+/// 18.32): the numbers are the wire values, and the order is "more durable is greater".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
+pub enum Stability {
+    /// `UNSTABLE4`: may sit in the page cache until COMMIT; lost data is detected by a changed
+    /// write verifier.
+    Unstable = 0,
+    /// `DATA_SYNC4`: the data and the metadata needed to read it back (size) are durable.
+    DataSync = 1,
+    /// `FILE_SYNC4`: as DATA_SYNC; the object's other metadata (mtime) is not kept by the
+    /// store at all (the MDS owns file attributes), so nothing more needs syncing.
+    FileSync = 2,
+}
+
+impl Stability {
+    /// The `stable_how4` wire value.
+    pub const fn as_u32(self) -> u32 {
+        self as u32
+    }
+
+    /// Parses a `stable_how4` wire value; `None` for values the RFC does not define (the
+    /// server answers those with NFS4ERR_INVAL before it reaches the store).
+    pub const fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Stability::Unstable),
+            1 => Some(Stability::DataSync),
+            2 => Some(Stability::FileSync),
+            _ => None,
+        }
+    }
+
+    /// Whether data written at this level survives a crash without a COMMIT.
+    pub const fn is_stable(self) -> bool {
+        !matches!(self, Stability::Unstable)
+    }
+}
+
+/// Outcome of [`ObjectStore::write`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteDone {
+    /// Bytes written: always the sum of the pieces (a store never acknowledges a short write).
+    pub count: u64,
+    /// How durable those bytes are now (`committed` in WRITE4resok); at least what was asked.
+    pub committed: Stability,
+}
+
+/// Outcome of [`ObjectStore::read`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadDone {
+    /// The bytes read: a buffer of its own, ready to be a reply's payload piece. May be shorter
+    /// than asked (end of object, or the backend's per-read cap) as NFS READ allows.
+    pub data: Bytes,
+    /// The read reached the end of the object (READ4resok `eof`).
+    pub eof: bool,
+}
+
+/// Space and inode figures of the store's file system, for the `space_*` and `files_*`
+/// attributes (RFC 8881 section 5.8.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FsStats {
+    /// Size of the file system in bytes (`space_total`).
+    pub total: u64,
+    /// Free bytes, including those reserved for root (`space_free`).
+    pub free: u64,
+    /// Bytes available to an unprivileged user (`space_avail`).
+    pub avail: u64,
+    /// Number of inodes (`files_total`).
+    pub files: u64,
+    /// Free inodes (`files_free`, `files_avail`).
+    pub ffree: u64,
+}
+
+/// How [`ObjectStore::deallocate`] made a range read as zeros.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deallocated {
+    /// The blocks were freed (`fallocate(PUNCH_HOLE)`): the space is returned.
+    HolePunched,
+    /// The file system cannot punch holes, so zeros were written: the space stays used.
+    ZerosWritten,
+    /// The backend keeps no data (null store) or the range lay beyond the end of the object.
+    Nothing,
+}
+
+/// A place where objects live: files on a local file system, memory, or nothing at all.
+///
+/// Methods are synchronous and may block on disk: async callers run them in
+/// `tokio::task::spawn_blocking`. Every method may be called concurrently from many threads;
+/// operations on different objects never wait for each other, and concurrent operations on
+/// the same object behave like the same system calls on one file.
+///
+/// Objects need no create: a write (or a growing truncate or allocate) makes the object, and
+/// every read-side method treats a missing object as an empty one ("creates touch only the
+/// MDS", ARCHITECTURE.md).
+pub trait ObjectStore: Send + Sync {
+    /// Writes the concatenation of `data` at `offset` and makes it as durable as `stable`
+    /// asks before returning. The pieces are handed to the kernel as they are (no staging
+    /// copy), so a WRITE's payload goes from the socket buffer to the file in one copy.
+    ///
+    /// Fails with [`StoreError::TooBig`] when `offset + total length` overflows or exceeds the
+    /// store's maximum object size; nothing is written then.
+    fn write(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        data: &[Bytes],
+        stable: Stability,
+    ) -> Result<WriteDone>;
+
+    /// Reads up to `len` bytes at `offset` into a freshly allocated buffer. Holes and missing
+    /// objects read as zeros up to the object's size; at or past the end the data is empty and
+    /// `eof` is set.
+    fn read(&self, id: ObjectId, offset: u64, len: u32) -> Result<ReadDone>;
+
+    /// Makes every earlier write to the object durable (COMMIT, RFC 8881 section 18.3).
+    /// `offset`/`len` name the range the client cares about (`len` 0 = to the end); a backend
+    /// may sync more than that range, never less. Committing a missing object succeeds.
+    fn commit(&self, id: ObjectId, offset: u64, len: u64) -> Result<()>;
+
+    /// Sets the object's size: shrinking drops the tail, growing adds a hole. Durable on
+    /// return (SETATTR of size is synchronous in NFS). Truncating a missing object to 0 is a
+    /// no-op; to more than 0 it creates the object.
+    fn truncate(&self, id: ObjectId, size: u64) -> Result<()>;
+
+    /// The object's size in bytes; 0 for a missing object.
+    fn size(&self, id: ObjectId) -> Result<u64>;
+
+    /// Deletes the object, durably. Removing a missing object succeeds (removal may be retried
+    /// after a crash).
+    fn remove(&self, id: ObjectId) -> Result<()>;
+
+    /// Reserves space for `[offset, offset + len)` so later writes there cannot fail with
+    /// NoSpace, growing the object if the range ends past its size (as Linux `fallocate` mode
+    /// 0 and knfsd's ALLOCATE do). Durable on return. The default says
+    /// [`StoreError::NotSupported`].
+    fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
+        let _ = (id, offset, len);
+        Err(StoreError::NotSupported)
+    }
+
+    /// Makes `[offset, offset + len)` read as zeros without changing the size (the part past
+    /// the end is ignored), durably. The default writes zeros with [`ObjectStore::write`] at
+    /// FILE_SYNC; backends that can free blocks override it.
+    fn deallocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<Deallocated> {
+        write_zeros(self, id, offset, len)
+    }
+
+    /// The write verifier (`writeverf4`): it changes whenever unstable data may have been lost
+    /// (every process start, and after a failed sync), so clients re-send what they have not
+    /// seen committed (RFC 8881 section 18.32.3).
+    fn verifier(&self) -> [u8; 8];
+
+    /// Space and inode figures of the backing file system.
+    fn statfs(&self) -> Result<FsStats>;
+}
+
+/// Checks that `[offset, offset + len)` fits below `max` and returns its end.
+pub(crate) fn range_end(offset: u64, len: u64, max: u64) -> Result<u64> {
+    match offset.checked_add(len) {
+        Some(end) if end <= max => Ok(end),
+        _ => Err(StoreError::TooBig { offset, len }),
+    }
+}
+
+/// Zero-fills the part of `[offset, offset + len)` below the object's size, in FILE_SYNC
+/// writes of at most 1 MiB: the portable way to deallocate.
+pub(crate) fn write_zeros<S: ObjectStore + ?Sized>(
+    store: &S,
+    id: ObjectId,
+    offset: u64,
+    len: u64,
+) -> Result<Deallocated> {
+    const CHUNK: u64 = 1 << 20;
+    let size = store.size(id)?;
+    let end = offset.saturating_add(len).min(size);
+    if offset >= end {
+        return Ok(Deallocated::Nothing);
+    }
+    let zeros = Bytes::from(vec![0u8; (end - offset).min(CHUNK) as usize]);
+    let mut at = offset;
+    while at < end {
+        let n = (end - at).min(CHUNK);
+        store.write(id, at, &[zeros.slice(..n as usize)], Stability::FileSync)?;
+        at += n;
+    }
+    Ok(Deallocated::ZerosWritten)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stability_numbers_are_the_stable_how4_wire_values() {
+        for s in [
+            Stability::Unstable,
+            Stability::DataSync,
+            Stability::FileSync,
+        ] {
+            assert_eq!(Stability::from_u32(s.as_u32()), Some(s));
+        }
+        assert_eq!(Stability::FileSync.as_u32(), 2);
+        assert_eq!(Stability::from_u32(3), None);
+    }
+
+    #[test]
+    fn more_durable_levels_compare_greater() {
+        assert!(Stability::Unstable < Stability::DataSync);
+        assert!(Stability::DataSync < Stability::FileSync);
+        assert!(!Stability::Unstable.is_stable() && Stability::DataSync.is_stable());
+    }
+
+    #[test]
+    fn range_end_refuses_overflow_and_ranges_past_the_maximum() {
+        assert_eq!(range_end(10, 5, 15), Ok(15));
+        assert_eq!(
+            range_end(10, 6, 15),
+            Err(StoreError::TooBig { offset: 10, len: 6 })
+        );
+        assert_eq!(
+            range_end(u64::MAX, 1, u64::MAX),
+            Err(StoreError::TooBig {
+                offset: u64::MAX,
+                len: 1
+            })
+        );
+    }
+}

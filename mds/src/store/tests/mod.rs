@@ -1,0 +1,1 @@
+//! Tests of the store's operations and durability.

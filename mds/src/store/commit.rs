@@ -123,9 +123,10 @@ impl<R> Future for Pending<R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.get_mut().state {
-            PendingState::Ready(r) => {
-                Poll::Ready(r.take().unwrap_or(Err(StoreError::Internal("polled twice"))))
-            }
+            PendingState::Ready(r) => Poll::Ready(
+                r.take()
+                    .unwrap_or(Err(StoreError::Internal("polled twice"))),
+            ),
             PendingState::Waiting(rx) => Pin::new(rx)
                 .poll(cx)
                 .map(|r| r.unwrap_or(Err(StoreError::Closed))),
@@ -341,7 +342,7 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use redb::ReadableTable;
+    use redb::ReadableDatabase;
 
     const T: TableDefinition<u64, u64> = TableDefinition::new("t");
 
@@ -396,7 +397,7 @@ mod tests {
         for (i, p) in p.into_iter().enumerate() {
             let r = p.wait();
             let i = i as u64;
-            if i % 3 == 0 {
+            if matches!(i % 3, 0) {
                 assert!(matches!(r, Err(StoreError::Exist)));
                 assert_eq!(read(&db, i), None);
             } else {
@@ -460,7 +461,9 @@ mod tests {
     fn queued_jobs_share_commits() {
         let (_d, db) = db();
         let c = Committer::start(db.clone(), 256).unwrap();
-        let p: Vec<_> = (0..100).map(|i| c.submit(put(i, i, false, false))).collect();
+        let p: Vec<_> = (0..100)
+            .map(|i| c.submit(put(i, i, false, false)))
+            .collect();
         for p in p {
             p.wait().unwrap();
         }

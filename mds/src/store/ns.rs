@@ -209,7 +209,12 @@ pub(super) fn create(
             if target.len() > MAX_SYMLINK_LEN {
                 return Err(StoreError::NameTooLong);
             }
-            (NfsFtype4::NF4LNK, target.clone(), Specdata4::default(), None)
+            (
+                NfsFtype4::NF4LNK,
+                target.clone(),
+                Specdata4::default(),
+                None,
+            )
         }
         NewObject::BlockDevice(d) => (NfsFtype4::NF4BLK, Bytes::new(), *d, None),
         NewObject::CharDevice(d) => (NfsFtype4::NF4CHR, Bytes::new(), *d, None),
@@ -416,7 +421,9 @@ pub(super) fn rename(
     if srec.is_dir() && !same_dir {
         // A directory cannot move below itself.
         if is_ancestor(&ns, src, dst_dir)? {
-            return Err(StoreError::Inval("rename of a directory into its own subtree"));
+            return Err(StoreError::Inval(
+                "rename of a directory into its own subtree",
+            ));
         }
         let t = td.as_ref().unwrap_or(&sd);
         let replaces_dir = matches!(&trec, Some((_, _, t)) if t.is_dir());

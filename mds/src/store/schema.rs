@@ -281,9 +281,6 @@ mod tests {
     #[test]
     fn unknown_record_version_is_corrupt() {
         let b = [0u8, 0, 0, 2, 0, 0, 0, 1];
-        assert!(matches!(
-            InodeV1::decode(&b),
-            Err(StoreError::Corrupt(_))
-        ));
+        assert!(matches!(InodeV1::decode(&b), Err(StoreError::Corrupt(_))));
     }
 }

@@ -16,7 +16,8 @@
 //! started writing (a storage error in mid-update, or a panic) poisons only itself: the
 //! transaction is aborted and the batch is replayed from its start without that job. Jobs are
 //! `FnMut` for this reason: a replayed job runs again on the same state as before and
-//! produces the same result; its first result is discarded.
+//! produces the same result; its first result is discarded. A panicking job counts as one
+//! that failed after writing; the thread catches the panic and carries on.
 //!
 //! If the commit itself fails, every job of the batch gets the error (nothing was
 //! acknowledged, including the rejections computed against the uncommitted state).
@@ -294,14 +295,16 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
                     continue;
                 }
                 tx.dirty.set(false);
-                let r = catch_unwind(AssertUnwindSafe(|| job.run(&tx)))
-                    .unwrap_or(Err(StoreError::Internal("store job panicked")));
+                // A panic may have left anything half done, written or not: treat it as dirty.
+                let r = catch_unwind(AssertUnwindSafe(|| job.run(&tx))).unwrap_or_else(|_| {
+                    tx.dirty.set(true);
+                    Err(StoreError::Internal("store job panicked"))
+                });
                 match r {
                     Ok(()) => *outcome = Outcome::Done,
                     Err(e) => {
-                        let dirty = tx.dirty.get();
                         *outcome = Outcome::Rejected(e);
-                        if dirty {
+                        if tx.dirty.get() {
                             poisoned = true;
                             break;
                         }

@@ -2,17 +2,40 @@
 //!
 //! | table         | key                          | value                                   |
 //! |---------------|------------------------------|-----------------------------------------|
-//! | `meta`        | `&str`                       | bytes: `"format"` (XDR u32 = 1), `"server_key"` (32 bytes) |
+//! | `meta`        | `&str`                       | `"format"`: XDR u32 1; `"server_key"`: 32 bytes |
 //! | `counters`    | `&str`                       | u64: `"boot_epoch"`, `"next_fileid"`, `"change"` |
-//! | `inodes`      | file id (u64)                | XDR [`InodeRecord`] (version word, then the record) |
+//! | `inodes`      | file id (u64)                | XDR `inode_record` below                |
 //! | `dirents`     | (dir id u64, name bytes)     | (child id u64, cookie u64)              |
 //! | `dir_cookies` | (dir id u64, cookie u64)     | (child id u64, name bytes)              |
-//! | `clients`     | clientid (u64)               | XDR [`ClientRecordDisk`]                |
+//! | `clients`     | clientid (u64)               | XDR `client_record` below               |
 //!
 //! Every record encoded here is an XDR union whose discriminant is the record's version, so a
-//! future layout adds an arm and keeps reading the old one. `dirents` answers LOOKUP;
-//! `dir_cookies` is the same set of entries ordered by cookie, so READDIR resumes after any
-//! cookie it ever issued, even when that entry has since been removed.
+//! future layout adds an arm and keeps reading the old one:
+//!
+//! ```text
+//! struct inode_v1 {
+//!     nfs_ftype4 type;        uint32_t mode;   uint32_t uid;   uint32_t gid;
+//!     uint32_t   nlink;       uint64_t size;   uint64_t space_used;
+//!     nfstime4   atime;       nfstime4 mtime;  nfstime4 ctime; nfstime4 birth;
+//!     uint64_t   change;      specdata4 rdev;  uint32_t generation;
+//!     opaque     symlink<>;          /* empty unless NF4LNK */
+//!     verifier4  *create_verf;       /* EXCLUSIVE4/EXCLUSIVE4_1 creates */
+//!     uint64_t   parent;             /* directories; 0 for the root and non-directories */
+//!     uint64_t   next_cookie;        /* directories; 0 otherwise */
+//! };
+//! union inode_record switch (uint32_t version) { case 1: inode_v1 v1; };
+//!
+//! struct client_v1 {
+//!     opaque owner<>;  verifier4 verifier;  utf8string principal;  uint64_t boot_epoch;
+//! };
+//! union client_record switch (uint32_t version) { case 1: client_v1 v1; };
+//! ```
+//!
+//! `dirents` answers LOOKUP; `dir_cookies` is the same set of entries ordered by cookie, so
+//! READDIR resumes after any cookie it ever issued, even when that entry has since been
+//! removed. A directory's cookies are handed out from its `next_cookie` (3, 4, ...; 0, 1 and 2
+//! are reserved by NFS) and never reused; a renamed entry gets a new one in its new directory.
+//! File ids come from `counters/next_fileid` (the root is 1) and are never reused either.
 
 // `#[derive(Xdr)]` also emits a proptest strategy under `cfg(any(test, feature = "arbitrary"))`,
 // a feature of nfs-proto that this crate does not declare.

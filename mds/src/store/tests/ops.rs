@@ -862,3 +862,12 @@ async fn changes_can_be_awaited_from_async_code() {
     let e = s.remove(ROOT_FILEID, b"", t(3)).await.unwrap_err();
     assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_INVAL);
 }
+
+#[test]
+fn store_handles_and_results_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Store>();
+    send::<Pending<Created>>();
+    send_sync::<StoreError>();
+}

@@ -1,1 +1,668 @@
-//! The metadata store: namespace, attributes and filehandles in redb, with group commit.
+//! The metadata store: namespace, attributes, filehandles and client records in redb, with
+//! group commit.
+//!
+//! ```text
+//!   callers (ops, state)                                   committer thread
+//!   ─────────────────────                                  ─────────────────────────────────
+//!   store.create(..) ──> job ──> channel ──┬──> take all queued jobs ──> one WriteTransaction
+//!   store.remove(..) ──> job ──────────────┤      run each (a rejected job leaves no trace)
+//!   store.setattr(..) ─> job ──────────────┘      commit once, Durability::Immediate (fsync)
+//!        │                                        then send every job its result
+//!        └── Pending<R>: .await or .wait()  <────────────────────────────────┘
+//!
+//!   store.lookup / getattr / readdir / resolve ──> ReadTransaction (concurrent, no waiting)
+//! ```
+//!
+//! Every change a method acknowledges is durable before its [`Pending`] resolves, and changes
+//! submitted together share one fsync ([`commit`] explains batching and how a failing job is
+//! kept from spoiling the others). Reads run on read transactions in the caller's thread and
+//! see the last committed state.
+//!
+//! Layout on disk: [`schema`] (tables, versioned XDR records); filehandles: [`fh`]. Each open
+//! increments the boot epoch kept in the store ([`Store::boot_epoch`]) and lists the client
+//! records left by earlier boots ([`Store::previous_clients`]) for reclaim.
+//!
+//! Time is passed in (`now`) to every method that stamps times, so tests control the clock.
+
+mod clients;
+pub mod commit;
+mod error;
+pub mod fh;
+mod ns;
+pub mod schema;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use nfs_proto::nfs4::attr::Settime4;
+use nfs_proto::nfs4::{ChangeInfo4, NfsFh4, NfsFtype4, Nfstime4, Specdata4};
+use redb::{Database, ReadTransaction, ReadableDatabase};
+
+pub use clients::ClientRecord;
+pub use commit::{CommitCounts, Pending, Tbl, Txn};
+pub use error::StoreError;
+pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
+pub use ns::check_name;
+pub use schema::{FIRST_COOKIE, ROOT_FILEID};
+
+use commit::Committer;
+use schema::*;
+
+/// The longest name a directory entry may have (`maxname`).
+pub const MAX_NAME_LEN: usize = 255;
+/// The longest symbolic link target stored.
+pub const MAX_SYMLINK_LEN: usize = 4096;
+
+/// A file system object's attributes as the store keeps them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inode {
+    /// The file id (`fileid` attribute; the key of the inode table).
+    pub fileid: u64,
+    /// Object type.
+    pub ftype: NfsFtype4,
+    /// Permission bits, setuid, setgid, sticky (at most 07777).
+    pub mode: u32,
+    /// Owner (numeric; the ops layer maps owner strings).
+    pub uid: u32,
+    /// Group (numeric).
+    pub gid: u32,
+    /// Names of a file; 2 + subdirectories for a directory.
+    pub nlink: u32,
+    /// Size in bytes (directories: a constant 4096; symlinks: the target's length).
+    pub size: u64,
+    /// Bytes of storage used, as far as the MDS knows (the size, for regular files).
+    pub space_used: u64,
+    /// Last access; only set by SETATTR (reads do not update it).
+    pub atime: Nfstime4,
+    /// Last modification of the data or of the directory's entries.
+    pub mtime: Nfstime4,
+    /// Last change of the attributes or data.
+    pub ctime: Nfstime4,
+    /// Creation time (`time_create`).
+    pub birth: Nfstime4,
+    /// The change attribute: a store-wide counter value, never reused, even across restarts.
+    pub change: u64,
+    /// Device numbers of a block or character device.
+    pub rdev: Specdata4,
+    /// Part of the filehandle; a handle with another generation is NFS4ERR_STALE.
+    pub generation: u32,
+    /// Target of a symbolic link (READLINK); empty for other types.
+    pub symlink: Bytes,
+    /// The verifier of the EXCLUSIVE4/EXCLUSIVE4_1 create that made this file, if any.
+    pub verifier: Option<[u8; 8]>,
+    /// Parent directory of a directory (LOOKUPP); 0 for the root and for non-directories.
+    pub parent: u64,
+}
+
+impl Inode {
+    /// True for directories.
+    pub fn is_dir(&self) -> bool {
+        self.ftype == NfsFtype4::NF4DIR
+    }
+}
+
+/// How OPEN creates a regular file (RFC 8881 section 18.16.3, `createmode4`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateHow {
+    /// UNCHECKED4: an existing regular file is returned as is (`created == false`).
+    Unchecked,
+    /// GUARDED4: an existing name is NFS4ERR_EXIST.
+    Guarded,
+    /// EXCLUSIVE4 / EXCLUSIVE4_1: an existing file made with this verifier is returned (a
+    /// retransmission), any other existing name is NFS4ERR_EXIST.
+    Exclusive([u8; 8]),
+}
+
+/// What to create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NewObject {
+    /// A regular file (OPEN with OPEN4_CREATE).
+    Regular(CreateHow),
+    /// A directory (CREATE NF4DIR).
+    Directory,
+    /// A symbolic link to this target (CREATE NF4LNK).
+    Symlink(Bytes),
+    /// A block device (CREATE NF4BLK).
+    BlockDevice(Specdata4),
+    /// A character device (CREATE NF4CHR).
+    CharDevice(Specdata4),
+    /// A named pipe (CREATE NF4FIFO).
+    Fifo,
+    /// A socket (CREATE NF4SOCK).
+    Socket,
+}
+
+/// A create request: the object and its initial attributes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreateSpec {
+    /// Type (and type-specific data).
+    pub object: NewObject,
+    /// Initial mode (at most 07777).
+    pub mode: u32,
+    /// Initial owner.
+    pub uid: u32,
+    /// Initial group.
+    pub gid: u32,
+}
+
+/// The result of a create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Created {
+    /// The new (or, for UNCHECKED4 and exclusive replays, the existing) object.
+    pub inode: Inode,
+    /// False when an existing file was returned instead.
+    pub created: bool,
+    /// The directory's change attribute before and after.
+    pub cinfo: ChangeInfo4,
+}
+
+/// The result of LINK.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Linked {
+    /// The linked file, with its new link count.
+    pub inode: Inode,
+    /// The target directory's change attribute before and after.
+    pub cinfo: ChangeInfo4,
+}
+
+/// The result of REMOVE (and of the target replaced by RENAME).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Removed {
+    /// The directory's change attribute before and after.
+    pub cinfo: ChangeInfo4,
+    /// The object whose name went.
+    pub fileid: u64,
+    /// Its type.
+    pub ftype: NfsFtype4,
+    /// True if that was its last name: the inode is gone, and the caller removes its data
+    /// (DS objects) and drops its state.
+    pub last_link: bool,
+}
+
+/// The result of RENAME.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Renamed {
+    /// The source directory's change attribute before and after.
+    pub source_cinfo: ChangeInfo4,
+    /// The target directory's (the same as the source's within one directory).
+    pub target_cinfo: ChangeInfo4,
+    /// The object the new name used to point to, if one was replaced.
+    pub replaced: Option<Removed>,
+}
+
+/// The attributes SETATTR may change in the store; `None` leaves one alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SetAttrs {
+    /// New mode (at most 07777, else NFS4ERR_INVAL).
+    pub mode: Option<u32>,
+    /// New owner.
+    pub uid: Option<u32>,
+    /// New group.
+    pub gid: Option<u32>,
+    /// New size: regular files only (directories: NFS4ERR_ISDIR; others: NFS4ERR_INVAL).
+    pub size: Option<u64>,
+    /// `time_access_set`: server time (`now`) or the client's.
+    pub atime: Option<Settime4>,
+    /// `time_modify_set`.
+    pub mtime: Option<Settime4>,
+}
+
+impl SetAttrs {
+    /// True if nothing is to be set (a SETATTR that changes nothing bumps nothing).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The result of SETATTR.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetattrOutcome {
+    /// The attributes after.
+    pub inode: Inode,
+    /// The size before, so the caller can truncate the data when it shrank.
+    pub old_size: u64,
+}
+
+/// One READDIR entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    /// Resume READDIR after this entry with this cookie.
+    pub cookie: u64,
+    /// The entry's name.
+    pub name: Bytes,
+    /// The object it names, read in the same snapshot.
+    pub inode: Inode,
+}
+
+/// A slice of a directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadDir {
+    /// Entries in cookie order.
+    pub entries: Vec<DirEntry>,
+    /// True if no entry follows the last one returned.
+    pub eof: bool,
+}
+
+/// How the store is opened.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// The most jobs that share one commit; 1 turns group commit off (for measurements).
+    pub max_batch: usize,
+    /// Mode of the root directory when the store is created.
+    pub root_mode: u32,
+    /// Owner of the root directory when the store is created.
+    pub root_uid: u32,
+    /// Group of the root directory when the store is created.
+    pub root_gid: u32,
+    /// redb's page cache size in bytes; `None` keeps redb's default.
+    pub cache_size: Option<usize>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            max_batch: 1024,
+            root_mode: 0o755,
+            root_uid: 0,
+            root_gid: 0,
+            cache_size: None,
+        }
+    }
+}
+
+/// The metadata store. Cheap to clone (a handle); all clones share one database and one
+/// committer. Dropping the last clone waits for queued changes and closes the file.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Arc<Database>,
+    codec: FhCodec,
+    server_key: [u8; 32],
+    epoch: u64,
+    previous: Vec<ClientRecord>,
+    // Last: dropping it joins the committer thread, which holds the other database handle.
+    committer: Committer,
+}
+
+impl core::fmt::Debug for Store {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Store")
+            .field("boot_epoch", &self.inner.epoch)
+            .finish_non_exhaustive()
+    }
+}
+
+fn random_key() -> Result<[u8; 32], StoreError> {
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
+    Ok(key)
+}
+
+/// The current wall-clock time as an `nfstime4`, for the edge code that calls the store.
+pub fn system_time_now() -> Nfstime4 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Nfstime4 {
+        seconds: d.as_secs() as i64,
+        nseconds: d.subsec_nanos(),
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the store at `path`: creates the tables, the server key and the
+    /// root directory the first time, increments the boot epoch every time, reads the client
+    /// records of earlier boots, and starts the committer.
+    pub fn open(
+        path: impl AsRef<Path>,
+        opts: &StoreOptions,
+        now: Nfstime4,
+    ) -> Result<Self, StoreError> {
+        let mut b = redb::Builder::new();
+        if let Some(c) = opts.cache_size {
+            b.set_cache_size(c);
+        }
+        let db = b.create(path)?;
+        let (server_key, epoch) = Self::init(&db, opts, now)?;
+        let previous = {
+            let r = db.begin_read()?;
+            clients::list(&r.open_table(CLIENTS)?)?
+        };
+        let db = Arc::new(db);
+        let committer = Committer::start(db.clone(), opts.max_batch)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                codec: FhCodec::new(server_key),
+                server_key,
+                epoch,
+                previous,
+                committer,
+            }),
+        })
+    }
+
+    /// First-open initialisation and the per-open epoch bump, in one durable transaction.
+    fn init(
+        db: &Database,
+        opts: &StoreOptions,
+        now: Nfstime4,
+    ) -> Result<([u8; 32], u64), StoreError> {
+        use redb::ReadableTable;
+        check_mode(opts.root_mode)?;
+        let wtx = db.begin_write()?;
+        let out = {
+            let mut meta = wtx.open_table(META)?;
+            let mut counters = wtx.open_table(COUNTERS)?;
+            let mut inodes = wtx.open_table(INODES)?;
+            wtx.open_table(DIRENTS)?;
+            wtx.open_table(COOKIES)?;
+            wtx.open_table(CLIENTS)?;
+            let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
+            match format {
+                None => {
+                    meta.insert(K_FORMAT, &FORMAT_VERSION.to_be_bytes()[..])?;
+                    meta.insert(K_SERVER_KEY, &random_key()?[..])?;
+                    counters.insert(K_EPOCH, 0)?;
+                    counters.insert(K_NEXT_FILEID, ROOT_FILEID + 1)?;
+                    counters.insert(K_CHANGE, 1)?;
+                    let root = InodeV1 {
+                        ftype: NfsFtype4::NF4DIR,
+                        mode: opts.root_mode,
+                        uid: opts.root_uid,
+                        gid: opts.root_gid,
+                        nlink: 2,
+                        size: ns::DIR_SIZE,
+                        space_used: ns::DIR_SIZE,
+                        atime: now,
+                        mtime: now,
+                        ctime: now,
+                        birth: now,
+                        change: 1,
+                        rdev: Specdata4::default(),
+                        generation: 1,
+                        symlink: Bytes::new(),
+                        verifier: None,
+                        parent: 0,
+                        next_cookie: FIRST_COOKIE,
+                    };
+                    inodes.insert(ROOT_FILEID, &root.encode()[..])?;
+                }
+                Some(v) => {
+                    let v: [u8; 4] = v[..]
+                        .try_into()
+                        .map_err(|_| StoreError::Corrupt("format word"))?;
+                    if u32::from_be_bytes(v) != FORMAT_VERSION {
+                        return Err(StoreError::Format(u32::from_be_bytes(v)));
+                    }
+                }
+            }
+            let key: [u8; 32] = meta
+                .get(K_SERVER_KEY)?
+                .ok_or(StoreError::Corrupt("server key missing"))?
+                .value()
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("server key length"))?;
+            let epoch = counters
+                .get(K_EPOCH)?
+                .ok_or(StoreError::Corrupt("boot epoch missing"))?
+                .value()
+                + 1;
+            counters.insert(K_EPOCH, epoch)?;
+            (key, epoch)
+        };
+        wtx.commit()?;
+        Ok(out)
+    }
+
+    /// This boot's epoch: 1 at the first open, one more at each open after. Stateids and
+    /// client ids carry its low bits so that those of earlier boots are recognised as stale.
+    pub fn boot_epoch(&self) -> u64 {
+        self.inner.epoch
+    }
+
+    /// The 32-byte server secret (filehandle, stateid and session MACs). Stable across
+    /// restarts of the same store.
+    pub fn server_key(&self) -> &[u8; 32] {
+        &self.inner.server_key
+    }
+
+    /// The filehandle codec keyed with the server key.
+    pub fn fh_codec(&self) -> &FhCodec {
+        &self.inner.codec
+    }
+
+    /// The filehandle of an object of the default export.
+    pub fn fh(&self, inode: &Inode) -> NfsFh4 {
+        self.inner
+            .codec
+            .encode(DEFAULT_EXPORT, inode.fileid, inode.generation)
+    }
+
+    /// Client records written before this boot (read at open): the clients that may reclaim.
+    pub fn previous_clients(&self) -> &[ClientRecord] {
+        &self.inner.previous
+    }
+
+    /// How many commits and jobs the committer has done so far.
+    pub fn commit_stats(&self) -> CommitCounts {
+        self.inner.committer.stats.snapshot()
+    }
+
+    fn read(&self) -> Result<ReadTransaction, StoreError> {
+        Ok(self.inner.db.begin_read()?)
+    }
+
+    /// The root directory of the default export.
+    pub fn root(&self) -> Result<Inode, StoreError> {
+        self.getattr(ROOT_FILEID)
+    }
+
+    /// An object's attributes; NFS4ERR_STALE if it is gone.
+    pub fn getattr(&self, fileid: u64) -> Result<Inode, StoreError> {
+        let r = self.read()?;
+        Ok(load(&r.open_table(INODES)?, fileid)?.to_inode(fileid))
+    }
+
+    /// An object's attributes if `generation` is still its generation; else NFS4ERR_STALE.
+    pub fn getattr_checked(&self, fileid: u64, generation: u32) -> Result<Inode, StoreError> {
+        let i = self.getattr(fileid)?;
+        if i.generation != generation {
+            return Err(StoreError::Stale(fileid));
+        }
+        Ok(i)
+    }
+
+    /// PUTFH for an export object: NFS4ERR_BADHANDLE for a handle that is not ours (or is a
+    /// pseudo-fs handle, which the caller resolves itself), NFS4ERR_STALE for one whose object
+    /// is gone. Returns the export id with the object.
+    pub fn resolve(&self, fh: &NfsFh4) -> Result<(u16, Inode), StoreError> {
+        let d = self.inner.codec.decode(fh)?;
+        if d.kind != FhKind::Object {
+            return Err(StoreError::BadHandle(FhError::Kind(0)));
+        }
+        Ok((d.export, self.getattr_checked(d.fileid, d.generation)?))
+    }
+
+    /// LOOKUP (RFC 8881 section 18.13): the object `name` names in directory `dir`.
+    pub fn lookup(&self, dir: u64, name: &[u8]) -> Result<Inode, StoreError> {
+        check_name(name)?;
+        let r = self.read()?;
+        let inodes = r.open_table(INODES)?;
+        let d = load(&inodes, dir)?;
+        match d.ftype {
+            NfsFtype4::NF4DIR => {}
+            NfsFtype4::NF4LNK => return Err(StoreError::Symlink),
+            _ => return Err(StoreError::NotDir),
+        }
+        let (child, _) =
+            get_dirent(&r.open_table(DIRENTS)?, dir, name)?.ok_or(StoreError::NoEnt)?;
+        Ok(load_linked(&inodes, child)?.to_inode(child))
+    }
+
+    /// LOOKUPP (RFC 8881 section 18.14): the parent of directory `dir`; NFS4ERR_NOENT at the
+    /// root.
+    pub fn lookupp(&self, dir: u64) -> Result<Inode, StoreError> {
+        let r = self.read()?;
+        let inodes = r.open_table(INODES)?;
+        let d = load_dir(&inodes, dir)?;
+        if dir == ROOT_FILEID || d.parent == 0 {
+            return Err(StoreError::NoEnt);
+        }
+        Ok(load_linked(&inodes, d.parent)?.to_inode(d.parent))
+    }
+
+    /// READDIR (RFC 8881 section 18.23): up to `max_entries` entries after `cookie` (0: from
+    /// the start). A cookie stays valid for as long as the directory exists, also across
+    /// restarts and after its own entry is removed, so no cookie verifier is needed: callers
+    /// may return an all-zero `cookieverf` and ignore the client's. Cookies 1 and 2, and
+    /// cookies never handed out, are NFS4ERR_BAD_COOKIE.
+    pub fn readdir(
+        &self,
+        dir: u64,
+        cookie: u64,
+        max_entries: usize,
+    ) -> Result<ReadDir, StoreError> {
+        let r = self.read()?;
+        let inodes = r.open_table(INODES)?;
+        let d = load_dir(&inodes, dir)?;
+        if cookie != 0 && (cookie < FIRST_COOKIE || cookie >= d.next_cookie) {
+            return Err(StoreError::BadCookie(cookie));
+        }
+        let start = if cookie == 0 { 0 } else { cookie + 1 };
+        let cookies = r.open_table(COOKIES)?;
+        let mut it = cookies.range((dir, start)..=(dir, u64::MAX))?;
+        let mut entries = Vec::new();
+        while entries.len() < max_entries {
+            let Some(e) = it.next() else {
+                return Ok(ReadDir { entries, eof: true });
+            };
+            let (k, v) = e?;
+            let (_, cookie) = k.value();
+            let (child, name) = v.value();
+            entries.push(DirEntry {
+                cookie,
+                name: Bytes::copy_from_slice(name),
+                inode: load_linked(&inodes, child)?.to_inode(child),
+            });
+        }
+        let eof = it.next().is_none();
+        Ok(ReadDir { entries, eof })
+    }
+
+    /// The store-wide change counter: the largest change attribute handed out so far.
+    pub fn change_counter(&self) -> Result<u64, StoreError> {
+        let r = self.read()?;
+        r.open_table(COUNTERS)?
+            .get(K_CHANGE)?
+            .map(|g| g.value())
+            .ok_or(StoreError::Corrupt("change counter missing"))
+    }
+
+    /// Client records now on disk (this boot's and any earlier ones not yet removed).
+    pub fn clients(&self) -> Result<Vec<ClientRecord>, StoreError> {
+        let r = self.read()?;
+        clients::list(&r.open_table(CLIENTS)?)
+    }
+
+    /// Runs any change as a job of the committer (for tables other modules add). The job must
+    /// do its checks before its first [`Tbl::write`] (see [`commit`]); it may run more than
+    /// once, on the same state, if another job of its batch fails after writing.
+    pub fn write<R, F>(&self, f: F) -> Pending<R>
+    where
+        F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send + 'static,
+        R: Send + 'static,
+    {
+        self.inner.committer.submit(f)
+    }
+
+    /// CREATE of any type, or OPEN's create of a regular file, named `name` in `parent`.
+    pub fn create(
+        &self,
+        parent: u64,
+        name: &[u8],
+        spec: CreateSpec,
+        now: Nfstime4,
+    ) -> Pending<Created> {
+        if let Err(e) = check_name(name) {
+            return Pending::ready(Err(e));
+        }
+        let name = Bytes::copy_from_slice(name);
+        let generation = self.inner.epoch as u32;
+        self.write(move |tx| ns::create(tx, parent, &name, &spec, now, generation))
+    }
+
+    /// LINK (RFC 8881 section 18.9): `name` in `dir` becomes another name of `fileid`.
+    /// NFS4ERR_ISDIR for a directory, NFS4ERR_EXIST if the name is taken.
+    pub fn link(&self, fileid: u64, dir: u64, name: &[u8], now: Nfstime4) -> Pending<Linked> {
+        if let Err(e) = check_name(name) {
+            return Pending::ready(Err(e));
+        }
+        let name = Bytes::copy_from_slice(name);
+        self.write(move |tx| ns::link(tx, fileid, dir, &name, now))
+    }
+
+    /// REMOVE (RFC 8881 section 18.25): NFS4ERR_NOTEMPTY for a directory with entries.
+    /// [`Removed::last_link`] tells the caller to remove the data.
+    pub fn remove(&self, dir: u64, name: &[u8], now: Nfstime4) -> Pending<Removed> {
+        if let Err(e) = check_name(name) {
+            return Pending::ready(Err(e));
+        }
+        let name = Bytes::copy_from_slice(name);
+        self.write(move |tx| ns::remove(tx, dir, &name, now))
+    }
+
+    /// RENAME (RFC 8881 section 18.26): `src_name` in `src_dir` becomes `dst_name` in
+    /// `dst_dir`. An existing target must be compatible (both directories, the target empty,
+    /// or both non-directories), else NFS4ERR_EXIST; it is replaced atomically. Renaming a name
+    /// onto itself or onto another link of the same file does nothing and succeeds. Moving a
+    /// directory into its own subtree is NFS4ERR_INVAL.
+    pub fn rename(
+        &self,
+        src_dir: u64,
+        src_name: &[u8],
+        dst_dir: u64,
+        dst_name: &[u8],
+        now: Nfstime4,
+    ) -> Pending<Renamed> {
+        if let Err(e) = check_name(src_name).and_then(|()| check_name(dst_name)) {
+            return Pending::ready(Err(e));
+        }
+        let s = Bytes::copy_from_slice(src_name);
+        let d = Bytes::copy_from_slice(dst_name);
+        self.write(move |tx| ns::rename(tx, src_dir, &s, dst_dir, &d, now))
+    }
+
+    /// SETATTR of mode, owner, group, size and times. [`SetattrOutcome::old_size`] lets the
+    /// caller truncate the data when the size shrank.
+    pub fn setattr(&self, fileid: u64, attrs: SetAttrs, now: Nfstime4) -> Pending<SetattrOutcome> {
+        self.write(move |tx| ns::setattr(tx, fileid, &attrs, now))
+    }
+
+    /// Records a WRITE (or LAYOUTCOMMIT) that reached byte `end`: the size grows to `end` if
+    /// smaller; mtime, ctime and change move on.
+    pub fn record_write(&self, fileid: u64, end: u64, now: Nfstime4) -> Pending<Inode> {
+        self.write(move |tx| ns::record_write(tx, fileid, end, now))
+    }
+
+    /// Persists a confirmed client (replacing any record with the same client id).
+    pub fn put_client(&self, record: ClientRecord) -> Pending<()> {
+        self.write(move |tx| clients::put(tx, &record))
+    }
+
+    /// Forgets a client (DESTROY_CLIENTID, lease expiry, or reclaim done under a new id).
+    /// True if it was there.
+    pub fn remove_client(&self, clientid: u64) -> Pending<bool> {
+        self.write(move |tx| clients::remove(tx, clientid))
+    }
+}
+
+use ns::check_mode;

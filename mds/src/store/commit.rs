@@ -1,0 +1,488 @@
+//! Group commit: one thread owns the write transactions; concurrent changes share one fsync.
+//!
+//! Callers submit jobs (closures over a [`Txn`]) on a channel. The committer thread waits for
+//! one job, takes every job queued behind it (up to `max_batch`), runs them in order in one
+//! write transaction, commits once with `Durability::Immediate`, and only then sends each job
+//! its result. While one commit is syncing, the next batch queues up, so under load the cost
+//! of the sync is shared by every change waiting for it; an idle store commits each job
+//! alone, without waiting to fill a batch.
+//!
+//! **Isolation of failing jobs.** A job that fails must leave nothing behind in the shared
+//! transaction. redb savepoints cannot help: they can only be taken before a transaction has
+//! opened a table. Instead, a job reaches tables through [`Txn::open`], and mutation only
+//! through [`Tbl::write`], which marks the job dirty. The store's operations do all their
+//! checks (NOENT, EXIST, NOTEMPTY, ...) before their first `write()`, so a rejected request is
+//! a clean failure: its error is recorded and the batch goes on. A job that fails after it
+//! started writing (a storage error in mid-update, or a panic) poisons only itself: the
+//! transaction is aborted and the batch is replayed from its start without that job. Jobs are
+//! `FnMut` for this reason: a replayed job runs again on the same state as before and
+//! produces the same result; its first result is discarded. A panicking job counts as one
+//! that failed after writing; the thread catches the panic and carries on.
+//!
+//! If the commit itself fails, every job of the batch gets the error (nothing was
+//! acknowledged, including the rejections computed against the uncommitted state).
+
+use std::cell::Cell;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::task::{Context, Poll};
+use std::thread::JoinHandle;
+
+use redb::{Database, Durability, Key, Table, TableDefinition, Value, WriteTransaction};
+use tokio::sync::oneshot;
+
+use super::StoreError;
+
+/// A write transaction as a job sees it: tables open through it, and writes are tracked so a
+/// failing job can be isolated (see the module docs).
+pub struct Txn<'a> {
+    txn: &'a WriteTransaction,
+    dirty: Cell<bool>,
+}
+
+impl<'a> Txn<'a> {
+    fn new(txn: &'a WriteTransaction) -> Self {
+        Self {
+            txn,
+            dirty: Cell::new(false),
+        }
+    }
+
+    /// Opens a table (creating it if it does not exist yet). Open each table once per job:
+    /// redb refuses a second open of a table that is still open.
+    pub fn open<K: Key + 'static, V: Value + 'static>(
+        &self,
+        def: TableDefinition<K, V>,
+    ) -> Result<Tbl<'_, K, V>, StoreError> {
+        Ok(Tbl {
+            table: self.txn.open_table(def)?,
+            dirty: &self.dirty,
+        })
+    }
+}
+
+/// A table opened by a job. Reads go through [`Tbl::read`]; every change must go through
+/// [`Tbl::write`], after all the checks that may reject the request.
+pub struct Tbl<'t, K: Key + 'static, V: Value + 'static> {
+    table: Table<'t, K, V>,
+    dirty: &'t Cell<bool>,
+}
+
+impl<'t, K: Key + 'static, V: Value + 'static> Tbl<'t, K, V> {
+    /// The table for reading (`redb::ReadableTable` methods).
+    pub fn read(&self) -> &Table<'t, K, V> {
+        &self.table
+    }
+
+    /// The table for writing. From here on, an error from this job aborts and replays the
+    /// batch instead of being a clean rejection.
+    pub fn write(&mut self) -> &mut Table<'t, K, V> {
+        self.dirty.set(true);
+        &mut self.table
+    }
+}
+
+/// The result of a submitted change: `.await` it, or [`Pending::wait`] for it from a thread
+/// that is not running async code. The change happens whether or not anyone waits; a result
+/// arrives only once the change is durable (or has failed).
+#[must_use = "the result says whether the change happened"]
+pub struct Pending<R> {
+    state: PendingState<R>,
+}
+
+enum PendingState<R> {
+    Ready(Option<Result<R, StoreError>>),
+    Waiting(oneshot::Receiver<Result<R, StoreError>>),
+}
+
+// `Pending` never pins `R`: the value is moved out whole.
+impl<R> Unpin for Pending<R> {}
+
+impl<R> Pending<R> {
+    /// A result known before anything is submitted (an argument rejected up front).
+    pub fn ready(r: Result<R, StoreError>) -> Self {
+        Self {
+            state: PendingState::Ready(Some(r)),
+        }
+    }
+
+    /// Blocks the thread until the result arrives. Not for use on an async runtime's worker
+    /// threads (tokio panics there); `.await` instead.
+    pub fn wait(self) -> Result<R, StoreError> {
+        match self.state {
+            PendingState::Ready(r) => r.unwrap_or(Err(StoreError::Internal("polled twice"))),
+            PendingState::Waiting(rx) => rx.blocking_recv().unwrap_or(Err(StoreError::Closed)),
+        }
+    }
+}
+
+impl<R> Future for Pending<R> {
+    type Output = Result<R, StoreError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().state {
+            PendingState::Ready(r) => Poll::Ready(
+                r.take()
+                    .unwrap_or(Err(StoreError::Internal("polled twice"))),
+            ),
+            PendingState::Waiting(rx) => Pin::new(rx)
+                .poll(cx)
+                .map(|r| r.unwrap_or(Err(StoreError::Closed))),
+        }
+    }
+}
+
+/// One submitted change, type-erased so that jobs with different results share a channel.
+trait Job: Send {
+    /// Runs the change in `tx`, keeping its result for [`Job::finish`].
+    fn run(&mut self, tx: &Txn<'_>) -> Result<(), StoreError>;
+    /// Sends the caller its result once the batch's fate is known.
+    fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
+}
+
+struct TypedJob<F, R> {
+    f: F,
+    out: Option<R>,
+    reply: oneshot::Sender<Result<R, StoreError>>,
+}
+
+impl<F, R> Job for TypedJob<F, R>
+where
+    F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send,
+    R: Send,
+{
+    fn run(&mut self, tx: &Txn<'_>) -> Result<(), StoreError> {
+        self.out = Some((self.f)(tx)?);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, outcome: Result<(), StoreError>) {
+        let Self { out, reply, .. } = *self;
+        let r = outcome.and_then(|()| out.ok_or(StoreError::Internal("job has no result")));
+        // The caller may have stopped waiting; the change stands either way.
+        let _ = reply.send(r);
+    }
+}
+
+/// Counters that show how well commits are shared.
+#[derive(Debug, Default)]
+pub struct CommitStats {
+    commits: AtomicU64,
+    jobs: AtomicU64,
+    replays: AtomicU64,
+    largest_batch: AtomicU64,
+}
+
+/// A snapshot of [`CommitStats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommitCounts {
+    /// Durable commits made (each one fsync).
+    pub commits: u64,
+    /// Jobs run to completion (successful or rejected).
+    pub jobs: u64,
+    /// Batches aborted and replayed because a job failed after writing.
+    pub replays: u64,
+    /// The most jobs that shared one commit.
+    pub largest_batch: u64,
+}
+
+impl CommitStats {
+    /// The counters now.
+    pub fn snapshot(&self) -> CommitCounts {
+        CommitCounts {
+            commits: self.commits.load(Ordering::Relaxed),
+            jobs: self.jobs.load(Ordering::Relaxed),
+            replays: self.replays.load(Ordering::Relaxed),
+            largest_batch: self.largest_batch.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The committer thread and the channel that feeds it.
+pub(super) struct Committer {
+    tx: Option<mpsc::Sender<Box<dyn Job>>>,
+    thread: Option<JoinHandle<()>>,
+    pub(super) stats: Arc<CommitStats>,
+}
+
+impl Committer {
+    /// Starts the thread. `max_batch` caps how many jobs share one commit (1 = no sharing).
+    pub(super) fn start(db: Arc<Database>, max_batch: usize) -> Result<Self, StoreError> {
+        let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        let stats = Arc::new(CommitStats::default());
+        let st = stats.clone();
+        let max_batch = max_batch.max(1);
+        let thread = std::thread::Builder::new()
+            .name("mds-store-commit".into())
+            .spawn(move || {
+                while let Ok(first) = rx.recv() {
+                    let mut batch = vec![first];
+                    while batch.len() < max_batch {
+                        match rx.try_recv() {
+                            Ok(j) => batch.push(j),
+                            Err(_) => break,
+                        }
+                    }
+                    run_batch(&db, batch, &st);
+                }
+            })?;
+        Ok(Self {
+            tx: Some(tx),
+            thread: Some(thread),
+            stats,
+        })
+    }
+
+    /// Queues a job; the result arrives once its batch is durable.
+    pub(super) fn submit<R, F>(&self, f: F) -> Pending<R>
+    where
+        F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send + 'static,
+        R: Send + 'static,
+    {
+        let (reply, rx) = oneshot::channel();
+        let job = Box::new(TypedJob {
+            f,
+            out: None,
+            reply,
+        });
+        match &self.tx {
+            Some(tx) if tx.send(job).is_ok() => Pending {
+                state: PendingState::Waiting(rx),
+            },
+            _ => Pending::ready(Err(StoreError::Closed)),
+        }
+    }
+}
+
+impl Drop for Committer {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread after the queued jobs; joining it releases its
+        // handle on the database so that the file can be opened again.
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What happened to one job in the current attempt.
+enum Outcome {
+    Pending,
+    Done,
+    Rejected(StoreError),
+}
+
+/// Runs a batch in one transaction and commits it; see the module docs for failure handling.
+fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
+    let n = batch.len();
+    let mut outcomes: Vec<Outcome> = (0..n).map(|_| Outcome::Pending).collect();
+    let final_result: Result<(), StoreError> = 'attempt: loop {
+        let mut wtx = match db.begin_write() {
+            Ok(t) => t,
+            Err(e) => break 'attempt Err(e.into()),
+        };
+        if let Err(e) = wtx.set_durability(Durability::Immediate) {
+            break 'attempt Err(e.into());
+        }
+        let mut poisoned = false;
+        {
+            let tx = Txn::new(&wtx);
+            for (job, outcome) in batch.iter_mut().zip(outcomes.iter_mut()) {
+                if matches!(outcome, Outcome::Rejected(_)) {
+                    continue;
+                }
+                tx.dirty.set(false);
+                // A panic may have left anything half done, written or not: treat it as dirty.
+                let r = catch_unwind(AssertUnwindSafe(|| job.run(&tx))).unwrap_or_else(|_| {
+                    tx.dirty.set(true);
+                    Err(StoreError::Internal("store job panicked"))
+                });
+                match r {
+                    Ok(()) => *outcome = Outcome::Done,
+                    Err(e) => {
+                        *outcome = Outcome::Rejected(e);
+                        if tx.dirty.get() {
+                            poisoned = true;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if poisoned {
+            // Drop this attempt and run the batch again without the job that wrote and then
+            // failed; the others see the same state as before.
+            stats.replays.fetch_add(1, Ordering::Relaxed);
+            let _ = wtx.abort();
+            for o in outcomes.iter_mut() {
+                if matches!(o, Outcome::Done) {
+                    *o = Outcome::Pending;
+                }
+            }
+            continue 'attempt;
+        }
+        break 'attempt wtx.commit().map_err(StoreError::from);
+    };
+    if final_result.is_ok() {
+        stats.commits.fetch_add(1, Ordering::Relaxed);
+    }
+    stats.jobs.fetch_add(n as u64, Ordering::Relaxed);
+    stats.largest_batch.fetch_max(n as u64, Ordering::Relaxed);
+    for (job, outcome) in batch.drain(..).zip(outcomes) {
+        let r = match (&final_result, outcome) {
+            (Err(e), _) => Err(e.clone()),
+            (Ok(()), Outcome::Done) => Ok(()),
+            (Ok(()), Outcome::Rejected(e)) => Err(e),
+            (Ok(()), Outcome::Pending) => Err(StoreError::Internal("job was not run")),
+        };
+        job.finish(r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redb::ReadableDatabase;
+
+    const T: TableDefinition<u64, u64> = TableDefinition::new("t");
+
+    fn db() -> (tempfile::TempDir, Arc<Database>) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path().join("db")).unwrap();
+        (dir, Arc::new(db))
+    }
+
+    fn read(db: &Database, k: u64) -> Option<u64> {
+        let r = db.begin_read().unwrap();
+        let t = r.open_table(T).ok()?;
+        t.get(k).unwrap().map(|g| g.value())
+    }
+
+    /// A job that writes `k -> v`, failing (after its write, if `late`) when `fail` is set.
+    fn put(
+        k: u64,
+        v: u64,
+        fail: bool,
+        late: bool,
+    ) -> impl FnMut(&Txn<'_>) -> Result<u64, StoreError> + Send + 'static {
+        move |tx| {
+            let mut t = tx.open(T)?;
+            if fail && !late {
+                return Err(StoreError::Exist);
+            }
+            t.write().insert(k, v)?;
+            if fail {
+                return Err(StoreError::Internal("late failure"));
+            }
+            Ok(v)
+        }
+    }
+
+    #[test]
+    fn results_arrive_after_a_durable_commit() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 64).unwrap();
+        assert_eq!(c.submit(put(1, 10, false, false)).wait().unwrap(), 10);
+        assert_eq!(read(&db, 1), Some(10));
+        assert_eq!(c.stats.snapshot().commits, 1);
+    }
+
+    #[test]
+    fn a_rejected_job_leaves_the_others_in_its_batch_alone() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 64).unwrap();
+        let p: Vec<_> = (0..20)
+            .map(|i| c.submit(put(i, i, i % 3 == 0, false)))
+            .collect();
+        for (i, p) in p.into_iter().enumerate() {
+            let r = p.wait();
+            let i = i as u64;
+            if matches!(i % 3, 0) {
+                assert!(matches!(r, Err(StoreError::Exist)));
+                assert_eq!(read(&db, i), None);
+            } else {
+                assert_eq!(r.unwrap(), i);
+                assert_eq!(read(&db, i), Some(i));
+            }
+        }
+    }
+
+    #[test]
+    fn a_job_failing_after_its_writes_is_rolled_back_alone() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 64).unwrap();
+        let p: Vec<_> = (0..20)
+            .map(|i| c.submit(put(i, i, i % 5 == 2, true)))
+            .collect();
+        for (i, p) in p.into_iter().enumerate() {
+            let r = p.wait();
+            let i = i as u64;
+            if i % 5 == 2 {
+                assert!(matches!(r, Err(StoreError::Internal(_))));
+                assert_eq!(read(&db, i), None, "the failed job's write is gone");
+            } else {
+                assert_eq!(r.unwrap(), i);
+                assert_eq!(read(&db, i), Some(i));
+            }
+        }
+    }
+
+    #[test]
+    fn a_panicking_job_fails_alone_and_the_committer_lives_on() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 64).unwrap();
+        let a = c.submit(put(1, 1, false, false));
+        let b = c.submit(|tx: &Txn<'_>| -> Result<(), StoreError> {
+            let mut t = tx.open(T)?;
+            t.write().insert(2, 2)?;
+            panic!("a bug in a job");
+        });
+        let d = c.submit(put(3, 3, false, false));
+        assert_eq!(a.wait().unwrap(), 1);
+        assert!(matches!(b.wait(), Err(StoreError::Internal(_))));
+        assert_eq!(d.wait().unwrap(), 3);
+        assert_eq!(read(&db, 2), None);
+        assert_eq!(c.submit(put(4, 4, false, false)).wait().unwrap(), 4);
+    }
+
+    #[test]
+    fn max_batch_of_one_commits_every_job_alone() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 1).unwrap();
+        let p: Vec<_> = (0..10).map(|i| c.submit(put(i, i, false, false))).collect();
+        for p in p {
+            p.wait().unwrap();
+        }
+        let s = c.stats.snapshot();
+        assert_eq!((s.commits, s.jobs, s.largest_batch), (10, 10, 1));
+    }
+
+    #[test]
+    fn queued_jobs_share_commits() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 256).unwrap();
+        let p: Vec<_> = (0..100)
+            .map(|i| c.submit(put(i, i, false, false)))
+            .collect();
+        for p in p {
+            p.wait().unwrap();
+        }
+        let s = c.stats.snapshot();
+        assert_eq!(s.jobs, 100);
+        assert!(s.commits < 100, "{s:?}");
+    }
+
+    #[tokio::test]
+    async fn pending_can_be_awaited() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 8).unwrap();
+        assert_eq!(c.submit(put(5, 6, false, false)).await.unwrap(), 6);
+        assert!(matches!(
+            Pending::<u8>::ready(Err(StoreError::NoEnt)).await,
+            Err(StoreError::NoEnt)
+        ));
+    }
+}

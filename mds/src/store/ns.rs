@@ -1,0 +1,584 @@
+//! Namespace changes, each run as one job of the committer (see [`super::commit`]).
+//!
+//! Every function here checks everything that can reject the request before its first write,
+//! so a rejection leaves the shared transaction untouched. The change attribute comes from one
+//! counter kept in the store (`counters/change`), bumped in the same transaction as the change
+//! it stamps, so it only ever grows, across restarts too.
+
+use bytes::Bytes;
+use nfs_proto::nfs4::attr::Settime4;
+use nfs_proto::nfs4::{ChangeInfo4, NfsFtype4, Nfstime4, Specdata4};
+use redb::ReadableTable;
+
+use super::commit::{Tbl, Txn};
+use super::schema::*;
+use super::{
+    CreateHow, CreateSpec, Created, Inode, Linked, NewObject, Removed, Renamed, SetAttrs,
+    SetattrOutcome, StoreError, MAX_NAME_LEN, MAX_SYMLINK_LEN,
+};
+
+/// Checks a component name (RFC 8881 section 14.5 and 18.13.3): empty is NFS4ERR_INVAL; "."
+/// and "..", or a name holding '/' or NUL, is NFS4ERR_BADNAME; over 255 bytes is
+/// NFS4ERR_NAMETOOLONG. Names are otherwise opaque bytes (UTF-8 is not enforced, so names
+/// written by clients in other encodings still work).
+pub fn check_name(name: &[u8]) -> Result<(), StoreError> {
+    if name.is_empty() {
+        return Err(StoreError::Inval("zero-length name"));
+    }
+    if name == b"." || name == b".." {
+        return Err(StoreError::BadName("\".\" and \"..\" are not names"));
+    }
+    if name.contains(&b'/') {
+        return Err(StoreError::BadName("name contains '/'"));
+    }
+    if name.contains(&0) {
+        return Err(StoreError::BadName("name contains NUL"));
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(StoreError::NameTooLong);
+    }
+    Ok(())
+}
+
+/// Mode bits a client may set (`mode4`, RFC 8881 section 6.2.4): permissions plus setuid,
+/// setgid and sticky.
+pub(super) fn check_mode(mode: u32) -> Result<(), StoreError> {
+    if mode & !0o7777 != 0 {
+        return Err(StoreError::Inval("mode bits above 07777"));
+    }
+    Ok(())
+}
+
+/// The namespace tables, opened once per job.
+pub(super) struct Ns<'t> {
+    counters: Tbl<'t, &'static str, u64>,
+    pub inodes: Tbl<'t, u64, &'static [u8]>,
+    pub dirents: Tbl<'t, (u64, &'static [u8]), (u64, u64)>,
+    pub cookies: Tbl<'t, (u64, u64), (u64, &'static [u8])>,
+}
+
+impl<'t> Ns<'t> {
+    pub fn open(tx: &'t Txn<'_>) -> Result<Self, StoreError> {
+        Ok(Self {
+            counters: tx.open(COUNTERS)?,
+            inodes: tx.open(INODES)?,
+            dirents: tx.open(DIRENTS)?,
+            cookies: tx.open(COOKIES)?,
+        })
+    }
+
+    fn counter(&self, key: &str) -> Result<u64, StoreError> {
+        self.counters
+            .read()
+            .get(key)?
+            .map(|g| g.value())
+            .ok_or(StoreError::Corrupt("counter missing"))
+    }
+
+    /// Takes the next value of a counter (a write).
+    fn bump(&mut self, key: &str) -> Result<u64, StoreError> {
+        let v = self
+            .counter(key)?
+            .checked_add(1)
+            .ok_or(StoreError::Corrupt("counter overflow"))?;
+        self.counters.write().insert(key, v)?;
+        Ok(v)
+    }
+
+    /// A new change attribute value, larger than every one handed out before.
+    pub fn next_change(&mut self) -> Result<u64, StoreError> {
+        self.bump(K_CHANGE)
+    }
+
+    fn alloc_fileid(&mut self) -> Result<u64, StoreError> {
+        // next_fileid holds the id the next object gets.
+        let id = self.counter(K_NEXT_FILEID)?;
+        self.bump(K_NEXT_FILEID)?;
+        Ok(id)
+    }
+
+    pub fn put(&mut self, fileid: u64, r: &InodeV1) -> Result<(), StoreError> {
+        self.inodes.write().insert(fileid, &r.encode()[..])?;
+        Ok(())
+    }
+
+    fn delete(&mut self, fileid: u64) -> Result<(), StoreError> {
+        self.inodes.write().remove(fileid)?;
+        Ok(())
+    }
+
+    /// Adds `name -> child` to directory `dir` (record `d`, updated in memory); returns the
+    /// entry's cookie.
+    fn add_entry(
+        &mut self,
+        dir: u64,
+        d: &mut InodeV1,
+        name: &[u8],
+        child: u64,
+    ) -> Result<u64, StoreError> {
+        let cookie = d.next_cookie.max(FIRST_COOKIE);
+        d.next_cookie = cookie + 1;
+        self.dirents.write().insert((dir, name), (child, cookie))?;
+        self.cookies.write().insert((dir, cookie), (child, name))?;
+        Ok(cookie)
+    }
+
+    fn remove_entry(&mut self, dir: u64, name: &[u8], cookie: u64) -> Result<(), StoreError> {
+        self.dirents.write().remove((dir, name))?;
+        self.cookies.write().remove((dir, cookie))?;
+        Ok(())
+    }
+
+    fn is_empty_dir(&self, dir: u64) -> Result<bool, StoreError> {
+        dir_is_empty(self.cookies.read(), dir)
+    }
+}
+
+/// Stamps a directory whose entries changed.
+fn touch_dir(d: &mut InodeV1, change: u64, now: Nfstime4) {
+    d.change = change;
+    d.mtime = now;
+    d.ctime = now;
+}
+
+fn cinfo(before: u64, after: u64) -> ChangeInfo4 {
+    ChangeInfo4 {
+        atomic: true,
+        before,
+        after,
+    }
+}
+
+/// The reply OPEN gives for an existing object of the wrong type (RFC 8881 section 18.16.3).
+fn open_type_error(ftype: NfsFtype4) -> StoreError {
+    match ftype {
+        NfsFtype4::NF4DIR => StoreError::IsDir,
+        NfsFtype4::NF4LNK => StoreError::Symlink,
+        _ => StoreError::WrongType,
+    }
+}
+
+/// CREATE (RFC 8881 section 18.4) and the create part of OPEN (section 18.16.3).
+pub(super) fn create(
+    tx: &Txn<'_>,
+    parent: u64,
+    name: &[u8],
+    spec: &CreateSpec,
+    now: Nfstime4,
+    generation: u32,
+) -> Result<Created, StoreError> {
+    let mut ns = Ns::open(tx)?;
+    let mut dir = load_dir(ns.inodes.read(), parent)?;
+    if let Some((child, _)) = get_dirent(ns.dirents.read(), parent, name)? {
+        let existing = load_linked(ns.inodes.read(), child)?;
+        let unchanged = Created {
+            inode: existing.to_inode(child),
+            created: false,
+            cinfo: cinfo(dir.change, dir.change),
+        };
+        return match &spec.object {
+            NewObject::Regular(CreateHow::Unchecked) if existing.ftype == NfsFtype4::NF4REG => {
+                Ok(unchanged)
+            }
+            NewObject::Regular(CreateHow::Unchecked) => Err(open_type_error(existing.ftype)),
+            // A retransmitted exclusive create finds its own file (RFC 8881 section 18.16.3).
+            NewObject::Regular(CreateHow::Exclusive(v))
+                if existing.ftype == NfsFtype4::NF4REG && existing.verifier == Some(*v) =>
+            {
+                Ok(unchanged)
+            }
+            _ => Err(StoreError::Exist),
+        };
+    }
+    check_mode(spec.mode)?;
+    let (ftype, symlink, rdev, verifier) = match &spec.object {
+        NewObject::Regular(how) => (
+            NfsFtype4::NF4REG,
+            Bytes::new(),
+            Specdata4::default(),
+            match how {
+                CreateHow::Exclusive(v) => Some(*v),
+                _ => None,
+            },
+        ),
+        NewObject::Directory => (NfsFtype4::NF4DIR, Bytes::new(), Specdata4::default(), None),
+        NewObject::Symlink(target) => {
+            if target.is_empty() {
+                return Err(StoreError::Inval("empty symlink target"));
+            }
+            if target.len() > MAX_SYMLINK_LEN {
+                return Err(StoreError::NameTooLong);
+            }
+            (
+                NfsFtype4::NF4LNK,
+                target.clone(),
+                Specdata4::default(),
+                None,
+            )
+        }
+        NewObject::BlockDevice(d) => (NfsFtype4::NF4BLK, Bytes::new(), *d, None),
+        NewObject::CharDevice(d) => (NfsFtype4::NF4CHR, Bytes::new(), *d, None),
+        NewObject::Fifo => (NfsFtype4::NF4FIFO, Bytes::new(), Specdata4::default(), None),
+        NewObject::Socket => (NfsFtype4::NF4SOCK, Bytes::new(), Specdata4::default(), None),
+    };
+    let is_dir = ftype == NfsFtype4::NF4DIR;
+    if is_dir && dir.nlink == u32::MAX {
+        return Err(StoreError::MLink);
+    }
+
+    // Checks done: from here on, writes.
+    let change = ns.next_change()?;
+    let fileid = ns.alloc_fileid()?;
+    let (size, space_used) = match ftype {
+        NfsFtype4::NF4DIR => (DIR_SIZE, DIR_SIZE),
+        NfsFtype4::NF4LNK => (symlink.len() as u64, symlink.len() as u64),
+        _ => (0, 0),
+    };
+    let rec = InodeV1 {
+        ftype,
+        mode: spec.mode,
+        uid: spec.uid,
+        gid: spec.gid,
+        nlink: if is_dir { 2 } else { 1 },
+        size,
+        space_used,
+        atime: now,
+        mtime: now,
+        ctime: now,
+        birth: now,
+        change,
+        rdev,
+        generation,
+        symlink,
+        verifier,
+        parent: if is_dir { parent } else { 0 },
+        next_cookie: if is_dir { FIRST_COOKIE } else { 0 },
+    };
+    ns.put(fileid, &rec)?;
+    ns.add_entry(parent, &mut dir, name, fileid)?;
+    let before = dir.change;
+    touch_dir(&mut dir, change, now);
+    if is_dir {
+        dir.nlink += 1;
+    }
+    ns.put(parent, &dir)?;
+    Ok(Created {
+        inode: rec.to_inode(fileid),
+        created: true,
+        cinfo: cinfo(before, change),
+    })
+}
+
+/// The size reported for directories.
+pub(super) const DIR_SIZE: u64 = 4096;
+
+/// LINK (RFC 8881 section 18.9): a new name for an existing non-directory.
+pub(super) fn link(
+    tx: &Txn<'_>,
+    fileid: u64,
+    dir_id: u64,
+    name: &[u8],
+    now: Nfstime4,
+) -> Result<Linked, StoreError> {
+    let mut ns = Ns::open(tx)?;
+    let mut dir = load_dir(ns.inodes.read(), dir_id)?;
+    let mut rec = load(ns.inodes.read(), fileid)?;
+    if rec.is_dir() {
+        return Err(StoreError::IsDir);
+    }
+    if get_dirent(ns.dirents.read(), dir_id, name)?.is_some() {
+        return Err(StoreError::Exist);
+    }
+    if rec.nlink == u32::MAX {
+        return Err(StoreError::MLink);
+    }
+    let change = ns.next_change()?;
+    ns.add_entry(dir_id, &mut dir, name, fileid)?;
+    let before = dir.change;
+    touch_dir(&mut dir, change, now);
+    ns.put(dir_id, &dir)?;
+    rec.nlink += 1;
+    rec.ctime = now;
+    rec.change = change;
+    ns.put(fileid, &rec)?;
+    Ok(Linked {
+        inode: rec.to_inode(fileid),
+        cinfo: cinfo(before, change),
+    })
+}
+
+/// Drops one link to `child` (record `rec`) whose entry is already gone; deletes the inode
+/// when no name is left. Returns whether it was deleted.
+fn drop_link(
+    ns: &mut Ns<'_>,
+    child: u64,
+    mut rec: InodeV1,
+    change: u64,
+    now: Nfstime4,
+) -> Result<bool, StoreError> {
+    if rec.is_dir() || rec.nlink <= 1 {
+        ns.delete(child)?;
+        return Ok(true);
+    }
+    rec.nlink -= 1;
+    rec.ctime = now;
+    rec.change = change;
+    ns.put(child, &rec)?;
+    Ok(false)
+}
+
+/// REMOVE (RFC 8881 section 18.25).
+pub(super) fn remove(
+    tx: &Txn<'_>,
+    dir_id: u64,
+    name: &[u8],
+    now: Nfstime4,
+) -> Result<Removed, StoreError> {
+    let mut ns = Ns::open(tx)?;
+    let mut dir = load_dir(ns.inodes.read(), dir_id)?;
+    let (child, cookie) = get_dirent(ns.dirents.read(), dir_id, name)?.ok_or(StoreError::NoEnt)?;
+    let rec = load_linked(ns.inodes.read(), child)?;
+    let was_dir = rec.is_dir();
+    if was_dir && !ns.is_empty_dir(child)? {
+        return Err(StoreError::NotEmpty);
+    }
+    let ftype = rec.ftype;
+    let change = ns.next_change()?;
+    ns.remove_entry(dir_id, name, cookie)?;
+    let last_link = drop_link(&mut ns, child, rec, change, now)?;
+    let before = dir.change;
+    touch_dir(&mut dir, change, now);
+    if was_dir {
+        dir.nlink = dir.nlink.saturating_sub(1);
+    }
+    ns.put(dir_id, &dir)?;
+    Ok(Removed {
+        cinfo: cinfo(before, change),
+        fileid: child,
+        ftype,
+        last_link,
+    })
+}
+
+/// True if directory `ancestor` is `dir` or one of its ancestors, following parent pointers.
+fn is_ancestor(ns: &Ns<'_>, ancestor: u64, mut dir: u64) -> Result<bool, StoreError> {
+    // Depth is bounded by the number of directories; a loop would mean a corrupt store.
+    for _ in 0..1_000_000 {
+        if dir == ancestor {
+            return Ok(true);
+        }
+        if dir == ROOT_FILEID || dir == 0 {
+            return Ok(false);
+        }
+        dir = load_linked(ns.inodes.read(), dir)?.parent;
+    }
+    Err(StoreError::Corrupt("directory parent chain loops"))
+}
+
+/// RENAME (RFC 8881 section 18.26), within one directory or across two, atomically replacing
+/// a compatible target.
+pub(super) fn rename(
+    tx: &Txn<'_>,
+    src_dir: u64,
+    src_name: &[u8],
+    dst_dir: u64,
+    dst_name: &[u8],
+    now: Nfstime4,
+) -> Result<Renamed, StoreError> {
+    let mut ns = Ns::open(tx)?;
+    let same_dir = src_dir == dst_dir;
+    let mut sd = load_dir(ns.inodes.read(), src_dir)?;
+    let mut td = if same_dir {
+        None
+    } else {
+        Some(load_dir(ns.inodes.read(), dst_dir)?)
+    };
+    let (src, src_cookie) =
+        get_dirent(ns.dirents.read(), src_dir, src_name)?.ok_or(StoreError::NoEnt)?;
+    let mut srec = load_linked(ns.inodes.read(), src)?;
+    let target = get_dirent(ns.dirents.read(), dst_dir, dst_name)?;
+    let dst_before = td.as_ref().unwrap_or(&sd).change;
+    let unchanged = Renamed {
+        source_cinfo: cinfo(sd.change, sd.change),
+        target_cinfo: cinfo(dst_before, dst_before),
+        replaced: None,
+    };
+    let mut trec = None;
+    if let Some((tgt, tgt_cookie)) = target {
+        // "If oldname and newname both refer to the same file (e.g., they might be hard links
+        // of each other), then RENAME MUST perform no action and return NFS4_OK."
+        if tgt == src {
+            return Ok(unchanged);
+        }
+        let t = load_linked(ns.inodes.read(), tgt)?;
+        match (srec.is_dir(), t.is_dir()) {
+            (true, false) | (false, true) => return Err(StoreError::Exist),
+            (true, true) if !ns.is_empty_dir(tgt)? => return Err(StoreError::Exist),
+            _ => {}
+        }
+        trec = Some((tgt, tgt_cookie, t));
+    }
+    if srec.is_dir() && !same_dir {
+        // A directory cannot move below itself.
+        if is_ancestor(&ns, src, dst_dir)? {
+            return Err(StoreError::Inval(
+                "rename of a directory into its own subtree",
+            ));
+        }
+        let t = td.as_ref().unwrap_or(&sd);
+        let replaces_dir = matches!(&trec, Some((_, _, t)) if t.is_dir());
+        if t.nlink == u32::MAX && !replaces_dir {
+            return Err(StoreError::MLink);
+        }
+    }
+
+    // Checks done: from here on, writes.
+    let change = ns.next_change()?;
+    let src_before = sd.change;
+    ns.remove_entry(src_dir, src_name, src_cookie)?;
+    let mut replaced = None;
+    if let Some((tgt, tgt_cookie, t)) = trec {
+        let was_dir = t.is_dir();
+        let ftype = t.ftype;
+        ns.remove_entry(dst_dir, dst_name, tgt_cookie)?;
+        let last_link = drop_link(&mut ns, tgt, t, change, now)?;
+        if was_dir {
+            let d = td.as_mut().unwrap_or(&mut sd);
+            d.nlink = d.nlink.saturating_sub(1);
+        }
+        replaced = Some(Removed {
+            cinfo: cinfo(dst_before, change),
+            fileid: tgt,
+            ftype,
+            last_link,
+        });
+    }
+    {
+        let d = td.as_mut().unwrap_or(&mut sd);
+        ns.add_entry(dst_dir, d, dst_name, src)?;
+        touch_dir(d, change, now);
+    }
+    if srec.is_dir() {
+        srec.parent = dst_dir;
+        if let Some(d) = td.as_mut() {
+            d.nlink += 1;
+            sd.nlink = sd.nlink.saturating_sub(1);
+        }
+    }
+    srec.ctime = now;
+    srec.change = change;
+    ns.put(src, &srec)?;
+    touch_dir(&mut sd, change, now);
+    ns.put(src_dir, &sd)?;
+    if let Some(d) = &td {
+        ns.put(dst_dir, d)?;
+    }
+    Ok(Renamed {
+        source_cinfo: cinfo(src_before, change),
+        target_cinfo: cinfo(dst_before, change),
+        replaced,
+    })
+}
+
+fn resolve_time(t: &Settime4, now: Nfstime4) -> Result<Nfstime4, StoreError> {
+    match t {
+        Settime4::SetToServerTime => Ok(now),
+        Settime4::SetToClientTime(t) => {
+            if t.nseconds >= 1_000_000_000 {
+                return Err(StoreError::Inval("nseconds out of range"));
+            }
+            Ok(*t)
+        }
+        Settime4::Other(_) => Err(StoreError::Inval("unknown time_how4")),
+    }
+}
+
+/// SETATTR of the attributes the store keeps (RFC 8881 section 18.30). A size change also
+/// sets mtime (unless the request sets it); any change sets ctime and the change attribute.
+pub(super) fn setattr(
+    tx: &Txn<'_>,
+    fileid: u64,
+    a: &SetAttrs,
+    now: Nfstime4,
+) -> Result<SetattrOutcome, StoreError> {
+    let mut ns = Ns::open(tx)?;
+    let mut rec = load(ns.inodes.read(), fileid)?;
+    let old_size = rec.size;
+    if let Some(m) = a.mode {
+        check_mode(m)?;
+    }
+    if let Some(size) = a.size {
+        match rec.ftype {
+            NfsFtype4::NF4REG => {}
+            NfsFtype4::NF4DIR => return Err(StoreError::IsDir),
+            _ => return Err(StoreError::Inval("size of a non-regular file")),
+        }
+        if size > i64::MAX as u64 {
+            return Err(StoreError::FBig);
+        }
+    }
+    let atime = a.atime.as_ref().map(|t| resolve_time(t, now)).transpose()?;
+    let mtime = a.mtime.as_ref().map(|t| resolve_time(t, now)).transpose()?;
+    if a.is_empty() {
+        return Ok(SetattrOutcome {
+            inode: rec.to_inode(fileid),
+            old_size,
+        });
+    }
+    let change = ns.next_change()?;
+    if let Some(m) = a.mode {
+        rec.mode = m;
+    }
+    if let Some(u) = a.uid {
+        rec.uid = u;
+    }
+    if let Some(g) = a.gid {
+        rec.gid = g;
+    }
+    if let Some(size) = a.size {
+        rec.size = size;
+        rec.space_used = size;
+        rec.mtime = now;
+    }
+    if let Some(t) = atime {
+        rec.atime = t;
+    }
+    if let Some(t) = mtime {
+        rec.mtime = t;
+    }
+    rec.ctime = now;
+    rec.change = change;
+    ns.put(fileid, &rec)?;
+    Ok(SetattrOutcome {
+        inode: rec.to_inode(fileid),
+        old_size,
+    })
+}
+
+/// After a WRITE or LAYOUTCOMMIT that reached byte `end` (exclusive): size grows to `end` if
+/// it was smaller, never shrinks; mtime, ctime and the change attribute move on.
+pub(super) fn record_write(
+    tx: &Txn<'_>,
+    fileid: u64,
+    end: u64,
+    now: Nfstime4,
+) -> Result<Inode, StoreError> {
+    let mut ns = Ns::open(tx)?;
+    let mut rec = load(ns.inodes.read(), fileid)?;
+    match rec.ftype {
+        NfsFtype4::NF4REG => {}
+        NfsFtype4::NF4DIR => return Err(StoreError::IsDir),
+        _ => return Err(StoreError::Inval("write to a non-regular file")),
+    }
+    if end > i64::MAX as u64 {
+        return Err(StoreError::FBig);
+    }
+    let change = ns.next_change()?;
+    rec.size = rec.size.max(end);
+    rec.space_used = rec.space_used.max(rec.size);
+    rec.mtime = now;
+    rec.ctime = now;
+    rec.change = change;
+    ns.put(fileid, &rec)?;
+    Ok(rec.to_inode(fileid))
+}

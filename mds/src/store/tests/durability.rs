@@ -1,0 +1,310 @@
+//! Restart, crash and group-commit tests, and a benchmark (ignored by default).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::*;
+
+fn client(id: u64, epoch: u64) -> ClientRecord {
+    ClientRecord {
+        clientid: id,
+        owner: Bytes::from(format!("owner-{id}")),
+        verifier: [id as u8; 8],
+        principal: format!("nfs/host{id}@EXAMPLE"),
+        boot_epoch: epoch,
+    }
+}
+
+#[test]
+fn restart_keeps_the_namespace_handles_change_counter_and_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mds.redb");
+
+    let s = open_at(&path);
+    assert_eq!(s.boot_epoch(), 1);
+    let key = *s.server_key();
+    let d = mkdir(&s, ROOT_FILEID, "d");
+    let f = mkfile(&s, d.fileid, "f");
+    s.link(f.fileid, ROOT_FILEID, b"g", t(11)).wait().unwrap();
+    let f = s.record_write(f.fileid, 1234, t(12)).wait().unwrap();
+    let fh = s.fh(&f);
+    let change = s.change_counter().unwrap();
+    let listing = s.readdir(ROOT_FILEID, 0, 10).unwrap();
+    s.put_client(client(7, 1)).wait().unwrap();
+    s.put_client(client(8, 1)).wait().unwrap();
+    s.remove_client(8).wait().unwrap();
+    drop(s);
+
+    let s = open_at(&path);
+    assert_eq!(s.boot_epoch(), 2);
+    assert_eq!(s.server_key(), &key);
+    assert_eq!(s.resolve(&fh).unwrap().1, f, "the old handle still works");
+    assert_eq!(s.lookup(d.fileid, b"f").unwrap(), f);
+    assert_eq!(s.lookupp(d.fileid).unwrap().fileid, ROOT_FILEID);
+    assert_eq!(s.readdir(ROOT_FILEID, 0, 10).unwrap(), listing);
+    let cookie = listing.entries[0].cookie;
+    assert!(
+        s.readdir(ROOT_FILEID, cookie, 10).is_ok(),
+        "cookies survive"
+    );
+    assert_eq!(s.change_counter().unwrap(), change);
+    let g = mkfile(&s, ROOT_FILEID, "new");
+    assert!(g.change > change, "change attribute keeps growing");
+    assert!(g.fileid > f.fileid, "file ids are not reused");
+    assert_eq!(s.previous_clients(), [client(7, 1)]);
+    s.put_client(client(9, 2)).wait().unwrap();
+    assert_eq!(s.previous_clients(), [client(7, 1)], "fixed at open");
+    drop(s);
+
+    let s = open_at(&path);
+    assert_eq!(s.boot_epoch(), 3);
+    assert_eq!(s.previous_clients(), [client(7, 1), client(9, 2)]);
+}
+
+#[test]
+fn store_written_by_an_unknown_format_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mds.redb");
+    drop(open_at(&path));
+    {
+        let db = redb::Database::open(&path).unwrap();
+        let w = db.begin_write().unwrap();
+        w.open_table(schema::META)
+            .unwrap()
+            .insert(schema::K_FORMAT, &9u32.to_be_bytes()[..])
+            .unwrap();
+        w.commit().unwrap();
+    }
+    let e = Store::open(&path, &StoreOptions::default(), t(1)).unwrap_err();
+    assert!(matches!(e, StoreError::Format(9)), "{e:?}");
+}
+
+#[test]
+fn a_second_open_of_the_same_file_is_refused_while_the_first_is_open() {
+    let (d, _s) = fresh();
+    let e = Store::open(d.path().join("mds.redb"), &StoreOptions::default(), t(1)).unwrap_err();
+    assert!(e.is_storage(), "{e:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Crash: kill -9 a process in the middle of acknowledged creates.
+
+const CRASH_CHILD_ENV: &str = "MDS_STORE_CRASH_CHILD_PATH";
+const CRASH_CHILD_TEST: &str = "store::tests::durability::crash_child_creates_until_killed";
+
+/// Not a test on its own: when the crash test re-runs this binary with the environment
+/// variable set, this creates files from several threads forever and prints `ACK <name>` after
+/// each create is acknowledged.
+#[test]
+fn crash_child_creates_until_killed() {
+    let Ok(path) = std::env::var(CRASH_CHILD_ENV) else {
+        return;
+    };
+    let s = Store::open(&path, &StoreOptions::default(), t(1)).unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|th| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for i in 0.. {
+                    let name = format!("t{th}-{i}");
+                    s.create(ROOT_FILEID, name.as_bytes(), file_spec(), t(2))
+                        .wait()
+                        .unwrap();
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "ACK {name}").unwrap();
+                    out.flush().unwrap();
+                }
+            })
+        })
+        .collect();
+    for th in threads {
+        let _ = th.join();
+    }
+}
+
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut b)
+        .unwrap();
+    u64::from_le_bytes(b)
+}
+
+#[test]
+fn acknowledged_creates_survive_kill_9() {
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mds.redb");
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                CRASH_CHILD_TEST,
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CRASH_CHILD_ENV, &path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+        let reader = {
+            let acked = acked.clone();
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            std::thread::spawn(move || {
+                let mut line = Vec::new();
+                loop {
+                    line.clear();
+                    match out.read_until(b'\n', &mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    // A line cut by the kill has no newline: it was not acknowledged.
+                    if let Some(name) = line
+                        .strip_suffix(b"\n")
+                        .and_then(|l| l.strip_prefix(b"ACK "))
+                    {
+                        let name = String::from_utf8(name.to_vec()).unwrap();
+                        acked.lock().unwrap().push(name);
+                    }
+                }
+            })
+        };
+        // Wait for some progress, then kill at a random moment.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while acked.lock().unwrap().len() < 20 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(random_u64() % 300));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        reader.join().unwrap();
+        let acked = acked.lock().unwrap().clone();
+        assert!(acked.len() >= 20, "round {round}: child made no progress");
+
+        let s = open_at(&path);
+        for name in &acked {
+            s.lookup(ROOT_FILEID, name.as_bytes())
+                .unwrap_or_else(|e| panic!("round {round}: acknowledged {name} lost: {e}"));
+        }
+        let on_disk = s.readdir(ROOT_FILEID, 0, usize::MAX).unwrap().entries.len();
+        eprintln!(
+            "crash round {round}: {} acknowledged, {on_disk} on disk after kill -9",
+            acked.len()
+        );
+        assert!(on_disk >= acked.len());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Group commit
+
+#[test]
+fn concurrent_creates_from_threads_share_commits() {
+    const THREADS: usize = 8;
+    const PER_THREAD: usize = 25;
+    let (_d, s) = fresh();
+    let before = s.commit_stats();
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|th| {
+            let s = s.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                for i in 0..PER_THREAD {
+                    mkfile(&s, ROOT_FILEID, &format!("t{th}-{i}"));
+                }
+            })
+        })
+        .collect();
+    for th in threads {
+        th.join().unwrap();
+    }
+    let after = s.commit_stats();
+    let total = (THREADS * PER_THREAD) as u64;
+    let commits = after.commits - before.commits;
+    assert_eq!(after.jobs - before.jobs, total);
+    assert!(commits < total, "{total} creates took {commits} commits");
+    eprintln!(
+        "{total} creates from {THREADS} threads: {commits} commits, largest batch {}",
+        after.largest_batch
+    );
+    assert_eq!(
+        s.readdir(ROOT_FILEID, 0, usize::MAX).unwrap().entries.len(),
+        total as usize
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_async_creates_share_commits() {
+    const N: u64 = 64;
+    let (_d, s) = fresh();
+    let before = s.commit_stats();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..N {
+        let s = s.clone();
+        tasks.spawn(async move {
+            s.create(ROOT_FILEID, format!("f{i}").as_bytes(), file_spec(), t(2))
+                .await
+                .unwrap()
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        assert!(r.unwrap().created);
+    }
+    let after = s.commit_stats();
+    assert_eq!(after.jobs - before.jobs, N);
+    assert!(after.commits - before.commits < N, "{after:?}");
+}
+
+/// Creates per second with group commit and with one commit per create, from 1, 4, 16 and
+/// 64 threads. Run with
+/// `cargo test -p mds --release -- --ignored --nocapture bench_creates` (set `MDS_BENCH_DIR`
+/// to put the store on another file system).
+#[test]
+#[ignore]
+fn bench_creates_group_commit_vs_one_commit_per_create() {
+    let base = std::env::var("MDS_BENCH_DIR").unwrap_or_else(|_| ".".into());
+    for (label, max_batch) in [("group commit", 1024), ("one commit per create", 1)] {
+        for threads in [1usize, 4, 16, 64] {
+            let dir = tempfile::tempdir_in(&base).unwrap();
+            let opts = StoreOptions {
+                max_batch,
+                ..StoreOptions::default()
+            };
+            let s = Store::open(dir.path().join("mds.redb"), &opts, t(1)).unwrap();
+            let before = s.commit_stats();
+            let start = Instant::now();
+            let run_for = Duration::from_secs(3);
+            let handles: Vec<_> = (0..threads)
+                .map(|th| {
+                    let s = s.clone();
+                    std::thread::spawn(move || {
+                        let mut n = 0u64;
+                        while start.elapsed() < run_for {
+                            mkfile(&s, ROOT_FILEID, &format!("t{th}-{n}"));
+                            n += 1;
+                        }
+                        n
+                    })
+                })
+                .collect();
+            let total: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+            let secs = start.elapsed().as_secs_f64();
+            let after = s.commit_stats();
+            let commits = after.commits - before.commits;
+            println!(
+                "{label:>22}, {threads:>2} threads: {:>8.0} creates/s ({total} creates, \
+                 {commits} commits, {:.1} creates/commit)",
+                total as f64 / secs,
+                total as f64 / commits.max(1) as f64
+            );
+        }
+    }
+}

@@ -1,1 +1,6 @@
 //! Protocol state, sans-IO: clients, sessions, leases, grace, stateids, opens and locks.
+
+pub mod client;
+pub mod grace;
+pub mod lease;
+pub mod session;

@@ -1,6 +1,10 @@
 //! Protocol state, sans-IO: clients, sessions, leases, grace, stateids, opens and locks.
 
+pub mod client;
+pub mod grace;
+pub mod lease;
 pub mod lock;
 pub mod open;
 pub mod owner;
+pub mod session;
 pub mod stateid;

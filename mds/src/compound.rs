@@ -34,8 +34,16 @@ impl User {
     /// The user a credential names.
     pub fn from_credential(cred: &Credential) -> Self {
         match cred {
-            Credential::Sys(p) => Self { uid: p.uid, gid: p.gid, gids: p.gids.clone() },
-            _ => Self { uid: NOBODY, gid: NOBODY, gids: Vec::new() },
+            Credential::Sys(p) => Self {
+                uid: p.uid,
+                gid: p.gid,
+                gids: p.gids.clone(),
+            },
+            _ => Self {
+                uid: NOBODY,
+                gid: NOBODY,
+                gids: Vec::new(),
+            },
         }
     }
 
@@ -122,7 +130,11 @@ impl Ctx {
 
     /// Sets the current filehandle to an object.
     pub fn set_fh(&mut self, export: u16, inode: &Inode) {
-        self.cfh = Some(Fh { export, fileid: inode.fileid, generation: inode.generation });
+        self.cfh = Some(Fh {
+            export,
+            fileid: inode.fileid,
+            generation: inode.generation,
+        });
         self.cstateid = None;
     }
 
@@ -154,9 +166,9 @@ pub fn error_result(op: NfsOpnum4, status: NfsStat4) -> NfsResop4 {
     e.put_u32(op.0);
     e.put_u32(status.0);
     e.put_raw(&[0; 32]);
-    NfsResop4::decode(&mut Decoder::new(e.into_bytes())).unwrap_or(NfsResop4::Illegal(
-        IllegalRes { status: NfsStat4::NFS4ERR_OP_ILLEGAL },
-    ))
+    NfsResop4::decode(&mut Decoder::new(e.into_bytes())).unwrap_or(NfsResop4::Illegal(IllegalRes {
+        status: NfsStat4::NFS4ERR_OP_ILLEGAL,
+    }))
 }
 
 /// Whether the peer's address may use this server at all, and with what access.
@@ -178,7 +190,7 @@ fn export_access(mds: &Mds, conn: &Conn, user: &mut User) -> Option<bool> {
 
 /// Runs one COMPOUND.
 pub async fn process(mds: Arc<Mds>, conn: Conn, cred: Credential, args: Bytes) -> Reply {
-    let digest = digest_of(std::slice::from_ref(&args));
+    let raw = args.clone();
     let (args, bad_op) = match Compound4Args::decode_partial(&mut Decoder::new(args)) {
         Ok(a) => a,
         Err(_) => return Reply::Accepted(AcceptStat::GarbageArgs),
@@ -218,7 +230,9 @@ pub async fn process(mds: Arc<Mds>, conn: Conn, cred: Credential, args: Bytes) -
         for (i, op) in args.argarray.iter().enumerate() {
             let opnum = op.opnum();
             let res = if let NfsArgop4::Unknown(_) = op {
-                NfsResop4::Illegal(IllegalRes { status: NfsStat4::NFS4ERR_OP_ILLEGAL })
+                NfsResop4::Illegal(IllegalRes {
+                    status: NfsStat4::NFS4ERR_OP_ILLEGAL,
+                })
             } else if i == 0 && !matches!(op, NfsArgop4::Sequence(_)) {
                 if !allowed_without_sequence(op) {
                     error_result(opnum, NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)
@@ -230,20 +244,18 @@ pub async fn process(mds: Arc<Mds>, conn: Conn, cred: Credential, args: Bytes) -
             } else if i > 0 && matches!(op, NfsArgop4::Sequence(_)) {
                 error_result(opnum, NfsStat4::NFS4ERR_SEQUENCE_POS)
             } else if i == 0 {
-                let NfsArgop4::Sequence(s) = op else { unreachable!("checked above") };
-                if nops > mds.cfg.limits.max_ops as usize {
-                    error_result(opnum, NfsStat4::NFS4ERR_TOO_MANY_OPS)
-                } else {
-                    match ops::session::sequence(&mut ctx, s, digest) {
-                        Ok(ops::session::SequenceStart::Replay(pieces)) => {
-                            return Some(pieces);
-                        }
-                        Ok(ops::session::SequenceStart::Go(res, s)) => {
-                            slot = Some(s);
-                            NfsResop4::Sequence(res)
-                        }
-                        Err(status) => error_result(opnum, status),
+                let NfsArgop4::Sequence(s) = op else {
+                    unreachable!("checked above")
+                };
+                match ops::session::sequence(&mut ctx, s, &raw, nops) {
+                    Ok(ops::session::SequenceStart::Replay(pieces)) => {
+                        return Some(pieces);
                     }
+                    Ok(ops::session::SequenceStart::Go(res, s)) => {
+                        slot = Some(s);
+                        NfsResop4::Sequence(res)
+                    }
+                    Err(status) => error_result(opnum, status),
                 }
             } else {
                 ops::dispatch(&mut ctx, op).await
@@ -275,7 +287,11 @@ pub async fn process(mds: Arc<Mds>, conn: Conn, cred: Credential, args: Bytes) -
     .map_or_else(
         || {
             let status = resarray.last().map_or(NfsStat4::NFS4_OK, |r| r.status());
-            let reply = Compound4Res { status, tag, resarray };
+            let reply = Compound4Res {
+                status,
+                tag,
+                resarray,
+            };
             let pieces = encode_pieces(&reply);
             if let Some(s) = slot {
                 ops::session::finish(&ctx, s, &pieces);
@@ -299,15 +315,4 @@ fn encode_reply(res: Compound4Res) -> Reply {
 /// An empty tag, for replies built outside a request.
 pub fn no_tag() -> Utf8String {
     Utf8String::default()
-}
-
-/// Encodes a value to one buffer (for digests of requests).
-pub fn digest_of(b: &[Bytes]) -> [u8; 16] {
-    let mut h = blake3::Hasher::new();
-    for p in b {
-        h.update(p);
-    }
-    let mut out = [0; 16];
-    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
-    out
 }

@@ -14,6 +14,12 @@
 //! one.
 #![warn(missing_docs)]
 
+pub mod compound;
 pub mod config;
+pub mod ops;
+pub mod server;
 pub mod state;
 pub mod store;
+
+pub use config::Config;
+pub use server::Mds;

@@ -7,9 +7,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use nfs_proto::nfs4::{NfsOpnum4, NfsStat4, NFS4_PROGRAM, NFSPROC4_COMPOUND, NFSPROC4_NULL, NFS_V4};
+use nfs_proto::nfs4::{
+    NfsOpnum4, NfsStat4, NFS4_PROGRAM, NFSPROC4_COMPOUND, NFSPROC4_NULL, NFS_V4,
+};
 use nfs_proto::rpc::AcceptStat;
-use nfs_proto::transport::{self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
+use nfs_proto::transport::{
+    self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
+};
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
@@ -49,12 +53,22 @@ pub struct Counters {
 impl Counters {
     /// Counts one operation with its outcome.
     pub fn op(&self, op: NfsOpnum4, status: NfsStat4) {
-        *self.ops.lock().expect("counters").entry((op.0, status.is_ok())).or_default() += 1;
+        *self
+            .ops
+            .lock()
+            .expect("counters")
+            .entry((op.0, status.is_ok()))
+            .or_default() += 1;
     }
 
     /// (operation, succeeded, count) for every operation seen.
     pub fn snapshot(&self) -> Vec<(NfsOpnum4, bool, u64)> {
-        self.ops.lock().expect("counters").iter().map(|(&(o, ok), &n)| (NfsOpnum4(o), ok, n)).collect()
+        self.ops
+            .lock()
+            .expect("counters")
+            .iter()
+            .map(|(&(o, ok), &n)| (NfsOpnum4(o), ok, n))
+            .collect()
     }
 
     /// How many times `op` ran (successfully or not).
@@ -87,8 +101,13 @@ pub struct Mds {
 impl Mds {
     /// Opens the stores under `cfg.data_dir` and builds the server state.
     pub fn open(cfg: Config) -> Result<Arc<Self>, StartError> {
-        std::fs::create_dir_all(&cfg.data_dir).map_err(|e| StartError::DataDir(cfg.data_dir.clone(), e))?;
-        let store = Store::open(cfg.data_dir.join("metadata.redb"), &StoreOptions::default(), system_time_now())?;
+        std::fs::create_dir_all(&cfg.data_dir)
+            .map_err(|e| StartError::DataDir(cfg.data_dir.clone(), e))?;
+        let store = Store::open(
+            cfg.data_dir.join("metadata.redb"),
+            &StoreOptions::default(),
+            system_time_now(),
+        )?;
         let data: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(cfg.data_dir.join("data"))?);
         let epoch = store.boot_epoch() as u16;
         let minter = StateidMinter::new(*store.server_key(), epoch);
@@ -109,7 +128,9 @@ impl Mds {
     /// Binds the configured address and serves until the process ends.
     pub async fn serve(self: Arc<Self>) -> Result<(), StartError> {
         let addr = self.cfg.listen;
-        let listener = TcpListener::bind(addr).await.map_err(|e| StartError::Listen(addr, e))?;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| StartError::Listen(addr, e))?;
         self.serve_on(listener).await;
         Ok(())
     }
@@ -150,7 +171,10 @@ impl CallHandler for Mds {
                 return Reply::Accepted(AcceptStat::ProgUnavail);
             }
             if call.vers != NFS_V4 {
-                return Reply::Accepted(AcceptStat::ProgMismatch { low: NFS_V4, high: NFS_V4 });
+                return Reply::Accepted(AcceptStat::ProgMismatch {
+                    low: NFS_V4,
+                    high: NFS_V4,
+                });
             }
             match call.proc_ {
                 NFSPROC4_NULL => Reply::Success(Vec::new()),
@@ -164,6 +188,10 @@ impl CallHandler for Mds {
     }
 
     fn closed(&self, conn: &Conn) {
-        self.sessions.lock().expect("sessions").connection_closed(conn.id());
+        self.sessions
+            .lock()
+            .expect("sessions")
+            .sessions
+            .connection_closed(conn.id());
     }
 }

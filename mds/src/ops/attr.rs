@@ -1,0 +1,370 @@
+//! Attributes: what the server reports for an object (RFC 8881 section 5), GETATTR, SETATTR,
+//! ACCESS, VERIFY and NVERIFY, and the Unix permission checks they share.
+
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Utf8String;
+use pfs_core::ObjectId;
+
+use crate::compound::{Ctx, User, NOBODY};
+use crate::store::{system_time_now, Inode, SetAttrs};
+
+/// The attributes this server reports (GETATTR answers the requested subset of these).
+pub const SUPPORTED: &[u32] = &[
+    FATTR4_SUPPORTED_ATTRS,
+    FATTR4_TYPE,
+    FATTR4_FH_EXPIRE_TYPE,
+    FATTR4_CHANGE,
+    FATTR4_SIZE,
+    FATTR4_LINK_SUPPORT,
+    FATTR4_SYMLINK_SUPPORT,
+    FATTR4_NAMED_ATTR,
+    FATTR4_FSID,
+    FATTR4_UNIQUE_HANDLES,
+    FATTR4_LEASE_TIME,
+    FATTR4_RDATTR_ERROR,
+    FATTR4_ACLSUPPORT,
+    FATTR4_CANSETTIME,
+    FATTR4_CASE_INSENSITIVE,
+    FATTR4_CASE_PRESERVING,
+    FATTR4_CHOWN_RESTRICTED,
+    FATTR4_FILEHANDLE,
+    FATTR4_FILEID,
+    FATTR4_FILES_AVAIL,
+    FATTR4_FILES_FREE,
+    FATTR4_FILES_TOTAL,
+    FATTR4_HOMOGENEOUS,
+    FATTR4_MAXFILESIZE,
+    FATTR4_MAXLINK,
+    FATTR4_MAXNAME,
+    FATTR4_MAXREAD,
+    FATTR4_MAXWRITE,
+    FATTR4_MODE,
+    FATTR4_NO_TRUNC,
+    FATTR4_NUMLINKS,
+    FATTR4_OWNER,
+    FATTR4_OWNER_GROUP,
+    FATTR4_RAWDEV,
+    FATTR4_SPACE_AVAIL,
+    FATTR4_SPACE_FREE,
+    FATTR4_SPACE_TOTAL,
+    FATTR4_SPACE_USED,
+    FATTR4_TIME_ACCESS,
+    FATTR4_TIME_ACCESS_SET,
+    FATTR4_TIME_CREATE,
+    FATTR4_TIME_DELTA,
+    FATTR4_TIME_METADATA,
+    FATTR4_TIME_MODIFY,
+    FATTR4_TIME_MODIFY_SET,
+    FATTR4_MOUNTED_ON_FILEID,
+    FATTR4_SUPPATTR_EXCLCREAT,
+];
+
+/// Attributes a client may set (SETATTR, CREATE, OPEN).
+pub const SETTABLE: &[u32] = &[
+    FATTR4_SIZE,
+    FATTR4_MODE,
+    FATTR4_OWNER,
+    FATTR4_OWNER_GROUP,
+    FATTR4_TIME_ACCESS_SET,
+    FATTR4_TIME_MODIFY_SET,
+];
+
+/// Which ACCESS4_* bits of `want` the user has on `inode`, by its mode bits (root may do
+/// anything but execute a file that no one may execute).
+pub fn mode_access(inode: &Inode, user: &User, want: u32) -> u32 {
+    let m = inode.mode;
+    let bits = if user.uid == 0 {
+        0o7 & if inode.is_dir() || m & 0o111 != 0 {
+            0o7
+        } else {
+            0o6
+        }
+    } else if user.uid == inode.uid {
+        (m >> 6) & 7
+    } else if user.in_group(inode.gid) {
+        (m >> 3) & 7
+    } else {
+        m & 7
+    };
+    let (r, w, x) = (bits & 4 != 0, bits & 2 != 0, bits & 1 != 0);
+    let mut ok = 0;
+    if r {
+        ok |= ACCESS4_READ;
+    }
+    if w {
+        ok |= ACCESS4_MODIFY | ACCESS4_EXTEND;
+        if inode.is_dir() {
+            ok |= ACCESS4_DELETE;
+        }
+    }
+    if x {
+        ok |= if inode.is_dir() {
+            ACCESS4_LOOKUP
+        } else {
+            ACCESS4_EXECUTE
+        };
+    }
+    want & ok
+}
+
+/// An owner or group as the wire carries it: numeric ids, as the Linux client sends when the
+/// server does (no idmapping): `"1000"`, `"1000@domain"`; `"root"`/`"nobody"` too.
+pub fn parse_id(s: &Utf8String) -> Result<u32, NfsStat4> {
+    let s = s.as_str().ok_or(NfsStat4::NFS4ERR_BADOWNER)?;
+    let name = s.split('@').next().unwrap_or(s);
+    match name {
+        "root" => Ok(0),
+        "nobody" | "nogroup" => Ok(NOBODY),
+        n => n.parse().map_err(|_| NfsStat4::NFS4ERR_BADOWNER),
+    }
+}
+
+fn supported_mask() -> Bitmap4 {
+    Bitmap4::from_bits(SUPPORTED.iter().copied())
+}
+
+/// Every reported attribute of `inode` (the encoder keeps only the requested ones).
+pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> FileAttrs {
+    let mds = &ctx.mds;
+    let mut a = FileAttrs {
+        supported_attrs: Some(supported_mask()),
+        r#type: Some(inode.ftype),
+        fh_expire_type: Some(FH4_PERSISTENT),
+        change: Some(inode.change),
+        size: Some(inode.size),
+        link_support: Some(true),
+        symlink_support: Some(true),
+        named_attr: Some(false),
+        fsid: Some(Fsid4 {
+            major: export.into(),
+            minor: 0,
+        }),
+        unique_handles: Some(true),
+        lease_time: Some(mds.cfg.lease_time),
+        rdattr_error: Some(NfsStat4::NFS4_OK),
+        aclsupport: Some(0),
+        cansettime: Some(true),
+        case_insensitive: Some(false),
+        case_preserving: Some(true),
+        chown_restricted: Some(true),
+        filehandle: Some(
+            mds.store
+                .fh_codec()
+                .encode(export, inode.fileid, inode.generation),
+        ),
+        fileid: Some(inode.fileid),
+        homogeneous: Some(true),
+        maxfilesize: Some(i64::MAX as u64),
+        maxlink: Some(u32::from(u16::MAX)),
+        maxname: Some(crate::store::MAX_NAME_LEN as u32),
+        maxread: Some(mds.cfg.limits.max_io.into()),
+        maxwrite: Some(mds.cfg.limits.max_io.into()),
+        mode: Some(inode.mode),
+        no_trunc: Some(true),
+        numlinks: Some(inode.nlink),
+        owner: Some(Utf8String::from(inode.uid.to_string())),
+        owner_group: Some(Utf8String::from(inode.gid.to_string())),
+        rawdev: Some(inode.rdev),
+        space_used: Some(inode.space_used),
+        time_access: Some(inode.atime),
+        time_create: Some(inode.birth),
+        time_delta: Some(Nfstime4 {
+            seconds: 0,
+            nseconds: 1,
+        }),
+        time_metadata: Some(inode.ctime),
+        time_modify: Some(inode.mtime),
+        mounted_on_fileid: Some(inode.fileid),
+        suppattr_exclcreat: Some(Bitmap4::from_bits([
+            FATTR4_MODE,
+            FATTR4_OWNER,
+            FATTR4_OWNER_GROUP,
+            FATTR4_TIME_ACCESS_SET,
+            FATTR4_TIME_MODIFY_SET,
+        ])),
+        ..FileAttrs::default()
+    };
+    let fs_bits = [
+        FATTR4_FILES_AVAIL,
+        FATTR4_FILES_FREE,
+        FATTR4_FILES_TOTAL,
+        FATTR4_SPACE_AVAIL,
+        FATTR4_SPACE_FREE,
+        FATTR4_SPACE_TOTAL,
+    ];
+    if fs_bits.iter().any(|&b| want.contains(b)) {
+        if let Ok(s) = mds.data.statfs() {
+            a.files_avail = Some(s.ffree);
+            a.files_free = Some(s.ffree);
+            a.files_total = Some(s.files);
+            a.space_avail = Some(s.avail);
+            a.space_free = Some(s.free);
+            a.space_total = Some(s.total);
+        }
+    }
+    a
+}
+
+/// GETATTR (RFC 8881 section 18.7).
+pub fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
+    let r = (|| {
+        let fh = ctx.fh()?;
+        let inode = ctx.inode()?;
+        let attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
+        let want = a.attr_request.intersect(&supported_mask());
+        Ok(GetAttrResOk {
+            obj_attributes: attrs.to_fattr(&want),
+        })
+    })();
+    match r {
+        Ok(ok) => GetAttrRes::Ok(ok),
+        Err(s) => GetAttrRes::Err(s),
+    }
+}
+
+/// Checks and converts settable attributes; unsupported ones are ATTRNOTSUPP, read-only
+/// ones INVAL (RFC 8881 section 18.30.3).
+pub fn to_setattrs(f: &Fattr4) -> Result<(SetAttrs, Bitmap4), NfsStat4> {
+    let a = FileAttrs::from_fattr(f).map_err(NfsStat4::from)?;
+    let mask = a.mask();
+    for bit in mask.iter() {
+        if !SETTABLE.contains(&bit) {
+            return Err(if SUPPORTED.contains(&bit) {
+                NfsStat4::NFS4ERR_INVAL
+            } else {
+                NfsStat4::NFS4ERR_ATTRNOTSUPP
+            });
+        }
+    }
+    let s = SetAttrs {
+        mode: a.mode.map(|m| m & 0o7777),
+        uid: a.owner.as_ref().map(parse_id).transpose()?,
+        gid: a.owner_group.as_ref().map(parse_id).transpose()?,
+        size: a.size,
+        atime: a.time_access_set,
+        mtime: a.time_modify_set,
+    };
+    Ok((s, mask))
+}
+
+/// SETATTR (RFC 8881 section 18.30), with the Unix permission rules: only the owner (or
+/// root) changes mode, times to a given value and the group (to one of its groups); only
+/// root gives a file away; a size change needs write permission (and an open for writing
+/// when a stateid is given).
+pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
+    let r = async {
+        ctx.writable()?;
+        let inode = ctx.inode()?;
+        let (s, mask) = to_setattrs(&a.obj_attributes)?;
+        let u = &ctx.user;
+        let owner = u.uid == 0 || u.uid == inode.uid;
+        if s.mode.is_some() && !owner {
+            return Err(NfsStat4::NFS4ERR_PERM);
+        }
+        if let Some(uid) = s.uid {
+            if uid != inode.uid && u.uid != 0 {
+                return Err(NfsStat4::NFS4ERR_PERM);
+            }
+        }
+        if let Some(gid) = s.gid {
+            if gid != inode.gid && !(u.uid == 0 || (owner && u.in_group(gid))) {
+                return Err(NfsStat4::NFS4ERR_PERM);
+            }
+        }
+        let client_time = matches!(s.atime, Some(Settime4::SetToClientTime(_)))
+            || matches!(s.mtime, Some(Settime4::SetToClientTime(_)));
+        if client_time && !owner {
+            return Err(NfsStat4::NFS4ERR_PERM);
+        }
+        if (s.size.is_some() || ((s.atime.is_some() || s.mtime.is_some()) && !owner))
+            && ctx.allowed(&inode, ACCESS4_MODIFY) == 0
+        {
+            return Err(NfsStat4::NFS4ERR_ACCESS);
+        }
+        if s.size.is_some() {
+            if inode.is_dir() {
+                return Err(NfsStat4::NFS4ERR_ISDIR);
+            }
+            super::open::check_size_change(ctx, inode.fileid, &a.stateid)?;
+        }
+        if s.is_empty() {
+            return Ok(mask);
+        }
+        let out = ctx
+            .mds
+            .store
+            .setattr(inode.fileid, s.clone(), system_time_now())
+            .await?;
+        if let Some(size) = s.size {
+            if size != out.old_size {
+                let data = ctx.mds.data.clone();
+                let id = ObjectId::whole(inode.fileid);
+                tokio::task::spawn_blocking(move || data.truncate(id, size))
+                    .await
+                    .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?
+                    .map_err(|e| NfsStat4(e.nfs_status()))?;
+            }
+        }
+        Ok(mask)
+    }
+    .await;
+    match r {
+        Ok(attrsset) => SetAttrRes {
+            status: NfsStat4::NFS4_OK,
+            attrsset,
+        },
+        Err(status) => SetAttrRes {
+            status,
+            attrsset: Bitmap4::new(),
+        },
+    }
+}
+
+/// ACCESS (RFC 8881 section 18.1).
+pub fn access(ctx: &mut Ctx, a: &AccessArgs) -> AccessRes {
+    match ctx.inode() {
+        Ok(inode) => {
+            let known = ACCESS4_READ
+                | ACCESS4_LOOKUP
+                | ACCESS4_MODIFY
+                | ACCESS4_EXTEND
+                | ACCESS4_DELETE
+                | ACCESS4_EXECUTE;
+            let supported = a.access & known;
+            let mut access = ctx.allowed(&inode, supported);
+            if ctx.read_only {
+                access &= !(ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_DELETE);
+            }
+            AccessRes::Ok(AccessResOk { supported, access })
+        }
+        Err(s) => AccessRes::Err(s),
+    }
+}
+
+/// VERIFY (`same == true`) and NVERIFY (RFC 8881 sections 18.31, 18.15): compares the given
+/// values with the object's, byte for byte in XDR.
+pub fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
+    let r = (|| {
+        let fh = ctx.fh()?;
+        let inode = ctx.inode()?;
+        let given = FileAttrs::from_fattr(f).map_err(NfsStat4::from)?;
+        let mask = given.mask();
+        if mask.contains(FATTR4_RDATTR_ERROR) {
+            return Err(NfsStat4::NFS4ERR_INVAL);
+        }
+        for bit in mask.iter() {
+            if !SUPPORTED.contains(&bit) {
+                return Err(NfsStat4::NFS4ERR_ATTRNOTSUPP);
+            }
+        }
+        let ours = file_attrs(ctx, &inode, fh.export, &mask).to_fattr_exact(&f.attrmask);
+        Ok(ours.attr_vals == f.attr_vals)
+    })();
+    match r {
+        Err(s) => s,
+        Ok(equal) if equal == same => NfsStat4::NFS4_OK,
+        Ok(_) if same => NfsStat4::NFS4ERR_NOT_SAME,
+        Ok(_) => NfsStat4::NFS4ERR_SAME,
+    }
+}

@@ -1,0 +1,115 @@
+//! One function per operation, grouped by concern, and the exhaustive dispatch that maps each
+//! `NfsArgop4` to its function (adding an operation to `nfs-proto`'s op table makes this match
+//! fail to compile until it is handled here).
+
+pub mod attr;
+pub mod dir;
+pub mod fh;
+pub mod io;
+pub mod open;
+pub mod session;
+
+use nfs_proto::nfs4::*;
+
+use crate::compound::{error_result, Ctx};
+
+/// Runs one operation (SEQUENCE is handled by the COMPOUND engine itself).
+pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
+    use NfsArgop4 as A;
+    use NfsResop4 as R;
+    match op {
+        // Sessions and clients.
+        A::ExchangeId(a) => R::ExchangeId(session::exchange_id(ctx, a).await),
+        A::CreateSession(a) => R::CreateSession(session::create_session(ctx, a).await),
+        A::DestroySession(a) => R::DestroySession(session::destroy_session(ctx, a).await),
+        A::BindConnToSession(a) => {
+            R::BindConnToSession(session::bind_conn_to_session(ctx, a).await)
+        }
+        A::BackchannelCtl(a) => R::BackchannelCtl(session::backchannel_ctl(ctx, a).await),
+        A::DestroyClientId(a) => R::DestroyClientId(session::destroy_clientid(ctx, a).await),
+        A::ReclaimComplete(a) => R::ReclaimComplete(session::reclaim_complete(ctx, a).await),
+        A::Sequence(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_SEQUENCE_POS),
+        // Filehandles and names.
+        A::PutRootFh => R::PutRootFh(fh::putrootfh(ctx)),
+        A::PutPubFh => R::PutPubFh(PutPubFhRes {
+            status: fh::putrootfh(ctx).status,
+        }),
+        A::PutFh(a) => R::PutFh(fh::putfh(ctx, a)),
+        A::GetFh => R::GetFh(fh::getfh(ctx)),
+        A::SaveFh => R::SaveFh(fh::savefh(ctx)),
+        A::RestoreFh => R::RestoreFh(fh::restorefh(ctx)),
+        A::Lookup(a) => R::Lookup(fh::lookup(ctx, a)),
+        A::LookupP => R::LookupP(fh::lookupp(ctx)),
+        A::SecInfo(a) => R::SecInfo(fh::secinfo(ctx, a)),
+        A::SecInfoNoName(a) => R::SecInfoNoName(fh::secinfo_no_name(ctx, a)),
+        // Attributes.
+        A::GetAttr(a) => R::GetAttr(attr::getattr(ctx, a)),
+        A::SetAttr(a) => R::SetAttr(attr::setattr(ctx, a).await),
+        A::Access(a) => R::Access(attr::access(ctx, a)),
+        A::Verify(a) => R::Verify(VerifyRes {
+            status: attr::verify(ctx, &a.obj_attributes, true),
+        }),
+        A::NVerify(a) => R::NVerify(NVerifyRes {
+            status: attr::verify(ctx, &a.obj_attributes, false),
+        }),
+        // Directories.
+        A::Create(a) => R::Create(dir::create(ctx, a).await),
+        A::Remove(a) => R::Remove(dir::remove(ctx, a).await),
+        A::Rename(a) => R::Rename(dir::rename(ctx, a).await),
+        A::Link(a) => R::Link(dir::link(ctx, a).await),
+        A::ReadDir(a) => R::ReadDir(dir::readdir(ctx, a)),
+        A::ReadLink => R::ReadLink(dir::readlink(ctx)),
+        A::OpenAttr(_) => R::OpenAttr(OpenAttrRes {
+            status: NfsStat4::NFS4ERR_NOTSUPP,
+        }),
+        // Open state and locks.
+        A::Open(a) => R::Open(open::open(ctx, a).await),
+        A::Close(a) => R::Close(open::close(ctx, a)),
+        A::OpenDowngrade(a) => R::OpenDowngrade(open::open_downgrade(ctx, a)),
+        A::Lock(a) => R::Lock(open::lock(ctx, a)),
+        A::LockT(a) => R::LockT(open::lockt(ctx, a)),
+        A::LockU(a) => R::LockU(open::locku(ctx, a)),
+        A::TestStateid(a) => R::TestStateid(open::test_stateid(ctx, a)),
+        A::FreeStateid(a) => R::FreeStateid(open::free_stateid(ctx, a)),
+        A::DelegReturn(a) => R::DelegReturn(open::delegreturn(ctx, a)),
+        A::DelegPurge(_) => R::DelegPurge(DelegPurgeRes {
+            status: NfsStat4::NFS4ERR_NOTSUPP,
+        }),
+        A::WantDelegation(_) => {
+            R::WantDelegation(WantDelegationRes::Err(NfsStat4::NFS4ERR_NOTSUPP))
+        }
+        A::ReleaseLockOwner(a) => R::ReleaseLockOwner(open::release_lockowner(ctx, a)),
+        // Data.
+        A::Read(a) => R::Read(io::read(ctx, a).await),
+        A::Write(a) => R::Write(io::write(ctx, a).await),
+        A::Commit(a) => R::Commit(io::commit(ctx, a).await),
+        // NFSv4.0 only: not valid in minor version 1 and later (RFC 8881 section 15.2).
+        A::OpenConfirm(_) | A::Renew(_) | A::SetClientId(_) | A::SetClientIdConfirm(_) => {
+            error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP)
+        }
+        // Not offered yet: pNFS (next milestone), directory delegations, SSV, NFSv4.2 extras.
+        A::GetDirDelegation(_)
+        | A::GetDeviceInfo(_)
+        | A::GetDeviceList(_)
+        | A::LayoutCommit(_)
+        | A::LayoutGet(_)
+        | A::LayoutReturn(_)
+        | A::SetSsv(_)
+        | A::Allocate(_)
+        | A::Copy(_)
+        | A::CopyNotify(_)
+        | A::Deallocate(_)
+        | A::IoAdvise(_)
+        | A::LayoutError(_)
+        | A::LayoutStats(_)
+        | A::OffloadCancel(_)
+        | A::OffloadStatus(_)
+        | A::ReadPlus(_)
+        | A::Seek(_)
+        | A::WriteSame(_)
+        | A::Clone(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
+        A::Illegal | A::Unknown(_) => R::Illegal(IllegalRes {
+            status: NfsStat4::NFS4ERR_OP_ILLEGAL,
+        }),
+    }
+}

@@ -1,6 +1,11 @@
 //! `pnfs`: the one binary (server, MDS, DS, client commands).
 
-use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use mds::{Config, Mds};
+use tracing_subscriber::EnvFilter;
 
 /// A pNFS (NFSv4.1) server and client.
 #[derive(Parser)]
@@ -10,25 +15,78 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Args)]
+struct ServerArgs {
+    /// YAML configuration (every field has a default; see mds::config).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Serve an all-in-one cluster (MDS and data servers) from ./pnfs-data.
-    Server,
+    /// Serve an all-in-one cluster from ./pnfs-data (today: the metadata server, serving file
+    /// data itself; data servers and layouts are the next milestone).
+    Server(ServerArgs),
     /// Run the metadata server alone.
-    Mds,
-    /// Run one data server.
+    Mds(ServerArgs),
+    /// Run one data server (not built yet).
     Ds,
 }
 
-fn main() -> anyhow::Result<()> {
+fn load(args: &ServerArgs) -> anyhow::Result<Config> {
+    match &args.config {
+        Some(p) => Config::load(p).map_err(|e| anyhow::anyhow!("bad configuration: {e}")),
+        None => Ok(Config::default()),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pnfs: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
     let cli = Cli::parse();
-    let what = match cli.command {
-        Command::Server => "the all-in-one server",
-        Command::Mds => "the metadata server",
-        Command::Ds => "the data server",
+    let cfg = match &cli.command {
+        Command::Server(a) | Command::Mds(a) => load(a)?,
+        Command::Ds => anyhow::bail!(
+            "the data server is not built yet (pNFS milestone); `pnfs server` serves data itself"
+        ),
     };
-    anyhow::bail!(
-        "{what} is not built yet: this release has the protocol crate (nfs-proto) only; \
-         see README.md for the state of each part"
-    )
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    rt.block_on(async move {
+        let mds = Mds::open(cfg.clone()).context("opening the server's stores")?;
+        let listener = tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .with_context(|| format!("listening on {}", cfg.listen))?;
+        let port = listener.local_addr()?.port();
+        let host = if cfg.listen.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else {
+            cfg.listen.ip().to_string()
+        };
+        let port_opt = if port == 2049 {
+            String::new()
+        } else {
+            format!(",port={port}")
+        };
+        println!(
+            "pnfs: serving NFSv4.1/4.2 on {} from {}",
+            cfg.listen,
+            cfg.data_dir.display()
+        );
+        println!("mount it with:  mount -t nfs -o vers=4.1{port_opt} {host}:/ /mnt");
+        mds.serve_on(listener).await;
+        Ok(())
+    })
 }

@@ -1,0 +1,1164 @@
+//! OPEN, CLOSE, locks, READ, WRITE and COMMIT over real loopback sockets (RFC 8881 sections
+//! 18.2, 18.3, 18.10-18.12, 18.16, 18.18, 18.22, 18.32, and 8.4.2 for the grace period).
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mds::{Config, Mds};
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Utf8String;
+use support::*;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+fn fattr(a: &FileAttrs) -> Fattr4 {
+    a.to_fattr(&a.mask())
+}
+
+fn mode_attrs(mode: u32) -> Fattr4 {
+    fattr(&FileAttrs {
+        mode: Some(mode),
+        ..FileAttrs::default()
+    })
+}
+
+fn owner(name: &str) -> StateOwner4 {
+    StateOwner4 {
+        clientid: 0,
+        owner: Bytes::copy_from_slice(name.as_bytes()),
+    }
+}
+
+fn open_op(
+    claim: OpenClaim4,
+    openhow: Openflag4,
+    share_access: u32,
+    share_deny: u32,
+    who: &str,
+) -> NfsArgop4 {
+    NfsArgop4::Open(OpenArgs {
+        seqid: 0,
+        share_access,
+        share_deny,
+        owner: owner(who),
+        openhow,
+        claim,
+    })
+}
+
+fn by_name(name: &str) -> OpenClaim4 {
+    OpenClaim4::Null(Utf8String::from(name))
+}
+
+fn unchecked(mode: u32) -> Openflag4 {
+    Openflag4::Create(Createhow4::Unchecked(mode_attrs(mode)))
+}
+
+fn open_res(r: &Compound4Res) -> &OpenResOk {
+    r.resarray
+        .iter()
+        .find_map(|x| match x {
+            NfsResop4::Open(OpenRes::Ok(ok)) => Some(ok),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no OPEN result: {r:?}"))
+}
+
+fn getfh_res(r: &Compound4Res) -> NfsFh4 {
+    r.resarray
+        .iter()
+        .find_map(|x| match x {
+            NfsResop4::GetFh(GetFhRes::Ok(ok)) => Some(ok.object.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no GETFH result: {r:?}"))
+}
+
+fn status_of(r: &Compound4Res, op: NfsOpnum4) -> NfsStat4 {
+    r.resarray
+        .iter()
+        .find(|x| x.opnum() == op)
+        .map(|x| x.status())
+        .unwrap_or_else(|| panic!("no {op:?} result: {r:?}"))
+}
+
+/// An open file: its handle and open stateid.
+#[derive(Clone, Debug)]
+struct Opened {
+    fh: NfsFh4,
+    stateid: Stateid4,
+}
+
+/// OPEN of `name` in the root (UNCHECKED4 create, mode 0644) with the given share bits.
+async fn open_in_root(c: &mut Client, name: &str, access: u32, deny: u32, who: &str) -> Opened {
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(by_name(name), unchecked(0o644), access, deny, who),
+            NfsArgop4::GetFh,
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    Opened {
+        fh: getfh_res(&r),
+        stateid: open_res(&r).stateid,
+    }
+}
+
+fn putfh(fh: &NfsFh4) -> NfsArgop4 {
+    NfsArgop4::PutFh(PutFhArgs { object: fh.clone() })
+}
+
+fn write_op(stateid: Stateid4, offset: u64, stable: StableHow4, data: Bytes) -> NfsArgop4 {
+    NfsArgop4::Write(WriteArgs {
+        stateid,
+        offset,
+        stable,
+        data,
+    })
+}
+
+fn read_op(stateid: Stateid4, offset: u64, count: u32) -> NfsArgop4 {
+    NfsArgop4::Read(ReadArgs {
+        stateid,
+        offset,
+        count,
+    })
+}
+
+fn close_op(stateid: Stateid4) -> NfsArgop4 {
+    NfsArgop4::Close(CloseArgs {
+        seqid: 0,
+        open_stateid: stateid,
+    })
+}
+
+fn write_res(r: &Compound4Res) -> WriteResOk {
+    match r.resarray.last() {
+        Some(NfsResop4::Write(WriteRes::Ok(ok))) => *ok,
+        _ => panic!("WRITE failed: {r:?}"),
+    }
+}
+
+fn read_res(r: &Compound4Res) -> ReadResOk {
+    match r.resarray.last() {
+        Some(NfsResop4::Read(ReadRes::Ok(ok))) => ok.clone(),
+        _ => panic!("READ failed: {r:?}"),
+    }
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 + i / 251) as u8).collect()
+}
+
+fn lock_new(
+    open: &Opened,
+    who: &str,
+    locktype: NfsLockType4,
+    offset: u64,
+    length: u64,
+) -> NfsArgop4 {
+    NfsArgop4::Lock(LockArgs {
+        locktype,
+        reclaim: false,
+        offset,
+        length,
+        locker: Locker4::OpenOwner(OpenToLockOwner4 {
+            open_seqid: 0,
+            open_stateid: open.stateid,
+            lock_seqid: 0,
+            lock_owner: owner(who),
+        }),
+    })
+}
+
+fn lock_stateid(r: &Compound4Res) -> Stateid4 {
+    match r.resarray.last() {
+        Some(NfsResop4::Lock(LockRes::Ok(ok))) => ok.lock_stateid,
+        _ => panic!("LOCK failed: {r:?}"),
+    }
+}
+
+async fn fileid_of(c: &mut Client, fh: &NfsFh4) -> (u64, u64) {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([FATTR4_FILEID, FATTR4_SIZE]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
+        panic!("GETATTR failed: {r:?}")
+    };
+    let a = FileAttrs::from_fattr(&a.obj_attributes).unwrap();
+    (a.fileid.unwrap(), a.size.unwrap())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn create_write_and_read_back_a_mebibyte_and_a_byte_with_every_stable_how() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "data").await;
+    let f = open_in_root(&mut c, "big", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+    let content = Bytes::from(pattern((1 << 20) + 1));
+    let piece = 200_000;
+    let hows = [
+        StableHow4::UNSTABLE4,
+        StableHow4::DATA_SYNC4,
+        StableHow4::FILE_SYNC4,
+    ];
+    let mut offset = 0;
+    let mut i = 0;
+    while offset < content.len() {
+        let end = (offset + piece).min(content.len());
+        let how = hows[i % 3];
+        let r = c
+            .call(vec![
+                putfh(&f.fh),
+                write_op(f.stateid, offset as u64, how, content.slice(offset..end)),
+            ])
+            .await;
+        let w = write_res(&r);
+        assert_eq!(w.count as usize, end - offset);
+        assert!(w.committed.0 >= how.0, "committed at least what was asked");
+        offset = end;
+        i += 1;
+    }
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::Commit(CommitArgs {
+                offset: 0,
+                count: 0,
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(fileid_of(&mut c, &f.fh).await.1, content.len() as u64);
+
+    let mut got = Vec::new();
+    loop {
+        let r = c
+            .call(vec![
+                putfh(&f.fh),
+                read_op(f.stateid, got.len() as u64, 300_000),
+            ])
+            .await;
+        let rd = read_res(&r);
+        got.extend_from_slice(&rd.data);
+        if rd.eof {
+            break;
+        }
+        assert!(!rd.data.is_empty(), "a read before eof returns data");
+    }
+    assert_eq!(got.len(), content.len());
+    assert!(got == content[..], "data read back is what was written");
+    // Past the end: empty and eof.
+    let r = c
+        .call(vec![putfh(&f.fh), read_op(f.stateid, 5 << 20, 10)])
+        .await;
+    let rd = read_res(&r);
+    assert!(rd.eof && rd.data.is_empty());
+}
+
+#[tokio::test]
+async fn write_verifier_is_the_same_for_two_writes_and_a_commit() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "verf").await;
+    let f = open_in_root(&mut c, "v", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+    let w1 = write_res(
+        &c.call(vec![
+            putfh(&f.fh),
+            write_op(
+                f.stateid,
+                0,
+                StableHow4::UNSTABLE4,
+                Bytes::from_static(b"one"),
+            ),
+        ])
+        .await,
+    );
+    let w2 = write_res(
+        &c.call(vec![
+            putfh(&f.fh),
+            write_op(
+                f.stateid,
+                3,
+                StableHow4::UNSTABLE4,
+                Bytes::from_static(b"two"),
+            ),
+        ])
+        .await,
+    );
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::Commit(CommitArgs {
+                offset: 0,
+                count: 6,
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::Commit(CommitRes::Ok(cm))) = r.resarray.last() else {
+        panic!("COMMIT failed: {r:?}")
+    };
+    assert_eq!(w1.writeverf, w2.writeverf);
+    assert_eq!(w1.writeverf, cm.writeverf);
+}
+
+#[tokio::test]
+async fn open_then_write_with_the_current_stateid_in_one_compound() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "current").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("cur"),
+                unchecked(0o644),
+                OPEN4_SHARE_ACCESS_BOTH,
+                0,
+                "o1",
+            ),
+            write_op(
+                Stateid4::CURRENT,
+                0,
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(b"hello"),
+            ),
+            read_op(Stateid4::CURRENT, 0, 100),
+            close_op(Stateid4::CURRENT),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let Some(NfsResop4::Read(ReadRes::Ok(rd))) = r.resarray.get(4) else {
+        panic!("{r:?}")
+    };
+    assert_eq!(&rd.data[..], b"hello");
+    assert!(rd.eof);
+}
+
+#[tokio::test]
+async fn read_with_the_stateid_of_a_closed_file_is_a_bad_stateid() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "closed").await;
+    let f = open_in_root(&mut c, "c", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+    let r = c.call(vec![putfh(&f.fh), close_op(f.stateid)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
+    assert!(
+        matches!(
+            r.status,
+            NfsStat4::NFS4ERR_BAD_STATEID | NfsStat4::NFS4ERR_OLD_STATEID
+        ),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn write_through_a_read_only_open_is_openmode() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "ro").await;
+    let f = open_in_root(&mut c, "r", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            write_op(
+                f.stateid,
+                0,
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(b"x"),
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_OPENMODE);
+}
+
+#[tokio::test]
+async fn anonymous_stateid_io_is_refused_while_an_open_denies_it() {
+    let s = server().await;
+    let mut a = Client::new(s.addr, "deny-a").await;
+    let f = open_in_root(
+        &mut a,
+        "d",
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_WRITE,
+        "o1",
+    )
+    .await;
+    let mut b = Client::new(s.addr, "deny-b").await;
+    let r = b
+        .call(vec![
+            putfh(&f.fh),
+            write_op(
+                Stateid4::default(),
+                0,
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(b"x"),
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_LOCKED);
+    let r = b
+        .call(vec![putfh(&f.fh), read_op(Stateid4::default(), 0, 1)])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "reads are not denied: {r:?}");
+}
+
+#[tokio::test]
+async fn write_and_read_of_a_directory_are_isdir() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "dirio").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            read_op(Stateid4::default(), 0, 1),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                OpenClaim4::Fh,
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+}
+
+// ---------------------------------------------------------------------------------------------
+// OPEN
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn guarded_create_of_an_existing_file_is_exist() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "guarded").await;
+    open_in_root(&mut c, "g", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("g"),
+                Openflag4::Create(Createhow4::Guarded(mode_attrs(0o600))),
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o1",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_EXIST);
+    // And without OPEN4_CREATE a missing name is NOENT.
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("missing"),
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o1",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_NOENT);
+}
+
+#[tokio::test]
+async fn exclusive4_1_retry_with_the_same_verifier_returns_the_same_file() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "excl").await;
+    let how = |verf: [u8; 8]| {
+        Openflag4::Create(Createhow4::Exclusive41(Creatverfattr {
+            cva_verf: verf,
+            cva_attrs: mode_attrs(0o640),
+        }))
+    };
+    let call = |verf| {
+        vec![
+            NfsArgop4::PutRootFh,
+            open_op(by_name("x"), how(verf), OPEN4_SHARE_ACCESS_BOTH, 0, "o1"),
+            NfsArgop4::GetFh,
+        ]
+    };
+    let r1 = c.call(call([5; 8])).await;
+    assert_eq!(r1.status, NfsStat4::NFS4_OK, "{r1:?}");
+    assert!(open_res(&r1).attrset.contains(FATTR4_MODE));
+    let cinfo = open_res(&r1).cinfo;
+    assert!(
+        cinfo.after > cinfo.before,
+        "the create changed the directory"
+    );
+    let r2 = c.call(call([5; 8])).await;
+    assert_eq!(r2.status, NfsStat4::NFS4_OK, "{r2:?}");
+    assert_eq!(getfh_res(&r1), getfh_res(&r2));
+    let r3 = c.call(call([6; 8])).await;
+    assert_eq!(r3.status, NfsStat4::NFS4ERR_EXIST);
+    // A size is not an attribute an exclusive create may carry.
+    let sized = Openflag4::Create(Createhow4::Exclusive41(Creatverfattr {
+        cva_verf: [7; 8],
+        cva_attrs: fattr(&FileAttrs {
+            size: Some(0),
+            ..FileAttrs::default()
+        }),
+    }));
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(by_name("y"), sized, OPEN4_SHARE_ACCESS_BOTH, 0, "o1"),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
+}
+
+#[tokio::test]
+async fn unchecked_create_with_size_zero_truncates_an_existing_file() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "trunc").await;
+    let f = open_in_root(&mut c, "t", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+    c.call(vec![
+        putfh(&f.fh),
+        write_op(
+            f.stateid,
+            0,
+            StableHow4::FILE_SYNC4,
+            Bytes::from_static(b"0123456789"),
+        ),
+    ])
+    .await;
+    assert_eq!(fileid_of(&mut c, &f.fh).await.1, 10);
+    let size0 = Openflag4::Create(Createhow4::Unchecked(fattr(&FileAttrs {
+        size: Some(0),
+        ..FileAttrs::default()
+    })));
+    // Without write access a truncating open is INVAL.
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("t"),
+                size0.clone(),
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o2",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(by_name("t"), size0, OPEN4_SHARE_ACCESS_BOTH, 0, "o2"),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert!(open_res(&r).attrset.contains(FATTR4_SIZE));
+    assert_eq!(fileid_of(&mut c, &f.fh).await.1, 0);
+    let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
+    let rd = read_res(&r);
+    assert!(rd.eof && rd.data.is_empty());
+}
+
+#[tokio::test]
+async fn share_deny_conflict_between_two_clients_is_share_denied() {
+    let s = server().await;
+    let mut a = Client::new(s.addr, "share-a").await;
+    let mut b = Client::new(s.addr, "share-b").await;
+    open_in_root(
+        &mut a,
+        "s",
+        OPEN4_SHARE_ACCESS_READ,
+        OPEN4_SHARE_DENY_WRITE,
+        "oa",
+    )
+    .await;
+    let r = b
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("s"),
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_WRITE,
+                0,
+                "ob",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_SHARE_DENIED);
+    // Reading is not denied.
+    let r = b
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("s"),
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "ob",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+#[tokio::test]
+async fn open_downgrade_to_read_then_write_is_openmode() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "down").await;
+    let f = open_in_root(&mut c, "dn", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+    // A second OPEN by the same owner adds READ-only; the downgrade keeps that one.
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("dn"),
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o1",
+            ),
+        ])
+        .await;
+    let up = open_res(&r).stateid;
+    assert_eq!(up.other, f.stateid.other);
+    assert_eq!(up.seqid, f.stateid.seqid + 1);
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::OpenDowngrade(OpenDowngradeArgs {
+                open_stateid: up,
+                seqid: 0,
+                share_access: OPEN4_SHARE_ACCESS_READ,
+                share_deny: 0,
+            }),
+            write_op(
+                Stateid4::CURRENT,
+                0,
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(b"x"),
+            ),
+        ])
+        .await;
+    assert_eq!(
+        status_of(&r, NfsOpnum4::OP_OPEN_DOWNGRADE),
+        NfsStat4::NFS4_OK
+    );
+    assert_eq!(r.status, NfsStat4::NFS4ERR_OPENMODE);
+    // The old seqid is now OLD.
+    let r = c.call(vec![putfh(&f.fh), read_op(up, 0, 1)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_OLD_STATEID);
+}
+
+#[tokio::test]
+async fn open_by_filehandle_of_an_existing_file() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "byfh").await;
+    let f = open_in_root(&mut c, "h", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            open_op(
+                OpenClaim4::Fh,
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o2",
+            ),
+            NfsArgop4::GetFh,
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(getfh_res(&r), f.fh);
+    assert_ne!(open_res(&r).stateid.other, f.stateid.other);
+    assert_ne!(open_res(&r).rflags & OPEN4_RESULT_LOCKTYPE_POSIX, 0);
+    // Creating is only for opens by name.
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            open_op(
+                OpenClaim4::Fh,
+                unchecked(0o644),
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o2",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
+}
+
+#[tokio::test]
+async fn delegation_claims_are_answered_without_delegations() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "deleg").await;
+    let f = open_in_root(&mut c, "dl", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+    let claim = |claim| {
+        vec![
+            putfh(&f.fh),
+            open_op(claim, Openflag4::NoCreate, OPEN4_SHARE_ACCESS_READ, 0, "o1"),
+        ]
+    };
+    let r = c.call(claim(OpenClaim4::DelegCurFh(f.stateid))).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_BAD_STATEID);
+    let r = c.call(claim(OpenClaim4::DelegPrevFh)).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_NOTSUPP);
+    // Outside a grace period a reclaim has no grace.
+    let r = c
+        .call(claim(OpenClaim4::Previous(
+            OpenDelegationType4::OPEN_DELEGATE_NONE,
+        )))
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_NO_GRACE);
+}
+
+#[tokio::test]
+async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not() {
+    let s = server().await;
+    let mut root = Client::new(s.addr, "perm-root").await;
+    let r = root
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid: Stateid4::default(),
+                obj_attributes: mode_attrs(0o777),
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let mut u = Client::new(s.addr, "perm-user").await;
+    u.uid = 1000;
+    let r = u
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("mine"),
+                unchecked(0o400),
+                OPEN4_SHARE_ACCESS_BOTH,
+                0,
+                "o1",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    // Opening it again for writing is no longer a create: the mode rules.
+    let r = u
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("mine"),
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_WRITE,
+                0,
+                "o2",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
+    let mut other = Client::new(s.addr, "perm-other").await;
+    other.uid = 1001;
+    let r = other
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("mine"),
+                Openflag4::NoCreate,
+                OPEN4_SHARE_ACCESS_READ,
+                0,
+                "o3",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locks
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn lock_conflict_between_two_clients_is_denied_with_the_holder_until_unlocked() {
+    let s = server().await;
+    let mut a = Client::new(s.addr, "lock-a").await;
+    let mut b = Client::new(s.addr, "lock-b").await;
+    let fa = open_in_root(&mut a, "l", OPEN4_SHARE_ACCESS_BOTH, 0, "oa").await;
+    let fb = open_in_root(&mut b, "l", OPEN4_SHARE_ACCESS_BOTH, 0, "ob").await;
+    let r = a
+        .call(vec![
+            putfh(&fa.fh),
+            lock_new(&fa, "la", NfsLockType4::WRITE_LT, 0, 100),
+        ])
+        .await;
+    let la = lock_stateid(&r);
+    let r = b
+        .call(vec![
+            putfh(&fb.fh),
+            lock_new(&fb, "lb", NfsLockType4::WRITE_LT, 50, 10),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DENIED);
+    let Some(NfsResop4::Lock(LockRes::Denied(d))) = r.resarray.last() else {
+        panic!("{r:?}")
+    };
+    assert_eq!((d.offset, d.length), (0, 100));
+    assert_eq!(d.locktype, NfsLockType4::WRITE_LT);
+    assert_eq!(&d.owner.owner[..], b"la");
+    assert_eq!(d.owner.clientid, a.clientid);
+    // LOCKT sees the same.
+    let r = b
+        .call(vec![
+            putfh(&fb.fh),
+            NfsArgop4::LockT(LockTArgs {
+                locktype: NfsLockType4::READ_LT,
+                offset: 99,
+                length: 1,
+                owner: owner("lb"),
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DENIED);
+    // CLOSE while the lock is held is LOCKS_HELD.
+    let r = a.call(vec![putfh(&fa.fh), close_op(fa.stateid)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_LOCKS_HELD);
+    // Unlock, and the other client gets its lock.
+    let r = a
+        .call(vec![
+            putfh(&fa.fh),
+            NfsArgop4::LockU(LockUArgs {
+                locktype: NfsLockType4::WRITE_LT,
+                seqid: 0,
+                lock_stateid: la,
+                offset: 0,
+                length: u64::MAX,
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::LockU(LockURes::Ok(la))) = r.resarray.last().cloned() else {
+        panic!("LOCKU failed: {r:?}")
+    };
+    assert_eq!(la.seqid, 2, "LOCKU bumps the seqid LOCK gave");
+    let r = b
+        .call(vec![
+            putfh(&fb.fh),
+            lock_new(&fb, "lb", NfsLockType4::WRITE_LT, 50, 10),
+        ])
+        .await;
+    let lb = lock_stateid(&r);
+    assert_eq!(lb.seqid, 1);
+    // With no locks left, a's lock stateid can be freed and its open closed.
+    let Some(NfsResop4::LockU(LockURes::Ok(la2))) = a
+        .call(vec![
+            putfh(&fa.fh),
+            NfsArgop4::LockU(LockUArgs {
+                locktype: NfsLockType4::WRITE_LT,
+                seqid: 0,
+                lock_stateid: la,
+                offset: 0,
+                length: 1,
+            }),
+        ])
+        .await
+        .resarray
+        .last()
+        .cloned()
+    else {
+        panic!("second LOCKU")
+    };
+    let r = a
+        .call(vec![NfsArgop4::TestStateid(TestStateidArgs {
+            ts_stateids: vec![la2, fa.stateid, lb],
+        })])
+        .await;
+    let Some(NfsResop4::TestStateid(TestStateidRes::Ok(t))) = r.resarray.last() else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        t.tsr_status_codes,
+        vec![
+            NfsStat4::NFS4_OK,
+            NfsStat4::NFS4_OK,
+            NfsStat4::NFS4ERR_BAD_STATEID
+        ],
+        "another client's stateid is bad"
+    );
+    let r = a
+        .call(vec![NfsArgop4::FreeStateid(FreeStateidArgs {
+            fsa_stateid: la2,
+        })])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = a.call(vec![putfh(&fa.fh), close_op(fa.stateid)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+#[tokio::test]
+async fn release_lockowner_is_not_an_nfsv4_1_operation() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "rlo").await;
+    let r = c
+        .call(vec![NfsArgop4::ReleaseLockOwner(ReleaseLockOwnerArgs {
+            lock_owner: owner("x"),
+        })])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_NOTSUPP);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Restart: durability and the grace period
+// ---------------------------------------------------------------------------------------------
+
+/// Starts a server over `dir` with a grace period of `grace` seconds.
+async fn start(dir: &Path, grace: u32) -> (Arc<Mds>, SocketAddr) {
+    let cfg = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.to_path_buf(),
+        grace_time: grace,
+        lease_time: 60,
+        ..Config::default()
+    };
+    let mds = Mds::open(cfg).expect("open mds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(mds.clone().serve_on(listener));
+    (mds, addr)
+}
+
+/// EXCHANGE_ID and CREATE_SESSION only: a client that has not yet sent RECLAIM_COMPLETE.
+async fn reclaiming_client(addr: SocketAddr, name: &str) -> Client {
+    let conn = connect(addr).await;
+    let ex = ExchangeIdArgs {
+        eia_clientowner: ClientOwner4 {
+            co_verifier: [7; 8],
+            co_ownerid: Bytes::copy_from_slice(name.as_bytes()),
+        },
+        eia_flags: 0,
+        eia_state_protect: StateProtect4A::None,
+        eia_client_impl_id: vec![],
+    };
+    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::ExchangeId(ex)])
+        .await
+        .unwrap();
+    let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ok)) = &r.resarray[0] else {
+        panic!("EXCHANGE_ID failed: {r:?}")
+    };
+    let chan = ChannelAttrs4 {
+        ca_headerpadsize: 0,
+        ca_maxrequestsize: 1 << 20,
+        ca_maxresponsesize: 1 << 20,
+        ca_maxresponsesize_cached: 64 << 10,
+        ca_maxoperations: 16,
+        ca_maxrequests: 8,
+        ca_rdma_ird: vec![],
+    };
+    let cs = CreateSessionArgs {
+        csa_clientid: ok.eir_clientid,
+        csa_sequence: ok.eir_sequenceid,
+        csa_flags: 0,
+        csa_fore_chan_attrs: chan.clone(),
+        csa_back_chan_attrs: ChannelAttrs4 {
+            ca_maxrequests: 2,
+            ca_maxoperations: 4,
+            ..chan
+        },
+        csa_cb_program: 0x4000_0000,
+        csa_sec_parms: vec![CallbackSecParms4::AuthNone],
+    };
+    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::CreateSession(cs)])
+        .await
+        .unwrap();
+    let NfsResop4::CreateSession(CreateSessionRes::Ok(s)) = &r.resarray[0] else {
+        panic!("CREATE_SESSION failed: {r:?}")
+    };
+    Client {
+        conn,
+        clientid: ok.eir_clientid,
+        sessionid: s.csr_sessionid,
+        seq: 0,
+        uid: 0,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A whole server restart: the first runtime (server, connections, reaper) is dropped, which
+/// closes the stores, and a second server opens the same data directory.
+#[test]
+fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let synced = Bytes::from(pattern(300_000));
+    let committed = Bytes::from(pattern(70_000));
+    let (fh, verf1) = runtime().block_on(async {
+        let (_mds, addr) = start(dir.path(), 0).await;
+        let mut c = Client::new(addr, "restart-client").await;
+        let f = open_in_root(&mut c, "kept", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+        write_res(
+            &c.call(vec![
+                putfh(&f.fh),
+                write_op(f.stateid, 0, StableHow4::FILE_SYNC4, synced.clone()),
+            ])
+            .await,
+        );
+        let w = write_res(
+            &c.call(vec![
+                putfh(&f.fh),
+                write_op(
+                    f.stateid,
+                    synced.len() as u64,
+                    StableHow4::UNSTABLE4,
+                    committed.clone(),
+                ),
+            ])
+            .await,
+        );
+        let r = c
+            .call(vec![
+                putfh(&f.fh),
+                NfsArgop4::Commit(CommitArgs {
+                    offset: 0,
+                    count: 0,
+                }),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        (f.fh, w.writeverf)
+    });
+    runtime().block_on(async {
+        let (_mds, addr) = start(dir.path(), 60).await;
+        let mut c = reclaiming_client(addr, "restart-client").await;
+        // A new open waits for the grace period.
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    by_name("other"),
+                    unchecked(0o644),
+                    OPEN4_SHARE_ACCESS_BOTH,
+                    0,
+                    "o1",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_GRACE);
+        // A client that was not there before has nothing to reclaim.
+        let mut stranger = reclaiming_client(addr, "stranger").await;
+        let r = stranger
+            .call(vec![
+                putfh(&fh),
+                open_op(
+                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
+                    Openflag4::NoCreate,
+                    OPEN4_SHARE_ACCESS_READ,
+                    0,
+                    "o1",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_NO_GRACE);
+        // The filehandle still resolves and the open is reclaimed.
+        let r = c
+            .call(vec![
+                putfh(&fh),
+                open_op(
+                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
+                    Openflag4::NoCreate,
+                    OPEN4_SHARE_ACCESS_BOTH,
+                    0,
+                    "o1",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let f = Opened {
+            fh: fh.clone(),
+            stateid: open_res(&r).stateid,
+        };
+        // Locks: a new one waits, a reclaim is granted.
+        let r = c
+            .call(vec![
+                putfh(&fh),
+                lock_new(&f, "l1", NfsLockType4::WRITE_LT, 0, 10),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_GRACE);
+        let NfsArgop4::Lock(mut reclaim) = lock_new(&f, "l1", NfsLockType4::WRITE_LT, 0, 10) else {
+            unreachable!()
+        };
+        reclaim.reclaim = true;
+        let r = c.call(vec![putfh(&fh), NfsArgop4::Lock(reclaim)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        // The FILE_SYNC data and the COMMITted data survived.
+        let total = synced.len() + committed.len();
+        let mut got = Vec::new();
+        while got.len() < total {
+            let rd = read_res(
+                &c.call(vec![
+                    putfh(&fh),
+                    read_op(f.stateid, got.len() as u64, 200_000),
+                ])
+                .await,
+            );
+            got.extend_from_slice(&rd.data);
+            if rd.eof {
+                break;
+            }
+        }
+        assert_eq!(got.len(), total);
+        assert!(got[..synced.len()] == synced[..]);
+        assert!(got[synced.len()..] == committed[..]);
+        // The write verifier changed with the restart.
+        let w = write_res(
+            &c.call(vec![
+                putfh(&fh),
+                write_op(
+                    f.stateid,
+                    total as u64,
+                    StableHow4::UNSTABLE4,
+                    Bytes::from_static(b"!"),
+                ),
+            ])
+            .await,
+        );
+        assert_ne!(w.writeverf, verf1);
+        // Once the only previous client completed its reclaims, the grace period is over.
+        let r = c
+            .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+                rca_one_fs: false,
+            })])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    by_name("other"),
+                    unchecked(0o644),
+                    OPEN4_SHARE_ACCESS_BOTH,
+                    0,
+                    "o1",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    });
+}

@@ -416,9 +416,13 @@ fn current(ctx: &Ctx, stateid: &Stateid4) -> Result<Stateid4, NfsStat4> {
 /// open must now be removed. The directory operations own that bookkeeping; once they offer
 /// it (`crate::ops::dir::take_pending_unlink(fileid)`), this is where it is called.
 pub(crate) fn after_last_close(ctx: &Ctx, fileid: u64) {
-    if !ctx.mds.opens.lock().expect("opens").file_is_open(fileid) {
-        // TODO(remove-while-open): take the pending unlink of `fileid` from the directory
-        // module and remove its data object and inode.
+    // The open has left the table, so REMOVE can no longer add this file to the pending set
+    // behind our back (it checks and records under the same lock).
+    if !ctx.mds.opens.lock().expect("opens").file_is_open(fileid)
+        && super::dir::take_pending_unlink(fileid)
+    {
+        let mds = ctx.mds.clone();
+        tokio::spawn(async move { super::dir::remove_data(&mds, fileid).await });
     }
 }
 

@@ -28,7 +28,7 @@ args=(
     -accel tcg,thread=multi -cpu max -smp 2 -m 2048
     -no-reboot -nic none
     -kernel "$guest/vmlinuz" -initrd "$guest/initrd.gz"
-    -append "console=ttyS0 panic=-1 loglevel=4"
+    -append "console=ttyS0 panic=-1 loglevel=4 mitigations=off"
     -drive "file=$guest/rootfs.ext4,format=raw,if=virtio,snapshot=on"
     -drive "file=$disk,format=raw,if=virtio"
 )

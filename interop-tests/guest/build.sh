@@ -151,7 +151,7 @@ echo "$kver" >"$work/kernel-version"
 used=$(du -sm "$root" | cut -f1)
 size=$((used + 2048))
 log "rootfs.ext4: ${used} MiB used, ${size} MiB image"
-mkfs.ext4 -q -F -L pnfs-guest -d "$root" "$work/rootfs.ext4" "${size}M" >&2
+mkfs.ext4 -q -F -L pnfs-guest -d "$root" "$work/rootfs.ext4" "${size}M" >/dev/null
 rm -rf "$root" "$work/kernel" "$work/initramfs"
 touch "$work/ready"
 

@@ -22,7 +22,7 @@ guest=$("$here/build.sh")
 disk=$scenario.ext4
 cp "$here"/guest-init.sh "$here"/servers.sh "$here"/workload.sh "$here"/*.py "$scenario/"
 used=$(du -sm "$scenario" | cut -f1)
-mkfs.ext4 -q -F -L scenario -d "$scenario" "$disk" "$((used + 64))M" >&2
+mkfs.ext4 -q -F -L scenario -d "$scenario" "$disk" "$((used + 64))M" >/dev/null
 
 args=(
     -accel tcg,thread=multi -cpu max -smp 2 -m 2048

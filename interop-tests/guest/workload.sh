@@ -21,8 +21,10 @@ mkdir -p "$M" "$SRC"
 
 # --- helpers -----------------------------------------------------------------------------------
 
-# check NAME FUNCTION...: runs FUNCTION in a subshell with errexit (outside any condition, so
-# errexit really applies) and reports it.
+# check NAME FUNCTION...: runs FUNCTION in a child bash with errexit (outside any condition, so
+# errexit really applies) and reports it. A check still running after CHECK_TIMEOUT seconds
+# (default 600) is killed and fails, so one hung operation does not stop the suite: NFS waits
+# on a hard mount are killable.
 check() {
     local name=$1 t0 rc ms detail
     shift
@@ -31,11 +33,12 @@ check() {
     fi
     echo "RUN $name"
     t0=$(date +%s%N)
-    (
-        set -eo pipefail
-        "$@"
-    ) >/tmp/check.out 2>&1
+    timeout -k 10 "${CHECK_TIMEOUT:-600}" bash -c 'set -eo pipefail; "$@"' "$name" "$@" \
+        >/tmp/check.out 2>&1
     rc=$?
+    if ((rc == 124 || rc == 137)); then
+        echo "timed out after ${CHECK_TIMEOUT:-600} s" >>/tmp/check.out
+    fi
     ms=$((($(date +%s%N) - t0) / 1000000))
     detail=$(tr '\n\r' '  ' </tmp/check.out | tr -cd '[:print:]' | tail -c 600)
     if ((rc == 0)); then
@@ -395,9 +398,13 @@ unmount_all() {
 
 # --- the suite ---------------------------------------------------------------------------------
 
+# Each check runs in its own bash (see check), which needs the functions and settings.
+export -f $(compgen -A function)
+export M C2M H SRC
+
 check mount_c1 mount_c1
 check mount_c2 mount_c2
-[[ -f /tmp/c2.pid ]] && C2PID=$(cat /tmp/c2.pid)
+C2PID=$(cat /tmp/c2.pid 2>/dev/null || true)
 export C2PID
 
 check write_read_0B write_read 0

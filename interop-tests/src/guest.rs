@@ -153,7 +153,9 @@ impl Report {
                     let f: Vec<&str> = rest.split_whitespace().collect();
                     if let [client, op, count] = f[..] {
                         if let Ok(count) = count.parse() {
-                            report.mountstats.push((client.to_owned(), op.to_owned(), count));
+                            report
+                                .mountstats
+                                .push((client.to_owned(), op.to_owned(), count));
                         }
                     }
                 }
@@ -299,7 +301,10 @@ pub fn scripts_dir() -> PathBuf {
 pub fn work_dir() -> PathBuf {
     match std::env::var_os("PNFS_INTEROP_DIR") {
         Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/interop-guest"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("interop-tests sits in the workspace")
+            .join("target/interop-guest"),
     }
 }
 
@@ -457,7 +462,10 @@ pub fn assert_scenario_passes(scenario: &Scenario) {
             std::env::var_os("PNFS_REQUIRE_INTEROP").is_none(),
             "PNFS_REQUIRE_INTEROP is set but the interop guest cannot run here: {why}"
         );
-        show(&format!("note: skipping interop scenario {}: {why}\n", scenario.name));
+        show(&format!(
+            "note: skipping interop scenario {}: {why}\n",
+            scenario.name
+        ));
         return;
     }
     let timeout = std::env::var("PNFS_INTEROP_TIMEOUT")

@@ -41,10 +41,12 @@ set +a
 . /scenario/servers.sh
 
 echo "GUEST kernel $(uname -r) server=$SERVER mount=$MOUNT_OPTS mode=$MODE"
-if start_server; then
+# (To a file, not a pipe: the daemons started keep their output open.)
+if start_server >/tmp/server-start.log 2>&1; then
     echo "CHECK server_start PASS $SERVER"
 else
-    echo "CHECK server_start FAIL $SERVER did not start"
+    sed 's/^/server start: /' /tmp/server-start.log
+    echo "CHECK server_start FAIL $SERVER did not start: $(head -c 400 /tmp/server-start.log | tr '\n' ' ')"
     [[ $MODE == shell ]] || { echo "WORKLOAD END"; poweroff; }
 fi
 

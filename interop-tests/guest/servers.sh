@@ -1,11 +1,15 @@
 # Servers the interop guest can run (sourced by guest-init.sh). start_server starts $SERVER and
 # returns once it answers on port 2049, or fails.
 
-# Waits until something listens on TCP port 2049 (at most $1 seconds).
+# Waits until something listens on TCP port 2049 (at most $1 seconds, and only while process
+# $2, if given, lives).
 wait_port_2049() {
     local i
     for ((i = 0; i < $1 * 10; i++)); do
         ss -Htln 'sport = :2049' | grep -q . && return 0
+        if [[ -n ${2:-} ]] && ! kill -0 "$2" 2>/dev/null; then
+            return 1
+        fi
         sleep 0.1
     done
     return 1
@@ -32,12 +36,12 @@ start_knfsd() {
 
 # Our server, copied onto the scenario disk by the test.
 start_pnfs() {
-    mkdir -p "$SERVER_DIR"
     cd /srv || return 1
     # shellcheck disable=SC2086 # PNFS_ARGS is a word list
     /scenario/pnfs $PNFS_ARGS >/tmp/pnfs.log 2>&1 &
+    local pid=$!
     cd / || return 1
-    if ! wait_port_2049 30; then
+    if ! wait_port_2049 30 "$pid"; then
         sed 's/^/pnfs: /' /tmp/pnfs.log
         return 1
     fi

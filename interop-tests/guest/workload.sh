@@ -9,9 +9,10 @@
 # Every check prints, on the serial console:
 #   RUN <name>
 #   CHECK <name> PASS|FAIL <milliseconds>ms <detail>
-# (ONLY=<regex> in scenario.env runs only the checks whose names match, plus the mounts.)
 # and the per-op counts of /proc/self/mountstats come last as `MOUNTSTAT <client> <op> <count>`.
-# The Rust side parses these lines; a check that never prints CHECK after RUN hung.
+# The Rust side parses these lines; a check that prints RUN but never CHECK took the guest down.
+# ONLY=<regex> (in scenario.env or the environment) runs only the checks whose names match, plus
+# the mounts, mountstats and unmount.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 M=/mnt/c1
 C2M=/mnt/c2

@@ -3,7 +3,8 @@
 #
 # Installs what the checks need on a fresh Debian machine (you are root), then runs, in order:
 # formatting, clippy with warnings as errors, every workspace test (unit, property, golden
-# captures, tshark's dissector over our encodings, hostile lengths), and a short fuzz run of
+# captures, tshark's dissector over our encodings, hostile lengths, and the interop control: the
+# stock Linux client against knfsd in a qemu guest, NFSv4.1 and 4.2), and a short fuzz run of
 # every fuzz target.
 #
 # Environment:
@@ -17,6 +18,12 @@ log() { printf '\n==> %s\n' "$*"; }
 missing=()
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
+# The interop guest (interop-tests/guest/build.sh and run.sh).
+command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
+command -v cpio >/dev/null 2>&1 || missing+=(cpio)
+dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
 if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -24,8 +31,9 @@ if ((${#missing[@]})); then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# The tshark-based tests must run here, not skip.
+# The tshark-based tests and the interop scenarios must run here, not skip.
 export PNFS_REQUIRE_TSHARK=1
+export PNFS_REQUIRE_INTEROP=1
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [[ "$fuzz_seconds" != 0 ]] && ! cargo fuzz --version >/dev/null 2>&1; then

@@ -1,2 +1,8 @@
-//! Tests against real peers (skeleton): the stock Linux client in a qemu guest and nfs-ganesha.
-//! Not built yet: see the README for the state of each part.
+//! Tests against real peers.
+//!
+//! - [`guest`]: the stock Linux NFS client (and knfsd, as the control) in a qemu guest running
+//!   Debian's kernel; the scenarios live in `tests/`.
+//! - nfs-ganesha as a peer server for our client: not built yet.
+#![warn(missing_docs)]
+
+pub mod guest;

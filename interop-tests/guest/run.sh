@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Boots the interop guest (building it first if needed) on one scenario.
+#
+#   run.sh SCENARIO_DIR [--interactive]
+#
+# SCENARIO_DIR holds scenario.env (see guest-init.sh) and any extra files (the pnfs binary);
+# together with the guest scripts of this folder it becomes the scenario disk, /dev/vdb, mounted
+# at /scenario in the guest. The root image is attached with snapshot=on: every boot starts from
+# the same clean root and the cached image never changes. The guest has no network card; its
+# servers and clients talk over its own loopback and a veth pair between its own namespaces.
+#
+# Batch mode (default): the serial console is this script's stdout; the guest powers off when
+# the workload ends. --interactive: console and qemu monitor on the terminal (Ctrl-A X quits).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+scenario=$(cd "$1" && pwd)
+interactive=${2:-}
+
+guest=$("$here/build.sh")
+
+# The scenario disk: small, rebuilt every run, so editing the workload needs no guest rebuild.
+disk=$scenario.ext4
+cp "$here"/guest-init.sh "$here"/servers.sh "$here"/workload.sh "$here"/*.py "$scenario/"
+used=$(du -sm "$scenario" | cut -f1)
+mkfs.ext4 -q -F -L scenario -d "$scenario" "$disk" "$((used + 64))M" >/dev/null
+
+args=(
+    -accel tcg,thread=multi -cpu max -smp 2 -m 2048
+    -no-reboot -nic none
+    -kernel "$guest/vmlinuz" -initrd "$guest/initrd.gz"
+    -append "console=ttyS0 panic=-1 loglevel=4 mitigations=off"
+    -drive "file=$guest/rootfs.ext4,format=raw,if=virtio,snapshot=on"
+    -drive "file=$disk,format=raw,if=virtio"
+)
+if [[ $interactive == --interactive ]]; then
+    exec qemu-system-x86_64 "${args[@]}" -nographic
+else
+    exec qemu-system-x86_64 "${args[@]}" -display none -monitor none -serial stdio </dev/null
+fi

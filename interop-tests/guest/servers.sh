@@ -1,0 +1,57 @@
+# Servers the interop guest can run (sourced by guest-init.sh). start_server starts $SERVER and
+# returns once it answers on port 2049, or fails.
+
+# Waits until something listens on TCP port 2049 (at most $1 seconds, and only while process
+# $2, if given, lives).
+wait_port_2049() {
+    local i
+    for ((i = 0; i < $1 * 10; i++)); do
+        ss -Htln 'sport = :2049' | grep -q . && return 0
+        if [[ -n ${2:-} ]] && ! kill -0 "$2" 2>/dev/null; then
+            return 1
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# The kernel's own server: the control against which the workload itself is validated.
+start_knfsd() {
+    modprobe nfsd || return 1
+    mount -t nfsd nfsd /proc/fs/nfsd || return 1
+    mkdir -p /run/rpc_pipefs /var/lib/nfs/nfsdcld
+    mount -t rpc_pipefs sunrpc /run/rpc_pipefs || return 1
+    # Short lease and grace, so a test never waits long on either.
+    echo 10 >/proc/fs/nfsd/nfsv4leasetime
+    echo 10 >/proc/fs/nfsd/nfsv4gracetime
+    mkdir -p "$SERVER_DIR"
+    echo "$SERVER_DIR *(rw,async,no_subtree_check,no_root_squash,insecure)" >/etc/exports
+    exportfs -ra || return 1
+    rpc.mountd -N 3 || return 1
+    # Without the client tracking daemon, knfsd holds every create for the grace period.
+    nfsdcld || return 1
+    rpc.nfsd -N 3 -V 4.1 -V 4.2 8 || return 1
+    wait_port_2049 10
+}
+
+# Our server, copied onto the scenario disk by the test.
+start_pnfs() {
+    cd /srv || return 1
+    # shellcheck disable=SC2086 # PNFS_ARGS is a word list
+    /scenario/pnfs $PNFS_ARGS >/tmp/pnfs.log 2>&1 &
+    local pid=$!
+    cd / || return 1
+    if ! wait_port_2049 30 "$pid"; then
+        sed 's/^/pnfs: /' /tmp/pnfs.log
+        return 1
+    fi
+}
+
+start_server() {
+    case $SERVER in
+    knfsd) start_knfsd ;;
+    pnfs) start_pnfs ;;
+    none) true ;;
+    *) echo "unknown SERVER=$SERVER"; return 1 ;;
+    esac
+}

@@ -1,0 +1,440 @@
+#!/bin/bash
+# The interop workload, run inside the guest by guest-init.sh once the server answers.
+#
+# Client 1 is the guest's own kernel client (hostname c1) mounting 127.0.0.1:$EXPORT on /mnt/c1.
+# Client 2 is a second, independent kernel client: its own network namespace (joined to the first
+# by a veth pair), its own hostname (the Linux client's owner string derives from it, so it gets
+# its own client id) and its own mount namespace, mounting 10.99.0.1:$EXPORT on /mnt/c2.
+#
+# Every check prints, on the serial console:
+#   RUN <name>
+#   CHECK <name> PASS|FAIL <milliseconds>ms <detail>
+# and the per-op counts of /proc/self/mountstats come last as `MOUNTSTAT <client> <op> <count>`.
+# The Rust side parses these lines; a check that prints RUN but never CHECK took the guest down.
+# ONLY=<regex> (in scenario.env or the environment) runs only the checks whose names match, plus
+# the mounts, mountstats and unmount.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+M=/mnt/c1
+C2M=/mnt/c2
+H=/scenario
+SRC=/tmp/src
+mkdir -p "$M" "$SRC"
+
+# --- helpers -----------------------------------------------------------------------------------
+
+# check NAME FUNCTION...: runs FUNCTION in a child bash with errexit (outside any condition, so
+# errexit really applies) and reports it. A check still running after CHECK_TIMEOUT seconds
+# (default 600) is killed and fails, so one hung operation does not stop the suite: NFS waits
+# on a hard mount are killable.
+check() {
+    local name=$1 t0 rc ms detail
+    shift
+    if [[ -n ${ONLY:-} && ! $name =~ $ONLY && ! $name =~ ^(mount_c[12]|mountstats|unmount)$ ]]; then
+        return 0
+    fi
+    echo "RUN $name"
+    t0=$(date +%s%N)
+    timeout -k 10 "${CHECK_TIMEOUT:-600}" bash -c 'set -eo pipefail; "$@"' "$name" "$@" \
+        >/tmp/check.out 2>&1
+    rc=$?
+    if ((rc == 124 || rc == 137)); then
+        echo "timed out after ${CHECK_TIMEOUT:-600} s" >>/tmp/check.out
+    fi
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    detail=$(tr '\n\r' '  ' </tmp/check.out | tr -cd '[:print:]' | tail -c 600)
+    if ((rc == 0)); then
+        echo "CHECK $name PASS ${ms}ms $detail"
+    else
+        echo "CHECK $name FAIL ${ms}ms (exit $rc) $detail"
+    fi
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+    if [[ $2 != "$3" ]]; then
+        echo "$1: got '${2:0:100}', want '${3:0:100}'"
+        return 1
+    fi
+}
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+size() { stat -c %s "$1"; }
+# Forget cached pages, dentries and inodes, so the next read comes from the server.
+drop_caches() {
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+}
+# Runs a command as client 2 (its network, mount and UTS namespaces).
+c2() { nsenter -t "$C2PID" -n -m -u -- "$@"; }
+
+# --- mounts ------------------------------------------------------------------------------------
+
+mount_c1() {
+    mount -t nfs -o "$MOUNT_OPTS" "127.0.0.1:$EXPORT" "$M"
+    # The negotiated version must be the one asked for (no silent fallback).
+    local want
+    want=$(sed -n 's/.*vers=\([0-9.]*\).*/\1/p' <<<"$MOUNT_OPTS")
+    [[ -n $want ]]
+    grep " $M " /proc/mounts
+    grep " $M " /proc/mounts | grep -q "vers=$want,"
+}
+
+# Client 2: namespace c2, veth pair 10.99.0.1 (root namespace) <-> 10.99.0.2 (c2).
+mount_c2() {
+    ip netns add c2
+    ip link add veth-c1 type veth peer name veth-c2
+    ip link set veth-c2 netns c2
+    ip addr add 10.99.0.1/24 dev veth-c1
+    ip link set veth-c1 up
+    ip netns exec c2 ip addr add 10.99.0.2/24 dev veth-c2
+    ip netns exec c2 ip link set veth-c2 up
+    ip netns exec c2 ip link set lo up
+    mkdir -p "$C2M"
+    rm -f /tmp/c2.ready
+    # `ip netns exec` and `unshare` exec in place, and so does `sh -c 'exec sleep'`: $! is the
+    # pid of a process that stays in client 2's namespaces, for nsenter.
+    ip netns exec c2 unshare --uts sh -c "hostname c2 && mount -t nfs -o '$MOUNT_OPTS' \
+        10.99.0.1:'$EXPORT' '$C2M' && touch /tmp/c2.ready; exec sleep 1000000" &
+    echo "$!" >/tmp/c2.pid
+    local i
+    for ((i = 0; i < 300; i++)); do
+        [[ -f /tmp/c2.ready ]] && break
+        sleep 0.1
+    done
+    [[ -f /tmp/c2.ready ]]
+    C2PID=$(cat /tmp/c2.pid)
+    expect_eq "client 2 hostname" "$(c2 hostname)" c2
+    c2 grep " $C2M " /proc/mounts
+}
+
+# --- 1. sizes ----------------------------------------------------------------------------------
+
+write_read() {
+    local n=$1 f=$M/sizes/f.$1
+    mkdir -p "$M/sizes"
+    head -c "$n" /dev/urandom >"$SRC/f.$n"
+    cp "$SRC/f.$n" "$f"
+    drop_caches
+    expect_eq "size" "$(size "$f")" "$n"
+    expect_eq "sha256 read back" "$(sha "$f")" "$(sha "$SRC/f.$n")"
+    if [[ -n ${SERVER_DIR:-} ]]; then
+        expect_eq "sha256 on the server" "$(sha "$SERVER_DIR/sizes/f.$n")" "$(sha "$SRC/f.$n")"
+    fi
+}
+
+# --- 2. trees ----------------------------------------------------------------------------------
+
+deep_tree() {
+    local p=$M/deep i
+    for ((i = 0; i < 40; i++)); do p=$p/level$i; done
+    mkdir -p "$p"
+    echo bottom >"$p/file"
+    drop_caches
+    expect_eq "deep file" "$(cat "$p/file")" bottom
+    expect_eq "find count" "$(find "$M/deep" | wc -l)" 42
+    rm -r "$M/deep"
+    [[ ! -e $M/deep ]]
+}
+
+many_files() {
+    local d=$M/many
+    mkdir "$d"
+    local i name
+    # A shell loop with no fork: OPEN(create) + CLOSE per file.
+    for ((i = 1; i <= 2000; i++)); do
+        printf -v name 'file%04d' "$i"
+        : >"$d/$name"
+    done
+    echo content >"$d/file1000"
+    drop_caches
+    expect_eq "ls -l entries" "$(ls -l "$d" | grep -c '^-')" 2000
+    expect_eq "find | wc -l" "$(find "$d" | wc -l)" 2001
+    expect_eq "file1000" "$(cat "$d/file1000")" content
+    expect_eq "client 2 sees" "$(c2 ls "$C2M/many" | wc -l)" 2000
+}
+
+# --- 3. namespace operations -------------------------------------------------------------------
+
+rename_within_dir() {
+    mkdir -p "$M/ren"
+    echo a >"$M/ren/a"
+    mv "$M/ren/a" "$M/ren/b"
+    [[ ! -e $M/ren/a ]]
+    expect_eq "renamed content" "$(cat "$M/ren/b")" a
+    drop_caches
+    [[ ! -e $M/ren/a ]]
+    expect_eq "after drop_caches" "$(cat "$M/ren/b")" a
+}
+
+rename_across_dirs() {
+    mkdir -p "$M/ren/x/y" "$M/ren/z"
+    echo moved >"$M/ren/x/y/f"
+    mv "$M/ren/x/y/f" "$M/ren/z/f"
+    mv "$M/ren/x/y" "$M/ren/z/y"
+    drop_caches
+    [[ ! -e $M/ren/x/y ]]
+    expect_eq "moved file" "$(cat "$M/ren/z/f")" moved
+    [[ -d $M/ren/z/y ]]
+    expect_eq "client 2 sees" "$(c2 cat "$C2M/ren/z/f")" moved
+}
+
+rename_over_existing() {
+    echo new >"$M/ren/src"
+    echo old >"$M/ren/dst"
+    mv -f "$M/ren/src" "$M/ren/dst"
+    drop_caches
+    [[ ! -e $M/ren/src ]]
+    expect_eq "target content" "$(cat "$M/ren/dst")" new
+    expect_eq "entries" "$(ls "$M/ren" | grep -c -e '^src$' -e '^dst$')" 1
+}
+
+hard_links() {
+    mkdir -p "$M/links"
+    echo linked >"$M/links/a"
+    ln "$M/links/a" "$M/links/b"
+    ln "$M/links/a" "$M/links/c"
+    expect_eq "nlink after two links" "$(stat -c %h "$M/links/a")" 3
+    expect_eq "same inode" "$(stat -c %i "$M/links/b")" "$(stat -c %i "$M/links/a")"
+    echo more >>"$M/links/c"
+    drop_caches
+    expect_eq "content through another link" "$(cat "$M/links/b")" "$(printf 'linked\nmore')"
+    rm "$M/links/a"
+    expect_eq "nlink after unlink" "$(stat -c %h "$M/links/b")" 2
+    rm "$M/links/c"
+    drop_caches
+    expect_eq "nlink after drop_caches" "$(stat -c %h "$M/links/b")" 1
+}
+
+symlinks() {
+    mkdir -p "$M/sym/dir"
+    echo target >"$M/sym/dir/t"
+    ln -s dir/t "$M/sym/rel"
+    ln -s "$M/sym/dir" "$M/sym/abs"
+    ln -s nowhere "$M/sym/dangling"
+    drop_caches
+    expect_eq "readlink" "$(readlink "$M/sym/rel")" dir/t
+    expect_eq "through relative link" "$(cat "$M/sym/rel")" target
+    expect_eq "through absolute link" "$(cat "$M/sym/abs/t")" target
+    [[ -L $M/sym/dangling && ! -e $M/sym/dangling ]]
+    expect_eq "lstat type" "$(stat -c %F "$M/sym/rel")" "symbolic link"
+    expect_eq "client 2 readlink" "$(c2 readlink "$C2M/sym/rel")" dir/t
+}
+
+unlink_open_file() {
+    mkdir -p "$M/unl"
+    seq 1 10000 >"$M/unl/f"
+    local want
+    want=$(sha "$M/unl/f")
+    exec 3<"$M/unl/f"
+    rm "$M/unl/f"
+    [[ ! -e $M/unl/f ]]
+    drop_caches
+    expect_eq "read after unlink" "$(sha256sum <&3 | cut -d' ' -f1)" "$want"
+    exec 3<&-
+    # The client's silly-renamed .nfsXXXX goes away with the last close.
+    local i
+    for ((i = 0; i < 50; i++)); do
+        [[ -z $(ls -A "$M/unl") ]] && return 0
+        sleep 0.2
+    done
+    echo "left behind: $(ls -A "$M/unl")"
+    return 1
+}
+
+# --- 4. attributes -----------------------------------------------------------------------------
+
+chmod_check() {
+    mkdir -p "$M/attr"
+    echo x >"$M/attr/f"
+    chmod 0640 "$M/attr/f"
+    expect_eq "mode" "$(stat -c %a "$M/attr/f")" 640
+    chmod 4755 "$M/attr/f"
+    drop_caches
+    expect_eq "mode after drop_caches" "$(stat -c %a "$M/attr/f")" 4755
+    expect_eq "client 2 mode" "$(c2 stat -c %a "$C2M/attr/f")" 4755
+}
+
+chown_check() {
+    echo x >"$M/attr/o"
+    chown 1234:5678 "$M/attr/o"
+    drop_caches
+    expect_eq "owner" "$(stat -c %u:%g "$M/attr/o")" 1234:5678
+    chown :4321 "$M/attr/o"
+    expect_eq "group only" "$(stat -c %u:%g "$M/attr/o")" 1234:4321
+}
+
+utimes_check() {
+    echo x >"$M/attr/t"
+    touch -m -d '2001-02-03 04:05:06.5 UTC' "$M/attr/t"
+    touch -a -d '1999-12-31 23:59:59 UTC' "$M/attr/t"
+    drop_caches
+    expect_eq "mtime" "$(stat -c %Y "$M/attr/t")" 981173106
+    expect_eq "atime" "$(stat -c %X "$M/attr/t")" 946684799
+    expect_eq "mtime nanoseconds" "$(stat -c %y "$M/attr/t" | cut -c21-29)" 500000000
+    touch "$M/attr/t"
+    (($(stat -c %Y "$M/attr/t") > 981173106))
+}
+
+truncate_check() {
+    head -c 10000 /dev/urandom >"$SRC/trunc"
+    cp "$SRC/trunc" "$M/attr/trunc"
+    truncate -s 1048576 "$M/attr/trunc"
+    drop_caches
+    expect_eq "grown size" "$(size "$M/attr/trunc")" 1048576
+    expect_eq "old bytes kept" "$(head -c 10000 "$M/attr/trunc" | sha256sum)" "$(sha256sum <"$SRC/trunc")"
+    expect_eq "grown part is zeros" "$(tail -c +10001 "$M/attr/trunc" | tr -d '\0' | wc -c)" 0
+    truncate -s 100 "$M/attr/trunc"
+    drop_caches
+    expect_eq "shrunk size" "$(size "$M/attr/trunc")" 100
+    expect_eq "shrunk content" "$(sha "$M/attr/trunc")" "$(head -c 100 "$SRC/trunc" | sha256sum | cut -d' ' -f1)"
+    : >"$M/attr/trunc"
+    expect_eq "truncated to zero" "$(size "$M/attr/trunc")" 0
+}
+
+# --- 5. locks ----------------------------------------------------------------------------------
+
+flock_locks() { python3 "$H/locktest.py" flock "$M/lockfile"; }
+fcntl_locks() { python3 "$H/locktest.py" fcntl "$M/lockfile"; }
+fcntl_locks_two_clients() { python3 "$H/locktest.py" fcntl2 "$M/lockfile2" "$C2PID" "$C2M/lockfile2"; }
+
+# --- 6. close-to-open between two clients --------------------------------------------------------
+
+# WRITER writes FILE (whole, or in place), READER had cached the old contents and must see the
+# new ones whole on its next open.
+cto() {
+    local w=$1 r=$2 wpath=$3 rpath=$4
+    head -c 200000 /dev/urandom >"$SRC/cto.old"
+    head -c 300001 /dev/urandom >"$SRC/cto.new"
+    head -c 300001 /dev/urandom >"$SRC/cto.same"
+    $w cp "$SRC/cto.old" "$wpath"
+    # The reader reads it twice (caching pages and attributes).
+    expect_eq "reader sees old" "$($r sha256sum "$rpath" | cut -d' ' -f1)" "$(sha "$SRC/cto.old")"
+    expect_eq "reader sees old again" "$($r sha256sum "$rpath" | cut -d' ' -f1)" "$(sha "$SRC/cto.old")"
+    # Longer contents, written and closed by the writer.
+    $w cp "$SRC/cto.new" "$wpath"
+    expect_eq "reader sees new (longer)" "$($r sha256sum "$rpath" | cut -d' ' -f1)" "$(sha "$SRC/cto.new")"
+    # Same size, overwritten in place within the same second.
+    $w dd if="$SRC/cto.same" of="$wpath" conv=notrunc status=none
+    expect_eq "reader sees in-place rewrite" "$($r sha256sum "$rpath" | cut -d' ' -f1)" "$(sha "$SRC/cto.same")"
+    # Appended.
+    $w sh -c "echo appended >>'$wpath'"
+    expect_eq "reader sees append" "$($r tail -c 9 "$rpath")" appended
+}
+direct() { "$@"; }
+cto_c1_to_c2() { cto direct c2 "$M/cto12" "$C2M/cto12"; }
+cto_c2_to_c1() { cto c2 direct "$C2M/cto21" "$M/cto21"; }
+
+# --- 7. durability paths -----------------------------------------------------------------------
+
+fsync_check() { python3 "$H/fsynctest.py" "$M/fsync.dat" "$C2PID" "$C2M/fsync.dat"; }
+
+sync_check() {
+    head -c 3000000 /dev/urandom >"$SRC/sync"
+    exec 4>"$M/sync.dat"
+    cat "$SRC/sync" >&4
+    sync
+    # Still open on client 1: client 2 sees the data only if sync wrote it to the server.
+    expect_eq "client 2 after sync" "$(c2 sha256sum "$C2M/sync.dat" | cut -d' ' -f1)" "$(sha "$SRC/sync")"
+    exec 4>&-
+}
+
+dd_fsync() {
+    head -c 8388608 /dev/urandom >"$SRC/dd"
+    dd if="$SRC/dd" of="$M/dd.dat" bs=1M conv=fsync status=none
+    expect_eq "client 2 after dd conv=fsync" "$(c2 sha256sum "$C2M/dd.dat" | cut -d' ' -f1)" "$(sha "$SRC/dd")"
+}
+
+fio_verify() {
+    # Random 4 KiB writes with a checksum in every block, fsync at the end, then fio reads every
+    # block back and checks it.
+    fio --name=randwrite --filename="$M/fio.dat" --size=64M --rw=randwrite --bs=4k \
+        --ioengine=psync --verify=crc32c --do_verify=1 --end_fsync=1 \
+        --output-format=terse --terse-version=3 >/tmp/fio
+    awk -F';' '{ printf "write %s KiB/s, verify read %s KiB/s; ", $48, $7 }' /tmp/fio
+    # fio verified client 1's view; the server must hold the same bytes (client 2 reads them).
+    expect_eq "client 2 sha256" "$(c2 sha256sum "$C2M/fio.dat" | cut -d' ' -f1)" "$(sha "$M/fio.dat")"
+    echo "client 2 reads the same 64 MiB"
+}
+
+# --- 8. a real tree through tar ----------------------------------------------------------------
+
+tar_tree() {
+    tar -C / --exclude=__pycache__ -cf "$SRC/tree.tar" usr/share/doc usr/lib/python3.11/email \
+        usr/lib/python3.11/json
+    mkdir -p "$M/tar"
+    tar -C "$M/tar" -xf "$SRC/tree.tar"
+    drop_caches
+    diff -r --no-dereference -x __pycache__ /usr/share/doc "$M/tar/usr/share/doc"
+    diff -r -x __pycache__ /usr/lib/python3.11/email "$M/tar/usr/lib/python3.11/email"
+    diff -r -x __pycache__ /usr/lib/python3.11/json "$M/tar/usr/lib/python3.11/json"
+    echo "$(tar -tf "$SRC/tree.tar" | wc -l) entries, $(($(size "$SRC/tree.tar") / 1024)) KiB"
+}
+
+# --- 9. mountstats -----------------------------------------------------------------------------
+
+# Prints `MOUNTSTAT <client> <op> <count>` for each op with a nonzero count.
+mountstats() {
+    awk -v who="$2" -v mnt="$1" '
+        /^device / { inmnt = ($5 == mnt); inops = 0; next }
+        inmnt && /per-op statistics/ { inops = 1; next }
+        inmnt && inops && NF > 1 && $1 ~ /:$/ && $2 > 0 { sub(":", "", $1); print "MOUNTSTAT", who, $1, $2 }
+    '
+}
+
+report_mountstats() {
+    mountstats "$M" c1 </proc/self/mountstats >/tmp/ms1
+    c2 cat /proc/self/mountstats | mountstats "$C2M" c2 >/tmp/ms2
+    cat /tmp/ms1 /tmp/ms2 >/tmp/mountstats.txt
+    grep -q 'MOUNTSTAT c1 WRITE ' /tmp/ms1
+    grep -q 'MOUNTSTAT c1 OPEN ' /tmp/ms1
+    grep -q 'MOUNTSTAT c2 READ ' /tmp/ms2
+    echo "$(wc -l </tmp/ms1) ops on c1, $(wc -l </tmp/ms2) on c2"
+}
+
+unmount_all() {
+    c2 umount "$C2M"
+    umount "$M"
+    kill "$C2PID" 2>/dev/null || true
+}
+
+# --- the suite ---------------------------------------------------------------------------------
+
+# Each check runs in its own bash (see check), which needs the functions and settings.
+export -f $(compgen -A function)
+export M C2M H SRC
+
+check mount_c1 mount_c1
+check mount_c2 mount_c2
+C2PID=$(cat /tmp/c2.pid 2>/dev/null || true)
+export C2PID
+
+check write_read_0B write_read 0
+check write_read_1B write_read 1
+check write_read_4095B write_read 4095
+check write_read_1MiB_plus_1 write_read 1048577
+check write_read_64MiB write_read 67108864
+check deep_tree deep_tree
+check many_files_2000 many_files
+check rename_within_dir rename_within_dir
+check rename_across_dirs rename_across_dirs
+check rename_over_existing rename_over_existing
+check hard_links hard_links
+check symlinks symlinks
+check unlink_open_file unlink_open_file
+check chmod chmod_check
+check chown chown_check
+check utimes utimes_check
+check truncate_grow_shrink truncate_check
+check flock_locks flock_locks
+check fcntl_byte_range_locks fcntl_locks
+check fcntl_locks_two_clients fcntl_locks_two_clients
+check close_to_open_c1_to_c2 cto_c1_to_c2
+check close_to_open_c2_to_c1 cto_c2_to_c1
+check fsync_fdatasync fsync_check
+check sync sync_check
+check dd_conv_fsync dd_fsync
+check fio_randwrite_verify_64MiB fio_verify
+check tar_extract_diff tar_tree
+check mountstats report_mountstats
+cat /tmp/mountstats.txt 2>/dev/null
+check unmount unmount_all

@@ -3,9 +3,10 @@
 #
 # Installs what the checks need on a fresh Debian machine (you are root), then runs, in order:
 # formatting, clippy with warnings as errors, every workspace test (unit, property, golden
-# captures, tshark's dissector over our encodings, hostile lengths, and the interop control: the
-# stock Linux client against knfsd in a qemu guest, NFSv4.1 and 4.2), and a short fuzz run of
-# every fuzz target.
+# captures, tshark's dissector over our encodings, hostile lengths, the metadata server over
+# loopback, and the interop scenarios: the stock Linux client in a qemu guest against knfsd (the
+# harness's own control) and against our server, NFSv4.1 and 4.2), and a short fuzz run of every
+# fuzz target.
 #
 # Environment:
 #   FUZZ_SECONDS=N   seconds per fuzz target (default 60; 0 skips fuzzing)
@@ -49,6 +50,11 @@ log "cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 # --- tests -------------------------------------------------------------------------------------
+# The interop scenarios run our server in the guest: the release binary, as users run it.
+log "cargo build --release --bin pnfs"
+cargo build --release --quiet --bin pnfs
+export PNFS_BINARY=$PWD/target/release/pnfs
+
 log "cargo test --workspace"
 cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
 grep -q "test result:" target/test-output.txt

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mds::{Config, Mds};
+use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
@@ -924,73 +924,7 @@ async fn release_lockowner_is_not_an_nfsv4_1_operation() {
 
 /// Starts a server over `dir` with a grace period of `grace` seconds.
 async fn start(dir: &Path, grace: u32) -> (Arc<Mds>, SocketAddr) {
-    let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.to_path_buf(),
-        grace_time: grace,
-        lease_time: 60,
-        ..Config::default()
-    };
-    let mds = Mds::open(cfg).expect("open mds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(mds.clone().serve_on(listener));
-    (mds, addr)
-}
-
-/// EXCHANGE_ID and CREATE_SESSION only: a client that has not yet sent RECLAIM_COMPLETE.
-async fn reclaiming_client(addr: SocketAddr, name: &str) -> Client {
-    let conn = connect(addr).await;
-    let ex = ExchangeIdArgs {
-        eia_clientowner: ClientOwner4 {
-            co_verifier: [7; 8],
-            co_ownerid: Bytes::copy_from_slice(name.as_bytes()),
-        },
-        eia_flags: 0,
-        eia_state_protect: StateProtect4A::None,
-        eia_client_impl_id: vec![],
-    };
-    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::ExchangeId(ex)])
-        .await
-        .unwrap();
-    let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ok)) = &r.resarray[0] else {
-        panic!("EXCHANGE_ID failed: {r:?}")
-    };
-    let chan = ChannelAttrs4 {
-        ca_headerpadsize: 0,
-        ca_maxrequestsize: 1 << 20,
-        ca_maxresponsesize: 1 << 20,
-        ca_maxresponsesize_cached: 64 << 10,
-        ca_maxoperations: 16,
-        ca_maxrequests: 8,
-        ca_rdma_ird: vec![],
-    };
-    let cs = CreateSessionArgs {
-        csa_clientid: ok.eir_clientid,
-        csa_sequence: ok.eir_sequenceid,
-        csa_flags: 0,
-        csa_fore_chan_attrs: chan.clone(),
-        csa_back_chan_attrs: ChannelAttrs4 {
-            ca_maxrequests: 2,
-            ca_maxoperations: 4,
-            ..chan
-        },
-        csa_cb_program: 0x4000_0000,
-        csa_sec_parms: vec![CallbackSecParms4::AuthNone],
-    };
-    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::CreateSession(cs)])
-        .await
-        .unwrap();
-    let NfsResop4::CreateSession(CreateSessionRes::Ok(s)) = &r.resarray[0] else {
-        panic!("CREATE_SESSION failed: {r:?}")
-    };
-    Client {
-        conn,
-        clientid: ok.eir_clientid,
-        sessionid: s.csr_sessionid,
-        seq: 0,
-        uid: 0,
-    }
+    start_mds(dir, grace, 60).await
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -1045,7 +979,7 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
     });
     runtime().block_on(async {
         let (_mds, addr) = start(dir.path(), 60).await;
-        let mut c = reclaiming_client(addr, "restart-client").await;
+        let mut c = Client::reclaiming(addr, "restart-client").await;
         // A new open waits for the grace period.
         let r = c
             .call(vec![
@@ -1061,7 +995,7 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
             .await;
         assert_eq!(r.status, NfsStat4::NFS4ERR_GRACE);
         // A client that was not there before has nothing to reclaim.
-        let mut stranger = reclaiming_client(addr, "stranger").await;
+        let mut stranger = Client::reclaiming(addr, "stranger").await;
         let r = stranger
             .call(vec![
                 putfh(&fh),

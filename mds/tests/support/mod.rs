@@ -28,18 +28,24 @@ pub async fn server() -> Server {
 
 /// Starts a server over an existing data directory (for restart tests).
 pub async fn server_in(dir: tempfile::TempDir) -> Server {
+    let (mds, addr) = start_mds(dir.path(), 0, 10).await;
+    Server { mds, addr, dir }
+}
+
+/// Starts a server over `dir` with the given grace and lease times (seconds).
+pub async fn start_mds(dir: &std::path::Path, grace: u32, lease: u32) -> (Arc<Mds>, SocketAddr) {
     let cfg = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        grace_time: 0,
-        lease_time: 10,
+        data_dir: dir.to_path_buf(),
+        grace_time: grace,
+        lease_time: lease,
         ..Config::default()
     };
     let mds = Mds::open(cfg).expect("open mds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(mds.clone().serve_on(listener));
-    Server { mds, addr, dir }
+    (mds, addr)
 }
 
 /// A connection with a session.
@@ -118,6 +124,18 @@ fn channel() -> ChannelAttrs4 {
 impl Client {
     /// EXCHANGE_ID + CREATE_SESSION + RECLAIM_COMPLETE with the given owner name.
     pub async fn new(addr: SocketAddr, owner: &str) -> Client {
+        let mut c = Self::reclaiming(addr, owner).await;
+        let r = c
+            .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+                rca_one_fs: false,
+            })])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        c
+    }
+
+    /// EXCHANGE_ID + CREATE_SESSION only: a client that may still reclaim after a restart.
+    pub async fn reclaiming(addr: SocketAddr, owner: &str) -> Client {
         let conn = connect(addr).await;
         let ex = ExchangeIdArgs {
             eia_clientowner: ClientOwner4 {
@@ -153,19 +171,13 @@ impl Client {
         let NfsResop4::CreateSession(CreateSessionRes::Ok(s)) = &r.resarray[0] else {
             panic!("CREATE_SESSION failed: {r:?}")
         };
-        let mut c = Client {
+        let c = Client {
             conn,
             clientid: ok.eir_clientid,
             sessionid: s.csr_sessionid,
             seq: 0,
             uid: 0,
         };
-        let r = c
-            .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
-                rca_one_fs: false,
-            })])
-            .await;
-        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         c
     }
 

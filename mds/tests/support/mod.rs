@@ -171,14 +171,13 @@ impl Client {
         let NfsResop4::CreateSession(CreateSessionRes::Ok(s)) = &r.resarray[0] else {
             panic!("CREATE_SESSION failed: {r:?}")
         };
-        let c = Client {
+        Client {
             conn,
             clientid: ok.eir_clientid,
             sessionid: s.csr_sessionid,
             seq: 0,
             uid: 0,
-        };
-        c
+        }
     }
 
     /// The SEQUENCE for the next request on slot 0.

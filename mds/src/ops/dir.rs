@@ -553,26 +553,7 @@ mod tests {
     use super::*;
 
     fn inode(uid: u32, mode: u32) -> Inode {
-        Inode {
-            fileid: 9,
-            ftype: NfsFtype4::NF4DIR,
-            mode,
-            uid,
-            gid: uid,
-            nlink: 2,
-            size: 4096,
-            space_used: 4096,
-            atime: Nfstime4::default(),
-            mtime: Nfstime4::default(),
-            ctime: Nfstime4::default(),
-            birth: Nfstime4::default(),
-            change: 1,
-            rdev: Specdata4::default(),
-            generation: 1,
-            symlink: bytes::Bytes::new(),
-            verifier: None,
-            parent: 1,
-        }
+        Inode::for_test(9, NfsFtype4::NF4DIR, mode, uid)
     }
 
     fn user(uid: u32) -> User {

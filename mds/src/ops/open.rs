@@ -648,26 +648,7 @@ mod tests {
     use super::*;
 
     fn inode(ftype: NfsFtype4) -> Inode {
-        Inode {
-            fileid: 9,
-            ftype,
-            mode: 0o644,
-            uid: 1,
-            gid: 1,
-            nlink: 1,
-            size: 0,
-            space_used: 0,
-            atime: Nfstime4::default(),
-            mtime: Nfstime4::default(),
-            ctime: Nfstime4::default(),
-            birth: Nfstime4::default(),
-            change: 1,
-            rdev: Specdata4::default(),
-            generation: 1,
-            symlink: bytes::Bytes::new(),
-            verifier: None,
-            parent: 1,
-        }
+        Inode::for_test(9, ftype, 0o644, 1)
     }
 
     #[test]

@@ -100,6 +100,33 @@ pub struct Inode {
 }
 
 impl Inode {
+    /// A plain object for unit tests of other modules: the given type, mode and owner, one
+    /// link, empty, all times zero.
+    #[cfg(test)]
+    pub(crate) fn for_test(fileid: u64, ftype: NfsFtype4, mode: u32, uid: u32) -> Self {
+        let dir = ftype == NfsFtype4::NF4DIR;
+        Self {
+            fileid,
+            ftype,
+            mode,
+            uid,
+            gid: uid,
+            nlink: if dir { 2 } else { 1 },
+            size: if dir { 4096 } else { 0 },
+            space_used: if dir { 4096 } else { 0 },
+            atime: Nfstime4::default(),
+            mtime: Nfstime4::default(),
+            ctime: Nfstime4::default(),
+            birth: Nfstime4::default(),
+            change: 1,
+            rdev: Specdata4::default(),
+            generation: 1,
+            symlink: Bytes::new(),
+            verifier: None,
+            parent: 1,
+        }
+    }
+
     /// True for directories.
     pub fn is_dir(&self) -> bool {
         self.ftype == NfsFtype4::NF4DIR

@@ -229,7 +229,9 @@ pub async fn process(mds: Arc<Mds>, conn: Conn, cred: Credential, args: Bytes) -
     async {
         for (i, op) in args.argarray.iter().enumerate() {
             let opnum = op.opnum();
-            let res = if let NfsArgop4::Unknown(_) = op {
+            // An undefined operation is OP_ILLEGAL wherever it stands, even first (RFC 8881
+            // section 15.2; pynfs COMP5).
+            let res = if let NfsArgop4::Unknown(_) | NfsArgop4::Illegal = op {
                 NfsResop4::Illegal(IllegalRes {
                     status: NfsStat4::NFS4ERR_OP_ILLEGAL,
                 })

@@ -99,3 +99,14 @@ async fn sequence_not_first_is_sequence_pos() {
     let r = c.call(vec![inner]).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_SEQUENCE_POS);
 }
+
+#[tokio::test]
+async fn illegal_op_first_is_op_illegal_not_op_not_in_session() {
+    let s = server().await;
+    let conn = connect(s.addr).await;
+    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::Illegal])
+        .await
+        .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4ERR_OP_ILLEGAL);
+    assert!(matches!(r.resarray[0], NfsResop4::Illegal(_)));
+}

@@ -11,7 +11,7 @@ use nfs_proto::transport::{Conn, Reply};
 use nfs_proto::xdr::{Decoder, Encoder, Utf8String, Xdr};
 use tracing::{debug, info_span, Instrument};
 
-use crate::config::{Access, Network};
+use crate::exports::{Place, PSEUDO_EXPORT};
 use crate::ops;
 use crate::server::Mds;
 use crate::store::Inode;
@@ -70,10 +70,15 @@ pub struct Ctx {
     pub mds: Arc<Mds>,
     /// The connection the request came on.
     pub conn: Conn,
-    /// The caller.
+    /// The caller as the credential names it.
+    pub cred_user: User,
+    /// The caller as the current filehandle's export sees it (root squashed or not).
     pub user: User,
-    /// Whether the caller's export access is read-only.
+    /// Whether the current filehandle's export is read-only for this caller (the pseudo file
+    /// system always is).
     pub read_only: bool,
+    /// The export whose rule `user` and `read_only` reflect.
+    pub access_export: Option<u16>,
     /// 1 or 2.
     pub minor: u32,
     /// The client of the session named by SEQUENCE.
@@ -96,10 +101,89 @@ impl Ctx {
         self.cfh.ok_or(NfsStat4::NFS4ERR_NOFILEHANDLE)
     }
 
-    /// The current object's attributes (NFS4ERR_STALE if it is gone).
+    /// The current object's attributes (NFS4ERR_STALE if it is gone); a pseudo-fs node's
+    /// are made up (see [`Mds::pseudo_inode`]).
     pub fn inode(&self) -> Result<Inode, NfsStat4> {
-        let fh = self.fh()?;
+        self.inode_of(self.fh()?)
+    }
+
+    /// The attributes of the object `fh` names (a pseudo-fs node's made up).
+    pub fn inode_of(&self, fh: Fh) -> Result<Inode, NfsStat4> {
+        if fh.export == PSEUDO_EXPORT {
+            return self
+                .mds
+                .pseudo_inode(fh.fileid)
+                .ok_or(NfsStat4::NFS4ERR_STALE);
+        }
         Ok(self.mds.store.getattr_checked(fh.fileid, fh.generation)?)
+    }
+
+    /// Where the current filehandle stands in the joined tree, if at a pseudo node or an
+    /// export root (the places where LOOKUP and LOOKUPP may cross between file systems).
+    pub fn place(&self) -> Option<Place> {
+        let fh = self.cfh?;
+        if fh.export == PSEUDO_EXPORT {
+            return self
+                .mds
+                .exports
+                .pseudo_by_fileid(fh.fileid)
+                .map(Place::Pseudo);
+        }
+        (self.mds.export_root_fileid(fh.export) == Some(fh.fileid))
+            .then_some(Place::Export(fh.export))
+    }
+
+    /// Applies the access rule of `export` for this caller (RFC 8881 section 3.2 leaves the
+    /// policy to the server; as knfsd, a client matching no rule of an export may not enter
+    /// it: NFS4ERR_ACCESS). Called whenever the current filehandle may move to another export.
+    pub fn enter(&mut self, export: u16) -> Result<(), NfsStat4> {
+        if self.access_export == Some(export) {
+            return Ok(());
+        }
+        let mut user = self.cred_user.clone();
+        let read_only = if export == PSEUDO_EXPORT {
+            true
+        } else {
+            let rule = self
+                .mds
+                .exports
+                .rule(export, self.conn.peer().ip())
+                .ok_or(NfsStat4::NFS4ERR_ACCESS)?;
+            if rule.root_squash && user.uid == 0 {
+                user = User {
+                    uid: NOBODY,
+                    gid: NOBODY,
+                    gids: Vec::new(),
+                };
+            }
+            rule.read_only
+        };
+        self.user = user;
+        self.read_only = read_only;
+        self.access_export = Some(export);
+        Ok(())
+    }
+
+    /// Moves the current filehandle to a place of the joined tree (a pseudo node or an
+    /// export's root), entering its export.
+    pub fn set_place(&mut self, place: Place) -> Result<(), NfsStat4> {
+        match place {
+            Place::Pseudo(node) => {
+                self.enter(PSEUDO_EXPORT)?;
+                self.cfh = Some(Fh {
+                    export: PSEUDO_EXPORT,
+                    fileid: self.mds.exports.pseudo_fileid_of(node),
+                    generation: 0,
+                });
+                self.cstateid = None;
+            }
+            Place::Export(id) => {
+                self.enter(id)?;
+                let inode = self.mds.export_root(id)?;
+                self.set_fh(id, &inode);
+            }
+        }
+        Ok(())
     }
 
     /// The current object, which must be a directory (NFS4ERR_NOTDIR).
@@ -171,23 +255,6 @@ pub fn error_result(op: NfsOpnum4, status: NfsStat4) -> NfsResop4 {
     }))
 }
 
-/// Whether the peer's address may use this server at all, and with what access.
-fn export_access(mds: &Mds, conn: &Conn, user: &mut User) -> Option<bool> {
-    let export = mds.cfg.exports.first()?;
-    let ip = conn.peer().ip();
-    for rule in &export.clients {
-        if Network::parse(&rule.network).ok()?.contains(ip) {
-            if rule.root_squash && user.uid == 0 {
-                user.uid = NOBODY;
-                user.gid = NOBODY;
-                user.gids.clear();
-            }
-            return Some(rule.access == Access::Ro);
-        }
-    }
-    None
-}
-
 /// Runs one COMPOUND.
 pub async fn process(mds: Arc<Mds>, conn: Conn, cred: Credential, args: Bytes) -> Reply {
     let raw = args.clone();
@@ -203,17 +270,20 @@ pub async fn process(mds: Arc<Mds>, conn: Conn, cred: Credential, args: Bytes) -
             resarray: Vec::new(),
         });
     }
-    let mut user = User::from_credential(&cred);
-    let Some(read_only) = export_access(&mds, &conn, &mut user) else {
+    // A client that no export admits may not use the server at all.
+    if !mds.exports.any_allowed(conn.peer().ip()) {
         return Reply::Denied(nfs_proto::rpc::RejectedReply::AuthError(
             nfs_proto::rpc::AuthStat::AUTH_TOOWEAK,
         ));
-    };
+    }
+    let user = User::from_credential(&cred);
     let mut ctx = Ctx {
         mds: mds.clone(),
         conn,
+        cred_user: user.clone(),
         user,
-        read_only,
+        read_only: true,
+        access_export: None,
         minor: args.minorversion,
         clientid: None,
         sessionid: None,

@@ -308,6 +308,8 @@ impl Config {
                     .map_err(|m| err(format!("exports[{i}].clients[{j}].network"), m))?;
             }
         }
+        // How the exports join (nesting rules, networks) is checked by building the tree.
+        crate::exports::Exports::new(&self.exports)?;
         let l = &self.limits;
         if !(1024..=64 << 20).contains(&l.max_record) {
             return Err(err(
@@ -392,6 +394,9 @@ mod tests {
             e.to_string().contains("listen") || e.to_string().contains("nowhere"),
             "{e}"
         );
+        let e = Config::parse("exports:\n  - id: 1\n  - id: 2\n    pseudo: /a/b\n").unwrap_err();
+        assert_eq!(e.field, "exports[1].pseudo");
+        assert!(e.message.contains("inside export 1"), "{e}");
         let e = Config::parse("exports:\n  - id: 1\n  - id: 1\n    pseudo: /b\n").unwrap_err();
         assert_eq!(e.field, "exports[1].id");
     }

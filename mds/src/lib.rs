@@ -16,6 +16,7 @@
 
 pub mod compound;
 pub mod config;
+pub mod exports;
 pub mod ops;
 pub mod server;
 pub mod state;

@@ -1,6 +1,6 @@
 //! The server: what it holds, the RPC entry point, and the TCP listener.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,10 +20,13 @@ use tracing::{info, warn};
 
 use crate::compound;
 use crate::config::Config;
+use crate::exports::Exports;
 use crate::ops::session::SessionState;
 use crate::state::open::StateTable;
 use crate::state::stateid::StateidMinter;
-use crate::store::{system_time_now, Store, StoreOptions};
+use crate::store::{
+    system_time_now, CreateSpec, Inode, NewObject, Store, StoreError, StoreOptions,
+};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +40,9 @@ pub enum StartError {
     /// The object store could not be opened.
     #[error("object store: {0}")]
     Objects(#[from] pfs_core::StoreError),
+    /// The exports do not fit together, or an exported directory could not be made.
+    #[error("{0}")]
+    Exports(String),
     /// The listening socket could not be bound.
     #[error("listen on {0}: {1}")]
     Listen(SocketAddr, std::io::Error),
@@ -82,6 +88,13 @@ impl Counters {
 pub struct Mds {
     /// Configuration.
     pub cfg: Config,
+    /// The exports and the pseudo file system joining them.
+    pub exports: Exports,
+    /// The file id of each export's root directory, resolved (and made, if missing) at start.
+    export_roots: HashMap<u16, u64>,
+    /// Times of the pseudo-fs nodes: this start (so their change attribute moves when the
+    /// config may have changed).
+    pseudo_time: nfs_proto::nfs4::Nfstime4,
     /// Namespace and attributes.
     pub store: Store,
     /// File data.
@@ -109,6 +122,8 @@ impl Mds {
             system_time_now(),
         )?;
         let data: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(cfg.data_dir.join("data"))?);
+        let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
+        let export_roots = make_export_dirs(&store, &exports)?;
         let epoch = store.boot_epoch() as u16;
         let minter = StateidMinter::new(*store.server_key(), epoch);
         let now = Instant::now();
@@ -117,12 +132,54 @@ impl Mds {
             opens: Mutex::new(StateTable::new(minter)),
             sessions: Mutex::new(sessions),
             cfg,
+            exports,
+            export_roots,
+            pseudo_time: system_time_now(),
             store,
             data,
             counters: Counters::default(),
             started: now,
             next_conn: AtomicU64::new(1),
         }))
+    }
+
+    /// The root directory of export `id` (NFS4ERR_STALE if it was removed, NFS4ERR_NOENT for
+    /// an export the config does not have).
+    pub fn export_root(&self, id: u16) -> Result<Inode, NfsStat4> {
+        let fileid = self.export_root_fileid(id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
+        Ok(self.store.getattr(fileid)?)
+    }
+
+    /// The file id of export `id`'s root directory.
+    pub fn export_root_fileid(&self, id: u16) -> Option<u64> {
+        self.export_roots.get(&id).copied()
+    }
+
+    /// The attributes of a pseudo-fs node: a read-only directory owned by root, its link
+    /// count from its subdirectories, its times this server's start.
+    pub fn pseudo_inode(&self, fileid: u64) -> Option<Inode> {
+        let node = self.exports.pseudo_by_fileid(fileid)?;
+        let t = self.pseudo_time;
+        Some(Inode {
+            fileid,
+            ftype: nfs_proto::nfs4::NfsFtype4::NF4DIR,
+            mode: 0o555,
+            uid: 0,
+            gid: 0,
+            nlink: 2 + self.exports.pseudo_children(node).count() as u32,
+            size: 4096,
+            space_used: 4096,
+            atime: t,
+            mtime: t,
+            ctime: t,
+            birth: t,
+            change: (t.seconds as u64) << 30 | u64::from(t.nseconds),
+            rdev: Default::default(),
+            generation: 0,
+            symlink: Default::default(),
+            verifier: None,
+            parent: 0,
+        })
     }
 
     /// Binds the configured address and serves until the process ends.
@@ -162,6 +219,53 @@ impl Mds {
             });
         }
     }
+}
+
+/// Resolves every export's directory in the namespace, making missing ones (and the
+/// directories that junctions of other exports are grafted on, so that READDIR of the
+/// covering export lists them), like `mkdir -p`. Runs the store's commits from a plain thread:
+/// the server may be opened from inside an async runtime, where blocking on a commit is not
+/// allowed.
+fn make_export_dirs(store: &Store, exports: &Exports) -> Result<HashMap<u16, u64>, StartError> {
+    let mkdir_p = |parent: u64, names: &[String]| -> Result<u64, StoreError> {
+        let mut at = parent;
+        for name in names {
+            at = match store.lookup(at, name.as_bytes()) {
+                Ok(i) => i.fileid,
+                Err(StoreError::NoEnt) => {
+                    let spec = CreateSpec {
+                        object: NewObject::Directory,
+                        mode: 0o755,
+                        uid: 0,
+                        gid: 0,
+                    };
+                    let pending = store.create(at, name.as_bytes(), spec, system_time_now());
+                    std::thread::scope(|s| s.spawn(|| pending.wait()).join())
+                        .map_err(|_| StoreError::Internal("mkdir thread"))??
+                        .inode
+                        .fileid
+                }
+                Err(e) => return Err(e),
+            };
+        }
+        Ok(at)
+    };
+    let root = store.root()?.fileid;
+    let mut roots = HashMap::new();
+    for e in exports.all() {
+        let fileid = mkdir_p(root, &e.path).map_err(|err| {
+            StartError::Exports(format!("export {} path /{}: {err}", e.id, e.path.join("/")))
+        })?;
+        roots.insert(e.id, fileid);
+    }
+    for e in exports.all() {
+        for (name, _) in exports.junctions(e.id) {
+            mkdir_p(roots[&e.id], &[name.to_owned()]).map_err(|err| {
+                StartError::Exports(format!("junction {name} in export {}: {err}", e.id))
+            })?;
+        }
+    }
+    Ok(roots)
 }
 
 impl CallHandler for Mds {

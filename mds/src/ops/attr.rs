@@ -124,6 +124,29 @@ fn supported_mask() -> Bitmap4 {
     Bitmap4::from_bits(SUPPORTED.iter().copied())
 }
 
+/// `mounted_on_fileid` (RFC 8881 section 5.8.2.23): for an export's root, the file id of what
+/// it is grafted on (a pseudo node, or the directory of the covering export); else its own.
+fn mounted_on_fileid(ctx: &Ctx, inode: &Inode, export: u16) -> u64 {
+    use crate::exports::{pseudo_fileid, Place};
+    let mds = &ctx.mds;
+    if mds.export_root_fileid(export) != Some(inode.fileid) {
+        return inode.fileid;
+    }
+    let Some(e) = mds.exports.get(export) else {
+        return inode.fileid;
+    };
+    match mds.exports.parent(Place::Export(export)) {
+        None => inode.fileid,
+        Some(Place::Pseudo(_)) => pseudo_fileid(&e.pseudo),
+        Some(Place::Export(up)) => {
+            let name = e.pseudo.rsplit('/').next().unwrap_or_default();
+            mds.export_root_fileid(up)
+                .and_then(|dir| mds.store.lookup(dir, name.as_bytes()).ok())
+                .map_or_else(|| pseudo_fileid(&e.pseudo), |i| i.fileid)
+        }
+    }
+}
+
 /// Every reported attribute of `inode` (the encoder keeps only the requested ones).
 pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> FileAttrs {
     let mds = &ctx.mds;
@@ -148,11 +171,14 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
         case_insensitive: Some(false),
         case_preserving: Some(true),
         chown_restricted: Some(true),
-        filehandle: Some(
-            mds.store
-                .fh_codec()
-                .encode(export, inode.fileid, inode.generation),
-        ),
+        filehandle: Some(crate::ops::fh::encode_fh(
+            ctx,
+            crate::compound::Fh {
+                export,
+                fileid: inode.fileid,
+                generation: inode.generation,
+            },
+        )),
         fileid: Some(inode.fileid),
         homogeneous: Some(true),
         maxfilesize: Some(i64::MAX as u64),
@@ -175,7 +201,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
         }),
         time_metadata: Some(inode.ctime),
         time_modify: Some(inode.mtime),
-        mounted_on_fileid: Some(inode.fileid),
+        mounted_on_fileid: Some(mounted_on_fileid(ctx, inode, export)),
         suppattr_exclcreat: Some(Bitmap4::from_bits([
             FATTR4_MODE,
             FATTR4_OWNER,

@@ -13,6 +13,7 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
+use bytes::Bytes;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
@@ -22,8 +23,11 @@ use tracing::warn;
 use super::attr::{file_attrs, to_setattrs, SUPPORTED};
 use super::fh::check_component;
 use crate::compound::{Ctx, Fh, User};
+use crate::exports::{Place, PSEUDO_EXPORT};
 use crate::server::Mds;
-use crate::store::{system_time_now, CreateSpec, Inode, NewObject, Removed, SetAttrs};
+use crate::store::{
+    system_time_now, CreateSpec, DirEntry, Inode, NewObject, ReadDir, Removed, SetAttrs,
+};
 
 /// Mode bit: set-group-id (new objects in such a directory get its group; new directories
 /// inherit the bit, as on Linux and BSD).
@@ -42,7 +46,7 @@ const DIR_WRITE: u32 = ACCESS4_MODIFY | ACCESS4_LOOKUP;
 /// and pynfs expects the same of REMOVE, RENAME, LINK and READDIR (only LOOKUP and OPEN answer
 /// NFS4ERR_SYMLINK).
 fn dir_at(ctx: &Ctx, fh: Fh) -> Result<Inode, NfsStat4> {
-    let i = ctx.mds.store.getattr_checked(fh.fileid, fh.generation)?;
+    let i = ctx.inode_of(fh)?;
     if i.is_dir() {
         Ok(i)
     } else {
@@ -480,13 +484,26 @@ fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat
     let mut size = READDIR_FIXED;
     let mut dirbytes = 0usize;
     let mut cookie = a.cookie;
+    let place = ctx.place();
     let eof = 'fill: loop {
-        let batch = ctx.mds.store.readdir(dir.fileid, cookie, BATCH)?;
+        let batch = match place {
+            Some(Place::Pseudo(node)) => pseudo_entries(ctx, node, cookie)?,
+            _ => ctx.mds.store.readdir(dir.fileid, cookie, BATCH)?,
+        };
         for e in batch.entries {
+            // Entries of a pseudo node, and junctions in an export root, show the root of
+            // the export they lead to (its own fsid: the client sees a mount point).
+            let (inode, export) = match place
+                .and_then(|p| ctx.mds.exports.child(p, std::str::from_utf8(&e.name).ok()?))
+            {
+                Some(Place::Export(id)) => (ctx.mds.export_root(id)?, id),
+                Some(Place::Pseudo(_)) => (e.inode, PSEUDO_EXPORT),
+                None => (e.inode, fh.export),
+            };
             let mut attrs = if fs_template.is_some() {
-                file_attrs(ctx, &e.inode, fh.export, &no_fs)
+                file_attrs(ctx, &inode, export, &no_fs)
             } else {
-                file_attrs(ctx, &e.inode, fh.export, &want)
+                file_attrs(ctx, &inode, export, &want)
             };
             match &fs_template {
                 Some(t) => {
@@ -529,6 +546,41 @@ fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat
         cookieverf: [0; 8],
         reply: Dirlist4 { entries, eof },
     })
+}
+
+/// The entries of a pseudo node after `cookie`, all at once (a pseudo node has a handful),
+/// leaving out those that lead only to exports the client may not use.
+/// Cookies are positions from 3 on (0 is the start; 1 and 2 are reserved, RFC 8881 section
+/// 18.23.3), stable while the server runs: the config, and so the tree, cannot change under it.
+fn pseudo_entries(ctx: &Ctx, node: usize, cookie: u64) -> Result<ReadDir, NfsStat4> {
+    let children: Vec<_> = ctx.mds.exports.pseudo_children(node).collect();
+    let skip = match cookie {
+        0 => 0,
+        c if c >= 3 && c - 3 < children.len() as u64 => (c - 2) as usize,
+        _ => return Err(NfsStat4::NFS4ERR_BAD_COOKIE),
+    };
+    let mut entries = Vec::new();
+    let ip = ctx.conn.peer().ip();
+    for (i, (name, place)) in children.into_iter().enumerate().skip(skip) {
+        if !ctx.mds.exports.admits(place, ip) {
+            continue;
+        }
+        let inode = match place {
+            Place::Pseudo(n) => {
+                let fileid = ctx.mds.exports.pseudo_fileid_of(n);
+                ctx.mds
+                    .pseudo_inode(fileid)
+                    .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?
+            }
+            Place::Export(id) => ctx.mds.export_root(id)?,
+        };
+        entries.push(DirEntry {
+            cookie: i as u64 + 3,
+            name: Bytes::copy_from_slice(name.as_bytes()),
+            inode,
+        });
+    }
+    Ok(ReadDir { entries, eof: true })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,31 +1,16 @@
 //! Filehandle and name operations: PUTROOTFH, PUTFH, GETFH, SAVEFH, RESTOREFH, LOOKUP,
 //! LOOKUPP, SECINFO, SECINFO_NO_NAME.
 //!
-//! The pseudo-root is the root of the export whose pseudo path is `/` (the all-in-one
-//! default); a pseudo file system joining several exports is not built yet.
+//! The root is the root of the joined tree (see [`crate::exports`]): the export at `/`, or a
+//! pseudo node above the exports. LOOKUP and LOOKUPP cross between file systems at pseudo
+//! nodes and export roots, entering each export's access rule on the way.
 
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 
 use crate::compound::{Ctx, Fh};
-use crate::store::{FhKind, Inode};
-
-/// The root of the export clients see at `/`.
-pub fn export_root(ctx: &Ctx) -> Result<(u16, Inode), NfsStat4> {
-    let export = ctx
-        .mds
-        .cfg
-        .exports
-        .iter()
-        .find(|e| crate::config::normalize(&e.pseudo) == "/")
-        .or(ctx.mds.cfg.exports.first())
-        .ok_or(NfsStat4::NFS4ERR_NOENT)?;
-    let mut inode = ctx.mds.store.root()?;
-    for name in export.path.split('/').filter(|c| !c.is_empty()) {
-        inode = ctx.mds.store.lookup(inode.fileid, name.as_bytes())?;
-    }
-    Ok((export.id, inode))
-}
+use crate::exports::{Place, PSEUDO_EXPORT};
+use crate::store::FhKind;
 
 /// A name from the wire, checked as RFC 8881 section 14.4 asks: UTF-8, not empty, no `/`.
 pub fn check_component(name: &Utf8String) -> Result<&[u8], NfsStat4> {
@@ -44,24 +29,29 @@ pub fn check_component(name: &Utf8String) -> Result<&[u8], NfsStat4> {
 
 /// PUTROOTFH (RFC 8881 section 18.21).
 pub fn putrootfh(ctx: &mut Ctx) -> PutRootFhRes {
-    let status = match export_root(ctx) {
-        Ok((export, inode)) => {
-            ctx.set_fh(export, &inode);
-            NfsStat4::NFS4_OK
-        }
-        Err(s) => s,
-    };
-    PutRootFhRes { status }
+    let root = ctx.mds.exports.root();
+    PutRootFhRes {
+        status: ctx.set_place(root).err().unwrap_or(NfsStat4::NFS4_OK),
+    }
 }
 
 /// PUTFH (RFC 8881 section 18.19): a forged handle is BADHANDLE, a deleted object STALE.
 pub fn putfh(ctx: &mut Ctx, a: &PutFhArgs) -> PutFhRes {
     let status = (|| {
         let d = ctx.mds.store.fh_codec().decode(&a.object)?;
-        if d.kind != FhKind::Object || !ctx.mds.cfg.exports.iter().any(|e| e.id == d.export) {
+        if d.kind == FhKind::Pseudo {
+            // A pseudo node of another config is gone: STALE, as a removed file.
+            let node = (d.export == PSEUDO_EXPORT)
+                .then(|| ctx.mds.exports.pseudo_by_fileid(d.fileid))
+                .flatten()
+                .ok_or(NfsStat4::NFS4ERR_STALE)?;
+            return ctx.set_place(Place::Pseudo(node));
+        }
+        if ctx.mds.exports.get(d.export).is_none() {
             return Err(NfsStat4::NFS4ERR_STALE);
         }
         let inode = ctx.mds.store.getattr_checked(d.fileid, d.generation)?;
+        ctx.enter(d.export)?;
         ctx.set_fh(d.export, &inode);
         Ok(())
     })()
@@ -82,10 +72,15 @@ pub fn getfh(ctx: &mut Ctx) -> GetFhRes {
 
 /// The wire handle of a resolved one.
 pub fn encode_fh(ctx: &Ctx, fh: Fh) -> NfsFh4 {
+    let kind = if fh.export == PSEUDO_EXPORT {
+        FhKind::Pseudo
+    } else {
+        FhKind::Object
+    };
     ctx.mds
         .store
         .fh_codec()
-        .encode(fh.export, fh.fileid, fh.generation)
+        .encode_kind(kind, fh.export, fh.fileid, fh.generation)
 }
 
 /// SAVEFH (RFC 8881 section 18.31).
@@ -104,11 +99,14 @@ pub fn savefh(ctx: &mut Ctx) -> SaveFhRes {
 /// RESTOREFH (RFC 8881 section 18.27).
 pub fn restorefh(ctx: &mut Ctx) -> RestoreFhRes {
     let status = match ctx.sfh {
-        Some(fh) => {
-            ctx.cfh = Some(fh);
-            ctx.cstateid = ctx.sstateid;
-            NfsStat4::NFS4_OK
-        }
+        Some(fh) => match ctx.enter(fh.export) {
+            Ok(()) => {
+                ctx.cfh = Some(fh);
+                ctx.cstateid = ctx.sstateid;
+                NfsStat4::NFS4_OK
+            }
+            Err(s) => s,
+        },
         None => NfsStat4::NFS4ERR_RESTOREFH,
     };
     RestoreFhRes { status }
@@ -119,6 +117,21 @@ fn lookup_name(ctx: &mut Ctx, name: &Utf8String) -> Result<(), NfsStat4> {
     let name = check_component(name)?;
     if ctx.allowed(&dir, ACCESS4_LOOKUP) == 0 {
         return Err(NfsStat4::NFS4ERR_ACCESS);
+    }
+    if let Some(at) = ctx.place() {
+        // A pseudo entry or a junction: cross into it.
+        let s = std::str::from_utf8(name).map_err(|_| NfsStat4::NFS4ERR_INVAL)?;
+        if let Some(to) = ctx.mds.exports.child(at, s) {
+            if let Place::Pseudo(_) = to {
+                if !ctx.mds.exports.admits(to, ctx.conn.peer().ip()) {
+                    return Err(NfsStat4::NFS4ERR_NOENT);
+                }
+            }
+            return ctx.set_place(to);
+        }
+        if let Place::Pseudo(_) = at {
+            return Err(NfsStat4::NFS4ERR_NOENT);
+        }
     }
     let inode = ctx.mds.store.lookup(dir.fileid, name)?;
     let export = ctx.fh()?.export;
@@ -135,14 +148,16 @@ pub fn lookup(ctx: &mut Ctx, a: &LookupArgs) -> LookupRes {
     }
 }
 
-/// LOOKUPP (RFC 8881 section 18.14): above an export's root there is nothing (NOENT).
+/// LOOKUPP (RFC 8881 section 18.14): from an export's root to the place it is grafted on;
+/// above the root of the joined tree there is nothing (NOENT).
 pub fn lookupp(ctx: &mut Ctx) -> LookupPRes {
     let status = (|| {
         let dir = ctx.dir()?;
-        let (export, root) = export_root(ctx)?;
-        if dir.fileid == root.fileid {
-            return Err(NfsStat4::NFS4ERR_NOENT);
+        if let Some(at) = ctx.place() {
+            let up = ctx.mds.exports.parent(at).ok_or(NfsStat4::NFS4ERR_NOENT)?;
+            return ctx.set_place(up);
         }
+        let export = ctx.fh()?.export;
         let parent = ctx.mds.store.lookupp(dir.fileid)?;
         ctx.set_fh(export, &parent);
         Ok(())

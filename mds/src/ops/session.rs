@@ -131,7 +131,7 @@ pub fn finish(ctx: &Ctx, slot: SlotRef, reply: &[Bytes]) {
 }
 
 fn principal(ctx: &Ctx) -> Principal {
-    Principal::Uid(ctx.user.uid)
+    Principal::Uid(ctx.cred_user.uid)
 }
 
 fn server_owner(mds: &Mds) -> ServerOwner4 {

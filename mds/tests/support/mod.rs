@@ -34,13 +34,19 @@ pub async fn server_in(dir: tempfile::TempDir) -> Server {
 
 /// Starts a server over `dir` with the given grace and lease times (seconds).
 pub async fn start_mds(dir: &std::path::Path, grace: u32, lease: u32) -> (Arc<Mds>, SocketAddr) {
-    let cfg = Config {
+    start_with(Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         data_dir: dir.to_path_buf(),
         grace_time: grace,
         lease_time: lease,
         ..Config::default()
-    };
+    })
+    .await
+}
+
+/// Starts a server with this configuration on a loopback port of its own.
+pub async fn start_with(cfg: Config) -> (Arc<Mds>, SocketAddr) {
+    cfg.validate().expect("valid config");
     let mds = Mds::open(cfg).expect("open mds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

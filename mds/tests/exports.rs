@@ -1,0 +1,308 @@
+//! The pseudo file system joining several exports (RFC 8881 section 7.3), and per-export
+//! access rules, over loopback sockets.
+
+mod support;
+
+use mds::config::{Access, ClientRule, ExportConfig};
+use mds::Config;
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Utf8String;
+use support::*;
+
+fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> ExportConfig {
+    ExportConfig {
+        id,
+        path: path.into(),
+        pseudo: pseudo.into(),
+        clients: vec![ClientRule {
+            network: network.into(),
+            access,
+            root_squash: false,
+        }],
+    }
+}
+
+/// `/home` (rw), `/data/ro` (read-only) and `/hidden` (for another network), no export at `/`.
+fn pseudo_config(dir: &std::path::Path) -> Config {
+    Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.to_path_buf(),
+        grace_time: 0,
+        lease_time: 10,
+        exports: vec![
+            export(1, "/vol/home", "/home", Access::Rw, "127.0.0.0/8"),
+            export(2, "/vol/ro", "/data/ro", Access::Ro, "127.0.0.1"),
+            export(3, "/vol/hidden", "/hidden", Access::Rw, "10.0.0.0/8"),
+        ],
+        ..Config::default()
+    }
+}
+
+fn getattr(bits: &[u32]) -> NfsArgop4 {
+    NfsArgop4::GetAttr(GetAttrArgs {
+        attr_request: Bitmap4::from_bits(bits.iter().copied()),
+    })
+}
+
+fn attrs(r: &Compound4Res) -> FileAttrs {
+    match r.resarray.last() {
+        Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) => {
+            FileAttrs::from_fattr(&a.obj_attributes).unwrap()
+        }
+        other => panic!("GETATTR failed: {other:?} in {r:?}"),
+    }
+}
+
+fn readdir_names(r: &Compound4Res) -> Vec<(String, FileAttrs)> {
+    match r.resarray.last() {
+        Some(NfsResop4::ReadDir(ReadDirRes::Ok(ok))) => {
+            assert!(ok.reply.eof);
+            ok.reply
+                .entries
+                .iter()
+                .map(|e| {
+                    (
+                        e.name.as_str().unwrap().to_owned(),
+                        FileAttrs::from_fattr(&e.attrs).unwrap(),
+                    )
+                })
+                .collect()
+        }
+        other => panic!("READDIR failed: {other:?}"),
+    }
+}
+
+fn readdir(bits: &[u32]) -> NfsArgop4 {
+    NfsArgop4::ReadDir(ReadDirArgs {
+        cookie: 0,
+        cookieverf: [0; 8],
+        dircount: 0,
+        maxcount: 65536,
+        attr_request: Bitmap4::from_bits(bits.iter().copied()),
+    })
+}
+
+fn mkdir(name: &str) -> NfsArgop4 {
+    NfsArgop4::Create(CreateArgs {
+        objtype: Createtype4::Dir,
+        objname: Utf8String::from(name),
+        createattrs: Fattr4::default(),
+    })
+}
+
+async fn at(c: &mut Client, path: &str, ops: Vec<NfsArgop4>) -> Compound4Res {
+    let mut all = vec![NfsArgop4::PutRootFh];
+    all.extend(lookups(path));
+    all.extend(ops);
+    c.call(all).await
+}
+
+const ID_ATTRS: [u32; 4] = [
+    FATTR4_TYPE,
+    FATTR4_FSID,
+    FATTR4_FILEID,
+    FATTR4_MOUNTED_ON_FILEID,
+];
+
+#[tokio::test]
+async fn the_pseudo_root_lists_the_paths_to_the_exports_the_client_may_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_mds, addr) = start_with(pseudo_config(dir.path())).await;
+    let mut c = Client::new(addr, "pseudo").await;
+
+    let root = attrs(&at(&mut c, "/", vec![getattr(&ID_ATTRS)]).await);
+    assert_eq!(root.r#type, Some(NfsFtype4::NF4DIR));
+    let entries = readdir_names(&at(&mut c, "/", vec![readdir(&ID_ATTRS)]).await);
+    let names: Vec<_> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    // `hidden` leads to an export for 10.0.0.0/8 only: not shown to 127.0.0.1.
+    assert_eq!(names, ["data", "home"]);
+    // `home` is the root of export 1: another file system, grafted on the pseudo root.
+    let home = &entries[1].1;
+    assert_ne!(home.fsid, root.fsid);
+    let home_direct = attrs(&at(&mut c, "/home", vec![getattr(&ID_ATTRS)]).await);
+    assert_eq!(home.fileid, home_direct.fileid);
+    assert_eq!(home.fsid, home_direct.fsid);
+    assert_eq!(home.mounted_on_fileid, home_direct.mounted_on_fileid);
+    assert_ne!(home_direct.mounted_on_fileid, home_direct.fileid);
+    // `data` is a pseudo directory on the way to `data/ro`.
+    let data = &entries[0].1;
+    assert_eq!(data.fsid, root.fsid);
+    let ro = attrs(&at(&mut c, "/data/ro", vec![getattr(&ID_ATTRS)]).await);
+    assert_ne!(ro.fsid, root.fsid);
+    assert_ne!(ro.fsid, home.fsid);
+    assert_eq!(
+        at(&mut c, "/nothing", vec![]).await.status,
+        NfsStat4::NFS4ERR_NOENT
+    );
+}
+
+#[tokio::test]
+async fn lookupp_climbs_from_an_export_root_through_the_pseudo_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_mds, addr) = start_with(pseudo_config(dir.path())).await;
+    let mut c = Client::new(addr, "up").await;
+    let data = attrs(&at(&mut c, "/data", vec![getattr(&ID_ATTRS)]).await);
+    let root = attrs(&at(&mut c, "/", vec![getattr(&ID_ATTRS)]).await);
+    let up = attrs(
+        &at(
+            &mut c,
+            "/data/ro",
+            vec![NfsArgop4::LookupP, getattr(&ID_ATTRS)],
+        )
+        .await,
+    );
+    assert_eq!(up.fileid, data.fileid);
+    let r = at(
+        &mut c,
+        "/data/ro",
+        vec![NfsArgop4::LookupP, NfsArgop4::LookupP, getattr(&ID_ATTRS)],
+    )
+    .await;
+    assert_eq!(attrs(&r).fileid, root.fileid);
+    let r = at(&mut c, "/", vec![NfsArgop4::LookupP]).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_NOENT);
+}
+
+#[tokio::test]
+async fn pseudo_nodes_are_read_only_and_exports_follow_their_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mds, addr) = start_with(pseudo_config(dir.path())).await;
+    let mut c = Client::new(addr, "rules").await;
+    assert_eq!(
+        at(&mut c, "/", vec![mkdir("x")]).await.status,
+        NfsStat4::NFS4ERR_ROFS
+    );
+    assert_eq!(
+        at(&mut c, "/data", vec![mkdir("x")]).await.status,
+        NfsStat4::NFS4ERR_ROFS
+    );
+    assert_eq!(
+        at(&mut c, "/home", vec![mkdir("x")]).await.status,
+        NfsStat4::NFS4_OK
+    );
+    assert_eq!(
+        at(&mut c, "/data/ro", vec![mkdir("x")]).await.status,
+        NfsStat4::NFS4ERR_ROFS
+    );
+    // Export 3 admits only 10.0.0.0/8: this client may not enter it.
+    let r = at(&mut c, "/hidden", vec![]).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
+    // Nor reach it by a handle: the rule holds for PUTFH too.
+    let hidden_fh = mds_handle_of_export_root(&mds, 3);
+    let r = c
+        .call(vec![NfsArgop4::PutFh(PutFhArgs { object: hidden_fh })])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
+    // SAVEFH in one export, then RESTOREFH after moving into a read-only one, keeps each
+    // export's rule with its handle.
+    let r = at(
+        &mut c,
+        "/home",
+        vec![
+            NfsArgop4::SaveFh,
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Lookup(LookupArgs {
+                objname: "data".into(),
+            }),
+            NfsArgop4::Lookup(LookupArgs {
+                objname: "ro".into(),
+            }),
+            NfsArgop4::RestoreFh,
+            mkdir("y"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+fn mds_handle_of_export_root(mds: &mds::Mds, id: u16) -> NfsFh4 {
+    let fileid = mds.export_root_fileid(id).unwrap();
+    let inode = mds.store.getattr(fileid).unwrap();
+    mds.store.fh_codec().encode(id, fileid, inode.generation)
+}
+
+/// A whole restart: the first runtime (and with it the server and its stores) is dropped.
+#[test]
+fn pseudo_handles_and_export_handles_survive_a_restart() {
+    let rt = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (handles, fileid) = rt().block_on(async {
+        let (mds, addr) = start_with(pseudo_config(dir.path())).await;
+        let mut c = Client::new(addr, "restart").await;
+        let mut handles = Vec::new();
+        for path in ["/", "/data", "/home"] {
+            let r = at(&mut c, path, vec![NfsArgop4::GetFh]).await;
+            let Some(NfsResop4::GetFh(GetFhRes::Ok(fh))) = r.resarray.last() else {
+                panic!("{r:?}")
+            };
+            handles.push(fh.object.clone());
+        }
+        (handles, mds.export_root_fileid(1).unwrap())
+    });
+    rt().block_on(async {
+        let (mds, addr) = start_with(pseudo_config(dir.path())).await;
+        assert_eq!(mds.export_root_fileid(1), Some(fileid));
+        let mut c = Client::new(addr, "restart2").await;
+        for fh in handles {
+            let r = c
+                .call(vec![
+                    NfsArgop4::PutFh(PutFhArgs { object: fh }),
+                    getattr(&ID_ATTRS),
+                ])
+                .await;
+            assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        }
+    });
+}
+
+#[tokio::test]
+async fn an_export_at_the_root_carries_others_as_junctions() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.path().to_path_buf(),
+        grace_time: 0,
+        lease_time: 10,
+        exports: vec![
+            export(1, "/", "/", Access::Rw, "127.0.0.1"),
+            export(2, "/vol/scratch", "/scratch", Access::Rw, "127.0.0.1"),
+        ],
+        ..Config::default()
+    };
+    let (_mds, addr) = start_with(cfg).await;
+    let mut c = Client::new(addr, "junction").await;
+    let root = attrs(&at(&mut c, "/", vec![getattr(&ID_ATTRS)]).await);
+    let entries = readdir_names(&at(&mut c, "/", vec![readdir(&ID_ATTRS)]).await);
+    let mut names: Vec<_> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["scratch", "vol"]);
+    let scratch = &entries.iter().find(|(n, _)| n == "scratch").unwrap().1;
+    assert_ne!(
+        scratch.fsid, root.fsid,
+        "the junction shows export 2's root"
+    );
+    // A directory made through the junction lands in export 2's directory, which export 1
+    // also reaches by its path.
+    assert_eq!(
+        at(&mut c, "/scratch", vec![mkdir("made")]).await.status,
+        NfsStat4::NFS4_OK
+    );
+    let via_path = attrs(&at(&mut c, "/vol/scratch/made", vec![getattr(&ID_ATTRS)]).await);
+    let via_junction = attrs(&at(&mut c, "/scratch/made", vec![getattr(&ID_ATTRS)]).await);
+    assert_eq!(via_path.fileid, via_junction.fileid);
+    let up = attrs(
+        &at(
+            &mut c,
+            "/scratch",
+            vec![NfsArgop4::LookupP, getattr(&ID_ATTRS)],
+        )
+        .await,
+    );
+    assert_eq!(up.fileid, root.fileid);
+}

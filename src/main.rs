@@ -31,6 +31,47 @@ enum Command {
     Mds(ServerArgs),
     /// Run one data server (not built yet).
     Ds,
+    /// Print a running server's counters (its `metrics_listen` page).
+    Stats(StatsArgs),
+}
+
+#[derive(Args)]
+struct StatsArgs {
+    /// The server's metrics address.
+    #[arg(default_value = "127.0.0.1:9249")]
+    addr: String,
+    /// Print every line of the page, comments included (Prometheus text format).
+    #[arg(long)]
+    raw: bool,
+}
+
+/// Fetches the counters page and prints it: by default only the samples, aligned.
+fn stats(a: &StatsArgs) -> anyhow::Result<()> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(&a.addr)
+        .with_context(|| format!("connecting to the metrics address {}", a.addr))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n")?;
+    let mut page = String::new();
+    s.read_to_string(&mut page)?;
+    let (head, body) = page
+        .split_once("\r\n\r\n")
+        .context("the metrics address did not answer HTTP")?;
+    anyhow::ensure!(
+        head.starts_with("HTTP/1.0 200"),
+        "metrics page: {}",
+        head.lines().next().unwrap_or("")
+    );
+    for line in body.lines() {
+        if a.raw {
+            println!("{line}");
+        } else if !line.starts_with('#') {
+            if let Some((name, value)) = line.rsplit_once(' ') {
+                println!("{name:<60} {value:>12}");
+            }
+        }
+    }
+    Ok(())
 }
 
 fn load(args: &ServerArgs) -> anyhow::Result<Config> {
@@ -59,6 +100,7 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let cfg = match &cli.command {
         Command::Server(a) | Command::Mds(a) => load(a)?,
+        Command::Stats(a) => return stats(a),
         Command::Ds => anyhow::bail!(
             "the data server is not built yet (pNFS milestone); `pnfs server` serves data itself"
         ),
@@ -86,6 +128,15 @@ fn run() -> anyhow::Result<()> {
             cfg.data_dir.display()
         );
         println!("mount it with:  mount -t nfs -o vers=4.1{port_opt} {host}:/ /mnt");
+        if let Some(addr) = cfg.metrics_listen {
+            match tokio::net::TcpListener::bind(addr).await {
+                Ok(l) => {
+                    println!("counters:       pnfs stats {addr}   (or GET http://{addr}/metrics)");
+                    tokio::spawn(mds::metrics::serve_metrics(mds.clone(), l));
+                }
+                Err(e) => tracing::warn!("counters page not served: listen on {addr}: {e}"),
+            }
+        }
         mds.serve_on(listener).await;
         Ok(())
     })

@@ -3,13 +3,16 @@
 //!
 //! ```yaml
 //! listen: 0.0.0.0:2049
+//! metrics_listen: 127.0.0.1:9249   # Prometheus text counters (`pnfs stats`); null: off
 //! data_dir: ./pnfs-data
 //! lease_time: 90          # seconds
 //! grace_time: 90          # seconds; 0 disables the grace period
 //! exports:
-//!   - id: 1
-//!     path: /             # directory in the server's namespace
-//!     pseudo: /           # where clients see it under the pseudo-root
+//!   - id: 1               # stable: part of every filehandle
+//!     path: /             # directory in the server's namespace (made if missing)
+//!     pseudo: /           # where clients see it: exports not at / hang from read-only
+//!                         # pseudo directories; an export at / carries the others as
+//!                         # junctions in its root
 //!     clients:
 //!       - network: 127.0.0.0/8
 //!         access: rw      # rw | ro
@@ -38,6 +41,8 @@ use serde::Deserialize;
 pub struct Config {
     /// Address the NFS service listens on (NFSv4 needs no portmapper).
     pub listen: SocketAddr,
+    /// Address of the HTTP counters page (Prometheus text format); `null` turns it off.
+    pub metrics_listen: Option<SocketAddr>,
     /// Where the metadata store and file data live.
     pub data_dir: PathBuf,
     /// Lease time in seconds (RFC 8881 section 8.3): how long a silent client keeps its state.
@@ -129,6 +134,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             listen: "0.0.0.0:2049".parse().expect("literal address"),
+            metrics_listen: Some("127.0.0.1:9249".parse().expect("literal address")),
             data_dir: PathBuf::from("./pnfs-data"),
             lease_time: 90,
             grace_time: 90,

@@ -17,6 +17,7 @@
 pub mod compound;
 pub mod config;
 pub mod exports;
+pub mod metrics;
 pub mod ops;
 pub mod server;
 pub mod state;

@@ -294,6 +294,15 @@ fn union_of_some(seen: u16, access: u32, deny: u32) -> bool {
 }
 
 impl StateTable {
+    /// Live (not revoked) open and lock stateids, for the operator's counters.
+    pub fn live_counts(&self) -> (usize, usize) {
+        let live = self.states.values().filter(|e| e.revoked.is_none());
+        live.fold((0, 0), |(o, l), e| match e.body {
+            Body::Open(_) => (o + 1, l),
+            Body::Lock(_) => (o, l + 1),
+        })
+    }
+
     /// An empty table minting stateids with `minter` (kinds open and lock).
     pub fn new(minter: StateidMinter) -> Self {
         Self {

@@ -1,0 +1,230 @@
+//! Counters an operator can read: the Prometheus text format over plain HTTP on
+//! `metrics_listen` (default 127.0.0.1:9249; `pnfs stats` prints them). Operations by name
+//! and outcome, COMPOUNDs, clients, sessions, open and lock state, grace, and the metadata
+//! store's commits (how well group commit shares fsyncs).
+//!
+//! The HTTP side is deliberately tiny (one GET, answered and closed): it needs no dependency
+//! and no configuration beyond the address, and a scraper or `curl` is all that talks to it.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tracing::debug;
+
+use crate::server::Mds;
+
+/// The largest request head read before answering (anything longer is cut off and answered).
+const MAX_REQUEST: usize = 8192;
+
+/// How long a scraper may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The counters now, in the Prometheus text exposition format.
+pub fn render(mds: &Mds, now: Instant) -> String {
+    let mut out = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, u64)]| {
+        let _ = writeln!(out, "# HELP pnfs_{name} {help}\n# TYPE pnfs_{name} {kind}");
+        for (labels, v) in samples {
+            let _ = writeln!(out, "pnfs_{name}{labels} {v}");
+        }
+    };
+    let one = |v: u64| [(String::new(), v)];
+    metric(
+        "uptime_seconds",
+        "gauge",
+        "Seconds since this server started.",
+        &one(now.saturating_duration_since(mds.started).as_secs()),
+    );
+    metric(
+        "compounds_total",
+        "counter",
+        "COMPOUND requests served.",
+        &one(mds
+            .counters
+            .compounds
+            .load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    let ops: Vec<(String, u64)> = mds
+        .counters
+        .snapshot()
+        .into_iter()
+        .map(|(op, ok, n)| {
+            let name = op.name().map_or_else(|| op.0.to_string(), |n| n.to_owned());
+            let status = if ok { "ok" } else { "error" };
+            (format!("{{op=\"{name}\",status=\"{status}\"}}"), n)
+        })
+        .collect();
+    metric(
+        "ops_total",
+        "counter",
+        "Operations by name and outcome.",
+        &ops,
+    );
+    let (clients, sessions, grace) = match mds.sessions.lock() {
+        Ok(s) => (
+            s.clients.len() as u64,
+            s.sessions.len() as u64,
+            u64::from(s.grace.in_grace(now)),
+        ),
+        Err(_) => (0, 0, 0),
+    };
+    metric("clients", "gauge", "Client records.", &one(clients));
+    metric("sessions", "gauge", "Sessions.", &one(sessions));
+    metric(
+        "grace",
+        "gauge",
+        "1 while the grace period after a restart lasts.",
+        &one(grace),
+    );
+    let (opens, locks) = mds
+        .opens
+        .lock()
+        .map(|t| t.live_counts())
+        .unwrap_or_default();
+    metric(
+        "stateids",
+        "gauge",
+        "Live open and lock stateids.",
+        &[
+            ("{kind=\"open\"}".into(), opens as u64),
+            ("{kind=\"lock\"}".into(), locks as u64),
+        ],
+    );
+    let c = mds.store.commit_stats();
+    metric(
+        "store_commits_total",
+        "counter",
+        "Durable metadata commits (one fsync each).",
+        &one(c.commits),
+    );
+    metric(
+        "store_jobs_total",
+        "counter",
+        "Metadata changes committed (many share one commit).",
+        &one(c.jobs),
+    );
+    metric(
+        "store_largest_batch",
+        "gauge",
+        "The most changes that shared one commit.",
+        &one(c.largest_batch),
+    );
+    out
+}
+
+/// Answers HTTP GETs on `listener` with [`render`] until the process ends.
+pub async fn serve_metrics(mds: Arc<Mds>, listener: TcpListener) {
+    loop {
+        let Ok((sock, peer)) = listener.accept().await else {
+            continue;
+        };
+        let mds = mds.clone();
+        tokio::spawn(async move {
+            if let Err(e) = answer(&mds, sock).await {
+                debug!(%peer, "metrics request: {e}");
+            }
+        });
+    }
+}
+
+async fn answer(mds: &Mds, mut sock: TcpStream) -> std::io::Result<()> {
+    let mut head = Vec::with_capacity(512);
+    let mut buf = [0u8; 1024];
+    let read = async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST {
+            let n = sock.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        Ok::<_, std::io::Error>(())
+    };
+    tokio::time::timeout(REQUEST_TIMEOUT, read)
+        .await
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+    let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_whitespace();
+    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let (status, body) = match (method, path) {
+        ("GET", "/metrics" | "/") => ("200 OK", render(mds, Instant::now())),
+        ("GET", _) => ("404 Not Found", "try /metrics\n".to_owned()),
+        _ => ("405 Method Not Allowed", "GET only\n".to_owned()),
+    };
+    let reply = format!(
+        "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    sock.write_all(reply.as_bytes()).await?;
+    sock.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    #[tokio::test]
+    async fn a_get_of_metrics_returns_the_counters_and_other_paths_404() {
+        let dir = tempfile::tempdir().unwrap();
+        let mds = Mds::open(Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        })
+        .unwrap();
+        mds.counters.op(
+            nfs_proto::nfs4::NfsOpnum4::OP_READ,
+            nfs_proto::nfs4::NfsStat4::NFS4_OK,
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve_metrics(mds, listener));
+        let get = |path: &'static str| async move {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+                .await
+                .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.unwrap();
+            out
+        };
+        let page = get("/metrics").await;
+        assert!(page.starts_with("HTTP/1.0 200 OK\r\n"), "{page}");
+        assert!(
+            page.contains("pnfs_ops_total{op=\"OP_READ\",status=\"ok\"} 1\n"),
+            "{page}"
+        );
+        assert!(page.contains("pnfs_stateids{kind=\"open\"} 0\n"), "{page}");
+        assert!(page.contains("# TYPE pnfs_compounds_total counter\n"));
+        assert!(get("/other").await.starts_with("HTTP/1.0 404"));
+    }
+
+    #[tokio::test]
+    async fn a_request_without_an_end_is_cut_off_not_buffered_forever() {
+        let dir = tempfile::tempdir().unwrap();
+        let mds = Mds::open(Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        })
+        .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve_metrics(mds, listener));
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        // 64 KiB without a blank line: the server reads at most MAX_REQUEST, answers and
+        // closes (the client may see the answer or a reset, but never waits).
+        let junk = vec![b'a'; 64 * 1024];
+        let talk = async {
+            let _ = s.write_all(&junk).await;
+            let mut out = Vec::new();
+            let _ = s.read_to_end(&mut out).await;
+        };
+        tokio::time::timeout(Duration::from_secs(10), talk)
+            .await
+            .expect("the server closed the connection");
+    }
+}

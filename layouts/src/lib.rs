@@ -1,6 +1,11 @@
-//! pNFS layouts (skeleton): layout bodies, device addresses, striping math and layout policy.
+//! pNFS layouts (no I/O): striping math now; layout policy and device addresses come with the
+//! data servers.
 //!
-//! Not built yet. The file layout body itself (`nfsv4_1_file_layout4` and its device address)
-//! lives in `nfs_proto::nfs4::layout_files`; this crate gets the striping math (file offset to
-//! data server index and object offset, dense and sparse packing) and the layout policy in the
-//! pNFS issue.
+//! The file layout body itself (`nfsv4_1_file_layout4` and its device address) lives in
+//! `nfs_proto::nfs4::layout_files`; this crate holds what both the MDS (to size and truncate
+//! files) and the client (to send I/O to the right data server) compute from it.
+#![warn(missing_docs)]
+
+pub mod stripe;
+
+pub use stripe::{Extent, Packing, StripeError, StripeMap};

@@ -79,7 +79,7 @@ impl StripeMap {
         pattern_offset: u64,
         packing: Packing,
     ) -> Result<Self, StripeError> {
-        if unit == 0 || unit % 64 != 0 {
+        if unit == 0 || !unit.is_multiple_of(64) {
             return Err(StripeError::BadUnit(unit));
         }
         if count == 0 || first >= count {

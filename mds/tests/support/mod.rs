@@ -180,21 +180,31 @@ impl Client {
         }
     }
 
-    /// The SEQUENCE for the next request on slot 0.
+    /// The SEQUENCE for the next request on slot 0, asking for the reply to be cached.
     pub fn sequence(&mut self) -> NfsArgop4 {
+        self.sequence_caching(true)
+    }
+
+    /// The SEQUENCE for the next request on slot 0.
+    pub fn sequence_caching(&mut self, cachethis: bool) -> NfsArgop4 {
         self.seq += 1;
         NfsArgop4::Sequence(SequenceArgs {
             sa_sessionid: self.sessionid,
             sa_sequenceid: self.seq,
             sa_slotid: 0,
             sa_highest_slotid: 0,
-            sa_cachethis: true,
+            sa_cachethis: cachethis,
         })
     }
 
-    /// SEQUENCE followed by `ops`.
+    /// SEQUENCE followed by `ops`. The reply is asked to be cached unless the COMPOUND
+    /// reads data or a directory: like a real client, which asks for non-idempotent requests
+    /// only, and whose reads would not fit `ca_maxresponsesize_cached`.
     pub async fn call(&mut self, ops: Vec<NfsArgop4>) -> Compound4Res {
-        let mut all = vec![self.sequence()];
+        let cachethis = !ops
+            .iter()
+            .any(|o| matches!(o, NfsArgop4::Read(_) | NfsArgop4::ReadDir(_)));
+        let mut all = vec![self.sequence_caching(cachethis)];
         all.extend(ops);
         compound_on(&self.conn, self.uid, 1, all)
             .await

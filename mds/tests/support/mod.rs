@@ -3,6 +3,8 @@
 //! from `nfs-proto` types.
 #![allow(dead_code)]
 
+pub mod open;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -109,7 +111,8 @@ pub async fn compound_on(
     Ok(xdr::from_bytes::<Compound4Res>(body).expect("reply decodes"))
 }
 
-fn channel() -> ChannelAttrs4 {
+/// The fore channel attributes the test client asks for.
+pub fn channel() -> ChannelAttrs4 {
     ChannelAttrs4 {
         ca_headerpadsize: 0,
         ca_maxrequestsize: 1 << 20,
@@ -136,6 +139,12 @@ impl Client {
 
     /// EXCHANGE_ID + CREATE_SESSION only: a client that may still reclaim after a restart.
     pub async fn reclaiming(addr: SocketAddr, owner: &str) -> Client {
+        Self::with_fore_channel(addr, owner, channel()).await
+    }
+
+    /// EXCHANGE_ID + CREATE_SESSION asking for these fore channel attributes (no
+    /// RECLAIM_COMPLETE).
+    pub async fn with_fore_channel(addr: SocketAddr, owner: &str, fore: ChannelAttrs4) -> Client {
         let conn = connect(addr).await;
         let ex = ExchangeIdArgs {
             eia_clientowner: ClientOwner4 {
@@ -156,7 +165,7 @@ impl Client {
             csa_clientid: ok.eir_clientid,
             csa_sequence: ok.eir_sequenceid,
             csa_flags: 0,
-            csa_fore_chan_attrs: channel(),
+            csa_fore_chan_attrs: fore,
             csa_back_chan_attrs: ChannelAttrs4 {
                 ca_maxrequests: 2,
                 ca_maxoperations: 4,
@@ -204,6 +213,11 @@ impl Client {
         let cachethis = !ops
             .iter()
             .any(|o| matches!(o, NfsArgop4::Read(_) | NfsArgop4::ReadDir(_)));
+        self.call_caching(cachethis, ops).await
+    }
+
+    /// SEQUENCE with this `sa_cachethis`, followed by `ops`.
+    pub async fn call_caching(&mut self, cachethis: bool, ops: Vec<NfsArgop4>) -> Compound4Res {
         let mut all = vec![self.sequence_caching(cachethis)];
         all.extend(ops);
         compound_on(&self.conn, self.uid, 1, all)

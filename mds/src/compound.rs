@@ -350,7 +350,8 @@ pub async fn process(
                 let NfsArgop4::Sequence(s) = op else {
                     unreachable!("checked above")
                 };
-                let min_reply = size + SEQUENCE_RESULT;
+                // SEQUENCE's result, and room for one error result after it if more follow.
+                let min_reply = size + SEQUENCE_RESULT + reserve;
                 match ops::session::sequence(&mut ctx, s, &raw, request_size, min_reply, nops) {
                     Ok(ops::session::SequenceStart::Replay(pieces)) => {
                         return Some(pieces);

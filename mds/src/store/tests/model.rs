@@ -84,7 +84,7 @@ fn check(s: &Store, dirs: [u64; 2], m: &Model) {
     for (&f, &n) in &m.nlink {
         assert_eq!(s.getattr(f).unwrap().nlink, n, "file {f}");
     }
-    let orphans: BTreeSet<u64> = orphan_ids(&s).into_iter().collect();
+    let orphans: BTreeSet<u64> = orphan_ids(s).into_iter().collect();
     assert_eq!(orphans, m.orphans);
     for &f in &m.orphans {
         assert_eq!(s.getattr(f).unwrap().nlink, 0, "orphan {f}");

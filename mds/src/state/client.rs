@@ -314,10 +314,13 @@ const ARG_FLAGS_V1: u32 = EXCHGID4_FLAG_SUPP_MOVED_REFER
     | EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
 
 /// The EXCHANGE_ID flags a client may send in a minor version: minor version 2 adds
-/// `EXCHGID4_FLAG_SUPP_FENCE_OPS` (RFC 7862 section 15.1), which RFC 8881 does not define, so
-/// a minor version 1 EXCHANGE_ID with it set is `NFS4ERR_INVAL` (section 18.35.3: "Bits not
-/// defined above should not be set in the eia_flags field. If they are, the server MUST
-/// reject the operation with NFS4ERR_INVAL").
+/// `EXCHGID4_FLAG_SUPP_FENCE_OPS`, which either side may set (RFC 7862 section 14.1, the 4.2
+/// changes to EXCHANGE_ID). RFC 8881 does not define it, so a minor version 1 EXCHANGE_ID
+/// with it set is `NFS4ERR_INVAL` (section 18.35.3: "Bits not defined above should not be
+/// set in the eia_flags field. If they are, the server MUST reject the operation with
+/// NFS4ERR_INVAL"). pynfs EID4 sends it and expects `NFS4ERR_INVAL` whatever the minor
+/// version, and pynfs runs at minor version 2 by default; for 4.2 the RFC wins here (knfsd
+/// refuses the bit in both versions).
 fn arg_flags(minor: u32) -> u32 {
     if minor >= 2 {
         ARG_FLAGS_V1 | EXCHGID4_FLAG_SUPP_FENCE_OPS

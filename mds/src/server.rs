@@ -284,7 +284,8 @@ impl CallHandler for Mds {
                 NFSPROC4_NULL => Reply::Success(Vec::new()),
                 NFSPROC4_COMPOUND => {
                     self.counters.compounds.fetch_add(1, Ordering::Relaxed);
-                    compound::process(self.clone(), conn, call.cred, call.args).await
+                    let header = compound::rpc_call_header_size(&call.cred, &call.verf);
+                    compound::process(self.clone(), conn, call.cred, call.args, header).await
                 }
                 _ => Reply::Accepted(AcceptStat::ProcUnavail),
             }

@@ -6,7 +6,6 @@ mod support;
 use std::collections::HashSet;
 
 use bytes::Bytes;
-use mds::ops::dir::{is_pending_unlink, take_pending_unlink};
 use mds::store::{system_time_now, CreateHow, CreateSpec, NewObject};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
@@ -428,7 +427,7 @@ async fn remove_of_one_of_two_links_keeps_the_data() {
 }
 
 #[tokio::test]
-async fn remove_of_an_open_file_leaves_its_data_for_close() {
+async fn remove_of_an_open_file_keeps_it_for_its_holder() {
     let (s, mut c) = setup().await;
     let id = regular_file(&s, "pub", "open", 0, b"still here").await;
     let owner = StateOwner4 {
@@ -442,10 +441,18 @@ async fn remove_of_an_open_file_leaves_its_data_for_close() {
         .open(c.clientid, id, &owner, OPEN4_SHARE_ACCESS_BOTH, 0)
         .unwrap();
     ok(&mut c, "pub", vec![remove("open")]).await;
-    assert_eq!(data_size(&s, id), 10, "kept until CLOSE");
-    assert!(is_pending_unlink(id));
-    assert!(take_pending_unlink(id), "CLOSE finds it");
-    assert!(!take_pending_unlink(id), "once");
+    assert_eq!(data_size(&s, id), 10, "kept while open");
+    assert_eq!(s.mds.store.getattr(id).unwrap().nlink, 0, "an orphan");
+    assert_eq!(
+        s.mds
+            .store
+            .orphans()
+            .unwrap()
+            .iter()
+            .map(|o| o.0)
+            .collect::<Vec<_>>(),
+        [id]
+    );
 }
 
 #[tokio::test]

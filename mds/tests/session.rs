@@ -110,3 +110,253 @@ async fn illegal_op_first_is_op_illegal_not_op_not_in_session() {
     assert_eq!(r.status, NfsStat4::NFS4ERR_OP_ILLEGAL);
     assert!(matches!(r.resarray[0], NfsResop4::Illegal(_)));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The session's size limits (RFC 8881 sections 2.10.6.4, 18.36.3, 18.46.3)
+// ---------------------------------------------------------------------------------------------
+
+fn mandatory_getattr() -> NfsArgop4 {
+    NfsArgop4::GetAttr(GetAttrArgs {
+        attr_request: Bitmap4::from_bits([
+            FATTR4_SUPPORTED_ATTRS,
+            FATTR4_TYPE,
+            FATTR4_FH_EXPIRE_TYPE,
+            FATTR4_CHANGE,
+            FATTR4_SIZE,
+            FATTR4_LINK_SUPPORT,
+            FATTR4_SYMLINK_SUPPORT,
+            FATTR4_NAMED_ATTR,
+            FATTR4_FSID,
+            FATTR4_UNIQUE_HANDLES,
+            FATTR4_LEASE_TIME,
+            FATTR4_RDATTR_ERROR,
+            FATTR4_FILEHANDLE,
+        ]),
+    })
+}
+
+/// The size of the reply on the wire, RPC header included.
+fn reply_size(r: &Compound4Res) -> usize {
+    mds::compound::RPC_REPLY_HEADER + nfs_proto::xdr::to_bytes(r).len()
+}
+
+fn fore(maxrequest: u32, maxresponse: u32, cached: u32) -> ChannelAttrs4 {
+    ChannelAttrs4 {
+        ca_maxrequestsize: maxrequest,
+        ca_maxresponsesize: maxresponse,
+        ca_maxresponsesize_cached: cached,
+        ..channel()
+    }
+}
+
+#[tokio::test]
+async fn the_op_whose_result_overflows_ca_maxresponsesize_gets_rep_too_big() {
+    let s = server().await;
+    let mut c = Client::with_fore_channel(s.addr, "small-replies", fore(400, 400, 400)).await;
+    let mut ops = vec![NfsArgop4::PutRootFh];
+    ops.extend(std::iter::repeat_n(mandatory_getattr(), 4));
+    let r = c.call_caching(false, ops).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_REP_TOO_BIG, "{r:?}");
+    let NfsResop4::GetAttr(GetAttrRes::Err(_)) = r.resarray.last().unwrap() else {
+        panic!("{r:?}")
+    };
+    let done = &r.resarray[..r.resarray.len() - 1];
+    assert!(done.len() >= 3, "the results that fit are kept: {r:?}");
+    assert!(done.iter().all(|x| x.status() == NfsStat4::NFS4_OK));
+    assert!(reply_size(&r) <= 400, "{} bytes", reply_size(&r));
+    // The same with one GETATTR fits.
+    let r = c
+        .call_caching(false, vec![NfsArgop4::PutRootFh, mandatory_getattr()])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+#[tokio::test]
+async fn cachethis_with_a_cache_too_small_for_sequence_is_rep_too_big_to_cache() {
+    let s = server().await;
+    let mut c = Client::with_fore_channel(s.addr, "tiny-cache", fore(8192, 8192, 10)).await;
+    let r = c.call_caching(true, vec![]).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE, "{r:?}");
+    assert_eq!(r.resarray.len(), 1, "SEQUENCE itself: {r:?}");
+    // SEQUENCE's error left the slot alone: the same sequence id goes through uncached.
+    c.seq -= 1;
+    let r = c.call_caching(false, vec![NfsArgop4::PutRootFh]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+#[tokio::test]
+async fn a_change_whose_reply_could_not_be_cached_is_not_made() {
+    let s = server().await;
+    // SEQUENCE and PUTROOTFH fit in 120 bytes; a CREATE result after them does not.
+    let mut c = Client::with_fore_channel(s.addr, "no-room", fore(8192, 8192, 120)).await;
+    let mkdir = NfsArgop4::Create(CreateArgs {
+        objtype: Createtype4::Dir,
+        objname: "d".into(),
+        createattrs: Fattr4::default(),
+    });
+    let r = c
+        .call_caching(true, vec![NfsArgop4::PutRootFh, mkdir.clone()])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE, "{r:?}");
+    assert_eq!(r.resarray.len(), 3, "{r:?}");
+    let lookup = vec![
+        NfsArgop4::PutRootFh,
+        NfsArgop4::Lookup(LookupArgs {
+            objname: "d".into(),
+        }),
+    ];
+    let r = c.call_caching(false, lookup.clone()).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_NOENT, "not created: {r:?}");
+    // Without asking for the reply to be cached, the limit is ca_maxresponsesize.
+    let r = c
+        .call_caching(false, vec![NfsArgop4::PutRootFh, mkdir])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(
+        c.call_caching(false, lookup).await.status,
+        NfsStat4::NFS4_OK
+    );
+}
+
+#[tokio::test]
+async fn a_request_over_ca_maxrequestsize_is_req_too_big() {
+    let s = server().await;
+    let mut c = Client::with_fore_channel(s.addr, "small-requests", fore(256, 8192, 1024)).await;
+    let long = "n".repeat(200);
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Lookup(LookupArgs {
+                objname: long.as_str().into(),
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_REQ_TOO_BIG, "{r:?}");
+    assert_eq!(r.resarray.len(), 1);
+    c.seq -= 1;
+    let r = c.call(vec![NfsArgop4::PutRootFh]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "the slot is untouched: {r:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// EXCHANGE_ID and CREATE_SESSION arguments
+// ---------------------------------------------------------------------------------------------
+
+fn exchange_id(owner: &str, verifier: u8, flags: u32) -> NfsArgop4 {
+    NfsArgop4::ExchangeId(ExchangeIdArgs {
+        eia_clientowner: ClientOwner4 {
+            co_verifier: [verifier; 8],
+            co_ownerid: bytes::Bytes::copy_from_slice(owner.as_bytes()),
+        },
+        eia_flags: flags,
+        eia_state_protect: StateProtect4A::None,
+        eia_client_impl_id: vec![],
+    })
+}
+
+fn exchange_ok(r: &Compound4Res) -> &ExchangeIdResOk {
+    match &r.resarray[0] {
+        NfsResop4::ExchangeId(ExchangeIdRes::Ok(ok)) => ok,
+        _ => panic!("EXCHANGE_ID failed: {r:?}"),
+    }
+}
+
+fn create_session(clientid: u64, sequence: u32, sec: Vec<CallbackSecParms4>) -> NfsArgop4 {
+    NfsArgop4::CreateSession(CreateSessionArgs {
+        csa_clientid: clientid,
+        csa_sequence: sequence,
+        csa_flags: 0,
+        csa_fore_chan_attrs: channel(),
+        csa_back_chan_attrs: channel(),
+        csa_cb_program: 0x4000_0000,
+        csa_sec_parms: sec,
+    })
+}
+
+#[tokio::test]
+async fn supp_fence_ops_is_undefined_in_minor_version_1_and_defined_in_2() {
+    let s = server().await;
+    let conn = connect(s.addr).await;
+    let fence = EXCHGID4_FLAG_SUPP_FENCE_OPS;
+    let r = compound_on(&conn, 0, 1, vec![exchange_id("fence", 1, fence)])
+        .await
+        .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
+    let r = compound_on(&conn, 0, 2, vec![exchange_id("fence", 1, fence)])
+        .await
+        .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+#[tokio::test]
+async fn another_principal_takes_over_an_owner_without_state_and_the_old_id_goes_stale() {
+    let s = server().await;
+    let c = Client::new(s.addr, "shared-owner").await;
+    let r = compound_on(
+        &c.conn,
+        0,
+        1,
+        vec![NfsArgop4::DestroySession(DestroySessionArgs {
+            dsa_sessionid: c.sessionid,
+        })],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let conn = connect(s.addr).await;
+    let r = compound_on(&conn, 1000, 1, vec![exchange_id("shared-owner", 9, 0)])
+        .await
+        .unwrap();
+    let new = exchange_ok(&r).eir_clientid;
+    assert_ne!(new, c.clientid);
+    // The old record went with that EXCHANGE_ID (RFC 8881 section 18.35.4 case 3; pynfs
+    // EID5e), before the new one is confirmed.
+    let r = compound_on(&c.conn, 0, 1, vec![create_session(c.clientid, 2, vec![])])
+        .await
+        .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4ERR_STALE_CLIENTID, "{r:?}");
+    assert!(s
+        .mds
+        .store
+        .clients()
+        .unwrap()
+        .iter()
+        .all(|r| r.clientid != c.clientid));
+}
+
+#[tokio::test]
+async fn another_principal_cannot_take_over_an_owner_with_a_session() {
+    let s = server().await;
+    let c = Client::new(s.addr, "busy-owner").await;
+    let conn = connect(s.addr).await;
+    let r = compound_on(&conn, 1000, 1, vec![exchange_id("busy-owner", 9, 0)])
+        .await
+        .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4ERR_CLID_INUSE, "{r:?}");
+    assert!(s
+        .mds
+        .store
+        .clients()
+        .unwrap()
+        .iter()
+        .any(|r| r.clientid == c.clientid));
+}
+
+#[tokio::test]
+async fn create_session_without_callback_security_is_accepted() {
+    let s = server().await;
+    let conn = connect(s.addr).await;
+    let r = compound_on(&conn, 0, 1, vec![exchange_id("no-cb-sec", 1, 0)])
+        .await
+        .unwrap();
+    let ok = exchange_ok(&r);
+    let r = compound_on(
+        &conn,
+        0,
+        1,
+        vec![create_session(ok.eir_clientid, ok.eir_sequenceid, vec![])],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}

@@ -6,12 +6,13 @@
 //! (mode 01000) only the owner of the entry, the owner of the directory or root may remove or
 //! replace an entry. Every namespace change is durable (one store commit) before the reply.
 //!
-//! Data of a regular file whose last name goes (REMOVE, or RENAME over it) is removed from the
-//! object store right away, unless the file is still open: then it is remembered in a
-//! process-wide set and CLOSE removes it (see [`take_pending_unlink`]).
+//! A regular file whose last name goes (REMOVE, or RENAME over it) becomes an orphan in the
+//! store. If nobody has it open it is deleted at once (data, then inode); otherwise it lives
+//! on, still reachable by its filehandle, until its last open goes (CLOSE, or its client's
+//! lease runs out), as POSIX `unlink` keeps an open file (RFC 8881 section 18.25.4 allows
+//! it; knfsd behaves so). See [`crate::state::orphan`] and [`reap`].
 
-use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::attr::*;
@@ -25,6 +26,7 @@ use super::fh::check_component;
 use crate::compound::{Ctx, Fh, User};
 use crate::exports::{Place, PSEUDO_EXPORT};
 use crate::server::Mds;
+use crate::state::orphan::OrphanFate;
 use crate::store::{
     system_time_now, CreateSpec, DirEntry, Inode, NewObject, ReadDir, Removed, SetAttrs,
 };
@@ -93,37 +95,8 @@ fn check_sticky(ctx: &Ctx, dir: &Inode, name: &[u8]) -> Result<Option<Inode>, Nf
 }
 
 // ---------------------------------------------------------------------------------------------
-// Removing the data of unlinked files
+// Deleting orphans (files whose last name went)
 // ---------------------------------------------------------------------------------------------
-
-/// Regular files whose last name went while they were open; their data is removed at CLOSE.
-/// Process-wide (a process runs one MDS) and not persistent: after a crash such data objects
-/// are left behind until an orphan sweep removes objects without an inode.
-fn pending_unlink() -> &'static Mutex<HashSet<u64>> {
-    static PENDING: OnceLock<Mutex<HashSet<u64>>> = OnceLock::new();
-    PENDING.get_or_init(Default::default)
-}
-
-/// For CLOSE (and anything else that drops the last open of a file): true if `fileid` lost
-/// its last name while open, in which case it is forgotten here and the caller must remove
-/// its data (see [`remove_data`]) once no open of it is left. Call it after the open is gone
-/// from `Mds::opens`: REMOVE checks "is it open?" and records the file under the same lock of
-/// `opens`, so either REMOVE sees the file closed and removes the data itself, or CLOSE finds
-/// it here.
-pub fn take_pending_unlink(fileid: u64) -> bool {
-    pending_unlink()
-        .lock()
-        .map(|mut s| s.remove(&fileid))
-        .unwrap_or(false)
-}
-
-/// Whether `fileid` waits for its last CLOSE to have its data removed (tests, diagnostics).
-pub fn is_pending_unlink(fileid: u64) -> bool {
-    pending_unlink()
-        .lock()
-        .map(|s| s.contains(&fileid))
-        .unwrap_or(false)
-}
 
 /// Removes a file's data object (on a blocking thread). A failure is logged, not returned:
 /// the name is already gone durably, and a missing object is not an error.
@@ -137,24 +110,89 @@ pub async fn remove_data(mds: &Mds, fileid: u64) {
     }
 }
 
-/// After the store removed a name: if it was the last name of a regular file, removes the
-/// data now, or at the last CLOSE if the file is open.
+/// Deletes an orphan that no open holds (the opens table said [`OrphanFate::Delete`] or
+/// released it): its data first, then its inode (submitted here, committed in the
+/// background). In that order a crash in between leaves an orphan that the next start finds
+/// and deletes again, never data without an inode. Until the inode is gone the opens table
+/// marks the file as being deleted, so PUTFH already answers NFS4ERR_STALE.
+pub async fn reap(mds: Arc<Mds>, fileid: u64) {
+    remove_data(&mds, fileid).await;
+    let deleted = mds.store.delete_orphan(fileid);
+    tokio::spawn(async move {
+        if let Err(e) = deleted.await {
+            warn!(fileid, "deleting an orphan (left for the next start): {e}");
+        }
+        mds.opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .orphan_reaped(fileid);
+    });
+}
+
+/// Deletes, in the background, every orphan whose last open went since the last call. Call
+/// it after anything that drops opens: CLOSE, and the release of a client's state.
+pub fn reap_released(mds: &Arc<Mds>) {
+    let released = mds
+        .opens
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take_released_orphans();
+    for fileid in released {
+        tokio::spawn(reap(mds.clone(), fileid));
+    }
+}
+
+/// After a restart, once the grace period is over (or at once without one): deletes the
+/// orphans of earlier boots. They were open when the server stopped, opens do not survive a
+/// restart, and a client had the grace period to reclaim an open of one (CLAIM_PREVIOUS by
+/// filehandle; an orphan reclaimed so stays until that open goes). knfsd keeps no such files
+/// across a restart at all: its clients' reclaims of unlinked open files fail.
+pub async fn sweep_orphans(mds: Arc<Mds>) {
+    let orphans = match mds.store.orphans() {
+        Ok(o) => o,
+        Err(e) => {
+            warn!("listing orphans: {e}");
+            return;
+        }
+    };
+    let epoch = mds.store.boot_epoch();
+    let mut deleted = 0usize;
+    for (fileid, orphaned_in) in orphans {
+        if orphaned_in >= epoch {
+            continue; // this boot's orphans are handled as their opens go
+        }
+        let fate = mds
+            .opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unlinked(fileid);
+        if fate == OrphanFate::Delete {
+            reap(mds.clone(), fileid).await;
+            deleted += 1;
+        }
+    }
+    if deleted > 0 {
+        tracing::info!(
+            deleted,
+            "deleted files unlinked while open before the restart"
+        );
+    }
+}
+
+/// After the store removed a name: a regular file without names left is deleted now if no
+/// open holds it (before the reply, for the data), else kept until its last open goes.
 async fn after_unlink(ctx: &Ctx, r: &Removed) {
-    if !r.last_link || r.ftype != NfsFtype4::NF4REG {
+    if !r.orphan {
         return;
     }
-    let deferred = {
-        let opens = ctx.mds.opens.lock().unwrap_or_else(|e| e.into_inner());
-        let open = opens.file_is_open(r.fileid);
-        if open {
-            if let Ok(mut s) = pending_unlink().lock() {
-                s.insert(r.fileid);
-            }
-        }
-        open
-    };
-    if !deferred {
-        remove_data(&ctx.mds, r.fileid).await;
+    let fate = ctx
+        .mds
+        .opens
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unlinked(r.fileid);
+    if fate == OrphanFate::Delete {
+        reap(ctx.mds.clone(), r.fileid).await;
     }
 }
 
@@ -271,8 +309,8 @@ async fn create_inner(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsS
 
 /// REMOVE (RFC 8881 section 18.25): removes `target` from the current directory (an empty
 /// directory, or any other object; NFS4ERR_NOTEMPTY for a directory with entries). When that
-/// was a regular file's last name, its data goes now, or at its last CLOSE if it is open
-/// (section 18.25.4 lets the server keep an open file's data until then).
+/// was a regular file's last name, the file goes now, or when its last open goes if it is
+/// open (section 18.25.4 lets the server keep an open file until then).
 pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> RemoveRes {
     match remove_inner(ctx, a).await {
         Ok(cinfo) => RemoveRes::Ok(RemoveResOk { cinfo }),
@@ -741,13 +779,5 @@ mod tests {
         };
         let encoded = nfs_proto::xdr::to_bytes(&list).len();
         assert_eq!(entry_size(&e) + 8, encoded);
-    }
-
-    #[test]
-    fn pending_unlink_is_taken_once() {
-        pending_unlink().lock().unwrap().insert(u64::MAX - 1);
-        assert!(is_pending_unlink(u64::MAX - 1));
-        assert!(take_pending_unlink(u64::MAX - 1));
-        assert!(!take_pending_unlink(u64::MAX - 1));
     }
 }

@@ -35,7 +35,9 @@ pub fn putrootfh(ctx: &mut Ctx) -> PutRootFhRes {
     }
 }
 
-/// PUTFH (RFC 8881 section 18.19): a forged handle is BADHANDLE, a deleted object STALE.
+/// PUTFH (RFC 8881 section 18.19): a forged handle is BADHANDLE, a deleted object STALE. A
+/// file whose last name went while open (link count 0) is still there for its holders,
+/// until it is being deleted.
 pub fn putfh(ctx: &mut Ctx, a: &PutFhArgs) -> PutFhRes {
     let status = (|| {
         let d = ctx.mds.store.fh_codec().decode(&a.object)?;
@@ -51,6 +53,17 @@ pub fn putfh(ctx: &mut Ctx, a: &PutFhArgs) -> PutFhRes {
             return Err(NfsStat4::NFS4ERR_STALE);
         }
         let inode = ctx.mds.store.getattr_checked(d.fileid, d.generation)?;
+        if inode.nlink == 0
+            && !inode.is_dir()
+            && ctx
+                .mds
+                .opens
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .orphan_is_reaping(inode.fileid)
+        {
+            return Err(NfsStat4::NFS4ERR_STALE);
+        }
         ctx.enter(d.export)?;
         ctx.set_fh(d.export, &inode);
         Ok(())

@@ -63,7 +63,8 @@ pub(crate) fn regular_file(inode: &Inode) -> Result<(), NfsStat4> {
 /// The grace-period rule for new state (RFC 8881 section 8.4.2): a reclaim (OPEN with
 /// CLAIM_PREVIOUS, LOCK with `reclaim`) needs the grace period and a client of the previous
 /// boot that has not sent RECLAIM_COMPLETE (else NFS4ERR_NO_GRACE); any other new open or
-/// lock waits for the grace period to end (NFS4ERR_GRACE).
+/// lock waits for the grace period to end and for the client's own RECLAIM_COMPLETE
+/// (NFS4ERR_GRACE, section 18.51.3).
 fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
     let now = Instant::now();
     let st = ctx.mds.sessions.lock().expect("sessions");
@@ -75,7 +76,7 @@ fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> 
             .unwrap_or_default();
         st.grace.check_reclaim(clientid, &owner, now)?;
     } else {
-        st.grace.check_new_state(now)?;
+        st.grace.check_new_lock(clientid, now)?;
     }
     Ok(())
 }
@@ -410,24 +411,8 @@ fn current(ctx: &Ctx, stateid: &Stateid4) -> Result<Stateid4, NfsStat4> {
     Ok(resolve_current(stateid, ctx.cstateid.as_ref())?)
 }
 
-/// Called after every successful CLOSE. Integration point for REMOVE of a file that is
-/// still open (RFC 8881 section 18.25.4 lets the server keep its data until the last CLOSE):
-/// when no open of `fileid` remains, the data of a file whose last link went while it was
-/// open must now be removed. The directory operations own that bookkeeping; once they offer
-/// it (`crate::ops::dir::take_pending_unlink(fileid)`), this is where it is called.
-pub(crate) fn after_last_close(ctx: &Ctx, fileid: u64) {
-    // The open has left the table, so REMOVE can no longer add this file to the pending set
-    // behind our back (it checks and records under the same lock).
-    if !ctx.mds.opens.lock().expect("opens").file_is_open(fileid)
-        && super::dir::take_pending_unlink(fileid)
-    {
-        let mds = ctx.mds.clone();
-        tokio::spawn(async move { super::dir::remove_data(&mds, fileid).await });
-    }
-}
-
-/// CLOSE (RFC 8881 section 18.2). Only the filehandle is needed, not the object's
-/// attributes, so a file whose last name was removed while open can still be closed.
+/// CLOSE (RFC 8881 section 18.2). A file whose last name was removed while open is still
+/// there (an orphan) and is closed as any other; its last CLOSE deletes it.
 pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
     let r = (|| {
         let clientid = ctx.client()?;
@@ -439,12 +424,13 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
             .lock()
             .expect("opens")
             .close(clientid, fileid, &stateid)?;
-        Ok::<_, NfsStat4>((fileid, out))
+        Ok::<_, NfsStat4>(out)
     })();
     match r {
-        Ok((fileid, stateid)) => {
+        Ok(stateid) => {
             ctx.cstateid = Some(stateid);
-            after_last_close(ctx, fileid);
+            // A file whose last name went while open is deleted when its last open goes.
+            super::dir::reap_released(&ctx.mds);
             CloseRes::Ok(stateid)
         }
         Err(s) => CloseRes::Err(s),
@@ -543,7 +529,14 @@ pub fn lockt(ctx: &mut Ctx, a: &LockTArgs) -> LockTRes {
     let r = (|| {
         let clientid = ctx.client()?;
         let fileid = lock_file(ctx)?;
-        check_grace(ctx, clientid, false)?;
+        let now = Instant::now();
+        ctx.mds
+            .sessions
+            .lock()
+            .expect("sessions")
+            .grace
+            .check_new_state(now)
+            .map_err(NfsStat4::from)?;
         ctx.mds
             .opens
             .lock()

@@ -14,9 +14,13 @@ use tracing::{info, warn};
 use crate::compound::Ctx;
 use crate::config::Config;
 use crate::server::Mds;
-use crate::state::client::{ClientEvent, ClientTable, ClientTableConfig, Principal, RemovedClient};
+use crate::state::client::{
+    ClientEvent, ClientTable, ClientTableConfig, ExchangeIdOk, Principal, RemovedClient,
+};
 use crate::state::grace::Grace;
-use crate::state::session::{SequenceOutcome, SequenceRequest, SessionLimits, SessionTable};
+use crate::state::session::{
+    ReplyLimit, SequenceOutcome, SequenceRequest, SessionLimits, SessionTable,
+};
 use crate::store::{ClientRecord, Store};
 
 /// Clients, sessions and the grace period, behind one lock.
@@ -77,13 +81,19 @@ pub struct SlotRef {
     sessionid: Sessionid4,
     slotid: u32,
     cachethis: bool,
+    /// How large the reply may grow.
+    pub reply_limit: ReplyLimit,
 }
 
-/// SEQUENCE as the first operation.
+/// SEQUENCE as the first operation. `request_size` is the whole RPC call's size and
+/// `min_reply_size` the size of the reply with SEQUENCE's result alone (both with their RPC
+/// headers), for the session's size limits.
 pub fn sequence(
     ctx: &mut Ctx,
     args: &SequenceArgs,
     raw_args: &[u8],
+    request_size: usize,
+    min_reply_size: usize,
     op_count: usize,
 ) -> Result<SequenceStart, NfsStat4> {
     let mds = ctx.mds.clone();
@@ -95,19 +105,25 @@ pub fn sequence(
     let req = SequenceRequest {
         args: *args,
         digest: request_digest(raw_args),
-        request_size: raw_args.len() as u32,
+        request_size: u32::try_from(request_size).unwrap_or(u32::MAX),
+        min_reply_size: u32::try_from(min_reply_size).unwrap_or(u32::MAX),
         op_count: op_count as u32,
         status_flags: 0,
     };
     match sessions.sequence(clients, &req, ctx.conn.id(), now)? {
         SequenceOutcome::Replay(pieces) => Ok(SequenceStart::Replay(pieces)),
-        SequenceOutcome::Execute { res, clientid } => {
+        SequenceOutcome::Execute {
+            res,
+            clientid,
+            reply_limit,
+        } => {
             ctx.clientid = Some(clientid);
             ctx.sessionid = Some(args.sa_sessionid);
             let slot = SlotRef {
                 sessionid: args.sa_sessionid,
                 slotid: args.sa_slotid,
                 cachethis: args.sa_cachethis,
+                reply_limit,
             };
             Ok(SequenceStart::Go(SequenceRes::Ok(res), slot))
         }
@@ -143,7 +159,7 @@ fn server_owner(mds: &Mds) -> ServerOwner4 {
 }
 
 /// Writes client records the state layer says must be kept (or forgotten), before the reply.
-async fn persist(mds: &Mds, events: Vec<ClientEvent>) -> Result<(), NfsStat4> {
+async fn persist(mds: &Arc<Mds>, events: Vec<ClientEvent>) -> Result<(), NfsStat4> {
     for ev in events {
         match ev {
             ClientEvent::Confirmed(p) => {
@@ -162,9 +178,11 @@ async fn persist(mds: &Mds, events: Vec<ClientEvent>) -> Result<(), NfsStat4> {
     Ok(())
 }
 
-/// Drops everything a removed client held: opens, locks, its store record.
-pub async fn release_client(mds: &Mds, r: &RemovedClient) {
+/// Drops everything a removed client held: opens, locks, its store record; and deletes the
+/// files whose last name went while only this client had them open.
+pub async fn release_client(mds: &Arc<Mds>, r: &RemovedClient) {
     mds.opens.lock().expect("opens").release_client(r.clientid);
+    super::dir::reap_released(mds);
     mds.sessions
         .lock()
         .expect("sessions")
@@ -177,29 +195,44 @@ pub async fn release_client(mds: &Mds, r: &RemovedClient) {
     }
 }
 
-/// EXCHANGE_ID.
+/// EXCHANGE_ID. A confirmed record that a client collision replaced (RFC 8881 section
+/// 18.35.4 case 3) loses its sessions and state, and its store record, before the reply.
 pub async fn exchange_id(ctx: &mut Ctx, args: &ExchangeIdArgs) -> ExchangeIdRes {
     let mds = ctx.mds.clone();
     let ok = {
         let opens = mds.opens.lock().expect("opens");
         let mut st = mds.sessions.lock().expect("sessions");
-        st.clients.exchange_id(
+        let r = st.clients.exchange_id(
             args,
             &principal(ctx),
+            ctx.minor,
             |c| opens.client_has_state(c),
             Instant::now(),
-        )
+        );
+        if let Ok(ExchangeIdOk {
+            removed: Some(gone),
+            ..
+        }) = &r
+        {
+            st.sessions.remove_client_sessions(gone);
+        }
+        r
     };
     match ok {
-        Ok(ok) => ExchangeIdRes::Ok(ok.into_res_ok(
-            server_owner(&mds),
-            Bytes::from_static(b"pnfs-rs"),
-            vec![NfsImplId4 {
-                nii_domain: Utf8String::from("pnfs.rs"),
-                nii_name: Utf8String::from(concat!("pnfs ", env!("CARGO_PKG_VERSION"))),
-                nii_date: Nfstime4::default(),
-            }],
-        )),
+        Ok(mut ok) => {
+            if let Some(gone) = ok.removed.take() {
+                release_client(&mds, &gone).await;
+            }
+            ExchangeIdRes::Ok(ok.into_res_ok(
+                server_owner(&mds),
+                Bytes::from_static(b"pnfs-rs"),
+                vec![NfsImplId4 {
+                    nii_domain: Utf8String::from("pnfs.rs"),
+                    nii_name: Utf8String::from(concat!("pnfs ", env!("CARGO_PKG_VERSION"))),
+                    nii_date: Nfstime4::default(),
+                }],
+            ))
+        }
         Err(e) => ExchangeIdRes::Err(e.into()),
     }
 }
@@ -314,21 +347,24 @@ pub async fn reclaim_complete(ctx: &mut Ctx, args: &ReclaimCompleteArgs) -> Recl
     ReclaimCompleteRes { status }
 }
 
-/// Expires silent clients and ends the grace period; runs for the server's life.
+/// Expires silent clients, ends the grace period, and then deletes the files that were open
+/// and unlinked before the restart ([`super::dir::sweep_orphans`]; at once when there is no
+/// grace period). Runs for the server's life.
 pub async fn reaper(mds: Arc<Mds>) {
     let tick = Duration::from_secs(1);
+    let mut orphans_swept = false;
     loop {
-        tokio::time::sleep(tick).await;
         let now = Instant::now();
-        let removed = {
+        let (removed, in_grace) = {
             let mut st = mds.sessions.lock().expect("sessions");
             if let Some(end) = st.grace.poll_end(now) {
                 info!(unreclaimed = end.unreclaimed.len(), "grace period over");
             }
+            let in_grace = st.grace.in_grace(now);
             let SessionState {
                 clients, sessions, ..
             } = &mut *st;
-            sessions.expire(clients, now)
+            (sessions.expire(clients, now), in_grace)
         };
         for r in removed {
             info!(
@@ -337,5 +373,10 @@ pub async fn reaper(mds: Arc<Mds>) {
             );
             release_client(&mds, &r).await;
         }
+        if !orphans_swept && !in_grace {
+            orphans_swept = true;
+            super::dir::sweep_orphans(mds.clone()).await;
+        }
+        tokio::time::sleep(tick).await;
     }
 }

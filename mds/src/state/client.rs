@@ -118,8 +118,8 @@ pub enum ExchangeIdCase {
     NewOwner,
     /// Case 2: a confirmed record with the same verifier and principal; returned unchanged.
     Existing,
-    /// Case 3: a confirmed record of another principal without state; a new unconfirmed record
-    /// replaces it once confirmed.
+    /// Case 3: a confirmed record of another principal without state (or whose lease ran
+    /// out); that record is removed and a new unconfirmed record made.
     CollisionReplaced,
     /// Case 4: only an unconfirmed record of this owner; replaced by a new one.
     ReplaceUnconfirmed,
@@ -143,6 +143,9 @@ pub struct ExchangeIdOk {
     pub state_protect: StateProtect4R,
     /// The RFC case, for logs and tests.
     pub case: ExchangeIdCase,
+    /// The confirmed record of another principal that a case 3 collision removed: the caller
+    /// drops its sessions and state, and its store record.
+    pub removed: Option<RemovedClient>,
 }
 
 impl ExchangeIdOk {
@@ -303,13 +306,28 @@ impl Default for ClientTableConfig {
     }
 }
 
-/// The EXCHANGE_ID flags a client may send.
-const ARG_FLAGS: u32 = EXCHGID4_FLAG_SUPP_MOVED_REFER
+/// The EXCHANGE_ID flags a client may send in minor version 1 (RFC 8881 section 18.35.1).
+const ARG_FLAGS_V1: u32 = EXCHGID4_FLAG_SUPP_MOVED_REFER
     | EXCHGID4_FLAG_SUPP_MOVED_MIGR
-    | EXCHGID4_FLAG_SUPP_FENCE_OPS
     | EXCHGID4_FLAG_BIND_PRINC_STATEID
     | EXCHGID4_FLAG_MASK_PNFS
     | EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
+
+/// The EXCHANGE_ID flags a client may send in a minor version: minor version 2 adds
+/// `EXCHGID4_FLAG_SUPP_FENCE_OPS`, which either side may set (RFC 7862 section 14.1, the 4.2
+/// changes to EXCHANGE_ID). RFC 8881 does not define it, so a minor version 1 EXCHANGE_ID
+/// with it set is `NFS4ERR_INVAL` (section 18.35.3: "Bits not defined above should not be
+/// set in the eia_flags field. If they are, the server MUST reject the operation with
+/// NFS4ERR_INVAL"). pynfs EID4 sends it and expects `NFS4ERR_INVAL` whatever the minor
+/// version, and pynfs runs at minor version 2 by default; for 4.2 the RFC wins here (knfsd
+/// refuses the bit in both versions).
+fn arg_flags(minor: u32) -> u32 {
+    if minor >= 2 {
+        ARG_FLAGS_V1 | EXCHGID4_FLAG_SUPP_FENCE_OPS
+    } else {
+        ARG_FLAGS_V1
+    }
+}
 
 /// The largest per-boot client counter (48 bits).
 const COUNTER_MAX: u64 = (1 << 48) - 1;
@@ -414,7 +432,7 @@ impl ClientTable {
     /// | 1    | none                                                | new unconfirmed record         |
     /// | 2    | confirmed, same verifier and principal              | that record, `CONFIRMED_R`     |
     /// | 3    | confirmed, other principal, in use                  | `NFS4ERR_CLID_INUSE`           |
-    /// | 3    | confirmed, other principal, no state or lease over  | new unconfirmed record         |
+    /// | 3    | confirmed, other principal, no state or lease over  | old removed, new unconfirmed   |
     /// | 4    | unconfirmed only                                    | replaced by a new one          |
     /// | 5    | confirmed, other verifier (client reboot)           | new unconfirmed record         |
     /// | 6    | update; confirmed, same verifier and principal      | record updated, `CONFIRMED_R`  |
@@ -422,23 +440,29 @@ impl ClientTable {
     /// | 8    | update; confirmed, other verifier                   | `NFS4ERR_NOT_SAME`             |
     /// | 9    | update; confirmed, other principal                  | `NFS4ERR_PERM`                 |
     ///
-    /// In cases 3 and 5 the old confirmed record, and its state, live until the new record is
-    /// confirmed by CREATE_SESSION: a stray EXCHANGE_ID alone cannot destroy a client. A new
-    /// record replaces any unconfirmed record of the same owner.
+    /// In case 5 (the same principal rebooted) the old confirmed record, and its state, live
+    /// until the new record is confirmed by CREATE_SESSION: a stray EXCHANGE_ID alone cannot
+    /// destroy a client that holds state. In case 3 the old record has nothing to lose (no
+    /// sessions, no state, or an expired lease), and it goes at once, as knfsd does and
+    /// pynfs (EID5e) expects: its client id is stale from this reply on
+    /// ([`ExchangeIdOk::removed`]). A new record replaces any unconfirmed record of the same
+    /// owner.
     ///
-    /// Flags: undefined bits or `EXCHGID4_FLAG_CONFIRMED_R` in the arguments are
-    /// `NFS4ERR_INVAL`; the pNFS role granted is the requested roles this server plays, or
-    /// all its roles when the client asked for none of them (RFC 8881 section 13.1).
+    /// Flags: bits undefined in the request's minor version `minor` (see [`arg_flags`]) or
+    /// `EXCHGID4_FLAG_CONFIRMED_R` in the arguments are `NFS4ERR_INVAL`; the pNFS role granted
+    /// is the requested roles this server plays, or all its roles when the client asked for
+    /// none of them (RFC 8881 section 13.1).
     /// State protection: only `SP4_NONE`; `SP4_MACH_CRED` is `NFS4ERR_INVAL` (no RPCSEC_GSS
     /// yet, and a client falls back to `SP4_NONE`), `SP4_SSV` `NFS4ERR_ENCR_ALG_UNSUPP`.
     pub fn exchange_id(
         &mut self,
         args: &ExchangeIdArgs,
         principal: &Principal,
+        minor: u32,
         has_state: impl Fn(Clientid4) -> bool,
         now: Instant,
     ) -> Result<ExchangeIdOk, ClientError> {
-        if args.eia_flags & !ARG_FLAGS != 0 {
+        if args.eia_flags & !arg_flags(minor) != 0 {
             return Err(ClientError::Inval);
         }
         match args.eia_state_protect {
@@ -476,14 +500,17 @@ impl ClientTable {
                 if in_use {
                     return Err(ClientError::ClidInUse);
                 }
-                return self.new_unconfirmed(
+                let removed = self.remove(conf_id, RemovalReason::Replaced);
+                let mut ok = self.new_unconfirmed(
                     args,
                     principal,
                     flags,
                     impl_id,
                     now,
                     ExchangeIdCase::CollisionReplaced,
-                );
+                )?;
+                ok.removed = removed;
+                return Ok(ok);
             }
             if verf_match {
                 return Ok(self.reply(conf_id, ExchangeIdCase::Existing, now)); // case 2
@@ -531,6 +558,7 @@ impl ClientTable {
             flags: rec.flags | confirmed,
             state_protect: StateProtect4R::None,
             case,
+            removed: None,
         }
     }
 

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nfs_proto::nfs4::{
     ClientOwner4, CreateSessionResOk, ExchangeIdArgs, NfsImplId4, NfsStat4, SsvSpParms4,
-    StateProtect4A, StateProtectOps4, EXCHGID4_FLAG_CONFIRMED_R, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A,
-    EXCHGID4_FLAG_USE_NON_PNFS, EXCHGID4_FLAG_USE_PNFS_DS, EXCHGID4_FLAG_USE_PNFS_MDS,
+    StateProtect4A, StateProtectOps4, EXCHGID4_FLAG_CONFIRMED_R, EXCHGID4_FLAG_SUPP_FENCE_OPS,
+    EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, EXCHGID4_FLAG_USE_NON_PNFS, EXCHGID4_FLAG_USE_PNFS_DS,
+    EXCHGID4_FLAG_USE_PNFS_MDS,
 };
 use nfs_proto::rpc::{AuthSysParms, Credential};
 
@@ -50,7 +51,7 @@ fn exchange(
     who: &Principal,
     now: Instant,
 ) -> Result<ExchangeIdOk, ClientError> {
-    t.exchange_id(&args(owner, verifier, flags), who, no_state, now)
+    t.exchange_id(&args(owner, verifier, flags), who, 1, no_state, now)
 }
 
 /// EXCHANGE_ID then confirmation, as CREATE_SESSION does it.
@@ -132,7 +133,7 @@ fn case3_other_principal_with_state_is_clid_inuse() {
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let e = t
-        .exchange_id(&args("a", 1, 0), &ALICE, |c| c == id, t0)
+        .exchange_id(&args("a", 1, 0), &ALICE, 1, |c| c == id, t0)
         .unwrap_err();
     assert_eq!(e, ClientError::ClidInUse);
     assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_CLID_INUSE);
@@ -151,22 +152,25 @@ fn case3_other_principal_with_sessions_is_clid_inuse() {
 }
 
 #[test]
-fn case3_other_principal_without_state_replaces_record_once_confirmed() {
+fn case3_other_principal_without_state_removes_the_old_record_at_once() {
     let t0 = Instant::now();
     let mut t = table();
     let old = confirmed_client(&mut t, "a", 1, t0);
-    let ok = exchange(&mut t, "a", 1, 0, &ALICE, t0).unwrap();
+    let ok = exchange(&mut t, "a", 2, 0, &ALICE, t0).unwrap();
     assert_eq!(ok.case, ExchangeIdCase::CollisionReplaced);
     assert_ne!(ok.clientid, old);
-    assert!(
-        t.confirmed(old).is_ok(),
-        "old record lives until confirmation"
+    let gone = ok.removed.expect("the old record is removed");
+    assert_eq!(
+        (gone.clientid, gone.was_confirmed, gone.reason),
+        (old, true, RemovalReason::Replaced)
     );
+    assert!(t.get(old).is_none(), "its client id is stale now");
+    assert!(t.confirmed_by_owner(b"a").is_none());
     let events = t.confirm(ok.clientid);
     assert!(
-        matches!(&events[0], ClientEvent::Removed(r) if r.clientid == old && r.reason == RemovalReason::Replaced)
+        matches!(&events[..], [ClientEvent::Confirmed(p)] if p.clientid == ok.clientid),
+        "{events:?}"
     );
-    assert!(t.get(old).is_none());
     assert_eq!(t.confirmed_by_owner(b"a").unwrap().principal(), &ALICE);
 }
 
@@ -176,9 +180,10 @@ fn case3_other_principal_with_state_but_expired_lease_is_replaced() {
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let ok = t
-        .exchange_id(&args("a", 1, 0), &ALICE, |c| c == id, t0 + LEASE)
+        .exchange_id(&args("a", 1, 0), &ALICE, 1, |c| c == id, t0 + LEASE)
         .unwrap();
     assert_eq!(ok.case, ExchangeIdCase::CollisionReplaced);
+    assert_eq!(ok.removed.map(|r| r.clientid), Some(id));
 }
 
 #[test]
@@ -250,7 +255,7 @@ fn case6_update_of_confirmed_record_keeps_clientid() {
     let id = confirmed_client(&mut t, "a", 1, t0);
     let mut a = args("a", 1, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A);
     a.eia_client_impl_id = vec![NfsImplId4::default()];
-    let ok = t.exchange_id(&a, &ROOT, no_state, t0).unwrap();
+    let ok = t.exchange_id(&a, &ROOT, 1, no_state, t0).unwrap();
     assert_eq!(ok.case, ExchangeIdCase::Update);
     assert_eq!(ok.clientid, id);
     assert_ne!(ok.flags & EXCHGID4_FLAG_CONFIRMED_R, 0);
@@ -309,17 +314,30 @@ fn confirmed_r_or_undefined_flags_in_arguments_are_inval() {
 }
 
 #[test]
+fn supp_fence_ops_is_a_minor_version_2_flag() {
+    let t0 = Instant::now();
+    let mut t = table();
+    let a = args("a", 1, EXCHGID4_FLAG_SUPP_FENCE_OPS);
+    assert_eq!(
+        t.exchange_id(&a, &ROOT, 1, no_state, t0),
+        Err(ClientError::Inval),
+        "RFC 8881 does not define it"
+    );
+    assert!(t.exchange_id(&a, &ROOT, 2, no_state, t0).is_ok());
+}
+
+#[test]
 fn machine_credential_protection_is_inval_and_ssv_unsupported() {
     let t0 = Instant::now();
     let mut t = table();
     let mut a = args("a", 1, 0);
     a.eia_state_protect = StateProtect4A::MachCred(StateProtectOps4::default());
     assert_eq!(
-        t.exchange_id(&a, &ROOT, no_state, t0),
+        t.exchange_id(&a, &ROOT, 1, no_state, t0),
         Err(ClientError::Inval)
     );
     a.eia_state_protect = StateProtect4A::Ssv(SsvSpParms4::default());
-    let e = t.exchange_id(&a, &ROOT, no_state, t0).unwrap_err();
+    let e = t.exchange_id(&a, &ROOT, 1, no_state, t0).unwrap_err();
     assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_ENCR_ALG_UNSUPP);
 }
 

@@ -128,10 +128,24 @@ impl Grace {
         Ok(())
     }
 
-    /// May new (non-reclaim) opens and locks be granted? Not during grace:
-    /// `NFS4ERR_GRACE` (RFC 8881 section 8.4.2).
+    /// Is the grace period over, so that state may be tested or granted? Not during grace:
+    /// `NFS4ERR_GRACE` (RFC 8881 section 8.4.2). LOCKT asks this; OPEN and LOCK ask
+    /// [`check_new_lock`](Self::check_new_lock).
     pub fn check_new_state(&self, now: Instant) -> Result<(), GraceError> {
         if self.in_grace(now) {
+            return Err(GraceError::Grace);
+        }
+        Ok(())
+    }
+
+    /// May this client be granted a new (non-reclaim) open or lock? Not during grace, and
+    /// not before the client's global RECLAIM_COMPLETE: RFC 8881 section 18.51.3 says a
+    /// client with a new client ID MUST send it "before it does the first non-reclaim
+    /// operation that obtains a lock", and "if non-reclaim locking operations are done before
+    /// the RECLAIM_COMPLETE, an NFS4ERR_GRACE error will be returned" (knfsd does so too).
+    pub fn check_new_lock(&self, clientid: Clientid4, now: Instant) -> Result<(), GraceError> {
+        self.check_new_state(now)?;
+        if !self.completed.contains(&clientid) {
             return Err(GraceError::Grace);
         }
         Ok(())
@@ -225,6 +239,32 @@ mod tests {
         assert!(g.in_grace(t0));
         assert_eq!(g.check_new_state(t0), Err(GraceError::Grace));
         assert_eq!(NfsStat4::from(GraceError::Grace), NfsStat4::NFS4ERR_GRACE);
+    }
+
+    #[test]
+    fn new_locks_wait_for_the_clients_reclaim_complete_even_without_grace() {
+        let t0 = Instant::now();
+        let mut g = Grace::new(t0, GRACE, Vec::new());
+        assert_eq!(g.check_new_state(t0), Ok(()));
+        assert_eq!(g.check_new_lock(7, t0), Err(GraceError::Grace));
+        g.reclaim_complete(7, b"x", true).unwrap();
+        assert_eq!(
+            g.check_new_lock(7, t0),
+            Err(GraceError::Grace),
+            "one file system's completion is not the global one"
+        );
+        g.reclaim_complete(7, b"x", false).unwrap();
+        assert_eq!(g.check_new_lock(7, t0), Ok(()));
+        assert_eq!(g.check_new_lock(8, t0), Err(GraceError::Grace));
+    }
+
+    #[test]
+    fn new_locks_wait_for_the_grace_period_even_after_reclaim_complete() {
+        let t0 = Instant::now();
+        let mut g = Grace::new(t0, GRACE, owners(&["a", "b"]));
+        g.reclaim_complete(7, b"a", false).unwrap();
+        assert_eq!(g.check_new_lock(7, t0), Err(GraceError::Grace));
+        assert_eq!(g.check_new_lock(7, t0 + GRACE), Ok(()));
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod grace;
 pub mod lease;
 pub mod lock;
 pub mod open;
+pub mod orphan;
 pub mod owner;
 pub mod session;
 pub mod stateid;

@@ -15,9 +15,9 @@
 //! ```
 //!
 //! A file whose last link is removed keeps its opens: they stay valid until CLOSE (RFC 8881
-//! section 18.25.4 lets the server keep the file while open), so REMOVE needs nothing from
-//! this table except [`StateTable::file_is_open`] to decide whether the data must outlive the
-//! name.
+//! section 18.25.4 lets the server keep the file while open). The table tells REMOVE whether
+//! such an orphan must be kept ([`StateTable::unlinked`]) and lists it when its last open goes
+//! ([`StateTable::take_released_orphans`]); see [`super::orphan`].
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -32,6 +32,7 @@ use nfs_proto::nfs4::{
 };
 
 use super::lock::LockTable;
+use super::orphan::{OrphanFate, Orphans};
 use super::owner::{OwnerIndex, OwnerKey};
 use super::stateid::{
     check_seqid, classify, next_seqid, CounterExhausted, Other, Special, StateidError, StateidKind,
@@ -69,6 +70,9 @@ pub enum StateError {
     /// Out of stateids for this boot.
     #[error(transparent)]
     Exhausted(#[from] CounterExhausted),
+    /// The file is an orphan being deleted (no open held it when its last name went).
+    #[error("file is being deleted")]
+    Stale,
 }
 
 impl From<StateError> for NfsStat4 {
@@ -83,6 +87,7 @@ impl From<StateError> for NfsStat4 {
             StateError::Denied(_) => NfsStat4::NFS4ERR_DENIED,
             StateError::NotSupp => NfsStat4::NFS4ERR_NOTSUPP,
             StateError::Exhausted(c) => c.into(),
+            StateError::Stale => NfsStat4::NFS4ERR_STALE,
         }
     }
 }
@@ -268,6 +273,7 @@ pub struct StateTable {
     pub(super) lock_owners: OwnerIndex,
     pub(super) files: HashMap<u64, FileState>,
     pub(super) by_client: HashMap<u64, HashSet<Other>>,
+    pub(super) orphans: Orphans,
 }
 
 /// The pairs bit of an (access, deny) combination in [`OpenBody::seen`].
@@ -312,6 +318,7 @@ impl StateTable {
             lock_owners: OwnerIndex::default(),
             files: HashMap::new(),
             by_client: HashMap::new(),
+            orphans: Orphans::default(),
         }
     }
 
@@ -414,6 +421,9 @@ impl StateTable {
         share_deny: u32,
     ) -> Result<OpenGrant, StateError> {
         let share = OpenShare::parse(share_access, share_deny)?;
+        if self.orphans.is_reaping(file) {
+            return Err(StateError::Stale);
+        }
         let owner = OwnerKey::from_request(clientid, owner);
         let existing = self.open_owners.get(&owner, file);
         let (access, deny) = match existing.as_ref().and_then(|o| self.open_body(o)) {
@@ -687,10 +697,36 @@ impl StateTable {
         self.by_client.get(&clientid).is_some_and(|s| !s.is_empty())
     }
 
-    /// Whether any client has the file open: REMOVE of its last link must keep the data until
-    /// the last CLOSE.
+    /// Whether any client has the file open.
     pub fn file_is_open(&self, file: u64) -> bool {
         self.files.get(&file).is_some_and(|f| !f.opens.is_empty())
+    }
+
+    /// The store made `file` an orphan (a regular file's last name went; call it after that
+    /// commit). Open: it is kept, and listed by
+    /// [`take_released_orphans`](Self::take_released_orphans) once its last open goes (CLOSE,
+    /// or the client's state released or revoked). Not open: the caller deletes it now and
+    /// then calls [`orphan_reaped`](Self::orphan_reaped); meanwhile it is stale for OPEN
+    /// and [`orphan_is_reaping`](Self::orphan_is_reaping).
+    pub fn unlinked(&mut self, file: u64) -> OrphanFate {
+        let open = self.file_is_open(file);
+        self.orphans.unlinked(file, open)
+    }
+
+    /// Orphans whose last open went since the last call, for the caller to delete (then
+    /// [`orphan_reaped`](Self::orphan_reaped)).
+    pub fn take_released_orphans(&mut self) -> Vec<u64> {
+        self.orphans.take_released()
+    }
+
+    /// Whether `file` is an orphan being deleted (PUTFH treats it as stale already).
+    pub fn orphan_is_reaping(&self, file: u64) -> bool {
+        self.orphans.is_reaping(file)
+    }
+
+    /// The deletion of orphan `file` is over.
+    pub fn orphan_reaped(&mut self, file: u64) {
+        self.orphans.reaped(file);
     }
 
     /// The access and deny bits of an open stateid, for the layout and delegation code.
@@ -717,6 +753,9 @@ impl StateTable {
                 self.open_owners.remove_if(&owner, file, other);
                 if let Some(fs) = self.files.get_mut(&file) {
                     fs.opens.remove(other);
+                }
+                if !self.file_is_open(file) {
+                    self.orphans.last_open_gone(file);
                 }
             }
             Body::Lock(l) => {

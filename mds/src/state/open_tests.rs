@@ -585,3 +585,49 @@ fn state_errors_map_to_their_status() {
         assert_eq!(NfsStat4::from(e), s);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Orphans: files whose last name went while open
+
+#[test]
+fn an_orphan_is_released_by_the_last_close_only() {
+    let mut t = table();
+    let a = open_ok(&mut t, C1, F, "a", R, DN);
+    let b = open_ok(&mut t, C2, F, "b", R, DN);
+    assert_eq!(t.unlinked(F), OrphanFate::Kept);
+    t.close(C1, F, &a).unwrap();
+    assert!(t.take_released_orphans().is_empty(), "C2 still has it open");
+    t.close(C2, F, &b).unwrap();
+    assert_eq!(t.take_released_orphans(), [F]);
+    assert!(t.orphan_is_reaping(F));
+    assert_eq!(
+        t.open(C1, F, &owner("a"), R, DN).unwrap_err(),
+        StateError::Stale,
+        "a file being deleted is not opened again"
+    );
+    t.orphan_reaped(F);
+    assert!(!t.orphan_is_reaping(F));
+}
+
+#[test]
+fn an_orphan_that_nobody_has_open_is_deleted_at_once() {
+    let mut t = table();
+    let s = open_ok(&mut t, C1, G, "a", R, DN);
+    assert_eq!(t.unlinked(F), OrphanFate::Delete);
+    assert!(t.orphan_is_reaping(F));
+    t.close(C1, G, &s).unwrap();
+    assert!(t.take_released_orphans().is_empty(), "G is no orphan");
+}
+
+#[test]
+fn an_orphan_is_released_when_its_client_goes_or_is_revoked() {
+    let mut t = table();
+    open_ok(&mut t, C1, F, "a", RW, DN);
+    open_ok(&mut t, C2, G, "b", RW, DN);
+    assert_eq!(t.unlinked(F), OrphanFate::Kept);
+    assert_eq!(t.unlinked(G), OrphanFate::Kept);
+    t.release_client(C1);
+    assert_eq!(t.take_released_orphans(), [F]);
+    t.revoke_client(C2, RevokeReason::Expired);
+    assert_eq!(t.take_released_orphans(), [G]);
+}

@@ -67,6 +67,13 @@ pub enum SessionError {
     /// The COMPOUND has more operations than the session's `ca_maxoperations`.
     #[error("more operations than the session allows")]
     TooManyOps,
+    /// Not even the reply to SEQUENCE alone fits in the session's `ca_maxresponsesize`.
+    #[error("reply larger than the session allows")]
+    RepTooBig,
+    /// Not even the reply to SEQUENCE alone fits in the session's
+    /// `ca_maxresponsesize_cached`, and the client asked for the reply to be cached.
+    #[error("reply larger than the session caches")]
+    RepTooBigToCache,
     /// DESTROY_SESSION while other requests are running on the session.
     #[error("session busy")]
     Delay,
@@ -83,6 +90,8 @@ impl From<SessionError> for NfsStat4 {
             SessionError::EncrAlgUnsupp => NfsStat4::NFS4ERR_ENCR_ALG_UNSUPP,
             SessionError::ReqTooBig => NfsStat4::NFS4ERR_REQ_TOO_BIG,
             SessionError::TooManyOps => NfsStat4::NFS4ERR_TOO_MANY_OPS,
+            SessionError::RepTooBig => NfsStat4::NFS4ERR_REP_TOO_BIG,
+            SessionError::RepTooBigToCache => NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE,
             SessionError::Delay => NfsStat4::NFS4ERR_DELAY,
         }
     }
@@ -220,6 +229,30 @@ impl Session {
     }
 }
 
+/// The callback security flavors of `offered` this server can use (AUTH_NONE and AUTH_SYS),
+/// in the client's order. Offers, none of them usable: `NFS4ERR_ENCR_ALG_UNSUPP`. No offer at
+/// all: RFC 8881 (sections 18.33 and 18.36) does not say what an empty list means; it is taken
+/// as AUTH_NONE, as knfsd takes it ("be generous"), and pynfs sends it (CSESS27, CSESS29).
+fn usable_cb_sec(offered: &[CallbackSecParms4]) -> Result<Vec<CallbackSecParms4>, SessionError> {
+    if offered.is_empty() {
+        return Ok(vec![CallbackSecParms4::AuthNone]);
+    }
+    let usable: Vec<_> = offered
+        .iter()
+        .filter(|p| {
+            matches!(
+                p,
+                CallbackSecParms4::AuthNone | CallbackSecParms4::AuthSys(_)
+            )
+        })
+        .cloned()
+        .collect();
+    if usable.is_empty() {
+        return Err(SessionError::EncrAlgUnsupp);
+    }
+    Ok(usable)
+}
+
 /// Binds (`on`) or unbinds a connection in one channel's list; a rebinding moves it last.
 fn bind_one(conns: &mut Vec<ConnId>, conn: ConnId, on: bool) {
     conns.retain(|&c| c != conn);
@@ -248,8 +281,13 @@ pub struct SequenceRequest {
     /// [`nfs_proto::session::request_digest`] of the COMPOUND arguments, for the false-retry
     /// check.
     pub digest: u64,
-    /// The size of the RPC call in bytes, checked against `ca_maxrequestsize`.
+    /// The size of the RPC call in bytes (RPC header included), checked against
+    /// `ca_maxrequestsize`.
     pub request_size: u32,
+    /// The size of the smallest reply the COMPOUND can get: RPC and COMPOUND headers and the
+    /// SEQUENCE result. Checked against `ca_maxresponsesize`, or with `sa_cachethis` against
+    /// `ca_maxresponsesize_cached`.
+    pub min_reply_size: u32,
     /// The number of operations in the COMPOUND, checked against `ca_maxoperations`.
     pub op_count: u32,
     /// `SEQ4_STATUS_*` bits the caller knows about (revoked state, device changes, ...),
@@ -257,15 +295,41 @@ pub struct SequenceRequest {
     pub status_flags: u32,
 }
 
+/// How large the reply to an executing COMPOUND may be (RFC 8881 sections 2.10.6.4 and
+/// 18.46.3): `ca_maxresponsesize`, or `ca_maxresponsesize_cached` when the client asked for
+/// the reply to be cached (`sa_cachethis`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ReplyLimit {
+    /// The most bytes of the reply, RPC header included.
+    pub max: u32,
+    /// Whether `max` is the reply cache's limit.
+    pub cached: bool,
+}
+
+impl ReplyLimit {
+    /// The status of the operation whose result would not fit: `NFS4ERR_REP_TOO_BIG_TO_CACHE`
+    /// against the cache's limit, else `NFS4ERR_REP_TOO_BIG`.
+    pub fn error(&self) -> NfsStat4 {
+        if self.cached {
+            NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE
+        } else {
+            NfsStat4::NFS4ERR_REP_TOO_BIG
+        }
+    }
+}
+
 /// What to do with a COMPOUND after its SEQUENCE.
 #[derive(Clone, PartialEq, Debug)]
 pub enum SequenceOutcome {
-    /// Run the rest of the COMPOUND for `clientid`, then [`SessionTable::finish`].
+    /// Run the rest of the COMPOUND for `clientid` within `reply_limit`, then
+    /// [`SessionTable::finish`].
     Execute {
         /// The SEQUENCE result.
         res: SequenceResOk,
         /// The session's client.
         clientid: Clientid4,
+        /// How large the reply may grow.
+        reply_limit: ReplyLimit,
     },
     /// A retry: send this cached reply again, without executing anything.
     Replay(ReplyPieces),
@@ -339,8 +403,8 @@ impl SessionTable {
     /// * Back channel: the client's limits as sent (header padding 0, no RDMA, slots capped
     ///   at [`SessionLimits::max_back_requests`]); too small to carry a recall is
     ///   `NFS4ERR_TOOSMALL`.
-    /// * Callback security: the AUTH_NONE and AUTH_SYS entries are kept; none is
-    ///   `NFS4ERR_ENCR_ALG_UNSUPP`.
+    /// * Callback security: the AUTH_NONE and AUTH_SYS entries are kept; none of several is
+    ///   `NFS4ERR_ENCR_ALG_UNSUPP`, an empty list means AUTH_NONE (see [`usable_cb_sec`]).
     ///
     /// Success confirms an unconfirmed record (removing the older confirmed record of the
     /// same owner, whose sessions this table drops), caches the reply, and renews the lease.
@@ -374,20 +438,7 @@ impl SessionTable {
         }
         let fore = self.negotiate_fore(&args.csa_fore_chan_attrs)?;
         let back = self.negotiate_back(&args.csa_back_chan_attrs)?;
-        let cb_sec: Vec<_> = args
-            .csa_sec_parms
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p,
-                    CallbackSecParms4::AuthNone | CallbackSecParms4::AuthSys(_)
-                )
-            })
-            .cloned()
-            .collect();
-        if cb_sec.is_empty() {
-            return Err(SessionError::EncrAlgUnsupp);
-        }
+        let cb_sec = usable_cb_sec(&args.csa_sec_parms)?;
         let flags = args.csa_flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
         let n = clients
             .next_session_number(clientid)
@@ -478,7 +529,10 @@ impl SessionTable {
 
     /// SEQUENCE (RFC 8881 section 18.46.3), received on connection `conn`: finds the session
     /// (`NFS4ERR_BADSESSION`), checks the COMPOUND against the session's limits
-    /// (`NFS4ERR_TOO_MANY_OPS`, `NFS4ERR_REQ_TOO_BIG`), then the slot
+    /// (`NFS4ERR_TOO_MANY_OPS`, `NFS4ERR_REQ_TOO_BIG`, and `NFS4ERR_REP_TOO_BIG` or, with
+    /// `sa_cachethis`, `NFS4ERR_REP_TOO_BIG_TO_CACHE` when not even the reply to SEQUENCE
+    /// alone fits; section 2.10.6.4), all before the slot is touched (an error of SEQUENCE
+    /// leaves the slot as it was), then the slot
     /// ([`ServerSlotTable::begin`]). A new request renews the client's lease, binds the
     /// connection to the fore channel if it was not (RFC 8881 section 2.10.3.1: automatic
     /// with `SP4_NONE`), and gets its status flags: `SEQ4_STATUS_CB_PATH_DOWN` when no
@@ -502,6 +556,24 @@ impl SessionTable {
         }
         if req.request_size > session.fore.ca_maxrequestsize {
             return Err(SessionError::ReqTooBig);
+        }
+        let reply_limit = if a.sa_cachethis {
+            ReplyLimit {
+                max: session.fore.ca_maxresponsesize_cached,
+                cached: true,
+            }
+        } else {
+            ReplyLimit {
+                max: session.fore.ca_maxresponsesize,
+                cached: false,
+            }
+        };
+        if req.min_reply_size > reply_limit.max {
+            return Err(if reply_limit.cached {
+                SessionError::RepTooBigToCache
+            } else {
+                SessionError::RepTooBig
+            });
         }
         let decision = session.slots.begin(
             a.sa_slotid,
@@ -532,7 +604,11 @@ impl SessionTable {
                 }
             }
         };
-        Ok(SequenceOutcome::Execute { res, clientid })
+        Ok(SequenceOutcome::Execute {
+            res,
+            clientid,
+            reply_limit,
+        })
     }
 
     fn status_flags(&self, clients: &ClientTable, session: &Session) -> u32 {
@@ -628,7 +704,7 @@ impl SessionTable {
     }
 
     /// BACKCHANNEL_CTL (RFC 8881 section 18.33.3): new callback program and security for the
-    /// session; the same flavor rule as CREATE_SESSION.
+    /// session; the same flavor rule as CREATE_SESSION ([`usable_cb_sec`]).
     pub fn backchannel_ctl(
         &mut self,
         sessionid: &Sessionid4,
@@ -636,19 +712,7 @@ impl SessionTable {
         sec_parms: &[CallbackSecParms4],
     ) -> Result<(), SessionError> {
         let session = self.get_mut(sessionid)?;
-        let cb_sec: Vec<_> = sec_parms
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p,
-                    CallbackSecParms4::AuthNone | CallbackSecParms4::AuthSys(_)
-                )
-            })
-            .cloned()
-            .collect();
-        if cb_sec.is_empty() {
-            return Err(SessionError::EncrAlgUnsupp);
-        }
+        let cb_sec = usable_cb_sec(sec_parms)?;
         session.cb_program = cb_program;
         session.cb_sec = cb_sec;
         Ok(())

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{
-    AuthsysParms, ClientOwner4, ExchangeIdArgs, StateProtect4A,
-    SEQ4_STATUS_RECALLABLE_STATE_REVOKED,
+    AuthsysParms, ClientOwner4, ExchangeIdArgs, GssCbHandles4, Gsshandle4T, RpcGssSvc,
+    StateProtect4A, SEQ4_STATUS_RECALLABLE_STATE_REVOKED,
 };
 use nfs_proto::session::request_digest;
 
@@ -84,7 +84,7 @@ impl Setup {
             eia_client_impl_id: Vec::new(),
         };
         self.clients
-            .exchange_id(&args, &ROOT, |_| false, self.t0)
+            .exchange_id(&args, &ROOT, 1, |_| false, self.t0)
             .unwrap()
             .clientid
     }
@@ -120,6 +120,7 @@ impl Setup {
             },
             digest: request_digest(&[slot as u8, seqid as u8]),
             request_size: 200,
+            min_reply_size: 100,
             op_count: 3,
             status_flags: 0,
         };
@@ -355,12 +356,20 @@ fn undefined_create_session_flags_are_inval() {
     );
 }
 
+fn gss_only() -> Vec<CallbackSecParms4> {
+    vec![CallbackSecParms4::RpcsecGss(GssCbHandles4 {
+        gcbp_service: RpcGssSvc::RPC_GSS_SVC_NONE,
+        gcbp_handle_from_server: Gsshandle4T::default(),
+        gcbp_handle_from_client: Gsshandle4T::default(),
+    })]
+}
+
 #[test]
 fn no_usable_callback_security_is_encr_alg_unsupp() {
     let mut s = setup();
     let id = s.exchange("a", 1);
     let mut args = cs_args(id, 1, 0);
-    args.csa_sec_parms.clear();
+    args.csa_sec_parms = gss_only();
     let e = s.create(&args).unwrap_err();
     assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_ENCR_ALG_UNSUPP);
     args.csa_sec_parms = vec![CallbackSecParms4::AuthNone];
@@ -406,8 +415,20 @@ fn sequence_executes_new_request_and_renews_the_lease() {
     let (id, sid) = s.session("a");
     s.t0 += Duration::from_secs(60);
     match s.seq(sid, 2, 1, CONN).unwrap() {
-        SequenceOutcome::Execute { res, clientid } => {
+        SequenceOutcome::Execute {
+            res,
+            clientid,
+            reply_limit,
+        } => {
             assert_eq!(clientid, id);
+            assert_eq!(
+                reply_limit,
+                ReplyLimit {
+                    max: 8 << 10,
+                    cached: true
+                },
+                "sa_cachethis: the cache's limit"
+            );
             assert_eq!(
                 (res.sr_sessionid, res.sr_slotid, res.sr_sequenceid),
                 (sid, 2, 1)
@@ -461,6 +482,7 @@ fn compound_beyond_session_limits_is_too_many_ops_or_req_too_big() {
         },
         digest: 0,
         request_size: 100,
+        min_reply_size: 100,
         op_count: 17,
         status_flags: 0,
     };
@@ -483,6 +505,63 @@ fn compound_beyond_session_limits_is_too_many_ops_or_req_too_big() {
             .is_ok(),
         "slot untouched"
     );
+}
+
+#[test]
+fn a_reply_that_cannot_hold_even_sequence_is_rep_too_big_and_leaves_the_slot() {
+    let mut s = setup();
+    let id = s.exchange("a", 1);
+    let mut args = cs_args(id, 1, 0);
+    args.csa_fore_chan_attrs.ca_maxresponsesize = 300;
+    args.csa_fore_chan_attrs.ca_maxresponsesize_cached = 10;
+    let sid = s.create(&args).unwrap().res.csr_sessionid;
+    let mut req = SequenceRequest {
+        args: SequenceArgs {
+            sa_sessionid: sid,
+            sa_sequenceid: 1,
+            sa_slotid: 0,
+            sa_highest_slotid: 0,
+            sa_cachethis: true,
+        },
+        digest: 0,
+        request_size: 100,
+        min_reply_size: 100,
+        op_count: 2,
+        status_flags: 0,
+    };
+    let e = s
+        .sessions
+        .sequence(&mut s.clients, &req, CONN, s.t0)
+        .unwrap_err();
+    assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE);
+    req.args.sa_cachethis = false;
+    req.min_reply_size = 301;
+    let e = s
+        .sessions
+        .sequence(&mut s.clients, &req, CONN, s.t0)
+        .unwrap_err();
+    assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_REP_TOO_BIG);
+    req.min_reply_size = 100;
+    match s
+        .sessions
+        .sequence(&mut s.clients, &req, CONN, s.t0)
+        .unwrap()
+    {
+        SequenceOutcome::Execute {
+            res, reply_limit, ..
+        } => {
+            assert_eq!(res.sr_sequenceid, 1, "the slot was left as it was");
+            assert_eq!(
+                reply_limit,
+                ReplyLimit {
+                    max: 300,
+                    cached: false
+                }
+            );
+            assert_eq!(reply_limit.error(), NfsStat4::NFS4ERR_REP_TOO_BIG);
+        }
+        o => panic!("{o:?}"),
+    }
 }
 
 #[test]
@@ -642,6 +721,7 @@ fn caller_status_flags_are_added() {
         },
         digest: 0,
         request_size: 100,
+        min_reply_size: 100,
         op_count: 1,
         status_flags: SEQ4_STATUS_RECALLABLE_STATE_REVOKED,
     };
@@ -698,6 +778,21 @@ fn destroy_session_with_other_requests_running_is_delay() {
 }
 
 #[test]
+fn an_empty_callback_security_list_means_auth_none() {
+    let mut s = setup();
+    let id = s.exchange("a", 1);
+    let mut args = cs_args(id, 1, 0);
+    args.csa_sec_parms.clear();
+    let out = s.create(&args).unwrap();
+    let sid = out.res.csr_sessionid;
+    let session = s.sessions.get(&sid).unwrap();
+    assert_eq!(session.cb_sec_parms(), &[CallbackSecParms4::AuthNone]);
+    s.sessions.backchannel_ctl(&sid, 5, &[]).unwrap();
+    let session = s.sessions.get(&sid).unwrap();
+    assert_eq!(session.cb_sec_parms(), &[CallbackSecParms4::AuthNone]);
+}
+
+#[test]
 fn backchannel_ctl_replaces_program_and_security() {
     let mut s = setup();
     let (_, sid) = s.session("a");
@@ -708,7 +803,7 @@ fn backchannel_ctl_replaces_program_and_security() {
     assert_eq!(session.cb_program(), 77);
     assert_eq!(session.cb_sec_parms(), &[CallbackSecParms4::AuthNone]);
     assert_eq!(
-        s.sessions.backchannel_ctl(&sid, 1, &[]),
+        s.sessions.backchannel_ctl(&sid, 1, &gss_only()),
         Err(SessionError::EncrAlgUnsupp)
     );
     assert_eq!(

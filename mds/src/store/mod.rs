@@ -71,7 +71,8 @@ pub struct Inode {
     pub uid: u32,
     /// Group (numeric).
     pub gid: u32,
-    /// Names of a file; 2 + subdirectories for a directory.
+    /// Names of a file (0 for an orphan: open, its last name removed); 2 + subdirectories
+    /// for a directory.
     pub nlink: u32,
     /// Size in bytes (directories: a constant 4096; symlinks: the target's length).
     pub size: u64,
@@ -206,9 +207,13 @@ pub struct Removed {
     pub fileid: u64,
     /// Its type.
     pub ftype: NfsFtype4,
-    /// True if that was its last name: the inode is gone, and the caller removes its data
-    /// (DS objects) and drops its state.
+    /// True if that was its last name.
     pub last_link: bool,
+    /// True if the object is a regular file that lost its last name: its inode is kept as an
+    /// orphan (link count 0, durably listed in the `orphans` table), because it may still be
+    /// open. The caller deletes it with [`Store::delete_orphan`], after its data, once no open
+    /// holds it. Other objects that lose their last name are deleted at once.
+    pub orphan: bool,
 }
 
 /// The result of RENAME.
@@ -393,6 +398,7 @@ impl Store {
             wtx.open_table(DIRENTS)?;
             wtx.open_table(COOKIES)?;
             wtx.open_table(CLIENTS)?;
+            wtx.open_table(ORPHANS)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {
@@ -638,13 +644,15 @@ impl Store {
     }
 
     /// REMOVE (RFC 8881 section 18.25): NFS4ERR_NOTEMPTY for a directory with entries.
-    /// [`Removed::last_link`] tells the caller to remove the data.
+    /// A regular file's last name leaves an orphan ([`Removed::orphan`]) for the caller to
+    /// delete when no open holds it.
     pub fn remove(&self, dir: u64, name: &[u8], now: Nfstime4) -> Pending<Removed> {
         if let Err(e) = check_name(name) {
             return Pending::ready(Err(e));
         }
         let name = Bytes::copy_from_slice(name);
-        self.write(move |tx| ns::remove(tx, dir, &name, now))
+        let epoch = self.inner.epoch;
+        self.write(move |tx| ns::remove(tx, dir, &name, now, epoch))
     }
 
     /// RENAME (RFC 8881 section 18.26): `src_name` in `src_dir` becomes `dst_name` in
@@ -665,7 +673,33 @@ impl Store {
         }
         let s = Bytes::copy_from_slice(src_name);
         let d = Bytes::copy_from_slice(dst_name);
-        self.write(move |tx| ns::rename(tx, src_dir, &s, dst_dir, &d, now))
+        let epoch = self.inner.epoch;
+        self.write(move |tx| ns::rename(tx, src_dir, &s, dst_dir, &d, now, epoch))
+    }
+
+    /// Deletes an orphan's inode (a regular file whose last name went, see
+    /// [`Removed::orphan`]); call it when no open holds the file any more, after removing its
+    /// data, so that a crash in between leaves an orphan to find again rather than data
+    /// nobody knows about. False (and nothing done) if `fileid` is not an orphan: not one yet
+    /// (a failed REMOVE), not any more, or never.
+    pub fn delete_orphan(&self, fileid: u64) -> Pending<bool> {
+        self.write(move |tx| ns::delete_orphan(tx, fileid))
+    }
+
+    /// The orphans now in the store, as (file id, boot epoch in which it lost its last
+    /// name). Those of earlier boots are files that were open when the server stopped; opens
+    /// do not survive a restart, so the server deletes each one no client reclaims an open of
+    /// during the grace period.
+    pub fn orphans(&self) -> Result<Vec<(u64, u64)>, StoreError> {
+        use redb::ReadableTable;
+        let r = self.read()?;
+        let t = r.open_table(ORPHANS)?;
+        let mut out = Vec::new();
+        for e in t.iter()? {
+            let (k, v) = e?;
+            out.push((k.value(), v.value()));
+        }
+        Ok(out)
     }
 
     /// SETATTR of mode, owner, group, size and times. [`SetattrOutcome::old_size`] lets the

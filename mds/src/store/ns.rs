@@ -55,6 +55,7 @@ pub(super) struct Ns<'t> {
     pub inodes: Tbl<'t, u64, &'static [u8]>,
     pub dirents: Tbl<'t, (u64, &'static [u8]), (u64, u64)>,
     pub cookies: Tbl<'t, (u64, u64), (u64, &'static [u8])>,
+    orphans: Tbl<'t, u64, u64>,
 }
 
 impl<'t> Ns<'t> {
@@ -64,6 +65,7 @@ impl<'t> Ns<'t> {
             inodes: tx.open(INODES)?,
             dirents: tx.open(DIRENTS)?,
             cookies: tx.open(COOKIES)?,
+            orphans: tx.open(ORPHANS)?,
         })
     }
 
@@ -286,6 +288,11 @@ pub(super) fn link(
     if rec.is_dir() {
         return Err(StoreError::IsDir);
     }
+    // An orphan (open, but without names) gets no new name: `link(2)` refuses a file whose
+    // link count is 0 with ENOENT, and the orphan would otherwise be deleted with a name.
+    if rec.nlink == 0 {
+        return Err(StoreError::NoEnt);
+    }
     if get_dirent(ns.dirents.read(), dir_id, name)?.is_some() {
         return Err(StoreError::Exist);
     }
@@ -307,24 +314,58 @@ pub(super) fn link(
     })
 }
 
-/// Drops one link to `child` (record `rec`) whose entry is already gone; deletes the inode
-/// when no name is left. Returns whether it was deleted.
+/// What dropping one link did to the object.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum LinkDrop {
+    /// Other names are left.
+    Linked,
+    /// The inode is deleted (a directory, or a non-regular object's last name).
+    Deleted,
+    /// A regular file's last name: the inode stays with a link count of 0, listed in
+    /// `orphans`, until the caller deletes it ([`delete_orphan`]) once no open holds it.
+    Orphaned,
+}
+
+/// Drops one link to `child` (record `rec`) whose entry is already gone. A regular file that
+/// loses its last name becomes an orphan (it may be open: RFC 8881 section 18.25.4 lets an
+/// open file outlive its name, as POSIX `unlink` does); any other object without names is
+/// deleted (none of them can be open).
 fn drop_link(
     ns: &mut Ns<'_>,
     child: u64,
     mut rec: InodeV1,
     change: u64,
     now: Nfstime4,
-) -> Result<bool, StoreError> {
-    if rec.is_dir() || rec.nlink <= 1 {
+    epoch: u64,
+) -> Result<LinkDrop, StoreError> {
+    if rec.is_dir() || (rec.nlink <= 1 && rec.ftype != NfsFtype4::NF4REG) {
         ns.delete(child)?;
-        return Ok(true);
+        return Ok(LinkDrop::Deleted);
     }
-    rec.nlink -= 1;
+    rec.nlink = rec.nlink.saturating_sub(1);
     rec.ctime = now;
     rec.change = change;
     ns.put(child, &rec)?;
-    Ok(false)
+    if rec.nlink > 0 {
+        return Ok(LinkDrop::Linked);
+    }
+    ns.orphans.write().insert(child, epoch)?;
+    Ok(LinkDrop::Orphaned)
+}
+
+/// Deletes an orphan (a regular file whose last name went, see [`drop_link`]): its inode and
+/// its `orphans` entry. Anything else is left alone and reported as `false`: a file id that
+/// is not an orphan (it was never one, or is already deleted) is not deleted, so the caller
+/// may ask more than once and may ask about a file whose REMOVE failed.
+pub(super) fn delete_orphan(tx: &Txn<'_>, fileid: u64) -> Result<bool, StoreError> {
+    let mut orphans = tx.open(ORPHANS)?;
+    if orphans.read().get(fileid)?.is_none() {
+        return Ok(false);
+    }
+    let mut inodes = tx.open(INODES)?;
+    orphans.write().remove(fileid)?;
+    inodes.write().remove(fileid)?;
+    Ok(true)
 }
 
 /// REMOVE (RFC 8881 section 18.25).
@@ -333,6 +374,7 @@ pub(super) fn remove(
     dir_id: u64,
     name: &[u8],
     now: Nfstime4,
+    epoch: u64,
 ) -> Result<Removed, StoreError> {
     let mut ns = Ns::open(tx)?;
     let mut dir = load_dir(ns.inodes.read(), dir_id)?;
@@ -345,7 +387,7 @@ pub(super) fn remove(
     let ftype = rec.ftype;
     let change = ns.next_change()?;
     ns.remove_entry(dir_id, name, cookie)?;
-    let last_link = drop_link(&mut ns, child, rec, change, now)?;
+    let dropped = drop_link(&mut ns, child, rec, change, now, epoch)?;
     let before = dir.change;
     touch_dir(&mut dir, change, now);
     if was_dir {
@@ -356,7 +398,8 @@ pub(super) fn remove(
         cinfo: cinfo(before, change),
         fileid: child,
         ftype,
-        last_link,
+        last_link: dropped != LinkDrop::Linked,
+        orphan: dropped == LinkDrop::Orphaned,
     })
 }
 
@@ -384,6 +427,7 @@ pub(super) fn rename(
     dst_dir: u64,
     dst_name: &[u8],
     now: Nfstime4,
+    epoch: u64,
 ) -> Result<Renamed, StoreError> {
     let mut ns = Ns::open(tx)?;
     let same_dir = src_dir == dst_dir;
@@ -441,7 +485,7 @@ pub(super) fn rename(
         let was_dir = t.is_dir();
         let ftype = t.ftype;
         ns.remove_entry(dst_dir, dst_name, tgt_cookie)?;
-        let last_link = drop_link(&mut ns, tgt, t, change, now)?;
+        let dropped = drop_link(&mut ns, tgt, t, change, now, epoch)?;
         if was_dir {
             let d = td.as_mut().unwrap_or(&mut sd);
             d.nlink = d.nlink.saturating_sub(1);
@@ -450,7 +494,8 @@ pub(super) fn rename(
             cinfo: cinfo(dst_before, change),
             fileid: tgt,
             ftype,
-            last_link,
+            last_link: dropped != LinkDrop::Linked,
+            orphan: dropped == LinkDrop::Orphaned,
         });
     }
     {

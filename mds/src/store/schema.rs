@@ -8,6 +8,7 @@
 //! | `dirents`     | (dir id u64, name bytes)     | (child id u64, cookie u64)              |
 //! | `dir_cookies` | (dir id u64, cookie u64)     | (child id u64, name bytes)              |
 //! | `clients`     | clientid (u64)               | XDR `client_record` below               |
+//! | `orphans`     | file id (u64)                | boot epoch (u64) in which it was orphaned |
 //!
 //! Every record encoded here is an XDR union whose discriminant is the record's version, so a
 //! future layout adds an arm and keeps reading the old one:
@@ -36,6 +37,11 @@
 //! removed. A directory's cookies are handed out from its `next_cookie` (3, 4, ...; 0, 1 and 2
 //! are reserved by NFS) and never reused; a renamed entry gets a new one in its new directory.
 //! File ids come from `counters/next_fileid` (the root is 1) and are never reused either.
+//!
+//! `orphans` lists the regular files whose last name is gone but whose inode (and data) is
+//! kept because it may still be open (link count 0). Every inode with a link count of 0 is in
+//! it, so after a crash the server finds them all and deletes those no open survived (see
+//! [`super::Store::orphans`]).
 
 // `#[derive(Xdr)]` also emits a proptest strategy under `cfg(any(test, feature = "arbitrary"))`,
 // a feature of nfs-proto that this crate does not declare.
@@ -59,6 +65,7 @@ pub(super) const DIRENTS: TableDefinition<(u64, &[u8]), (u64, u64)> =
 pub(super) const COOKIES: TableDefinition<(u64, u64), (u64, &[u8])> =
     TableDefinition::new("dir_cookies");
 pub(super) const CLIENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("clients");
+pub(super) const ORPHANS: TableDefinition<u64, u64> = TableDefinition::new("orphans");
 
 pub(super) const K_FORMAT: &str = "format";
 pub(super) const K_SERVER_KEY: &str = "server_key";

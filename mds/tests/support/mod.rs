@@ -3,6 +3,8 @@
 //! from `nfs-proto` types.
 #![allow(dead_code)]
 
+pub mod open;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -44,9 +46,9 @@ pub async fn start_mds(dir: &std::path::Path, grace: u32, lease: u32) -> (Arc<Md
     .await
 }
 
-/// Starts a server with this configuration on a loopback port of its own.
+/// Starts a server with this configuration on a loopback port of its own (not validated:
+/// tests may use leases shorter than an operator may configure).
 pub async fn start_with(cfg: Config) -> (Arc<Mds>, SocketAddr) {
-    cfg.validate().expect("valid config");
     let mds = Mds::open(cfg).expect("open mds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -115,7 +117,8 @@ pub async fn compound_on(
     Ok(xdr::from_bytes::<Compound4Res>(body).expect("reply decodes"))
 }
 
-fn channel() -> ChannelAttrs4 {
+/// The fore channel attributes the test client asks for.
+pub fn channel() -> ChannelAttrs4 {
     ChannelAttrs4 {
         ca_headerpadsize: 0,
         ca_maxrequestsize: 1 << 20,
@@ -142,6 +145,12 @@ impl Client {
 
     /// EXCHANGE_ID + CREATE_SESSION only: a client that may still reclaim after a restart.
     pub async fn reclaiming(addr: SocketAddr, owner: &str) -> Client {
+        Self::with_fore_channel(addr, owner, channel()).await
+    }
+
+    /// EXCHANGE_ID + CREATE_SESSION asking for these fore channel attributes (no
+    /// RECLAIM_COMPLETE).
+    pub async fn with_fore_channel(addr: SocketAddr, owner: &str, fore: ChannelAttrs4) -> Client {
         let conn = connect(addr).await;
         let ex = ExchangeIdArgs {
             eia_clientowner: ClientOwner4 {
@@ -162,7 +171,7 @@ impl Client {
             csa_clientid: ok.eir_clientid,
             csa_sequence: ok.eir_sequenceid,
             csa_flags: 0,
-            csa_fore_chan_attrs: channel(),
+            csa_fore_chan_attrs: fore,
             csa_back_chan_attrs: ChannelAttrs4 {
                 ca_maxrequests: 2,
                 ca_maxoperations: 4,
@@ -186,21 +195,36 @@ impl Client {
         }
     }
 
-    /// The SEQUENCE for the next request on slot 0.
+    /// The SEQUENCE for the next request on slot 0, asking for the reply to be cached.
     pub fn sequence(&mut self) -> NfsArgop4 {
+        self.sequence_caching(true)
+    }
+
+    /// The SEQUENCE for the next request on slot 0.
+    pub fn sequence_caching(&mut self, cachethis: bool) -> NfsArgop4 {
         self.seq += 1;
         NfsArgop4::Sequence(SequenceArgs {
             sa_sessionid: self.sessionid,
             sa_sequenceid: self.seq,
             sa_slotid: 0,
             sa_highest_slotid: 0,
-            sa_cachethis: true,
+            sa_cachethis: cachethis,
         })
     }
 
-    /// SEQUENCE followed by `ops`.
+    /// SEQUENCE followed by `ops`. The reply is asked to be cached unless the COMPOUND
+    /// reads data or a directory: like a real client, which asks for non-idempotent requests
+    /// only, and whose reads would not fit `ca_maxresponsesize_cached`.
     pub async fn call(&mut self, ops: Vec<NfsArgop4>) -> Compound4Res {
-        let mut all = vec![self.sequence()];
+        let cachethis = !ops
+            .iter()
+            .any(|o| matches!(o, NfsArgop4::Read(_) | NfsArgop4::ReadDir(_)));
+        self.call_caching(cachethis, ops).await
+    }
+
+    /// SEQUENCE with this `sa_cachethis`, followed by `ops`.
+    pub async fn call_caching(&mut self, cachethis: bool, ops: Vec<NfsArgop4>) -> Compound4Res {
+        let mut all = vec![self.sequence_caching(cachethis)];
         all.extend(ops);
         compound_on(&self.conn, self.uid, 1, all)
             .await

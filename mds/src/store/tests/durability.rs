@@ -66,6 +66,40 @@ fn restart_keeps_the_namespace_handles_change_counter_and_clients() {
 }
 
 #[test]
+fn orphans_survive_a_restart_until_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mds.redb");
+    let s = open_at(&path);
+    let f = mkfile(&s, ROOT_FILEID, "f");
+    let g = mkfile(&s, ROOT_FILEID, "g");
+    s.remove(ROOT_FILEID, b"f", t(2)).wait().unwrap();
+    s.rename(ROOT_FILEID, b"g", ROOT_FILEID, b"h", t(2))
+        .wait()
+        .unwrap();
+    let h = mkfile(&s, ROOT_FILEID, "x");
+    s.rename(ROOT_FILEID, b"x", ROOT_FILEID, b"h", t(3))
+        .wait()
+        .unwrap();
+    drop(s);
+
+    let s = open_at(&path);
+    let mut orphans = s.orphans().unwrap();
+    orphans.sort();
+    assert_eq!(
+        orphans,
+        [(f.fileid, 1), (g.fileid, 1)],
+        "with the boot that orphaned them"
+    );
+    assert_eq!(s.getattr(f.fileid).unwrap().nlink, 0);
+    assert!(s.delete_orphan(f.fileid).wait().unwrap());
+    drop(s);
+
+    let s = open_at(&path);
+    assert_eq!(orphan_ids(&s), [g.fileid]);
+    assert_eq!(s.lookup(ROOT_FILEID, b"h").unwrap().fileid, h.fileid);
+}
+
+#[test]
 fn store_written_by_an_unknown_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mds.redb");

@@ -65,3 +65,10 @@ fn names(s: &Store, dir: u64) -> Vec<String> {
         .map(|e| String::from_utf8_lossy(&e.name).into_owned())
         .collect()
 }
+
+/// The file ids of the store's orphans, in order.
+fn orphan_ids(s: &Store) -> Vec<u64> {
+    let mut ids: Vec<u64> = s.orphans().unwrap().into_iter().map(|(f, _)| f).collect();
+    ids.sort();
+    ids
+}

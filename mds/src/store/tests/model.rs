@@ -1,8 +1,9 @@
 //! Random sequences of create, link, remove and rename over two directories, checked against
-//! a simple model (a map from (directory, name) to file, and a link count per file).
+//! a simple model (a map from (directory, name) to file, a link count per file, and the files
+//! that lost their last name: orphans, all regular files here).
 
 use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use nfs_proto::nfs4::NfsStat4;
 use proptest::prelude::*;
@@ -17,6 +18,8 @@ enum Op {
     Link(usize, usize, usize, usize),
     Remove(usize, usize),
     Rename(usize, usize, usize, usize),
+    /// Deletes the orphan (or tries to delete the linked file) at this index of all files.
+    DeleteOrphan(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -27,6 +30,7 @@ fn op() -> impl Strategy<Value = Op> {
         (d.clone(), n.clone(), d.clone(), n.clone()).prop_map(|(a, b, c, e)| Op::Link(a, b, c, e)),
         (d.clone(), n.clone()).prop_map(|(d, n)| Op::Remove(d, n)),
         (d.clone(), n.clone(), d, n).prop_map(|(a, b, c, e)| Op::Rename(a, b, c, e)),
+        (0usize..8).prop_map(Op::DeleteOrphan),
     ]
 }
 
@@ -34,6 +38,7 @@ fn op() -> impl Strategy<Value = Op> {
 struct Model {
     entries: BTreeMap<(usize, usize), u64>,
     nlink: BTreeMap<u64, u32>,
+    orphans: BTreeSet<u64>,
 }
 
 impl Model {
@@ -42,6 +47,7 @@ impl Model {
         *n -= 1;
         if *n == 0 {
             self.nlink.remove(&f);
+            self.orphans.insert(f);
             return true;
         }
         false
@@ -77,6 +83,11 @@ fn check(s: &Store, dirs: [u64; 2], m: &Model) {
     }
     for (&f, &n) in &m.nlink {
         assert_eq!(s.getattr(f).unwrap().nlink, n, "file {f}");
+    }
+    let orphans: BTreeSet<u64> = orphan_ids(s).into_iter().collect();
+    assert_eq!(orphans, m.orphans);
+    for &f in &m.orphans {
+        assert_eq!(s.getattr(f).unwrap().nlink, 0, "orphan {f}");
     }
 }
 
@@ -144,6 +155,15 @@ proptest! {
                             m.entries.remove(&(sd, sn));
                             m.entries.insert((dd, dn), f);
                         }
+                    }
+                }
+                Op::DeleteOrphan(i) => {
+                    let all: Vec<u64> = m.nlink.keys().chain(&m.orphans).copied().collect();
+                    let Some(&f) = all.get(i % all.len().max(1)) else { continue };
+                    let deleted = s.delete_orphan(f).wait().unwrap();
+                    prop_assert_eq!(deleted, m.orphans.remove(&f));
+                    if deleted {
+                        prop_assert_eq!(err(s.getattr(f)), NfsStat4::NFS4ERR_STALE);
                     }
                 }
             }

@@ -401,7 +401,7 @@ fn empty_setattr_changes_nothing() {
 }
 
 #[test]
-fn setattr_of_a_removed_file_is_stale() {
+fn setattr_of_an_orphan_works_and_of_a_deleted_file_is_stale() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
     s.remove(ROOT_FILEID, b"f", t(3)).wait().unwrap();
@@ -409,8 +409,15 @@ fn setattr_of_a_removed_file_is_stale() {
         uid: Some(1),
         ..Default::default()
     };
+    let o = s.setattr(f.fileid, a.clone(), t(4)).wait().unwrap();
     assert_eq!(
-        stat(s.setattr(f.fileid, a, t(4)).wait()),
+        (o.inode.uid, o.inode.nlink),
+        (1, 0),
+        "an open file's attributes change"
+    );
+    assert!(s.delete_orphan(f.fileid).wait().unwrap());
+    assert_eq!(
+        stat(s.setattr(f.fileid, a, t(5)).wait()),
         NfsStat4::NFS4ERR_STALE
     );
 }
@@ -477,20 +484,72 @@ fn link_errors_follow_rfc_8881_section_18_9() {
 // Remove
 
 #[test]
-fn removing_the_last_link_deletes_the_inode_and_stales_its_handle() {
+fn removing_a_files_last_link_leaves_an_orphan_until_it_is_deleted() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
     let fh = s.fh(&f);
     let root = s.root().unwrap();
     let r = s.remove(ROOT_FILEID, b"f", t(40)).wait().unwrap();
     assert_eq!(
-        (r.fileid, r.ftype, r.last_link),
-        (f.fileid, NfsFtype4::NF4REG, true)
+        (r.fileid, r.ftype, r.last_link, r.orphan),
+        (f.fileid, NfsFtype4::NF4REG, true, true)
     );
     assert_eq!(r.cinfo.before, root.change);
     assert_eq!(s.root().unwrap().mtime, t(40));
     assert_eq!(stat(s.lookup(ROOT_FILEID, b"f")), NfsStat4::NFS4ERR_NOENT);
+    let (_, orphan) = s.resolve(&fh).unwrap();
+    assert_eq!(
+        (orphan.nlink, orphan.ctime),
+        (0, t(40)),
+        "the handle still works"
+    );
+    assert_eq!(orphan_ids(&s), [f.fileid]);
+
+    assert!(s.delete_orphan(f.fileid).wait().unwrap());
     assert_eq!(stat(s.resolve(&fh)), NfsStat4::NFS4ERR_STALE);
+    assert!(orphan_ids(&s).is_empty());
+    assert!(!s.delete_orphan(f.fileid).wait().unwrap(), "once");
+}
+
+#[test]
+fn deleting_a_file_that_is_not_an_orphan_does_nothing() {
+    let (_d, s) = fresh();
+    let f = mkfile(&s, ROOT_FILEID, "f");
+    assert!(!s.delete_orphan(f.fileid).wait().unwrap());
+    assert_eq!(s.lookup(ROOT_FILEID, b"f").unwrap(), f);
+    assert!(!s.delete_orphan(ROOT_FILEID).wait().unwrap());
+    assert!(!s.delete_orphan(9999).wait().unwrap());
+}
+
+#[test]
+fn removing_the_last_name_of_a_non_regular_object_deletes_it_at_once() {
+    let (_d, s) = fresh();
+    let l = s
+        .create(
+            ROOT_FILEID,
+            b"l",
+            spec(NewObject::Symlink(Bytes::from_static(b"t"))),
+            t(2),
+        )
+        .wait()
+        .unwrap()
+        .inode;
+    let r = s.remove(ROOT_FILEID, b"l", t(3)).wait().unwrap();
+    assert_eq!((r.last_link, r.orphan), (true, false));
+    assert_eq!(stat(s.getattr(l.fileid)), NfsStat4::NFS4ERR_STALE);
+    assert!(orphan_ids(&s).is_empty());
+}
+
+#[test]
+fn an_orphan_gets_no_new_name() {
+    let (_d, s) = fresh();
+    let f = mkfile(&s, ROOT_FILEID, "f");
+    s.remove(ROOT_FILEID, b"f", t(3)).wait().unwrap();
+    assert_eq!(
+        stat(s.link(f.fileid, ROOT_FILEID, b"g", t(4)).wait()),
+        NfsStat4::NFS4ERR_NOENT
+    );
+    assert_eq!(orphan_ids(&s), [f.fileid]);
 }
 
 #[test]
@@ -514,7 +573,10 @@ fn removing_a_non_empty_directory_is_notempty() {
     assert_eq!(stat(r), NfsStat4::NFS4ERR_NOTEMPTY);
     s.remove(d.fileid, b"f", t(4)).wait().unwrap();
     let r = s.remove(ROOT_FILEID, b"d", t(5)).wait().unwrap();
-    assert_eq!((r.ftype, r.last_link), (NfsFtype4::NF4DIR, true));
+    assert_eq!(
+        (r.ftype, r.last_link, r.orphan),
+        (NfsFtype4::NF4DIR, true, false)
+    );
     assert_eq!(s.root().unwrap().nlink, 2);
     assert_eq!(stat(s.getattr(d.fileid)), NfsStat4::NFS4ERR_STALE);
 }
@@ -581,10 +643,14 @@ fn rename_over_an_existing_file_replaces_it() {
         .wait()
         .unwrap();
     let gone = r.replaced.unwrap();
-    assert_eq!((gone.fileid, gone.last_link), (b.fileid, true));
+    assert_eq!(
+        (gone.fileid, gone.last_link, gone.orphan),
+        (b.fileid, true, true)
+    );
     assert_eq!(s.lookup(ROOT_FILEID, b"b").unwrap().fileid, a.fileid);
     assert_eq!(names(&s, ROOT_FILEID), ["b"]);
-    assert_eq!(stat(s.getattr(b.fileid)), NfsStat4::NFS4ERR_STALE);
+    assert_eq!(s.getattr(b.fileid).unwrap().nlink, 0, "kept as an orphan");
+    assert_eq!(orphan_ids(&s), [b.fileid]);
 }
 
 #[test]
@@ -597,8 +663,10 @@ fn rename_over_a_file_with_other_links_keeps_that_file() {
         .rename(ROOT_FILEID, b"a", ROOT_FILEID, b"b", t(4))
         .wait()
         .unwrap();
-    assert!(!r.replaced.unwrap().last_link);
+    let kept = r.replaced.unwrap();
+    assert!(!kept.last_link && !kept.orphan);
     assert_eq!(s.lookup(ROOT_FILEID, b"b2").unwrap().nlink, 1);
+    assert!(orphan_ids(&s).is_empty());
 }
 
 #[test]

@@ -107,7 +107,11 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         | A::ReadPlus(_)
         | A::Seek(_)
         | A::WriteSame(_)
-        | A::Clone(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
+        | A::Clone(_)
+        | A::GetXattr(_)
+        | A::SetXattr(_)
+        | A::ListXattrs(_)
+        | A::RemoveXattr(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
         A::Illegal | A::Unknown(_) => R::Illegal(IllegalRes {
             status: NfsStat4::NFS4ERR_OP_ILLEGAL,
         }),

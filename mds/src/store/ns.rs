@@ -55,6 +55,8 @@ pub(super) struct Ns<'t> {
     pub inodes: Tbl<'t, u64, &'static [u8]>,
     pub dirents: Tbl<'t, (u64, &'static [u8]), (u64, u64)>,
     pub cookies: Tbl<'t, (u64, u64), (u64, &'static [u8])>,
+    pub xattrs: Tbl<'t, (u64, &'static [u8]), (u64, &'static [u8])>,
+    pub xattr_cookies: Tbl<'t, (u64, u64), &'static [u8]>,
 }
 
 impl<'t> Ns<'t> {
@@ -64,6 +66,8 @@ impl<'t> Ns<'t> {
             inodes: tx.open(INODES)?,
             dirents: tx.open(DIRENTS)?,
             cookies: tx.open(COOKIES)?,
+            xattrs: tx.open(XATTRS)?,
+            xattr_cookies: tx.open(XATTR_COOKIES)?,
         })
     }
 
@@ -102,9 +106,10 @@ impl<'t> Ns<'t> {
         Ok(())
     }
 
+    /// Deletes an inode record and the object's extended attributes.
     fn delete(&mut self, fileid: u64) -> Result<(), StoreError> {
         self.inodes.write().remove(fileid)?;
-        Ok(())
+        super::xattr::remove_all(self, fileid)
     }
 
     /// Adds `name -> child` to directory `dir` (record `d`, updated in memory); returns the

@@ -8,6 +8,8 @@
 //! | `dirents`     | (dir id u64, name bytes)     | (child id u64, cookie u64)              |
 //! | `dir_cookies` | (dir id u64, cookie u64)     | (child id u64, name bytes)              |
 //! | `clients`     | clientid (u64)               | XDR `client_record` below               |
+//! | `xattrs`      | (file id u64, name bytes)    | (cookie u64, value bytes)               |
+//! | `xattr_cookies` | (file id u64, cookie u64)  | name bytes                              |
 //!
 //! Every record encoded here is an XDR union whose discriminant is the record's version, so a
 //! future layout adds an arm and keeps reading the old one:
@@ -36,6 +38,12 @@
 //! removed. A directory's cookies are handed out from its `next_cookie` (3, 4, ...; 0, 1 and 2
 //! are reserved by NFS) and never reused; a renamed entry gets a new one in its new directory.
 //! File ids come from `counters/next_fileid` (the root is 1) and are never reused either.
+//!
+//! `xattrs` and `xattr_cookies` hold extended attributes (RFC 8276) the same way: by name for
+//! GETXATTR/SETXATTR/REMOVEXATTR, by cookie for LISTXATTRS; a name's cookie is the change
+//! counter value of the SETXATTR that created it ([`super::xattr`]). Both tables were added
+//! after format 1 was fixed: opening a store creates them if missing, so the format version
+//! did not change.
 
 // `#[derive(Xdr)]` also emits a proptest strategy under `cfg(any(test, feature = "arbitrary"))`,
 // a feature of nfs-proto that this crate does not declare.
@@ -59,6 +67,10 @@ pub(super) const DIRENTS: TableDefinition<(u64, &[u8]), (u64, u64)> =
 pub(super) const COOKIES: TableDefinition<(u64, u64), (u64, &[u8])> =
     TableDefinition::new("dir_cookies");
 pub(super) const CLIENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("clients");
+pub(super) const XATTRS: TableDefinition<(u64, &[u8]), (u64, &[u8])> =
+    TableDefinition::new("xattrs");
+pub(super) const XATTR_COOKIES: TableDefinition<(u64, u64), &[u8]> =
+    TableDefinition::new("xattr_cookies");
 
 pub(super) const K_FORMAT: &str = "format";
 pub(super) const K_SERVER_KEY: &str = "server_key";

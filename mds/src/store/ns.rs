@@ -55,7 +55,7 @@ pub(super) struct Ns<'t> {
     pub inodes: Tbl<'t, u64, &'static [u8]>,
     pub dirents: Tbl<'t, (u64, &'static [u8]), (u64, u64)>,
     pub cookies: Tbl<'t, (u64, u64), (u64, &'static [u8])>,
-    pub xattrs: Tbl<'t, (u64, &'static [u8]), (u64, &'static [u8])>,
+    pub xattrs: Tbl<'t, XattrKey, XattrValue>,
     pub xattr_cookies: Tbl<'t, (u64, u64), &'static [u8]>,
 }
 

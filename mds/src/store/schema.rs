@@ -67,8 +67,11 @@ pub(super) const DIRENTS: TableDefinition<(u64, &[u8]), (u64, u64)> =
 pub(super) const COOKIES: TableDefinition<(u64, u64), (u64, &[u8])> =
     TableDefinition::new("dir_cookies");
 pub(super) const CLIENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("clients");
-pub(super) const XATTRS: TableDefinition<(u64, &[u8]), (u64, &[u8])> =
-    TableDefinition::new("xattrs");
+/// `xattrs` key: (file id, name).
+pub(super) type XattrKey = (u64, &'static [u8]);
+/// `xattrs` value: (cookie, value).
+pub(super) type XattrValue = (u64, &'static [u8]);
+pub(super) const XATTRS: TableDefinition<XattrKey, XattrValue> = TableDefinition::new("xattrs");
 pub(super) const XATTR_COOKIES: TableDefinition<(u64, u64), &[u8]> =
     TableDefinition::new("xattr_cookies");
 

@@ -10,7 +10,7 @@
 //! `target/tmp/tshark/nfs-samples.pcap` for inspection (`tshark -r ... -V`).
 //!
 //! Findings with tshark 4.0.17 (Debian 12):
-//! * No malformed packet and no error-level expert info anywhere; every operation (3..71,
+//! * No malformed packet and no error-level expert info anywhere; every operation (3..75,
 //!   ILLEGAL) and callback (3..15, CB_ILLEGAL) is known by name and listed as we sent it.
 //! * Where Wireshark stops dissecting early, the bytes were checked against the RFC XDR and our
 //!   encoding is right; see [`wireshark_gap`].

@@ -60,6 +60,11 @@ pub const SUPPORTED: &[u32] = &[
     FATTR4_SUPPATTR_EXCLCREAT,
 ];
 
+/// Attributes reported in minor version 2 besides [`SUPPORTED`]: `xattr_support` (RFC 8276
+/// section 8.2), since the xattr operations are an NFSv4.2 extension (a 4.1 client cannot send
+/// them, so it is not told they exist).
+pub const SUPPORTED_V42: &[u32] = &[FATTR4_XATTR_SUPPORT];
+
 /// Attributes a client may set (SETATTR, CREATE, OPEN).
 pub const SETTABLE: &[u32] = &[
     FATTR4_SIZE,
@@ -89,11 +94,13 @@ pub fn mode_access(inode: &Inode, user: &User, want: u32) -> u32 {
     };
     let (r, w, x) = (bits & 4 != 0, bits & 2 != 0, bits & 1 != 0);
     let mut ok = 0;
+    // The xattr bits (RFC 8276 section 8.4.5) follow the mode bits as knfsd maps them:
+    // reading and listing need read permission, setting and removing write permission.
     if r {
-        ok |= ACCESS4_READ;
+        ok |= ACCESS4_READ | ACCESS4_XAREAD | ACCESS4_XALIST;
     }
     if w {
-        ok |= ACCESS4_MODIFY | ACCESS4_EXTEND;
+        ok |= ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_XAWRITE;
         if inode.is_dir() {
             ok |= ACCESS4_DELETE;
         }
@@ -120,8 +127,10 @@ pub fn parse_id(s: &Utf8String) -> Result<u32, NfsStat4> {
     }
 }
 
-fn supported_mask() -> Bitmap4 {
-    Bitmap4::from_bits(SUPPORTED.iter().copied())
+/// The attributes reported in `minor`: [`SUPPORTED`], and [`SUPPORTED_V42`] from 4.2 on.
+pub fn supported_mask(minor: u32) -> Bitmap4 {
+    let v42 = if minor >= 2 { SUPPORTED_V42 } else { &[] };
+    Bitmap4::from_bits(SUPPORTED.iter().chain(v42).copied())
 }
 
 /// `mounted_on_fileid` (RFC 8881 section 5.8.2.23): for an export's root, the file id of what
@@ -151,7 +160,7 @@ fn mounted_on_fileid(ctx: &Ctx, inode: &Inode, export: u16) -> u64 {
 pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> FileAttrs {
     let mds = &ctx.mds;
     let mut a = FileAttrs {
-        supported_attrs: Some(supported_mask()),
+        supported_attrs: Some(supported_mask(ctx.minor)),
         r#type: Some(inode.ftype),
         fh_expire_type: Some(FH4_PERSISTENT),
         change: Some(inode.change),
@@ -209,6 +218,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
             FATTR4_TIME_ACCESS_SET,
             FATTR4_TIME_MODIFY_SET,
         ])),
+        xattr_support: (ctx.minor >= 2).then_some(true),
         ..FileAttrs::default()
     };
     let fs_bits = [
@@ -238,7 +248,7 @@ pub fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         let fh = ctx.fh()?;
         let inode = ctx.inode()?;
         let attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
-        let want = a.attr_request.intersect(&supported_mask());
+        let want = a.attr_request.intersect(&supported_mask(ctx.minor));
         Ok(GetAttrResOk {
             obj_attributes: attrs.to_fattr(&want),
         })
@@ -347,20 +357,26 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
     }
 }
 
-/// ACCESS (RFC 8881 section 18.1).
+/// ACCESS (RFC 8881 section 18.1; in minor version 2 also the xattr bits of RFC 8276 section
+/// 8.4.5).
 pub fn access(ctx: &mut Ctx, a: &AccessArgs) -> AccessRes {
     match ctx.inode() {
         Ok(inode) => {
-            let known = ACCESS4_READ
+            let mut known = ACCESS4_READ
                 | ACCESS4_LOOKUP
                 | ACCESS4_MODIFY
                 | ACCESS4_EXTEND
                 | ACCESS4_DELETE
                 | ACCESS4_EXECUTE;
+            if ctx.minor >= 2 {
+                // The Linux client asks for these once `xattr_support` is true, and refuses
+                // setxattr(2) unless XAWRITE is granted.
+                known |= ACCESS4_XAREAD | ACCESS4_XAWRITE | ACCESS4_XALIST;
+            }
             let supported = a.access & known;
             let mut access = ctx.allowed(&inode, supported);
             if ctx.read_only {
-                access &= !(ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_DELETE);
+                access &= !(ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_DELETE | ACCESS4_XAWRITE);
             }
             AccessRes::Ok(AccessResOk { supported, access })
         }
@@ -379,8 +395,9 @@ pub fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
         if mask.contains(FATTR4_RDATTR_ERROR) {
             return Err(NfsStat4::NFS4ERR_INVAL);
         }
+        let supported = supported_mask(ctx.minor);
         for bit in mask.iter() {
-            if !SUPPORTED.contains(&bit) {
+            if !supported.contains(bit) {
                 return Err(NfsStat4::NFS4ERR_ATTRNOTSUPP);
             }
         }

@@ -21,7 +21,7 @@ use nfs_proto::xdr::Utf8String;
 use pfs_core::ObjectId;
 use tracing::warn;
 
-use super::attr::{file_attrs, to_setattrs, SUPPORTED};
+use super::attr::{file_attrs, supported_mask, to_setattrs};
 use super::fh::check_component;
 use crate::compound::{Ctx, Fh, User};
 use crate::exports::{Place, PSEUDO_EXPORT};
@@ -450,7 +450,7 @@ const READDIR_FIXED: usize = 4 + 8 + 4 + 4;
 /// Bytes of a COMPOUND reply kept for everything around READDIR's result (RPC and COMPOUND
 /// headers, SEQUENCE, PUTFH, a GETATTR or two) when the session's reply limit is lower than
 /// the client's `maxcount`.
-const REPLY_RESERVE: usize = 1024;
+pub(super) const REPLY_RESERVE: usize = 1024;
 
 /// Entries asked of the store at a time.
 const BATCH: usize = 256;
@@ -466,7 +466,7 @@ const FS_ATTRS: [u32; 6] = [
 ];
 
 /// The session's largest reply, if known.
-fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
+pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
     let sid = ctx.sessionid?;
     let st = ctx.mds.sessions.lock().ok()?;
     let s = st.sessions.get(&sid).ok()?;
@@ -510,9 +510,7 @@ fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat
     if limit < READDIR_FIXED {
         return Err(too_small);
     }
-    let want = a
-        .attr_request
-        .intersect(&Bitmap4::from_bits(SUPPORTED.iter().copied()));
+    let want = a.attr_request.intersect(&supported_mask(ctx.minor));
     let wants_fs = FS_ATTRS.iter().any(|&b| want.contains(b));
     let mut no_fs = want.clone();
     FS_ATTRS.iter().for_each(|&b| no_fs.clear(b));

@@ -22,7 +22,7 @@ use crate::state::stateid::{classify, resolve_current};
 use crate::store::{system_time_now, Inode};
 
 /// Runs a blocking object-store call on the blocking pool and maps its error.
-async fn blocking<T, F>(f: F) -> Result<T, NfsStat4>
+pub(super) async fn blocking<T, F>(f: F) -> Result<T, NfsStat4>
 where
     F: FnOnce() -> Result<T, pfs_core::StoreError> + Send + 'static,
     T: Send + 'static,
@@ -39,7 +39,12 @@ where
 /// I/O under a special stateid has no open behind it, so the mode bits are checked here:
 /// `want` access, or being the file's owner (knfsd's owner override, which lets the creator
 /// of a mode-0444 file write it).
-fn check_io(ctx: &Ctx, stateid: &Stateid4, io: Io, want: u32) -> Result<(u64, Inode), NfsStat4> {
+pub(super) fn check_io(
+    ctx: &Ctx,
+    stateid: &Stateid4,
+    io: Io,
+    want: u32,
+) -> Result<(u64, Inode), NfsStat4> {
     let clientid = ctx.client()?;
     let inode = ctx.inode()?;
     regular_file(&inode)?;

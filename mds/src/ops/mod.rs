@@ -8,6 +8,8 @@ pub mod fh;
 pub mod io;
 pub mod open;
 pub mod session;
+pub mod space;
+pub mod xattr;
 
 use nfs_proto::nfs4::*;
 
@@ -83,6 +85,13 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::Read(a) => R::Read(io::read(ctx, a).await),
         A::Write(a) => R::Write(io::write(ctx, a).await),
         A::Commit(a) => R::Commit(io::commit(ctx, a).await),
+        A::Allocate(a) => R::Allocate(space::allocate(ctx, a).await),
+        A::Deallocate(a) => R::Deallocate(space::deallocate(ctx, a).await),
+        // Extended attributes (RFC 8276).
+        A::GetXattr(a) => R::GetXattr(xattr::getxattr(ctx, a)),
+        A::SetXattr(a) => R::SetXattr(xattr::setxattr(ctx, a).await),
+        A::ListXattrs(a) => R::ListXattrs(xattr::listxattrs(ctx, a)),
+        A::RemoveXattr(a) => R::RemoveXattr(xattr::removexattr(ctx, a).await),
         // NFSv4.0 only: not valid in minor version 1 and later (RFC 8881 section 15.2).
         A::OpenConfirm(_) | A::Renew(_) | A::SetClientId(_) | A::SetClientIdConfirm(_) => {
             error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP)
@@ -95,10 +104,8 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         | A::LayoutGet(_)
         | A::LayoutReturn(_)
         | A::SetSsv(_)
-        | A::Allocate(_)
         | A::Copy(_)
         | A::CopyNotify(_)
-        | A::Deallocate(_)
         | A::IoAdvise(_)
         | A::LayoutError(_)
         | A::LayoutStats(_)

@@ -56,6 +56,17 @@ pub enum StoreError {
     /// A size beyond the largest file this server supports (`i64::MAX`).
     #[error("file too large")]
     FBig,
+    /// The object has no extended attribute of that name (GETXATTR, REMOVEXATTR, SETXATTR
+    /// with SETXATTR4_REPLACE; RFC 8276 section 8.4).
+    #[error("no such extended attribute")]
+    NoXattr,
+    /// An extended attribute value larger than [`super::MAX_XATTR_VALUE_LEN`].
+    #[error("extended attribute value too large")]
+    Xattr2Big,
+    /// A limit of the metadata store is reached (an object's extended attribute names would
+    /// no longer fit one `listxattr(2)` buffer).
+    #[error("no space: {0}")]
+    NoSpace(&'static str),
     /// An object type that CREATE cannot make (named attributes).
     #[error("object type not supported")]
     BadType,
@@ -108,6 +119,9 @@ impl From<StoreError> for NfsStat4 {
             StoreError::MLink => NfsStat4::NFS4ERR_MLINK,
             StoreError::FBig => NfsStat4::NFS4ERR_FBIG,
             StoreError::BadType => NfsStat4::NFS4ERR_BADTYPE,
+            StoreError::NoXattr => NfsStat4::NFS4ERR_NOXATTR,
+            StoreError::Xattr2Big => NfsStat4::NFS4ERR_XATTR2BIG,
+            StoreError::NoSpace(_) => NfsStat4::NFS4ERR_NOSPC,
             StoreError::Corrupt(_) | StoreError::Io(_) => NfsStat4::NFS4ERR_IO,
             StoreError::Storage(e) => match &*e {
                 redb::Error::Io(_) | redb::Error::PreviousIo | redb::Error::Corrupted(_) => {
@@ -179,6 +193,9 @@ mod tests {
             (StoreError::MLink, NfsStat4::NFS4ERR_MLINK),
             (StoreError::FBig, NfsStat4::NFS4ERR_FBIG),
             (StoreError::BadType, NfsStat4::NFS4ERR_BADTYPE),
+            (StoreError::NoXattr, NfsStat4::NFS4ERR_NOXATTR),
+            (StoreError::Xattr2Big, NfsStat4::NFS4ERR_XATTR2BIG),
+            (StoreError::NoSpace("x"), NfsStat4::NFS4ERR_NOSPC),
             (StoreError::Corrupt("x"), NfsStat4::NFS4ERR_IO),
             (StoreError::Format(9), NfsStat4::NFS4ERR_SERVERFAULT),
             (StoreError::Closed, NfsStat4::NFS4ERR_SERVERFAULT),

@@ -18,7 +18,8 @@
 //! kept from spoiling the others). Reads run on read transactions in the caller's thread and
 //! see the last committed state.
 //!
-//! Layout on disk: [`schema`] (tables, versioned XDR records); filehandles: [`fh`]. Each open
+//! Layout on disk: [`schema`] (tables, versioned XDR records); filehandles: [`fh`]; extended
+//! attributes (RFC 8276): `xattr`. Each open
 //! increments the boot epoch kept in the store ([`Store::boot_epoch`]) and lists the client
 //! records left by earlier boots ([`Store::previous_clients`]) for reclaim.
 //!
@@ -30,6 +31,7 @@ mod error;
 pub mod fh;
 mod ns;
 pub mod schema;
+mod xattr;
 
 #[cfg(test)]
 mod tests;
@@ -49,6 +51,10 @@ pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
 pub use ns::check_name;
 pub use schema::{FIRST_COOKIE, ROOT_FILEID};
+pub use xattr::{
+    check_xattr_name, XattrName, XattrNames, XattrSet, MAX_XATTR_LIST_LEN, MAX_XATTR_NAME_LEN,
+    MAX_XATTR_VALUE_LEN,
+};
 
 use commit::Committer;
 use schema::*;
@@ -399,6 +405,8 @@ impl Store {
             wtx.open_table(COOKIES)?;
             wtx.open_table(CLIENTS)?;
             wtx.open_table(ORPHANS)?;
+            wtx.open_table(XATTRS)?;
+            wtx.open_table(XATTR_COOKIES)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {

@@ -56,6 +56,8 @@ pub(super) struct Ns<'t> {
     pub dirents: Tbl<'t, (u64, &'static [u8]), (u64, u64)>,
     pub cookies: Tbl<'t, (u64, u64), (u64, &'static [u8])>,
     orphans: Tbl<'t, u64, u64>,
+    pub xattrs: Tbl<'t, XattrKey, XattrValue>,
+    pub xattr_cookies: Tbl<'t, (u64, u64), &'static [u8]>,
 }
 
 impl<'t> Ns<'t> {
@@ -66,6 +68,8 @@ impl<'t> Ns<'t> {
             dirents: tx.open(DIRENTS)?,
             cookies: tx.open(COOKIES)?,
             orphans: tx.open(ORPHANS)?,
+            xattrs: tx.open(XATTRS)?,
+            xattr_cookies: tx.open(XATTR_COOKIES)?,
         })
     }
 
@@ -104,9 +108,10 @@ impl<'t> Ns<'t> {
         Ok(())
     }
 
+    /// Deletes an inode record and the object's extended attributes.
     fn delete(&mut self, fileid: u64) -> Result<(), StoreError> {
         self.inodes.write().remove(fileid)?;
-        Ok(())
+        super::xattr::remove_all(self, fileid)
     }
 
     /// Adds `name -> child` to directory `dir` (record `d`, updated in memory); returns the
@@ -358,13 +363,13 @@ fn drop_link(
 /// is not an orphan (it was never one, or is already deleted) is not deleted, so the caller
 /// may ask more than once and may ask about a file whose REMOVE failed.
 pub(super) fn delete_orphan(tx: &Txn<'_>, fileid: u64) -> Result<bool, StoreError> {
-    let mut orphans = tx.open(ORPHANS)?;
-    if orphans.read().get(fileid)?.is_none() {
+    let mut ns = Ns::open(tx)?;
+    if ns.orphans.read().get(fileid)?.is_none() {
         return Ok(false);
     }
-    let mut inodes = tx.open(INODES)?;
-    orphans.write().remove(fileid)?;
-    inodes.write().remove(fileid)?;
+    ns.orphans.write().remove(fileid)?;
+    // Through the namespace's delete, so the file's extended attributes go with it.
+    ns.delete(fileid)?;
     Ok(true)
 }
 

@@ -9,6 +9,8 @@
 //! | `dir_cookies` | (dir id u64, cookie u64)     | (child id u64, name bytes)              |
 //! | `clients`     | clientid (u64)               | XDR `client_record` below               |
 //! | `orphans`     | file id (u64)                | boot epoch (u64) in which it was orphaned |
+//! | `xattrs`      | (file id u64, name bytes)    | (cookie u64, value bytes)               |
+//! | `xattr_cookies` | (file id u64, cookie u64)  | name bytes                              |
 //!
 //! Every record encoded here is an XDR union whose discriminant is the record's version, so a
 //! future layout adds an arm and keeps reading the old one:
@@ -42,6 +44,12 @@
 //! kept because it may still be open (link count 0). Every inode with a link count of 0 is in
 //! it, so after a crash the server finds them all and deletes those no open survived (see
 //! [`super::Store::orphans`]).
+//!
+//! `xattrs` and `xattr_cookies` hold extended attributes (RFC 8276) the same way: by name for
+//! GETXATTR/SETXATTR/REMOVEXATTR, by cookie for LISTXATTRS; a name's cookie is the change
+//! counter value of the SETXATTR that created it ([`super::xattr`]). Both tables were added
+//! after format 1 was fixed: opening a store creates them if missing, so the format version
+//! did not change.
 
 // `#[derive(Xdr)]` also emits a proptest strategy under `cfg(any(test, feature = "arbitrary"))`,
 // a feature of nfs-proto that this crate does not declare.
@@ -66,6 +74,13 @@ pub(super) const COOKIES: TableDefinition<(u64, u64), (u64, &[u8])> =
     TableDefinition::new("dir_cookies");
 pub(super) const CLIENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("clients");
 pub(super) const ORPHANS: TableDefinition<u64, u64> = TableDefinition::new("orphans");
+/// `xattrs` key: (file id, name).
+pub(super) type XattrKey = (u64, &'static [u8]);
+/// `xattrs` value: (cookie, value).
+pub(super) type XattrValue = (u64, &'static [u8]);
+pub(super) const XATTRS: TableDefinition<XattrKey, XattrValue> = TableDefinition::new("xattrs");
+pub(super) const XATTR_COOKIES: TableDefinition<(u64, u64), &[u8]> =
+    TableDefinition::new("xattr_cookies");
 
 pub(super) const K_FORMAT: &str = "format";
 pub(super) const K_SERVER_KEY: &str = "server_key";

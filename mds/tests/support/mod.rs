@@ -212,21 +212,37 @@ impl Client {
         })
     }
 
-    /// SEQUENCE followed by `ops`. The reply is asked to be cached unless the COMPOUND
-    /// reads data or a directory: like a real client, which asks for non-idempotent requests
-    /// only, and whose reads would not fit `ca_maxresponsesize_cached`.
+    /// SEQUENCE followed by `ops`, in minor version 1. The reply is asked to be cached
+    /// unless the COMPOUND reads data, a directory or extended attributes: like a real
+    /// client, which asks for non-idempotent requests only, and whose reads would not fit
+    /// `ca_maxresponsesize_cached`.
     pub async fn call(&mut self, ops: Vec<NfsArgop4>) -> Compound4Res {
-        let cachethis = !ops
-            .iter()
-            .any(|o| matches!(o, NfsArgop4::Read(_) | NfsArgop4::ReadDir(_)));
-        self.call_caching(cachethis, ops).await
+        self.call_minor(1, ops).await
+    }
+
+    /// [`Self::call`] in another minor version (2 for the NFSv4.2 operations).
+    pub async fn call_minor(&mut self, minor: u32, ops: Vec<NfsArgop4>) -> Compound4Res {
+        let cachethis = !ops.iter().any(|o| {
+            matches!(
+                o,
+                NfsArgop4::Read(_)
+                    | NfsArgop4::ReadDir(_)
+                    | NfsArgop4::GetXattr(_)
+                    | NfsArgop4::ListXattrs(_)
+            )
+        });
+        self.send(minor, cachethis, ops).await
     }
 
     /// SEQUENCE with this `sa_cachethis`, followed by `ops`.
     pub async fn call_caching(&mut self, cachethis: bool, ops: Vec<NfsArgop4>) -> Compound4Res {
+        self.send(1, cachethis, ops).await
+    }
+
+    async fn send(&mut self, minor: u32, cachethis: bool, ops: Vec<NfsArgop4>) -> Compound4Res {
         let mut all = vec![self.sequence_caching(cachethis)];
         all.extend(ops);
-        compound_on(&self.conn, self.uid, 1, all)
+        compound_on(&self.conn, self.uid, minor, all)
             .await
             .expect("rpc")
     }

@@ -135,6 +135,10 @@ op_table! {
     Seek = OP_SEEK(SeekArgs) -> SeekRes;
     WriteSame = OP_WRITE_SAME(WriteSameArgs) -> WriteSameRes;
     Clone = OP_CLONE(CloneArgs) -> CloneRes;
+    GetXattr = OP_GETXATTR(GetXattrArgs) -> GetXattrRes;
+    SetXattr = OP_SETXATTR(SetXattrArgs) -> SetXattrRes;
+    ListXattrs = OP_LISTXATTRS(ListXattrsArgs) -> ListXattrsRes;
+    RemoveXattr = OP_REMOVEXATTR(RemoveXattrArgs) -> RemoveXattrRes;
     Illegal = OP_ILLEGAL() -> IllegalRes;
 }
 

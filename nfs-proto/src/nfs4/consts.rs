@@ -172,7 +172,7 @@ impl NfsStat4 {
 
 xdr_enum! {
     /// `nfs_opnum4`: operation numbers of the forward channel (RFC 8881 section 16.2.2,
-    /// RFC 7862 section 15.2).
+    /// RFC 7862 section 15.2, RFC 8276 section 8.4 for the xattr operations).
     pub struct NfsOpnum4 {
         OP_ACCESS = 3,
         OP_CLOSE = 4,
@@ -243,6 +243,10 @@ xdr_enum! {
         OP_SEEK = 69,
         OP_WRITE_SAME = 70,
         OP_CLONE = 71,
+        OP_GETXATTR = 72,
+        OP_SETXATTR = 73,
+        OP_LISTXATTRS = 74,
+        OP_REMOVEXATTR = 75,
         OP_ILLEGAL = 10044,
     }
 }

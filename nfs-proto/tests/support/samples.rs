@@ -855,6 +855,7 @@ pub fn conversation() -> Vec<Sample> {
     pnfs_ops(&mut c);
     callbacks(&mut c);
     v42_ops(&mut c);
+    xattr_ops(&mut c);
     teardown(&mut c);
     c.samples
 }
@@ -2712,6 +2713,76 @@ fn v42_ops(c: &mut Conversation) {
                 NfsResop4::Clone(CloneRes {
                     status: ok_status(),
                 }),
+            ),
+        ],
+    );
+}
+
+/// The RFC 8276 extended attribute operations, as the Linux client sends them (keys without
+/// the `user.` prefix).
+fn xattr_ops(c: &mut Conversation) {
+    c.seq(
+        2,
+        "SETXATTR",
+        vec![
+            putfh(FILE_INO),
+            (
+                NfsArgop4::SetXattr(SetXattrArgs {
+                    sxa_option: SetxattrOption4::SETXATTR4_CREATE,
+                    sxa_key: Utf8String::from("mime_type"),
+                    sxa_value: Bytes::from_static(b"text/plain"),
+                }),
+                NfsResop4::SetXattr(SetXattrRes::Ok(SetXattrResOk {
+                    sxr_info: cinfo(0x17a0_0000_0002_0010),
+                })),
+            ),
+        ],
+    );
+    c.seq(
+        2,
+        "GETXATTR",
+        vec![
+            putfh(FILE_INO),
+            (
+                NfsArgop4::GetXattr(GetXattrArgs {
+                    gxa_name: Utf8String::from("mime_type"),
+                }),
+                NfsResop4::GetXattr(GetXattrRes::Ok(GetXattrResOk {
+                    gxr_value: Bytes::from_static(b"text/plain"),
+                })),
+            ),
+        ],
+    );
+    c.seq(
+        2,
+        "LISTXATTRS",
+        vec![
+            putfh(FILE_INO),
+            (
+                NfsArgop4::ListXattrs(ListXattrsArgs {
+                    lxa_cookie: 0,
+                    lxa_maxcount: 65_536,
+                }),
+                NfsResop4::ListXattrs(ListXattrsRes::Ok(ListXattrsResOk {
+                    lxr_cookie: 2,
+                    lxr_names: vec![Utf8String::from("mime_type"), Utf8String::from("origin")],
+                    lxr_eof: true,
+                })),
+            ),
+        ],
+    );
+    c.seq(
+        2,
+        "REMOVEXATTR",
+        vec![
+            putfh(FILE_INO),
+            (
+                NfsArgop4::RemoveXattr(RemoveXattrArgs {
+                    rxa_name: Utf8String::from("origin"),
+                }),
+                NfsResop4::RemoveXattr(RemoveXattrRes::Ok(RemoveXattrResOk {
+                    rxr_info: cinfo(0x17a0_0000_0002_0011),
+                })),
             ),
         ],
     );

@@ -5,13 +5,16 @@
 //! * [`pnfs`]: pNFS (GETDEVICEINFO, GETDEVICELIST, LAYOUTGET, LAYOUTCOMMIT, LAYOUTRETURN) and
 //!   GET_DIR_DELEGATION.
 //! * [`v42`]: NFSv4.2 (RFC 7862).
+//! * [`xattr`]: extended attributes, an NFSv4.2 extension (RFC 8276).
 
 pub mod pnfs;
 pub mod session;
 pub mod v40;
 pub mod v42;
+pub mod xattr;
 
 pub use pnfs::*;
 pub use session::*;
 pub use v40::*;
 pub use v42::*;
+pub use xattr::*;

@@ -1,0 +1,399 @@
+//! ALLOCATE and DEALLOCATE (RFC 7862 sections 15.1 and 15.4) over real loopback sockets: the
+//! effect on the data and the file's attributes, and WRITE's stateid rules.
+
+mod support;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use bytes::Bytes;
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Utf8String;
+use pfs_core::ObjectId;
+use support::*;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// SEQUENCE and `ops` in minor version `minor`.
+
+async fn call42(c: &mut Client, ops: Vec<NfsArgop4>) -> Compound4Res {
+    c.call_minor(2, ops).await
+}
+
+fn putfh(fh: &NfsFh4) -> NfsArgop4 {
+    NfsArgop4::PutFh(PutFhArgs { object: fh.clone() })
+}
+
+fn allocate(stateid: Stateid4, offset: u64, length: u64) -> NfsArgop4 {
+    NfsArgop4::Allocate(AllocateArgs {
+        aa_stateid: stateid,
+        aa_offset: offset,
+        aa_length: length,
+    })
+}
+
+fn deallocate(stateid: Stateid4, offset: u64, length: u64) -> NfsArgop4 {
+    NfsArgop4::Deallocate(DeallocateArgs {
+        da_stateid: stateid,
+        da_offset: offset,
+        da_length: length,
+    })
+}
+
+fn mode_attrs(mode: u32) -> Fattr4 {
+    let a = FileAttrs {
+        mode: Some(mode),
+        ..FileAttrs::default()
+    };
+    a.to_fattr(&a.mask())
+}
+
+/// An open file: handle and open stateid.
+struct Opened {
+    fh: NfsFh4,
+    stateid: Stateid4,
+}
+
+/// OPEN (creating, mode `mode`) of `name` in the root with `access`, as the client's user.
+async fn open(c: &mut Client, name: &str, access: u32, deny: u32, mode: u32, who: &str) -> Opened {
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Open(OpenArgs {
+                seqid: 0,
+                share_access: access,
+                share_deny: deny,
+                owner: StateOwner4 {
+                    clientid: 0,
+                    owner: Bytes::copy_from_slice(who.as_bytes()),
+                },
+                openhow: Openflag4::Create(Createhow4::Unchecked(mode_attrs(mode))),
+                claim: OpenClaim4::Null(Utf8String::from(name)),
+            }),
+            NfsArgop4::GetFh,
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let stateid = r
+        .resarray
+        .iter()
+        .find_map(|x| match x {
+            NfsResop4::Open(OpenRes::Ok(ok)) => Some(ok.stateid),
+            _ => None,
+        })
+        .unwrap();
+    let Some(NfsResop4::GetFh(GetFhRes::Ok(fh))) = r.resarray.last() else {
+        panic!("{r:?}")
+    };
+    Opened {
+        fh: fh.object.clone(),
+        stateid,
+    }
+}
+
+async fn write(c: &mut Client, f: &Opened, offset: u64, data: &[u8]) {
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::Write(WriteArgs {
+                stateid: f.stateid,
+                offset,
+                stable: StableHow4::FILE_SYNC4,
+                data: Bytes::copy_from_slice(data),
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+async fn read_all(c: &mut Client, f: &Opened) -> Vec<u8> {
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::Read(ReadArgs {
+                stateid: f.stateid,
+                offset: 0,
+                count: 1 << 20,
+            }),
+        ])
+        .await;
+    match r.resarray.last() {
+        Some(NfsResop4::Read(ReadRes::Ok(ok))) => {
+            assert!(ok.eof);
+            ok.data.to_vec()
+        }
+        _ => panic!("READ failed: {r:?}"),
+    }
+}
+
+/// The file's id, size, space_used and change attribute.
+async fn attrs(c: &mut Client, fh: &NfsFh4) -> FileAttrs {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([
+                    FATTR4_FILEID,
+                    FATTR4_SIZE,
+                    FATTR4_SPACE_USED,
+                    FATTR4_CHANGE,
+                ]),
+            }),
+        ])
+        .await;
+    match r.resarray.last() {
+        Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) => {
+            FileAttrs::from_fattr(&a.obj_attributes).unwrap()
+        }
+        _ => panic!("GETATTR failed: {r:?}"),
+    }
+}
+
+/// Where the local object store keeps the file's data.
+fn object_path(s: &Server, fileid: u64) -> PathBuf {
+    s.dir
+        .path()
+        .join("data/objects")
+        .join(ObjectId::whole(fileid).relative_path())
+}
+
+// ---------------------------------------------------------------------------------------------
+// ALLOCATE
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn allocate_past_the_end_grows_the_file_with_zeros_and_reserves_blocks() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "alloc").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    write(&mut c, &f, 0, b"head").await;
+    let before = attrs(&mut c, &f.fh).await;
+    let r = call42(
+        &mut c,
+        vec![putfh(&f.fh), allocate(f.stateid, 4096, 65_536)],
+    )
+    .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let after = attrs(&mut c, &f.fh).await;
+    assert_eq!(after.size, Some(4096 + 65_536));
+    assert_eq!(after.space_used, Some(4096 + 65_536));
+    assert!(after.change > before.change);
+    let data = read_all(&mut c, &f).await;
+    assert_eq!(&data[..4], b"head");
+    assert!(data[4..].iter().all(|&b| b == 0));
+    assert_eq!(data.len(), 4096 + 65_536);
+    let meta = std::fs::metadata(object_path(&s, after.fileid.unwrap())).unwrap();
+    assert_eq!(meta.len(), 4096 + 65_536);
+    assert!(
+        meta.blocks() * 512 >= 65_536,
+        "the range is allocated: {} blocks",
+        meta.blocks()
+    );
+}
+
+#[tokio::test]
+async fn allocate_inside_the_file_keeps_its_size_and_data() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "inside").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    let content: Vec<u8> = (0..10_000u32).map(|i| i as u8 | 1).collect();
+    write(&mut c, &f, 0, &content).await;
+    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 100, 5000)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(attrs(&mut c, &f.fh).await.size, Some(10_000));
+    assert_eq!(read_all(&mut c, &f).await, content);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DEALLOCATE
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn deallocate_punches_a_hole_that_reads_as_zeros_and_keeps_the_size() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "dealloc").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    let content = vec![0x5au8; 3 * 65_536];
+    write(&mut c, &f, 0, &content).await;
+    let before = attrs(&mut c, &f.fh).await;
+    let path = object_path(&s, before.fileid.unwrap());
+    let blocks_before = std::fs::metadata(&path).unwrap().blocks();
+    let r = call42(
+        &mut c,
+        vec![putfh(&f.fh), deallocate(f.stateid, 65_536, 65_536)],
+    )
+    .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let after = attrs(&mut c, &f.fh).await;
+    assert_eq!(after.size, before.size);
+    assert!(after.change > before.change);
+    let data = read_all(&mut c, &f).await;
+    assert_eq!(data.len(), content.len());
+    assert!(data[..65_536].iter().all(|&b| b == 0x5a));
+    assert!(data[65_536..131_072].iter().all(|&b| b == 0));
+    assert!(data[131_072..].iter().all(|&b| b == 0x5a));
+    let blocks_after = std::fs::metadata(&path).unwrap().blocks();
+    assert!(
+        blocks_after < blocks_before,
+        "blocks freed: {blocks_before} -> {blocks_after}"
+    );
+}
+
+#[tokio::test]
+async fn deallocate_past_the_end_zeroes_up_to_the_end_and_keeps_the_size() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "past").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    write(&mut c, &f, 0, b"0123456789").await;
+    let before = attrs(&mut c, &f.fh).await;
+    let r = call42(
+        &mut c,
+        vec![putfh(&f.fh), deallocate(f.stateid, 4, 1 << 40)],
+    )
+    .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(read_all(&mut c, &f).await, b"0123\0\0\0\0\0\0");
+    let after = attrs(&mut c, &f.fh).await;
+    assert_eq!(after.size, Some(10));
+    assert!(after.change > before.change);
+    // Wholly past the end: nothing to do, nothing changes.
+    let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 100, 10)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let last = attrs(&mut c, &f.fh).await;
+    assert_eq!((last.size, last.change), (Some(10), after.change));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stateids, permissions and arguments (as WRITE's)
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn special_stateids_work_as_for_write_pynfs_alloc2_and_alloc3() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "special").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_WRITE, 0, 0o644, "o").await;
+    for (sid, what) in [
+        (f.stateid, "open"),
+        (Stateid4::default(), "anonymous"),
+        (
+            Stateid4 {
+                seqid: u32::MAX,
+                other: [0xff; 12],
+            },
+            "bypass",
+        ),
+    ] {
+        let r = call42(&mut c, vec![putfh(&f.fh), allocate(sid, 0, 1)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{what}: {r:?}");
+        let r = call42(&mut c, vec![putfh(&f.fh), deallocate(sid, 0, 1)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{what}: {r:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_read_open_or_an_unknown_stateid_cannot_allocate() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "modes").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_READ, 0, 0o644, "o").await;
+    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 10)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE);
+    let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 0, 10)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE);
+    let forged = Stateid4 {
+        seqid: 1,
+        other: [9; 12],
+    };
+    let r = call42(&mut c, vec![putfh(&f.fh), allocate(forged, 0, 10)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
+#[tokio::test]
+async fn a_deny_write_share_blocks_the_anonymous_stateid() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "deny").await;
+    let f = open(
+        &mut c,
+        "f",
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_WRITE,
+        0o666,
+        "o",
+    )
+    .await;
+    let r = call42(
+        &mut c,
+        vec![putfh(&f.fh), allocate(Stateid4::default(), 0, 10)],
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_LOCKED);
+    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 10)]).await;
+    assert_eq!(
+        last_status(&r),
+        NfsStat4::NFS4_OK,
+        "its own open may: {r:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_anonymous_stateid_needs_write_permission() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "perm").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    c.uid = 1000;
+    let r = call42(
+        &mut c,
+        vec![putfh(&f.fh), allocate(Stateid4::default(), 0, 10)],
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ACCESS);
+    let r = call42(
+        &mut c,
+        vec![putfh(&f.fh), deallocate(Stateid4::default(), 0, 10)],
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ACCESS);
+}
+
+#[tokio::test]
+async fn empty_and_oversized_ranges_and_directories_are_refused() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "args").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 0)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_INVAL);
+    let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 5, 0)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_INVAL);
+    let r = call42(
+        &mut c,
+        vec![putfh(&f.fh), allocate(f.stateid, i64::MAX as u64, 1)],
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_FBIG);
+    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, u64::MAX, 2)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_FBIG);
+    assert_eq!(attrs(&mut c, &f.fh).await.size, Some(0), "nothing grew");
+    let r = call42(
+        &mut c,
+        vec![NfsArgop4::PutRootFh, allocate(Stateid4::default(), 0, 10)],
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ISDIR);
+}
+
+#[tokio::test]
+async fn allocate_and_deallocate_are_notsupp_in_minor_version_1() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "v41").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    let r = c
+        .call_minor(1, vec![putfh(&f.fh), allocate(f.stateid, 0, 10)])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOTSUPP);
+    let r = c
+        .call_minor(1, vec![putfh(&f.fh), deallocate(f.stateid, 0, 10)])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOTSUPP);
+}

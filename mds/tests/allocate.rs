@@ -17,8 +17,6 @@ use support::*;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// SEQUENCE and `ops` in minor version `minor`.
-
 async fn call42(c: &mut Client, ops: Vec<NfsArgop4>) -> Compound4Res {
     c.call_minor(2, ops).await
 }

@@ -15,8 +15,6 @@ use support::*;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// SEQUENCE and `ops` in minor version `minor`.
-
 /// SEQUENCE and `ops` in minor version 2, where the xattr operations live.
 async fn call42(c: &mut Client, ops: Vec<NfsArgop4>) -> Compound4Res {
     c.call_minor(2, ops).await

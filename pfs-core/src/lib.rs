@@ -12,10 +12,11 @@
 //!   ObjectStore::write(id, off, &[Bytes], stable)   ObjectStore::read(id, off, len) -> Bytes
 //!            |   one pwritev, no staging copy          |   one pread into a fresh buffer
 //!            v                                         |
-//!   +--------------------+  +-----------+  +----------------------------+
-//!   | LocalStore         |  | NullStore |  | CrashSimStore (tests)      |
-//!   | files under <root> |  | sizes only|  | written / durable views    |
-//!   +--------------------+  +-----------+  +----------------------------+
+//!   +--------------------+  +-----------+  +-------------------+  +-----------------------+
+//!   | LocalStore         |  | NullStore |  | SharedStore       |  | CrashSimStore (tests) |
+//!   | files under <root> |  | sizes only|  | one file per file |  | written/durable views |
+//!   |                    |  |           |  | id on a cluster fs|  |                       |
+//!   +--------------------+  +-----------+  +-------------------+  +-----------------------+
 //! ```
 //!
 //! # Contract ([`ObjectStore`])
@@ -37,6 +38,13 @@
 //! file's size is the object's size and holes are file holes. Directories are created on
 //! demand (mode 0700, files 0600). See [`ObjectId::relative_path`].
 //!
+//! # On-disk layout of [`SharedStore`]
+//! ```text
+//! <shared_dir>/files/<file & 0xff>/<(file >> 8) & 0xff>/<file:016x>
+//! ```
+//! One file per file id, shared by all its stripes and all data servers (sparse packing:
+//! object offset = file offset). See [`SharedStore`] for what the MDS must do differently.
+//!
 //! # Errors
 //! [`StoreError`] names what failed; [`StoreError::nfs_status`] gives the `nfsstat4` number
 //! (this crate does not depend on `nfs-proto`): NoSpace -> NFS4ERR_NOSPC (28), Io ->
@@ -51,6 +59,7 @@ mod error;
 mod id;
 mod local;
 mod null;
+mod shared;
 mod store;
 #[cfg(test)]
 mod testsuite;
@@ -64,8 +73,9 @@ pub use error::{
     NFS4ERR_ROFS,
 };
 pub use id::ObjectId;
-pub use local::{IoCounts, LocalOptions, LocalStore};
+pub use local::{shared_relative_path, IoCounts, LocalOptions, LocalStore};
 pub use null::{NullStore, NULL_MAX_READ};
+pub use shared::SharedStore;
 pub use store::{Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone};
 pub use verifier::new_write_verifier;
 

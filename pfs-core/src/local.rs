@@ -118,6 +118,54 @@ struct Unsynced {
     next_ticket: u64,
 }
 
+/// Where a store keeps its files, and what one file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Naming {
+    /// One file per object under `<root>/objects/` ([`ObjectId::relative_path`]); the store
+    /// is the only writer of its root.
+    PerObject,
+    /// One file per file id under `<root>/files/` ([`shared_relative_path`]), shared by every
+    /// stripe of the file and by every data server mounting the root: the `shared` backend.
+    PerFile,
+}
+
+impl Naming {
+    fn subdir(self) -> &'static str {
+        match self {
+            Naming::PerObject => "objects",
+            Naming::PerFile => "files",
+        }
+    }
+
+    /// The id a store works with: per-file naming folds every stripe into stripe 0, so the
+    /// open-file cache, name locks and sync records treat them as the one file they are.
+    fn key(self, id: ObjectId) -> ObjectId {
+        match self {
+            Naming::PerObject => id,
+            Naming::PerFile => ObjectId::whole(id.file),
+        }
+    }
+
+    fn path(self, id: ObjectId) -> String {
+        match self {
+            Naming::PerObject => id.relative_path(),
+            Naming::PerFile => shared_relative_path(id.file),
+        }
+    }
+}
+
+/// Path of file `file` below `<shared_dir>/files/` for [`crate::SharedStore`]: the fan-out of
+/// [`ObjectId::relative_path`] without the stripe suffix, e.g. file `0x0123456789abcdef` is
+/// `ef/cd/0123456789abcdef`. An on-disk format, like the local one.
+pub fn shared_relative_path(file: u64) -> String {
+    format!(
+        "{:02x}/{:02x}/{:016x}",
+        file & 0xff,
+        (file >> 8) & 0xff,
+        file
+    )
+}
+
 /// Objects stored as files under `<root>/objects/` (path mapping: [`ObjectId::relative_path`]).
 ///
 /// * **Zero-copy I/O.** A write hands its `Bytes` pieces to one `pwritev`; a read `pread`s into
@@ -146,6 +194,7 @@ struct Unsynced {
 #[derive(Debug)]
 pub struct LocalStore {
     root: PathBuf,
+    naming: Naming,
     objects: OwnedFd,
     opts: LocalOptions,
     cache: Mutex<FdCache>,
@@ -166,9 +215,14 @@ impl LocalStore {
     }
 
     /// Opens (creating if needed) the store under `root`.
-    pub fn open_with(root: impl AsRef<Path>, mut opts: LocalOptions) -> Result<Self> {
-        let root = root.as_ref().to_path_buf();
-        let dir = root.join("objects");
+    pub fn open_with(root: impl AsRef<Path>, opts: LocalOptions) -> Result<Self> {
+        Self::open_named(root.as_ref(), opts, Naming::PerObject)
+    }
+
+    /// Opens (creating if needed) a store under `root` with the given file naming.
+    pub(crate) fn open_named(root: &Path, mut opts: LocalOptions, naming: Naming) -> Result<Self> {
+        let root = root.to_path_buf();
+        let dir = root.join(naming.subdir());
         let fresh = !dir.exists();
         std::fs::create_dir_all(&dir)
             .map_err(|e| StoreError::from_errno("mkdir objects", io_errno(e), 0, 0))?;
@@ -191,6 +245,7 @@ impl LocalStore {
         tracing::debug!(root = %root.display(), verifier = ?verifier.get(), "object store open");
         Ok(LocalStore {
             root,
+            naming,
             objects,
             cache: Mutex::new(FdCache::new(opts.open_files)),
             opts,
@@ -240,8 +295,17 @@ impl LocalStore {
         if let Some(fd) = lock(&self.cache).get(id) {
             return Ok(Some(fd));
         }
-        let path = id.relative_path();
+        let path = self.naming.path(id);
         let fd = match self.open_at(&path, OFlags::RDWR) {
+            Ok(fd) if self.naming == Naming::PerFile => {
+                // Another data server may have created the file without syncing its directory
+                // entry yet: the first sync through this descriptor syncs the directories too.
+                let mut u = lock(&self.unsynced);
+                u.next_ticket += 1;
+                let t = u.next_ticket;
+                u.objects.entry(id).or_insert(t);
+                fd
+            }
             Ok(fd) => fd,
             Err(Errno::NOENT) if !create => return Ok(None),
             Err(Errno::NOENT) => self.create(id, &path)?,
@@ -407,6 +471,7 @@ impl ObjectStore for LocalStore {
         data: &[Bytes],
         stable: Stability,
     ) -> Result<WriteDone> {
+        let id = self.naming.key(id);
         let len = data
             .iter()
             .fold(0u64, |n, b| n.saturating_add(b.len() as u64));
@@ -429,6 +494,7 @@ impl ObjectStore for LocalStore {
     }
 
     fn read(&self, id: ObjectId, offset: u64, len: u32) -> Result<ReadDone> {
+        let id = self.naming.key(id);
         let Some(fd) = self.file(id, false)? else {
             return Ok(ReadDone {
                 data: Bytes::new(),
@@ -463,6 +529,7 @@ impl ObjectStore for LocalStore {
     }
 
     fn commit(&self, id: ObjectId, _offset: u64, _len: u64) -> Result<()> {
+        let id = self.naming.key(id);
         match self.file(id, false)? {
             Some(fd) => self.sync(id, &fd),
             None => Ok(()),
@@ -470,6 +537,7 @@ impl ObjectStore for LocalStore {
     }
 
     fn truncate(&self, id: ObjectId, size: u64) -> Result<()> {
+        let id = self.naming.key(id);
         range_end(size, 0, self.opts.max_object_size)?;
         let Some(fd) = self.file(id, size > 0)? else {
             return Ok(());
@@ -480,10 +548,15 @@ impl ObjectStore for LocalStore {
     }
 
     fn size(&self, id: ObjectId) -> Result<u64> {
+        let id = self.naming.key(id);
         if let Some(fd) = lock(&self.cache).get(id) {
             return Self::file_size(&fd);
         }
-        match rustix::fs::statat(&self.objects, id.relative_path(), AtFlags::SYMLINK_NOFOLLOW) {
+        match rustix::fs::statat(
+            &self.objects,
+            self.naming.path(id),
+            AtFlags::SYMLINK_NOFOLLOW,
+        ) {
             Ok(st) => Ok(st.st_size.max(0) as u64),
             Err(Errno::NOENT) => Ok(0),
             Err(e) => Err(StoreError::from_errno("stat", e, 0, 0)),
@@ -491,10 +564,11 @@ impl ObjectStore for LocalStore {
     }
 
     fn remove(&self, id: ObjectId) -> Result<()> {
+        let id = self.naming.key(id);
         {
             let _name = lock(self.name_lock(id));
             lock(&self.cache).remove(id);
-            match rustix::fs::unlinkat(&self.objects, id.relative_path(), AtFlags::empty()) {
+            match rustix::fs::unlinkat(&self.objects, self.naming.path(id), AtFlags::empty()) {
                 Ok(()) => {}
                 Err(Errno::NOENT) => return Ok(()),
                 Err(e) => return Err(StoreError::from_errno("unlink", e, 0, 0)),
@@ -505,6 +579,7 @@ impl ObjectStore for LocalStore {
     }
 
     fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
+        let id = self.naming.key(id);
         range_end(offset, len, self.opts.max_object_size)?;
         if len == 0 {
             return Ok(());
@@ -516,6 +591,7 @@ impl ObjectStore for LocalStore {
     }
 
     fn deallocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<Deallocated> {
+        let id = self.naming.key(id);
         let Some(fd) = self.file(id, false)? else {
             return Ok(Deallocated::Nothing);
         };

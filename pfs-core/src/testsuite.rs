@@ -13,14 +13,30 @@ use crate::{Deallocated, ObjectId, ObjectStore, Stability, StoreError};
 /// A store under test and whatever must live as long as it (e.g. its temporary directory).
 pub(crate) struct Fixture {
     pub(crate) store: Box<dyn ObjectStore>,
+    /// Every stripe of a file is the same bytes (the shared backend).
+    pub(crate) shared_stripes: bool,
     _guard: Box<dyn Any>,
 }
 
 impl Fixture {
-    pub(crate) fn new<S: ObjectStore + 'static, G: 'static>(store: S, guard: G) -> Self {
+    pub(crate) fn new<S: ObjectStore + 'static, G: 'static>(
+        store: S,
+        guard: G,
+        shared_stripes: bool,
+    ) -> Self {
         Fixture {
             store: Box::new(store),
+            shared_stripes,
             _guard: Box::new(guard),
+        }
+    }
+
+    /// The id whose bytes `id` shows: itself, or stripe 0 of its file when stripes share.
+    fn key(&self, id: ObjectId) -> ObjectId {
+        if self.shared_stripes {
+            ObjectId::whole(id.file)
+        } else {
+            id
         }
     }
 }
@@ -28,10 +44,23 @@ impl Fixture {
 pub(crate) type Make<'a> = &'a dyn Fn() -> Fixture;
 
 /// Generates one `#[test]` per suite function for a backend. `$make` is a closure returning
-/// `(store, guard)`; `keeps_data = false` for stores that read back zeros (NullStore).
+/// `(store, guard)`; `keeps_data = false` for stores that read back zeros (NullStore);
+/// `stripes = shared` for stores where every stripe of a file is the same bytes (SharedStore:
+/// sparse packing on one file), `stripes = independent` (the default) otherwise.
 macro_rules! object_store_suite {
     ($make:expr, keeps_data = $keeps:expr) => {
-        $crate::testsuite::object_store_suite!(@tests $make, $keeps;
+        $crate::testsuite::object_store_suite!($make, keeps_data = $keeps, stripes = independent);
+    };
+    ($make:expr, keeps_data = $keeps:expr, stripes = independent) => {
+        $crate::testsuite::object_store_suite!(@tests $make, $keeps, false;
+            objects_of_one_file_and_of_different_files_are_independent);
+    };
+    ($make:expr, keeps_data = $keeps:expr, stripes = shared) => {
+        $crate::testsuite::object_store_suite!(@tests $make, $keeps, true;
+            stripes_of_one_file_share_its_bytes_and_files_are_independent);
+    };
+    (@tests $make:expr, $keeps:expr, $shared:expr; $stripes_test:ident) => {
+        $crate::testsuite::object_store_suite!(@each $make, $keeps, $shared;
             write_then_read_returns_the_data,
             pieces_of_one_write_land_contiguously,
             later_writes_overwrite_overlapping_bytes,
@@ -40,7 +69,7 @@ macro_rules! object_store_suite {
             read_sets_eof_only_when_it_reaches_the_end,
             truncate_grows_with_zeros_and_shrinks_away_the_tail,
             remove_forgets_the_object_and_removing_a_missing_one_is_fine,
-            objects_of_one_file_and_of_different_files_are_independent,
+            $stripes_test,
             write_past_the_largest_offset_is_too_big_and_writes_nothing,
             writes_report_the_stability_they_were_asked_for,
             commit_of_a_missing_object_succeeds,
@@ -52,7 +81,7 @@ macro_rules! object_store_suite {
             random_operations_match_a_model
         );
     };
-    (@tests $make:expr, $keeps:expr; $($name:ident),* $(,)?) => {
+    (@each $make:expr, $keeps:expr, $shared:expr; $($name:ident),* $(,)?) => {
         mod suite {
             $(
                 #[test]
@@ -61,7 +90,7 @@ macro_rules! object_store_suite {
                     use super::*;
                     let make = || {
                         let (store, guard) = ($make)();
-                        $crate::testsuite::Fixture::new(store, guard)
+                        $crate::testsuite::Fixture::new(store, guard, $shared)
                     };
                     $crate::testsuite::$name(&make, $keeps);
                 }
@@ -227,6 +256,25 @@ pub(crate) fn objects_of_one_file_and_of_different_files_are_independent(make: M
     assert_eq!(read_all(&*f.store, A), seen(keeps, b"aaaa"));
     assert_eq!(read_all(&*f.store, B), seen(keeps, b"b"));
     assert_eq!(f.store.size(C).unwrap(), 0);
+}
+
+pub(crate) fn stripes_of_one_file_share_its_bytes_and_files_are_independent(
+    make: Make,
+    keeps: bool,
+) {
+    let f = make();
+    assert!(f.shared_stripes);
+    w(&*f.store, A, 0, b"aaaa");
+    w(&*f.store, B, 1, b"bb");
+    w(&*f.store, C, 1, b"c");
+    assert_eq!(read_all(&*f.store, A), seen(keeps, b"abba"));
+    assert_eq!(read_all(&*f.store, B), seen(keeps, b"abba"));
+    f.store.truncate(B, 2).unwrap();
+    assert_eq!(f.store.size(A).unwrap(), 2);
+    f.store.remove(C).unwrap();
+    assert_eq!(read_all(&*f.store, A), seen(keeps, b"ab"));
+    f.store.remove(A).unwrap();
+    assert_eq!(f.store.size(B).unwrap(), 0);
 }
 
 pub(crate) fn write_past_the_largest_offset_is_too_big_and_writes_nothing(
@@ -422,11 +470,13 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// Applies `op` to the store and the model (object -> bytes) and checks they agree.
 fn check_op(
-    s: &dyn ObjectStore,
+    f: &Fixture,
     model: &mut HashMap<ObjectId, Vec<u8>>,
     op: &Op,
     keeps: bool,
 ) -> Result<(), TestCaseError> {
+    let s = &*f.store;
+    let key = |obj: usize| f.key(OBJS[obj]);
     match *op {
         Op::Write {
             obj,
@@ -442,7 +492,7 @@ fn check_op(
             let all = pieces.concat();
             prop_assert_eq!(done.count, all.len() as u64);
             if !all.is_empty() {
-                let m = model.entry(id).or_default();
+                let m = model.entry(f.key(id)).or_default();
                 let end = off as usize + all.len();
                 if m.len() < end {
                     m.resize(end, 0);
@@ -452,11 +502,11 @@ fn check_op(
         }
         Op::Truncate { obj, size } => {
             s.truncate(OBJS[obj], size).unwrap();
-            model.entry(OBJS[obj]).or_default().resize(size as usize, 0);
+            model.entry(key(obj)).or_default().resize(size as usize, 0);
         }
         Op::Read { obj, off, len } => {
             let r = s.read(OBJS[obj], off, len).unwrap();
-            let m = model.get(&OBJS[obj]).map_or(&[][..], |v| &v[..]);
+            let m = model.get(&key(obj)).map_or(&[][..], |v| &v[..]);
             let start = (off as usize).min(m.len());
             let end = (off as usize + len as usize).min(m.len());
             prop_assert_eq!(&r.data[..], &seen(keeps, &m[start..end])[..]);
@@ -464,12 +514,12 @@ fn check_op(
         }
         Op::Remove { obj } => {
             s.remove(OBJS[obj]).unwrap();
-            model.remove(&OBJS[obj]);
+            model.remove(&key(obj));
         }
         Op::Commit { obj } => s.commit(OBJS[obj], 0, 0).unwrap(),
         Op::Deallocate { obj, off, len } => {
             s.deallocate(OBJS[obj], off, len).unwrap();
-            if let Some(m) = model.get_mut(&OBJS[obj]) {
+            if let Some(m) = model.get_mut(&key(obj)) {
                 let end = ((off + len) as usize).min(m.len());
                 if (off as usize) < end {
                     m[off as usize..end].fill(0);
@@ -478,7 +528,7 @@ fn check_op(
         }
     }
     for id in OBJS {
-        let want = model.get(&id).map_or(0, |m| m.len() as u64);
+        let want = model.get(&f.key(id)).map_or(0, |m| m.len() as u64);
         prop_assert_eq!(s.size(id).unwrap(), want, "size of {} after {:?}", id, op);
     }
     Ok(())
@@ -496,10 +546,10 @@ pub(crate) fn random_operations_match_a_model(make: Make, keeps: bool) {
             let f = make();
             let mut model = HashMap::new();
             for op in &ops {
-                check_op(&*f.store, &mut model, op, keeps)?;
+                check_op(&f, &mut model, op, keeps)?;
             }
             for id in OBJS {
-                let want = model.get(&id).cloned().unwrap_or_default();
+                let want = model.get(&f.key(id)).cloned().unwrap_or_default();
                 prop_assert_eq!(read_all(&*f.store, id), seen(keeps, &want));
             }
             Ok(())

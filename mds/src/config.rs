@@ -24,6 +24,27 @@
 //!   max_io: 1048576       # largest READ/WRITE
 //!   max_ops: 64           # ca_maxoperations
 //!   max_slots: 64         # ca_maxrequests
+//! cluster:                # the data servers (pNFS); `data_servers: []`: the MDS serves data
+//!   secret: null          # hex, >= 64 digits, shared by MDS and data servers for the control
+//!                         # protocol; or secret_file: /etc/pnfs/secret (mode 0600); with
+//!                         # neither: <data_dir>/cluster.secret, generated once (one host only)
+//!   data_servers:         # default: these three, all on this host
+//!     - id: 1             # 1..=65535, stable (`pnfs ds --id 1`)
+//!       addresses: [127.0.0.1:20491]  # ip:port told to clients; loopback/0.0.0.0 = the
+//!                                     # MDS's host, advertised as the client's MDS address
+//!       listen: 0.0.0.0:20491         # default: 0.0.0.0:<port of the first address>
+//!       control: 127.0.0.1:20591      # control service; default: first IP, port + 100
+//!       control_listen: 127.0.0.1:20591   # default: the control address
+//!       data_dir: ./pnfs-data/ds1     # default: <data_dir>/ds<id>
+//!       backend: local    # local | null (sizes only) | shared (needs shared_dir)
+//!       shared_dir: null  # backend shared: the cluster file system directory
+//!     - { id: 2, addresses: [127.0.0.1:20492] }
+//!     - { id: 3, addresses: [127.0.0.1:20493] }
+//!   layout:
+//!     stripe_unit: 1048576  # bytes, a multiple of 64
+//!     stripe_count: null    # data servers per file; null: all
+//!     exports:              # per-export overrides
+//!       - { export: 1, stripe_unit: 4194304, stripe_count: 2 }
 //! ```
 //!
 //! Errors name the field and the value: `exports[0].clients[1].network: "10.0.0.0/33" is not
@@ -34,6 +55,13 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+mod cluster;
+
+pub use cluster::{
+    Backend, ClusterConfig, ClusterSecret, DataServerConfig, ExportLayout, LayoutConfig,
+    LayoutPolicy, CONTROL_PORT_OFFSET, MAX_DS_ADDRESSES, SECRET_FILE, SECRET_LEN,
+};
 
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -53,6 +81,8 @@ pub struct Config {
     pub exports: Vec<ExportConfig>,
     /// Protocol limits.
     pub limits: Limits,
+    /// The data servers, their shared secret and the layout policy.
+    pub cluster: ClusterConfig,
 }
 
 /// One export.
@@ -145,6 +175,7 @@ impl Default for Config {
                 clients: default_clients(),
             }],
             limits: Limits::default(),
+            cluster: ClusterConfig::default(),
         }
     }
 }
@@ -344,7 +375,7 @@ impl Config {
                 format!("{} is outside 1..=1024", l.max_slots),
             ));
         }
-        Ok(())
+        self.cluster.validate(self)
     }
 }
 
@@ -379,6 +410,31 @@ mod tests {
         assert!(c.exports[0].clients[0].root_squash);
         assert_eq!(c.limits.max_ops, 16);
         assert_eq!(c.limits.max_io, Limits::default().max_io);
+    }
+
+    #[test]
+    fn the_example_in_the_module_documentation_is_valid_and_spells_out_the_defaults() {
+        let src = include_str!("config.rs");
+        let yaml: String = src
+            .lines()
+            .skip_while(|l| !l.starts_with("//! ```yaml"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("//! ```"))
+            .map(|l| format!("{}\n", l.strip_prefix("//! ").unwrap_or("")))
+            .collect();
+        assert!(yaml.contains("cluster:"), "{yaml}");
+        let c = Config::parse(&yaml).unwrap();
+        let d = Config::default();
+        assert_eq!(c.cluster.data_servers.len(), d.cluster.data_servers.len());
+        for (a, b) in c.cluster.data_servers.iter().zip(&d.cluster.data_servers) {
+            assert_eq!(a.addresses, b.addresses);
+            assert_eq!(a.listen_addr(), b.listen_addr());
+            assert_eq!(a.control_addr(), b.control_addr());
+            assert_eq!(a.control_listen_addr(), b.control_listen_addr());
+            assert_eq!(a.data_dir_in(&c.data_dir), b.data_dir_in(&d.data_dir));
+        }
+        assert_eq!(c.cluster.layout.stripe_unit, d.cluster.layout.stripe_unit);
+        assert_eq!(c.limits, d.limits);
     }
 
     #[test]

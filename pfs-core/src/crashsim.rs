@@ -283,6 +283,13 @@ impl ObjectStore for CrashSimStore {
         Ok(())
     }
 
+    fn remove_file(&self, file: u64) -> Result<u32> {
+        let mut sim = lock(&self.sim);
+        let before = sim.objects.len();
+        sim.objects.retain(|id, _| id.file != file);
+        Ok((before - sim.objects.len()) as u32)
+    }
+
     fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
         let end = range_end(offset, len, self.max_object_size)?;
         if len == 0 {

@@ -578,6 +578,45 @@ impl ObjectStore for LocalStore {
         self.fsync_dir(Some(dirs_of(id).1))
     }
 
+    fn remove_file(&self, file: u64) -> Result<u32> {
+        if self.naming == Naming::PerFile {
+            let id = ObjectId::whole(file);
+            let existed = rustix::fs::statat(
+                &self.objects,
+                self.naming.path(id),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .is_ok();
+            self.remove(id)?;
+            return Ok(u32::from(existed));
+        }
+        // Every stripe of a file lives in the same leaf directory (the fan-out uses only the
+        // file id), so one directory listing finds them.
+        let (_, leaf) = dirs_of(ObjectId::whole(file));
+        let leaf_path = dir_path(leaf);
+        let entries = match std::fs::read_dir(self.root.join(self.naming.subdir()).join(&leaf_path))
+        {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(StoreError::from_errno("readdir", io_errno(e), 0, 0)),
+        };
+        let mut removed = 0;
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::from_errno("readdir", io_errno(e), 0, 0))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            match ObjectId::from_relative_path(&format!("{leaf_path}/{name}")) {
+                Some(id) if id.file == file => {
+                    self.remove(id)?;
+                    removed += 1;
+                }
+                _ => {}
+            }
+        }
+        Ok(removed)
+    }
+
     fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
         let id = self.naming.key(id);
         range_end(offset, len, self.opts.max_object_size)?;

@@ -126,6 +126,13 @@ impl ObjectStore for NullStore {
         Ok(())
     }
 
+    fn remove_file(&self, file: u64) -> Result<u32> {
+        let mut sizes = lock(&self.sizes);
+        let before = sizes.len();
+        sizes.retain(|id, _| id.file != file);
+        Ok((before - sizes.len()) as u32)
+    }
+
     fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
         let end = range_end(offset, len, self.max_object_size)?;
         if len > 0 {

@@ -90,6 +90,10 @@ impl ObjectStore for SharedStore {
         self.0.remove(id)
     }
 
+    fn remove_file(&self, file: u64) -> Result<u32> {
+        self.0.remove_file(file)
+    }
+
     fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
         self.0.allocate(id, offset, len)
     }

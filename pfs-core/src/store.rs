@@ -136,6 +136,15 @@ pub trait ObjectStore: Send + Sync {
     /// after a crash).
     fn remove(&self, id: ObjectId) -> Result<()>;
 
+    /// Deletes every object of regular file `file` (all its stripes held here), durably; the
+    /// data server's side of a removed file, which it knows by file id alone. Returns how
+    /// many objects were removed; a file with none here succeeds with 0. The default says
+    /// [`StoreError::NotSupported`].
+    fn remove_file(&self, file: u64) -> Result<u32> {
+        let _ = file;
+        Err(StoreError::NotSupported)
+    }
+
     /// Reserves space for `[offset, offset + len)` so later writes there cannot fail with
     /// NoSpace, growing the object if the range ends past its size (as Linux `fallocate` mode
     /// 0 and knfsd's ALLOCATE do). Durable on return. The default says

@@ -71,6 +71,7 @@ macro_rules! object_store_suite {
             remove_forgets_the_object_and_removing_a_missing_one_is_fine,
             $stripes_test,
             write_past_the_largest_offset_is_too_big_and_writes_nothing,
+            remove_file_removes_every_stripe_of_that_file_only,
             writes_report_the_stability_they_were_asked_for,
             commit_of_a_missing_object_succeeds,
             empty_write_does_not_create_the_object,
@@ -275,6 +276,26 @@ pub(crate) fn stripes_of_one_file_share_its_bytes_and_files_are_independent(
     assert_eq!(read_all(&*f.store, A), seen(keeps, b"ab"));
     f.store.remove(A).unwrap();
     assert_eq!(f.store.size(B).unwrap(), 0);
+}
+
+pub(crate) fn remove_file_removes_every_stripe_of_that_file_only(make: Make, keeps: bool) {
+    let f = make();
+    assert_eq!(f.store.remove_file(A.file).unwrap(), 0, "nothing there yet");
+    // A and B are stripes 0 and 1 of one file; C shares its low 16 bits (same directory).
+    let far = ObjectId {
+        file: A.file,
+        stripe: 70_000,
+    };
+    for id in [A, B, far, C] {
+        w(&*f.store, id, 0, b"data");
+    }
+    let removed = f.store.remove_file(A.file).unwrap();
+    assert_eq!(removed, if f.shared_stripes { 1 } else { 3 });
+    for id in [A, B, far] {
+        assert_eq!(f.store.size(id).unwrap(), 0, "{id}");
+    }
+    assert_eq!(read_all(&*f.store, C), seen(keeps, b"data"));
+    assert_eq!(f.store.remove_file(A.file).unwrap(), 0);
 }
 
 pub(crate) fn write_past_the_largest_offset_is_too_big_and_writes_nothing(

@@ -16,6 +16,8 @@
 //!   for RPCSEC_GSS).
 //! * [`record`]: record marking as a sans-IO reader with size caps; [`transport`] (feature
 //!   `transport`) wraps it as a tokio codec and writes records with vectored writes.
+//! * [`control`]: the control protocol between the MDS and its data servers (ONC RPC,
+//!   authenticated with the cluster secret).
 //! * [`nfs4`]: every NFSv4.1 (RFC 8881) and NFSv4.2 (RFC 7862) operation, callback, status code
 //!   and attribute, and the file layout body.
 //!
@@ -25,6 +27,7 @@
 
 extern crate self as nfs_proto;
 
+pub mod control;
 pub mod nfs4;
 pub mod record;
 pub mod rpc;

@@ -1,0 +1,397 @@
+//! Arguments and results of the control procedures.
+
+use crate::nfs4::Netaddr4;
+use crate::xdr::Xdr;
+use crate::xdr_enum;
+
+/// Most entries of any list in a control call or reply (objects, sizes, files, stateids):
+/// 16384 stateids are 192 KiB, well inside one RPC record. Longer lists go in several calls.
+pub const MAX_CTL_LIST: u32 = 16384;
+/// Most addresses a data server reports (`MAX_DS_ADDRESSES` of the MDS configuration).
+pub const MAX_CTL_ADDRS: u32 = 8;
+/// Longest netid or universal address string in a [`Netaddr4`] of a REGISTER reply.
+pub const MAX_CTL_ADDR_LEN: u32 = 128;
+
+xdr_enum! {
+    /// Procedure numbers of [`super::PNFS_CTL_PROGRAM`] version 1.
+    pub struct CtlProc {
+        /// Authenticated ping: void arguments, void results.
+        CTLPROC_NULL = 0,
+        /// The MDS hands a data server its keys and epoch; the data server answers with who
+        /// it is ([`RegisterArgs`], [`RegisterRes`]).
+        CTLPROC_REGISTER = 1,
+        /// Sizes of objects ([`ObjectSizeArgs`], [`ObjectSizeRes`]).
+        CTLPROC_OBJECT_SIZE = 2,
+        /// Sets the sizes of a file's objects ([`TruncateArgs`], [`CtlStatusRes`]).
+        CTLPROC_TRUNCATE = 3,
+        /// Deletes every object of files ([`RemoveArgs`], [`RemoveRes`]).
+        CTLPROC_REMOVE = 4,
+        /// Revokes stateids ([`RevokeArgs`], [`RevokeRes`]).
+        CTLPROC_REVOKE = 5,
+        /// Load and free space ([`HealthRes`]; void arguments).
+        CTLPROC_HEALTH = 6,
+    }
+}
+
+xdr_enum! {
+    /// Status of a control procedure. The object store's errors keep their `nfsstat4`
+    /// numbers (`pfs_core::StoreError::nfs_status`), so `CtlStat(err.nfs_status())` is the
+    /// status of a failed store call; the control protocol's own start at `0x4000_0000`.
+    pub struct CtlStat {
+        /// Success.
+        CTL_OK = 0,
+        /// A hard I/O error in the object store.
+        CTL_IO = 5,
+        /// Arguments that are well-formed XDR but make no sense (a size list naming one
+        /// stripe twice, say).
+        CTL_INVAL = 22,
+        /// A size beyond the store's maximum object size.
+        CTL_FBIG = 27,
+        /// The store is out of space.
+        CTL_NOSPC = 28,
+        /// The store is read-only.
+        CTL_ROFS = 30,
+        /// Quota exhausted.
+        CTL_DQUOT = 69,
+        /// The store cannot do this.
+        CTL_NOTSUPP = 10004,
+        /// REGISTER for a data server id that is not this one: the MDS's configuration points
+        /// at the wrong address.
+        CTL_WRONG_ID = 0x4000_0001,
+        /// A call that needs the MDS's keys or epoch before any REGISTER.
+        CTL_NOT_REGISTERED = 0x4000_0002,
+        /// REVOKE for an MDS epoch other than the registered one (the MDS restarted and
+        /// registers again first).
+        CTL_STALE_EPOCH = 0x4000_0003,
+        /// The revocation set would exceed its bound.
+        CTL_TOO_MANY = 0x4000_0004,
+    }
+}
+
+xdr_enum! {
+    /// A data server's object store backend, as it reports it.
+    pub struct CtlBackend {
+        /// Objects as private files (dense packing).
+        CTL_BACKEND_LOCAL = 1,
+        /// Sizes only.
+        CTL_BACKEND_NULL = 2,
+        /// Byte ranges of one shared file per file id (sparse packing).
+        CTL_BACKEND_SHARED = 3,
+    }
+}
+
+/// The `other` field of a stateid (RFC 8881 section 8.2.2): what revocations name.
+pub type StateOther = [u8; 12];
+
+/// Declares `union X switch (CtlStat status) { case CTL_OK: Ok; default: void; }`.
+macro_rules! ctl_res {
+    ($(#[$meta:meta])* pub enum $name:ident => $ok:ty) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+        pub enum $name {
+            /// `CTL_OK` and its result.
+            #[xdr(case = CtlStat::CTL_OK)]
+            Ok($ok),
+            /// Any other status.
+            #[xdr(default)]
+            Err(CtlStat),
+        }
+
+        impl $name {
+            /// The status.
+            pub fn status(&self) -> CtlStat {
+                match self {
+                    Self::Ok(_) => CtlStat::CTL_OK,
+                    Self::Err(s) => *s,
+                }
+            }
+        }
+    };
+}
+
+/// REGISTER arguments: what a data server needs to check I/O on its own (docs/design.md,
+/// "pNFS plan"). The two keys travel sealed ([`super::ClusterKey::seal`] with the call's
+/// stamp and purpose `b"register keys"`, stateid key first), so they never cross the network
+/// in the clear; the call MAC covers the sealed bytes.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct RegisterArgs {
+    /// The id the MDS's configuration gives the data server at this control address.
+    pub ds_id: u32,
+    /// The MDS's boot epoch (a `u16` on the wire of stateids): stateids of other epochs are
+    /// stale, and a new epoch empties the revocation set.
+    pub mds_epoch: u32,
+    /// The MDS's lease time in seconds: a data server's lease must equal it.
+    pub lease_time: u32,
+    /// The key of stateid MACs, sealed.
+    pub sealed_stateid_key: [u8; 32],
+    /// The key of data server filehandle MACs, sealed.
+    pub sealed_fh_key: [u8; 32],
+}
+
+/// What a data server says of itself in answer to REGISTER.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct RegisterOk {
+    /// Its configured id (the same as asked, or the call fails with `CTL_WRONG_ID`).
+    pub ds_id: u32,
+    /// Differs on every start of the data server process: when it changes, the data server
+    /// has lost its revocation set, which the MDS sends again (REVOKE with `replace`).
+    pub boot_verifier: [u8; 8],
+    /// Its object store's current write verifier.
+    pub write_verifier: [u8; 8],
+    /// Its object store backend.
+    pub backend: CtlBackend,
+    /// The addresses its NFS service answers at, as it is configured (`tcp`/`tcp6` universal
+    /// addresses); the MDS compares them with its own view and notifies clients of changes.
+    #[xdr(max = MAX_CTL_ADDRS)]
+    pub addresses: Vec<CtlAddr>,
+}
+
+/// A network address with bounded strings (a [`Netaddr4`] whose fields a hostile peer cannot
+/// make long).
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default, Xdr)]
+pub struct CtlAddr {
+    /// `tcp` or `tcp6`.
+    #[xdr(max = MAX_CTL_ADDR_LEN)]
+    pub netid: crate::xdr::Utf8String,
+    /// Universal address (RFC 5665), e.g. `127.0.0.1.80.11` for port 20491.
+    #[xdr(max = MAX_CTL_ADDR_LEN)]
+    pub uaddr: crate::xdr::Utf8String,
+}
+
+impl From<CtlAddr> for Netaddr4 {
+    fn from(a: CtlAddr) -> Self {
+        Netaddr4 {
+            na_r_netid: a.netid,
+            na_r_addr: a.uaddr,
+        }
+    }
+}
+
+ctl_res! {
+    /// REGISTER results.
+    pub enum RegisterRes => RegisterOk
+}
+
+/// One object: a file id and a stripe index (`pfs_core::ObjectId`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
+pub struct CtlObject {
+    /// File id.
+    pub file: u64,
+    /// Stripe index.
+    pub stripe: u32,
+}
+
+/// OBJECT_SIZE arguments: objects whose sizes the MDS needs (GETATTR of a file with write
+/// layouts outstanding, LAYOUTCOMMIT checks).
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct ObjectSizeArgs {
+    /// The objects; a missing one has size 0.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub objects: Vec<CtlObject>,
+}
+
+/// OBJECT_SIZE results: one size per object asked, in order.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct ObjectSizeOk {
+    /// Sizes in bytes.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub sizes: Vec<u64>,
+}
+
+ctl_res! {
+    /// OBJECT_SIZE results.
+    pub enum ObjectSizeRes => ObjectSizeOk
+}
+
+/// The size one stripe's object must have.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
+pub struct StripeSize {
+    /// Stripe index.
+    pub stripe: u32,
+    /// Size in bytes (`layouts::StripeMap::object_size` of the new file size).
+    pub size: u64,
+}
+
+/// TRUNCATE arguments: the sizes of one file's objects on this data server, durable before
+/// the reply (SETATTR of size is synchronous).
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct TruncateArgs {
+    /// File id.
+    pub file: u64,
+    /// One entry per stripe held here; a stripe may appear once.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub sizes: Vec<StripeSize>,
+}
+
+/// A result that is only a status (TRUNCATE).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlStatusRes {
+    /// The status.
+    pub status: CtlStat,
+}
+
+/// REMOVE arguments: files whose objects go, every stripe held here, durably. Removing a
+/// file with no objects here succeeds, so the MDS's durable removal queue may retry.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct RemoveArgs {
+    /// File ids.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub files: Vec<u64>,
+}
+
+/// REMOVE results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct RemoveOk {
+    /// Objects removed (0 for files with none here).
+    pub objects_removed: u64,
+}
+
+ctl_res! {
+    /// REMOVE results.
+    pub enum RemoveRes => RemoveOk
+}
+
+/// REVOKE arguments: stateids the data server must refuse from now on (layouts recalled and
+/// not returned in time, fenced clients: the MDS sends a fenced client's stateids as one
+/// list). The whole call is applied before the reply, so the MDS answers the conflicting
+/// operation only after every data server has stopped honouring the stateids.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct RevokeArgs {
+    /// The MDS epoch these stateids belong to (must be the registered one).
+    pub mds_epoch: u32,
+    /// `true`: `revoke` is the whole set (after a data server restart), replacing what it
+    /// holds; `false`: add `revoke` and drop `forget`.
+    pub replace: bool,
+    /// `other` fields to refuse.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub revoke: Vec<StateOther>,
+    /// `other` fields no client can present any more (freed after revocation): dropping
+    /// them keeps the set small.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub forget: Vec<StateOther>,
+}
+
+/// REVOKE results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct RevokeOk {
+    /// Stateids in the revocation set now.
+    pub revoked: u32,
+}
+
+ctl_res! {
+    /// REVOKE results.
+    pub enum RevokeRes => RevokeOk
+}
+
+/// HEALTH results: for placement (stop handing out a full or overloaded data server) and
+/// for the operator.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct HealthOk {
+    /// The data server's id.
+    pub ds_id: u32,
+    /// As in [`RegisterOk::boot_verifier`]: a change means the data server restarted and
+    /// must be registered again.
+    pub boot_verifier: [u8; 8],
+    /// The MDS epoch it is registered with; `None` before REGISTER.
+    pub mds_epoch: Option<u32>,
+    /// Bytes of the store's file system.
+    pub space_total: u64,
+    /// Free bytes.
+    pub space_free: u64,
+    /// Bytes available to unprivileged writers.
+    pub space_avail: u64,
+    /// Inodes.
+    pub files_total: u64,
+    /// Free inodes.
+    pub files_free: u64,
+    /// One-minute load average of the host, times 1000 (0 where unknown).
+    pub load_milli: u32,
+    /// NFS requests the data server is serving right now.
+    pub io_in_flight: u32,
+    /// Stateids in its revocation set.
+    pub revoked: u32,
+    /// Seconds since the data server started.
+    pub uptime_s: u64,
+}
+
+ctl_res! {
+    /// HEALTH results.
+    pub enum HealthRes => HealthOk
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xdr::{from_bytes, to_bytes, DecodeErrorKind};
+
+    crate::roundtrip_tests!(
+        ctl_proc: CtlProc,
+        ctl_stat: CtlStat,
+        ctl_backend: CtlBackend,
+        register_args: RegisterArgs,
+        register_res: RegisterRes,
+        ctl_addr: CtlAddr,
+        ctl_object: CtlObject,
+        object_size_args: ObjectSizeArgs,
+        object_size_res: ObjectSizeRes,
+        truncate_args: TruncateArgs,
+        ctl_status_res: CtlStatusRes,
+        remove_args: RemoveArgs,
+        remove_res: RemoveRes,
+        revoke_args: RevokeArgs,
+        revoke_res: RevokeRes,
+        health_res: HealthRes,
+    );
+
+    #[test]
+    fn a_list_longer_than_the_maximum_is_refused_before_allocating() {
+        let mut wire = Vec::new();
+        wire.extend_from_slice(&(MAX_CTL_LIST + 1).to_be_bytes());
+        wire.extend_from_slice(&vec![0u8; 8 * (MAX_CTL_LIST as usize + 1)]);
+        let e = from_bytes::<RemoveArgs>(wire.into()).unwrap_err();
+        assert_eq!(
+            e.kind,
+            DecodeErrorKind::TooLong {
+                len: MAX_CTL_LIST + 1,
+                max: MAX_CTL_LIST
+            }
+        );
+        // A count the remaining bytes cannot hold fails without reserving that much.
+        let e = from_bytes::<RevokeArgs>(
+            [&[0u8; 8][..], &1000u32.to_be_bytes()[..], &[0u8; 12][..]]
+                .concat()
+                .into(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e.kind, DecodeErrorKind::LengthBeyondInput { .. }),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_status_decodes_as_an_error_and_keeps_its_number() {
+        let r = from_bytes::<TruncateArgs>(to_bytes(&TruncateArgs {
+            file: 1,
+            sizes: vec![StripeSize { stripe: 0, size: 9 }],
+        }))
+        .unwrap();
+        assert_eq!(r.sizes[0].size, 9);
+        let res = from_bytes::<RevokeRes>(to_bytes(&0x4000_0099u32)).unwrap();
+        assert_eq!(res, RevokeRes::Err(CtlStat(0x4000_0099)));
+        assert_eq!(res.status(), CtlStat(0x4000_0099));
+        assert_eq!(format!("{:?}", CtlStat::CTL_STALE_EPOCH), "CTL_STALE_EPOCH");
+    }
+
+    #[test]
+    fn register_args_take_nineteen_words() {
+        let a = RegisterArgs {
+            ds_id: 1,
+            mds_epoch: 2,
+            lease_time: 90,
+            sealed_stateid_key: [1; 32],
+            sealed_fh_key: [2; 32],
+        };
+        assert_eq!(to_bytes(&a).len(), 3 * 4 + 64);
+    }
+}

@@ -1,0 +1,376 @@
+//! The MDS's side of the control protocol: a client for one data server's control service
+//! (`nfs_proto::control`; the server is `data_server::control`).
+//!
+//! ```text
+//!   DsControl::connect(addr, key) ──TCP──> control service of one data server
+//!     .register(&Registration)   keys, epoch and lease out; id, boot verifier, addresses back
+//!     .revoke / .replace_revocations, .object_sizes, .truncate, .remove, .health, .null
+//! ```
+//!
+//! Every call is signed with the cluster key and a fresh stamp, and its results are accepted
+//! only if the reply's MAC verifies against that call, so neither a peer without the secret
+//! nor a replayed or altered reply can feed the MDS wrong sizes or acknowledgements. Calls
+//! are bounded by a timeout; after a timeout or a closed connection the caller connects
+//! again (every procedure is idempotent, so it may simply repeat the call). Lists longer than
+//! one call may carry ([`MAX_CTL_LIST`]) are split into several calls.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use nfs_proto::control::{
+    unix_ms, ClusterKey, CtlAuthError, CtlObject, CtlProc, CtlStat, CtlStatusRes, HealthOk,
+    HealthRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs,
+    RemoveRes, RevokeArgs, RevokeRes, Stamper, StateOther, StripeSize, TruncateArgs, MAX_CTL_LIST,
+    MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+};
+use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
+use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
+use nfs_proto::xdr::{self, DecodeError, Xdr};
+use pfs_core::ObjectId;
+
+/// How long a control call may take by default: long enough for a data server to fsync a
+/// batch of truncates or removes on a busy disk, short enough that a dead one is noticed
+/// well within a lease.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Why a control call gave no result.
+#[derive(Debug)]
+pub enum CtlError {
+    /// The TCP connection could not be made.
+    Connect(io::Error),
+    /// No reply within the timeout (the connection may be wedged: reconnect).
+    Timeout,
+    /// The connection closed before the reply.
+    Closed,
+    /// The data server refused our credential (wrong cluster secret: AUTH_BADCRED; clocks
+    /// apart by more than five minutes: AUTH_REJECTEDVERF).
+    Denied(AuthStat),
+    /// Another RPC-level failure (PROG_UNAVAIL, GARBAGE_ARGS, ...).
+    Rpc(String),
+    /// A SUCCESS reply whose MAC does not verify: not from a holder of the secret, or not an
+    /// answer to this call.
+    BadReply(CtlAuthError),
+    /// Results that do not decode.
+    Decode(DecodeError),
+    /// The procedure failed on the data server.
+    Status(CtlStat),
+    /// The data server answered REGISTER with other facts than asked (another id).
+    Mismatch(String),
+}
+
+impl fmt::Display for CtlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Connect(e) => write!(f, "connecting to the data server's control service: {e}"),
+            Self::Timeout => f.write_str("control call timed out"),
+            Self::Closed => f.write_str("control connection closed"),
+            Self::Denied(s) => write!(f, "control call refused: {s}"),
+            Self::Rpc(s) => write!(f, "control call failed: {s}"),
+            Self::BadReply(e) => write!(f, "control reply rejected: {e}"),
+            Self::Decode(e) => write!(f, "control reply does not decode: {e}"),
+            Self::Status(s) => write!(f, "control procedure failed: {s}"),
+            Self::Mismatch(s) => write!(f, "data server mismatch: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for CtlError {}
+
+impl From<CallError> for CtlError {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Closed => Self::Closed,
+            CallError::Denied(RejectedReply::AuthError(s)) => Self::Denied(s),
+            CallError::Denied(r) => Self::Rpc(format!("{r:?}")),
+            CallError::Accepted(AcceptStat::GarbageArgs) => Self::Rpc("GARBAGE_ARGS".into()),
+            CallError::Accepted(s) => Self::Rpc(format!("{s:?}")),
+        }
+    }
+}
+
+/// What REGISTER hands a data server (see `data_server::control::DsKeys`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// The id the configuration gives the data server at this address.
+    pub ds_id: u16,
+    /// The MDS's boot epoch.
+    pub mds_epoch: u16,
+    /// The MDS's lease time in seconds.
+    pub lease_time: u32,
+    /// The key of stateid MACs.
+    pub stateid_key: [u8; 32],
+    /// The key of data server filehandle MACs.
+    pub fh_key: [u8; 32],
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("ds_id", &self.ds_id)
+            .field("mds_epoch", &self.mds_epoch)
+            .field("lease_time", &self.lease_time)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Connection ids of control clients (for logs), apart from the NFS connections' ids.
+static NEXT_CONN: AtomicU64 = AtomicU64::new(1 << 41);
+
+/// A connection to one data server's control service.
+#[derive(Clone)]
+pub struct DsControl {
+    conn: Conn,
+    key: Arc<ClusterKey>,
+    stamper: Arc<Stamper>,
+    timeout: Duration,
+}
+
+impl fmt::Debug for DsControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DsControl({:?})", self.conn)
+    }
+}
+
+impl DsControl {
+    /// Connects to the control service at `addr` (within `timeout`, which also bounds each
+    /// call).
+    pub async fn connect(
+        addr: SocketAddr,
+        key: Arc<ClusterKey>,
+        timeout: Duration,
+    ) -> Result<Self, CtlError> {
+        let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(addr))
+            .await
+            .map_err(|_| CtlError::Timeout)?
+            .map_err(CtlError::Connect)?;
+        let _ = stream.set_nodelay(true);
+        let local = stream.local_addr().map_err(CtlError::Connect)?;
+        let limits = ConnLimits {
+            max_fragment: 1 << 20,
+            max_record: 1 << 20,
+            max_in_flight: 16,
+        };
+        let id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
+        let (conn, run) = transport::start(stream, id, addr, local, Arc::new(NoCalls), limits);
+        tokio::spawn(async move {
+            if let Err(e) = run.await {
+                tracing::info!(%addr, error = %e, "control connection to data server ended");
+            }
+        });
+        Ok(Self {
+            conn,
+            key,
+            stamper: Arc::new(Stamper::new(MDS_NODE)),
+            timeout,
+        })
+    }
+
+    /// The data server's address.
+    pub fn peer(&self) -> SocketAddr {
+        self.conn.peer()
+    }
+
+    /// True once the connection has closed (connect again).
+    pub fn is_closed(&self) -> bool {
+        self.conn.is_closed()
+    }
+
+    /// Signs and sends one call; returns the verified results.
+    async fn call_raw(
+        &self,
+        proc_: CtlProc,
+        build: impl FnOnce(&ClusterKey, nfs_proto::control::CallStamp) -> Bytes,
+    ) -> Result<Bytes, CtlError> {
+        let stamp = self.stamper.stamp(unix_ms(SystemTime::now()));
+        let args = vec![build(&self.key, stamp)];
+        let cred = self
+            .key
+            .sign_call(stamp, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.0, &args);
+        let body = tokio::time::timeout(
+            self.timeout,
+            self.conn.call(
+                PNFS_CTL_PROGRAM,
+                PNFS_CTL_VERSION,
+                proc_.0,
+                cred.clone(),
+                args,
+            ),
+        )
+        .await
+        .map_err(|_| CtlError::Timeout)??;
+        self.key.open_reply(&cred, body).map_err(CtlError::BadReply)
+    }
+
+    async fn call<A: Xdr, R: Xdr>(&self, proc_: CtlProc, args: &A) -> Result<R, CtlError> {
+        let results = self.call_raw(proc_, |_, _| xdr::to_bytes(args)).await?;
+        xdr::from_bytes(results).map_err(CtlError::Decode)
+    }
+
+    /// NULL: an authenticated ping (the data server is up and shares our secret).
+    pub async fn null(&self) -> Result<(), CtlError> {
+        self.call::<(), ()>(CtlProc::CTLPROC_NULL, &()).await
+    }
+
+    /// REGISTER: hands the data server the keys (sealed), epoch and lease time; returns what
+    /// it says of itself, after checking it is the data server we meant.
+    pub async fn register(&self, r: &Registration) -> Result<RegisterOk, CtlError> {
+        let results = self
+            .call_raw(CtlProc::CTLPROC_REGISTER, |key, stamp| {
+                let mut keys = [0u8; 64];
+                keys[..32].copy_from_slice(&r.stateid_key);
+                keys[32..].copy_from_slice(&r.fh_key);
+                key.seal(stamp, REGISTER_SEAL_PURPOSE, &mut keys);
+                let mut a = RegisterArgs {
+                    ds_id: u32::from(r.ds_id),
+                    mds_epoch: u32::from(r.mds_epoch),
+                    lease_time: r.lease_time,
+                    sealed_stateid_key: [0; 32],
+                    sealed_fh_key: [0; 32],
+                };
+                a.sealed_stateid_key.copy_from_slice(&keys[..32]);
+                a.sealed_fh_key.copy_from_slice(&keys[32..]);
+                xdr::to_bytes(&a)
+            })
+            .await?;
+        match xdr::from_bytes::<RegisterRes>(results).map_err(CtlError::Decode)? {
+            RegisterRes::Ok(ok) if ok.ds_id != u32::from(r.ds_id) => Err(CtlError::Mismatch(
+                format!("asked data server {}, got {}", r.ds_id, ok.ds_id),
+            )),
+            RegisterRes::Ok(ok) => Ok(ok),
+            RegisterRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+
+    /// OBJECT_SIZE: the size of each object, in order (0 for a missing one).
+    pub async fn object_sizes(&self, objects: &[ObjectId]) -> Result<Vec<u64>, CtlError> {
+        let mut sizes = Vec::with_capacity(objects.len());
+        for chunk in objects.chunks(MAX_CTL_LIST as usize) {
+            let args = ObjectSizeArgs {
+                objects: chunk
+                    .iter()
+                    .map(|o| CtlObject {
+                        file: o.file,
+                        stripe: o.stripe,
+                    })
+                    .collect(),
+            };
+            match self.call(CtlProc::CTLPROC_OBJECT_SIZE, &args).await? {
+                ObjectSizeRes::Ok(ok) if ok.sizes.len() == chunk.len() => sizes.extend(ok.sizes),
+                ObjectSizeRes::Ok(ok) => {
+                    return Err(CtlError::Mismatch(format!(
+                        "{} sizes for {} objects",
+                        ok.sizes.len(),
+                        chunk.len()
+                    )))
+                }
+                ObjectSizeRes::Err(s) => return Err(CtlError::Status(s)),
+            }
+        }
+        Ok(sizes)
+    }
+
+    /// TRUNCATE: sets the sizes of `file`'s objects here, as `(stripe, size)` pairs; durable
+    /// when this returns.
+    pub async fn truncate(&self, file: u64, sizes: &[(u32, u64)]) -> Result<(), CtlError> {
+        for chunk in sizes.chunks(MAX_CTL_LIST as usize) {
+            let args = TruncateArgs {
+                file,
+                sizes: chunk
+                    .iter()
+                    .map(|&(stripe, size)| StripeSize { stripe, size })
+                    .collect(),
+            };
+            let r: CtlStatusRes = self.call(CtlProc::CTLPROC_TRUNCATE, &args).await?;
+            if r.status != CtlStat::CTL_OK {
+                return Err(CtlError::Status(r.status));
+            }
+        }
+        Ok(())
+    }
+
+    /// REMOVE: deletes every object of these files here, durably; returns how many objects
+    /// went. Files with none here are fine (retries after a crash).
+    pub async fn remove(&self, files: &[u64]) -> Result<u64, CtlError> {
+        let mut removed = 0;
+        for chunk in files.chunks(MAX_CTL_LIST as usize) {
+            let args = RemoveArgs {
+                files: chunk.to_vec(),
+            };
+            match self.call(CtlProc::CTLPROC_REMOVE, &args).await? {
+                RemoveRes::Ok(ok) => removed += ok.objects_removed,
+                RemoveRes::Err(s) => return Err(CtlError::Status(s)),
+            }
+        }
+        Ok(removed)
+    }
+
+    async fn revoke_call(
+        &self,
+        mds_epoch: u16,
+        replace: bool,
+        revoke: &[StateOther],
+        forget: &[StateOther],
+    ) -> Result<u32, CtlError> {
+        let args = RevokeArgs {
+            mds_epoch: u32::from(mds_epoch),
+            replace,
+            revoke: revoke.to_vec(),
+            forget: forget.to_vec(),
+        };
+        match self.call(CtlProc::CTLPROC_REVOKE, &args).await? {
+            RevokeRes::Ok(ok) => Ok(ok.revoked),
+            RevokeRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+
+    /// REVOKE: the data server refuses these stateids (by `other`) from the moment this
+    /// returns, and forgets `forget`. Returns the size of its revocation set.
+    pub async fn revoke(
+        &self,
+        mds_epoch: u16,
+        revoke: &[StateOther],
+        forget: &[StateOther],
+    ) -> Result<u32, CtlError> {
+        let max = MAX_CTL_LIST as usize;
+        let mut n = None;
+        let (mut r, mut f) = (revoke, forget);
+        while n.is_none() || !r.is_empty() || !f.is_empty() {
+            let (rc, rr) = r.split_at(r.len().min(max));
+            let (fc, fr) = f.split_at(f.len().min(max));
+            n = Some(self.revoke_call(mds_epoch, false, rc, fc).await?);
+            (r, f) = (rr, fr);
+        }
+        Ok(n.unwrap_or(0))
+    }
+
+    /// REVOKE with `replace`: makes `all` the data server's whole revocation set (after it
+    /// restarted: its boot verifier changed). Longer than one call, the first call replaces
+    /// and the rest add, so until the last returns the set may be short of `all`: call this
+    /// before the data server is handed out in layouts again.
+    pub async fn replace_revocations(
+        &self,
+        mds_epoch: u16,
+        all: &[StateOther],
+    ) -> Result<u32, CtlError> {
+        let max = MAX_CTL_LIST as usize;
+        let (first, rest) = all.split_at(all.len().min(max));
+        let mut n = self.revoke_call(mds_epoch, true, first, &[]).await?;
+        for chunk in rest.chunks(max) {
+            n = self.revoke_call(mds_epoch, false, chunk, &[]).await?;
+        }
+        Ok(n)
+    }
+
+    /// HEALTH: space, load and state of the data server.
+    pub async fn health(&self) -> Result<HealthOk, CtlError> {
+        match self.call(CtlProc::CTLPROC_HEALTH, &()).await? {
+            HealthRes::Ok(h) => Ok(h),
+            HealthRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The MDS's control client against a data server's control service, over loopback TCP:
+//! REGISTER, OBJECT_SIZE, TRUNCATE, REMOVE, REVOKE, HEALTH, and what a wrong secret or a
+//! forged reply gets.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use data_server::control::{ControlService, ControlState, DsKeys};
+use mds::dsctl::{CtlError, DsControl, Registration};
+use nfs_proto::control::{ClusterKey, CtlBackend, CtlStat, StateOther, MAX_CTL_LIST};
+use nfs_proto::rpc::AuthStat;
+use nfs_proto::transport::{
+    self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
+};
+use pfs_core::{LocalStore, ObjectId, ObjectStore, Stability};
+
+const SECRET: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
+const DS_ID: u16 = 2;
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+struct Ds {
+    addr: SocketAddr,
+    state: Arc<ControlState>,
+    store: Arc<LocalStore>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start_ds() -> Ds {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(LocalStore::open(dir.path()).unwrap());
+    let state = Arc::new(ControlState::new(DS_ID));
+    let service = ControlService::new(
+        state.clone(),
+        store.clone(),
+        CtlBackend::CTL_BACKEND_LOCAL,
+        &["127.0.0.1:20492".parse().unwrap()],
+        ClusterKey::from_secret(&SECRET),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(data_server::control::serve(listener, Arc::new(service)));
+    Ds {
+        addr,
+        state,
+        store,
+        task,
+        _dir: dir,
+    }
+}
+
+async fn client(ds: &Ds) -> DsControl {
+    DsControl::connect(ds.addr, Arc::new(ClusterKey::from_secret(&SECRET)), TIMEOUT)
+        .await
+        .unwrap()
+}
+
+fn registration(epoch: u16) -> Registration {
+    Registration {
+        ds_id: DS_ID,
+        mds_epoch: epoch,
+        lease_time: 90,
+        stateid_key: [0x5a; 32],
+        fh_key: [0xa5; 32],
+    }
+}
+
+fn other(n: u32) -> StateOther {
+    let mut o = [0u8; 12];
+    o[..4].copy_from_slice(&n.to_be_bytes());
+    o
+}
+
+#[tokio::test]
+async fn register_hands_over_the_keys_and_the_data_server_says_who_it_is() {
+    let ds = start_ds().await;
+    let c = client(&ds).await;
+    assert!(ds.state.keys().is_none());
+    c.null().await.unwrap();
+    let ok = c.register(&registration(7)).await.unwrap();
+    assert_eq!(ok.ds_id, u32::from(DS_ID));
+    assert_eq!(ok.boot_verifier, ds.state.boot_verifier());
+    assert_eq!(ok.write_verifier, ds.store.verifier());
+    assert_eq!(ok.backend, CtlBackend::CTL_BACKEND_LOCAL);
+    assert_eq!(ok.addresses.len(), 1);
+    assert_eq!(ok.addresses[0].netid.as_str(), Some("tcp"));
+    assert_eq!(ok.addresses[0].uaddr.as_str(), Some("127.0.0.1.80.12"));
+    assert_eq!(
+        ds.state.keys(),
+        Some(DsKeys {
+            stateid_key: [0x5a; 32],
+            fh_key: [0xa5; 32],
+            mds_epoch: 7,
+            lease_time: Duration::from_secs(90),
+        })
+    );
+}
+
+#[tokio::test]
+async fn register_for_another_data_server_id_is_refused_and_installs_nothing() {
+    let ds = start_ds().await;
+    let c = client(&ds).await;
+    let e = c
+        .register(&Registration {
+            ds_id: 3,
+            ..registration(1)
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(e, CtlError::Status(CtlStat::CTL_WRONG_ID)), "{e}");
+    assert!(ds.state.keys().is_none());
+}
+
+#[tokio::test]
+async fn object_sizes_truncate_and_remove_act_on_the_store() {
+    let ds = start_ds().await;
+    let c = client(&ds).await;
+    let obj = |file, stripe| ObjectId { file, stripe };
+    for (id, len) in [(obj(10, 0), 100usize), (obj(10, 1), 50), (obj(11, 0), 7)] {
+        ds.store
+            .write(id, 0, &[Bytes::from(vec![1u8; len])], Stability::FileSync)
+            .unwrap();
+    }
+    let sizes = c
+        .object_sizes(&[obj(10, 0), obj(10, 1), obj(11, 0), obj(12, 0)])
+        .await
+        .unwrap();
+    assert_eq!(sizes, vec![100, 50, 7, 0]);
+
+    c.truncate(10, &[(0, 30), (1, 4096)]).await.unwrap();
+    assert_eq!(ds.store.size(obj(10, 0)).unwrap(), 30);
+    assert_eq!(ds.store.size(obj(10, 1)).unwrap(), 4096);
+    let e = c.truncate(10, &[(0, 1), (0, 2)]).await.unwrap_err();
+    assert!(matches!(e, CtlError::Status(CtlStat::CTL_INVAL)), "{e}");
+    assert_eq!(ds.store.size(obj(10, 0)).unwrap(), 30, "refused as a whole");
+    let e = c.truncate(10, &[(0, u64::MAX)]).await.unwrap_err();
+    assert!(matches!(e, CtlError::Status(CtlStat::CTL_FBIG)), "{e}");
+
+    assert_eq!(c.remove(&[10, 99]).await.unwrap(), 2);
+    assert_eq!(ds.store.size(obj(10, 0)).unwrap(), 0);
+    assert_eq!(ds.store.size(obj(10, 1)).unwrap(), 0);
+    assert_eq!(ds.store.size(obj(11, 0)).unwrap(), 7, "another file stays");
+    assert_eq!(
+        c.remove(&[10]).await.unwrap(),
+        0,
+        "a retried remove is fine"
+    );
+
+    // More objects than one call carries are split into several calls.
+    let many: Vec<ObjectId> = (0..MAX_CTL_LIST + 5).map(|i| obj(11, i)).collect();
+    let sizes = c.object_sizes(&many).await.unwrap();
+    assert_eq!(sizes.len(), many.len());
+    assert_eq!((sizes[0], sizes[1]), (7, 0));
+}
+
+#[tokio::test]
+async fn revocations_reach_the_nfs_side_before_the_call_returns() {
+    let ds = start_ds().await;
+    let c = client(&ds).await;
+    let e = c.revoke(1, &[other(1)], &[]).await.unwrap_err();
+    assert!(
+        matches!(e, CtlError::Status(CtlStat::CTL_NOT_REGISTERED)),
+        "{e}"
+    );
+    c.register(&registration(1)).await.unwrap();
+    assert_eq!(c.revoke(1, &[other(1), other(2)], &[]).await.unwrap(), 2);
+    assert!(ds.state.is_revoked(&other(1)) && ds.state.is_revoked(&other(2)));
+    assert!(!ds.state.is_revoked(&other(3)));
+    assert_eq!(c.revoke(1, &[], &[other(1)]).await.unwrap(), 1);
+    assert!(!ds.state.is_revoked(&other(1)));
+    let e = c.revoke(2, &[other(3)], &[]).await.unwrap_err();
+    assert!(
+        matches!(e, CtlError::Status(CtlStat::CTL_STALE_EPOCH)),
+        "{e}"
+    );
+    assert!(!ds.state.is_revoked(&other(3)));
+
+    // A whole set longer than one call replaces what was there.
+    let all: Vec<StateOther> = (100..100 + MAX_CTL_LIST + 10).map(other).collect();
+    assert_eq!(
+        c.replace_revocations(1, &all).await.unwrap() as usize,
+        all.len()
+    );
+    assert!(!ds.state.is_revoked(&other(2)));
+    assert!(ds.state.is_revoked(&other(100)) && ds.state.is_revoked(all.last().unwrap()));
+
+    // The MDS restarts: a new epoch empties the set.
+    c.register(&registration(2)).await.unwrap();
+    assert!(ds.state.revocations().is_empty());
+}
+
+#[tokio::test]
+async fn health_reports_space_registration_and_io_in_flight() {
+    let ds = start_ds().await;
+    let c = client(&ds).await;
+    let h = c.health().await.unwrap();
+    assert_eq!(h.ds_id, u32::from(DS_ID));
+    assert_eq!(h.mds_epoch, None);
+    assert_eq!(h.boot_verifier, ds.state.boot_verifier());
+    let fs = ds.store.statfs().unwrap();
+    assert_eq!(h.space_total, fs.total);
+    assert!(h.space_avail <= h.space_total);
+    c.register(&registration(4)).await.unwrap();
+    let guard = ds.state.io_started();
+    let h = c.health().await.unwrap();
+    assert_eq!(h.mds_epoch, Some(4));
+    assert_eq!(h.io_in_flight, 1);
+    drop(guard);
+    assert_eq!(c.health().await.unwrap().io_in_flight, 0);
+}
+
+#[tokio::test]
+async fn a_client_with_the_wrong_secret_is_refused_and_changes_nothing() {
+    let ds = start_ds().await;
+    let wrong = DsControl::connect(
+        ds.addr,
+        Arc::new(ClusterKey::from_secret(&[9u8; 32])),
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    for e in [
+        wrong.null().await.unwrap_err(),
+        wrong.register(&registration(1)).await.unwrap_err(),
+        wrong.remove(&[1]).await.unwrap_err(),
+    ] {
+        assert!(matches!(e, CtlError::Denied(AuthStat::AUTH_BADCRED)), "{e}");
+    }
+    assert!(ds.state.keys().is_none());
+}
+
+/// A "data server" that answers every call SUCCESS with the given body: it knows no secret.
+struct Impostor(Bytes);
+
+impl CallHandler for Impostor {
+    fn handle(self: Arc<Self>, _: Conn, _: IncomingCall) -> HandlerFuture {
+        let body = self.0.clone();
+        Box::pin(async move { Reply::Success(vec![body]) })
+    }
+}
+
+#[tokio::test]
+async fn replies_from_a_server_without_the_secret_are_not_believed() {
+    // Results that would decode (an OK status and one size), then 32 bytes of fake MAC; and a
+    // reply too short to hold a MAC at all.
+    for body in [
+        Bytes::from(
+            [
+                &[0u8; 4][..],
+                &1u32.to_be_bytes(),
+                &5u64.to_be_bytes(),
+                &[7u8; 32],
+            ]
+            .concat(),
+        ),
+        Bytes::from_static(&[0; 8]),
+    ] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let impostor = Arc::new(Impostor(body));
+        tokio::spawn(async move {
+            let (s, peer) = listener.accept().await.unwrap();
+            let local = s.local_addr().unwrap();
+            let (_c, run) = transport::start(s, 1, peer, local, impostor, ConnLimits::default());
+            let _ = run.await;
+        });
+        let c = DsControl::connect(addr, Arc::new(ClusterKey::from_secret(&SECRET)), TIMEOUT)
+            .await
+            .unwrap();
+        let e = c.object_sizes(&[ObjectId::whole(1)]).await.unwrap_err();
+        assert!(matches!(e, CtlError::BadReply(_)), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn a_data_server_that_stopped_listening_is_a_connect_error() {
+    let ds = start_ds().await;
+    client(&ds).await.null().await.unwrap();
+    ds.task.abort();
+    let _ = ds.task.await;
+    let e = DsControl::connect(ds.addr, Arc::new(ClusterKey::from_secret(&SECRET)), TIMEOUT)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, CtlError::Connect(_)), "{e}");
+}

@@ -574,7 +574,8 @@ pub const CONTROL_LIMITS: ConnLimits = ConnLimits {
     max_in_flight: 64,
 };
 
-/// Serves control connections accepted on `listener` until the task is dropped.
+/// Serves control connections accepted on `listener` until the task is dropped (it never
+/// returns on its own: accept errors are logged and retried).
 pub async fn serve(listener: TcpListener, service: Arc<ControlService>) -> io::Result<()> {
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -587,7 +588,9 @@ pub async fn serve(listener: TcpListener, service: Arc<ControlService>) -> io::R
             }
         };
         let _ = stream.set_nodelay(true);
-        let local = stream.local_addr()?;
+        let Ok(local) = stream.local_addr() else {
+            continue;
+        };
         let id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
         let (_conn, run) =
             transport::start(stream, id, peer, local, service.clone(), CONTROL_LIMITS);

@@ -1,6 +1,7 @@
 //! Writes starting inputs for the fuzz targets (`fuzz/seeds/<target>/`): the RPC records,
 //! COMPOUND bodies and record-marked streams of the golden captures, and generated
-//! CB_COMPOUND messages (the captures have no callbacks).
+//! CB_COMPOUND messages (the captures have no callbacks), and control protocol calls signed
+//! with the `control_call` target's key.
 //!
 //! `cargo run -p nfs-proto --example fuzz_seeds -- OUT_DIR` (scripts/fuzz.sh runs it).
 
@@ -65,5 +66,50 @@ fn main() {
         ));
         write(&out, "cb_compound", 2 * i + 1, &r);
     }
+    control_seeds(&out, &mut runner);
     println!("wrote seeds under {}", out.display());
+}
+
+/// One arbitrary value of `T`, encoded.
+fn arbitrary_bytes<T: proptest::arbitrary::Arbitrary + xdr::Xdr>(runner: &mut TestRunner) -> Bytes {
+    xdr::to_bytes(
+        &proptest::arbitrary::any::<T>()
+            .new_tree(runner)
+            .unwrap()
+            .current(),
+    )
+}
+
+/// `control_call` inputs: procedure byte, credential length byte, a credential signed with the
+/// target's key over the arguments, and arguments of the type the target decodes for it.
+fn control_seeds(out: &Path, runner: &mut TestRunner) {
+    use nfs_proto::control::{self as ctl, CallStamp, ClusterKey};
+    let key = ClusterKey::from_secret(&[0x42; 32]);
+    for i in 0..60u32 {
+        let proc_ = (i % 6) as u8;
+        let args = match proc_ {
+            0 => arbitrary_bytes::<ctl::RegisterArgs>(runner),
+            1 => arbitrary_bytes::<ctl::ObjectSizeArgs>(runner),
+            2 => arbitrary_bytes::<ctl::TruncateArgs>(runner),
+            3 => arbitrary_bytes::<ctl::RemoveArgs>(runner),
+            4 => arbitrary_bytes::<ctl::RevokeArgs>(runner),
+            _ => arbitrary_bytes::<ctl::HealthRes>(runner),
+        };
+        let stamp = CallStamp {
+            node: 0,
+            time_ms: 1_790_000_000_000 + u64::from(i),
+            nonce: u64::from(i),
+        };
+        let cred = key.sign_call(
+            stamp,
+            ctl::PNFS_CTL_PROGRAM,
+            ctl::PNFS_CTL_VERSION,
+            u32::from(proc_),
+            std::slice::from_ref(&args),
+        );
+        let mut seed = vec![proc_, cred.body.len() as u8];
+        seed.extend_from_slice(&cred.body);
+        seed.extend_from_slice(&args);
+        write(out, "control_call", i as usize, &seed);
+    }
 }

@@ -320,16 +320,22 @@ pub async fn reaper(mds: Arc<Mds>) {
     loop {
         tokio::time::sleep(tick).await;
         let now = Instant::now();
-        let removed = {
+        let (removed, grace_end) = {
             let mut st = mds.sessions.lock().expect("sessions");
-            if let Some(end) = st.grace.poll_end(now) {
+            let grace_end = st.grace.poll_end(now);
+            if let Some(end) = &grace_end {
                 info!(unreclaimed = end.unreclaimed.len(), "grace period over");
             }
             let SessionState {
                 clients, sessions, ..
             } = &mut *st;
-            sessions.expire(clients, now)
+            (sessions.expire(clients, now), grace_end)
         };
+        if let Some(end) = grace_end.filter(|e| !e.unreclaimed.is_empty()) {
+            if let Err(e) = mds.store.remove_unreclaimed(end.unreclaimed).await {
+                warn!("forgetting clients that did not reclaim: {e}");
+            }
+        }
         for r in removed {
             info!(
                 clientid = r.clientid,

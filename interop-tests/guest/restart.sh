@@ -10,8 +10,9 @@
 #   each client's new processes try the other client's range with F_SETLK: denied before and
 #   after the restart, granted once the holders release
 #
-#   start load ── kill -9 ── 3 s outage ── start again ── writers resume ── lock checks
-#   ── release ── stop writers ── umount + mount ── verify every recorded fsync ── server log
+#   start load ── kill -9 ── 3 s outage ── start again ── kill -9 at its first reclaim ── start
+#   again ── writers resume ── lock checks ── release ── stop writers ── umount + mount
+#   ── verify every recorded fsync ── the last boot's reclaims in the server log
 #
 # A writer records a state (path, size, sha256, time) only after its fsync returned, so every
 # recorded state is data the server promised to keep. The lease and grace time come from the
@@ -140,6 +141,29 @@ restart_server() {
     echo "pnfs listening again, pid $(cat /tmp/pnfs.pid)"
 }
 
+# A second SIGKILL as soon as the restarted server logs its first reclaim (tail -F follows the
+# log through inotify): the clients are in the middle of their recovery or just through it
+# (the detail says which), and must recover again from a third boot.
+kill_at_first_reclaim() {
+    local pid n over tailpid rc=0
+    pid=$(cat /tmp/pnfs.pid)
+    # (Through a fifo: the guest has no /dev/fd for a process substitution.)
+    mkfifo "$RS/log.fifo"
+    tail -F -n +1 /tmp/pnfs.log >"$RS/log.fifo" 2>/dev/null &
+    tailpid=$!
+    timeout 120 grep -m 1 -q 'reclaimed' <"$RS/log.fifo" || rc=$?
+    kill -9 "$pid"
+    kill "$tailpid" 2>/dev/null || true
+    ((rc == 0)) || { echo "no reclaim logged in 120 s"; return 1; }
+    n=$(grep -c 'reclaimed' /tmp/pnfs.log || true)
+    over=$(grep -c 'grace period over' /tmp/pnfs.log || true)
+    sleep 1
+    start_pnfs
+    date +%s.%N >"$RS/restarted_at"
+    echo -n "killed pid $pid after $n reclaims ($( ((over)) && echo after || echo before) the end of its grace period);"
+    echo " pnfs listening again, pid $(cat /tmp/pnfs.pid)"
+}
+
 writers_resume() {
     wait_for 240 "2 fsyncs from each writer after the restart" each_resumed 2
     none_ended || { cat "$RS"/*.out; return 1; }
@@ -206,12 +230,15 @@ server_log() {
 
 reclaims_logged() {
     local opens locks clients
-    server_log >/tmp/pnfs.clean.log
+    # The last boot's part of the log.
+    server_log | awk '/ grace period for reclaims/ { n++ } { print n, $0 }' >/tmp/pnfs.boots.log
+    awk -v last="$(tail -n 1 /tmp/pnfs.boots.log | cut -d' ' -f1)" '$1 == last' /tmp/pnfs.boots.log |
+        cut -d' ' -f2- >/tmp/pnfs.clean.log
     opens=$(grep -c ' reclaimed open ' /tmp/pnfs.clean.log || true)
     locks=$(grep -c ' reclaimed lock ' /tmp/pnfs.clean.log || true)
     clients=$(grep -o 'reclaimed .* clientid=[0-9]*' /tmp/pnfs.clean.log | sed 's/.*=//' | sort -u | wc -l)
     # (Each reclaim is in the console log, as the pnfs.log lines at the end.)
-    echo -n "open reclaims: $opens, lock reclaims: $locks, from $clients clients; "
+    echo -n "last boot: open reclaims: $opens, lock reclaims: $locks, from $clients clients; "
     grep ' grace period' /tmp/pnfs.clean.log | tr '\n' ';'
     # At least each client's holder and appender opens, and each holder's lock.
     ((opens >= 4 && locks >= 2 && clients == 2))
@@ -241,6 +268,7 @@ check restart_load_running start_load
 check restart_lock_blocks_before lock_blocks_before
 check restart_kill9_mid_write kill_mid_write
 check restart_server_again restart_server
+check restart_kill9_again_at_first_reclaim kill_at_first_reclaim
 check restart_writers_resume writers_resume
 check restart_lock_still_blocks lock_blocks_after
 check restart_lock_granted_after_release lock_granted_after_release

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
+use tracing::info;
 
 use crate::compound::Ctx;
 use crate::ops::fh::check_component;
@@ -387,6 +388,15 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             truncate_data(ctx, target.inode.fileid, 0).await?;
         }
     }
+    if matches!(a.claim, OpenClaim4::Previous(_)) {
+        // The operator's evidence that a client got its state back after a restart.
+        info!(
+            clientid,
+            fileid = target.inode.fileid,
+            access = a.share_access,
+            "reclaimed open"
+        );
+    }
     ctx.set_fh(target.export, &target.inode);
     ctx.cstateid = Some(grant.stateid);
     Ok(OpenResOk {
@@ -488,6 +498,15 @@ pub fn lock(ctx: &mut Ctx, a: &LockArgs) -> LockRes {
             .lock()
             .expect("opens")
             .lock(clientid, fileid, &args)?;
+        if a.reclaim {
+            info!(
+                clientid,
+                fileid,
+                offset = a.offset,
+                length = a.length,
+                "reclaimed lock"
+            );
+        }
         Ok::<_, LockFailure>(out)
     })();
     match r {

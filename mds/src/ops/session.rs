@@ -355,17 +355,23 @@ pub async fn reaper(mds: Arc<Mds>) {
     let mut orphans_swept = false;
     loop {
         let now = Instant::now();
-        let (removed, in_grace) = {
+        let (removed, grace_end, in_grace) = {
             let mut st = mds.sessions.lock().expect("sessions");
-            if let Some(end) = st.grace.poll_end(now) {
+            let grace_end = st.grace.poll_end(now);
+            if let Some(end) = &grace_end {
                 info!(unreclaimed = end.unreclaimed.len(), "grace period over");
             }
             let in_grace = st.grace.in_grace(now);
             let SessionState {
                 clients, sessions, ..
             } = &mut *st;
-            (sessions.expire(clients, now), in_grace)
+            (sessions.expire(clients, now), grace_end, in_grace)
         };
+        if let Some(end) = grace_end.filter(|e| !e.unreclaimed.is_empty()) {
+            if let Err(e) = mds.store.remove_unreclaimed(end.unreclaimed).await {
+                warn!("forgetting clients that did not reclaim: {e}");
+            }
+        }
         for r in removed {
             info!(
                 clientid = r.clientid,

@@ -14,6 +14,7 @@
 //! one.
 #![warn(missing_docs)]
 
+pub mod callback;
 pub mod compound;
 pub mod config;
 pub mod exports;

@@ -105,6 +105,8 @@ pub struct Mds {
     pub sessions: Mutex<SessionState>,
     /// Operation counters.
     pub counters: Counters,
+    /// Connections that carry callbacks, and back channel slots.
+    pub backchannels: crate::callback::Backchannels,
     /// When this server started (for leases and grace).
     pub started: Instant,
     /// Connection ids.
@@ -138,6 +140,7 @@ impl Mds {
             store,
             data,
             counters: Counters::default(),
+            backchannels: Default::default(),
             started: now,
             next_conn: AtomicU64::new(1),
         }))
@@ -293,6 +296,7 @@ impl CallHandler for Mds {
     }
 
     fn closed(&self, conn: &Conn) {
+        self.backchannels.forget(conn.id());
         self.sessions
             .lock()
             .expect("sessions")

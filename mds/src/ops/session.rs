@@ -255,7 +255,12 @@ pub async fn create_session(ctx: &mut Ctx, args: &CreateSessionArgs) -> CreateSe
     };
     match out {
         Ok(o) => match persist(&mds, o.events).await {
-            Ok(()) => CreateSessionRes::Ok(o.res),
+            Ok(()) => {
+                if o.res.csr_flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN != 0 {
+                    crate::callback::bound(&mds, &ctx.conn, o.res.csr_sessionid);
+                }
+                CreateSessionRes::Ok(o.res)
+            }
             Err(s) => CreateSessionRes::Err(s),
         },
         Err(e) => CreateSessionRes::Err(e.into()),
@@ -270,7 +275,10 @@ pub async fn destroy_session(ctx: &mut Ctx, args: &DestroySessionArgs) -> Destro
         clients, sessions, ..
     } = &mut *st;
     let status = match sessions.destroy_session(clients, &args.dsa_sessionid, same) {
-        Ok(()) => NfsStat4::NFS4_OK,
+        Ok(()) => {
+            crate::callback::session_gone(&ctx.mds, &args.dsa_sessionid);
+            NfsStat4::NFS4_OK
+        }
         Err(e) => e.into(),
     };
     DestroySessionRes { status }
@@ -286,7 +294,16 @@ pub async fn bind_conn_to_session(
         clients, sessions, ..
     } = &mut *st;
     match sessions.bind_conn_to_session(clients, args, ctx.conn.id(), Instant::now()) {
-        Ok(r) => BindConnToSessionRes::Ok(r),
+        Ok(r) => {
+            drop(st);
+            if matches!(
+                r.bctsr_dir,
+                ChannelDirFromServer4::CDFS4_BACK | ChannelDirFromServer4::CDFS4_BOTH
+            ) {
+                crate::callback::bound(&ctx.mds, &ctx.conn, r.bctsr_sessid);
+            }
+            BindConnToSessionRes::Ok(r)
+        }
         Err(e) => BindConnToSessionRes::Err(e.into()),
     }
 }

@@ -1,7 +1,9 @@
-//! Protocol state, sans-IO: clients, sessions, leases, grace, stateids, opens and locks.
+//! Protocol state, sans-IO: clients, sessions, leases, grace, stateids, opens, locks and
+//! layouts.
 
 pub mod client;
 pub mod grace;
+pub mod layout;
 pub mod lease;
 pub mod lock;
 pub mod open;

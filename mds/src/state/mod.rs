@@ -1,11 +1,8 @@
-//! Protocol state, sans-IO: clients, sessions, leases, grace, stateids, opens and locks.
+//! Protocol state of the MDS, sans-IO: stateids, opens, locks and orphans. Clients, sessions,
+//! leases and grace are shared with the data servers and live in [`nfs_server::state`].
 
-pub mod client;
-pub mod grace;
-pub mod lease;
 pub mod lock;
 pub mod open;
 pub mod orphan;
 pub mod owner;
-pub mod session;
 pub mod stateid;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nfs_proto::nfs4::{NfsStat4, ServerOwner4, EXCHGID4_FLAG_USE_NON_PNFS};
 use nfs_proto::transport::ConnLimits;
+use nfs_server::keys::DsKeys;
 use nfs_server::state::session::SessionLimits;
 use nfs_server::{Core, CoreConfig, Identity};
 use pfs_core::{LocalStore, ObjectStore};
@@ -77,7 +78,8 @@ impl Mds {
         let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
         let export_roots = make_export_dirs(&store, &exports)?;
         let epoch = store.boot_epoch() as u16;
-        let minter = StateidMinter::new(*store.server_key(), epoch);
+        let minter =
+            StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
         let core = Core::new(core_config(&cfg, &store), Instant::now());
         Ok(Arc::new(Self {
             opens: Mutex::new(StateTable::new(minter)),

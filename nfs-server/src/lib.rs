@@ -16,15 +16,22 @@
 //! lock, counters, identity), runs its own operations, and answers the engine's hooks
 //! (persist a confirmed client, release a removed client's state, say whether a client still
 //! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener.
+//!
+//! Also here, because both roles need them: the stateid format ([`stateid`]: the MDS mints,
+//! the MDS and the DSs check), the DS filehandle format ([`ds_fh`]: the MDS makes them for
+//! layouts, the DSs check them) and the keys the MDS shares with its DSs ([`keys`]).
 #![warn(missing_docs)]
 
 pub mod compound;
 pub mod core;
 pub mod counters;
+pub mod ds_fh;
+pub mod keys;
 pub mod role;
 pub mod serve;
 pub mod session_ops;
 pub mod state;
+pub mod stateid;
 
 pub use crate::core::{Core, CoreConfig, Identity, SessionState};
 pub use crate::counters::Counters;

@@ -1,8 +1,10 @@
-//! Protocol state of the MDS, sans-IO: stateids, opens, locks and orphans. Clients, sessions,
-//! leases and grace are shared with the data servers and live in [`nfs_server::state`].
+//! Protocol state of the MDS, sans-IO: opens, locks and orphans. Clients, sessions, leases
+//! and grace are shared with the data servers and live in [`nfs_server::state`]; so does the
+//! stateid format (the DSs check the stateids the MDS mints), re-exported here as
+//! [`stateid`].
 
 pub mod lock;
 pub mod open;
 pub mod orphan;
 pub mod owner;
-pub mod stateid;
+pub use nfs_server::stateid;

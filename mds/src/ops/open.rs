@@ -68,7 +68,7 @@ pub(crate) fn regular_file(inode: &Inode) -> Result<(), NfsStat4> {
 /// (NFS4ERR_GRACE, section 18.51.3).
 fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
     let now = Instant::now();
-    let st = ctx.mds.sessions.lock().expect("sessions");
+    let st = ctx.mds.core.state();
     if reclaim {
         let owner = st
             .clients
@@ -550,9 +550,8 @@ pub fn lockt(ctx: &mut Ctx, a: &LockTArgs) -> LockTRes {
         let fileid = lock_file(ctx)?;
         let now = Instant::now();
         ctx.mds
-            .sessions
-            .lock()
-            .expect("sessions")
+            .core
+            .state()
             .grace
             .check_new_state(now)
             .map_err(NfsStat4::from)?;
@@ -644,7 +643,7 @@ pub fn release_lockowner(ctx: &mut Ctx, a: &ReleaseLockOwnerArgs) -> ReleaseLock
     let status = (|| {
         let clientid = ctx.client()?;
         ctx.mds.opens.lock().expect("opens").release_lock_owner(
-            ctx.minor,
+            ctx.session.minor,
             clientid,
             &a.lock_owner,
         )?;

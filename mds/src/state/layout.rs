@@ -188,7 +188,7 @@ impl LayoutTable {
         } else if let Some(o) = existing {
             o
         } else {
-            let other = self.minter.mint(StateidKind::Layout, 0, clientid)?;
+            let other = self.minter.mint(StateidKind::Layout, 0)?;
             self.layouts.insert(
                 other,
                 Layout {
@@ -417,13 +417,15 @@ mod tests {
         LayoutTable::new(StateidMinter::new([9; 32], 3))
     }
 
-    /// An open stateid of the client, as the caller would have checked it.
+    /// An open stateid of the client, as the caller would have checked it (one per client:
+    /// the `clientid`-th minted).
     fn open_stateid(clientid: u64) -> Stateid4 {
         let mut m = StateidMinter::new([9; 32], 3);
-        Stateid4 {
-            seqid: 1,
-            other: m.mint(StateidKind::Open, 3, clientid).unwrap(),
+        let mut other = m.mint(StateidKind::Open, 3).unwrap();
+        for _ in 1..clientid {
+            other = m.mint(StateidKind::Open, 3).unwrap();
         }
+        Stateid4 { seqid: 1, other }
     }
 
     #[test]

@@ -22,7 +22,8 @@ use nfs_proto::transport::{CallError, Conn};
 use nfs_proto::xdr::{self, Utf8String};
 use tracing::{debug, info, warn};
 
-use crate::server::Mds;
+use crate::core::Core;
+use crate::role::Role;
 
 /// The callback program's version (RFC 8881 section 20: `NFS_CB` = 1).
 pub const NFS_CB_VERSION: u32 = 1;
@@ -61,20 +62,12 @@ pub struct Backchannels {
 }
 
 impl Backchannels {
-    /// Keeps `conn` for callbacks (it was bound to a session's back channel).
+    /// Keeps `conn` for callbacks (it was bound to a session's back channel), and drops
+    /// connections that have closed since.
     pub fn register(&self, conn: &Conn) {
-        self.conns
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(conn.id(), conn.clone());
-    }
-
-    /// Forgets a closed connection.
-    pub fn forget(&self, conn_id: u64) {
-        self.conns
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&conn_id);
+        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        conns.retain(|_, c| !c.is_closed());
+        conns.insert(conn.id(), conn.clone());
     }
 
     fn conn(&self, id: u64) -> Option<Conn> {
@@ -91,9 +84,9 @@ struct Route {
     max_slots: u32,
 }
 
-fn route(mds: &Mds, sessionid: &Sessionid4) -> Result<Route, CallbackError> {
+fn route(core: &Core, sessionid: &Sessionid4) -> Result<Route, CallbackError> {
     let (conn_id, program, sec, max_slots) = {
-        let st = mds.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let st = core.state();
         let s = st
             .sessions
             .get(sessionid)
@@ -110,7 +103,7 @@ fn route(mds: &Mds, sessionid: &Sessionid4) -> Result<Route, CallbackError> {
             s.back_attrs().ca_maxrequests,
         )
     };
-    let conn = mds
+    let conn = core
         .backchannels
         .conn(conn_id)
         .ok_or(CallbackError::NoBackChannel)?;
@@ -140,15 +133,14 @@ fn credential(sec: Option<CallbackSecParms4>) -> OpaqueAuth {
     }
 }
 
-fn mark_down(mds: &Mds, sessionid: &Sessionid4, why: &CallbackError) {
+fn mark_down(core: &Core, sessionid: &Sessionid4, why: &CallbackError) {
     warn!(session = ?sessionid, "back channel down: {why}");
-    let mut st = mds.sessions.lock().unwrap_or_else(|e| e.into_inner());
-    let _ = st.sessions.set_back_channel_down(sessionid, true);
+    let _ = core.state().sessions.set_back_channel_down(sessionid, true);
 }
 
 /// CB_NULL to the session's back channel.
-pub async fn cb_null(mds: &Mds, sessionid: &Sessionid4) -> Result<(), CallbackError> {
-    let r = route(mds, sessionid)?;
+pub async fn cb_null(core: &Core, sessionid: &Sessionid4) -> Result<(), CallbackError> {
+    let r = route(core, sessionid)?;
     let call = r
         .conn
         .call(r.program, NFS_CB_VERSION, CB_NULL, r.cred, Vec::new());
@@ -159,32 +151,33 @@ pub async fn cb_null(mds: &Mds, sessionid: &Sessionid4) -> Result<(), CallbackEr
 }
 
 /// Probes a newly bound back channel with CB_NULL, in the background; a failure marks it down.
-pub fn probe(mds: Arc<Mds>, sessionid: Sessionid4) {
+pub fn probe<R: Role>(server: Arc<R>, sessionid: Sessionid4) {
     tokio::spawn(async move {
-        match cb_null(&mds, &sessionid).await {
+        let core = server.core();
+        match cb_null(core, &sessionid).await {
             Ok(()) => debug!(session = ?sessionid, "back channel answers CB_NULL"),
-            Err(e) => mark_down(&mds, &sessionid, &e),
+            Err(e) => mark_down(core, &sessionid, &e),
         }
     });
 }
 
 /// A connection was bound to a session's back channel (CREATE_SESSION with
 /// `CREATE_SESSION4_FLAG_CONN_BACK_CHAN`, or BIND_CONN_TO_SESSION): keep it and probe it.
-pub fn bound(mds: &Arc<Mds>, conn: &Conn, sessionid: Sessionid4) {
-    mds.backchannels.register(conn);
-    probe(mds.clone(), sessionid);
+pub fn bound<R: Role>(server: &Arc<R>, conn: &Conn, sessionid: Sessionid4) {
+    server.core().backchannels.register(conn);
+    probe(server.clone(), sessionid);
 }
 
 /// Takes a back channel slot of the session, waiting (up to the timeout) while all are busy.
 async fn acquire_slot(
-    mds: &Mds,
+    core: &Core,
     sessionid: &Sessionid4,
     max_slots: u32,
 ) -> Result<nfs_proto::session::SlotTicket, CallbackError> {
     let deadline = tokio::time::Instant::now() + CALLBACK_TIMEOUT;
     loop {
         {
-            let mut slots = mds
+            let mut slots = core
                 .backchannels
                 .slots
                 .lock()
@@ -207,26 +200,26 @@ async fn acquire_slot(
 /// returns the reply (whose later results the caller reads). A failure of the path (not an
 /// error status of one of `ops`) marks the back channel down.
 pub async fn cb_compound(
-    mds: &Mds,
+    core: &Core,
     sessionid: &Sessionid4,
     ops: Vec<NfsCbArgop4>,
 ) -> Result<CbCompoundRes, CallbackError> {
-    let result = cb_compound_inner(mds, sessionid, ops).await;
+    let result = cb_compound_inner(core, sessionid, ops).await;
     if let Err(e) = &result {
         if !matches!(e, CallbackError::Sequence(_) | CallbackError::NoSlot) {
-            mark_down(mds, sessionid, e);
+            mark_down(core, sessionid, e);
         }
     }
     result
 }
 
 async fn cb_compound_inner(
-    mds: &Mds,
+    core: &Core,
     sessionid: &Sessionid4,
     ops: Vec<NfsCbArgop4>,
 ) -> Result<CbCompoundRes, CallbackError> {
-    let r = route(mds, sessionid)?;
-    let ticket = acquire_slot(mds, sessionid, r.max_slots).await?;
+    let r = route(core, sessionid)?;
+    let ticket = acquire_slot(core, sessionid, r.max_slots).await?;
     let mut argarray = Vec::with_capacity(ops.len() + 1);
     argarray.push(NfsCbArgop4::Sequence(CbSequenceArgs {
         csa_sessionid: *sessionid,
@@ -251,7 +244,7 @@ async fn cb_compound_inner(
         vec![xdr::to_bytes(&args)],
     );
     let sent = tokio::time::timeout(CALLBACK_TIMEOUT, call).await;
-    let mut slots = mds
+    let mut slots = core
         .backchannels
         .slots
         .lock()
@@ -310,8 +303,8 @@ async fn cb_compound_inner(
 }
 
 /// Forgets a destroyed session's back channel slots.
-pub fn session_gone(mds: &Mds, sessionid: &Sessionid4) {
-    mds.backchannels
+pub fn session_gone(core: &Core, sessionid: &Sessionid4) {
+    core.backchannels
         .slots
         .lock()
         .unwrap_or_else(|e| e.into_inner())

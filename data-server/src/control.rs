@@ -1,245 +1,176 @@
 //! The data server's control service: what the MDS asks of it over the control protocol
-//! (`nfs_proto::control`), and the state it leaves for the NFS side to read.
+//! (`nfs_proto::control`), applied to the object store and to the [`DataServer`]'s checks.
 //!
 //! ```text
-//!   MDS ──REGISTER──> ControlService ──keys──────> ControlState ──keys()/is_revoked()──> NFS side
-//!       ──REVOKE────>                ──revoked───>      ^                                 (stateid and
-//!       ──OBJECT_SIZE / TRUNCATE / REMOVE ──> ObjectStore                                 filehandle checks)
-//!       ──HEALTH────> statfs, load, ControlState::io_started() count
+//!   MDS ──REGISTER────> ControlService ──set_keys──────────> DsTarget: the DataServer's
+//!       ──REVOKE──────>                ──revoke / forget───>   stateid and filehandle checks
+//!       ──SET_ACCESS──>                ──set_access────────>   (StartOnRegister makes the
+//!       ──OBJECT_SIZE / TRUNCATE / REMOVE ──> ObjectStore       DataServer on the first
+//!       ──HEALTH──────> statfs, load, uptime                    REGISTER)
 //! ```
 //!
 //! Every call is authenticated before anything else ([`nfs_proto::control`] module docs):
 //! the MAC under the cluster secret, the MDS as caller, and a [`ReplayGuard`] against stale
 //! and replayed calls; a refused call gets MSG_DENIED / AUTH_ERROR and changes nothing.
 //! Arguments that do not decode get GARBAGE_ARGS, an unknown procedure PROC_UNAVAIL. Every
-//! procedure is idempotent, so the MDS retries a failed call as a new call.
+//! procedure is idempotent, so the MDS retries a failed call as a new call. REVOKE and
+//! SET_ACCESS are applied before the reply, so the MDS answers the operation that needed
+//! them only once this data server enforces them.
+//!
+//! A data server can check no stateid before it has the MDS's keys, so `pnfs ds` starts its
+//! control service first and its NFS service on the first REGISTER ([`StartOnRegister`]).
 
 use std::collections::HashSet;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use nfs_proto::control::{
-    unix_ms, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCred, CtlProc, CtlStat,
-    CtlStatusRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, RegisterArgs,
-    RegisterOk, RegisterRes, RemoveArgs, RemoveOk, RemoveRes, ReplayGuard, RevokeArgs, RevokeOk,
-    RevokeRes, StateOther, TruncateArgs, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
-    REGISTER_SEAL_PURPOSE,
+    unix_ms, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCred, CtlProc,
+    CtlRevokeReason, CtlStat, CtlStatusRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeOk,
+    ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk, RemoveRes,
+    ReplayGuard, RevokeArgs, SetAccessArgs, TruncateArgs, MDS_NODE, PNFS_CTL_PROGRAM,
+    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
 };
 use nfs_proto::xdr::{self, Xdr};
+use nfs_server::keys::DsKeys;
+use nfs_server::stateid::Other;
 use pfs_core::{ObjectId, ObjectStore, StoreError};
 use tokio::net::TcpListener;
 
-/// Most stateids a data server keeps revoked at once (about 30 MB): the MDS forgets
-/// revocations once the stateids are freed, so the set stays far smaller; beyond the bound a
-/// REVOKE fails with `CTL_TOO_MANY` and the MDS must not answer the conflicting operation.
-pub const MAX_REVOKED: usize = 1 << 20;
+use crate::gate::Revoked;
+use crate::server::{DataServer, DsError, DsOptions};
 
-/// What the MDS gives a data server so it can check I/O without asking (REGISTER):
-/// stateid MACs, its own filehandles' MACs, which MDS boot the stateids belong to, and the
-/// lease time its EXCHANGE_ID must report (the DS lease equals the MDS lease).
-#[derive(Clone, PartialEq, Eq)]
-pub struct DsKeys {
-    /// Key of the MAC in a stateid's `other` field (docs/design.md, "Stateids").
-    pub stateid_key: [u8; 32],
-    /// Key of the MAC in data server filehandles (docs/design.md, "pNFS plan").
-    pub fh_key: [u8; 32],
-    /// The MDS boot epoch: a stateid of another epoch is stale.
-    pub mds_epoch: u16,
-    /// The MDS's lease time.
-    pub lease_time: Duration,
+/// What the control service changes on the NFS side of a data server.
+pub trait DsTarget: Send + Sync + 'static {
+    /// The MDS (re)registered: check with these keys from now on.
+    fn set_keys(&self, keys: &DsKeys) -> Result<(), DsError>;
+    /// Refuse `other` from now on.
+    fn revoke(&self, other: Other, why: Revoked);
+    /// Forget `other` (freed on the MDS: no client can show it again).
+    fn forget(&self, other: &Other);
+    /// The share access of `other` is now `access` (`OPEN4_SHARE_ACCESS_*` bits).
+    fn set_access(&self, other: Other, access: u8);
 }
 
-impl fmt::Debug for DsKeys {
+impl DsTarget for DataServer {
+    fn set_keys(&self, keys: &DsKeys) -> Result<(), DsError> {
+        DataServer::set_keys(self, keys);
+        Ok(())
+    }
+
+    fn revoke(&self, other: Other, why: Revoked) {
+        DataServer::revoke(self, other, why);
+    }
+
+    fn forget(&self, other: &Other) {
+        self.forget_stateid(other);
+    }
+
+    fn set_access(&self, other: Other, access: u8) {
+        DataServer::set_access(self, other, access);
+    }
+}
+
+/// Makes the [`DataServer`] on the first REGISTER (it needs the MDS's keys to exist) and
+/// hands it to `start`, which serves it (e.g. `tokio::spawn(ds.serve_on(listener))`); later
+/// calls go to it.
+pub struct StartOnRegister {
+    opts: DsOptions,
+    objects: Arc<dyn ObjectStore>,
+    start: Box<dyn Fn(Arc<DataServer>) + Send + Sync>,
+    ds: Mutex<Option<Arc<DataServer>>>,
+}
+
+impl fmt::Debug for StartOnRegister {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DsKeys")
-            .field("mds_epoch", &self.mds_epoch)
-            .field("lease_time", &self.lease_time)
+        f.debug_struct("StartOnRegister")
+            .field("opts", &self.opts)
+            .field("started", &self.data_server().is_some())
             .finish_non_exhaustive()
     }
 }
 
-/// The stateids this data server must refuse: revoked layouts' and fenced clients' stateids,
-/// by their `other` field, as the MDS pushed them (REVOKE). Reads are a hash lookup under a
-/// read lock, taken on every I/O; writes come from the control service only.
-#[derive(Debug)]
-pub struct Revocations {
-    set: RwLock<HashSet<StateOther>>,
-    max: usize,
-}
-
-/// Why a revocation update was refused (nothing was applied).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooManyRevoked {
-    /// What the set would have held.
-    pub would_hold: usize,
-}
-
-impl Revocations {
-    /// An empty set holding at most `max` stateids.
-    pub fn new(max: usize) -> Self {
+impl StartOnRegister {
+    /// A data server with these options over `objects`, handed to `start` once made.
+    pub fn new(
+        opts: DsOptions,
+        objects: Arc<dyn ObjectStore>,
+        start: impl Fn(Arc<DataServer>) + Send + Sync + 'static,
+    ) -> Self {
         Self {
-            set: RwLock::new(HashSet::new()),
-            max,
+            opts,
+            objects,
+            start: Box::new(start),
+            ds: Mutex::new(None),
         }
     }
 
-    /// Whether a stateid with this `other` field is revoked.
-    pub fn is_revoked(&self, other: &StateOther) -> bool {
-        self.read().contains(other)
-    }
-
-    /// Stateids held.
-    pub fn len(&self) -> usize {
-        self.read().len()
-    }
-
-    /// True when nothing is revoked.
-    pub fn is_empty(&self) -> bool {
-        self.read().is_empty()
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashSet<StateOther>> {
-        self.set.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Applies one REVOKE: with `replace` the set becomes `revoke`; otherwise `revoke` is
-    /// added and `forget` dropped. All or nothing; returns the new size.
-    pub fn apply(
-        &self,
-        replace: bool,
-        revoke: &[StateOther],
-        forget: &[StateOther],
-    ) -> Result<usize, TooManyRevoked> {
-        let mut set = self.set.write().unwrap_or_else(PoisonError::into_inner);
-        if replace {
-            let new: HashSet<StateOther> = revoke.iter().copied().collect();
-            if new.len() > self.max {
-                return Err(TooManyRevoked {
-                    would_hold: new.len(),
-                });
-            }
-            *set = new;
-            return Ok(set.len());
-        }
-        // Count exactly (lists may repeat entries) before changing anything.
-        let revoke_set: HashSet<&StateOther> = revoke.iter().collect();
-        let forget_set: HashSet<&StateOther> =
-            forget.iter().filter(|o| !revoke_set.contains(o)).collect();
-        let adding = revoke_set.iter().filter(|o| !set.contains(**o)).count();
-        let dropping = forget_set.iter().filter(|o| set.contains(**o)).count();
-        let would_hold = set.len() + adding - dropping;
-        if would_hold > self.max {
-            return Err(TooManyRevoked { would_hold });
-        }
-        for o in forget {
-            set.remove(o);
-        }
-        set.extend(revoke.iter().copied());
-        Ok(set.len())
-    }
-
-    /// Forgets everything (a new MDS epoch: every older stateid is stale anyway).
-    pub fn clear(&self) {
-        self.set
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-}
-
-/// State the control service keeps and the NFS side reads: the keys (none before the first
-/// REGISTER: the NFS side then answers I/O with NFS4ERR_DELAY), the revocation set, and a
-/// count of I/O in flight for HEALTH.
-#[derive(Debug)]
-pub struct ControlState {
-    ds_id: u16,
-    boot_verifier: [u8; 8],
-    started: Instant,
-    keys: RwLock<Option<DsKeys>>,
-    revoked: Revocations,
-    in_flight: AtomicU32,
-}
-
-/// Counts one NFS request in flight while it lives ([`ControlState::io_started`]).
-#[derive(Debug)]
-pub struct IoInFlight<'a>(&'a AtomicU32);
-
-impl Drop for IoInFlight<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl ControlState {
-    /// State of data server `ds_id`, with a fresh boot verifier (unique per process start:
-    /// the MDS re-sends revocations when it changes).
-    pub fn new(ds_id: u16) -> Self {
-        Self::with_max_revoked(ds_id, MAX_REVOKED)
-    }
-
-    /// As [`ControlState::new`] with another bound on the revocation set.
-    pub fn with_max_revoked(ds_id: u16, max_revoked: usize) -> Self {
-        Self {
-            ds_id,
-            boot_verifier: pfs_core::new_write_verifier(),
-            started: Instant::now(),
-            keys: RwLock::new(None),
-            revoked: Revocations::new(max_revoked),
-            in_flight: AtomicU32::new(0),
-        }
-    }
-
-    /// This data server's id.
-    pub fn ds_id(&self) -> u16 {
-        self.ds_id
-    }
-
-    /// Differs on every process start.
-    pub fn boot_verifier(&self) -> [u8; 8] {
-        self.boot_verifier
-    }
-
-    /// The MDS's keys, once registered.
-    pub fn keys(&self) -> Option<DsKeys> {
-        self.keys
-            .read()
+    /// The data server, once the MDS registered.
+    pub fn data_server(&self) -> Option<Arc<DataServer>> {
+        self.ds
+            .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
+}
 
-    /// Whether a stateid with this `other` field is revoked.
-    pub fn is_revoked(&self, other: &StateOther) -> bool {
-        self.revoked.is_revoked(other)
-    }
-
-    /// The revocation set.
-    pub fn revocations(&self) -> &Revocations {
-        &self.revoked
-    }
-
-    /// Call at the start of each NFS request; the count drops when the guard does.
-    pub fn io_started(&self) -> IoInFlight<'_> {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
-        IoInFlight(&self.in_flight)
-    }
-
-    /// Installs new keys; a new MDS epoch empties the revocation set.
-    fn register(&self, keys: DsKeys) {
-        let mut k = self.keys.write().unwrap_or_else(PoisonError::into_inner);
-        if k.as_ref().map(|k| k.mds_epoch) != Some(keys.mds_epoch) {
-            self.revoked.clear();
+impl DsTarget for StartOnRegister {
+    fn set_keys(&self, keys: &DsKeys) -> Result<(), DsError> {
+        let mut slot = self.ds.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*slot {
+            Some(ds) => ds.set_keys(keys),
+            None => {
+                let ds = DataServer::new(self.opts.clone(), keys.clone(), self.objects.clone())?;
+                *slot = Some(ds.clone());
+                (self.start)(ds);
+            }
         }
-        *k = Some(keys);
+        Ok(())
     }
+
+    // The control service refuses REVOKE and SET_ACCESS until a REGISTER succeeded, so the
+    // data server exists whenever these are called.
+    fn revoke(&self, other: Other, why: Revoked) {
+        if let Some(ds) = self.data_server() {
+            ds.revoke(other, why);
+        }
+    }
+
+    fn forget(&self, other: &Other) {
+        if let Some(ds) = self.data_server() {
+            ds.forget_stateid(other);
+        }
+    }
+
+    fn set_access(&self, other: Other, access: u8) {
+        if let Some(ds) = self.data_server() {
+            ds.set_access(other, access);
+        }
+    }
+}
+
+/// What a data server tells the MDS about itself and checks REGISTER against (its
+/// configuration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlConfig {
+    /// Its id.
+    pub ds_id: u32,
+    /// Its lease time (the MDS's, from the shared configuration): REGISTER with another one
+    /// is refused with `CTL_LEASE_MISMATCH`.
+    pub lease_time: Duration,
+    /// Its object store backend.
+    pub backend: CtlBackend,
+    /// Where clients reach its NFS service.
+    pub addresses: Vec<SocketAddr>,
 }
 
 /// Source of "now" in milliseconds since 1970 (tests move it).
@@ -247,20 +178,24 @@ pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
 /// The control service of one data server: a [`CallHandler`] for connections from the MDS.
 pub struct ControlService {
-    state: Arc<ControlState>,
+    cfg: ControlConfig,
+    addresses: Vec<CtlAddr>,
     store: Arc<dyn ObjectStore>,
+    target: Arc<dyn DsTarget>,
     key: ClusterKey,
     guard: Mutex<ReplayGuard>,
-    backend: CtlBackend,
-    addresses: Vec<CtlAddr>,
+    /// The epoch of the MDS's last successful REGISTER.
+    registered: Mutex<Option<u16>>,
+    boot_verifier: [u8; 8],
+    started: Instant,
     clock: Clock,
 }
 
 impl fmt::Debug for ControlService {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ControlService")
-            .field("ds_id", &self.state.ds_id)
-            .field("backend", &self.backend)
+            .field("cfg", &self.cfg)
+            .field("registered", &self.registered_epoch())
             .finish_non_exhaustive()
     }
 }
@@ -286,6 +221,10 @@ fn encode<T: Xdr>(v: &T) -> Vec<Bytes> {
     vec![xdr::to_bytes(v)]
 }
 
+fn status(status: CtlStat) -> CtlStatusRes {
+    CtlStatusRes { status }
+}
+
 /// The host's one-minute load average times 1000, from `/proc/loadavg` (0 where unknown).
 fn load_milli() -> u32 {
     std::fs::read_to_string("/proc/loadavg")
@@ -295,22 +234,30 @@ fn load_milli() -> u32 {
 }
 
 impl ControlService {
-    /// The service of the data server whose state is `state`, storing objects in `store`
-    /// (of kind `backend`), reachable by clients at `addresses`, authenticating with `key`.
+    /// The service of the data server `cfg` describes, storing objects in `store`, driving
+    /// `target`'s checks, authenticating with `key`. Its boot verifier is new (a fresh one
+    /// per process start tells the MDS to send revocations and access changes again).
     pub fn new(
-        state: Arc<ControlState>,
+        cfg: ControlConfig,
         store: Arc<dyn ObjectStore>,
-        backend: CtlBackend,
-        addresses: &[SocketAddr],
+        target: Arc<dyn DsTarget>,
         key: ClusterKey,
     ) -> Self {
         Self {
-            state,
+            addresses: cfg
+                .addresses
+                .iter()
+                .copied()
+                .map(universal_address)
+                .collect(),
+            cfg,
             store,
+            target,
             key,
             guard: Mutex::new(ReplayGuard::default()),
-            backend,
-            addresses: addresses.iter().copied().map(universal_address).collect(),
+            registered: Mutex::new(None),
+            boot_verifier: pfs_core::new_write_verifier(),
+            started: Instant::now(),
             clock: Arc::new(|| unix_ms(SystemTime::now())),
         }
     }
@@ -321,9 +268,17 @@ impl ControlService {
         self
     }
 
-    /// The state shared with the NFS side.
-    pub fn state(&self) -> &Arc<ControlState> {
-        &self.state
+    /// The epoch of the MDS's last successful REGISTER.
+    pub fn registered_epoch(&self) -> Option<u16> {
+        *self
+            .registered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// This process's boot verifier.
+    pub fn boot_verifier(&self) -> [u8; 8] {
+        self.boot_verifier
     }
 
     /// Checks the credential: MAC, caller, freshness.
@@ -376,6 +331,7 @@ impl ControlService {
             CtlProc::CTLPROC_TRUNCATE => encode(&self.truncate(args!(TruncateArgs)).await),
             CtlProc::CTLPROC_REMOVE => encode(&self.remove(args!(RemoveArgs)).await),
             CtlProc::CTLPROC_REVOKE => encode(&self.revoke(args!(RevokeArgs))),
+            CtlProc::CTLPROC_SET_ACCESS => encode(&self.set_access(args!(SetAccessArgs))),
             CtlProc::CTLPROC_HEALTH => {
                 args!(());
                 encode(&self.health().await)
@@ -386,10 +342,10 @@ impl ControlService {
     }
 
     fn register(&self, stamp: CallStamp, a: RegisterArgs) -> RegisterRes {
-        if a.ds_id != u32::from(self.state.ds_id) {
+        if a.ds_id != self.cfg.ds_id {
             tracing::error!(
                 asked = a.ds_id,
-                me = self.state.ds_id,
+                me = self.cfg.ds_id,
                 "REGISTER for another data server id: the MDS's configuration is wrong"
             );
             return RegisterRes::Err(CtlStat::CTL_WRONG_ID);
@@ -397,28 +353,43 @@ impl ControlService {
         let Ok(mds_epoch) = u16::try_from(a.mds_epoch) else {
             return RegisterRes::Err(CtlStat::CTL_INVAL);
         };
-        if a.lease_time == 0 {
-            return RegisterRes::Err(CtlStat::CTL_INVAL);
+        if u64::from(a.lease_time) != self.cfg.lease_time.as_secs() {
+            tracing::error!(
+                mds = a.lease_time,
+                me = self.cfg.lease_time.as_secs(),
+                "REGISTER with another lease time: the configurations differ"
+            );
+            return RegisterRes::Err(CtlStat::CTL_LEASE_MISMATCH);
         }
         let mut keys = [0u8; 64];
         keys[..32].copy_from_slice(&a.sealed_stateid_key);
         keys[32..].copy_from_slice(&a.sealed_fh_key);
         self.key.seal(stamp, REGISTER_SEAL_PURPOSE, &mut keys);
-        let (mut stateid_key, mut fh_key) = ([0u8; 32], [0u8; 32]);
-        stateid_key.copy_from_slice(&keys[..32]);
-        fh_key.copy_from_slice(&keys[32..]);
-        self.state.register(DsKeys {
-            stateid_key,
-            fh_key,
+        let mut k = DsKeys {
+            stateid_key: [0; 32],
+            fh_key: [0; 32],
             mds_epoch,
-            lease_time: Duration::from_secs(u64::from(a.lease_time)),
-        });
-        tracing::info!(ds = self.state.ds_id, mds_epoch, "registered with the MDS");
+        };
+        k.stateid_key.copy_from_slice(&keys[..32]);
+        k.fh_key.copy_from_slice(&keys[32..]);
+        // Hold the registration lock across the change, so REVOKE and SET_ACCESS see the
+        // new epoch only once the checks use the new keys.
+        let mut registered = self
+            .registered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = self.target.set_keys(&k) {
+            tracing::error!(error = %e, "REGISTER: the data server could not start");
+            return RegisterRes::Err(CtlStat::CTL_IO);
+        }
+        *registered = Some(mds_epoch);
+        drop(registered);
+        tracing::info!(ds = self.cfg.ds_id, mds_epoch, "registered with the MDS");
         RegisterRes::Ok(RegisterOk {
             ds_id: a.ds_id,
-            boot_verifier: self.state.boot_verifier,
+            boot_verifier: self.boot_verifier,
             write_verifier: self.store.verifier(),
-            backend: self.backend,
+            backend: self.cfg.backend,
             addresses: self.addresses.clone(),
         })
     }
@@ -447,9 +418,7 @@ impl ControlService {
     async fn truncate(&self, a: TruncateArgs) -> CtlStatusRes {
         let mut seen = HashSet::new();
         if !a.sizes.iter().all(|s| seen.insert(s.stripe)) {
-            return CtlStatusRes {
-                status: CtlStat::CTL_INVAL,
-            };
+            return status(CtlStat::CTL_INVAL);
         }
         let r = self
             .blocking(move |s| {
@@ -464,12 +433,11 @@ impl ControlService {
                 })
             })
             .await;
-        let status = match r {
+        status(match r {
             Some(Ok(())) => CtlStat::CTL_OK,
             Some(Err(e)) => store_stat(e),
             None => CtlStat::CTL_IO,
-        };
-        CtlStatusRes { status }
+        })
     }
 
     async fn remove(&self, a: RemoveArgs) -> RemoveRes {
@@ -487,23 +455,60 @@ impl ControlService {
         }
     }
 
-    fn revoke(&self, a: RevokeArgs) -> RevokeRes {
-        let Some(keys) = self.state.keys() else {
-            return RevokeRes::Err(CtlStat::CTL_NOT_REGISTERED);
+    /// The registration lock, if the MDS registered with `epoch`; else the status to answer.
+    fn registered_as(&self, epoch: u32) -> Result<std::sync::MutexGuard<'_, Option<u16>>, CtlStat> {
+        let registered = self
+            .registered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match *registered {
+            None => Err(CtlStat::CTL_NOT_REGISTERED),
+            Some(e) if u32::from(e) != epoch => Err(CtlStat::CTL_STALE_EPOCH),
+            Some(_) => Ok(registered),
+        }
+    }
+
+    fn revoke(&self, a: RevokeArgs) -> CtlStatusRes {
+        let why = |r: CtlRevokeReason| match r {
+            CtlRevokeReason::CTL_REVOKED_ADMIN => Some(Revoked::Admin),
+            CtlRevokeReason::CTL_REVOKED_EXPIRED => Some(Revoked::Expired),
+            CtlRevokeReason::CTL_REVOKED_DELEG => Some(Revoked::Delegation),
+            _ => None,
         };
-        if a.mds_epoch != u32::from(keys.mds_epoch) {
-            return RevokeRes::Err(CtlStat::CTL_STALE_EPOCH);
+        // Check everything before changing anything: a call is applied whole or not at all.
+        let Some(revoke) = a
+            .revoke
+            .iter()
+            .map(|r| why(r.why).map(|w| (r.other, w)))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return status(CtlStat::CTL_INVAL);
+        };
+        let _registered = match self.registered_as(a.mds_epoch) {
+            Ok(g) => g,
+            Err(s) => return status(s),
+        };
+        for other in &a.forget {
+            self.target.forget(other);
         }
-        match self.state.revoked.apply(a.replace, &a.revoke, &a.forget) {
-            Ok(n) => RevokeRes::Ok(RevokeOk { revoked: n as u32 }),
-            Err(e) => {
-                tracing::error!(
-                    would_hold = e.would_hold,
-                    "revocation set full: REVOKE refused"
-                );
-                RevokeRes::Err(CtlStat::CTL_TOO_MANY)
-            }
+        for (other, why) in revoke {
+            self.target.revoke(other, why);
         }
+        status(CtlStat::CTL_OK)
+    }
+
+    fn set_access(&self, a: SetAccessArgs) -> CtlStatusRes {
+        if a.changes.iter().any(|c| c.access == 0 || c.access > 3) {
+            return status(CtlStat::CTL_INVAL);
+        }
+        let _registered = match self.registered_as(a.mds_epoch) {
+            Ok(g) => g,
+            Err(s) => return status(s),
+        };
+        for c in &a.changes {
+            self.target.set_access(c.other, c.access as u8);
+        }
+        status(CtlStat::CTL_OK)
     }
 
     async fn health(&self) -> HealthRes {
@@ -513,18 +518,16 @@ impl ControlService {
             None => return HealthRes::Err(CtlStat::CTL_IO),
         };
         HealthRes::Ok(HealthOk {
-            ds_id: u32::from(self.state.ds_id),
-            boot_verifier: self.state.boot_verifier,
-            mds_epoch: self.state.keys().map(|k| u32::from(k.mds_epoch)),
+            ds_id: self.cfg.ds_id,
+            boot_verifier: self.boot_verifier,
+            mds_epoch: self.registered_epoch().map(u32::from),
             space_total: fs.total,
             space_free: fs.free,
             space_avail: fs.avail,
             files_total: fs.files,
             files_free: fs.ffree,
             load_milli: load_milli(),
-            io_in_flight: self.state.in_flight.load(Ordering::Relaxed),
-            revoked: self.state.revoked.len() as u32,
-            uptime_s: self.state.started.elapsed().as_secs(),
+            uptime_s: self.started.elapsed().as_secs(),
         })
     }
 }
@@ -566,8 +569,8 @@ impl CallHandler for ControlService {
 /// Connection ids of the control service (for logs), apart from the NFS side's.
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1 << 40);
 
-/// Limits of control connections: calls are small (the largest list is 16384 stateids,
-/// 192 KiB), so a record over 1 MiB is refused.
+/// Limits of control connections: calls are small (the largest list is 16384 entries of at
+/// most 16 bytes, 256 KiB), so a record over 1 MiB is refused.
 pub const CONTROL_LIMITS: ConnLimits = ConnLimits {
     max_fragment: 1 << 20,
     max_record: 1 << 20,
@@ -605,65 +608,6 @@ pub async fn serve(listener: TcpListener, service: Arc<ControlService>) -> io::R
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn o(n: u8) -> StateOther {
-        [n; 12]
-    }
-
-    #[test]
-    fn revocations_add_forget_and_replace_all_or_nothing() {
-        let r = Revocations::new(3);
-        assert_eq!(r.apply(false, &[o(1), o(2)], &[]), Ok(2));
-        assert!(r.is_revoked(&o(1)) && !r.is_revoked(&o(3)));
-        assert_eq!(r.apply(false, &[o(3)], &[o(1)]), Ok(2));
-        assert!(!r.is_revoked(&o(1)));
-        // Over the bound: nothing changes.
-        assert_eq!(
-            r.apply(false, &[o(4), o(5)], &[]),
-            Err(TooManyRevoked { would_hold: 4 })
-        );
-        assert!(!r.is_revoked(&o(4)) && r.is_revoked(&o(2)));
-        // Forgetting and revoking the same one at once keeps it revoked.
-        assert_eq!(r.apply(false, &[o(2)], &[o(2)]), Ok(2));
-        assert!(r.is_revoked(&o(2)));
-        // Repeated entries count once.
-        assert_eq!(r.apply(false, &[o(3), o(3)], &[o(2), o(2), o(7)]), Ok(1));
-        assert_eq!(r.apply(false, &[o(2)], &[]), Ok(2));
-        assert_eq!(r.apply(true, &[o(9)], &[]), Ok(1));
-        assert!(r.is_revoked(&o(9)) && !r.is_revoked(&o(2)));
-        assert!(r.apply(true, &[o(1), o(2), o(3), o(4)], &[]).is_err());
-        assert!(r.is_revoked(&o(9)));
-    }
-
-    #[test]
-    fn a_new_mds_epoch_empties_the_revocation_set_and_the_same_one_keeps_it() {
-        let s = ControlState::new(1);
-        let keys = |epoch| DsKeys {
-            stateid_key: [1; 32],
-            fh_key: [2; 32],
-            mds_epoch: epoch,
-            lease_time: Duration::from_secs(90),
-        };
-        s.register(keys(5));
-        s.revocations().apply(false, &[o(1)], &[]).unwrap();
-        s.register(keys(5));
-        assert!(s.is_revoked(&o(1)));
-        s.register(keys(6));
-        assert!(!s.is_revoked(&o(1)));
-        assert_eq!(s.keys().unwrap().mds_epoch, 6);
-        assert!(!format!("{:?}", s.keys().unwrap()).contains("[1,"));
-    }
-
-    #[test]
-    fn io_in_flight_counts_live_guards() {
-        let s = ControlState::new(1);
-        let a = s.io_started();
-        let b = s.io_started();
-        assert_eq!(s.in_flight.load(Ordering::Relaxed), 2);
-        drop(a);
-        drop(b);
-        assert_eq!(s.in_flight.load(Ordering::Relaxed), 0);
-    }
 
     #[test]
     fn universal_addresses_put_the_port_in_two_decimal_bytes() {

@@ -1,6 +1,9 @@
-//! The control service at the RPC level, over loopback TCP: what it refuses (replays, stale
-//! or foreign credentials, other flavors), GARBAGE_ARGS and PROC_UNAVAIL, and that hostile
-//! input never stops it from answering.
+//! The control service over loopback TCP: it starts and steers a real data server (REGISTER,
+//! REVOKE and SET_ACCESS change what the DS's NFS side accepts), and at the RPC level what it
+//! refuses (replays, stale or foreign credentials, other flavors), GARBAGE_ARGS and
+//! PROC_UNAVAIL, and that hostile input never stops it from answering.
+
+mod support;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,15 +11,18 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use data_server::control::{ControlService, ControlState};
+use data_server::control::{ControlConfig, ControlService, StartOnRegister};
+use data_server::DsOptions;
 use nfs_proto::control::{
-    unix_ms, CallStamp, ClusterKey, CtlBackend, CtlProc, RegisterArgs, AUTH_PNFS_CTL, MDS_NODE,
-    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
+    unix_ms, AccessChange, CallStamp, ClusterKey, CtlBackend, CtlProc, CtlRevokeReason, CtlStat,
+    CtlStatusRes, RegisterArgs, RegisterRes, RevokeArgs, RevokedState, SetAccessArgs,
+    AUTH_PNFS_CTL, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
+use nfs_proto::nfs4::{NfsStat4, StableHow4, OPEN4_SHARE_ACCESS_READ};
 use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
-use nfs_proto::xdr;
-use pfs_core::NullStore;
+use nfs_proto::xdr::{self, Xdr};
+use pfs_core::{NullStore, ObjectStore};
 use tokio::io::AsyncWriteExt;
 
 const SECRET: [u8; 32] = [0x33; 32];
@@ -30,23 +36,49 @@ fn now_ms() -> u64 {
     unix_ms(SystemTime::now())
 }
 
-/// A control service on loopback with a clock the test can move (0: the real clock).
-async fn start(offset_ms: Arc<AtomicU64>) -> (SocketAddr, Arc<ControlState>) {
-    let state = Arc::new(ControlState::new(1));
-    let service = ControlService::new(
-        state.clone(),
-        Arc::new(NullStore::new()),
-        CtlBackend::CTL_BACKEND_NULL,
-        &[],
-        key(),
-    )
-    .with_clock(Arc::new(move || {
-        now_ms() + offset_ms.load(Ordering::Relaxed)
-    }));
+fn config() -> ControlConfig {
+    ControlConfig {
+        ds_id: 1,
+        lease_time: Duration::from_secs(90),
+        backend: CtlBackend::CTL_BACKEND_NULL,
+        addresses: vec![],
+    }
+}
+
+type Started = (
+    SocketAddr,
+    Arc<ControlService>,
+    Arc<StartOnRegister>,
+    SocketAddr,
+);
+
+/// A control service on loopback over a data server that starts on REGISTER (its NFS side
+/// on a loopback port of its own), with a clock the test can move (0: the real clock).
+async fn start_with(objects: Arc<dyn ObjectStore>, offset_ms: Arc<AtomicU64>) -> Started {
+    let nfs = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let nfs_addr = nfs.local_addr().unwrap();
+    let nfs = std::sync::Mutex::new(Some(nfs));
+    let target = Arc::new(StartOnRegister::new(
+        DsOptions::new(1),
+        objects.clone(),
+        move |ds| {
+            if let Some(l) = nfs.lock().unwrap().take() {
+                tokio::spawn(ds.serve_on(l));
+            }
+        },
+    ));
+    let clock = Arc::new(move || now_ms() + offset_ms.load(Ordering::Relaxed));
+    let service =
+        Arc::new(ControlService::new(config(), objects, target.clone(), key()).with_clock(clock));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(data_server::control::serve(listener, Arc::new(service)));
-    (addr, state)
+    tokio::spawn(data_server::control::serve(listener, service.clone()));
+    (addr, service, target, nfs_addr)
+}
+
+async fn start(offset_ms: Arc<AtomicU64>) -> (SocketAddr, Arc<ControlService>) {
+    let (addr, service, _, _) = start_with(Arc::new(NullStore::new()), offset_ms).await;
+    (addr, service)
 }
 
 async fn connect(addr: SocketAddr) -> Conn {
@@ -109,7 +141,7 @@ fn register_args(ds_id: u32) -> Bytes {
 
 #[tokio::test]
 async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_not() {
-    let (addr, state) = start(Arc::default()).await;
+    let (addr, service) = start(Arc::default()).await;
     let conn = connect(addr).await;
     let args = register_args(1);
     let cred = signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_REGISTER, &args);
@@ -117,7 +149,7 @@ async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_n
     let first = call(&conn, PNFS_CTL_PROGRAM, 1, p, cred.clone(), args.clone()).await;
     let results = key().open_reply(&cred, first.unwrap()).unwrap();
     assert!(!results.is_empty());
-    assert!(state.keys().is_some());
+    assert_eq!(service.registered_epoch(), Some(1));
     // The same bytes again, on this connection and on another one.
     let again = call(&conn, PNFS_CTL_PROGRAM, 1, p, cred.clone(), args.clone()).await;
     assert_eq!(denied(again), AuthStat::AUTH_REJECTEDVERF);
@@ -159,7 +191,7 @@ async fn calls_stamped_too_far_from_the_data_servers_clock_are_refused() {
 
 #[tokio::test]
 async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
-    let (addr, state) = start(Arc::default()).await;
+    let (addr, service) = start(Arc::default()).await;
     let conn = connect(addr).await;
     let args = register_args(1);
     let p = CtlProc::CTLPROC_REGISTER.0;
@@ -208,12 +240,16 @@ async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
         let r = call(&conn, PNFS_CTL_PROGRAM, 1, p, cred, args.clone()).await;
         assert_eq!(denied(r), want);
     }
-    assert!(state.keys().is_none(), "nothing refused took effect");
+    assert_eq!(
+        service.registered_epoch(),
+        None,
+        "nothing refused took effect"
+    );
 }
 
 #[tokio::test]
 async fn bad_arguments_procedures_programs_and_versions_get_their_rpc_errors() {
-    let (addr, state) = start(Arc::default()).await;
+    let (addr, service) = start(Arc::default()).await;
     let conn = connect(addr).await;
     let k = key();
     let accepted = |r: Result<Bytes, CallError>| match r {
@@ -237,7 +273,7 @@ async fn bad_arguments_procedures_programs_and_versions_get_their_rpc_errors() {
         let r = call(&conn, PNFS_CTL_PROGRAM, 1, proc_.0, cred, args).await;
         assert_eq!(accepted(r), AcceptStat::GarbageArgs, "{proc_}");
     }
-    assert!(state.keys().is_none());
+    assert_eq!(service.registered_epoch(), None);
     let args = Bytes::new();
     let cred = signed(&k, stamp_at(now_ms()), CtlProc(99), &args);
     let r = call(&conn, PNFS_CTL_PROGRAM, 1, 99, cred, args.clone()).await;
@@ -246,6 +282,134 @@ async fn bad_arguments_procedures_programs_and_versions_get_their_rpc_errors() {
     assert_eq!(accepted(r), AcceptStat::ProgUnavail);
     let r = call(&conn, PNFS_CTL_PROGRAM, 2, 0, OpaqueAuth::none(), args).await;
     assert_eq!(accepted(r), AcceptStat::ProgMismatch { low: 1, high: 1 });
+}
+
+/// Makes a signed control call the way the MDS does and returns its verified results.
+async fn ctl<A: Xdr, R: Xdr>(conn: &Conn, proc_: CtlProc, build: impl FnOnce(CallStamp) -> A) -> R {
+    let stamp = stamp_at(now_ms());
+    let args = xdr::to_bytes(&build(stamp));
+    let cred = signed(&key(), stamp, proc_, &args);
+    let body = call(conn, PNFS_CTL_PROGRAM, 1, proc_.0, cred.clone(), args)
+        .await
+        .expect("control call");
+    xdr::from_bytes(key().open_reply(&cred, body).expect("reply MAC")).expect("results")
+}
+
+fn sealed_register(stamp: CallStamp, keys: &data_server::DsKeys) -> RegisterArgs {
+    let mut k = [0u8; 64];
+    k[..32].copy_from_slice(&keys.stateid_key);
+    k[32..].copy_from_slice(&keys.fh_key);
+    key().seal(stamp, REGISTER_SEAL_PURPOSE, &mut k);
+    let mut a = RegisterArgs {
+        ds_id: 1,
+        mds_epoch: u32::from(keys.mds_epoch),
+        lease_time: 90,
+        sealed_stateid_key: [0; 32],
+        sealed_fh_key: [0; 32],
+    };
+    a.sealed_stateid_key.copy_from_slice(&k[..32]);
+    a.sealed_fh_key.copy_from_slice(&k[32..]);
+    a
+}
+
+#[tokio::test]
+async fn the_data_server_starts_on_register_and_enforces_what_the_control_protocol_pushes() {
+    use support::{last_status, putfh, read, write, Client, Mds, MDS_EPOCH};
+    let dir = tempfile::tempdir().unwrap();
+    let objects: Arc<dyn ObjectStore> = Arc::new(pfs_core::LocalStore::open(dir.path()).unwrap());
+    let (addr, _service, target, nfs_addr) = start_with(objects, Arc::default()).await;
+    assert!(
+        target.data_server().is_none(),
+        "no NFS service before the keys"
+    );
+    let conn = connect(addr).await;
+    let keys = support::keys(MDS_EPOCH);
+    let r: RegisterRes = ctl(&conn, CtlProc::CTLPROC_REGISTER, |st| {
+        sealed_register(st, &keys)
+    })
+    .await;
+    assert!(matches!(r, RegisterRes::Ok(_)), "{r:?}");
+    assert!(target.data_server().is_some());
+
+    // The made-up MDS of the support module mints with the same keys.
+    let mut mds = Mds::new(MDS_EPOCH);
+    let fh = mds.ds_fh(42, 0);
+    let rw = mds.open_stateid(3);
+    let ro = mds.open_stateid(OPEN4_SHARE_ACCESS_READ as u8);
+    let mut c = Client::new(nfs_addr, "ctl").await;
+    let w = |sid| vec![putfh(&fh), write(sid, 0, StableHow4::FILE_SYNC4, b"x")];
+    assert_eq!(last_status(&c.call(w(rw)).await), NfsStat4::NFS4_OK);
+    assert_eq!(
+        last_status(&c.call(w(ro)).await),
+        NfsStat4::NFS4ERR_OPENMODE
+    );
+
+    // SET_ACCESS: the read-only open was upgraded on the MDS.
+    let r: CtlStatusRes = ctl(&conn, CtlProc::CTLPROC_SET_ACCESS, |_| SetAccessArgs {
+        mds_epoch: u32::from(MDS_EPOCH),
+        changes: vec![AccessChange {
+            other: ro.other,
+            access: 3,
+        }],
+    })
+    .await;
+    assert_eq!(r.status, CtlStat::CTL_OK);
+    assert_eq!(last_status(&c.call(w(ro)).await), NfsStat4::NFS4_OK);
+
+    // REVOKE: the client is fenced; refused from the moment the reply arrives.
+    let r: CtlStatusRes = ctl(&conn, CtlProc::CTLPROC_REVOKE, |_| RevokeArgs {
+        mds_epoch: u32::from(MDS_EPOCH),
+        revoke: vec![RevokedState {
+            other: rw.other,
+            why: CtlRevokeReason::CTL_REVOKED_ADMIN,
+        }],
+        forget: vec![],
+    })
+    .await;
+    assert_eq!(r.status, CtlStat::CTL_OK);
+    assert_eq!(
+        last_status(&c.call(w(rw)).await),
+        NfsStat4::NFS4ERR_ADMIN_REVOKED
+    );
+    assert_eq!(
+        last_status(&c.call(vec![putfh(&fh), read(rw, 0, 1)]).await),
+        NfsStat4::NFS4ERR_ADMIN_REVOKED
+    );
+    // An unknown reason refuses the whole call.
+    let r: CtlStatusRes = ctl(&conn, CtlProc::CTLPROC_REVOKE, |_| RevokeArgs {
+        mds_epoch: u32::from(MDS_EPOCH),
+        revoke: vec![
+            RevokedState {
+                other: ro.other,
+                why: CtlRevokeReason::CTL_REVOKED_ADMIN,
+            },
+            RevokedState {
+                other: ro.other,
+                why: CtlRevokeReason(9),
+            },
+        ],
+        forget: vec![],
+    })
+    .await;
+    assert_eq!(r.status, CtlStat::CTL_INVAL);
+    assert_eq!(last_status(&c.call(w(ro)).await), NfsStat4::NFS4_OK);
+
+    // The MDS restarts: REGISTER with the new epoch makes the old stateids stale.
+    let new_keys = support::keys(MDS_EPOCH + 1);
+    let r: RegisterRes = ctl(&conn, CtlProc::CTLPROC_REGISTER, |st| {
+        sealed_register(st, &new_keys)
+    })
+    .await;
+    assert!(matches!(r, RegisterRes::Ok(_)), "{r:?}");
+    assert_eq!(
+        last_status(&c.call(w(ro)).await),
+        NfsStat4::NFS4ERR_STALE_STATEID
+    );
+    let mut restarted = Mds::new(MDS_EPOCH + 1);
+    assert_eq!(
+        last_status(&c.call(w(restarted.open_stateid(3))).await),
+        NfsStat4::NFS4_OK
+    );
 }
 
 /// Deterministic pseudo-random bytes (xorshift), so a failure reproduces.

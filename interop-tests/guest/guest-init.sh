@@ -11,6 +11,7 @@
 #   SERVER_DIR   where the server keeps file data in the guest, if plain files (optional)
 #   PNFS_ARGS    pnfs arguments (SERVER=pnfs; the binary is /scenario/pnfs)
 #   MODE         run | shell
+#   WORKLOAD     the script MODE=run runs (default workload.sh; restart.sh is the restart scenario)
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
 
@@ -56,7 +57,7 @@ if [[ $MODE == shell ]]; then
     echo "root shell in the guest: the workload is /scenario/workload.sh; 'exit' powers off"
     setsid -c bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
 else
-    bash /scenario/workload.sh
+    bash "/scenario/${WORKLOAD:-workload.sh}"
     echo "WORKLOAD END"
 fi
 poweroff

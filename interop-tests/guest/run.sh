@@ -20,7 +20,7 @@ guest=$("$here/build.sh")
 
 # The scenario disk: small, rebuilt every run, so editing the workload needs no guest rebuild.
 disk=$scenario.ext4
-cp "$here"/guest-init.sh "$here"/servers.sh "$here"/workload.sh "$here"/*.py "$scenario/"
+cp "$here"/*.sh "$here"/*.py "$scenario/"
 used=$(du -sm "$scenario" | cut -f1)
 mkfs.ext4 -q -F -L scenario -d "$scenario" "$disk" "$((used + 64))M" >/dev/null
 

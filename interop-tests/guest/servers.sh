@@ -34,12 +34,14 @@ start_knfsd() {
     wait_port_2049 10
 }
 
-# Our server, copied onto the scenario disk by the test.
+# Our server, copied onto the scenario disk by the test. Its pid goes to /tmp/pnfs.pid (the
+# restart scenario kills it) and its log is appended to /tmp/pnfs.log (a restart adds to it).
 start_pnfs() {
     cd /srv || return 1
     # shellcheck disable=SC2086 # PNFS_ARGS is a word list
-    /scenario/pnfs $PNFS_ARGS >/tmp/pnfs.log 2>&1 &
+    /scenario/pnfs $PNFS_ARGS >>/tmp/pnfs.log 2>&1 &
     local pid=$!
+    echo "$pid" >/tmp/pnfs.pid
     cd / || return 1
     if ! wait_port_2049 30 "$pid"; then
         sed 's/^/pnfs: /' /tmp/pnfs.log

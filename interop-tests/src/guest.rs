@@ -8,6 +8,7 @@
 //!              scenario disk (/dev/vdb):              RUN <check>
 //!              scenario.env, pnfs binary,             CHECK <check> PASS|FAIL <ms>ms <detail>
 //!              guest-init.sh, workload.sh, ...        MOUNTSTAT <client> <op> <count>
+//!              (or restart.sh: kill -9 under load)
 //! ```
 //!
 //! The guest build and the in-guest workload are shell scripts in `interop-tests/guest/` (they
@@ -54,6 +55,9 @@ pub struct Scenario {
     pub mount_options: String,
     /// If set, only the checks whose names match this (bash) regex run, plus the mounts.
     pub only: Option<String>,
+    /// The guest script that runs the checks: `workload.sh` (the suite) or `restart.sh` (the
+    /// server is killed and restarted under load; needs [`Server::Pnfs`]).
+    pub workload: String,
 }
 
 impl Scenario {
@@ -64,6 +68,7 @@ impl Scenario {
             server: Server::Knfsd,
             mount_options: mount_options.to_owned(),
             only: None,
+            workload: "workload.sh".to_owned(),
         }
     }
 
@@ -82,6 +87,7 @@ impl Scenario {
             ("PNFS_ARGS", args),
             ("MODE", "run"),
             ("ONLY", self.only.as_deref().unwrap_or("")),
+            ("WORKLOAD", self.workload.as_str()),
         ];
         for (k, v) in vars {
             // Single-quoted for the shell; a quote inside becomes '\''.
@@ -195,7 +201,8 @@ impl Report {
                 c.name,
                 ms.unwrap_or_default()
             );
-            if !c.passed || c.name.starts_with("fio") || c.name.starts_with("tar") {
+            let evidence = ["fio", "tar", "restart"];
+            if !c.passed || evidence.iter().any(|e| c.name.starts_with(e)) {
                 let _ = write!(s, "  {}", truncate(&c.detail, 300));
             }
             s.push('\n');
@@ -549,5 +556,6 @@ mod tests {
         assert!(env.contains("MOUNT_OPTS='vers=4.1'\n"));
         assert!(env.contains(r"ONLY='it'\''s'"));
         assert!(env.contains("SERVER='knfsd'\n"));
+        assert!(env.contains("WORKLOAD='workload.sh'\n"));
     }
 }

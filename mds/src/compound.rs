@@ -1,20 +1,21 @@
-//! COMPOUND processing (RFC 8881 sections 15.2, 16.2 and 2.10.6): the per-request context
-//! (current and saved filehandle and stateid, the caller, the session), the rules about what
-//! may come first, the op dispatch, and the reply.
+//! The MDS's per-COMPOUND context (current and saved filehandle and stateid, the caller as
+//! the current export sees it) and its place in the shared COMPOUND engine
+//! ([`nfs_server::compound`]: SEQUENCE first, the reply cache, size limits, the reply).
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use nfs_proto::nfs4::*;
-use nfs_proto::rpc::{AcceptStat, Credential, OpaqueAuth};
-use nfs_proto::transport::{Conn, Reply};
-use nfs_proto::xdr::{Decoder, Encoder, Utf8String, Xdr};
-use tracing::{debug, info_span, Instrument};
+use nfs_proto::rpc::Credential;
+use nfs_server::{CompoundCtx, SessionCtx};
+
+pub use nfs_server::compound::{
+    error_result, process, rpc_call_header_size, RPC_REPLY_HEADER, SEQUENCE_RESULT,
+};
+pub use nfs_server::NOBODY;
 
 use crate::exports::{Place, PSEUDO_EXPORT};
 use crate::ops;
 use crate::server::Mds;
-use crate::state::session::ReplyLimit;
 use crate::store::Inode;
 
 /// The caller, as AUTH_SYS describes it (after root squashing).
@@ -27,9 +28,6 @@ pub struct User {
     /// Supplementary groups.
     pub gids: Vec<u32>,
 }
-
-/// The anonymous user (AUTH_NONE, squashed root).
-pub const NOBODY: u32 = 65534;
 
 impl User {
     /// The user a credential names.
@@ -69,8 +67,8 @@ pub struct Fh {
 pub struct Ctx {
     /// The server.
     pub mds: Arc<Mds>,
-    /// The connection the request came on.
-    pub conn: Conn,
+    /// The session layer's part: connection, principal, minor version, client and session.
+    pub session: SessionCtx,
     /// The caller as the credential names it.
     pub cred_user: User,
     /// The caller as the current filehandle's export sees it (root squashed or not).
@@ -80,12 +78,6 @@ pub struct Ctx {
     pub read_only: bool,
     /// The export whose rule `user` and `read_only` reflect.
     pub access_export: Option<u16>,
-    /// 1 or 2.
-    pub minor: u32,
-    /// The client of the session named by SEQUENCE.
-    pub clientid: Option<u64>,
-    /// The session named by SEQUENCE.
-    pub sessionid: Option<Sessionid4>,
     /// Current filehandle.
     pub cfh: Option<Fh>,
     /// Saved filehandle.
@@ -148,7 +140,7 @@ impl Ctx {
             let rule = self
                 .mds
                 .exports
-                .rule(export, self.conn.peer().ip())
+                .rule(export, self.session.conn.peer().ip())
                 .ok_or(NfsStat4::NFS4ERR_ACCESS)?;
             if rule.root_squash && user.uid == 0 {
                 user = User {
@@ -210,7 +202,7 @@ impl Ctx {
 
     /// The client of the session, which SEQUENCE guarantees for every later op.
     pub fn client(&self) -> Result<u64, NfsStat4> {
-        self.clientid.ok_or(NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)
+        self.session.client()
     }
 
     /// Sets the current filehandle to an object.
@@ -229,355 +221,32 @@ impl Ctx {
     }
 }
 
-/// Operations that may come first in a COMPOUND without SEQUENCE, alone (RFC 8881 section
-/// 2.10.6.4 and each op's description).
-fn allowed_without_sequence(op: &NfsArgop4) -> bool {
-    matches!(
-        op,
-        NfsArgop4::ExchangeId(_)
-            | NfsArgop4::CreateSession(_)
-            | NfsArgop4::DestroySession(_)
-            | NfsArgop4::BindConnToSession(_)
-            | NfsArgop4::DestroyClientId(_)
-    )
-}
-
-/// An error result for any operation: the op's result with only `status` set. The result types
-/// differ in shape, but every one encodes a non-OK status as the status word followed by at
-/// most a few zero-filled words (SETATTR's empty bitmap, say), so decoding that form gives the
-/// right typed value without a hand-written table.
-pub fn error_result(op: NfsOpnum4, status: NfsStat4) -> NfsResop4 {
-    let mut e = Encoder::new();
-    e.put_u32(op.0);
-    e.put_u32(status.0);
-    e.put_raw(&[0; 32]);
-    NfsResop4::decode(&mut Decoder::new(e.into_bytes())).unwrap_or(NfsResop4::Illegal(IllegalRes {
-        status: NfsStat4::NFS4ERR_OP_ILLEGAL,
-    }))
-}
-
-/// Bytes of an ONC RPC reply before the procedure's results: xid, message type, reply
-/// status, verifier (AUTH_NONE: flavor and empty body) and accept status (RFC 5531). Session
-/// reply limits count them (RFC 8881 section 18.36.3: `ca_maxresponsesize` includes the RPC
-/// headers).
-pub const RPC_REPLY_HEADER: usize = 24;
-
-/// The XDR size of a successful SEQUENCE result: op number, status, session id, sequence id,
-/// slot id, highest and target highest slot id, status flags.
-pub const SEQUENCE_RESULT: usize = 4 + 4 + 16 + 5 * 4;
-
-/// Room kept free after each result but the last, for the error result that replaces the
-/// next one if that does not fit (op number, status and at most a couple of empty words).
-const ERROR_RESERVE: usize = 16;
-
-/// The XDR size of an opaque or string of `n` bytes: length word, bytes, padding.
-fn xdr_opaque_size(n: usize) -> usize {
-    4 + n.div_ceil(4) * 4
-}
-
-/// The size of an RPC call header as received: xid, message type, RPC version, program,
-/// version, procedure, then credential and verifier (flavor, length, body). An AUTH_NONE
-/// credential's body is taken to be empty. Session request limits count it (RFC 8881
-/// section 18.36.3: `ca_maxrequestsize` includes the RPC headers).
-pub fn rpc_call_header_size(cred: &Credential, verf: &OpaqueAuth) -> usize {
-    let cred_body = match cred {
-        Credential::None => 0,
-        Credential::Sys(p) => nfs_proto::xdr::to_bytes(p).len(),
-        Credential::Gss(b) | Credential::Other(_, b) => b.len(),
-    };
-    6 * 4 + 4 + xdr_opaque_size(cred_body) + 4 + xdr_opaque_size(verf.body.len())
-}
-
-/// The most bytes the result of an operation that changes state can take, checked before
-/// it runs so that the server never does something whose reply it then cannot send or cache
-/// (RFC 8881 section 2.10.6.4 asks servers not to; knfsd estimates the same way). `None`
-/// for operations that change nothing: their actual result is checked after they ran.
-fn state_change_result_size(op: &NfsArgop4) -> Option<usize> {
-    use NfsArgop4 as A;
-    const CINFO: usize = 4 + 8 + 8;
-    const STATEID: usize = 16;
-    // A bitmap4 of up to three words.
-    const BITMAP: usize = 4 + 3 * 4;
-    // LOCK4denied: offset, length, type, and the owner (client id and name); the name is
-    // estimated at 128 bytes as knfsd does (IDMAP_NAMESZ). A longer one only occurs in a
-    // denial, which changes nothing, so the check after the operation may still catch it.
-    const LOCK_DENIED: usize = 8 + 8 + 4 + 8 + 4 + 128;
-    // OPEN4resok: stateid, change info, result flags, attrset, and the delegation part
-    // (OPEN_DELEGATE_NONE_EXT with its reason while no delegation is granted).
-    const OPEN: usize = STATEID + CINFO + 4 + BITMAP + 16;
-    let body = match op {
-        A::Create(_) => CINFO + BITMAP,
-        A::Remove(_) | A::Link(_) => CINFO,
-        A::Rename(_) => 2 * CINFO,
-        A::Open(_) => OPEN,
-        A::OpenDowngrade(_) | A::Close(_) | A::LockU(_) => STATEID,
-        A::Lock(_) => LOCK_DENIED,
-        A::SetAttr(_) => BITMAP,
-        A::Write(_) => 4 + 4 + 8,
-        A::Commit(_) => 8,
-        A::BindConnToSession(_) => 16 + 4 + 4,
-        A::DestroySession(_)
-        | A::DestroyClientId(_)
-        | A::ReclaimComplete(_)
-        | A::FreeStateid(_)
-        | A::ReleaseLockOwner(_)
-        | A::DelegReturn(_)
-        | A::BackchannelCtl(_) => 0,
-        _ => return None,
-    };
-    Some(4 + 4 + body)
-}
-
-/// The encoded result of one operation.
-fn encode_result(res: &NfsResop4) -> Encoder {
-    let mut e = Encoder::new();
-    res.encode(&mut e);
-    e
-}
-
-/// Runs one COMPOUND. `call_header_size` is the size of the RPC call's header
-/// ([`rpc_call_header_size`]), for the session's request size limit.
-///
-/// Within a session the reply must fit the session's limit ([`ReplyLimit`]: RFC 8881
-/// sections 2.10.6.4 and 18.46.3): SEQUENCE itself fails when not even its own result fits;
-/// an operation that would change state is refused before it runs when its largest result
-/// would not fit, and any other whose actual result does not fit gets NFS4ERR_REP_TOO_BIG
-/// (or NFS4ERR_REP_TOO_BIG_TO_CACHE with `sa_cachethis`) instead of its result, which ends
-/// the COMPOUND.
-pub async fn process(
-    mds: Arc<Mds>,
-    conn: Conn,
-    cred: Credential,
-    args: Bytes,
-    call_header_size: usize,
-) -> Reply {
-    let raw = args.clone();
-    let (args, bad_op) = match Compound4Args::decode_partial(&mut Decoder::new(args)) {
-        Ok(a) => a,
-        Err(_) => return Reply::Accepted(AcceptStat::GarbageArgs),
-    };
-    let tag = args.tag.clone();
-    if !(1..=2).contains(&args.minorversion) {
-        return encode_reply(Compound4Res {
-            status: NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH,
-            tag,
-            resarray: Vec::new(),
-        });
-    }
-    // A client that no export admits may not use the server at all.
-    if !mds.exports.any_allowed(conn.peer().ip()) {
-        return Reply::Denied(nfs_proto::rpc::RejectedReply::AuthError(
-            nfs_proto::rpc::AuthStat::AUTH_TOOWEAK,
-        ));
-    }
-    let user = User::from_credential(&cred);
-    let mut ctx = Ctx {
-        mds: mds.clone(),
-        conn,
-        cred_user: user.clone(),
-        user,
-        read_only: true,
-        access_export: None,
-        minor: args.minorversion,
-        clientid: None,
-        sessionid: None,
-        cfh: None,
-        sfh: None,
-        cstateid: None,
-        sstateid: None,
-    };
-    let nops = args.argarray.len() + usize::from(bad_op.is_some());
-    let request_size = call_header_size + raw.len();
-    // The reply so far: RPC header, status, tag, result count, then the results.
-    let mut size = RPC_REPLY_HEADER + 4 + xdr_opaque_size(tag.len()) + 4;
-    let mut results = Encoder::new();
-    let mut count = 0u32;
-    let mut status = NfsStat4::NFS4_OK;
-    let mut slot = None;
-    let mut limit: Option<ReplyLimit> = None;
-    let span = info_span!("compound", ops = nops, tag = %tag);
-    let replay = async {
-        for (i, op) in args.argarray.iter().enumerate() {
-            let opnum = op.opnum();
-            let reserve = if i + 1 == nops { 0 } else { ERROR_RESERVE };
-            // An undefined operation is OP_ILLEGAL wherever it stands, even first (RFC 8881
-            // section 15.2; pynfs COMP5).
-            let mut res = if let NfsArgop4::Unknown(_) | NfsArgop4::Illegal = op {
-                NfsResop4::Illegal(IllegalRes {
-                    status: NfsStat4::NFS4ERR_OP_ILLEGAL,
-                })
-            } else if i == 0 && !matches!(op, NfsArgop4::Sequence(_)) {
-                if !allowed_without_sequence(op) {
-                    error_result(opnum, NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)
-                } else if nops > 1 {
-                    error_result(opnum, NfsStat4::NFS4ERR_NOT_ONLY_OP)
-                } else {
-                    ops::dispatch(&mut ctx, op).await
-                }
-            } else if i > 0 && matches!(op, NfsArgop4::Sequence(_)) {
-                error_result(opnum, NfsStat4::NFS4ERR_SEQUENCE_POS)
-            } else if i == 0 {
-                let NfsArgop4::Sequence(s) = op else {
-                    unreachable!("checked above")
-                };
-                // SEQUENCE's result, and room for one error result after it if more follow.
-                let min_reply = size + SEQUENCE_RESULT + reserve;
-                match ops::session::sequence(&mut ctx, s, &raw, request_size, min_reply, nops) {
-                    Ok(ops::session::SequenceStart::Replay(pieces)) => {
-                        return Some(pieces);
-                    }
-                    Ok(ops::session::SequenceStart::Go(res, s)) => {
-                        limit = Some(s.reply_limit);
-                        slot = Some(s);
-                        NfsResop4::Sequence(res)
-                    }
-                    Err(status) => error_result(opnum, status),
-                }
-            } else {
-                let refused = limit.filter(|l| {
-                    state_change_result_size(op)
-                        .is_some_and(|most| size + most + reserve > l.max as usize)
-                });
-                match refused {
-                    Some(l) => error_result(opnum, l.error()),
-                    None => ops::dispatch(&mut ctx, op).await,
-                }
-            };
-            let mut enc = encode_result(&res);
-            if let Some(l) = limit.filter(|_| i > 0) {
-                if size + enc.len() + reserve > l.max as usize {
-                    res = error_result(opnum, l.error());
-                    enc = encode_result(&res);
-                }
-            }
-            status = res.status();
-            debug!(op = ?opnum, status = ?status);
-            mds.counters.op(opnum, status);
-            size += enc.len();
-            results.put_pieces(enc.into_pieces());
-            count += 1;
-            if !status.is_ok() {
-                return None;
-            }
+impl Ctx {
+    /// The context of a new COMPOUND from `cred`: no filehandle, and the caller not yet seen
+    /// through any export's rule.
+    pub fn new(mds: Arc<Mds>, session: SessionCtx, cred: &Credential) -> Self {
+        let user = User::from_credential(cred);
+        Self {
+            mds,
+            session,
+            cred_user: user.clone(),
+            user,
+            read_only: true,
+            access_export: None,
+            cfh: None,
+            sfh: None,
+            cstateid: None,
+            sstateid: None,
         }
-        if let Some(bad) = bad_op {
-            status = if bad.op == NfsOpnum4::OP_ILLEGAL || bad.op.name().is_none() {
-                NfsStat4::NFS4ERR_OP_ILLEGAL
-            } else {
-                NfsStat4::NFS4ERR_BADXDR
-            };
-            let res = if status == NfsStat4::NFS4ERR_OP_ILLEGAL {
-                NfsResop4::Illegal(IllegalRes { status })
-            } else {
-                error_result(bad.op, status)
-            };
-            results.put_pieces(encode_result(&res).into_pieces());
-            count += 1;
-        }
-        None
     }
-    .instrument(span)
-    .await;
-    if let Some(pieces) = replay {
-        return Reply::Success(pieces);
-    }
-    // COMPOUND4res: status of the last result, the tag, the results.
-    let mut e = Encoder::new();
-    e.put_u32(status.0);
-    tag.encode(&mut e);
-    e.put_u32(count);
-    e.put_pieces(results.into_pieces());
-    let pieces = e.into_pieces();
-    if let Some(s) = slot {
-        ops::session::finish(&ctx, s, &pieces);
-    }
-    Reply::Success(pieces)
 }
 
-fn encode_pieces(res: &Compound4Res) -> Vec<Bytes> {
-    let mut e = Encoder::new();
-    res.encode(&mut e);
-    e.into_pieces()
-}
-
-fn encode_reply(res: Compound4Res) -> Reply {
-    Reply::Success(encode_pieces(&res))
-}
-
-/// An empty tag, for replies built outside a request.
-pub fn no_tag() -> Utf8String {
-    Utf8String::default()
-}
-
-#[cfg(test)]
-mod tests {
-    use nfs_proto::rpc::{AuthFlavor, AuthSysParms};
-
-    use super::*;
-
-    #[test]
-    fn call_header_size_counts_credential_and_verifier() {
-        let none = OpaqueAuth::new(AuthFlavor::AUTH_NONE, Bytes::new());
-        assert_eq!(rpc_call_header_size(&Credential::None, &none), 40);
-        let sys = AuthSysParms {
-            stamp: 1,
-            machinename: Utf8String::from("host"),
-            uid: 0,
-            gid: 0,
-            gids: vec![1, 2],
-        };
-        // stamp, name (4 + 4), uid, gid, gids (4 + 8)
-        assert_eq!(rpc_call_header_size(&Credential::Sys(sys), &none), 40 + 32);
+impl CompoundCtx for Ctx {
+    fn session(&self) -> &SessionCtx {
+        &self.session
     }
 
-    #[test]
-    fn a_reply_built_from_encoded_results_is_a_compound4res() {
-        let results = [
-            NfsResop4::Sequence(SequenceRes::Ok(SequenceResOk::default())),
-            NfsResop4::PutRootFh(PutRootFhRes {
-                status: NfsStat4::NFS4_OK,
-            }),
-        ];
-        let tag = Utf8String::from("abcde");
-        let mut body = Encoder::new();
-        for r in &results {
-            body.put_pieces(encode_result(r).into_pieces());
-        }
-        let mut e = Encoder::new();
-        e.put_u32(NfsStat4::NFS4_OK.0);
-        tag.encode(&mut e);
-        e.put_u32(results.len() as u32);
-        e.put_pieces(body.into_pieces());
-        let whole = Compound4Res {
-            status: NfsStat4::NFS4_OK,
-            tag: tag.clone(),
-            resarray: results.to_vec(),
-        };
-        assert_eq!(e.into_bytes(), nfs_proto::xdr::to_bytes(&whole));
-        assert_eq!(
-            nfs_proto::xdr::to_bytes(&whole).len(),
-            4 + xdr_opaque_size(tag.len()) + 4 + SEQUENCE_RESULT + 8
-        );
-    }
-
-    #[test]
-    fn sequence_result_size_is_its_encoding() {
-        let res = NfsResop4::Sequence(SequenceRes::Ok(SequenceResOk::default()));
-        assert_eq!(encode_result(&res).len(), SEQUENCE_RESULT);
-    }
-
-    #[test]
-    fn state_changing_ops_have_a_result_estimate_covering_their_error() {
-        let ops = [
-            NfsArgop4::Remove(RemoveArgs { target: "x".into() }),
-            NfsArgop4::Close(CloseArgs::default()),
-            NfsArgop4::ReclaimComplete(ReclaimCompleteArgs { rca_one_fs: false }),
-        ];
-        for op in &ops {
-            let most = state_change_result_size(op).expect("changes state");
-            assert!(most >= encode_result(&error_result(op.opnum(), NfsStat4::NFS4ERR_IO)).len());
-        }
-        assert_eq!(state_change_result_size(&NfsArgop4::GetFh), None);
-        assert_eq!(state_change_result_size(&NfsArgop4::PutRootFh), None);
+    fn session_mut(&mut self) -> &mut SessionCtx {
+        &mut self.session
     }
 }

@@ -30,16 +30,16 @@
 //!                         # neither: <data_dir>/cluster.secret, generated once (one host only)
 //!   data_servers:         # default: these three, all on this host
 //!     - id: 1             # 1..=65535, stable (`pnfs ds --id 1`)
-//!       addresses: [127.0.0.1:20491]  # ip:port told to clients; loopback/0.0.0.0 = the
-//!                                     # MDS's host, advertised as the client's MDS address
+//!       addresses: [0.0.0.0:20491]    # ip:port told to clients; 0.0.0.0 = this host, told
+//!                                     # as the address the client reached the MDS by
 //!       listen: 0.0.0.0:20491         # default: 0.0.0.0:<port of the first address>
 //!       control: 127.0.0.1:20591      # control service; default: first IP, port + 100
 //!       control_listen: 127.0.0.1:20591   # default: the control address
 //!       data_dir: ./pnfs-data/ds1     # default: <data_dir>/ds<id>
 //!       backend: local    # local | null (sizes only) | shared (needs shared_dir)
 //!       shared_dir: null  # backend shared: the cluster file system directory
-//!     - { id: 2, addresses: [127.0.0.1:20492] }
-//!     - { id: 3, addresses: [127.0.0.1:20493] }
+//!     - { id: 2, addresses: [0.0.0.0:20492] }
+//!     - { id: 3, addresses: [0.0.0.0:20493] }
 //!   layout:
 //!     stripe_unit: 1048576  # bytes, a multiple of 64
 //!     stripe_count: null    # data servers per file; null: all

@@ -4,7 +4,7 @@
 //! ```text
 //!   DsControl::connect(addr, key) ──TCP──> control service of one data server
 //!     .register(&Registration)   keys, epoch and lease out; id, boot verifier, addresses back
-//!     .revoke / .replace_revocations, .object_sizes, .truncate, .remove, .health, .null
+//!     .revoke, .set_access, .object_sizes, .truncate, .remove, .health, .null
 //! ```
 //!
 //! Every call is signed with the cluster key and a fresh stamp, and its results are accepted
@@ -23,14 +23,16 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use nfs_proto::control::{
-    unix_ms, ClusterKey, CtlAuthError, CtlObject, CtlProc, CtlStat, CtlStatusRes, HealthOk,
-    HealthRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs,
-    RemoveRes, RevokeArgs, RevokeRes, Stamper, StateOther, StripeSize, TruncateArgs, MAX_CTL_LIST,
-    MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    unix_ms, AccessChange, ClusterKey, CtlAuthError, CtlObject, CtlProc, CtlRevokeReason, CtlStat,
+    CtlStatusRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs, RegisterOk,
+    RegisterRes, RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs, Stamper,
+    StateOther, StripeSize, TruncateArgs, MAX_CTL_LIST, MDS_NODE, PNFS_CTL_PROGRAM,
+    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, DecodeError, Xdr};
+use nfs_server::keys::DsKeys;
 use pfs_core::ObjectId;
 
 /// How long a control call may take by default: long enough for a data server to fsync a
@@ -93,28 +95,35 @@ impl From<CallError> for CtlError {
     }
 }
 
-/// What REGISTER hands a data server (see `data_server::control::DsKeys`).
-#[derive(Clone, PartialEq, Eq)]
+/// What REGISTER hands a data server.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Registration {
     /// The id the configuration gives the data server at this address.
     pub ds_id: u16,
-    /// The MDS's boot epoch.
-    pub mds_epoch: u16,
-    /// The MDS's lease time in seconds.
+    /// The MDS's lease time in seconds (the data server refuses another one).
     pub lease_time: u32,
-    /// The key of stateid MACs.
-    pub stateid_key: [u8; 32],
-    /// The key of data server filehandle MACs.
-    pub fh_key: [u8; 32],
+    /// The keys and boot epoch (`DsKeys::derive(server key, epoch)`).
+    pub keys: DsKeys,
 }
 
-impl fmt::Debug for Registration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Registration")
-            .field("ds_id", &self.ds_id)
-            .field("mds_epoch", &self.mds_epoch)
-            .field("lease_time", &self.lease_time)
-            .finish_non_exhaustive()
+/// Why the MDS revokes a stateid (the data server answers I/O with the matching error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevokeReason {
+    /// Administrative revocation or fencing: `NFS4ERR_ADMIN_REVOKED`.
+    Admin,
+    /// The client's lease expired: `NFS4ERR_EXPIRED`.
+    Expired,
+    /// A revoked delegation: `NFS4ERR_DELEG_REVOKED`.
+    Delegation,
+}
+
+impl RevokeReason {
+    fn wire(self) -> CtlRevokeReason {
+        match self {
+            Self::Admin => CtlRevokeReason::CTL_REVOKED_ADMIN,
+            Self::Expired => CtlRevokeReason::CTL_REVOKED_EXPIRED,
+            Self::Delegation => CtlRevokeReason::CTL_REVOKED_DELEG,
+        }
     }
 }
 
@@ -222,12 +231,12 @@ impl DsControl {
         let results = self
             .call_raw(CtlProc::CTLPROC_REGISTER, |key, stamp| {
                 let mut keys = [0u8; 64];
-                keys[..32].copy_from_slice(&r.stateid_key);
-                keys[32..].copy_from_slice(&r.fh_key);
+                keys[..32].copy_from_slice(&r.keys.stateid_key);
+                keys[32..].copy_from_slice(&r.keys.fh_key);
                 key.seal(stamp, REGISTER_SEAL_PURPOSE, &mut keys);
                 let mut a = RegisterArgs {
                     ds_id: u32::from(r.ds_id),
-                    mds_epoch: u32::from(r.mds_epoch),
+                    mds_epoch: u32::from(r.keys.mds_epoch),
                     lease_time: r.lease_time,
                     sealed_stateid_key: [0; 32],
                     sealed_fh_key: [0; 32],
@@ -285,10 +294,7 @@ impl DsControl {
                     .map(|&(stripe, size)| StripeSize { stripe, size })
                     .collect(),
             };
-            let r: CtlStatusRes = self.call(CtlProc::CTLPROC_TRUNCATE, &args).await?;
-            if r.status != CtlStat::CTL_OK {
-                return Err(CtlError::Status(r.status));
-            }
+            self.status_call(CtlProc::CTLPROC_TRUNCATE, &args).await?;
         }
         Ok(())
     }
@@ -309,61 +315,67 @@ impl DsControl {
         Ok(removed)
     }
 
-    async fn revoke_call(
-        &self,
-        mds_epoch: u16,
-        replace: bool,
-        revoke: &[StateOther],
-        forget: &[StateOther],
-    ) -> Result<u32, CtlError> {
-        let args = RevokeArgs {
-            mds_epoch: u32::from(mds_epoch),
-            replace,
-            revoke: revoke.to_vec(),
-            forget: forget.to_vec(),
-        };
-        match self.call(CtlProc::CTLPROC_REVOKE, &args).await? {
-            RevokeRes::Ok(ok) => Ok(ok.revoked),
-            RevokeRes::Err(s) => Err(CtlError::Status(s)),
+    async fn status_call<A: Xdr>(&self, proc_: CtlProc, args: &A) -> Result<(), CtlError> {
+        let r: CtlStatusRes = self.call(proc_, args).await?;
+        if r.status == CtlStat::CTL_OK {
+            Ok(())
+        } else {
+            Err(CtlError::Status(r.status))
         }
     }
 
-    /// REVOKE: the data server refuses these stateids (by `other`) from the moment this
-    /// returns, and forgets `forget`. Returns the size of its revocation set.
+    /// REVOKE: the data server refuses these stateids (by `other`, each with its reason)
+    /// from the moment this returns, and forgets `forget` (stateids freed on the MDS). Send
+    /// all of a fenced client's stateids in one call where they fit; longer lists go in
+    /// several calls, each applied whole.
     pub async fn revoke(
         &self,
         mds_epoch: u16,
-        revoke: &[StateOther],
+        revoke: &[(StateOther, RevokeReason)],
         forget: &[StateOther],
-    ) -> Result<u32, CtlError> {
+    ) -> Result<(), CtlError> {
         let max = MAX_CTL_LIST as usize;
-        let mut n = None;
         let (mut r, mut f) = (revoke, forget);
-        while n.is_none() || !r.is_empty() || !f.is_empty() {
+        loop {
             let (rc, rr) = r.split_at(r.len().min(max));
             let (fc, fr) = f.split_at(f.len().min(max));
-            n = Some(self.revoke_call(mds_epoch, false, rc, fc).await?);
+            let args = RevokeArgs {
+                mds_epoch: u32::from(mds_epoch),
+                revoke: rc
+                    .iter()
+                    .map(|&(other, why)| RevokedState {
+                        other,
+                        why: why.wire(),
+                    })
+                    .collect(),
+                forget: fc.to_vec(),
+            };
+            self.status_call(CtlProc::CTLPROC_REVOKE, &args).await?;
             (r, f) = (rr, fr);
+            if r.is_empty() && f.is_empty() {
+                return Ok(());
+            }
         }
-        Ok(n.unwrap_or(0))
     }
 
-    /// REVOKE with `replace`: makes `all` the data server's whole revocation set (after it
-    /// restarted: its boot verifier changed). Longer than one call, the first call replaces
-    /// and the rest add, so until the last returns the set may be short of `all`: call this
-    /// before the data server is handed out in layouts again.
-    pub async fn replace_revocations(
+    /// SET_ACCESS: after OPEN upgrades or downgrades, the share access (`OPEN4_SHARE_ACCESS_*`,
+    /// 1..=3) the data server checks for each stateid, from the moment this returns.
+    pub async fn set_access(
         &self,
         mds_epoch: u16,
-        all: &[StateOther],
-    ) -> Result<u32, CtlError> {
-        let max = MAX_CTL_LIST as usize;
-        let (first, rest) = all.split_at(all.len().min(max));
-        let mut n = self.revoke_call(mds_epoch, true, first, &[]).await?;
-        for chunk in rest.chunks(max) {
-            n = self.revoke_call(mds_epoch, false, chunk, &[]).await?;
+        changes: &[(StateOther, u32)],
+    ) -> Result<(), CtlError> {
+        for chunk in changes.chunks(MAX_CTL_LIST as usize) {
+            let args = SetAccessArgs {
+                mds_epoch: u32::from(mds_epoch),
+                changes: chunk
+                    .iter()
+                    .map(|&(other, access)| AccessChange { other, access })
+                    .collect(),
+            };
+            self.status_call(CtlProc::CTLPROC_SET_ACCESS, &args).await?;
         }
-        Ok(n)
+        Ok(())
     }
 
     /// HEALTH: space, load and state of the data server.

@@ -2,10 +2,10 @@
 //! all state, and (from the pNFS milestone on) hands out file layouts over the data servers.
 //!
 //! ```text
-//!  net/ (tokio: connections, RPC records, backchannel)
-//!    └─> compound/ (SEQUENCE first, current/saved filehandle, the op table)
-//!          ├─> ops/ (one file per operation)
-//!          ├─> state/ (clients, sessions, leases, grace, stateids, opens, locks)   sans-IO
+//!  nfs-server (shared with the data servers: TCP service, COMPOUND engine, SEQUENCE and the
+//!   │          reply cache, clients, sessions, leases, grace)
+//!   └─> role (the MDS's hooks) ─> compound (current/saved filehandle) ─> ops/ (the op table)
+//!          ├─> state/ (stateids, opens, locks, orphans)                      sans-IO
 //!          ├─> store/ (namespace, attributes, filehandles in redb; group commit)
 //!          └─> pfs-core (file data)
 //! ```
@@ -20,9 +20,12 @@ pub mod dsctl;
 pub mod exports;
 pub mod metrics;
 pub mod ops;
+pub mod role;
 pub mod server;
 pub mod state;
 pub mod store;
 
 pub use config::Config;
+/// The back channel, shared with the session layer (delegation and layout recalls use it).
+pub use nfs_server::callback;
 pub use server::Mds;

@@ -36,18 +36,20 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "uptime_seconds",
         "gauge",
         "Seconds since this server started.",
-        &one(now.saturating_duration_since(mds.started).as_secs()),
+        &one(now.saturating_duration_since(mds.core.started).as_secs()),
     );
     metric(
         "compounds_total",
         "counter",
         "COMPOUND requests served.",
         &one(mds
+            .core
             .counters
             .compounds
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
     let ops: Vec<(String, u64)> = mds
+        .core
         .counters
         .snapshot()
         .into_iter()
@@ -63,13 +65,13 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "Operations by name and outcome.",
         &ops,
     );
-    let (clients, sessions, grace) = match mds.sessions.lock() {
-        Ok(s) => (
+    let (clients, sessions, grace) = {
+        let s = mds.core.state();
+        (
             s.clients.len() as u64,
             s.sessions.len() as u64,
             u64::from(s.grace.in_grace(now)),
-        ),
-        Err(_) => (0, 0, 0),
+        )
     };
     metric("clients", "gauge", "Client records.", &one(clients));
     metric("sessions", "gauge", "Sessions.", &one(sessions));
@@ -176,7 +178,7 @@ mod tests {
             ..Config::default()
         })
         .unwrap();
-        mds.counters.op(
+        mds.core.counters.op(
             nfs_proto::nfs4::NfsOpnum4::OP_READ,
             nfs_proto::nfs4::NfsStat4::NFS4_OK,
         );

@@ -1,27 +1,22 @@
 //! The server: what it holds, the RPC entry point, and the TCP listener.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use nfs_proto::nfs4::{
-    NfsOpnum4, NfsStat4, NFS4_PROGRAM, NFSPROC4_COMPOUND, NFSPROC4_NULL, NFS_V4,
-};
-use nfs_proto::rpc::AcceptStat;
-use nfs_proto::transport::{
-    self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
-};
+use bytes::Bytes;
+use nfs_proto::nfs4::{NfsStat4, ServerOwner4, EXCHGID4_FLAG_USE_NON_PNFS};
+use nfs_proto::transport::ConnLimits;
+use nfs_server::keys::DsKeys;
+use nfs_server::state::session::SessionLimits;
+use nfs_server::{Core, CoreConfig, Identity};
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;
-use tracing::{info, warn};
 
-use crate::compound;
 use crate::config::Config;
 use crate::exports::Exports;
-use crate::ops::session::SessionState;
 use crate::state::open::StateTable;
 use crate::state::stateid::StateidMinter;
 use crate::store::{
@@ -48,42 +43,6 @@ pub enum StartError {
     Listen(SocketAddr, std::io::Error),
 }
 
-/// Per-operation counters a user can read (`Mds::op_counts`).
-#[derive(Default)]
-pub struct Counters {
-    ops: Mutex<BTreeMap<(u32, bool), u64>>,
-    /// COMPOUNDs served.
-    pub compounds: AtomicU64,
-}
-
-impl Counters {
-    /// Counts one operation with its outcome.
-    pub fn op(&self, op: NfsOpnum4, status: NfsStat4) {
-        *self
-            .ops
-            .lock()
-            .expect("counters")
-            .entry((op.0, status.is_ok()))
-            .or_default() += 1;
-    }
-
-    /// (operation, succeeded, count) for every operation seen.
-    pub fn snapshot(&self) -> Vec<(NfsOpnum4, bool, u64)> {
-        self.ops
-            .lock()
-            .expect("counters")
-            .iter()
-            .map(|(&(o, ok), &n)| (NfsOpnum4(o), ok, n))
-            .collect()
-    }
-
-    /// How many times `op` ran (successfully or not).
-    pub fn count(&self, op: NfsOpnum4) -> u64 {
-        let m = self.ops.lock().expect("counters");
-        m.get(&(op.0, true)).copied().unwrap_or(0) + m.get(&(op.0, false)).copied().unwrap_or(0)
-    }
-}
-
 /// The metadata server.
 pub struct Mds {
     /// Configuration.
@@ -101,14 +60,8 @@ pub struct Mds {
     pub data: Arc<dyn ObjectStore>,
     /// Opens and locks.
     pub opens: Mutex<StateTable>,
-    /// Clients, sessions, leases and grace.
-    pub sessions: Mutex<SessionState>,
-    /// Operation counters.
-    pub counters: Counters,
-    /// When this server started (for leases and grace).
-    pub started: Instant,
-    /// Connection ids.
-    next_conn: AtomicU64,
+    /// The shared session layer: clients, sessions, leases, grace, counters.
+    pub core: Core,
 }
 
 impl Mds {
@@ -125,21 +78,18 @@ impl Mds {
         let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
         let export_roots = make_export_dirs(&store, &exports)?;
         let epoch = store.boot_epoch() as u16;
-        let minter = StateidMinter::new(*store.server_key(), epoch);
-        let now = Instant::now();
-        let sessions = SessionState::new(&cfg, &store, now);
+        let minter =
+            StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
+        let core = Core::new(core_config(&cfg, &store), Instant::now());
         Ok(Arc::new(Self {
             opens: Mutex::new(StateTable::new(minter)),
-            sessions: Mutex::new(sessions),
+            core,
             cfg,
             exports,
             export_roots,
             pseudo_time: system_time_now(),
             store,
             data,
-            counters: Counters::default(),
-            started: now,
-            next_conn: AtomicU64::new(1),
         }))
     }
 
@@ -192,32 +142,56 @@ impl Mds {
         Ok(())
     }
 
-    /// Serves connections accepted on `listener`.
+    /// Serves connections accepted on `listener` (and expires leases) for as long as the
+    /// task runs.
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
-        let limits = ConnLimits {
-            max_fragment: self.cfg.limits.max_record as usize,
-            max_record: self.cfg.limits.max_record as usize,
-            max_in_flight: self.cfg.limits.max_slots as usize * 2,
-        };
-        tokio::spawn(crate::ops::session::reaper(self.clone()));
-        loop {
-            let (sock, peer) = match listener.accept().await {
-                Ok(s) => s,
-                Err(e) => {
-                    warn!("accept: {e}");
-                    continue;
-                }
-            };
-            let _ = sock.set_nodelay(true);
-            let local = sock.local_addr().unwrap_or(peer);
-            let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
-            let (_conn, run) = transport::start(sock, id, peer, local, self.clone(), limits);
-            tokio::spawn(async move {
-                if let Err(e) = run.await {
-                    info!(%peer, "connection closed: {e}");
-                }
-            });
-        }
+        nfs_server::serve_on(self, listener).await;
+    }
+}
+
+/// The session layer's settings from the configuration and the store: limits from
+/// `config.limits`, the lease and grace times, the owners that may reclaim, this boot's
+/// epoch, and the identity.
+///
+/// The role flags are `EXCHGID4_FLAG_USE_NON_PNFS` until the MDS hands out layouts: the
+/// Linux client refuses a reply with both `USE_NON_PNFS` and `USE_PNFS_MDS`
+/// (`nfs4_check_cl_exchange_flags`), and it loads a layout driver with either
+/// (`set_pnfs_layoutdriver`).
+fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
+    let l = &cfg.limits;
+    let limits = SessionLimits {
+        max_request_size: l.max_record,
+        max_response_size: l.max_record,
+        max_operations: l.max_ops,
+        max_requests: l.max_slots,
+        ..SessionLimits::default()
+    };
+    CoreConfig {
+        roles: EXCHGID4_FLAG_USE_NON_PNFS,
+        lease_time: Duration::from_secs(cfg.lease_time.into()),
+        grace_time: Duration::from_secs(cfg.grace_time.into()),
+        previous_owners: store
+            .previous_clients()
+            .iter()
+            .map(|c| c.owner.clone())
+            .collect(),
+        boot_epoch: store.boot_epoch() as u16,
+        session_key: *store.server_key(),
+        limits,
+        conn_limits: ConnLimits {
+            max_fragment: l.max_record as usize,
+            max_record: l.max_record as usize,
+            max_in_flight: l.max_slots as usize * 2,
+        },
+        identity: Identity {
+            // One server instance: the major id names it; clients trunk only with the same
+            // one (see [`Identity`]).
+            owner: ServerOwner4 {
+                so_minor_id: 0,
+                so_major_id: Bytes::copy_from_slice(&store.server_key()[..16]),
+            },
+            scope: Bytes::from_static(b"pnfs-rs"),
+        },
     }
 }
 
@@ -266,37 +240,4 @@ fn make_export_dirs(store: &Store, exports: &Exports) -> Result<HashMap<u16, u64
         }
     }
     Ok(roots)
-}
-
-impl CallHandler for Mds {
-    fn handle(self: Arc<Self>, conn: Conn, call: IncomingCall) -> HandlerFuture {
-        Box::pin(async move {
-            if call.prog != NFS4_PROGRAM {
-                return Reply::Accepted(AcceptStat::ProgUnavail);
-            }
-            if call.vers != NFS_V4 {
-                return Reply::Accepted(AcceptStat::ProgMismatch {
-                    low: NFS_V4,
-                    high: NFS_V4,
-                });
-            }
-            match call.proc_ {
-                NFSPROC4_NULL => Reply::Success(Vec::new()),
-                NFSPROC4_COMPOUND => {
-                    self.counters.compounds.fetch_add(1, Ordering::Relaxed);
-                    let header = compound::rpc_call_header_size(&call.cred, &call.verf);
-                    compound::process(self.clone(), conn, call.cred, call.args, header).await
-                }
-                _ => Reply::Accepted(AcceptStat::ProcUnavail),
-            }
-        })
-    }
-
-    fn closed(&self, conn: &Conn) {
-        self.sessions
-            .lock()
-            .expect("sessions")
-            .sessions
-            .connection_closed(conn.id());
-    }
 }

@@ -1,28 +1,66 @@
 //! The MDS's control client against a data server's control service, over loopback TCP:
-//! REGISTER, OBJECT_SIZE, TRUNCATE, REMOVE, REVOKE, HEALTH, and what a wrong secret or a
-//! forged reply gets.
+//! REGISTER, OBJECT_SIZE, TRUNCATE, REMOVE, REVOKE, SET_ACCESS, HEALTH, and what a wrong
+//! secret or a forged reply gets. The data server's NFS side is a recorder here; the control
+//! service driving a real `DataServer` is tested in `data-server/tests/control.rs`.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use data_server::control::{ControlService, ControlState, DsKeys};
-use mds::dsctl::{CtlError, DsControl, Registration};
+use data_server::control::{ControlConfig, ControlService, DsTarget};
+use data_server::{DsError, Revoked};
+use mds::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 use nfs_proto::control::{ClusterKey, CtlBackend, CtlStat, StateOther, MAX_CTL_LIST};
 use nfs_proto::rpc::AuthStat;
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
 };
+use nfs_server::keys::DsKeys;
 use pfs_core::{LocalStore, ObjectId, ObjectStore, Stability};
 
 const SECRET: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
 const DS_ID: u16 = 2;
 const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// What the control service did to the NFS side, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Event {
+    Keys(DsKeys),
+    Revoke(StateOther, Revoked),
+    Forget(StateOther),
+    Access(StateOther, u8),
+}
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Event>>);
+
+impl Recorder {
+    fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+impl DsTarget for Recorder {
+    fn set_keys(&self, keys: &DsKeys) -> Result<(), DsError> {
+        self.0.lock().unwrap().push(Event::Keys(keys.clone()));
+        Ok(())
+    }
+    fn revoke(&self, other: StateOther, why: Revoked) {
+        self.0.lock().unwrap().push(Event::Revoke(other, why));
+    }
+    fn forget(&self, other: &StateOther) {
+        self.0.lock().unwrap().push(Event::Forget(*other));
+    }
+    fn set_access(&self, other: StateOther, access: u8) {
+        self.0.lock().unwrap().push(Event::Access(other, access));
+    }
+}
+
 struct Ds {
     addr: SocketAddr,
-    state: Arc<ControlState>,
+    nfs: Arc<Recorder>,
+    service: Arc<ControlService>,
     store: Arc<LocalStore>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
     _dir: tempfile::TempDir,
@@ -31,20 +69,25 @@ struct Ds {
 async fn start_ds() -> Ds {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(LocalStore::open(dir.path()).unwrap());
-    let state = Arc::new(ControlState::new(DS_ID));
-    let service = ControlService::new(
-        state.clone(),
+    let nfs = Arc::new(Recorder::default());
+    let service = Arc::new(ControlService::new(
+        ControlConfig {
+            ds_id: u32::from(DS_ID),
+            lease_time: Duration::from_secs(90),
+            backend: CtlBackend::CTL_BACKEND_LOCAL,
+            addresses: vec!["127.0.0.1:20492".parse().unwrap()],
+        },
         store.clone(),
-        CtlBackend::CTL_BACKEND_LOCAL,
-        &["127.0.0.1:20492".parse().unwrap()],
+        nfs.clone(),
         ClusterKey::from_secret(&SECRET),
-    );
+    ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(data_server::control::serve(listener, Arc::new(service)));
+    let task = tokio::spawn(data_server::control::serve(listener, service.clone()));
     Ds {
         addr,
-        state,
+        nfs,
+        service,
         store,
         task,
         _dir: dir,
@@ -60,10 +103,8 @@ async fn client(ds: &Ds) -> DsControl {
 fn registration(epoch: u16) -> Registration {
     Registration {
         ds_id: DS_ID,
-        mds_epoch: epoch,
         lease_time: 90,
-        stateid_key: [0x5a; 32],
-        fh_key: [0xa5; 32],
+        keys: DsKeys::derive(&[0x5a; 32], epoch),
     }
 }
 
@@ -77,29 +118,26 @@ fn other(n: u32) -> StateOther {
 async fn register_hands_over_the_keys_and_the_data_server_says_who_it_is() {
     let ds = start_ds().await;
     let c = client(&ds).await;
-    assert!(ds.state.keys().is_none());
     c.null().await.unwrap();
+    assert_eq!(ds.service.registered_epoch(), None);
     let ok = c.register(&registration(7)).await.unwrap();
     assert_eq!(ok.ds_id, u32::from(DS_ID));
-    assert_eq!(ok.boot_verifier, ds.state.boot_verifier());
+    assert_eq!(ok.boot_verifier, ds.service.boot_verifier());
     assert_eq!(ok.write_verifier, ds.store.verifier());
     assert_eq!(ok.backend, CtlBackend::CTL_BACKEND_LOCAL);
     assert_eq!(ok.addresses.len(), 1);
     assert_eq!(ok.addresses[0].netid.as_str(), Some("tcp"));
     assert_eq!(ok.addresses[0].uaddr.as_str(), Some("127.0.0.1.80.12"));
     assert_eq!(
-        ds.state.keys(),
-        Some(DsKeys {
-            stateid_key: [0x5a; 32],
-            fh_key: [0xa5; 32],
-            mds_epoch: 7,
-            lease_time: Duration::from_secs(90),
-        })
+        ds.nfs.take(),
+        vec![Event::Keys(registration(7).keys)],
+        "the keys arrive unsealed and whole"
     );
+    assert_eq!(ds.service.registered_epoch(), Some(7));
 }
 
 #[tokio::test]
-async fn register_for_another_data_server_id_is_refused_and_installs_nothing() {
+async fn register_for_another_id_or_lease_is_refused_and_installs_nothing() {
     let ds = start_ds().await;
     let c = client(&ds).await;
     let e = c
@@ -110,7 +148,19 @@ async fn register_for_another_data_server_id_is_refused_and_installs_nothing() {
         .await
         .unwrap_err();
     assert!(matches!(e, CtlError::Status(CtlStat::CTL_WRONG_ID)), "{e}");
-    assert!(ds.state.keys().is_none());
+    let e = c
+        .register(&Registration {
+            lease_time: 60,
+            ..registration(1)
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, CtlError::Status(CtlStat::CTL_LEASE_MISMATCH)),
+        "{e}"
+    );
+    assert!(ds.nfs.take().is_empty());
+    assert_eq!(ds.service.registered_epoch(), None);
 }
 
 #[tokio::test]
@@ -156,59 +206,96 @@ async fn object_sizes_truncate_and_remove_act_on_the_store() {
 }
 
 #[tokio::test]
-async fn revocations_reach_the_nfs_side_before_the_call_returns() {
+async fn revocations_and_access_changes_reach_the_nfs_side_before_the_call_returns() {
     let ds = start_ds().await;
     let c = client(&ds).await;
-    let e = c.revoke(1, &[other(1)], &[]).await.unwrap_err();
+    let e = c
+        .revoke(1, &[(other(1), RevokeReason::Admin)], &[])
+        .await
+        .unwrap_err();
     assert!(
         matches!(e, CtlError::Status(CtlStat::CTL_NOT_REGISTERED)),
         "{e}"
     );
     c.register(&registration(1)).await.unwrap();
-    assert_eq!(c.revoke(1, &[other(1), other(2)], &[]).await.unwrap(), 2);
-    assert!(ds.state.is_revoked(&other(1)) && ds.state.is_revoked(&other(2)));
-    assert!(!ds.state.is_revoked(&other(3)));
-    assert_eq!(c.revoke(1, &[], &[other(1)]).await.unwrap(), 1);
-    assert!(!ds.state.is_revoked(&other(1)));
-    let e = c.revoke(2, &[other(3)], &[]).await.unwrap_err();
+    ds.nfs.take();
+    c.revoke(
+        1,
+        &[
+            (other(1), RevokeReason::Admin),
+            (other(2), RevokeReason::Expired),
+            (other(3), RevokeReason::Delegation),
+        ],
+        &[other(9)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        ds.nfs.take(),
+        vec![
+            Event::Forget(other(9)),
+            Event::Revoke(other(1), Revoked::Admin),
+            Event::Revoke(other(2), Revoked::Expired),
+            Event::Revoke(other(3), Revoked::Delegation),
+        ]
+    );
+    c.set_access(1, &[(other(4), 3), (other(5), 1)])
+        .await
+        .unwrap();
+    assert_eq!(
+        ds.nfs.take(),
+        vec![Event::Access(other(4), 3), Event::Access(other(5), 1)]
+    );
+    // Another epoch, or an access no open has: refused, nothing applied.
+    let e = c
+        .revoke(2, &[(other(6), RevokeReason::Admin)], &[])
+        .await
+        .unwrap_err();
     assert!(
         matches!(e, CtlError::Status(CtlStat::CTL_STALE_EPOCH)),
         "{e}"
     );
-    assert!(!ds.state.is_revoked(&other(3)));
+    let e = c
+        .set_access(1, &[(other(7), 2), (other(8), 4)])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, CtlError::Status(CtlStat::CTL_INVAL)), "{e}");
+    assert!(ds.nfs.take().is_empty());
 
-    // A whole set longer than one call replaces what was there.
-    let all: Vec<StateOther> = (100..100 + MAX_CTL_LIST + 10).map(other).collect();
+    // A fenced client's stateids longer than one call go in several calls, all applied.
+    let all: Vec<(StateOther, RevokeReason)> = (100..100 + MAX_CTL_LIST + 10)
+        .map(|n| (other(n), RevokeReason::Admin))
+        .collect();
+    c.revoke(1, &all, &[]).await.unwrap();
+    let got = ds.nfs.take();
+    assert_eq!(got.len(), all.len());
     assert_eq!(
-        c.replace_revocations(1, &all).await.unwrap() as usize,
-        all.len()
+        got.last(),
+        Some(&Event::Revoke(all.last().unwrap().0, Revoked::Admin))
     );
-    assert!(!ds.state.is_revoked(&other(2)));
-    assert!(ds.state.is_revoked(&other(100)) && ds.state.is_revoked(all.last().unwrap()));
 
-    // The MDS restarts: a new epoch empties the set.
+    // The MDS restarts and registers its new epoch.
     c.register(&registration(2)).await.unwrap();
-    assert!(ds.state.revocations().is_empty());
+    assert_eq!(ds.nfs.take(), vec![Event::Keys(registration(2).keys)]);
+    c.revoke(2, &[(other(6), RevokeReason::Admin)], &[])
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
-async fn health_reports_space_registration_and_io_in_flight() {
+async fn health_reports_space_registration_and_uptime() {
     let ds = start_ds().await;
     let c = client(&ds).await;
     let h = c.health().await.unwrap();
     assert_eq!(h.ds_id, u32::from(DS_ID));
     assert_eq!(h.mds_epoch, None);
-    assert_eq!(h.boot_verifier, ds.state.boot_verifier());
+    assert_eq!(h.boot_verifier, ds.service.boot_verifier());
     let fs = ds.store.statfs().unwrap();
     assert_eq!(h.space_total, fs.total);
     assert!(h.space_avail <= h.space_total);
+    assert!(h.uptime_s < 60);
     c.register(&registration(4)).await.unwrap();
-    let guard = ds.state.io_started();
-    let h = c.health().await.unwrap();
-    assert_eq!(h.mds_epoch, Some(4));
-    assert_eq!(h.io_in_flight, 1);
-    drop(guard);
-    assert_eq!(c.health().await.unwrap().io_in_flight, 0);
+    assert_eq!(c.health().await.unwrap().mds_epoch, Some(4));
 }
 
 #[tokio::test]
@@ -228,7 +315,8 @@ async fn a_client_with_the_wrong_secret_is_refused_and_changes_nothing() {
     ] {
         assert!(matches!(e, CtlError::Denied(AuthStat::AUTH_BADCRED)), "{e}");
     }
-    assert!(ds.state.keys().is_none());
+    assert!(ds.nfs.take().is_empty());
+    assert_eq!(ds.service.registered_epoch(), None);
 }
 
 /// A "data server" that answers every call SUCCESS with the given body: it knows no secret.

@@ -66,7 +66,7 @@ async fn retry_gets_the_cached_reply_and_misordered_seqid_is_refused() {
     let first = compound_on(&c.conn, 0, 1, ops.clone()).await.unwrap();
     let again = compound_on(&c.conn, 0, 1, ops).await.unwrap();
     assert_eq!(first, again, "a retry is answered from the reply cache");
-    let before = s.mds.counters.count(NfsOpnum4::OP_GETFH);
+    let before = s.mds.core.counters.count(NfsOpnum4::OP_GETFH);
     assert_eq!(before, 1, "the retry was not executed again");
     // A seqid two ahead is misordered.
     c.seq += 1;

@@ -85,14 +85,15 @@ fn arbitrary_bytes<T: proptest::arbitrary::Arbitrary + xdr::Xdr>(runner: &mut Te
 fn control_seeds(out: &Path, runner: &mut TestRunner) {
     use nfs_proto::control::{self as ctl, CallStamp, ClusterKey};
     let key = ClusterKey::from_secret(&[0x42; 32]);
-    for i in 0..60u32 {
-        let proc_ = (i % 6) as u8;
+    for i in 0..70u32 {
+        let proc_ = (i % 7) as u8;
         let args = match proc_ {
             0 => arbitrary_bytes::<ctl::RegisterArgs>(runner),
             1 => arbitrary_bytes::<ctl::ObjectSizeArgs>(runner),
             2 => arbitrary_bytes::<ctl::TruncateArgs>(runner),
             3 => arbitrary_bytes::<ctl::RemoveArgs>(runner),
             4 => arbitrary_bytes::<ctl::RevokeArgs>(runner),
+            5 => arbitrary_bytes::<ctl::SetAccessArgs>(runner),
             _ => arbitrary_bytes::<ctl::HealthRes>(runner),
         };
         let stamp = CallStamp {

@@ -2,7 +2,8 @@
 //! policy. See the YAML example in [`crate::config`].
 //!
 //! With no `cluster` section the configuration is the all-in-one default: three data servers
-//! on this host (ids 1-3; NFS on ports 20491-20493 of every address, control on
+//! on this host (ids 1-3; NFS on ports 20491-20493 of every address, advertised as
+//! `0.0.0.0:2049x`, i.e. at whatever address the client reached the MDS; control on
 //! 127.0.0.1:20591-20593), objects under `<data_dir>/ds<id>`, and a secret generated once into
 //! `<data_dir>/cluster.secret`. `data_servers: []` is an MDS without data servers, which
 //! serves file data itself.
@@ -55,9 +56,10 @@ pub struct DataServerConfig {
     /// node id in the control protocol.
     pub id: u16,
     /// Where clients reach its NFS service (`ip:port`; told to clients in GETDEVICEINFO, in
-    /// this order; more than one is session trunking). A loopback or unspecified IP means
-    /// "the MDS's host": the MDS then answers with the address the client reached the MDS at,
-    /// and this port (see [`DataServerConfig::advertised`]).
+    /// this order; more than one is session trunking). An unspecified IP (`0.0.0.0:20491`)
+    /// means "the MDS's host, at the address the client reached the MDS by"
+    /// (`layouts::device::reachable`): right for an all-in-one host that clients reach over
+    /// loopback, a veth pair or the LAN alike. A loopback IP is told as it is.
     pub addresses: Vec<SocketAddr>,
     /// Where its NFS service listens; default `0.0.0.0:<port of the first address>`.
     #[serde(default)]
@@ -159,7 +161,7 @@ impl Default for ClusterConfig {
             secret: None,
             secret_file: None,
             data_servers: (1..=3u16)
-                .map(|id| DataServerConfig::new(id, SocketAddr::from(([127, 0, 0, 1], 20490 + id))))
+                .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
                 .collect(),
             layout: LayoutConfig::default(),
         }
@@ -234,25 +236,6 @@ impl DataServerConfig {
         self.data_dir
             .clone()
             .unwrap_or_else(|| data_dir.join(format!("ds{}", self.id)))
-    }
-
-    /// The addresses to give a client whose connection to the MDS arrived at `mds_local`:
-    /// loopback and unspecified IPs (a data server on the MDS's host, listening on all
-    /// addresses) become `mds_local`'s IP with the data server's port, so a client in another
-    /// network namespace or host gets an address it can reach. Duplicates are dropped.
-    pub fn advertised(&self, mds_local: IpAddr) -> Vec<SocketAddr> {
-        let mut out: Vec<SocketAddr> = Vec::with_capacity(self.addresses.len());
-        for a in &self.addresses {
-            let a = if a.ip().is_loopback() || a.ip().is_unspecified() {
-                SocketAddr::new(mds_local, a.port())
-            } else {
-                *a
-            };
-            if !out.contains(&a) {
-                out.push(a);
-            }
-        }
-        out
     }
 }
 
@@ -354,6 +337,20 @@ impl ClusterConfig {
     /// The data server with this id.
     pub fn data_server(&self, id: u16) -> Option<&DataServerConfig> {
         self.data_servers.iter().find(|d| d.id == id)
+    }
+
+    /// The data servers as the layout code's ring of generation `generation` (id order).
+    pub fn ring(&self, generation: u32) -> layouts::Ring {
+        layouts::Ring::new(
+            generation,
+            self.data_servers
+                .iter()
+                .map(|d| layouts::DataServer {
+                    id: u32::from(d.id),
+                    addresses: d.addresses.clone(),
+                })
+                .collect(),
+        )
     }
 
     /// Dense packing unless the data servers use the `shared` backend (validation refuses a
@@ -601,7 +598,7 @@ mod tests {
         for (i, d) in ds.iter().enumerate() {
             let port = 20491 + i as u16;
             assert_eq!(d.id as usize, i + 1);
-            assert_eq!(d.addresses, vec![SocketAddr::from(([127, 0, 0, 1], port))]);
+            assert_eq!(d.addresses, vec![SocketAddr::from(([0, 0, 0, 0], port))]);
             assert_eq!(d.listen_addr(), SocketAddr::from(([0, 0, 0, 0], port)));
             assert_eq!(
                 d.control_addr(),
@@ -843,24 +840,28 @@ mod tests {
     }
 
     #[test]
-    fn data_servers_on_the_mds_host_are_advertised_at_the_clients_mds_address() {
-        let d = DataServerConfig {
-            addresses: vec![
-                "127.0.0.1:20491".parse().unwrap(),
-                "0.0.0.0:20491".parse().unwrap(),
-                "10.1.2.3:20491".parse().unwrap(),
-            ],
-            ..DataServerConfig::new(1, "127.0.0.1:1".parse().unwrap())
-        };
-        let ns: IpAddr = "192.168.7.1".parse().unwrap();
+    fn the_default_ring_tells_each_client_the_address_it_reached_the_mds_by() {
+        let c = parse("").unwrap();
+        let ring = c.cluster.ring(1);
         assert_eq!(
-            d.advertised(ns),
+            ring.servers.iter().map(|s| s.id).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
+        let via: IpAddr = "192.168.7.1".parse().unwrap();
+        let dev = ring.device(3, 0).unwrap();
+        let body = ring.describe(&dev, via).unwrap();
+        let addrs: Vec<String> = body
+            .nflda_multipath_ds_list
+            .iter()
+            .map(|m| m.0[0].na_r_addr.to_string())
+            .collect();
+        assert_eq!(
+            addrs,
             vec![
-                "192.168.7.1:20491".parse::<SocketAddr>().unwrap(),
-                "10.1.2.3:20491".parse().unwrap()
+                "192.168.7.1.80.11",
+                "192.168.7.1.80.12",
+                "192.168.7.1.80.13"
             ]
         );
-        let lo: IpAddr = "127.0.0.1".parse().unwrap();
-        assert_eq!(d.advertised(lo)[0], "127.0.0.1:20491".parse().unwrap());
     }
 }

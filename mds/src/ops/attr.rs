@@ -160,7 +160,7 @@ fn mounted_on_fileid(ctx: &Ctx, inode: &Inode, export: u16) -> u64 {
 pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> FileAttrs {
     let mds = &ctx.mds;
     let mut a = FileAttrs {
-        supported_attrs: Some(supported_mask(ctx.minor)),
+        supported_attrs: Some(supported_mask(ctx.session.minor)),
         r#type: Some(inode.ftype),
         fh_expire_type: Some(FH4_PERSISTENT),
         change: Some(inode.change),
@@ -218,7 +218,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
             FATTR4_TIME_ACCESS_SET,
             FATTR4_TIME_MODIFY_SET,
         ])),
-        xattr_support: (ctx.minor >= 2).then_some(true),
+        xattr_support: (ctx.session.minor >= 2).then_some(true),
         ..FileAttrs::default()
     };
     let fs_bits = [
@@ -248,7 +248,7 @@ pub fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         let fh = ctx.fh()?;
         let inode = ctx.inode()?;
         let attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
-        let want = a.attr_request.intersect(&supported_mask(ctx.minor));
+        let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
         Ok(GetAttrResOk {
             obj_attributes: attrs.to_fattr(&want),
         })
@@ -368,7 +368,7 @@ pub fn access(ctx: &mut Ctx, a: &AccessArgs) -> AccessRes {
                 | ACCESS4_EXTEND
                 | ACCESS4_DELETE
                 | ACCESS4_EXECUTE;
-            if ctx.minor >= 2 {
+            if ctx.session.minor >= 2 {
                 // The Linux client asks for these once `xattr_support` is true, and refuses
                 // setxattr(2) unless XAWRITE is granted.
                 known |= ACCESS4_XAREAD | ACCESS4_XAWRITE | ACCESS4_XALIST;
@@ -395,7 +395,7 @@ pub fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
         if mask.contains(FATTR4_RDATTR_ERROR) {
             return Err(NfsStat4::NFS4ERR_INVAL);
         }
-        let supported = supported_mask(ctx.minor);
+        let supported = supported_mask(ctx.session.minor);
         for bit in mask.iter() {
             if !supported.contains(bit) {
                 return Err(NfsStat4::NFS4ERR_ATTRNOTSUPP);

@@ -467,8 +467,8 @@ const FS_ATTRS: [u32; 6] = [
 
 /// The session's largest reply, if known.
 pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
-    let sid = ctx.sessionid?;
-    let st = ctx.mds.sessions.lock().ok()?;
+    let sid = ctx.session.sessionid?;
+    let st = ctx.mds.core.state();
     let s = st.sessions.get(&sid).ok()?;
     Some(s.fore_attrs().ca_maxresponsesize as usize)
 }
@@ -510,7 +510,7 @@ fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat
     if limit < READDIR_FIXED {
         return Err(too_small);
     }
-    let want = a.attr_request.intersect(&supported_mask(ctx.minor));
+    let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
     let wants_fs = FS_ATTRS.iter().any(|&b| want.contains(b));
     let mut no_fs = want.clone();
     FS_ATTRS.iter().for_each(|&b| no_fs.clear(b));
@@ -596,7 +596,7 @@ fn pseudo_entries(ctx: &Ctx, node: usize, cookie: u64) -> Result<ReadDir, NfsSta
         _ => return Err(NfsStat4::NFS4ERR_BAD_COOKIE),
     };
     let mut entries = Vec::new();
-    let ip = ctx.conn.peer().ip();
+    let ip = ctx.session.conn.peer().ip();
     for (i, (name, place)) in children.into_iter().enumerate().skip(skip) {
         if !ctx.mds.exports.admits(place, ip) {
             continue;

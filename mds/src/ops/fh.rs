@@ -136,7 +136,7 @@ fn lookup_name(ctx: &mut Ctx, name: &Utf8String) -> Result<(), NfsStat4> {
         let s = std::str::from_utf8(name).map_err(|_| NfsStat4::NFS4ERR_INVAL)?;
         if let Some(to) = ctx.mds.exports.child(at, s) {
             if let Place::Pseudo(_) = to {
-                if !ctx.mds.exports.admits(to, ctx.conn.peer().ip()) {
+                if !ctx.mds.exports.admits(to, ctx.session.conn.peer().ip()) {
                     return Err(NfsStat4::NFS4ERR_NOENT);
                 }
             }

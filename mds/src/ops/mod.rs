@@ -7,7 +7,6 @@ pub mod dir;
 pub mod fh;
 pub mod io;
 pub mod open;
-pub mod session;
 pub mod space;
 pub mod xattr;
 
@@ -15,22 +14,22 @@ use nfs_proto::nfs4::*;
 
 use crate::compound::{error_result, Ctx};
 
-/// Runs one operation (SEQUENCE is handled by the COMPOUND engine itself).
+/// Runs one operation. SEQUENCE and the session operations are run by the shared COMPOUND
+/// engine ([`nfs_server::compound`]) and never reach this function; they are listed so that
+/// the match stays exhaustive.
 pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
     use NfsArgop4 as A;
     use NfsResop4 as R;
     match op {
-        // Sessions and clients.
-        A::ExchangeId(a) => R::ExchangeId(session::exchange_id(ctx, a).await),
-        A::CreateSession(a) => R::CreateSession(session::create_session(ctx, a).await),
-        A::DestroySession(a) => R::DestroySession(session::destroy_session(ctx, a).await),
-        A::BindConnToSession(a) => {
-            R::BindConnToSession(session::bind_conn_to_session(ctx, a).await)
-        }
-        A::BackchannelCtl(a) => R::BackchannelCtl(session::backchannel_ctl(ctx, a).await),
-        A::DestroyClientId(a) => R::DestroyClientId(session::destroy_clientid(ctx, a).await),
-        A::ReclaimComplete(a) => R::ReclaimComplete(session::reclaim_complete(ctx, a).await),
-        A::Sequence(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_SEQUENCE_POS),
+        // Sessions and clients: run by the engine before the role is asked.
+        A::ExchangeId(_)
+        | A::CreateSession(_)
+        | A::DestroySession(_)
+        | A::BindConnToSession(_)
+        | A::BackchannelCtl(_)
+        | A::DestroyClientId(_)
+        | A::ReclaimComplete(_)
+        | A::Sequence(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_SERVERFAULT),
         // Filehandles and names.
         A::PutRootFh => R::PutRootFh(fh::putrootfh(ctx)),
         A::PutPubFh => R::PutPubFh(PutPubFhRes {

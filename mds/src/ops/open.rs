@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
+use tracing::info;
 
 use crate::compound::Ctx;
 use crate::ops::fh::check_component;
@@ -67,7 +68,7 @@ pub(crate) fn regular_file(inode: &Inode) -> Result<(), NfsStat4> {
 /// (NFS4ERR_GRACE, section 18.51.3).
 fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
     let now = Instant::now();
-    let st = ctx.mds.sessions.lock().expect("sessions");
+    let st = ctx.mds.core.state();
     if reclaim {
         let owner = st
             .clients
@@ -387,6 +388,15 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             truncate_data(ctx, target.inode.fileid, 0).await?;
         }
     }
+    if matches!(a.claim, OpenClaim4::Previous(_)) {
+        // The operator's evidence that a client got its state back after a restart.
+        info!(
+            clientid,
+            fileid = target.inode.fileid,
+            access = a.share_access,
+            "reclaimed open"
+        );
+    }
     ctx.set_fh(target.export, &target.inode);
     ctx.cstateid = Some(grant.stateid);
     Ok(OpenResOk {
@@ -488,6 +498,15 @@ pub fn lock(ctx: &mut Ctx, a: &LockArgs) -> LockRes {
             .lock()
             .expect("opens")
             .lock(clientid, fileid, &args)?;
+        if a.reclaim {
+            info!(
+                clientid,
+                fileid,
+                offset = a.offset,
+                length = a.length,
+                "reclaimed lock"
+            );
+        }
         Ok::<_, LockFailure>(out)
     })();
     match r {
@@ -531,9 +550,8 @@ pub fn lockt(ctx: &mut Ctx, a: &LockTArgs) -> LockTRes {
         let fileid = lock_file(ctx)?;
         let now = Instant::now();
         ctx.mds
-            .sessions
-            .lock()
-            .expect("sessions")
+            .core
+            .state()
             .grace
             .check_new_state(now)
             .map_err(NfsStat4::from)?;
@@ -625,7 +643,7 @@ pub fn release_lockowner(ctx: &mut Ctx, a: &ReleaseLockOwnerArgs) -> ReleaseLock
     let status = (|| {
         let clientid = ctx.client()?;
         ctx.mds.opens.lock().expect("opens").release_lock_owner(
-            ctx.minor,
+            ctx.session.minor,
             clientid,
             &a.lock_owner,
         )?;

@@ -24,7 +24,7 @@ use super::io::{blocking, check_io};
 
 /// The checks both operations share; returns the file id and the range's end.
 fn check(ctx: &Ctx, stateid: &Stateid4, offset: u64, length: u64) -> Result<(u64, u64), NfsStat4> {
-    if ctx.minor < 2 {
+    if ctx.session.minor < 2 {
         return Err(NfsStat4::NFS4ERR_NOTSUPP);
     }
     ctx.writable()?;

@@ -34,7 +34,7 @@ const BATCH: usize = 256;
 
 /// NFS4ERR_NOTSUPP before minor version 2.
 fn v42(ctx: &Ctx) -> Result<(), NfsStat4> {
-    if ctx.minor >= 2 {
+    if ctx.session.minor >= 2 {
         Ok(())
     } else {
         Err(NfsStat4::NFS4ERR_NOTSUPP)

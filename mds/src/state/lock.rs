@@ -309,10 +309,7 @@ impl StateTable {
         // Mint before taking the lock, so that a granted lock always has its stateid.
         let new_other = match existing {
             Some(_) => None,
-            None => Some(
-                self.minter
-                    .mint(StateidKind::Lock, access as u8, clientid)?,
-            ),
+            None => Some(self.minter.mint(StateidKind::Lock, access as u8)?),
         };
         let table = &mut self.files.entry(file).or_default().locks;
         table

@@ -1,11 +1,11 @@
-//! Protocol state, sans-IO: clients, sessions, leases, grace, stateids, opens and locks.
+//! Protocol state of the MDS, sans-IO: opens, locks, orphans and layouts. Clients, sessions, leases
+//! and grace are shared with the data servers and live in [`nfs_server::state`]; so does the
+//! stateid format (the DSs check the stateids the MDS mints), re-exported here as
+//! [`stateid`].
 
-pub mod client;
-pub mod grace;
-pub mod lease;
+pub mod layout;
 pub mod lock;
 pub mod open;
 pub mod orphan;
 pub mod owner;
-pub mod session;
-pub mod stateid;
+pub use nfs_server::stateid;

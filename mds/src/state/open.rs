@@ -329,7 +329,7 @@ impl StateTable {
         if classify(stateid)?.is_some() {
             return Err(StateidError::Bad);
         }
-        self.minter.verify(&stateid.other, clientid)?;
+        self.minter.verify(&stateid.other)?;
         let entry = self.states.get(&stateid.other).ok_or(StateidError::Bad)?;
         if entry.clientid != clientid {
             return Err(StateidError::Bad);
@@ -442,9 +442,7 @@ impl StateTable {
                 (self.bump(&other), true)
             }
             None => {
-                let other = self
-                    .minter
-                    .mint(StateidKind::Open, access as u8, clientid)?;
+                let other = self.minter.mint(StateidKind::Open, access as u8)?;
                 let body = OpenBody {
                     owner: owner.clone(),
                     access,
@@ -622,7 +620,7 @@ impl StateTable {
         if classify(stateid)?.is_some() {
             return Err(StateidError::Bad.into());
         }
-        self.minter.verify(&stateid.other, clientid)?;
+        self.minter.verify(&stateid.other)?;
         let other = stateid.other;
         let entry = self.states.get(&other).ok_or(StateidError::Bad)?;
         if entry.clientid != clientid {

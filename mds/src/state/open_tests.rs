@@ -358,7 +358,7 @@ fn stateid_shown_by_another_client_is_bad() {
 #[test]
 fn stateid_of_an_earlier_boot_is_stale_but_tests_as_bad() {
     let mut before = StateidMinter::new(KEY, EPOCH - 1);
-    let other = before.mint(StateidKind::Open, 1, C1).unwrap();
+    let other = before.mint(StateidKind::Open, 1).unwrap();
     let s = Stateid4 { seqid: 1, other };
     let mut t = table();
     assert_eq!(

@@ -25,10 +25,45 @@ pub struct ClientRecord {
     pub boot_epoch: u64,
 }
 
+/// Writes `c` and drops every other record of the same owner: a confirmation replaces the
+/// client's records of earlier boots (and of an earlier incarnation in this boot), whose state
+/// is either reclaimed under the new client id or gone. Left behind, an old record would make
+/// the owner a client of the previous boot at every later restart, even after it destroyed its
+/// client id: allowed to reclaim state it no longer holds, and waited for by every grace period.
 pub(super) fn put(tx: &Txn<'_>, c: &ClientRecord) -> Result<(), StoreError> {
     let mut t = tx.open(CLIENTS)?;
-    t.write().insert(c.clientid, &encode_client(c)[..])?;
+    let replaced: Vec<u64> = list(t.read())?
+        .into_iter()
+        .filter(|r| r.owner == c.owner && r.clientid != c.clientid)
+        .map(|r| r.clientid)
+        .collect();
+    let w = t.write();
+    for id in replaced {
+        w.remove(id)?;
+    }
+    w.insert(c.clientid, &encode_client(c)[..])?;
     Ok(())
+}
+
+/// Removes the records of `owners` written before boot `epoch`; returns how many went.
+pub(super) fn remove_owners_before(
+    tx: &Txn<'_>,
+    owners: &[Bytes],
+    epoch: u64,
+) -> Result<usize, StoreError> {
+    let mut t = tx.open(CLIENTS)?;
+    let gone: Vec<u64> = list(t.read())?
+        .into_iter()
+        .filter(|r| r.boot_epoch < epoch && owners.contains(&r.owner))
+        .map(|r| r.clientid)
+        .collect();
+    if !gone.is_empty() {
+        let w = t.write();
+        for id in &gone {
+            w.remove(*id)?;
+        }
+    }
+    Ok(gone.len())
 }
 
 pub(super) fn remove(tx: &Txn<'_>, clientid: u64) -> Result<bool, StoreError> {

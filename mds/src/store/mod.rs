@@ -722,7 +722,7 @@ impl Store {
         self.write(move |tx| ns::record_write(tx, fileid, end, now))
     }
 
-    /// Persists a confirmed client (replacing any record with the same client id).
+    /// Persists a confirmed client, replacing any record with the same client id or owner.
     pub fn put_client(&self, record: ClientRecord) -> Pending<()> {
         self.write(move |tx| clients::put(tx, &record))
     }
@@ -731,6 +731,16 @@ impl Store {
     /// True if it was there.
     pub fn remove_client(&self, clientid: u64) -> Pending<bool> {
         self.write(move |tx| clients::remove(tx, clientid))
+    }
+
+    /// At the end of a grace period, forgets the clients of an earlier boot that did not
+    /// reclaim (`owners`, from [`GraceEnd`](crate::state::grace::GraceEnd)): their state may
+    /// since have been granted to others, so they must not reclaim it after another restart
+    /// (RFC 8881 section 8.4.3). A record of this boot stays: that client came back and holds
+    /// state of this boot. Returns how many records went.
+    pub fn remove_unreclaimed(&self, owners: Vec<Bytes>) -> Pending<usize> {
+        let epoch = self.inner.epoch;
+        self.write(move |tx| clients::remove_owners_before(tx, &owners, epoch))
     }
 }
 

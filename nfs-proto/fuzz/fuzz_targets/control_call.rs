@@ -7,8 +7,8 @@
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use nfs_proto::control::{
-    ClusterKey, ObjectSizeArgs, RegisterArgs, RemoveArgs, RevokeArgs, TruncateArgs, AUTH_PNFS_CTL,
-    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
+    ClusterKey, ObjectSizeArgs, RegisterArgs, RemoveArgs, RevokeArgs, SetAccessArgs, TruncateArgs,
+    AUTH_PNFS_CTL, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
 };
 use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::{from_bytes, to_bytes, Xdr};
@@ -28,12 +28,13 @@ fuzz_target!(|data: &[u8]| {
     let _ = key.verify_call(&cred, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.into(), args);
     let _ = key.open_reply(&cred, Bytes::copy_from_slice(args));
     let args = Bytes::copy_from_slice(args);
-    match proc_ % 6 {
+    match proc_ % 7 {
         0 => round_trip::<RegisterArgs>(args),
         1 => round_trip::<ObjectSizeArgs>(args),
         2 => round_trip::<TruncateArgs>(args),
         3 => round_trip::<RemoveArgs>(args),
         4 => round_trip::<RevokeArgs>(args),
+        5 => round_trip::<SetAccessArgs>(args),
         _ => {
             round_trip::<nfs_proto::control::RegisterRes>(args.clone());
             round_trip::<nfs_proto::control::HealthRes>(args);

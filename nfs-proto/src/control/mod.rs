@@ -5,16 +5,17 @@
 //!   MDS (caller, node 0)                                   data server (control service)
 //!     REGISTER  {ds id, epoch, lease, sealed keys} ───────> checks id, keeps keys, empties
 //!               <──────────── {id, boot verifier, write verifier, backend, addresses}
-//!     REVOKE    {epoch, replace?, revoke[], forget[]} ────> revocation set (before reply)
+//!     REVOKE    {epoch, revoke[(other, why)], forget[]} ─> stateid checks (before reply)
+//!     SET_ACCESS {epoch, [(other, access)]} ──────────────> stateid checks (before reply)
 //!     OBJECT_SIZE {objects[]} / TRUNCATE {file, sizes[]} / REMOVE {files[]} ──> object store
-//!     HEALTH    ─────────────────────────────────────────> space, load, in-flight I/O
+//!     HEALTH    ─────────────────────────────────────────> space, load, uptime
 //! ```
 //!
 //! The MDS connects to each data server's control address and makes every call; a data
 //! server only answers. REGISTER is the first call on every connection, so a data server
 //! that restarts gets the keys it needs to check stateids and filehandles (docs/design.md,
 //! "pNFS plan") as soon as the MDS reconnects, and the MDS learns of the restart from the
-//! changed boot verifier and sends the revocation set again (REVOKE with `replace`).
+//! changed boot verifier and sends its revocations and access changes again.
 //!
 //! # Authentication
 //! Every call carries an [`AUTH_PNFS_CTL`] credential, a [`CtlCred`]: the calling node, its

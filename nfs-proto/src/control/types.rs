@@ -26,10 +26,13 @@ xdr_enum! {
         CTLPROC_TRUNCATE = 3,
         /// Deletes every object of files ([`RemoveArgs`], [`RemoveRes`]).
         CTLPROC_REMOVE = 4,
-        /// Revokes stateids ([`RevokeArgs`], [`RevokeRes`]).
+        /// Revokes and forgets stateids ([`RevokeArgs`], [`CtlStatusRes`]).
         CTLPROC_REVOKE = 5,
         /// Load and free space ([`HealthRes`]; void arguments).
         CTLPROC_HEALTH = 6,
+        /// New share access of open stateids after OPEN upgrades and downgrades
+        /// ([`SetAccessArgs`], [`CtlStatusRes`]).
+        CTLPROC_SET_ACCESS = 7,
     }
 }
 
@@ -60,11 +63,12 @@ xdr_enum! {
         CTL_WRONG_ID = 0x4000_0001,
         /// A call that needs the MDS's keys or epoch before any REGISTER.
         CTL_NOT_REGISTERED = 0x4000_0002,
-        /// REVOKE for an MDS epoch other than the registered one (the MDS restarted and
-        /// registers again first).
+        /// REVOKE or SET_ACCESS for an MDS epoch other than the registered one (the MDS
+        /// restarted and registers again first).
         CTL_STALE_EPOCH = 0x4000_0003,
-        /// The revocation set would exceed its bound.
-        CTL_TOO_MANY = 0x4000_0004,
+        /// REGISTER with a lease time other than the data server's: clients give their DS
+        /// sessions the MDS's lease, so the two must agree (the configurations differ).
+        CTL_LEASE_MISMATCH = 0x4000_0004,
     }
 }
 
@@ -134,7 +138,7 @@ pub struct RegisterOk {
     /// Its configured id (the same as asked, or the call fails with `CTL_WRONG_ID`).
     pub ds_id: u32,
     /// Differs on every start of the data server process: when it changes, the data server
-    /// has lost its revocation set, which the MDS sends again (REVOKE with `replace`).
+    /// has lost its revocations and access changes, which the MDS sends again.
     pub boot_verifier: [u8; 8],
     /// Its object store's current write verifier.
     pub write_verifier: [u8; 8],
@@ -223,7 +227,7 @@ pub struct TruncateArgs {
     pub sizes: Vec<StripeSize>,
 }
 
-/// A result that is only a status (TRUNCATE).
+/// A result that is only a status (TRUNCATE, REVOKE, SET_ACCESS).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
 pub struct CtlStatusRes {
     /// The status.
@@ -251,36 +255,67 @@ ctl_res! {
     pub enum RemoveRes => RemoveOk
 }
 
+xdr_enum! {
+    /// Why the MDS revoked a stateid: the data server answers I/O with it accordingly
+    /// (RFC 8881 section 15.1.5).
+    pub struct CtlRevokeReason {
+        /// Revoked by the administrator, or its client fenced for not returning a layout in
+        /// time: `NFS4ERR_ADMIN_REVOKED`.
+        CTL_REVOKED_ADMIN = 1,
+        /// The client's lease expired on the MDS: `NFS4ERR_EXPIRED`.
+        CTL_REVOKED_EXPIRED = 2,
+        /// A delegation the MDS revoked: `NFS4ERR_DELEG_REVOKED`.
+        CTL_REVOKED_DELEG = 3,
+    }
+}
+
+/// One revoked stateid.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
+pub struct RevokedState {
+    /// Its `other` field.
+    pub other: StateOther,
+    /// Why.
+    pub why: CtlRevokeReason,
+}
+
 /// REVOKE arguments: stateids the data server must refuse from now on (layouts recalled and
 /// not returned in time, fenced clients: the MDS sends a fenced client's stateids as one
-/// list). The whole call is applied before the reply, so the MDS answers the conflicting
-/// operation only after every data server has stopped honouring the stateids.
+/// list, expired leases) and stateids it may forget (freed on the MDS: no client can show
+/// them again). The whole call is applied before the reply (forgets first, so a stateid in
+/// both lists ends revoked), so the MDS answers the conflicting operation only after the
+/// data server refuses the stateids. After a data server restart (new boot verifier) the MDS
+/// sends every revocation of its boot again.
 #[derive(Clone, PartialEq, Eq, Debug, Xdr)]
 pub struct RevokeArgs {
     /// The MDS epoch these stateids belong to (must be the registered one).
     pub mds_epoch: u32,
-    /// `true`: `revoke` is the whole set (after a data server restart), replacing what it
-    /// holds; `false`: add `revoke` and drop `forget`.
-    pub replace: bool,
-    /// `other` fields to refuse.
+    /// Stateids to refuse.
     #[xdr(max = MAX_CTL_LIST)]
-    pub revoke: Vec<StateOther>,
-    /// `other` fields no client can present any more (freed after revocation): dropping
-    /// them keeps the set small.
+    pub revoke: Vec<RevokedState>,
+    /// `other` fields to forget.
     #[xdr(max = MAX_CTL_LIST)]
     pub forget: Vec<StateOther>,
 }
 
-/// REVOKE results.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
-pub struct RevokeOk {
-    /// Stateids in the revocation set now.
-    pub revoked: u32,
+/// The share access of one open stateid, as the MDS now has it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
+pub struct AccessChange {
+    /// Its `other` field (an upgrade or downgrade keeps `other`).
+    pub other: StateOther,
+    /// `OPEN4_SHARE_ACCESS_READ` (1), `_WRITE` (2) or `_BOTH` (3).
+    pub access: u32,
 }
 
-ctl_res! {
-    /// REVOKE results.
-    pub enum RevokeRes => RevokeOk
+/// SET_ACCESS arguments: after an OPEN upgrade or OPEN_DOWNGRADE the stateid's `other` is
+/// unchanged, so the access minted into it is stale; the data server checks WRITE against
+/// what the MDS says here instead. Applied before the reply.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct SetAccessArgs {
+    /// The MDS epoch these stateids belong to (must be the registered one).
+    pub mds_epoch: u32,
+    /// The changes.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub changes: Vec<AccessChange>,
 }
 
 /// HEALTH results: for placement (stop handing out a full or overloaded data server) and
@@ -306,10 +341,6 @@ pub struct HealthOk {
     pub files_free: u64,
     /// One-minute load average of the host, times 1000 (0 where unknown).
     pub load_milli: u32,
-    /// NFS requests the data server is serving right now.
-    pub io_in_flight: u32,
-    /// Stateids in its revocation set.
-    pub revoked: u32,
     /// Seconds since the data server started.
     pub uptime_s: u64,
 }
@@ -339,7 +370,8 @@ mod tests {
         remove_args: RemoveArgs,
         remove_res: RemoveRes,
         revoke_args: RevokeArgs,
-        revoke_res: RevokeRes,
+        set_access_args: SetAccessArgs,
+        ctl_revoke_reason: CtlRevokeReason,
         health_res: HealthRes,
     );
 
@@ -377,8 +409,8 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(r.sizes[0].size, 9);
-        let res = from_bytes::<RevokeRes>(to_bytes(&0x4000_0099u32)).unwrap();
-        assert_eq!(res, RevokeRes::Err(CtlStat(0x4000_0099)));
+        let res = from_bytes::<RemoveRes>(to_bytes(&0x4000_0099u32)).unwrap();
+        assert_eq!(res, RemoveRes::Err(CtlStat(0x4000_0099)));
         assert_eq!(res.status(), CtlStat(0x4000_0099));
         assert_eq!(format!("{:?}", CtlStat::CTL_STALE_EPOCH), "CTL_STALE_EPOCH");
     }

@@ -100,6 +100,35 @@ fn orphans_survive_a_restart_until_deleted() {
 }
 
 #[test]
+fn a_confirmation_replaces_older_records_of_its_owner_and_unreclaimed_old_owners_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mds.redb");
+    let s = open_at(&path);
+    for id in 1..=3 {
+        s.put_client(client(id, 1)).wait().unwrap();
+    }
+    drop(s);
+
+    let s = open_at(&path);
+    assert_eq!(s.boot_epoch(), 2);
+    // owner-1 comes back under a client id of this boot: its first-boot record goes.
+    let back = ClientRecord {
+        clientid: 11,
+        ..client(1, 2)
+    };
+    s.put_client(back.clone()).wait().unwrap();
+    assert_eq!(
+        s.clients().unwrap(),
+        [client(2, 1), client(3, 1), back.clone()]
+    );
+    // The grace period ends with owner-1 and owner-2 not done: owner-2's first-boot record
+    // goes, owner-1's record of this boot stays, owner-3 (done) is not named.
+    let owners = vec![client(1, 1).owner, client(2, 1).owner];
+    assert_eq!(s.remove_unreclaimed(owners).wait().unwrap(), 1);
+    assert_eq!(s.clients().unwrap(), [client(3, 1), back]);
+}
+
+#[test]
 fn store_written_by_an_unknown_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mds.redb");

@@ -1,21 +1,30 @@
 //! Stateids: minting and checking the 12-byte `other` field, the seqid rules and the special
-//! stateids (RFC 8881 sections 8.2.1 to 8.2.4).
+//! stateids (RFC 8881 sections 8.2.1 to 8.2.4). The MDS mints them; the MDS and the data
+//! servers check them (a DS with the MDS's stateid key, see [`crate::keys::DsKeys`]).
 //!
-//! Layout of `other` (shared with the data servers, which check stateids alone):
+//! Layout of `other`:
 //!
 //! ```text
 //!  byte 0     1        2..4            4..8                   8..12
 //!  +------+--------+-------------+----------------------+------------------------------+
 //!  | kind | access | boot epoch  | per-boot counter     | MAC: first 4 bytes of        |
-//!  |      | 1 R 2 W| (u16 BE)    | (u32 BE)             | keyed_hash(key, bytes 0..8 || |
-//!  |      |        |             |                      |            clientid u64 BE)  |
+//!  |      | 1 R 2 W| (u16 BE)    | (u32 BE)             | keyed_hash(stateid key,      |
+//!  |      |        |             |                      |            bytes 0..8)       |
 //!  +------+--------+-------------+----------------------+------------------------------+
 //! ```
 //!
-//! The MAC binds the stateid to its client: a stateid shown by another client fails the MAC
-//! and is `NFS4ERR_BAD_STATEID`, without a table lookup. The access byte is the access of the
-//! state when it was minted; `other` never changes afterwards (section 8.2.2 keeps it across
-//! OPEN upgrades and OPEN_DOWNGRADE), so the MDS decides on its table, not on this byte.
+//! The MAC covers what a data server can check alone: kind, access, epoch and counter. It
+//! does not cover the client id (a DS sees the client under the client id of its own
+//! EXCHANGE_ID, not the MDS's), so a stateid another client shows verifies here; the MDS
+//! refuses it on its table (each entry knows its client), while a DS accepts it from whoever
+//! shows it, as it accepts a DS filehandle (both travel in the clear; under AUTH_SYS a client
+//! that sniffs them could as well forge its uid). A forged `other` is `NFS4ERR_BAD_STATEID`
+//! without a table lookup, on the MDS and on every DS. Nor does the MAC cover the file: a DS
+//! cannot tell that a stateid was issued for the file whose object it is asked to write.
+//!
+//! The access byte is the access of the state when it was minted; `other` never changes
+//! afterwards (section 8.2.2 keeps it across OPEN upgrades and OPEN_DOWNGRADE), so the MDS
+//! decides on its table, and a data server on this byte unless the MDS told it otherwise.
 
 use nfs_proto::nfs4::{NfsStat4, Stateid4, NFS4_OTHER_SIZE};
 
@@ -186,7 +195,7 @@ impl From<CounterExhausted> for NfsStat4 {
 ///
 /// Several minters may share a key and epoch (the open/lock table, the layout table) as long
 /// as each mints its own kinds: the kind byte keeps their `other` values apart. A data server
-/// builds one from the cluster key and the MDS's epoch to [`verify`](Self::verify) only.
+/// builds one from the MDS's stateid key and epoch to [`verify`](Self::verify) only.
 #[derive(Clone)]
 pub struct StateidMinter {
     key: [u8; 32],
@@ -205,7 +214,8 @@ impl std::fmt::Debug for StateidMinter {
 }
 
 impl StateidMinter {
-    /// A minter for the boot `epoch`, keyed by the server key kept in the metadata store.
+    /// A minter for the boot `epoch`, keyed by the stateid key (on the MDS derived from the
+    /// server key kept in the metadata store: [`crate::keys::DsKeys::derive`]).
     pub fn new(key: [u8; 32], epoch: u16) -> Self {
         Self {
             key,
@@ -219,24 +229,16 @@ impl StateidMinter {
         self.epoch
     }
 
-    fn mac(&self, head: &[u8; 8], clientid: u64) -> [u8; 4] {
-        let mut input = [0u8; 16];
-        input[..8].copy_from_slice(head);
-        input[8..].copy_from_slice(&clientid.to_be_bytes());
-        let hash = blake3::keyed_hash(&self.key, &input);
+    fn mac(&self, head: &[u8; 8]) -> [u8; 4] {
+        let hash = blake3::keyed_hash(&self.key, head);
         let mut mac = [0u8; 4];
         mac.copy_from_slice(&hash.as_bytes()[..4]);
         mac
     }
 
-    /// A fresh `other` for state of `kind` owned by `clientid`, with the access bits (`& 3`)
-    /// the DS may use as a hint.
-    pub fn mint(
-        &mut self,
-        kind: StateidKind,
-        access: u8,
-        clientid: u64,
-    ) -> Result<Other, CounterExhausted> {
+    /// A fresh `other` for state of `kind`, with the access bits (`& 3`) a data server checks
+    /// I/O against.
+    pub fn mint(&mut self, kind: StateidKind, access: u8) -> Result<Other, CounterExhausted> {
         let counter = self.next;
         self.next = self.next.checked_add(1).ok_or(CounterExhausted)?;
         let mut head = [0u8; 8];
@@ -246,17 +248,18 @@ impl StateidMinter {
         head[4..8].copy_from_slice(&counter.to_be_bytes());
         let mut other = [0u8; NFS4_OTHER_SIZE];
         other[..8].copy_from_slice(&head);
-        other[8..].copy_from_slice(&self.mac(&head, clientid));
+        other[8..].copy_from_slice(&self.mac(&head));
         Ok(other)
     }
 
-    /// Checks that `other` was minted by this server for `clientid` (else
-    /// `NFS4ERR_BAD_STATEID`) in this boot (else `NFS4ERR_STALE_STATEID`). Special stateids
-    /// must be sorted out first with [`classify`]; here they are simply bad.
-    pub fn verify(&self, other: &Other, clientid: u64) -> Result<OtherFields, StateidError> {
+    /// Checks that `other` was minted with this key (else `NFS4ERR_BAD_STATEID`) in this
+    /// boot (else `NFS4ERR_STALE_STATEID`). Which client it belongs to is the caller's
+    /// business. Special stateids must be sorted out first with [`classify`]; here they are
+    /// simply bad.
+    pub fn verify(&self, other: &Other) -> Result<OtherFields, StateidError> {
         let mut head = [0u8; 8];
         head.copy_from_slice(&other[..8]);
-        let mac = self.mac(&head, clientid);
+        let mac = self.mac(&head);
         // Not secret-dependent timing in any useful way (4 bytes, and a forger learns only
         // accept/refuse), but compare without early exit anyway.
         let diff = mac
@@ -292,10 +295,10 @@ mod tests {
     const KEY: [u8; 32] = [7; 32];
 
     #[test]
-    fn minted_stateid_verifies_for_its_client_with_its_fields() {
+    fn minted_stateid_verifies_with_its_fields() {
         let mut m = StateidMinter::new(KEY, 5);
-        let o = m.mint(StateidKind::Lock, 3, 42).unwrap();
-        let f = m.verify(&o, 42).unwrap();
+        let o = m.mint(StateidKind::Lock, 3).unwrap();
+        let f = m.verify(&o).unwrap();
         assert_eq!(f.kind, StateidKind::Lock);
         assert_eq!(f.access, 3);
         assert_eq!(f.epoch, 5);
@@ -307,40 +310,42 @@ mod tests {
     #[test]
     fn successive_mints_differ() {
         let mut m = StateidMinter::new(KEY, 1);
-        let a = m.mint(StateidKind::Open, 1, 9).unwrap();
-        let b = m.mint(StateidKind::Open, 1, 9).unwrap();
+        let a = m.mint(StateidKind::Open, 1).unwrap();
+        let b = m.mint(StateidKind::Open, 1).unwrap();
         assert_ne!(a, b);
     }
 
     #[test]
-    fn stateid_of_another_client_is_bad() {
-        let mut m = StateidMinter::new(KEY, 1);
-        let o = m.mint(StateidKind::Open, 1, 9).unwrap();
-        assert_eq!(m.verify(&o, 10), Err(StateidError::Bad));
+    fn a_verifier_that_never_minted_checks_the_minters_stateids() {
+        // What a data server does: the MDS's key and epoch, no table.
+        let mut mds = StateidMinter::new(KEY, 4);
+        let o = mds.mint(StateidKind::Open, 2).unwrap();
+        let ds = StateidMinter::new(KEY, 4);
+        assert_eq!(ds.verify(&o).map(|f| f.access), Ok(2));
     }
 
     #[test]
     fn stateid_under_another_key_is_bad() {
         let mut m = StateidMinter::new(KEY, 1);
-        let o = m.mint(StateidKind::Open, 1, 9).unwrap();
+        let o = m.mint(StateidKind::Open, 1).unwrap();
         let other_server = StateidMinter::new([8; 32], 1);
-        assert_eq!(other_server.verify(&o, 9), Err(StateidError::Bad));
+        assert_eq!(other_server.verify(&o), Err(StateidError::Bad));
     }
 
     #[test]
     fn stateid_of_an_earlier_boot_is_stale() {
         let mut before = StateidMinter::new(KEY, 1);
-        let o = before.mint(StateidKind::Open, 1, 9).unwrap();
+        let o = before.mint(StateidKind::Open, 1).unwrap();
         let after = StateidMinter::new(KEY, 2);
-        assert_eq!(after.verify(&o, 9), Err(StateidError::Stale));
+        assert_eq!(after.verify(&o), Err(StateidError::Stale));
     }
 
     #[test]
     fn forged_epoch_is_bad_not_stale() {
         let mut m = StateidMinter::new(KEY, 2);
-        let mut o = m.mint(StateidKind::Open, 1, 9).unwrap();
+        let mut o = m.mint(StateidKind::Open, 1).unwrap();
         o[3] = 1;
-        assert_eq!(m.verify(&o, 9), Err(StateidError::Bad));
+        assert_eq!(m.verify(&o), Err(StateidError::Bad));
     }
 
     #[test]
@@ -348,11 +353,11 @@ mod tests {
         let mut m = StateidMinter::new(KEY, 1);
         m.next = u32::MAX;
         assert_eq!(
-            m.mint(StateidKind::Open, 1, 1),
+            m.mint(StateidKind::Open, 1),
             Err(CounterExhausted),
             "the last counter value is never handed out, so nothing wraps"
         );
-        assert_eq!(m.mint(StateidKind::Open, 1, 1), Err(CounterExhausted));
+        assert_eq!(m.mint(StateidKind::Open, 1), Err(CounterExhausted));
     }
 
     #[test]
@@ -446,20 +451,21 @@ mod tests {
     proptest! {
         #[test]
         fn any_single_byte_change_is_refused(
-            byte in 0usize..12, flip in 1u8..=255, client in any::<u64>()
+            byte in 0usize..12, flip in 1u8..=255, access in 0u8..4
         ) {
             let mut m = StateidMinter::new(KEY, 3);
-            let mut o = m.mint(StateidKind::Open, 1, client).unwrap();
+            let mut o = m.mint(StateidKind::Open, access).unwrap();
             o[byte] ^= flip;
-            // A changed epoch byte could only be Stale if the MAC still matched; it does not.
-            prop_assert_eq!(m.verify(&o, client), Err(StateidError::Bad));
+            // A changed epoch or access byte could only be Stale or pass if the MAC still
+            // matched; it does not.
+            prop_assert_eq!(m.verify(&o), Err(StateidError::Bad));
         }
 
         #[test]
-        fn random_others_do_not_verify(other in any::<[u8; 12]>(), client in any::<u64>()) {
+        fn random_others_do_not_verify(other in any::<[u8; 12]>()) {
             let m = StateidMinter::new(KEY, 3);
             // A 32-bit MAC: a random value passes with probability 2^-32.
-            prop_assert!(m.verify(&other, client).is_err());
+            prop_assert!(m.verify(&other).is_err());
         }
     }
 }

@@ -1,0 +1,155 @@
+//! Sessions on a data server over loopback: the DS role in EXCHANGE_ID, an identity of its
+//! own, the MDS's lease, and the operations a DS does not offer.
+
+mod support;
+
+use std::time::Duration;
+
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::*;
+use support::*;
+
+#[tokio::test]
+async fn exchange_id_grants_the_ds_role_and_a_session_follows() {
+    let d = start_ds(1, Duration::from_secs(90)).await;
+    let mut c = Client::new(d.addr, "linux-client").await;
+    let flags = c.exchange.eir_flags;
+    assert_ne!(flags & EXCHGID4_FLAG_USE_PNFS_DS, 0, "{flags:#x}");
+    assert_eq!(
+        flags & (EXCHGID4_FLAG_USE_PNFS_MDS | EXCHGID4_FLAG_USE_NON_PNFS),
+        0,
+        "a DS is only a DS: {flags:#x}"
+    );
+    let r = c.call(vec![]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK);
+}
+
+#[tokio::test]
+async fn a_client_asking_for_no_role_gets_the_ds_role() {
+    let d = start_ds(1, Duration::from_secs(90)).await;
+    let conn = connect(d.addr).await;
+    let mut args = ds_exchange_id("plain");
+    args.eia_flags = EXCHGID4_FLAG_SUPP_MOVED_REFER;
+    let r = compound_on(&conn, vec![NfsArgop4::ExchangeId(args)]).await;
+    let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ok)) = &r.resarray[0] else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        ok.eir_flags & EXCHGID4_FLAG_MASK_PNFS,
+        EXCHGID4_FLAG_USE_PNFS_DS
+    );
+}
+
+#[tokio::test]
+async fn each_data_server_has_its_own_server_owner_stable_across_restarts() {
+    let one = start_ds(1, Duration::from_secs(90)).await;
+    let two = start_ds(2, Duration::from_secs(90)).await;
+    let a = Client::new(one.addr, "c").await.exchange;
+    let b = Client::new(two.addr, "c").await.exchange;
+    assert_ne!(
+        a.eir_server_owner.so_major_id, b.eir_server_owner.so_major_id,
+        "two DSs with one major id would be trunked into one server by the client"
+    );
+    assert_eq!(a.eir_server_scope, b.eir_server_scope);
+    let again = start_ds(1, Duration::from_secs(90)).await;
+    let a2 = Client::new(again.addr, "c").await.exchange;
+    assert_eq!(a.eir_server_owner, a2.eir_server_owner);
+    assert_ne!(
+        a.eir_clientid >> 48,
+        a2.eir_clientid >> 48,
+        "a restarted DS has another client id epoch (equal only by a 1/65536 chance)"
+    );
+}
+
+#[tokio::test]
+async fn a_second_reclaim_complete_is_complete_already() {
+    let d = start_ds(1, Duration::from_secs(90)).await;
+    let mut c = Client::new(d.addr, "c").await;
+    let r = c
+        .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+            rca_one_fs: false,
+        })])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_COMPLETE_ALREADY);
+}
+
+#[tokio::test]
+async fn the_lease_is_the_configured_one_and_a_silent_client_loses_its_session() {
+    let d = start_ds(1, Duration::from_secs(1)).await;
+    let mds = Mds::new(MDS_EPOCH);
+    let mut c = Client::new(d.addr, "c").await;
+    let r = c
+        .call(vec![
+            putfh(&mds.ds_fh(5, 0)),
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([FATTR4_LEASE_TIME]),
+            }),
+        ])
+        .await;
+    let NfsResop4::GetAttr(GetAttrRes::Ok(ok)) = &r.resarray[2] else {
+        panic!("{r:?}")
+    };
+    let attrs = FileAttrs::from_fattr(&ok.obj_attributes).unwrap();
+    assert_eq!(attrs.lease_time, Some(1));
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let r = c.call(vec![]).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_BADSESSION);
+}
+
+#[tokio::test]
+async fn operations_a_data_server_does_not_offer_are_notsupp() {
+    let d = start_ds(1, Duration::from_secs(90)).await;
+    let mds = Mds::new(MDS_EPOCH);
+    let mut c = Client::new(d.addr, "c").await;
+    let fh = mds.ds_fh(5, 0);
+    let not_offered = [
+        NfsArgop4::PutRootFh,
+        NfsArgop4::GetFh,
+        NfsArgop4::SaveFh,
+        NfsArgop4::Lookup(LookupArgs {
+            objname: "x".into(),
+        }),
+        NfsArgop4::Remove(RemoveArgs { target: "x".into() }),
+        NfsArgop4::SetAttr(SetAttrArgs {
+            stateid: Stateid4::ANONYMOUS,
+            obj_attributes: Fattr4::default(),
+        }),
+        NfsArgop4::LayoutGet(LayoutGetArgs::default()),
+        NfsArgop4::TestStateid(TestStateidArgs {
+            ts_stateids: vec![],
+        }),
+    ];
+    for op in not_offered {
+        let opnum = op.opnum();
+        let r = c.call(vec![putfh(&fh), op]).await;
+        assert_eq!(r.resarray.len(), 3, "{r:?}");
+        assert_eq!(
+            last_status(&r),
+            NfsStat4::NFS4ERR_NOTSUPP,
+            "{:?}",
+            opnum.name()
+        );
+    }
+}
+
+#[tokio::test]
+async fn secinfo_no_name_offers_auth_sys_and_consumes_the_filehandle() {
+    let d = start_ds(1, Duration::from_secs(90)).await;
+    let mds = Mds::new(MDS_EPOCH);
+    let mut c = Client::new(d.addr, "c").await;
+    let r = c
+        .call(vec![
+            putfh(&mds.ds_fh(5, 0)),
+            NfsArgop4::SecInfoNoName(SecinfoStyle4::SECINFO_STYLE4_CURRENT_FH),
+            NfsArgop4::Commit(CommitArgs {
+                offset: 0,
+                count: 0,
+            }),
+        ])
+        .await;
+    let NfsResop4::SecInfoNoName(SecInfoRes::Ok(flavors)) = &r.resarray[2] else {
+        panic!("{r:?}")
+    };
+    assert_eq!(flavors[0], Secinfo4::Flavor(1));
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOFILEHANDLE);
+}

@@ -1,0 +1,106 @@
+# Helpers shared by the guest workloads (sourced by workload.sh and restart.sh): the check
+# runner, comparisons, and the two clients' mounts.
+#
+# Client 1 is the guest's own kernel client (hostname c1) mounting 127.0.0.1:$EXPORT on $M.
+# Client 2 is a second, independent kernel client: its own network namespace (joined to the first
+# by a veth pair), its own hostname (the Linux client's owner string derives from it, so it gets
+# its own client id) and its own mount namespace, mounting 10.99.0.1:$EXPORT on $C2M.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+M=/mnt/c1
+C2M=/mnt/c2
+H=/scenario
+SRC=/tmp/src
+mkdir -p "$M" "$SRC"
+
+# --- helpers -----------------------------------------------------------------------------------
+
+# check NAME FUNCTION...: runs FUNCTION in a child bash with errexit (outside any condition, so
+# errexit really applies) and reports it. A check still running after CHECK_TIMEOUT seconds
+# (default 600) is killed and fails, so one hung operation does not stop the suite: NFS waits
+# on a hard mount are killable.
+check() {
+    local name=$1 t0 rc ms detail
+    shift
+    if [[ -n ${ONLY:-} && ! $name =~ $ONLY && ! $name =~ ^(mount_c[12]|mountstats|unmount)$ ]]; then
+        return 0
+    fi
+    echo "RUN $name"
+    t0=$(date +%s%N)
+    timeout -k 10 "${CHECK_TIMEOUT:-600}" bash -c 'set -eo pipefail; "$@"' "$name" "$@" \
+        >/tmp/check.out 2>&1
+    rc=$?
+    if ((rc == 124 || rc == 137)); then
+        echo "timed out after ${CHECK_TIMEOUT:-600} s" >>/tmp/check.out
+    fi
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    detail=$(tr '\n\r' '  ' </tmp/check.out | tr -cd '[:print:]' | tail -c 600)
+    if ((rc == 0)); then
+        echo "CHECK $name PASS ${ms}ms $detail"
+    else
+        echo "CHECK $name FAIL ${ms}ms (exit $rc) $detail"
+    fi
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+    if [[ $2 != "$3" ]]; then
+        echo "$1: got '${2:0:100}', want '${3:0:100}'"
+        return 1
+    fi
+}
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+size() { stat -c %s "$1"; }
+# Forget cached pages, dentries and inodes, so the next read comes from the server.
+drop_caches() {
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+}
+# Runs a command as client 2 (its network, mount and UTS namespaces).
+c2() { nsenter -t "$C2PID" -n -m -u -- "$@"; }
+
+# --- mounts ------------------------------------------------------------------------------------
+
+mount_c1() {
+    mount -t nfs -o "$MOUNT_OPTS" "127.0.0.1:$EXPORT" "$M"
+    # The negotiated version must be the one asked for (no silent fallback).
+    local want
+    want=$(sed -n 's/.*vers=\([0-9.]*\).*/\1/p' <<<"$MOUNT_OPTS")
+    [[ -n $want ]]
+    grep " $M " /proc/mounts
+    grep " $M " /proc/mounts | grep -q "vers=$want,"
+}
+
+# Client 2: namespace c2, veth pair 10.99.0.1 (root namespace) <-> 10.99.0.2 (c2).
+mount_c2() {
+    ip netns add c2
+    ip link add veth-c1 type veth peer name veth-c2
+    ip link set veth-c2 netns c2
+    ip addr add 10.99.0.1/24 dev veth-c1
+    ip link set veth-c1 up
+    ip netns exec c2 ip addr add 10.99.0.2/24 dev veth-c2
+    ip netns exec c2 ip link set veth-c2 up
+    ip netns exec c2 ip link set lo up
+    mkdir -p "$C2M"
+    rm -f /tmp/c2.ready
+    # `ip netns exec` and `unshare` exec in place, and so does `sh -c 'exec sleep'`: $! is the
+    # pid of a process that stays in client 2's namespaces, for nsenter.
+    ip netns exec c2 unshare --uts sh -c "hostname c2 && mount -t nfs -o '$MOUNT_OPTS' \
+        10.99.0.1:'$EXPORT' '$C2M' && touch /tmp/c2.ready; exec sleep 1000000" &
+    echo "$!" >/tmp/c2.pid
+    local i
+    for ((i = 0; i < 300; i++)); do
+        [[ -f /tmp/c2.ready ]] && break
+        sleep 0.1
+    done
+    [[ -f /tmp/c2.ready ]]
+    C2PID=$(cat /tmp/c2.pid)
+    expect_eq "client 2 hostname" "$(c2 hostname)" c2
+    c2 grep " $C2M " /proc/mounts
+}
+
+unmount_all() {
+    c2 umount "$C2M"
+    umount "$M"
+    kill "$C2PID" 2>/dev/null || true
+}

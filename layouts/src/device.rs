@@ -1,0 +1,250 @@
+//! Devices of the file layout (RFC 8881 sections 12.2.10 and 13.3): which data servers a
+//! layout's stripe indices name, and at which addresses a client reaches them.
+//!
+//! The data servers of the cluster, in id order, form a ring. A device is a window of it:
+//! `count` data servers starting at ring position `first`; its `nflda_stripe_indices` are
+//! `0..count` and its multipath list is the window's data servers in order. A file's stripe
+//! set is such a window, so there are at most (servers x counts) devices, the device id
+//! carries everything needed to rebuild it, and files spread over the ring by choosing
+//! `first` (e.g. from the file id) without a device per file.
+//!
+//! Device ids carry the ring's generation, so that when the ring changes (a data server added,
+//! removed or readdressed) the old ids are recognised as gone (NFS4ERR_NOENT on GETDEVICEINFO,
+//! and CB_NOTIFY_DEVICEID for holders).
+
+use std::net::{IpAddr, SocketAddr};
+
+use nfs_proto::nfs4::layout_files::{
+    netaddr_from_socket_addr, MultipathList4, Nfsv41FileLayoutDsAddr4,
+};
+use nfs_proto::nfs4::Deviceid4;
+
+/// One data server of the ring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataServer {
+    /// Its configured id.
+    pub id: u32,
+    /// Where clients reach it; an unspecified IP (`0.0.0.0:20491`) means "the address the
+    /// client used to reach the MDS", for an all-in-one host clients reach by different
+    /// addresses (loopback, a veth pair, the LAN).
+    pub addresses: Vec<SocketAddr>,
+}
+
+/// A window of the ring: the devices this server hands out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Device {
+    /// The ring generation it belongs to.
+    pub generation: u32,
+    /// How many data servers (= stripe indices).
+    pub count: u16,
+    /// Ring position of the first.
+    pub first: u16,
+}
+
+impl Device {
+    /// The 16-byte device id: generation (u32 BE), count (u16 BE), first (u16 BE), then
+    /// zeros.
+    pub fn id(&self) -> Deviceid4 {
+        let mut id = [0u8; 16];
+        id[..4].copy_from_slice(&self.generation.to_be_bytes());
+        id[4..6].copy_from_slice(&self.count.to_be_bytes());
+        id[6..8].copy_from_slice(&self.first.to_be_bytes());
+        id
+    }
+
+    /// The device a device id names, if it is one of ours (nonzero count, zero tail).
+    pub fn from_id(id: &Deviceid4) -> Option<Self> {
+        if id[8..].iter().any(|&b| b != 0) {
+            return None;
+        }
+        let count = u16::from_be_bytes([id[4], id[5]]);
+        (count > 0).then(|| Self {
+            generation: u32::from_be_bytes([id[0], id[1], id[2], id[3]]),
+            count,
+            first: u16::from_be_bytes([id[6], id[7]]),
+        })
+    }
+}
+
+/// The ring of data servers of one generation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ring {
+    /// Bumped whenever the servers or their addresses change.
+    pub generation: u32,
+    /// In id order.
+    pub servers: Vec<DataServer>,
+}
+
+/// Why a device cannot be described.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// Another generation, or a window larger than the ring.
+    #[error("no such device")]
+    NoEnt,
+}
+
+impl Ring {
+    /// A ring of `servers`, sorted by id.
+    pub fn new(generation: u32, mut servers: Vec<DataServer>) -> Self {
+        servers.sort_by_key(|s| s.id);
+        Self {
+            generation,
+            servers,
+        }
+    }
+
+    /// The device of `count` servers starting at `first` (taken modulo the ring), or `None`
+    /// when the ring has fewer than `count` servers (or none).
+    pub fn device(&self, count: usize, first: usize) -> Option<Device> {
+        let n = self.servers.len();
+        if count == 0 || count > n {
+            return None;
+        }
+        Some(Device {
+            generation: self.generation,
+            count: u16::try_from(count).ok()?,
+            first: u16::try_from(first % n).ok()?,
+        })
+    }
+
+    /// The servers of a device, in stripe index order.
+    pub fn members(&self, d: &Device) -> Result<Vec<&DataServer>, DeviceError> {
+        let n = self.servers.len();
+        if d.generation != self.generation || d.count as usize > n || d.first as usize >= n {
+            return Err(DeviceError::NoEnt);
+        }
+        Ok((0..d.count as usize)
+            .map(|i| &self.servers[(d.first as usize + i) % n])
+            .collect())
+    }
+
+    /// GETDEVICEINFO's body for a client that reached the MDS at local address `via`: the
+    /// stripe indices `0..count` and each server's addresses (RFC 8881 section 13.3), with
+    /// unspecified IPs replaced by `via`.
+    pub fn describe(
+        &self,
+        d: &Device,
+        via: IpAddr,
+    ) -> Result<Nfsv41FileLayoutDsAddr4, DeviceError> {
+        let members = self.members(d)?;
+        Ok(Nfsv41FileLayoutDsAddr4 {
+            nflda_stripe_indices: (0..u32::from(d.count)).collect(),
+            nflda_multipath_ds_list: members
+                .iter()
+                .map(|s| {
+                    MultipathList4(
+                        s.addresses
+                            .iter()
+                            .map(|a| netaddr_from_socket_addr(reachable(*a, via)))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        })
+    }
+}
+
+/// `addr` as a client that reached the MDS at `via` reaches it: an unspecified IP becomes
+/// `via` (same family; an IPv4 `via` seen as IPv4-mapped IPv6 is unmapped first).
+pub fn reachable(addr: SocketAddr, via: IpAddr) -> SocketAddr {
+    if !addr.ip().is_unspecified() {
+        return addr;
+    }
+    let via = match via {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(via),
+        v4 => v4,
+    };
+    SocketAddr::new(via, addr.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring() -> Ring {
+        Ring::new(
+            7,
+            vec![
+                DataServer {
+                    id: 3,
+                    addresses: vec!["0.0.0.0:20493".parse().unwrap()],
+                },
+                DataServer {
+                    id: 1,
+                    addresses: vec![
+                        "10.0.0.1:2049".parse().unwrap(),
+                        "[fd00::1]:2049".parse().unwrap(),
+                    ],
+                },
+                DataServer {
+                    id: 2,
+                    addresses: vec!["0.0.0.0:20492".parse().unwrap()],
+                },
+            ],
+        )
+    }
+
+    #[test]
+    fn device_ids_round_trip_and_foreign_ones_are_refused() {
+        let d = ring().device(2, 4).unwrap();
+        assert_eq!(
+            d,
+            Device {
+                generation: 7,
+                count: 2,
+                first: 1
+            }
+        );
+        assert_eq!(Device::from_id(&d.id()), Some(d));
+        let mut foreign = d.id();
+        foreign[15] = 1;
+        assert_eq!(Device::from_id(&foreign), None);
+        assert_eq!(Device::from_id(&[0; 16]), None, "count 0");
+        assert_eq!(ring().device(4, 0), None, "more than the ring");
+        assert_eq!(ring().device(0, 0), None);
+    }
+
+    #[test]
+    fn a_device_is_a_window_of_the_ring_in_id_order() {
+        let r = ring();
+        let d = r.device(3, 2).unwrap();
+        let ids: Vec<u32> = r.members(&d).unwrap().iter().map(|s| s.id).collect();
+        assert_eq!(ids, [3, 1, 2]);
+        let stale = Device { generation: 6, ..d };
+        assert_eq!(r.members(&stale), Err(DeviceError::NoEnt));
+    }
+
+    #[test]
+    fn unspecified_addresses_become_the_address_the_client_used() {
+        let r = ring();
+        let d = r.device(3, 0).unwrap();
+        let body = r.describe(&d, "192.168.5.9".parse().unwrap()).unwrap();
+        assert_eq!(body.nflda_stripe_indices, [0, 1, 2]);
+        let uaddrs: Vec<Vec<(String, String)>> = body
+            .nflda_multipath_ds_list
+            .iter()
+            .map(|m| {
+                m.0.iter()
+                    .map(|n| (n.na_r_netid.to_string(), n.na_r_addr.to_string()))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            uaddrs,
+            [
+                vec![
+                    ("tcp".into(), "10.0.0.1.8.1".into()),
+                    ("tcp6".into(), "fd00::1.8.1".into())
+                ],
+                vec![("tcp".into(), "192.168.5.9.80.12".into())],
+                vec![("tcp".into(), "192.168.5.9.80.13".into())],
+            ]
+        );
+        // A client on IPv4 seen through an IPv6 socket gets the IPv4 address.
+        let mapped: IpAddr = "::ffff:127.0.0.1".parse().unwrap();
+        assert_eq!(
+            reachable("0.0.0.0:20491".parse().unwrap(), mapped),
+            "127.0.0.1:20491".parse().unwrap()
+        );
+    }
+}

@@ -1,0 +1,210 @@
+//! Which clients may reclaim after a restart, over more than one restart (RFC 8881 sections
+//! 8.4.2.1 and 8.4.3): the store's client records must name exactly the clients that held
+//! state the server may still honour.
+//!
+//! Each boot is its own runtime over the same data directory; dropping the runtime stops the
+//! server and closes its store, as a `kill -9` would (every acknowledged change is committed).
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Utf8String;
+use support::*;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Runs one boot of the server over `dir` with a grace period of `grace` seconds.
+fn boot<T>(dir: &Path, grace: u32, f: impl AsyncFnOnce(std::net::SocketAddr) -> T) -> T {
+    runtime().block_on(async {
+        let (_mds, addr) = start_mds(dir, grace, 60).await;
+        f(addr).await
+    })
+}
+
+fn open_op(claim: OpenClaim4, openhow: Openflag4, who: &str) -> NfsArgop4 {
+    NfsArgop4::Open(OpenArgs {
+        seqid: 0,
+        share_access: OPEN4_SHARE_ACCESS_BOTH,
+        share_deny: 0,
+        owner: StateOwner4 {
+            clientid: 0,
+            owner: Bytes::copy_from_slice(who.as_bytes()),
+        },
+        openhow,
+        claim,
+    })
+}
+
+/// Creates (UNCHECKED4) and opens `name` in the root; returns its filehandle.
+async fn create(c: &mut Client, name: &str) -> NfsFh4 {
+    let attrs = FileAttrs {
+        mode: Some(0o644),
+        ..FileAttrs::default()
+    };
+    let how = Openflag4::Create(Createhow4::Unchecked(attrs.to_fattr(&attrs.mask())));
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(OpenClaim4::Null(Utf8String::from(name)), how, "o1"),
+            NfsArgop4::GetFh,
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    match r.resarray.last() {
+        Some(NfsResop4::GetFh(GetFhRes::Ok(ok))) => ok.object.clone(),
+        _ => panic!("no GETFH result: {r:?}"),
+    }
+}
+
+/// OPEN with CLAIM_PREVIOUS of `fh`: the status of the reclaim.
+async fn reclaim_open(c: &mut Client, fh: &NfsFh4) -> NfsStat4 {
+    let claim = OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE);
+    let r = c
+        .call(vec![
+            NfsArgop4::PutFh(PutFhArgs { object: fh.clone() }),
+            open_op(claim, Openflag4::NoCreate, "o1"),
+        ])
+        .await;
+    r.status
+}
+
+/// A new OPEN (CLAIM_NULL, creating `name`): NFS4ERR_GRACE while the grace period runs.
+async fn new_open(c: &mut Client, name: &str) -> NfsStat4 {
+    let attrs = FileAttrs::default();
+    let how = Openflag4::Create(Createhow4::Unchecked(attrs.to_fattr(&attrs.mask())));
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(OpenClaim4::Null(Utf8String::from(name)), how, "o2"),
+        ])
+        .await;
+    r.status
+}
+
+async fn reclaim_complete(c: &mut Client) {
+    let r = c
+        .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+            rca_one_fs: false,
+        })])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+/// DESTROY_SESSION then DESTROY_CLIENTID, as the Linux client does at unmount.
+async fn go_away(c: Client) {
+    let r = compound_on(
+        &c.conn,
+        0,
+        1,
+        vec![NfsArgop4::DestroySession(DestroySessionArgs {
+            dsa_sessionid: c.sessionid,
+        })],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = compound_on(
+        &c.conn,
+        0,
+        1,
+        vec![NfsArgop4::DestroyClientId(DestroyClientIdArgs {
+            dca_clientid: c.clientid,
+        })],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+/// A client that came back after a restart and then unmounted (DESTROY_CLIENTID) is no client
+/// of the previous boot at the next restart: it may not reclaim, and the grace period does not
+/// wait for it. (Its record of the first boot must not outlive the one that replaced it.)
+#[test]
+fn a_client_gone_after_reclaiming_is_not_waited_for_after_the_next_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let fh = boot(dir.path(), 0, async |addr| {
+        let mut gone = Client::new(addr, "gone").await;
+        Client::new(addr, "stays").await;
+        create(&mut gone, "f").await
+    });
+    boot(dir.path(), 60, async |addr| {
+        let mut gone = Client::reclaiming(addr, "gone").await;
+        let mut stays = Client::reclaiming(addr, "stays").await;
+        reclaim_complete(&mut gone).await;
+        reclaim_complete(&mut stays).await;
+        go_away(gone).await;
+    });
+    boot(dir.path(), 60, async |addr| {
+        let mut gone = Client::reclaiming(addr, "gone").await;
+        assert_eq!(
+            reclaim_open(&mut gone, &fh).await,
+            NfsStat4::NFS4ERR_NO_GRACE
+        );
+        let mut stays = Client::reclaiming(addr, "stays").await;
+        assert_eq!(new_open(&mut stays, "g").await, NfsStat4::NFS4ERR_GRACE);
+        // The only client of the previous boot is done: the grace period is over.
+        reclaim_complete(&mut stays).await;
+        assert_eq!(new_open(&mut stays, "g").await, NfsStat4::NFS4_OK);
+    });
+}
+
+/// RFC 8881 section 8.4.3: a client that did not reclaim during a grace period may have lost
+/// its state to others after it, so after another restart it may not reclaim that state.
+#[test]
+fn a_client_that_missed_a_grace_period_may_not_reclaim_after_the_next_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let fh = boot(dir.path(), 0, async |addr| {
+        let mut late = Client::new(addr, "late").await;
+        create(&mut late, "f").await
+    });
+    // Nobody reclaims; the one-second grace period ends by time (the reaper ticks each second)
+    // and another client is free to open the file.
+    boot(dir.path(), 1, async |addr| {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        let mut other = Client::new(addr, "other").await;
+        assert_eq!(
+            reclaim_open(&mut other, &fh).await,
+            NfsStat4::NFS4ERR_NO_GRACE
+        );
+        assert_eq!(new_open(&mut other, "f").await, NfsStat4::NFS4_OK);
+    });
+    boot(dir.path(), 60, async |addr| {
+        let mut late = Client::reclaiming(addr, "late").await;
+        assert_eq!(
+            reclaim_open(&mut late, &fh).await,
+            NfsStat4::NFS4ERR_NO_GRACE
+        );
+        // The client that was there in the previous boot still reclaims.
+        let mut other = Client::reclaiming(addr, "other").await;
+        assert_eq!(reclaim_open(&mut other, &fh).await, NfsStat4::NFS4_OK);
+    });
+}
+
+/// The ordinary case over two restarts: a client that reclaimed in the second boot reclaims
+/// again in the third.
+#[test]
+fn a_client_that_reclaimed_reclaims_again_after_the_next_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let fh = boot(dir.path(), 0, async |addr| {
+        let mut c = Client::new(addr, "c").await;
+        create(&mut c, "f").await
+    });
+    for _ in 0..2 {
+        boot(dir.path(), 60, async |addr| {
+            let mut c = Client::reclaiming(addr, "c").await;
+            assert_eq!(reclaim_open(&mut c, &fh).await, NfsStat4::NFS4_OK);
+            reclaim_complete(&mut c).await;
+        });
+    }
+}

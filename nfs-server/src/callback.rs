@@ -1,0 +1,312 @@
+//! The back channel (RFC 8881 sections 2.10.3.1 and 20): calls from the server to a client
+//! over the connection the client bound to its session's back channel. CB_NULL probes the
+//! path when a connection is bound (as knfsd does), and every CB_COMPOUND starts with
+//! CB_SEQUENCE on a slot of the session's back channel slot table, whose rules are the
+//! client-side rules of a fore channel (`nfs_proto::session::ClientSlotTable`).
+//!
+//! A callback that fails (no reply in [`CALLBACK_TIMEOUT`], the connection gone, an RPC
+//! error) marks the session's back channel down, so SEQUENCE reports
+//! `SEQ4_STATUS_CB_PATH_DOWN(_SESSION)` and the client binds a new connection (section
+//! 2.10.3.1). Delegation and layout recalls (the next milestones) are sent through
+//! [`cb_compound`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use nfs_proto::nfs4::*;
+use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
+use nfs_proto::session::ClientSlotTable;
+use nfs_proto::transport::{CallError, Conn};
+use nfs_proto::xdr::{self, Utf8String};
+use tracing::{debug, info, warn};
+
+use crate::core::Core;
+use crate::role::Role;
+
+/// The callback program's version (RFC 8881 section 20: `NFS_CB` = 1).
+pub const NFS_CB_VERSION: u32 = 1;
+
+/// How long a callback may take before the back channel counts as down.
+pub const CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a callback did not get a successful answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CallbackError {
+    /// The session is gone or has no usable back channel connection.
+    #[error("no back channel")]
+    NoBackChannel,
+    /// Every back channel slot is busy for longer than the timeout.
+    #[error("no free back channel slot")]
+    NoSlot,
+    /// No answer in time.
+    #[error("no answer in {0:?}")]
+    Timeout(Duration),
+    /// The RPC failed (connection closed, rejected, accepted with an error).
+    #[error("callback RPC: {0}")]
+    Rpc(#[from] CallError),
+    /// The reply did not decode.
+    #[error("undecodable CB_COMPOUND reply")]
+    BadReply,
+    /// CB_SEQUENCE failed.
+    #[error("CB_SEQUENCE: {0:?}")]
+    Sequence(NfsStat4),
+}
+
+/// The connections that may carry callbacks, and each session's back channel slots.
+#[derive(Default)]
+pub struct Backchannels {
+    conns: Mutex<HashMap<u64, Conn>>,
+    slots: Mutex<HashMap<Sessionid4, ClientSlotTable>>,
+}
+
+impl Backchannels {
+    /// Keeps `conn` for callbacks (it was bound to a session's back channel), and drops
+    /// connections that have closed since.
+    pub fn register(&self, conn: &Conn) {
+        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        conns.retain(|_, c| !c.is_closed());
+        conns.insert(conn.id(), conn.clone());
+    }
+
+    fn conn(&self, id: u64) -> Option<Conn> {
+        let conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        conns.get(&id).filter(|c| !c.is_closed()).cloned()
+    }
+}
+
+/// What a callback to one session needs from the session state.
+struct Route {
+    conn: Conn,
+    program: u32,
+    cred: OpaqueAuth,
+    max_slots: u32,
+}
+
+fn route(core: &Core, sessionid: &Sessionid4) -> Result<Route, CallbackError> {
+    let (conn_id, program, sec, max_slots) = {
+        let st = core.state();
+        let s = st
+            .sessions
+            .get(sessionid)
+            .map_err(|_| CallbackError::NoBackChannel)?;
+        let conn = s
+            .back_conns()
+            .last()
+            .copied()
+            .ok_or(CallbackError::NoBackChannel)?;
+        (
+            conn,
+            s.cb_program(),
+            s.cb_sec_parms().first().cloned(),
+            s.back_attrs().ca_maxrequests,
+        )
+    };
+    let conn = core
+        .backchannels
+        .conn(conn_id)
+        .ok_or(CallbackError::NoBackChannel)?;
+    Ok(Route {
+        conn,
+        program,
+        cred: credential(sec),
+        max_slots,
+    })
+}
+
+/// The RPC credential for callbacks: the first flavor the client offered that the server
+/// uses (RFC 8881 section 18.36.3, `csa_sec_parms`).
+fn credential(sec: Option<CallbackSecParms4>) -> OpaqueAuth {
+    match sec {
+        Some(CallbackSecParms4::AuthSys(p)) => OpaqueAuth::new(
+            AuthFlavor::AUTH_SYS,
+            xdr::to_bytes(&AuthSysParms {
+                stamp: p.stamp,
+                machinename: p.machinename,
+                uid: p.uid,
+                gid: p.gid,
+                gids: p.gids,
+            }),
+        ),
+        _ => OpaqueAuth::none(),
+    }
+}
+
+fn mark_down(core: &Core, sessionid: &Sessionid4, why: &CallbackError) {
+    warn!(session = ?sessionid, "back channel down: {why}");
+    let _ = core.state().sessions.set_back_channel_down(sessionid, true);
+}
+
+/// CB_NULL to the session's back channel.
+pub async fn cb_null(core: &Core, sessionid: &Sessionid4) -> Result<(), CallbackError> {
+    let r = route(core, sessionid)?;
+    let call = r
+        .conn
+        .call(r.program, NFS_CB_VERSION, CB_NULL, r.cred, Vec::new());
+    tokio::time::timeout(CALLBACK_TIMEOUT, call)
+        .await
+        .map_err(|_| CallbackError::Timeout(CALLBACK_TIMEOUT))??;
+    Ok(())
+}
+
+/// Probes a newly bound back channel with CB_NULL, in the background; a failure marks it down.
+pub fn probe<R: Role>(server: Arc<R>, sessionid: Sessionid4) {
+    tokio::spawn(async move {
+        let core = server.core();
+        match cb_null(core, &sessionid).await {
+            Ok(()) => debug!(session = ?sessionid, "back channel answers CB_NULL"),
+            Err(e) => mark_down(core, &sessionid, &e),
+        }
+    });
+}
+
+/// A connection was bound to a session's back channel (CREATE_SESSION with
+/// `CREATE_SESSION4_FLAG_CONN_BACK_CHAN`, or BIND_CONN_TO_SESSION): keep it and probe it.
+pub fn bound<R: Role>(server: &Arc<R>, conn: &Conn, sessionid: Sessionid4) {
+    server.core().backchannels.register(conn);
+    probe(server.clone(), sessionid);
+}
+
+/// Takes a back channel slot of the session, waiting (up to the timeout) while all are busy.
+async fn acquire_slot(
+    core: &Core,
+    sessionid: &Sessionid4,
+    max_slots: u32,
+) -> Result<nfs_proto::session::SlotTicket, CallbackError> {
+    let deadline = tokio::time::Instant::now() + CALLBACK_TIMEOUT;
+    loop {
+        {
+            let mut slots = core
+                .backchannels
+                .slots
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let table = slots
+                .entry(*sessionid)
+                .or_insert_with(|| ClientSlotTable::new(max_slots));
+            if let Some(t) = table.acquire() {
+                return Ok(t);
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(CallbackError::NoSlot);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Sends CB_COMPOUND with CB_SEQUENCE followed by `ops` to the session's back channel and
+/// returns the reply (whose later results the caller reads). A failure of the path (not an
+/// error status of one of `ops`) marks the back channel down.
+pub async fn cb_compound(
+    core: &Core,
+    sessionid: &Sessionid4,
+    ops: Vec<NfsCbArgop4>,
+) -> Result<CbCompoundRes, CallbackError> {
+    let result = cb_compound_inner(core, sessionid, ops).await;
+    if let Err(e) = &result {
+        if !matches!(e, CallbackError::Sequence(_) | CallbackError::NoSlot) {
+            mark_down(core, sessionid, e);
+        }
+    }
+    result
+}
+
+async fn cb_compound_inner(
+    core: &Core,
+    sessionid: &Sessionid4,
+    ops: Vec<NfsCbArgop4>,
+) -> Result<CbCompoundRes, CallbackError> {
+    let r = route(core, sessionid)?;
+    let ticket = acquire_slot(core, sessionid, r.max_slots).await?;
+    let mut argarray = Vec::with_capacity(ops.len() + 1);
+    argarray.push(NfsCbArgop4::Sequence(CbSequenceArgs {
+        csa_sessionid: *sessionid,
+        csa_sequenceid: ticket.seqid,
+        csa_slotid: ticket.slotid,
+        csa_highest_slotid: ticket.highest_slotid,
+        csa_cachethis: false,
+        csa_referring_call_lists: Vec::new(),
+    }));
+    argarray.extend(ops);
+    let args = CbCompoundArgs {
+        tag: Utf8String::from(""),
+        minorversion: 1,
+        callback_ident: 0,
+        argarray,
+    };
+    let call = r.conn.call(
+        r.program,
+        NFS_CB_VERSION,
+        CB_COMPOUND,
+        r.cred,
+        vec![xdr::to_bytes(&args)],
+    );
+    let sent = tokio::time::timeout(CALLBACK_TIMEOUT, call).await;
+    let mut slots = core
+        .backchannels
+        .slots
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let Some(table) = slots.get_mut(sessionid) else {
+        return Err(CallbackError::NoBackChannel);
+    };
+    let body: Bytes = match sent {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => {
+            // The request may or may not have reached the client: a retry must reuse the
+            // slot and sequence id, which a new probe-and-bind resets anyway. Keep it simple:
+            // give the slot back as used, so later callbacks move on.
+            table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
+            return Err(e.into());
+        }
+        Err(_) => {
+            table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
+            return Err(CallbackError::Timeout(CALLBACK_TIMEOUT));
+        }
+    };
+    let res: CbCompoundRes = match xdr::from_bytes(body) {
+        Ok(r) => r,
+        Err(_) => {
+            table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
+            return Err(CallbackError::BadReply);
+        }
+    };
+    match res.resarray.first() {
+        Some(NfsCbResop4::Sequence(CbSequenceRes::Ok(ok))) => {
+            let as_fore = SequenceResOk {
+                sr_sessionid: ok.csr_sessionid,
+                sr_sequenceid: ok.csr_sequenceid,
+                sr_slotid: ok.csr_slotid,
+                sr_highest_slotid: ok.csr_highest_slotid,
+                sr_target_highest_slotid: ok.csr_target_highest_slotid,
+                sr_status_flags: 0,
+            };
+            if !table.complete(ticket.slotid, &as_fore) {
+                table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
+                return Err(CallbackError::BadReply);
+            }
+            Ok(res)
+        }
+        Some(other) => {
+            let status = other.status();
+            table.complete_error(ticket.slotid, status);
+            info!(session = ?sessionid, "CB_SEQUENCE failed: {status:?}");
+            Err(CallbackError::Sequence(status))
+        }
+        None => {
+            table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
+            Err(CallbackError::BadReply)
+        }
+    }
+}
+
+/// Forgets a destroyed session's back channel slots.
+pub fn session_gone(core: &Core, sessionid: &Sessionid4) {
+    core.backchannels
+        .slots
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(sessionid);
+}

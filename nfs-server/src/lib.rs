@@ -1,0 +1,40 @@
+//! The NFSv4.1 server machinery that the metadata server and the data servers share, so that a
+//! data server has sessions, leases and exactly-once semantics from the same code as the MDS
+//! (issue 5: "sessions (shared code with the MDS, not a copy)").
+//!
+//! ```text
+//!  serve (tokio: TCP listener, the NFSv4 program, the lease reaper)
+//!    └─> compound::process (SEQUENCE first, reply cache, size limits, OP_ILLEGAL, the reply)
+//!          ├─> session_ops (EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION, BIND_CONN_TO_SESSION,
+//!          │                BACKCHANNEL_CTL, DESTROY_CLIENTID, RECLAIM_COMPLETE, SEQUENCE)
+//!          │     └─> state/ (clients, sessions, leases, grace)                      sans-IO
+//!          └─> Role::dispatch: the role's own operations
+//!                MDS: namespace, opens, locks, I/O      DS: PUTFH, READ, WRITE, COMMIT, GETATTR
+//! ```
+//!
+//! A server is a type implementing [`Role`]: it owns a [`Core`] (the session state behind one
+//! lock, counters, identity), runs its own operations, and answers the engine's hooks
+//! (persist a confirmed client, release a removed client's state, say whether a client still
+//! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener.
+//!
+//! Also here, because both roles need them: the stateid format ([`stateid`]: the MDS mints,
+//! the MDS and the DSs check), the DS filehandle format ([`ds_fh`]: the MDS makes them for
+//! layouts, the DSs check them) and the keys the MDS shares with its DSs ([`keys`]).
+#![warn(missing_docs)]
+
+pub mod callback;
+pub mod compound;
+pub mod core;
+pub mod counters;
+pub mod ds_fh;
+pub mod keys;
+pub mod role;
+pub mod serve;
+pub mod session_ops;
+pub mod state;
+pub mod stateid;
+
+pub use crate::core::{Core, CoreConfig, Identity, SessionState};
+pub use crate::counters::Counters;
+pub use crate::role::{principal_of, CompoundCtx, Role, SessionCtx, NOBODY};
+pub use crate::serve::{serve_on, Service};

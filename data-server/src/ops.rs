@@ -100,18 +100,8 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
     let fh = ctx.fh()?;
     ctx.ds.check_stateid(&a.stateid, Io::Write)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
-    // A server may write less than sent (RFC 8881 section 18.32.3); slicing shares the buffer.
-    let max = ctx.ds.options().max_io as usize;
-    let payload = if a.data.len() > max {
-        a.data.slice(..max)
-    } else {
-        a.data.clone()
-    };
+    let payload = nfs_server::io::clip_write(&a.data, a.offset, ctx.ds.options().max_io as usize)?;
     let len = payload.len() as u64;
-    match a.offset.checked_add(len) {
-        Some(end) if end <= i64::MAX as u64 => {}
-        _ => return Err(NfsStat4::NFS4ERR_FBIG),
-    }
     let objects = ctx.ds.objects().clone();
     if len == 0 {
         return Ok(WriteResOk {

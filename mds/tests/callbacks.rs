@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::AcceptStat;
 use nfs_proto::transport::{
@@ -77,60 +76,7 @@ async fn client_with_back_channel(
     let local = sock.local_addr().unwrap();
     let (conn, run) = transport::start(sock, 0, addr, local, cb, ConnLimits::default());
     tokio::spawn(run);
-    let ex = ExchangeIdArgs {
-        eia_clientowner: ClientOwner4 {
-            co_verifier: [3; 8],
-            co_ownerid: Bytes::copy_from_slice(owner.as_bytes()),
-        },
-        eia_flags: 0,
-        eia_state_protect: StateProtect4A::None,
-        eia_client_impl_id: vec![],
-    };
-    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::ExchangeId(ex)])
-        .await
-        .unwrap();
-    let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ok)) = &r.resarray[0] else {
-        panic!("{r:?}")
-    };
-    let chan = ChannelAttrs4 {
-        ca_headerpadsize: 0,
-        ca_maxrequestsize: 1 << 20,
-        ca_maxresponsesize: 1 << 20,
-        ca_maxresponsesize_cached: 64 << 10,
-        ca_maxoperations: 16,
-        ca_maxrequests: 4,
-        ca_rdma_ird: vec![],
-    };
-    let cs = CreateSessionArgs {
-        csa_clientid: ok.eir_clientid,
-        csa_sequence: ok.eir_sequenceid,
-        csa_flags: CREATE_SESSION4_FLAG_CONN_BACK_CHAN,
-        csa_fore_chan_attrs: chan.clone(),
-        csa_back_chan_attrs: ChannelAttrs4 {
-            ca_maxrequests: 2,
-            ..chan
-        },
-        csa_cb_program: 0x4000_0000,
-        csa_sec_parms: vec![CallbackSecParms4::AuthNone],
-    };
-    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::CreateSession(cs)])
-        .await
-        .unwrap();
-    let NfsResop4::CreateSession(CreateSessionRes::Ok(s)) = &r.resarray[0] else {
-        panic!("{r:?}")
-    };
-    assert_ne!(
-        s.csr_flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN,
-        0,
-        "{s:?}"
-    );
-    Client {
-        conn,
-        clientid: ok.eir_clientid,
-        sessionid: s.csr_sessionid,
-        seq: 0,
-        uid: 0,
-    }
+    Client::setup(conn, owner, channel(), CREATE_SESSION4_FLAG_CONN_BACK_CHAN).await
 }
 
 async fn status_flags(c: &mut Client) -> u32 {

@@ -27,6 +27,7 @@ pub mod compound;
 pub mod core;
 pub mod counters;
 pub mod ds_fh;
+pub mod io;
 pub mod keys;
 pub mod role;
 pub mod serve;

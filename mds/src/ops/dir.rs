@@ -465,6 +465,29 @@ const FS_ATTRS: [u32; 6] = [
     FATTR4_SPACE_TOTAL,
 ];
 
+/// How many bytes a listing result (READDIR, LISTXATTRS) may take: the client's `maxcount`,
+/// lowered to fit the session's reply size, and the error for "not even one entry fits":
+/// NFS4ERR_REP_TOO_BIG when the session's limit was the lower one, else NFS4ERR_TOOSMALL.
+/// Fails at once when not even the `fixed` part of the result fits.
+pub(super) fn reply_budget(
+    ctx: &Ctx,
+    maxcount: u32,
+    fixed: usize,
+) -> Result<(usize, NfsStat4), NfsStat4> {
+    let maxcount = maxcount as usize;
+    let session_limit = session_reply_limit(ctx).map(|l| l.saturating_sub(REPLY_RESERVE));
+    let limit = session_limit.map_or(maxcount, |l| l.min(maxcount));
+    let too_small = if limit < maxcount {
+        NfsStat4::NFS4ERR_REP_TOO_BIG
+    } else {
+        NfsStat4::NFS4ERR_TOOSMALL
+    };
+    if limit < fixed {
+        return Err(too_small);
+    }
+    Ok((limit, too_small))
+}
+
 /// The session's largest reply, if known.
 pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
     let sid = ctx.session.sessionid?;
@@ -499,17 +522,7 @@ fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat
     if ctx.allowed(&dir, ACCESS4_READ) == 0 {
         return Err(NfsStat4::NFS4ERR_ACCESS);
     }
-    let maxcount = a.maxcount as usize;
-    let session_limit = session_reply_limit(ctx).map(|l| l.saturating_sub(REPLY_RESERVE));
-    let limit = session_limit.map_or(maxcount, |l| l.min(maxcount));
-    let too_small = if limit < maxcount {
-        NfsStat4::NFS4ERR_REP_TOO_BIG
-    } else {
-        NfsStat4::NFS4ERR_TOOSMALL
-    };
-    if limit < READDIR_FIXED {
-        return Err(too_small);
-    }
+    let (limit, too_small) = reply_budget(ctx, a.maxcount, READDIR_FIXED)?;
     let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
     let wants_fs = FS_ATTRS.iter().any(|&b| want.contains(b));
     let mut no_fs = want.clone();

@@ -103,18 +103,9 @@ async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat
     ctx.writable()?;
     let (fileid, _) = check_io(ctx, &a.stateid, Io::Write, ACCESS4_MODIFY)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
-    // A server may write less than sent (RFC 8881 section 18.32.3); slicing shares the buffer.
-    let max = ctx.mds.cfg.limits.max_io as usize;
-    let payload = if a.data.len() > max {
-        a.data.slice(..max)
-    } else {
-        a.data.clone()
-    };
+    let payload =
+        nfs_server::io::clip_write(&a.data, a.offset, ctx.mds.cfg.limits.max_io as usize)?;
     let len = payload.len() as u64;
-    match a.offset.checked_add(len) {
-        Some(end) if end <= i64::MAX as u64 => {}
-        _ => return Err(NfsStat4::NFS4ERR_FBIG),
-    }
     if len == 0 {
         return Ok(WriteResOk {
             count: 0,

@@ -21,7 +21,7 @@ use nfs_proto::xdr::Utf8String;
 use crate::compound::Ctx;
 use crate::store::{system_time_now, Inode, XattrSet};
 
-use super::dir::{session_reply_limit, REPLY_RESERVE};
+use super::dir::{reply_budget, session_reply_limit, REPLY_RESERVE};
 
 /// The mode bit that makes a directory sticky.
 const S_ISVTX: u32 = 0o1000;
@@ -139,17 +139,7 @@ pub async fn setxattr(ctx: &mut Ctx, a: &SetXattrArgs) -> SetXattrRes {
 
 fn listxattrs_inner(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, NfsStat4> {
     let inode = check_read(ctx, ACCESS4_XALIST)?;
-    let maxcount = a.lxa_maxcount as usize;
-    let session_limit = session_reply_limit(ctx).map(|l| l.saturating_sub(REPLY_RESERVE));
-    let limit = session_limit.map_or(maxcount, |l| l.min(maxcount));
-    let too_small = if limit < maxcount {
-        NfsStat4::NFS4ERR_REP_TOO_BIG
-    } else {
-        NfsStat4::NFS4ERR_TOOSMALL
-    };
-    if limit < LIST_FIXED {
-        return Err(too_small);
-    }
+    let (limit, too_small) = reply_budget(ctx, a.lxa_maxcount, LIST_FIXED)?;
     if !holds_xattrs(&inode) {
         return Ok(ListXattrsResOk {
             lxr_cookie: a.lxa_cookie,

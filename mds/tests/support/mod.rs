@@ -151,7 +151,13 @@ impl Client {
     /// EXCHANGE_ID + CREATE_SESSION asking for these fore channel attributes (no
     /// RECLAIM_COMPLETE).
     pub async fn with_fore_channel(addr: SocketAddr, owner: &str, fore: ChannelAttrs4) -> Client {
-        let conn = connect(addr).await;
+        Self::setup(connect(addr).await, owner, fore, 0).await
+    }
+
+    /// EXCHANGE_ID + CREATE_SESSION on an open connection, with these fore channel
+    /// attributes and `csa_flags` (CONN_BACK_CHAN for a connection whose handler answers
+    /// callbacks).
+    pub async fn setup(conn: Conn, owner: &str, fore: ChannelAttrs4, flags: u32) -> Client {
         let ex = ExchangeIdArgs {
             eia_clientowner: ClientOwner4 {
                 co_verifier: [7; 8],
@@ -170,7 +176,7 @@ impl Client {
         let cs = CreateSessionArgs {
             csa_clientid: ok.eir_clientid,
             csa_sequence: ok.eir_sequenceid,
-            csa_flags: 0,
+            csa_flags: flags,
             csa_fore_chan_attrs: fore,
             csa_back_chan_attrs: ChannelAttrs4 {
                 ca_maxrequests: 2,

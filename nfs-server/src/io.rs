@@ -1,0 +1,45 @@
+//! What the MDS and the data servers do alike with a WRITE's payload.
+
+use bytes::Bytes;
+use nfs_proto::nfs4::NfsStat4;
+
+/// The part of a WRITE's `data` at `offset` this server takes: at most `max_io` bytes (a
+/// server may write less than sent, RFC 8881 section 18.32.3; slicing shares the receive
+/// buffer), and NFS4ERR_FBIG when the end would pass the largest file offset (2^63 - 1).
+pub fn clip_write(data: &Bytes, offset: u64, max_io: usize) -> Result<Bytes, NfsStat4> {
+    let payload = if data.len() > max_io {
+        data.slice(..max_io)
+    } else {
+        data.clone()
+    };
+    match offset.checked_add(payload.len() as u64) {
+        Some(end) if end <= i64::MAX as u64 => Ok(payload),
+        _ => Err(NfsStat4::NFS4ERR_FBIG),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_cut_at_max_io_and_refused_past_the_largest_offset() {
+        let data = Bytes::from(vec![7u8; 100]);
+        assert_eq!(clip_write(&data, 0, 64).unwrap().len(), 64);
+        assert_eq!(clip_write(&data, 0, 4096).unwrap().len(), 100);
+        assert_eq!(
+            clip_write(&data, i64::MAX as u64 - 100, 4096)
+                .unwrap()
+                .len(),
+            100
+        );
+        assert_eq!(
+            clip_write(&data, i64::MAX as u64 - 99, 4096),
+            Err(NfsStat4::NFS4ERR_FBIG)
+        );
+        assert_eq!(
+            clip_write(&data, u64::MAX, 4096),
+            Err(NfsStat4::NFS4ERR_FBIG)
+        );
+    }
+}

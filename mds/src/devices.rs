@@ -135,6 +135,9 @@ impl Devices {
                 ctl: None,
             })
             .collect();
+        // Generations start from this boot's epoch, so a device id a client cached from an
+        // earlier MDS boot does not name a ring of this one.
+        let generation = u32::from(keys.mds_epoch) << 16;
         Self {
             inner: Arc::new(Inner {
                 key: secret.map(|s| Arc::new(ClusterKey::from_secret(s))),
@@ -142,7 +145,7 @@ impl Devices {
                 keys,
                 lease_time,
                 opts,
-                state: Mutex::new((entries, 0)),
+                state: Mutex::new((entries, generation)),
                 started: AtomicBool::new(false),
                 tasks: Mutex::new(Vec::new()),
             }),

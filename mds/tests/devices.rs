@@ -138,12 +138,19 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     let ds: Vec<DsProc> = (1..=3).map(|id| DsProc::start(&cfg, id, &SECRET)).collect();
     let mds = Mds::open(cfg.clone()).unwrap();
     assert!(ring_ids(&mds).is_empty(), "nothing is up before start");
+    let epoch = mds.store.boot_epoch() as u16;
+    let gen0 = mds.devices.generation();
+    assert_eq!(
+        gen0 >> 16,
+        u32::from(epoch),
+        "generations start from the boot epoch"
+    );
     mds.devices.start();
 
     until("three data servers up", || ring_ids(&mds) == [1, 2, 3]).await;
     let gen_up = mds.devices.generation();
-    assert!(gen_up >= 3, "each arrival moves the generation: {gen_up}");
-    let epoch = mds.store.boot_epoch() as u16;
+    assert_eq!(gen_up, gen0 + 3, "each arrival moves the generation");
+    assert_eq!(mds.devices.ring().generation, gen_up);
     for (i, d) in ds.iter().enumerate() {
         assert_eq!(d.service.registered_epoch(), Some(epoch));
         assert!(
@@ -168,7 +175,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     let took = until("data server 2 down", || ring_ids(&mds) == [1, 3]).await;
     assert!(took < Duration::from_secs(5), "noticed after {took:?}");
     let gen_down = mds.devices.generation();
-    assert!(gen_down > gen_up);
+    assert_eq!(gen_down, gen_up + 1);
     let st = mds.devices.status(2).unwrap();
     assert!(!st.up);
     assert!(st.last_error.is_some());
@@ -182,7 +189,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     // Start it again over the same directory: a new process, a new boot verifier.
     let again = DsProc::start(&cfg, 2, &SECRET);
     until("data server 2 up again", || ring_ids(&mds) == [1, 2, 3]).await;
-    assert!(mds.devices.generation() > gen_down);
+    assert_eq!(mds.devices.generation(), gen_down + 1);
     let st = mds.devices.status(2).unwrap();
     assert_eq!(st.boot_verifier, Some(again.service.boot_verifier()));
     assert_ne!(st.boot_verifier, Some(old_verifier));
@@ -198,6 +205,7 @@ async fn a_data_server_with_another_secret_stays_down_and_the_error_says_so() {
     let wrong = *b"another secret, another cluster!";
     let ds = DsProc::start(&cfg, 1, &wrong);
     let mds = Mds::open(cfg.clone()).unwrap();
+    let gen0 = mds.devices.generation();
     mds.devices.start();
     until("a failed attempt", || {
         mds.devices
@@ -211,7 +219,7 @@ async fn a_data_server_with_another_secret_stays_down_and_the_error_says_so() {
     let e = st.last_error.unwrap();
     assert!(e.contains("cluster secret"), "{e}");
     assert!(mds.devices.ring().servers.is_empty());
-    assert_eq!(mds.devices.generation(), 0);
+    assert_eq!(mds.devices.generation(), gen0, "no membership change");
     assert_eq!(ds.service.registered_epoch(), None);
     assert!(ds.start.data_server().is_none());
 }

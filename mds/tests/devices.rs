@@ -235,3 +235,43 @@ async fn an_mds_without_data_servers_has_an_empty_ring_and_needs_no_secret() {
     assert_eq!(mds.devices.counts(), (0, 0));
     assert!(!dir.path().join(mds::config::SECRET_FILE).exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_same_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 1);
+    let ds = DsProc::start(&cfg, 1, &SECRET);
+    let mds = Mds::open(cfg.clone()).unwrap();
+    let epoch = mds.store.boot_epoch() as u16;
+    mds.devices.start();
+    until("up", || ring_ids(&mds) == [1]).await;
+    let generation = mds.devices.generation();
+
+    // Another MDS boot (another epoch) registers the data server behind our back.
+    let other = mds::dsctl::DsControl::connect(
+        cfg.cluster.data_server(1).unwrap().control_addr().unwrap(),
+        Arc::new(ClusterKey::from_secret(&SECRET)),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
+    other
+        .register(&mds::dsctl::Registration {
+            ds_id: 1,
+            lease_time: LEASE,
+            keys: nfs_server::keys::DsKeys::derive(&[7; 32], epoch.wrapping_add(1)),
+        })
+        .await
+        .unwrap();
+    assert_eq!(ds.service.registered_epoch(), Some(epoch.wrapping_add(1)));
+
+    // The next HEALTH shows the other epoch: the registry hands over its keys again, and the
+    // data server never left the ring.
+    until("registered again", || {
+        ds.service.registered_epoch() == Some(epoch)
+            && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
+    })
+    .await;
+    assert_eq!(mds.devices.generation(), generation, "no membership change");
+    assert!(mds.devices.status(1).unwrap().up);
+}

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use nfs_proto::control::ClusterKey;
+use nfs_proto::rpc::AuthStat;
 use nfs_server::keys::DsKeys;
 use tokio::task::JoinHandle;
 
@@ -273,6 +274,10 @@ impl Inner {
             *generation = generation.wrapping_add(1);
             tracing::info!(ds = id, generation = *generation, error = %why, "data server down");
         } else if e.status.last_error.as_deref() != Some(why.as_str()) {
+            // A new reason (e.g. the first failure, or refused -> wrong secret) is worth an
+            // operator's eye; the same one again every backoff is not.
+            tracing::info!(ds = id, error = %why, "data server unreachable");
+        } else {
             tracing::debug!(ds = id, error = %why, "data server still down");
         }
         e.status.last_error = Some(why);
@@ -287,9 +292,13 @@ fn hex(b: &[u8]) -> String {
 /// do not share the cluster secret.
 fn describe(e: &CtlError) -> String {
     match e {
-        CtlError::Denied(s) => format!(
-            "{e} (the data server does not accept our credential: check that both use the \
-             same cluster secret, and their clocks; {s:?})"
+        CtlError::Denied(AuthStat::AUTH_BADCRED) => format!(
+            "{e} (the data server does not accept our credential: the MDS and the data \
+             server do not share the cluster secret)"
+        ),
+        CtlError::Denied(AuthStat::AUTH_REJECTEDVERF) => format!(
+            "{e} (the data server finds our call stale or replayed: are the clocks of the \
+             two hosts more than 5 minutes apart?)"
         ),
         CtlError::BadReply(_) => {
             format!("{e} (the data server does not hold our cluster secret)")

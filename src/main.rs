@@ -22,15 +22,26 @@ struct ServerArgs {
     config: Option<PathBuf>,
 }
 
+#[derive(Args)]
+struct DsArgs {
+    /// YAML configuration shared with the MDS (its `cluster` section names this server).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// This data server's id in `cluster.data_servers`.
+    #[arg(long)]
+    id: u16,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Serve an all-in-one cluster from ./pnfs-data (today: the metadata server, serving file
-    /// data itself; data servers and layouts are the next milestone).
+    /// Serve an all-in-one cluster from ./pnfs-data: the metadata server and every configured
+    /// data server in this process (by default three, on ports 20491-20493). Until layouts
+    /// exist the metadata server still serves file data itself.
     Server(ServerArgs),
-    /// Run the metadata server alone.
+    /// Run the metadata server alone (it connects to the configured data servers).
     Mds(ServerArgs),
-    /// Run one data server (not built yet).
-    Ds,
+    /// Run one data server of the configuration.
+    Ds(DsArgs),
     /// Print a running server's counters (its `metrics_listen` page).
     Stats(StatsArgs),
 }
@@ -74,8 +85,8 @@ fn stats(a: &StatsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn load(args: &ServerArgs) -> anyhow::Result<Config> {
-    match &args.config {
+fn load(config: &Option<PathBuf>) -> anyhow::Result<Config> {
+    match config {
         Some(p) => Config::load(p).map_err(|e| anyhow::anyhow!("bad configuration: {e}")),
         None => Ok(Config::default()),
     }
@@ -100,16 +111,32 @@ fn run() -> anyhow::Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
     let cli = Cli::parse();
-    let cfg = match &cli.command {
-        Command::Server(a) | Command::Mds(a) => load(a)?,
+    let (cfg, all_in_one) = match &cli.command {
+        Command::Server(a) => (load(&a.config)?, true),
+        Command::Mds(a) => (load(&a.config)?, false),
         Command::Stats(a) => return stats(a),
-        Command::Ds => anyhow::bail!(
-            "the data server is not built yet (pNFS milestone); `pnfs server` serves data itself"
-        ),
+        Command::Ds(a) => {
+            let cfg = load(&a.config)?;
+            let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            return rt.block_on(async move {
+                start_ds(&cfg, a.id).await?;
+                println!(
+                    "pnfs: data server {} waiting for the MDS on its control address",
+                    a.id
+                );
+                std::future::pending::<()>().await;
+                Ok(())
+            });
+        }
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
         let mds = Mds::open(cfg.clone()).context("opening the server's stores")?;
+        if all_in_one {
+            for d in &cfg.cluster.data_servers {
+                start_ds(&cfg, d.id).await?;
+            }
+        }
         let listener = tokio::net::TcpListener::bind(cfg.listen)
             .await
             .with_context(|| format!("listening on {}", cfg.listen))?;
@@ -130,6 +157,23 @@ fn run() -> anyhow::Result<()> {
             cfg.data_dir.display()
         );
         println!("mount it with:  mount -t nfs -o vers=4.1{port_opt} {host}:/ /mnt");
+        for d in &cfg.cluster.data_servers {
+            let control = d
+                .control_addr()
+                .map_or_else(|| "none".to_string(), |a| a.to_string());
+            println!(
+                "data server {}:  NFS {} ({}), control {control}, {}",
+                d.id,
+                d.listen_addr(),
+                if all_in_one {
+                    "in this process"
+                } else {
+                    "run with `pnfs ds --id N`"
+                },
+                d.data_dir_in(&cfg.data_dir).display()
+            );
+        }
+        mds.devices.start();
         if let Some(addr) = cfg.metrics_listen {
             match tokio::net::TcpListener::bind(addr).await {
                 Ok(l) => {
@@ -142,4 +186,105 @@ fn run() -> anyhow::Result<()> {
         mds.serve_on(listener).await;
         Ok(())
     })
+}
+
+/// Starts data server `id` of `cfg` on the current runtime: its control service on its
+/// `control_listen` address now, and its NFS service on its `listen` address once the MDS
+/// registers (the data server checks nothing without the MDS's keys). Both sockets are bound
+/// before this returns, so a busy port is reported at start.
+async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
+    use data_server::control::{serve, ControlConfig, ControlService, StartOnRegister};
+    use mds::config::Backend;
+    use nfs_proto::control::{ClusterKey, CtlBackend};
+    use pfs_core::ObjectStore;
+    use std::sync::{Arc, Mutex};
+
+    let d = cfg.cluster.data_server(id).with_context(|| {
+        format!("bad configuration: cluster.data_servers has no data server with id {id}")
+    })?;
+    let field = |f: &str| format!("cluster.data_servers[id={id}].{f}");
+    let secret = cfg
+        .cluster
+        .load_secret(&cfg.data_dir)
+        .map_err(|e| anyhow::anyhow!("bad configuration: {e}"))?;
+    let control_addr = d.control_listen_addr().with_context(|| {
+        format!(
+            "bad configuration: {}: no control address (set it)",
+            field("control_listen")
+        )
+    })?;
+    let dir = d.data_dir_in(&cfg.data_dir);
+    let (objects, backend): (Arc<dyn ObjectStore>, CtlBackend) = match d.backend {
+        Backend::Local => (
+            Arc::new(
+                pfs_core::LocalStore::open(&dir)
+                    .with_context(|| format!("{} {}", field("data_dir"), dir.display()))?,
+            ),
+            CtlBackend::CTL_BACKEND_LOCAL,
+        ),
+        Backend::Null => (
+            Arc::new(pfs_core::NullStore::new()),
+            CtlBackend::CTL_BACKEND_NULL,
+        ),
+        Backend::Shared => {
+            let shared = d.shared_dir.as_ref().with_context(|| {
+                format!(
+                    "bad configuration: {}: required by backend: shared",
+                    field("shared_dir")
+                )
+            })?;
+            (
+                Arc::new(
+                    pfs_core::SharedStore::open(shared)
+                        .with_context(|| format!("{} {}", field("shared_dir"), shared.display()))?,
+                ),
+                CtlBackend::CTL_BACKEND_SHARED,
+            )
+        }
+    };
+    let nfs_addr = d.listen_addr();
+    let nfs = tokio::net::TcpListener::bind(nfs_addr)
+        .await
+        .with_context(|| format!("data server {id}: listening on {nfs_addr}"))?;
+    let control = tokio::net::TcpListener::bind(control_addr)
+        .await
+        .with_context(|| {
+            format!("data server {id}: control service: listening on {control_addr}")
+        })?;
+    let lease = std::time::Duration::from_secs(u64::from(cfg.lease_time));
+    let mut opts = data_server::DsOptions::new(u32::from(id));
+    opts.lease_time = lease;
+    opts.max_record = cfg.limits.max_record;
+    opts.max_io = cfg.limits.max_io;
+    opts.max_ops = cfg.limits.max_ops;
+    opts.max_slots = cfg.limits.max_slots;
+    let nfs = Mutex::new(Some(nfs));
+    let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {
+        let listener = nfs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(l) = listener {
+            tracing::info!(ds = id, addr = %nfs_addr, "data server registered: serving NFS");
+            tokio::spawn(ds.serve_on(l));
+        }
+    }));
+    let service = Arc::new(ControlService::new(
+        ControlConfig {
+            ds_id: u32::from(id),
+            lease_time: lease,
+            backend,
+            addresses: d.addresses.clone(),
+        },
+        objects,
+        start,
+        ClusterKey::from_secret(secret.as_bytes()),
+    ));
+    tracing::info!(ds = id, control = %control_addr, nfs = %nfs_addr, dir = %dir.display(), "data server waiting for the MDS");
+    tokio::spawn(async move {
+        if let Err(e) = serve(control, service).await {
+            tracing::error!(ds = id, "control service ended: {e}");
+        }
+    });
+    Ok(())
 }

@@ -16,6 +16,7 @@
 
 pub mod compound;
 pub mod config;
+pub mod devices;
 pub mod dsctl;
 pub mod exports;
 pub mod metrics;

@@ -95,6 +95,34 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             ("{kind=\"lock\"}".into(), locks as u64),
         ],
     );
+    let (up, down) = mds.devices.counts();
+    metric(
+        "data_servers",
+        "gauge",
+        "Configured data servers by state (up: registered and answering HEALTH).",
+        &[
+            ("{state=\"up\"}".into(), up as u64),
+            ("{state=\"down\"}".into(), down as u64),
+        ],
+    );
+    let per_ds: Vec<(String, u64)> = mds
+        .devices
+        .statuses()
+        .iter()
+        .map(|s| (format!("{{ds=\"{}\"}}", s.id), u64::from(s.up)))
+        .collect();
+    metric(
+        "data_server_up",
+        "gauge",
+        "1 while this data server is registered and answering HEALTH.",
+        &per_ds,
+    );
+    metric(
+        "data_server_ring_generation",
+        "gauge",
+        "Generation of the ring of up data servers (moves on every membership change).",
+        &one(u64::from(mds.devices.generation())),
+    );
     let c = mds.store.commit_stats();
     metric(
         "store_commits_total",

@@ -38,6 +38,9 @@ pub enum StartError {
     /// The exports do not fit together, or an exported directory could not be made.
     #[error("{0}")]
     Exports(String),
+    /// The cluster section (its secret) could not be used.
+    #[error("{0}")]
+    Cluster(#[from] crate::config::ConfigError),
     /// The listening socket could not be bound.
     #[error("listen on {0}: {1}")]
     Listen(SocketAddr, std::io::Error),
@@ -62,6 +65,8 @@ pub struct Mds {
     pub opens: Mutex<StateTable>,
     /// The shared session layer: clients, sessions, leases, grace, counters.
     pub core: Core,
+    /// The data servers: which are up, the ring new layouts use, their control connections.
+    pub devices: crate::devices::Devices,
 }
 
 impl Mds {
@@ -81,7 +86,20 @@ impl Mds {
         let minter =
             StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
         let core = Core::new(core_config(&cfg, &store), Instant::now());
+        let secret = if cfg.cluster.data_servers.is_empty() {
+            None
+        } else {
+            Some(cfg.cluster.load_secret(&cfg.data_dir)?)
+        };
+        let devices = crate::devices::Devices::new(
+            cfg.cluster.clone(),
+            secret.as_ref().map(|s| s.as_bytes()),
+            DsKeys::derive(store.server_key(), epoch),
+            cfg.lease_time,
+            crate::devices::DevicesOptions::default(),
+        );
         Ok(Arc::new(Self {
+            devices,
             opens: Mutex::new(StateTable::new(minter)),
             core,
             cfg,

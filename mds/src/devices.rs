@@ -1,0 +1,430 @@
+//! The device registry: which configured data servers are up, and the control connection to
+//! each.
+//!
+//! One task per configured data server connects its control service, REGISTERs (handing it
+//! the MDS's `DsKeys` for this boot), then polls HEALTH. A failed call or connection marks the
+//! data server down and the task reconnects with exponential backoff; a changed boot verifier
+//! (the data server restarted and lost its keys and revocations) means REGISTER again. The
+//! ring of *up* data servers is what new layouts are cut from (RFC 8881 section 13.3: a
+//! device names data servers by address; a down one is not handed out), and its generation
+//! moves on every membership change so device ids of an older ring are recognised as gone.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use nfs_proto::control::ClusterKey;
+use nfs_proto::rpc::AuthStat;
+use nfs_server::keys::DsKeys;
+use tokio::task::JoinHandle;
+
+use crate::config::ClusterConfig;
+use crate::dsctl::{CtlError, DsControl, Registration};
+
+/// Timing of the registry's tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DevicesOptions {
+    /// Between two HEALTH polls of an up data server.
+    pub poll: Duration,
+    /// First wait before reconnecting to a down data server (doubled after each failure).
+    pub backoff_min: Duration,
+    /// Longest wait between reconnection attempts.
+    pub backoff_max: Duration,
+    /// Bound on connecting and on each control call.
+    pub call_timeout: Duration,
+}
+
+impl Default for DevicesOptions {
+    /// Poll every 2 s (a dead data server leaves new layouts within a few seconds), reconnect
+    /// after 250 ms doubling to 5 s, calls bounded by 5 s.
+    fn default() -> Self {
+        Self {
+            poll: Duration::from_secs(2),
+            backoff_min: Duration::from_millis(250),
+            backoff_max: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What the registry knows of one data server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DsStatus {
+    /// Its configured id.
+    pub id: u16,
+    /// Its control address.
+    pub control: Option<SocketAddr>,
+    /// Registered with this MDS boot and answering HEALTH.
+    pub up: bool,
+    /// Why it is down (the last failure), if it is.
+    pub last_error: Option<String>,
+    /// The boot verifier it registered with (changes on every start of its process).
+    pub boot_verifier: Option<[u8; 8]>,
+    /// How many times it was registered since this MDS started.
+    pub registrations: u64,
+}
+
+struct Entry {
+    status: DsStatus,
+    ctl: Option<DsControl>,
+}
+
+struct Inner {
+    cluster: ClusterConfig,
+    key: Option<Arc<ClusterKey>>,
+    keys: DsKeys,
+    lease_time: u32,
+    opts: DevicesOptions,
+    /// Per data server, in configuration order, and the ring generation.
+    state: Mutex<(Vec<Entry>, u32)>,
+    started: AtomicBool,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// The device registry (cheap to clone; clones share the state).
+#[derive(Clone)]
+pub struct Devices {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Devices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Devices")
+            .field("servers", &self.statuses())
+            .field("generation", &self.generation())
+            .finish()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for t in self
+            .tasks
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            t.abort();
+        }
+    }
+}
+
+impl Devices {
+    /// The registry of `cluster`'s data servers, to be registered with `keys` (this MDS
+    /// boot's) and `lease_time` (seconds). `secret` is the cluster secret; `None` only when
+    /// there are no data servers. Nothing is contacted until [`Devices::start`].
+    pub fn new(
+        cluster: ClusterConfig,
+        secret: Option<&[u8]>,
+        keys: DsKeys,
+        lease_time: u32,
+        opts: DevicesOptions,
+    ) -> Self {
+        let entries = cluster
+            .data_servers
+            .iter()
+            .map(|d| Entry {
+                status: DsStatus {
+                    id: d.id,
+                    control: d.control_addr(),
+                    up: false,
+                    last_error: Some("not contacted yet".into()),
+                    boot_verifier: None,
+                    registrations: 0,
+                },
+                ctl: None,
+            })
+            .collect();
+        // Generations start from this boot's epoch, so a device id a client cached from an
+        // earlier MDS boot does not name a ring of this one.
+        let generation = u32::from(keys.mds_epoch) << 16;
+        Self {
+            inner: Arc::new(Inner {
+                key: secret.map(|s| Arc::new(ClusterKey::from_secret(s))),
+                cluster,
+                keys,
+                lease_time,
+                opts,
+                state: Mutex::new((entries, generation)),
+                started: AtomicBool::new(false),
+                tasks: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Starts one task per data server (once; later calls do nothing). Needs a tokio
+    /// runtime. The tasks end when the last clone of the registry is dropped.
+    pub fn start(&self) {
+        if self.inner.started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let Some(key) = self.inner.key.clone() else {
+            return;
+        };
+        let mut tasks = self
+            .inner
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for d in &self.inner.cluster.data_servers {
+            let weak = Arc::downgrade(&self.inner);
+            tasks.push(tokio::spawn(watch(weak, d.id, key.clone())));
+        }
+    }
+
+    /// The ring of data servers that are up now (id order), with its generation.
+    pub fn ring(&self) -> layouts::Ring {
+        let st = self.state();
+        let full = self.inner.cluster.ring(st.1);
+        let up: Vec<u32> =
+            st.0.iter()
+                .filter(|e| e.status.up)
+                .map(|e| u32::from(e.status.id))
+                .collect();
+        layouts::Ring::new(
+            st.1,
+            full.servers
+                .into_iter()
+                .filter(|s| up.contains(&s.id))
+                .collect(),
+        )
+    }
+
+    /// The ring's generation: bumped on every change of the set of up data servers.
+    pub fn generation(&self) -> u32 {
+        self.state().1
+    }
+
+    /// Every configured data server's status, in configuration order.
+    pub fn statuses(&self) -> Vec<DsStatus> {
+        self.state().0.iter().map(|e| e.status.clone()).collect()
+    }
+
+    /// Data server `id`'s status.
+    pub fn status(&self, id: u16) -> Option<DsStatus> {
+        self.state()
+            .0
+            .iter()
+            .find(|e| e.status.id == id)
+            .map(|e| e.status.clone())
+    }
+
+    /// The control connection to data server `id` while it is up (for OBJECT_SIZE,
+    /// TRUNCATE, REMOVE, REVOKE, SET_ACCESS).
+    pub fn control(&self, id: u16) -> Option<DsControl> {
+        self.state()
+            .0
+            .iter()
+            .find(|e| e.status.id == id && e.status.up)
+            .and_then(|e| e.ctl.clone())
+    }
+
+    /// How many data servers are up and down.
+    pub fn counts(&self) -> (usize, usize) {
+        let st = self.state();
+        let up = st.0.iter().filter(|e| e.status.up).count();
+        (up, st.0.len() - up)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, (Vec<Entry>, u32)> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Inner {
+    fn mark_up(&self, id: u16, ctl: DsControl, boot_verifier: [u8; 8]) {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let (entries, generation) = &mut *st;
+        let Some(e) = entries.iter_mut().find(|e| e.status.id == id) else {
+            return;
+        };
+        let was_up = e.status.up;
+        e.status.up = true;
+        e.status.last_error = None;
+        e.status.boot_verifier = Some(boot_verifier);
+        e.status.registrations += 1;
+        e.ctl = Some(ctl);
+        if !was_up {
+            *generation = generation.wrapping_add(1);
+            tracing::info!(
+                ds = id,
+                generation = *generation,
+                boot_verifier = %hex(&boot_verifier),
+                "data server up (registered)"
+            );
+        } else {
+            tracing::info!(ds = id, boot_verifier = %hex(&boot_verifier), "data server re-registered");
+        }
+    }
+
+    fn mark_down(&self, id: u16, why: String) {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let (entries, generation) = &mut *st;
+        let Some(e) = entries.iter_mut().find(|e| e.status.id == id) else {
+            return;
+        };
+        let was_up = e.status.up;
+        e.status.up = false;
+        e.ctl = None;
+        if was_up {
+            *generation = generation.wrapping_add(1);
+            tracing::info!(ds = id, generation = *generation, error = %why, "data server down");
+        } else if e.status.last_error.as_deref() != Some(why.as_str()) {
+            // A new reason (e.g. the first failure, or refused -> wrong secret) is worth an
+            // operator's eye; the same one again every backoff is not.
+            tracing::info!(ds = id, error = %why, "data server unreachable");
+        } else {
+            tracing::debug!(ds = id, error = %why, "data server still down");
+        }
+        e.status.last_error = Some(why);
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Explains a failure for operators: a refused credential almost always means the two sides
+/// do not share the cluster secret.
+fn describe(e: &CtlError) -> String {
+    match e {
+        CtlError::Denied(AuthStat::AUTH_BADCRED) => format!(
+            "{e} (the data server does not accept our credential: the MDS and the data \
+             server do not share the cluster secret)"
+        ),
+        CtlError::Denied(AuthStat::AUTH_REJECTEDVERF) => format!(
+            "{e} (the data server finds our call stale or replayed: are the clocks of the \
+             two hosts more than 5 minutes apart?)"
+        ),
+        CtlError::BadReply(_) => {
+            format!("{e} (the data server does not hold our cluster secret)")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Connects and registers data server `id`: returns the connection and its boot verifier.
+async fn register(
+    inner: &Inner,
+    id: u16,
+    key: Arc<ClusterKey>,
+) -> Result<(DsControl, [u8; 8]), String> {
+    let addr = inner
+        .cluster
+        .data_server(id)
+        .and_then(|d| d.control_addr())
+        .ok_or_else(|| format!("cluster.data_servers[id={id}].control: no control address"))?;
+    let ctl = DsControl::connect(addr, key, inner.opts.call_timeout)
+        .await
+        .map_err(|e| format!("{addr}: {}", describe(&e)))?;
+    let ok = ctl
+        .register(&Registration {
+            ds_id: id,
+            lease_time: inner.lease_time,
+            keys: inner.keys.clone(),
+        })
+        .await
+        .map_err(|e| format!("{addr}: REGISTER: {}", describe(&e)))?;
+    Ok((ctl, ok.boot_verifier))
+}
+
+/// The task of one data server: register, poll, mark down and retry, until the registry
+/// goes.
+async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
+    let mut backoff = match weak.upgrade() {
+        Some(i) => i.opts.backoff_min,
+        None => return,
+    };
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        let opts = inner.opts;
+        match register(&inner, id, key.clone()).await {
+            Err(why) => {
+                inner.mark_down(id, why);
+                drop(inner);
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(opts.backoff_max);
+                continue;
+            }
+            Ok((ctl, mut verifier)) => {
+                backoff = opts.backoff_min;
+                inner.mark_up(id, ctl.clone(), verifier);
+                drop(inner);
+                loop {
+                    tokio::time::sleep(opts.poll).await;
+                    let Some(inner) = weak.upgrade() else { return };
+                    let epoch = u32::from(inner.keys.mds_epoch);
+                    match ctl.health().await {
+                        Ok(h) if h.boot_verifier == verifier && h.mds_epoch == Some(epoch) => {}
+                        Ok(_) => {
+                            // Restarted behind the same connection, or registered by another
+                            // MDS boot: hand it our keys again.
+                            match ctl
+                                .register(&Registration {
+                                    ds_id: id,
+                                    lease_time: inner.lease_time,
+                                    keys: inner.keys.clone(),
+                                })
+                                .await
+                            {
+                                Ok(ok) => {
+                                    verifier = ok.boot_verifier;
+                                    inner.mark_up(id, ctl.clone(), verifier);
+                                }
+                                Err(e) => {
+                                    inner.mark_down(
+                                        id,
+                                        format!("{}: REGISTER: {}", ctl.peer(), describe(&e)),
+                                    );
+                                    break;
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            inner
+                                .mark_down(id, format!("{}: HEALTH: {}", ctl.peer(), describe(&e)));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn before_start_every_data_server_is_down_and_the_ring_is_empty_at_the_epochs_generation() {
+        let d = Devices::new(
+            ClusterConfig::default(),
+            Some(&[1; 32]),
+            DsKeys::derive(&[2; 32], 5),
+            90,
+            DevicesOptions::default(),
+        );
+        assert_eq!(d.generation(), 5 << 16);
+        assert_eq!(d.ring().generation, 5 << 16);
+        assert!(d.ring().servers.is_empty());
+        assert_eq!(d.counts(), (0, 3));
+        let st = d.statuses();
+        assert_eq!(st.iter().map(|s| s.id).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(st.iter().all(|s| !s.up && s.last_error.is_some()));
+        assert_eq!(st[0].control, Some("127.0.0.1:20591".parse().unwrap()));
+        assert!(d.control(1).is_none());
+    }
+
+    #[test]
+    fn a_refused_credential_is_explained_as_a_secret_or_clock_mismatch() {
+        let bad = describe(&CtlError::Denied(AuthStat::AUTH_BADCRED));
+        assert!(bad.contains("cluster secret"), "{bad}");
+        let stale = describe(&CtlError::Denied(AuthStat::AUTH_REJECTEDVERF));
+        assert!(stale.contains("clocks"), "{stale}");
+    }
+}

@@ -1,0 +1,277 @@
+//! The MDS's device registry against real data servers over loopback: each data server runs
+//! its control service (and, once registered, its NFS service) on a tokio runtime of its own,
+//! so shutting that runtime down drops every socket, as the death of its process would.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use data_server::control::{serve, ControlConfig, ControlService, StartOnRegister};
+use data_server::DsOptions;
+use mds::config::{ClusterConfig, DataServerConfig};
+use mds::{Config, Mds};
+use nfs_proto::control::{ClusterKey, CtlBackend};
+use pfs_core::{LocalStore, ObjectStore};
+
+const SECRET: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
+const LEASE: u32 = 30;
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A free loopback port (bound, read, released).
+fn free_port() -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+/// A configuration with `n` data servers on free loopback ports under `dir`.
+fn config(dir: &std::path::Path, n: u16) -> Config {
+    Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.to_path_buf(),
+        lease_time: LEASE,
+        cluster: ClusterConfig {
+            secret: Some(hex(&SECRET)),
+            data_servers: (1..=n)
+                .map(|id| {
+                    let mut d = DataServerConfig::new(id, free_port());
+                    d.control = Some(free_port());
+                    d
+                })
+                .collect(),
+            ..ClusterConfig::default()
+        },
+        ..Config::default()
+    }
+}
+
+/// One data server "process": its own runtime, control service and (after REGISTER) NFS
+/// service.
+struct DsProc {
+    rt: Option<tokio::runtime::Runtime>,
+    start: Arc<StartOnRegister>,
+    service: Arc<ControlService>,
+}
+
+impl DsProc {
+    fn start(cfg: &Config, id: u16, secret: &[u8]) -> Self {
+        let d = cfg.cluster.data_server(id).unwrap().clone();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let _enter = rt.enter();
+        let bind = |addr: SocketAddr| {
+            let s = tokio::net::TcpSocket::new_v4().unwrap();
+            s.set_reuseaddr(true).unwrap();
+            s.bind(addr).unwrap();
+            s.listen(64).unwrap()
+        };
+        let nfs = Mutex::new(Some(bind(d.listen_addr())));
+        let control = bind(d.control_addr().unwrap());
+        let objects: Arc<dyn ObjectStore> =
+            Arc::new(LocalStore::open(d.data_dir_in(&cfg.data_dir)).unwrap());
+        let mut opts = DsOptions::new(u32::from(id));
+        opts.lease_time = Duration::from_secs(u64::from(cfg.lease_time));
+        let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {
+            if let Some(l) = nfs.lock().unwrap().take() {
+                tokio::spawn(ds.serve_on(l));
+            }
+        }));
+        let service = Arc::new(ControlService::new(
+            ControlConfig {
+                ds_id: u32::from(id),
+                lease_time: Duration::from_secs(u64::from(cfg.lease_time)),
+                backend: CtlBackend::CTL_BACKEND_LOCAL,
+                addresses: d.addresses.clone(),
+            },
+            objects,
+            start.clone(),
+            ClusterKey::from_secret(secret),
+        ));
+        rt.spawn(serve(control, service.clone()));
+        drop(_enter);
+        Self {
+            rt: Some(rt),
+            start,
+            service,
+        }
+    }
+
+    /// Kills it: every task and socket of its runtime goes.
+    fn kill(mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Drop for DsProc {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Waits (up to 10 s) until `f` holds.
+async fn until(what: &str, mut f: impl FnMut() -> bool) -> Duration {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "timed out: {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    t0.elapsed()
+}
+
+fn ring_ids(mds: &Mds) -> Vec<u32> {
+    mds.devices.ring().servers.iter().map(|s| s.id).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 3);
+    let ds: Vec<DsProc> = (1..=3).map(|id| DsProc::start(&cfg, id, &SECRET)).collect();
+    let mds = Mds::open(cfg.clone()).unwrap();
+    assert!(ring_ids(&mds).is_empty(), "nothing is up before start");
+    let epoch = mds.store.boot_epoch() as u16;
+    let gen0 = mds.devices.generation();
+    assert_eq!(
+        gen0 >> 16,
+        u32::from(epoch),
+        "generations start from the boot epoch"
+    );
+    mds.devices.start();
+
+    until("three data servers up", || ring_ids(&mds) == [1, 2, 3]).await;
+    let gen_up = mds.devices.generation();
+    assert_eq!(gen_up, gen0 + 3, "each arrival moves the generation");
+    assert_eq!(mds.devices.ring().generation, gen_up);
+    for (i, d) in ds.iter().enumerate() {
+        assert_eq!(d.service.registered_epoch(), Some(epoch));
+        assert!(
+            d.start.data_server().is_some(),
+            "REGISTER started its NFS side"
+        );
+        let st = mds.devices.status(i as u16 + 1).unwrap();
+        assert!(st.up && st.last_error.is_none());
+        assert_eq!(st.boot_verifier, Some(d.service.boot_verifier()));
+        assert!(mds.devices.control(i as u16 + 1).is_some());
+    }
+    // The data server's NFS side answers at its configured address once registered.
+    let nfs2 = cfg.cluster.data_server(2).unwrap().addresses[0];
+    tokio::net::TcpStream::connect(nfs2).await.unwrap();
+    let page = mds::metrics::render(&mds, Instant::now());
+    assert!(page.contains("pnfs_data_servers{state=\"up\"} 3"), "{page}");
+
+    // Kill data server 2.
+    let mut ds = ds;
+    let old_verifier = ds[1].service.boot_verifier();
+    ds.remove(1).kill();
+    let took = until("data server 2 down", || ring_ids(&mds) == [1, 3]).await;
+    assert!(took < Duration::from_secs(5), "noticed after {took:?}");
+    let gen_down = mds.devices.generation();
+    assert_eq!(gen_down, gen_up + 1);
+    let st = mds.devices.status(2).unwrap();
+    assert!(!st.up);
+    assert!(st.last_error.is_some());
+    assert!(mds.devices.control(2).is_none());
+    let page = mds::metrics::render(&mds, Instant::now());
+    assert!(
+        page.contains("pnfs_data_servers{state=\"down\"} 1"),
+        "{page}"
+    );
+
+    // Start it again over the same directory: a new process, a new boot verifier.
+    let again = DsProc::start(&cfg, 2, &SECRET);
+    until("data server 2 up again", || ring_ids(&mds) == [1, 2, 3]).await;
+    assert_eq!(mds.devices.generation(), gen_down + 1);
+    let st = mds.devices.status(2).unwrap();
+    assert_eq!(st.boot_verifier, Some(again.service.boot_verifier()));
+    assert_ne!(st.boot_verifier, Some(old_verifier));
+    assert!(st.registrations >= 2);
+    assert_eq!(again.service.registered_epoch(), Some(epoch));
+    assert!(again.start.data_server().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_server_with_another_secret_stays_down_and_the_error_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 1);
+    let wrong = *b"another secret, another cluster!";
+    let ds = DsProc::start(&cfg, 1, &wrong);
+    let mds = Mds::open(cfg.clone()).unwrap();
+    let gen0 = mds.devices.generation();
+    mds.devices.start();
+    until("a failed attempt", || {
+        mds.devices
+            .status(1)
+            .and_then(|s| s.last_error)
+            .is_some_and(|e| e.contains("REGISTER"))
+    })
+    .await;
+    let st = mds.devices.status(1).unwrap();
+    assert!(!st.up);
+    let e = st.last_error.unwrap();
+    assert!(e.contains("cluster secret"), "{e}");
+    assert!(mds.devices.ring().servers.is_empty());
+    assert_eq!(mds.devices.generation(), gen0, "no membership change");
+    assert_eq!(ds.service.registered_epoch(), None);
+    assert!(ds.start.data_server().is_none());
+}
+
+#[tokio::test]
+async fn an_mds_without_data_servers_has_an_empty_ring_and_needs_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), 0);
+    cfg.cluster.secret = None;
+    let mds = Mds::open(cfg).unwrap();
+    mds.devices.start();
+    assert!(mds.devices.ring().servers.is_empty());
+    assert_eq!(mds.devices.counts(), (0, 0));
+    assert!(!dir.path().join(mds::config::SECRET_FILE).exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_same_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 1);
+    let ds = DsProc::start(&cfg, 1, &SECRET);
+    let mds = Mds::open(cfg.clone()).unwrap();
+    let epoch = mds.store.boot_epoch() as u16;
+    mds.devices.start();
+    until("up", || ring_ids(&mds) == [1]).await;
+    let generation = mds.devices.generation();
+
+    // Another MDS boot (another epoch) registers the data server behind our back.
+    let other = mds::dsctl::DsControl::connect(
+        cfg.cluster.data_server(1).unwrap().control_addr().unwrap(),
+        Arc::new(ClusterKey::from_secret(&SECRET)),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
+    other
+        .register(&mds::dsctl::Registration {
+            ds_id: 1,
+            lease_time: LEASE,
+            keys: nfs_server::keys::DsKeys::derive(&[7; 32], epoch.wrapping_add(1)),
+        })
+        .await
+        .unwrap();
+    assert_eq!(ds.service.registered_epoch(), Some(epoch.wrapping_add(1)));
+
+    // The next HEALTH shows the other epoch: the registry hands over its keys again, and the
+    // data server never left the ring.
+    until("registered again", || {
+        ds.service.registered_epoch() == Some(epoch)
+            && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
+    })
+    .await;
+    assert_eq!(mds.devices.generation(), generation, "no membership change");
+    assert!(mds.devices.status(1).unwrap().up);
+}

@@ -6,6 +6,7 @@ pub mod attr;
 pub mod dir;
 pub mod fh;
 pub mod io;
+pub mod layout;
 pub mod open;
 pub mod space;
 pub mod xattr;

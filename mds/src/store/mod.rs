@@ -31,6 +31,7 @@ mod error;
 pub mod fh;
 mod ns;
 pub mod schema;
+mod stripes;
 mod xattr;
 
 #[cfg(test)]
@@ -51,6 +52,7 @@ pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
 pub use ns::check_name;
 pub use schema::{FIRST_COOKIE, ROOT_FILEID};
+pub use stripes::StripeSet;
 pub use xattr::{
     check_xattr_name, XattrName, XattrNames, XattrSet, MAX_XATTR_LIST_LEN, MAX_XATTR_NAME_LEN,
     MAX_XATTR_VALUE_LEN,
@@ -407,6 +409,7 @@ impl Store {
             wtx.open_table(ORPHANS)?;
             wtx.open_table(XATTRS)?;
             wtx.open_table(XATTR_COOKIES)?;
+            wtx.open_table(STRIPES)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {

@@ -58,6 +58,7 @@ pub(super) struct Ns<'t> {
     orphans: Tbl<'t, u64, u64>,
     pub xattrs: Tbl<'t, XattrKey, XattrValue>,
     pub xattr_cookies: Tbl<'t, (u64, u64), &'static [u8]>,
+    pub stripes: Tbl<'t, u64, &'static [u8]>,
 }
 
 impl<'t> Ns<'t> {
@@ -70,6 +71,7 @@ impl<'t> Ns<'t> {
             orphans: tx.open(ORPHANS)?,
             xattrs: tx.open(XATTRS)?,
             xattr_cookies: tx.open(XATTR_COOKIES)?,
+            stripes: tx.open(STRIPES)?,
         })
     }
 
@@ -108,10 +110,11 @@ impl<'t> Ns<'t> {
         Ok(())
     }
 
-    /// Deletes an inode record and the object's extended attributes.
+    /// Deletes an inode record, the object's extended attributes and its stripe set.
     fn delete(&mut self, fileid: u64) -> Result<(), StoreError> {
         self.inodes.write().remove(fileid)?;
-        super::xattr::remove_all(self, fileid)
+        super::xattr::remove_all(self, fileid)?;
+        super::stripes::remove(self, fileid)
     }
 
     /// Adds `name -> child` to directory `dir` (record `d`, updated in memory); returns the

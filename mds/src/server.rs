@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::exports::Exports;
+use crate::state::layout::LayoutTable;
 use crate::state::open::StateTable;
 use crate::state::stateid::StateidMinter;
 use crate::store::{
@@ -62,6 +63,8 @@ pub struct Mds {
     pub data: Arc<dyn ObjectStore>,
     /// Opens and locks.
     pub opens: Mutex<StateTable>,
+    /// Layouts handed out (pNFS).
+    pub layouts: Mutex<LayoutTable>,
     /// The shared session layer: clients, sessions, leases, grace, counters.
     pub core: Core,
 }
@@ -82,9 +85,12 @@ impl Mds {
         let epoch = store.boot_epoch() as u16;
         let minter =
             StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
+        let layout_minter =
+            StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
         let core = Core::new(core_config(&cfg, &store), Instant::now());
         Ok(Arc::new(Self {
             opens: Mutex::new(StateTable::new(minter)),
+            layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
             cfg,
             exports,

@@ -1,11 +1,39 @@
 //! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
 //!
-//! So far: the choice of a file's stripe set at its first layout. The layout operations
-//! themselves (LAYOUTGET, GETDEVICEINFO, GETDEVICELIST, LAYOUTRETURN, LAYOUTCOMMIT) are not
-//! dispatched here yet.
+//! So far: the choice of a file's stripe set at its first layout, and LAYOUTGET of
+//! whole-file layouts. GETDEVICEINFO, GETDEVICELIST, LAYOUTRETURN and LAYOUTCOMMIT are not
+//! here yet (NFS4ERR_NOTSUPP).
+//!
+//! ```text
+//!  LAYOUTGET: type FILES? ─> layouts on? ─> iomode, lengths ─> regular file ─> stateid
+//!             ─> Store::fix_stripes (first layout: durable) ─> LayoutTable::get
+//!             ─> nfsv4_1_file_layout4 { device of the stripe set, unit|DENSE, 0, 0,
+//!                                       one DS filehandle per stripe index }
+//! ```
 
+use bytes::Bytes;
+use nfs_proto::nfs4::layout_files::{Nfsv41FileLayout4, NFL4_UFLG_DENSE};
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::to_bytes;
+use nfs_server::ds_fh::{DsFh, DsFhCodec};
+use nfs_server::keys::DsKeys;
+
+use super::open::regular_file;
+use crate::compound::Ctx;
 use crate::config::ClusterConfig;
+use crate::state::layout::LayoutTable;
+use crate::state::open::Io;
+use crate::state::stateid::{classify, resolve_current};
 use crate::store::StripeSet;
+
+/// The generation of the data server ring the MDS builds devices from. Fixed until the
+/// device registry tracks changes of the data server list (a new generation makes new
+/// device ids; stripe sets keep the one they were fixed with).
+pub const RING_GENERATION: u32 = 1;
+
+/// The whole file: the only range this server grants (`NFS4_UINT64_MAX`, RFC 8881 section
+/// 12.2.9); the Linux file layout driver does I/O through the MDS for any other.
+const WHOLE_FILE: u64 = u64::MAX;
 
 /// The stripe set a file of `export` gets at its first layout: stripe unit, stripe count and
 /// packing from the cluster's policy ([`ClusterConfig::layout_for`]), and a window of the data
@@ -30,6 +58,143 @@ pub fn stripe_set_for(
         device,
         packing: policy.packing,
     })
+}
+
+/// LAYOUTGET (RFC 8881 section 18.43).
+pub async fn layoutget(ctx: &mut Ctx, a: &LayoutGetArgs) -> LayoutGetRes {
+    match layoutget_inner(ctx, a).await {
+        Ok(ok) => {
+            ctx.cstateid = Some(ok.logr_stateid);
+            LayoutGetRes::Ok(ok)
+        }
+        Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER) => LayoutGetRes::TryLater {
+            logr_will_signal_layout_avail: false,
+        },
+        Err(s) => LayoutGetRes::Err(s),
+    }
+}
+
+async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetResOk, NfsStat4> {
+    let clientid = ctx.client()?;
+    let fh = ctx.fh()?;
+    // Section 18.43.3: a layout type the server does not support.
+    if a.loga_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    // No layouts for this file system (layouts off, or no data servers): the client does
+    // its I/O through the MDS (section 18.43.3, NFS4ERR_LAYOUTUNAVAILABLE).
+    let cluster = &ctx.mds.cfg.cluster;
+    if !cluster.grants_layouts() {
+        return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
+    }
+    // LAYOUTIOMODE4_ANY is for returns and recalls only (section 3.3.20).
+    if !matches!(
+        a.loga_iomode,
+        Layoutiomode4::LAYOUTIOMODE4_READ | Layoutiomode4::LAYOUTIOMODE4_RW
+    ) {
+        return Err(NfsStat4::NFS4ERR_BADIOMODE);
+    }
+    // Section 18.43.3: loga_length below loga_minlength, or a minimum range past the end of
+    // the offset space, is NFS4ERR_INVAL.
+    if a.loga_length < a.loga_minlength
+        || (a.loga_length != WHOLE_FILE && a.loga_offset.checked_add(a.loga_length).is_none())
+        || a.loga_offset.checked_add(a.loga_minlength).is_none()
+    {
+        return Err(NfsStat4::NFS4ERR_INVAL);
+    }
+    let inode = ctx.inode()?;
+    regular_file(&inode)?;
+    let stateid = resolve_current(&a.loga_stateid, ctx.cstateid.as_ref())?;
+    // Section 12.5.2: the first LAYOUTGET of a file carries open, lock or delegation state
+    // of this client and file; later ones the layout stateid (checked by the table). A
+    // special stateid shows no state at all.
+    if !LayoutTable::is_layout_stateid(&stateid) {
+        if classify(&stateid)?.is_some() {
+            return Err(NfsStat4::NFS4ERR_BAD_STATEID);
+        }
+        ctx.mds.opens.lock().expect("opens").check_io(
+            clientid,
+            inode.fileid,
+            &stateid,
+            Io::Read,
+        )?;
+    }
+    let proposed = stripe_set_for(cluster, fh.export, inode.fileid, RING_GENERATION)
+        .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
+    let set = match ctx.mds.store.stripes(inode.fileid)? {
+        Some(set) => set,
+        None => ctx.mds.store.fix_stripes(inode.fileid, proposed).await?,
+    };
+    let codec = ds_fh_codec(
+        ctx.mds.store.server_key(),
+        ctx.mds.store.boot_epoch() as u16,
+    );
+    let body = file_layout(&codec, &set, inode.fileid, inode.generation)?;
+    let layout_stateid = ctx.mds.layouts.lock().expect("layouts").get(
+        clientid,
+        inode.fileid,
+        &stateid,
+        a.loga_iomode,
+        true,
+    )?;
+    let ok = LayoutGetResOk {
+        logr_return_on_close: true,
+        logr_stateid: layout_stateid,
+        logr_layout: vec![Layout4 {
+            lo_offset: 0,
+            lo_length: WHOLE_FILE,
+            lo_iomode: a.loga_iomode,
+            lo_content: LayoutContent4 {
+                loc_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                loc_body: body,
+            },
+        }],
+    };
+    // The reply must fit loga_maxcount (section 18.43.3: NFS4ERR_TOOSMALL).
+    if to_bytes(&ok).len() > a.loga_maxcount as usize {
+        return Err(NfsStat4::NFS4ERR_TOOSMALL);
+    }
+    Ok(ok)
+}
+
+/// The `nfsv4_1_file_layout4` of a stripe set (RFC 8881 section 13.3): its device, the
+/// stripe unit (with `NFL4_UFLG_DENSE` for dense packing), first stripe index 0, pattern
+/// offset 0, and one DS filehandle per stripe index, which the Linux client requires for
+/// dense packing and accepts for sparse ("one per data server").
+pub fn file_layout(
+    codec: &DsFhCodec,
+    set: &StripeSet,
+    fileid: u64,
+    generation: u32,
+) -> Result<Bytes, NfsStat4> {
+    let map = set.map().map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
+    let dense = if set.packing == layouts::Packing::Dense {
+        NFL4_UFLG_DENSE
+    } else {
+        0
+    };
+    let body = Nfsv41FileLayout4 {
+        nfl_deviceid: set.device.id(),
+        nfl_util: map.unit | dense,
+        nfl_first_stripe_index: map.first,
+        nfl_pattern_offset: map.pattern_offset,
+        nfl_fh_list: (0..set.device.count)
+            .map(|stripe| {
+                codec.encode(DsFh {
+                    stripe,
+                    fileid,
+                    generation,
+                })
+            })
+            .collect(),
+    };
+    Ok(to_bytes(&body))
+}
+
+/// The DS filehandle codec of this boot's keys (the key derives from the persistent server
+/// key, so DS filehandles survive restarts).
+pub fn ds_fh_codec(server_key: &[u8; 32], epoch: u16) -> DsFhCodec {
+    DsFhCodec::new(DsKeys::derive(server_key, epoch).fh_key)
 }
 
 #[cfg(test)]

@@ -179,3 +179,214 @@ async fn open_then_layoutget_grants_a_whole_file_dense_layout_with_verifiable_ds
         assert_eq!((usize::from(d.stripe), d.fileid), (i, fileid));
     }
 }
+
+#[tokio::test]
+async fn with_layouts_off_layoutget_is_layoutunavailable() {
+    let (_d, _mds, addr) = server_with(|_| {}).await;
+    let mut c = Client::new(addr, "off").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    assert_eq!(
+        layoutget_res(&r).status(),
+        NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE
+    );
+}
+
+/// LAYOUTGET on an open file with one argument changed by `f`: its status.
+async fn layoutget_status(f: impl FnOnce(&mut LayoutGetArgs)) -> NfsStat4 {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "bad").await;
+    let o = open_in_root(
+        &mut c,
+        "f",
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_NONE,
+        "o",
+    )
+    .await;
+    let NfsArgop4::LayoutGet(mut a) = layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, o.stateid)
+    else {
+        unreachable!()
+    };
+    f(&mut a);
+    let r = c.call(vec![putfh(&o.fh), NfsArgop4::LayoutGet(a)]).await;
+    layoutget_res(&r).status()
+}
+
+#[tokio::test]
+async fn layoutget_refuses_what_rfc_8881_section_18_43_3_refuses() {
+    assert_eq!(layoutget_status(|_| {}).await, NfsStat4::NFS4_OK);
+    assert_eq!(
+        layoutget_status(|a| a.loga_layout_type = Layouttype4::LAYOUT4_BLOCK_VOLUME).await,
+        NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE
+    );
+    assert_eq!(
+        layoutget_status(|a| a.loga_iomode = Layoutiomode4::LAYOUTIOMODE4_ANY).await,
+        NfsStat4::NFS4ERR_BADIOMODE
+    );
+    assert_eq!(
+        layoutget_status(|a| {
+            a.loga_length = 100;
+            a.loga_minlength = 200;
+        })
+        .await,
+        NfsStat4::NFS4ERR_INVAL
+    );
+    assert_eq!(
+        layoutget_status(|a| a.loga_stateid = Stateid4::default()).await,
+        NfsStat4::NFS4ERR_BAD_STATEID
+    );
+    assert_eq!(
+        layoutget_status(|a| a.loga_maxcount = 64).await,
+        NfsStat4::NFS4ERR_TOOSMALL
+    );
+}
+
+#[tokio::test]
+async fn layoutget_on_a_directory_is_refused() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "dir").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, Stateid4::default()),
+        ])
+        .await;
+    assert_eq!(layoutget_res(&r).status(), NfsStat4::NFS4ERR_ISDIR);
+}
+
+#[tokio::test]
+async fn a_second_layoutget_keeps_the_stripe_set_and_moves_the_layout_seqid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "again").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let (first, body) = granted(&r);
+    let fh = getfh_res(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, first.logr_stateid),
+        ])
+        .await;
+    let (second, body2) = granted(&r);
+    assert_eq!(second.logr_stateid.other, first.logr_stateid.other);
+    assert_eq!(second.logr_stateid.seqid, first.logr_stateid.seqid + 1);
+    assert_eq!(body2, body);
+}
+
+fn layoutreturn_op(iomode: Layoutiomode4, what: Layoutreturn4) -> NfsArgop4 {
+    NfsArgop4::LayoutReturn(LayoutReturnArgs {
+        lora_reclaim: false,
+        lora_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        lora_iomode: iomode,
+        lora_layoutreturn: what,
+    })
+}
+
+fn return_file(stateid: Stateid4) -> Layoutreturn4 {
+    Layoutreturn4::File(LayoutreturnFile4 {
+        lrf_offset: 0,
+        lrf_length: u64::MAX,
+        lrf_stateid: stateid,
+        lrf_body: Bytes::new(),
+    })
+}
+
+fn layoutreturn_res(r: &Compound4Res) -> &LayoutReturnRes {
+    r.resarray
+        .iter()
+        .find_map(|op| match op {
+            NfsResop4::LayoutReturn(res) => Some(res),
+            _ => None,
+        })
+        .expect("no LAYOUTRETURN in the reply")
+}
+
+#[tokio::test]
+async fn layoutreturn_of_the_file_frees_the_layout_stateid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "ret").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, _) = granted(&r);
+    let fh = getfh_res(&r);
+    let ret = |s| {
+        vec![
+            putfh(&fh),
+            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(s)),
+        ]
+    };
+    let r = c.call(ret(ok.logr_stateid)).await;
+    assert_eq!(
+        layoutreturn_res(&r),
+        &LayoutReturnRes::Ok(LayoutreturnStateid::Absent),
+        "{r:?}"
+    );
+    // The stateid is gone: returning again, or getting a layout with it, is refused.
+    let r = c.call(ret(ok.logr_stateid)).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, ok.logr_stateid),
+        ])
+        .await;
+    assert_eq!(layoutget_res(&r).status(), NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
+#[tokio::test]
+async fn returning_one_iomode_keeps_the_other_under_a_newer_seqid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "half").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let fh = getfh_res(&r);
+    let (read, _) = granted(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, read.logr_stateid),
+        ])
+        .await;
+    let (rw, _) = granted(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutreturn_op(
+                Layoutiomode4::LAYOUTIOMODE4_READ,
+                return_file(rw.logr_stateid),
+            ),
+        ])
+        .await;
+    let LayoutReturnRes::Ok(LayoutreturnStateid::Present(s)) = layoutreturn_res(&r) else {
+        panic!("{r:?}")
+    };
+    assert_eq!(s.other, rw.logr_stateid.other);
+    assert!(s.seqid > rw.logr_stateid.seqid);
+}
+
+#[tokio::test]
+async fn layoutreturn_all_and_fsid_drop_every_layout_of_the_client() {
+    for what in [Layoutreturn4::All, Layoutreturn4::Fsid] {
+        let (_d, _mds, addr) = server_with(layouts_on).await;
+        let mut c = Client::new(addr, "all").await;
+        let mut got = Vec::new();
+        for name in ["a", "b"] {
+            let r = open_and_layoutget(&mut c, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
+            got.push((getfh_res(&r), granted(&r).0.logr_stateid));
+        }
+        let r = c
+            .call(vec![
+                putfh(&got[0].0),
+                layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, what.clone()),
+            ])
+            .await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{what:?}: {r:?}");
+        for (fh, s) in &got {
+            let r = c
+                .call(vec![
+                    putfh(fh),
+                    layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(*s)),
+                ])
+                .await;
+            assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{what:?}");
+        }
+    }
+}

@@ -1,8 +1,8 @@
 //! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
 //!
-//! So far: the choice of a file's stripe set at its first layout, and LAYOUTGET of
-//! whole-file layouts. GETDEVICEINFO, GETDEVICELIST, LAYOUTRETURN and LAYOUTCOMMIT are not
-//! here yet (NFS4ERR_NOTSUPP).
+//! So far: the choice of a file's stripe set at its first layout, LAYOUTGET of whole-file
+//! layouts and LAYOUTRETURN. GETDEVICEINFO, GETDEVICELIST and LAYOUTCOMMIT are not here yet
+//! (NFS4ERR_NOTSUPP).
 //!
 //! ```text
 //!  LAYOUTGET: type FILES? ─> layouts on? ─> iomode, lengths ─> regular file ─> stateid
@@ -155,6 +155,76 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         return Err(NfsStat4::NFS4ERR_TOOSMALL);
     }
     Ok(ok)
+}
+
+/// LAYOUTRETURN (RFC 8881 section 18.44).
+///
+/// `LAYOUTRETURN4_FILE` drops the iomode (ANY: both) of the current file's layout, whatever
+/// range it names: this server grants whole-file layouts only, and the Linux client returns
+/// whole files. `LAYOUTRETURN4_ALL` drops every layout of the client. `LAYOUTRETURN4_FSID`
+/// drops those of the current filehandle's file system; the layout table does not record a
+/// layout's export, so it is served only when there is one export (then it is ALL) and is
+/// NFS4ERR_NOTSUPP otherwise.
+pub fn layoutreturn(ctx: &mut Ctx, a: &LayoutReturnArgs) -> LayoutReturnRes {
+    match layoutreturn_inner(ctx, a) {
+        Ok(r) => {
+            if let LayoutreturnStateid::Present(s) = r {
+                ctx.cstateid = Some(s);
+            }
+            LayoutReturnRes::Ok(r)
+        }
+        Err(s) => LayoutReturnRes::Err(s),
+    }
+}
+
+fn layoutreturn_inner(
+    ctx: &mut Ctx,
+    a: &LayoutReturnArgs,
+) -> Result<LayoutreturnStateid, NfsStat4> {
+    let clientid = ctx.client()?;
+    if a.lora_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    match &a.lora_layoutreturn {
+        Layoutreturn4::File(f) => {
+            let fileid = ctx.fh()?.fileid;
+            let stateid = resolve_current(&f.lrf_stateid, ctx.cstateid.as_ref())?;
+            let left = ctx.mds.layouts.lock().expect("layouts").return_file(
+                clientid,
+                fileid,
+                &stateid,
+                a.lora_iomode,
+            )?;
+            Ok(match left {
+                Some(s) => LayoutreturnStateid::Present(s),
+                None => LayoutreturnStateid::Absent,
+            })
+        }
+        Layoutreturn4::Fsid => {
+            // The pseudo file system holds no regular files, so no layouts.
+            if ctx.fh()?.export == crate::exports::PSEUDO_EXPORT {
+                return Ok(LayoutreturnStateid::Absent);
+            }
+            if ctx.mds.cfg.exports.len() != 1 {
+                return Err(NfsStat4::NFS4ERR_NOTSUPP);
+            }
+            ctx.mds
+                .layouts
+                .lock()
+                .expect("layouts")
+                .return_all(clientid, |_| true);
+            Ok(LayoutreturnStateid::Absent)
+        }
+        Layoutreturn4::All => {
+            ctx.mds
+                .layouts
+                .lock()
+                .expect("layouts")
+                .return_all(clientid, |_| true);
+            Ok(LayoutreturnStateid::Absent)
+        }
+        Layoutreturn4::Other(_) => Err(NfsStat4::NFS4ERR_INVAL),
+    }
 }
 
 /// The `nfsv4_1_file_layout4` of a stripe set (RFC 8881 section 13.3): its device, the

@@ -390,3 +390,49 @@ async fn layoutreturn_all_and_fsid_drop_every_layout_of_the_client() {
         }
     }
 }
+
+/// Runs one boot of a server with layouts on over `dir`, in a runtime of its own (dropping
+/// it stops the server and closes the store).
+fn boot<T>(dir: &Path, cfg: impl FnOnce(&mut Config), f: impl AsyncFnOnce(SocketAddr) -> T) -> T {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let (_mds, addr) = start_with(config(dir, cfg)).await;
+            f(addr).await
+        })
+}
+
+#[test]
+fn the_stripe_set_and_ds_handles_of_a_file_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = boot(dir.path(), layouts_on, async |addr| {
+        let mut c = Client::new(addr, "boot1").await;
+        let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+        granted(&r).1
+    });
+    // A changed policy does not move a file whose stripe set is fixed.
+    let new_policy = |c: &mut Config| {
+        layouts_on(c);
+        c.cluster.layout.stripe_unit = 64 << 10;
+        c.cluster.layout.stripe_count = Some(1);
+    };
+    let after = boot(dir.path(), new_policy, async |addr| {
+        let mut c = Client::new(addr, "boot2").await;
+        let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+        granted(&r).1
+    });
+    assert_eq!(after.nfl_deviceid, before.nfl_deviceid);
+    assert_eq!(after.nfl_util, before.nfl_util);
+    assert_eq!(after.nfl_fh_list, before.nfl_fh_list);
+    // ... while a new file gets the new policy.
+    let fresh = boot(dir.path(), new_policy, async |addr| {
+        let mut c = Client::new(addr, "boot3").await;
+        let r = open_and_layoutget(&mut c, "g", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+        granted(&r).1
+    });
+    assert_eq!(fresh.stripe_unit(), 64 << 10);
+    assert_eq!(fresh.nfl_fh_list.len(), 1);
+}

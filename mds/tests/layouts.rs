@@ -436,3 +436,41 @@ fn the_stripe_set_and_ds_handles_of_a_file_survive_a_restart() {
     assert_eq!(fresh.stripe_unit(), 64 << 10);
     assert_eq!(fresh.nfl_fh_list.len(), 1);
 }
+
+#[tokio::test]
+async fn the_last_close_of_a_file_returns_its_return_on_close_layout() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "roc").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, _) = granted(&r);
+    let fh = getfh_res(&r);
+    let open1 = open_res(&r).stateid;
+    // A second open owner of the same client: its open keeps the layout past the first CLOSE.
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("f"),
+                unchecked(0o644),
+                OPEN4_SHARE_ACCESS_READ,
+                OPEN4_SHARE_DENY_NONE,
+                "other",
+            ),
+        ])
+        .await;
+    let open2 = open_res(&r).stateid;
+    let layoutget = |s| {
+        vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, s),
+        ]
+    };
+    let r = c.call(vec![putfh(&fh), close_op(open1)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c.call(layoutget(ok.logr_stateid)).await;
+    let (still, _) = granted(&r);
+    let r = c.call(vec![putfh(&fh), close_op(open2)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c.call(layoutget(still.logr_stateid)).await;
+    assert_eq!(layoutget_res(&r).status(), NfsStat4::NFS4ERR_BAD_STATEID);
+}

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use mds::{Config, Mds};
+use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::{Nfsv41FileLayout4, NFL4_UFLG_DENSE};
 use nfs_proto::nfs4::*;
 use nfs_server::ds_fh::DsFhCodec;
@@ -473,4 +474,118 @@ async fn the_last_close_of_a_file_returns_its_return_on_close_layout() {
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let r = c.call(layoutget(still.logr_stateid)).await;
     assert_eq!(layoutget_res(&r).status(), NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
+fn layoutcommit_op(stateid: Stateid4, last: Option<u64>, mtime: Option<Nfstime4>) -> NfsArgop4 {
+    NfsArgop4::LayoutCommit(LayoutCommitArgs {
+        loca_offset: 0,
+        loca_length: u64::MAX,
+        loca_reclaim: false,
+        loca_stateid: stateid,
+        loca_last_write_offset: match last {
+            Some(no_offset) => Newoffset4::Present { no_offset },
+            None => Newoffset4::Absent,
+        },
+        loca_time_modify: match mtime {
+            Some(nt_time) => Newtime4::Changed { nt_time },
+            None => Newtime4::Unchanged,
+        },
+        loca_layoutupdate: Default::default(),
+    })
+}
+
+fn layoutcommit_res(r: &Compound4Res) -> &LayoutCommitRes {
+    r.resarray
+        .iter()
+        .find_map(|op| match op {
+            NfsResop4::LayoutCommit(res) => Some(res),
+            _ => None,
+        })
+        .expect("no LAYOUTCOMMIT in the reply")
+}
+
+/// (size, mtime, change) of a file.
+async fn size_mtime_change(c: &mut Client, fh: &NfsFh4) -> (u64, Nfstime4, u64) {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([FATTR4_SIZE, FATTR4_TIME_MODIFY, FATTR4_CHANGE]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
+        panic!("GETATTR failed: {r:?}")
+    };
+    let a = FileAttrs::from_fattr(&a.obj_attributes).unwrap();
+    (a.size.unwrap(), a.time_modify.unwrap(), a.change.unwrap())
+}
+
+#[tokio::test]
+async fn layoutcommit_grows_the_size_sets_the_mtime_and_moves_the_change_attribute() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "commit").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, _) = granted(&r);
+    let fh = getfh_res(&r);
+    let (size0, _, change0) = size_mtime_change(&mut c, &fh).await;
+    assert_eq!(size0, 0);
+    let when = Nfstime4 {
+        seconds: 1_700_000_000,
+        nseconds: 5,
+    };
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(3 << 20), Some(when)),
+        ])
+        .await;
+    assert_eq!(
+        layoutcommit_res(&r),
+        &LayoutCommitRes::Ok(LayoutCommitResOk {
+            locr_newsize: Newsize4::Changed {
+                ns_size: (3 << 20) + 1
+            }
+        }),
+        "{r:?}"
+    );
+    let (size, mtime, change) = size_mtime_change(&mut c, &fh).await;
+    assert_eq!((size, mtime), ((3 << 20) + 1, when));
+    assert!(change > change0);
+    // A last write offset below the size does not shrink the file.
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(10), None),
+        ])
+        .await;
+    assert_eq!(
+        layoutcommit_res(&r),
+        &LayoutCommitRes::Ok(LayoutCommitResOk {
+            locr_newsize: Newsize4::Unchanged
+        })
+    );
+    assert_eq!(size_mtime_change(&mut c, &fh).await.0, (3 << 20) + 1);
+}
+
+#[tokio::test]
+async fn layoutcommit_needs_an_rw_layout_under_the_layout_stateid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "commit-ro").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let (ok, _) = granted(&r);
+    let open = open_res(&r).stateid;
+    let fh = getfh_res(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(9), None),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BADLAYOUT);
+    let r = c
+        .call(vec![putfh(&fh), layoutcommit_op(open, Some(9), None)])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+    assert_eq!(size_mtime_change(&mut c, &fh).await.0, 0);
 }

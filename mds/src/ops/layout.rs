@@ -1,7 +1,7 @@
 //! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
 //!
 //! So far: the choice of a file's stripe set at its first layout, LAYOUTGET of whole-file
-//! layouts and LAYOUTRETURN. GETDEVICEINFO, GETDEVICELIST and LAYOUTCOMMIT are not here yet
+//! layouts, LAYOUTRETURN and LAYOUTCOMMIT. GETDEVICEINFO and GETDEVICELIST are not here yet
 //! (NFS4ERR_NOTSUPP).
 //!
 //! ```text
@@ -24,7 +24,7 @@ use crate::config::ClusterConfig;
 use crate::state::layout::LayoutTable;
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
-use crate::store::StripeSet;
+use crate::store::{system_time_now, StripeSet};
 
 /// The generation of the data server ring the MDS builds devices from. Fixed until the
 /// device registry tracks changes of the data server list (a new generation makes new
@@ -225,6 +225,68 @@ fn layoutreturn_inner(
         }
         Layoutreturn4::Other(_) => Err(NfsStat4::NFS4ERR_INVAL),
     }
+}
+
+/// LAYOUTCOMMIT (RFC 8881 section 18.42): after writes through the data servers, the size
+/// grows to `loca_last_write_offset + 1` if that is larger, mtime becomes
+/// `loca_time_modify` if given (else now), and the change attribute moves on, durably
+/// before the reply. Needs an RW layout of this file under the client's layout stateid:
+/// another stateid is NFS4ERR_BAD_STATEID, a layout without RW NFS4ERR_BADLAYOUT.
+pub async fn layoutcommit(ctx: &mut Ctx, a: &LayoutCommitArgs) -> LayoutCommitRes {
+    match layoutcommit_inner(ctx, a).await {
+        Ok(ok) => LayoutCommitRes::Ok(ok),
+        Err(s) => LayoutCommitRes::Err(s),
+    }
+}
+
+async fn layoutcommit_inner(
+    ctx: &mut Ctx,
+    a: &LayoutCommitArgs,
+) -> Result<LayoutCommitResOk, NfsStat4> {
+    let clientid = ctx.client()?;
+    let inode = ctx.inode()?;
+    regular_file(&inode)?;
+    if a.loca_length != WHOLE_FILE && a.loca_offset.checked_add(a.loca_length).is_none() {
+        return Err(NfsStat4::NFS4ERR_INVAL);
+    }
+    let stateid = resolve_current(&a.loca_stateid, ctx.cstateid.as_ref())?;
+    if !LayoutTable::is_layout_stateid(&stateid) {
+        return Err(NfsStat4::NFS4ERR_BAD_STATEID);
+    }
+    let modes = ctx
+        .mds
+        .layouts
+        .lock()
+        .expect("layouts")
+        .modes(clientid, inode.fileid, &stateid)?;
+    if !modes.rw {
+        return Err(NfsStat4::NFS4ERR_BADLAYOUT);
+    }
+    let end = match a.loca_last_write_offset {
+        Newoffset4::Present { no_offset } => {
+            no_offset.checked_add(1).ok_or(NfsStat4::NFS4ERR_INVAL)?
+        }
+        Newoffset4::Absent => 0,
+    };
+    let now = system_time_now();
+    let mtime = match a.loca_time_modify {
+        Newtime4::Changed { nt_time } => nt_time,
+        Newtime4::Unchanged => now,
+    };
+    let after = ctx
+        .mds
+        .store
+        .record_layout_commit(inode.fileid, end, mtime, now)
+        .await?;
+    Ok(LayoutCommitResOk {
+        locr_newsize: if after.size != inode.size {
+            Newsize4::Changed {
+                ns_size: after.size,
+            }
+        } else {
+            Newsize4::Unchanged
+        },
+    })
 }
 
 /// The `nfsv4_1_file_layout4` of a stripe set (RFC 8881 section 13.3): its device, the

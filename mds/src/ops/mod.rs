@@ -99,11 +99,11 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         // pNFS file layouts (RFC 8881 chapter 13).
         A::LayoutGet(a) => R::LayoutGet(layout::layoutget(ctx, a).await),
         A::LayoutReturn(a) => R::LayoutReturn(layout::layoutreturn(ctx, a)),
+        A::LayoutCommit(a) => R::LayoutCommit(layout::layoutcommit(ctx, a).await),
         // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
         A::GetDirDelegation(_)
         | A::GetDeviceInfo(_)
         | A::GetDeviceList(_)
-        | A::LayoutCommit(_)
         | A::SetSsv(_)
         | A::Copy(_)
         | A::CopyNotify(_)

@@ -725,6 +725,19 @@ impl Store {
         self.write(move |tx| ns::record_write(tx, fileid, end, now))
     }
 
+    /// Records a LAYOUTCOMMIT (RFC 8881 section 18.42.3): writes through the data servers
+    /// reached byte `end`; the size grows to it if smaller, mtime becomes `mtime` (the
+    /// client's, or `now`), ctime `now`, and the change attribute moves on, durably.
+    pub fn record_layout_commit(
+        &self,
+        fileid: u64,
+        end: u64,
+        mtime: Nfstime4,
+        now: Nfstime4,
+    ) -> Pending<Inode> {
+        self.write(move |tx| ns::record_write_at(tx, fileid, end, mtime, now))
+    }
+
     /// Persists a confirmed client, replacing any record with the same client id or owner.
     pub fn put_client(&self, record: ClientRecord) -> Pending<()> {
         self.write(move |tx| clients::put(tx, &record))

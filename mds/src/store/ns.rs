@@ -616,6 +616,17 @@ pub(super) fn record_write(
     end: u64,
     now: Nfstime4,
 ) -> Result<Inode, StoreError> {
+    record_write_at(tx, fileid, end, now, now)
+}
+
+/// [`record_write`] with an mtime of the caller's (LAYOUTCOMMIT's `loca_time_modify`).
+pub(super) fn record_write_at(
+    tx: &Txn<'_>,
+    fileid: u64,
+    end: u64,
+    mtime: Nfstime4,
+    now: Nfstime4,
+) -> Result<Inode, StoreError> {
     let mut ns = Ns::open(tx)?;
     let mut rec = load(ns.inodes.read(), fileid)?;
     match rec.ftype {
@@ -629,7 +640,7 @@ pub(super) fn record_write(
     let change = ns.next_change()?;
     rec.size = rec.size.max(end);
     rec.space_used = rec.space_used.max(rec.size);
-    rec.mtime = now;
+    rec.mtime = mtime;
     rec.ctime = now;
     rec.change = change;
     ns.put(fileid, &rec)?;

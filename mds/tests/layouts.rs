@@ -10,7 +10,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
-use nfs_proto::nfs4::layout_files::{Nfsv41FileLayout4, NFL4_UFLG_DENSE};
+use nfs_proto::nfs4::layout_files::{
+    socket_addr_from_netaddr, Nfsv41FileLayout4, Nfsv41FileLayoutDsAddr4, NFL4_UFLG_DENSE,
+};
 use nfs_proto::nfs4::*;
 use nfs_server::ds_fh::DsFhCodec;
 use nfs_server::keys::DsKeys;
@@ -588,4 +590,77 @@ async fn layoutcommit_needs_an_rw_layout_under_the_layout_stateid() {
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
     assert_eq!(size_mtime_change(&mut c, &fh).await.0, 0);
+}
+
+fn getdeviceinfo_op(id: Deviceid4, maxcount: u32) -> NfsArgop4 {
+    NfsArgop4::GetDeviceInfo(GetDeviceInfoArgs {
+        gdia_device_id: id,
+        gdia_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        gdia_maxcount: maxcount,
+        gdia_notify_types: Bitmap4::from_bits([NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0]),
+    })
+}
+
+fn getdeviceinfo_res(r: &Compound4Res) -> &GetDeviceInfoRes {
+    r.resarray
+        .iter()
+        .find_map(|op| match op {
+            NfsResop4::GetDeviceInfo(res) => Some(res),
+            _ => None,
+        })
+        .expect("no GETDEVICEINFO in the reply")
+}
+
+#[tokio::test]
+async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_used() {
+    let (_d, mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "dev").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (_, body) = granted(&r);
+    let device = layouts::Device::from_id(&body.nfl_deviceid).unwrap();
+    let r = c
+        .call(vec![getdeviceinfo_op(body.nfl_deviceid, 4096)])
+        .await;
+    let GetDeviceInfoRes::Ok(ok) = getdeviceinfo_res(&r) else {
+        panic!("GETDEVICEINFO failed: {r:?}")
+    };
+    assert_eq!(ok.gdir_notification, Bitmap4::default());
+    let da = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr).expect("decodes");
+    assert_eq!(da.nflda_stripe_indices, vec![0, 1, 2]);
+    // The configured addresses are 0.0.0.0:20491..20493: told as the connection's local IP.
+    let ports: Vec<u16> = mds
+        .cfg
+        .cluster
+        .data_servers
+        .iter()
+        .map(|d| d.addresses[0].port())
+        .collect();
+    for (i, m) in da.nflda_multipath_ds_list.iter().enumerate() {
+        assert_eq!(m.0.len(), 1);
+        let a = socket_addr_from_netaddr(&m.0[0]).expect("universal address");
+        assert_eq!(a.ip(), c.conn.local().ip());
+        assert_eq!(
+            a.port(),
+            ports[(usize::from(device.first) + i) % 3],
+            "index {i}"
+        );
+    }
+    // Too small a maxcount: the size needed, which then suffices.
+    let r = c.call(vec![getdeviceinfo_op(body.nfl_deviceid, 16)]).await;
+    let GetDeviceInfoRes::TooSmall { gdir_mincount } = getdeviceinfo_res(&r) else {
+        panic!("{r:?}")
+    };
+    let r = c
+        .call(vec![getdeviceinfo_op(body.nfl_deviceid, *gdir_mincount)])
+        .await;
+    assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4_OK);
+    // A device of another generation, or not one of ours.
+    let other = layouts::Device {
+        generation: device.generation + 1,
+        ..device
+    };
+    let r = c.call(vec![getdeviceinfo_op(other.id(), 4096)]).await;
+    assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
+    let r = c.call(vec![getdeviceinfo_op([0xff; 16], 4096)]).await;
+    assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
 }

@@ -1,7 +1,7 @@
 //! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
 //!
 //! So far: the choice of a file's stripe set at its first layout, LAYOUTGET of whole-file
-//! layouts, LAYOUTRETURN and LAYOUTCOMMIT. GETDEVICEINFO and GETDEVICELIST are not here yet
+//! layouts, LAYOUTRETURN, LAYOUTCOMMIT and GETDEVICEINFO. GETDEVICELIST is not here yet
 //! (NFS4ERR_NOTSUPP).
 //!
 //! ```text
@@ -286,6 +286,50 @@ async fn layoutcommit_inner(
         } else {
             Newsize4::Unchanged
         },
+    })
+}
+
+/// GETDEVICEINFO (RFC 8881 section 18.40): the data servers of a device (a window of the
+/// ring), stripe indices `0..count`, each server's addresses with an unspecified IP
+/// replaced by the local address of the connection this request came on, so a client gets
+/// the address it reached the MDS by (docs/design.md, "Cluster configuration"). No device
+/// ID notifications are offered (an empty `gdir_notification`). A reply larger than
+/// `gdia_maxcount` is NFS4ERR_TOOSMALL with the size needed.
+pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
+    match getdeviceinfo_inner(ctx, a) {
+        Ok(ok) => {
+            let needed = to_bytes(&ok).len();
+            if needed > a.gdia_maxcount as usize {
+                return GetDeviceInfoRes::TooSmall {
+                    gdir_mincount: Count4::try_from(needed).unwrap_or(Count4::MAX),
+                };
+            }
+            GetDeviceInfoRes::Ok(ok)
+        }
+        Err(s) => GetDeviceInfoRes::Err(s),
+    }
+}
+
+fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfoResOk, NfsStat4> {
+    ctx.client()?;
+    if a.gdia_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    let cluster = &ctx.mds.cfg.cluster;
+    // A device this server never made, or of another ring generation: section 18.40.3
+    // (NFS4ERR_NOENT).
+    if !cluster.grants_layouts() {
+        return Err(NfsStat4::NFS4ERR_NOENT);
+    }
+    let device = layouts::Device::from_id(&a.gdia_device_id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
+    let via = ctx.session.conn.local().ip();
+    let addr = cluster
+        .ring(RING_GENERATION)
+        .describe(&device, via)
+        .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
+    Ok(GetDeviceInfoResOk {
+        gdir_device_addr: addr.to_device_addr(),
+        gdir_notification: Bitmap4::default(),
     })
 }
 

@@ -100,9 +100,9 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::LayoutGet(a) => R::LayoutGet(layout::layoutget(ctx, a).await),
         A::LayoutReturn(a) => R::LayoutReturn(layout::layoutreturn(ctx, a)),
         A::LayoutCommit(a) => R::LayoutCommit(layout::layoutcommit(ctx, a).await),
+        A::GetDeviceInfo(a) => R::GetDeviceInfo(layout::getdeviceinfo(ctx, a)),
         // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
         A::GetDirDelegation(_)
-        | A::GetDeviceInfo(_)
         | A::GetDeviceList(_)
         | A::SetSsv(_)
         | A::Copy(_)

@@ -664,3 +664,48 @@ async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_
     let r = c.call(vec![getdeviceinfo_op([0xff; 16], 4096)]).await;
     assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
 }
+
+/// (fs_layout_types, layout_blksize, layout_alignment) of the root.
+async fn layout_attrs(addr: SocketAddr) -> (Vec<Layouttype4>, u32, u32) {
+    let mut c = Client::new(addr, "attrs").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([
+                    FATTR4_FS_LAYOUT_TYPES,
+                    FATTR4_LAYOUT_BLKSIZE,
+                    FATTR4_LAYOUT_ALIGNMENT,
+                ]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
+        panic!("GETATTR failed: {r:?}")
+    };
+    let a = FileAttrs::from_fattr(&a.obj_attributes).unwrap();
+    (
+        a.fs_layout_types.unwrap(),
+        a.layout_blksize.unwrap(),
+        a.layout_alignment.unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn the_fs_layout_attributes_follow_the_layout_switch_and_policy() {
+    let (_d, _mds, addr) = server_with(|c| {
+        layouts_on(c);
+        c.cluster.layout.stripe_unit = 256 << 10;
+    })
+    .await;
+    assert_eq!(
+        layout_attrs(addr).await,
+        (
+            vec![Layouttype4::LAYOUT4_NFSV4_1_FILES],
+            256 << 10,
+            256 << 10
+        )
+    );
+    let (_d, _mds, addr) = server_with(|_| {}).await;
+    assert_eq!(layout_attrs(addr).await.0, Vec::<Layouttype4>::new());
+}

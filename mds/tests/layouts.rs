@@ -709,3 +709,45 @@ async fn the_fs_layout_attributes_follow_the_layout_switch_and_policy() {
     let (_d, _mds, addr) = server_with(|_| {}).await;
     assert_eq!(layout_attrs(addr).await.0, Vec::<Layouttype4>::new());
 }
+
+fn getdevicelist_op(max: u32, cookie: u64, verf: Verifier4) -> NfsArgop4 {
+    NfsArgop4::GetDeviceList(GetDeviceListArgs {
+        gdla_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        gdla_maxdevices: max,
+        gdla_cookie: cookie,
+        gdla_cookieverf: verf,
+    })
+}
+
+#[tokio::test]
+async fn getdevicelist_pages_through_the_devices_layouts_name() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "list").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (_, body) = granted(&r);
+    let (mut cookie, mut verf, mut all) = (0, [0u8; 8], Vec::new());
+    loop {
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                getdevicelist_op(2, cookie, verf),
+            ])
+            .await;
+        let Some(NfsResop4::GetDeviceList(GetDeviceListRes::Ok(ok))) = r.resarray.last() else {
+            panic!("GETDEVICELIST failed: {r:?}")
+        };
+        assert!(ok.gdlr_deviceid_list.len() <= 2);
+        all.extend(ok.gdlr_deviceid_list.iter().copied());
+        (cookie, verf) = (ok.gdlr_cookie, ok.gdlr_cookieverf);
+        if ok.gdlr_eof {
+            break;
+        }
+    }
+    // Three data servers, all in every stripe set: a window starting at each.
+    assert_eq!(all.len(), 3);
+    assert!(all.contains(&body.nfl_deviceid));
+    let r = c
+        .call(vec![NfsArgop4::PutRootFh, getdevicelist_op(2, 1, [9; 8])])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOT_SAME);
+}

@@ -1,8 +1,7 @@
 //! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
 //!
 //! So far: the choice of a file's stripe set at its first layout, LAYOUTGET of whole-file
-//! layouts, LAYOUTRETURN, LAYOUTCOMMIT and GETDEVICEINFO. GETDEVICELIST is not here yet
-//! (NFS4ERR_NOTSUPP).
+//! layouts, LAYOUTRETURN, LAYOUTCOMMIT, GETDEVICEINFO and GETDEVICELIST.
 //!
 //! ```text
 //!  LAYOUTGET: type FILES? ─> layouts on? ─> iomode, lengths ─> regular file ─> stateid
@@ -333,6 +332,73 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
     })
 }
 
+/// The devices new layouts may name under the current policy: for every stripe count in use
+/// (the cluster's and each export's), the window of that many data servers starting at each
+/// ring position, in device id order.
+pub fn device_list(cluster: &ClusterConfig) -> Vec<Deviceid4> {
+    if !cluster.grants_layouts() {
+        return Vec::new();
+    }
+    let ring = cluster.ring(RING_GENERATION);
+    let n = ring.servers.len();
+    let mut counts: Vec<u32> = std::iter::once(0)
+        .chain(cluster.layout.exports.iter().map(|e| e.export))
+        .filter_map(|export| cluster.layout_for(export).map(|p| p.stripe_count))
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut ids: Vec<Deviceid4> = counts
+        .iter()
+        .flat_map(|&count| {
+            let ring = &ring;
+            (0..n).filter_map(move |first| ring.device(count as usize, first).map(|d| d.id()))
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// GETDEVICELIST (RFC 8881 section 18.41): [`device_list`] in pages of `gdla_maxdevices`;
+/// the cookie is the index of the next device, the verifier the ring generation (another
+/// one is NFS4ERR_NOT_SAME: the list changed). A `gdla_maxdevices` of 0 is NFS4ERR_INVAL.
+pub fn getdevicelist(ctx: &mut Ctx, a: &GetDeviceListArgs) -> GetDeviceListRes {
+    match getdevicelist_inner(ctx, a) {
+        Ok(ok) => GetDeviceListRes::Ok(ok),
+        Err(s) => GetDeviceListRes::Err(s),
+    }
+}
+
+fn getdevicelist_inner(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceListResOk, NfsStat4> {
+    ctx.client()?;
+    ctx.fh()?;
+    if a.gdla_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    if a.gdla_maxdevices == 0 {
+        return Err(NfsStat4::NFS4ERR_INVAL);
+    }
+    let mut verf = [0u8; 8];
+    verf[4..].copy_from_slice(&RING_GENERATION.to_be_bytes());
+    if a.gdla_cookie != 0 && a.gdla_cookieverf != verf {
+        return Err(NfsStat4::NFS4ERR_NOT_SAME);
+    }
+    let ids = device_list(&ctx.mds.cfg.cluster);
+    let start = usize::try_from(a.gdla_cookie).map_err(|_| NfsStat4::NFS4ERR_BAD_COOKIE)?;
+    if start > ids.len() {
+        return Err(NfsStat4::NFS4ERR_BAD_COOKIE);
+    }
+    let end = ids
+        .len()
+        .min(start.saturating_add(a.gdla_maxdevices as usize));
+    Ok(GetDeviceListResOk {
+        gdlr_cookie: end as u64,
+        gdlr_cookieverf: verf,
+        gdlr_deviceid_list: ids[start..end].to_vec(),
+        gdlr_eof: end == ids.len(),
+    })
+}
+
 /// The `nfsv4_1_file_layout4` of a stripe set (RFC 8881 section 13.3): its device, the
 /// stripe unit (with `NFL4_UFLG_DENSE` for dense packing), first stripe index 0, pattern
 /// offset 0, and one DS filehandle per stripe index, which the Linux client requires for
@@ -381,6 +447,7 @@ mod tests {
 
     use super::*;
     use crate::config::{Backend, DataServerConfig, ExportLayout};
+    use nfs_proto::nfs4::Deviceid4;
 
     fn cluster(n: u16) -> ClusterConfig {
         ClusterConfig {
@@ -426,6 +493,33 @@ mod tests {
             stripe_set_for(&c, 0, 1, 1).unwrap().packing,
             Packing::Sparse
         );
+    }
+
+    #[test]
+    fn the_device_list_has_a_window_per_ring_position_and_stripe_count() {
+        let mut c = cluster(3);
+        assert_eq!(device_list(&c), Vec::<Deviceid4>::new(), "layouts off");
+        c.layouts = true;
+        let ids = device_list(&c);
+        assert_eq!(ids.len(), 3);
+        c.layout.exports.push(ExportLayout {
+            export: 2,
+            stripe_unit: None,
+            stripe_count: Some(2),
+        });
+        let ids = device_list(&c);
+        assert_eq!(ids.len(), 6);
+        for id in &ids {
+            let d = layouts::Device::from_id(id).unwrap();
+            assert!(c.ring(RING_GENERATION).members(&d).is_ok());
+        }
+        // Every file's stripe set names a listed device.
+        for fileid in 0..12 {
+            for export in [0, 2] {
+                let s = stripe_set_for(&c, export, fileid, RING_GENERATION).unwrap();
+                assert!(ids.contains(&s.device.id()), "{fileid} {export}");
+            }
+        }
     }
 
     #[test]

@@ -101,9 +101,9 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::LayoutReturn(a) => R::LayoutReturn(layout::layoutreturn(ctx, a)),
         A::LayoutCommit(a) => R::LayoutCommit(layout::layoutcommit(ctx, a).await),
         A::GetDeviceInfo(a) => R::GetDeviceInfo(layout::getdeviceinfo(ctx, a)),
+        A::GetDeviceList(a) => R::GetDeviceList(layout::getdevicelist(ctx, a)),
         // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
         A::GetDirDelegation(_)
-        | A::GetDeviceList(_)
         | A::SetSsv(_)
         | A::Copy(_)
         | A::CopyNotify(_)

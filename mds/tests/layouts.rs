@@ -751,3 +751,42 @@ async fn getdevicelist_pages_through_the_devices_layouts_name() {
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOT_SAME);
 }
+
+#[tokio::test]
+async fn a_write_through_a_layouts_ds_filehandle_with_the_open_stateid_lands_on_the_data_server() {
+    let (_d, mds, addr) = server_with(layouts_on).await;
+    // One in-process data server with the MDS's keys, as REGISTER would give them.
+    let ds_dir = tempfile::tempdir().unwrap();
+    let keys = DsKeys::derive(mds.store.server_key(), mds.store.boot_epoch() as u16);
+    let ds =
+        data_server::DataServer::open_local(data_server::DsOptions::new(1), keys, ds_dir.path())
+            .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ds_addr = listener.local_addr().unwrap();
+    tokio::spawn(ds.serve_on(listener));
+
+    let mut c = Client::new(addr, "e2e").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let open = open_res(&r).stateid;
+    let (_, body) = granted(&r);
+    let mut d = Client::new(ds_addr, "e2e").await;
+    let data = Bytes::from(pattern(5000));
+    let r = d
+        .call(vec![
+            putfh(&body.nfl_fh_list[1]),
+            write_op(open, 0, StableHow4::FILE_SYNC4, data.clone()),
+        ])
+        .await;
+    assert_eq!(write_res(&r).count, 5000, "{r:?}");
+    let r = d
+        .call(vec![putfh(&body.nfl_fh_list[1]), read_op(open, 0, 8192)])
+        .await;
+    let got = read_res(&r);
+    assert_eq!(got.data, data);
+    assert!(got.eof);
+    // Another stripe's object is another object.
+    let r = d
+        .call(vec![putfh(&body.nfl_fh_list[0]), read_op(open, 0, 8192)])
+        .await;
+    assert!(read_res(&r).data.is_empty());
+}

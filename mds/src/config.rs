@@ -40,6 +40,8 @@
 //!       shared_dir: null  # backend shared: the cluster file system directory
 //!     - { id: 2, addresses: [0.0.0.0:20492] }
 //!     - { id: 3, addresses: [0.0.0.0:20493] }
+//!   layouts: false        # hand out file layouts (pNFS MDS role); off until I/O through
+//!                         # the MDS uses the data servers' objects too
 //!   layout:
 //!     stripe_unit: 1048576  # bytes, a multiple of 64
 //!     stripe_count: null    # data servers per file; null: all

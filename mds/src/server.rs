@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use nfs_proto::nfs4::{NfsStat4, ServerOwner4, EXCHGID4_FLAG_USE_NON_PNFS};
+use nfs_proto::nfs4::{
+    NfsStat4, ServerOwner4, EXCHGID4_FLAG_USE_NON_PNFS, EXCHGID4_FLAG_USE_PNFS_MDS,
+};
 use nfs_proto::transport::ConnLimits;
 use nfs_server::keys::DsKeys;
 use nfs_server::state::session::SessionLimits;
@@ -17,6 +19,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::exports::Exports;
+use crate::state::layout::LayoutTable;
 use crate::state::open::StateTable;
 use crate::state::stateid::StateidMinter;
 use crate::store::{
@@ -63,6 +66,8 @@ pub struct Mds {
     pub data: Arc<dyn ObjectStore>,
     /// Opens and locks.
     pub opens: Mutex<StateTable>,
+    /// Layouts handed out (pNFS).
+    pub layouts: Mutex<LayoutTable>,
     /// The shared session layer: clients, sessions, leases, grace, counters.
     pub core: Core,
     /// The data servers: which are up, the ring new layouts use, their control connections.
@@ -85,6 +90,8 @@ impl Mds {
         let epoch = store.boot_epoch() as u16;
         let minter =
             StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
+        let layout_minter =
+            StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
         let core = Core::new(core_config(&cfg, &store), Instant::now());
         let secret = if cfg.cluster.data_servers.is_empty() {
             None
@@ -101,6 +108,7 @@ impl Mds {
         Ok(Arc::new(Self {
             devices,
             opens: Mutex::new(StateTable::new(minter)),
+            layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
             cfg,
             exports,
@@ -171,8 +179,9 @@ impl Mds {
 /// `config.limits`, the lease and grace times, the owners that may reclaim, this boot's
 /// epoch, and the identity.
 ///
-/// The role flags are `EXCHGID4_FLAG_USE_NON_PNFS` until the MDS hands out layouts: the
-/// Linux client refuses a reply with both `USE_NON_PNFS` and `USE_PNFS_MDS`
+/// The role flag is `EXCHGID4_FLAG_USE_PNFS_MDS` when the MDS hands out layouts
+/// (`cluster.layouts` with data servers, [`crate::config::ClusterConfig::grants_layouts`]),
+/// else `EXCHGID4_FLAG_USE_NON_PNFS`; never both: the Linux client refuses a reply with both
 /// (`nfs4_check_cl_exchange_flags`), and it loads a layout driver with either
 /// (`set_pnfs_layoutdriver`).
 fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
@@ -185,7 +194,11 @@ fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
         ..SessionLimits::default()
     };
     CoreConfig {
-        roles: EXCHGID4_FLAG_USE_NON_PNFS,
+        roles: if cfg.cluster.grants_layouts() {
+            EXCHGID4_FLAG_USE_PNFS_MDS
+        } else {
+            EXCHGID4_FLAG_USE_NON_PNFS
+        },
         lease_time: Duration::from_secs(cfg.lease_time.into()),
         grace_time: Duration::from_secs(cfg.grace_time.into()),
         previous_owners: store

@@ -46,6 +46,12 @@ pub struct ClusterConfig {
     pub data_servers: Vec<DataServerConfig>,
     /// How files are striped over the data servers.
     pub layout: LayoutConfig,
+    /// Hand out file layouts (and grant `EXCHGID4_FLAG_USE_PNFS_MDS` in EXCHANGE_ID instead
+    /// of `USE_NON_PNFS`). Off by default until I/O through the MDS reads and writes the same
+    /// striped data server objects as I/O through the data servers: today a client without a
+    /// layout (the Linux client falls back to the MDS whenever a data server is unreachable)
+    /// writes to the MDS's own object store, so the two paths would not see the same bytes.
+    pub layouts: bool,
 }
 
 /// One data server.
@@ -164,6 +170,7 @@ impl Default for ClusterConfig {
                 .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
                 .collect(),
             layout: LayoutConfig::default(),
+            layouts: false,
         }
     }
 }
@@ -365,6 +372,12 @@ impl ClusterConfig {
         } else {
             Packing::Dense
         }
+    }
+
+    /// Whether the MDS hands out layouts: `layouts` is on and there are data servers to put
+    /// in them. Decides the pNFS role flag of EXCHANGE_ID (RFC 8881 section 13.1).
+    pub fn grants_layouts(&self) -> bool {
+        self.layouts && !self.data_servers.is_empty()
     }
 
     /// The stripe unit, count and packing for files of `export`; `None` without data servers.

@@ -58,6 +58,9 @@ pub const SUPPORTED: &[u32] = &[
     FATTR4_TIME_MODIFY_SET,
     FATTR4_MOUNTED_ON_FILEID,
     FATTR4_SUPPATTR_EXCLCREAT,
+    FATTR4_FS_LAYOUT_TYPES,
+    FATTR4_LAYOUT_BLKSIZE,
+    FATTR4_LAYOUT_ALIGNMENT,
 ];
 
 /// Attributes reported in minor version 2 besides [`SUPPORTED`]: `xattr_support` (RFC 8276
@@ -131,6 +134,15 @@ pub fn parse_id(s: &Utf8String) -> Result<u32, NfsStat4> {
 pub fn supported_mask(minor: u32) -> Bitmap4 {
     let v42 = if minor >= 2 { SUPPORTED_V42 } else { &[] };
     Bitmap4::from_bits(SUPPORTED.iter().chain(v42).copied())
+}
+
+/// The stripe unit of `export`'s layout policy, or `max_io` without data servers.
+fn layout_unit(ctx: &Ctx, export: u16) -> u32 {
+    ctx.mds
+        .cfg
+        .cluster
+        .layout_for(export)
+        .map_or(ctx.mds.cfg.limits.max_io, |p| p.stripe_unit)
 }
 
 /// `mounted_on_fileid` (RFC 8881 section 5.8.2.23): for an export's root, the file id of what
@@ -219,6 +231,17 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
             FATTR4_TIME_MODIFY_SET,
         ])),
         xattr_support: (ctx.session.minor >= 2).then_some(true),
+        // pNFS (RFC 8881 sections 5.12.1, 5.12.4, 5.12.5): the file layout type when the MDS
+        // hands out layouts (none otherwise: the client then does not ask); the preferred I/O
+        // size and alignment are the export's stripe unit, since the Linux client cuts I/O at
+        // stripe unit boundaries anyway.
+        fs_layout_types: Some(if mds.cfg.cluster.grants_layouts() {
+            vec![Layouttype4::LAYOUT4_NFSV4_1_FILES]
+        } else {
+            Vec::new()
+        }),
+        layout_blksize: Some(layout_unit(ctx, export)),
+        layout_alignment: Some(layout_unit(ctx, export)),
         ..FileAttrs::default()
     };
     let fs_bits = [

@@ -6,6 +6,7 @@ pub mod attr;
 pub mod dir;
 pub mod fh;
 pub mod io;
+pub mod layout;
 pub mod open;
 pub mod space;
 pub mod xattr;
@@ -95,13 +96,14 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::OpenConfirm(_) | A::Renew(_) | A::SetClientId(_) | A::SetClientIdConfirm(_) => {
             error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP)
         }
-        // Not offered yet: pNFS (next milestone), directory delegations, SSV, NFSv4.2 extras.
+        // pNFS file layouts (RFC 8881 chapter 13).
+        A::LayoutGet(a) => R::LayoutGet(layout::layoutget(ctx, a).await),
+        A::LayoutReturn(a) => R::LayoutReturn(layout::layoutreturn(ctx, a)),
+        A::LayoutCommit(a) => R::LayoutCommit(layout::layoutcommit(ctx, a).await),
+        A::GetDeviceInfo(a) => R::GetDeviceInfo(layout::getdeviceinfo(ctx, a)),
+        A::GetDeviceList(a) => R::GetDeviceList(layout::getdevicelist(ctx, a)),
+        // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
         A::GetDirDelegation(_)
-        | A::GetDeviceInfo(_)
-        | A::GetDeviceList(_)
-        | A::LayoutCommit(_)
-        | A::LayoutGet(_)
-        | A::LayoutReturn(_)
         | A::SetSsv(_)
         | A::Copy(_)
         | A::CopyNotify(_)

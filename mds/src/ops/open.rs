@@ -434,6 +434,21 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
             .lock()
             .expect("opens")
             .close(clientid, fileid, &stateid)?;
+        // The client's last open of the file closed: its return-on-close layout goes with
+        // it (RFC 8881 section 18.43.3, `logr_return_on_close`).
+        let still_open = ctx
+            .mds
+            .opens
+            .lock()
+            .expect("opens")
+            .client_has_open(clientid, fileid);
+        if !still_open {
+            ctx.mds
+                .layouts
+                .lock()
+                .expect("layouts")
+                .closed(clientid, fileid);
+        }
         Ok::<_, NfsStat4>(out)
     })();
     match r {

@@ -154,6 +154,17 @@ impl LayoutTable {
         Ok(l)
     }
 
+    /// The iomodes held under a layout stateid of this client and file (LAYOUTCOMMIT checks
+    /// that it covers RW); `BadStateid` as for any other use of it.
+    pub fn modes(
+        &self,
+        clientid: u64,
+        fileid: u64,
+        stateid: &Stateid4,
+    ) -> Result<Iomodes, LayoutError> {
+        Ok(self.check(clientid, fileid, stateid)?.modes)
+    }
+
     /// Whether `stateid` is a layout stateid (by its kind byte): LAYOUTGET then checks it
     /// here; otherwise the caller has checked it as an open, lock or delegation stateid of
     /// this client and file.
@@ -426,6 +437,28 @@ mod tests {
             other = m.mint(StateidKind::Open, 3).unwrap();
         }
         Stateid4 { seqid: 1, other }
+    }
+
+    #[test]
+    fn modes_tells_the_iomodes_held_under_a_layout_stateid_of_this_client_and_file() {
+        let mut t = table();
+        let a = t.get(1, 10, &open_stateid(1), READ, true).unwrap();
+        assert_eq!(
+            t.modes(1, 10, &a),
+            Ok(Iomodes {
+                read: true,
+                rw: false
+            })
+        );
+        let b = t.get(1, 10, &a, RW, true).unwrap();
+        assert!(t.modes(1, 10, &b).unwrap().rw);
+        assert_eq!(t.modes(2, 10, &b), Err(LayoutError::BadStateid));
+        assert_eq!(t.modes(1, 11, &b), Err(LayoutError::BadStateid));
+        let future = Stateid4 {
+            seqid: b.seqid + 1,
+            ..b
+        };
+        assert_eq!(t.modes(1, 10, &future), Err(LayoutError::BadStateid));
     }
 
     #[test]

@@ -695,6 +695,16 @@ impl StateTable {
         self.by_client.get(&clientid).is_some_and(|s| !s.is_empty())
     }
 
+    /// Whether `clientid` still has the file open under any of its open owners: when its
+    /// last open goes, its return-on-close layout goes too (RFC 8881 section 18.43.3).
+    pub fn client_has_open(&self, clientid: u64, file: u64) -> bool {
+        self.files.get(&file).is_some_and(|f| {
+            f.opens
+                .iter()
+                .any(|o| self.states.get(o).is_some_and(|e| e.clientid == clientid))
+        })
+    }
+
     /// Whether any client has the file open.
     pub fn file_is_open(&self, file: u64) -> bool {
         self.files.get(&file).is_some_and(|f| !f.opens.is_empty())

@@ -283,6 +283,21 @@ fn close_returns_the_invalid_stateid_and_the_open_is_gone() {
 }
 
 #[test]
+fn a_client_has_a_file_open_until_its_last_owner_closes_it() {
+    let mut t = table();
+    let a = open_ok(&mut t, C1, F, "a", R, DN);
+    let b = open_ok(&mut t, C1, F, "b", R, DN);
+    open_ok(&mut t, C2, F, "c", R, DN);
+    assert!(t.client_has_open(C1, F));
+    assert!(!t.client_has_open(C1, G));
+    t.close(C1, F, &a).unwrap();
+    assert!(t.client_has_open(C1, F));
+    t.close(C1, F, &b).unwrap();
+    assert!(!t.client_has_open(C1, F));
+    assert!(t.client_has_open(C2, F));
+}
+
+#[test]
 fn close_releases_the_share_reservation() {
     let mut t = table();
     let s = open_ok(&mut t, C1, F, "a", R, OPEN4_SHARE_DENY_BOTH);

@@ -31,6 +31,7 @@ mod error;
 pub mod fh;
 mod ns;
 pub mod schema;
+mod stripes;
 mod xattr;
 
 #[cfg(test)]
@@ -51,6 +52,7 @@ pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
 pub use ns::check_name;
 pub use schema::{FIRST_COOKIE, ROOT_FILEID};
+pub use stripes::StripeSet;
 pub use xattr::{
     check_xattr_name, XattrName, XattrNames, XattrSet, MAX_XATTR_LIST_LEN, MAX_XATTR_NAME_LEN,
     MAX_XATTR_VALUE_LEN,
@@ -407,6 +409,7 @@ impl Store {
             wtx.open_table(ORPHANS)?;
             wtx.open_table(XATTRS)?;
             wtx.open_table(XATTR_COOKIES)?;
+            wtx.open_table(STRIPES)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {
@@ -720,6 +723,19 @@ impl Store {
     /// smaller; mtime, ctime and change move on.
     pub fn record_write(&self, fileid: u64, end: u64, now: Nfstime4) -> Pending<Inode> {
         self.write(move |tx| ns::record_write(tx, fileid, end, now))
+    }
+
+    /// Records a LAYOUTCOMMIT (RFC 8881 section 18.42.3): writes through the data servers
+    /// reached byte `end`; the size grows to it if smaller, mtime becomes `mtime` (the
+    /// client's, or `now`), ctime `now`, and the change attribute moves on, durably.
+    pub fn record_layout_commit(
+        &self,
+        fileid: u64,
+        end: u64,
+        mtime: Nfstime4,
+        now: Nfstime4,
+    ) -> Pending<Inode> {
+        self.write(move |tx| ns::record_write_at(tx, fileid, end, mtime, now))
     }
 
     /// Persists a confirmed client, replacing any record with the same client id or owner.

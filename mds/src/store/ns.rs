@@ -58,6 +58,7 @@ pub(super) struct Ns<'t> {
     orphans: Tbl<'t, u64, u64>,
     pub xattrs: Tbl<'t, XattrKey, XattrValue>,
     pub xattr_cookies: Tbl<'t, (u64, u64), &'static [u8]>,
+    pub stripes: Tbl<'t, u64, &'static [u8]>,
 }
 
 impl<'t> Ns<'t> {
@@ -70,6 +71,7 @@ impl<'t> Ns<'t> {
             orphans: tx.open(ORPHANS)?,
             xattrs: tx.open(XATTRS)?,
             xattr_cookies: tx.open(XATTR_COOKIES)?,
+            stripes: tx.open(STRIPES)?,
         })
     }
 
@@ -108,10 +110,11 @@ impl<'t> Ns<'t> {
         Ok(())
     }
 
-    /// Deletes an inode record and the object's extended attributes.
+    /// Deletes an inode record, the object's extended attributes and its stripe set.
     fn delete(&mut self, fileid: u64) -> Result<(), StoreError> {
         self.inodes.write().remove(fileid)?;
-        super::xattr::remove_all(self, fileid)
+        super::xattr::remove_all(self, fileid)?;
+        super::stripes::remove(self, fileid)
     }
 
     /// Adds `name -> child` to directory `dir` (record `d`, updated in memory); returns the
@@ -613,6 +616,17 @@ pub(super) fn record_write(
     end: u64,
     now: Nfstime4,
 ) -> Result<Inode, StoreError> {
+    record_write_at(tx, fileid, end, now, now)
+}
+
+/// [`record_write`] with an mtime of the caller's (LAYOUTCOMMIT's `loca_time_modify`).
+pub(super) fn record_write_at(
+    tx: &Txn<'_>,
+    fileid: u64,
+    end: u64,
+    mtime: Nfstime4,
+    now: Nfstime4,
+) -> Result<Inode, StoreError> {
     let mut ns = Ns::open(tx)?;
     let mut rec = load(ns.inodes.read(), fileid)?;
     match rec.ftype {
@@ -626,7 +640,7 @@ pub(super) fn record_write(
     let change = ns.next_change()?;
     rec.size = rec.size.max(end);
     rec.space_used = rec.space_used.max(rec.size);
-    rec.mtime = now;
+    rec.mtime = mtime;
     rec.ctime = now;
     rec.change = change;
     ns.put(fileid, &rec)?;

@@ -11,6 +11,7 @@
 //! | `orphans`     | file id (u64)                | boot epoch (u64) in which it was orphaned |
 //! | `xattrs`      | (file id u64, name bytes)    | (cookie u64, value bytes)               |
 //! | `xattr_cookies` | (file id u64, cookie u64)  | name bytes                              |
+//! | `stripes`     | file id (u64)                | XDR `stripes_record` ([`super::stripes`]) |
 //!
 //! Every record encoded here is an XDR union whose discriminant is the record's version, so a
 //! future layout adds an arm and keeps reading the old one:
@@ -81,6 +82,8 @@ pub(super) type XattrValue = (u64, &'static [u8]);
 pub(super) const XATTRS: TableDefinition<XattrKey, XattrValue> = TableDefinition::new("xattrs");
 pub(super) const XATTR_COOKIES: TableDefinition<(u64, u64), &[u8]> =
     TableDefinition::new("xattr_cookies");
+/// `stripes`: file id -> XDR `stripes_record` ([`super::stripes`]).
+pub(super) const STRIPES: TableDefinition<u64, &[u8]> = TableDefinition::new("stripes");
 
 pub(super) const K_FORMAT: &str = "format";
 pub(super) const K_SERVER_KEY: &str = "server_key";

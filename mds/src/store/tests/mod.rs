@@ -3,6 +3,7 @@
 mod durability;
 mod model;
 mod ops;
+mod stripes;
 mod xattr;
 
 use std::path::Path;

@@ -1,0 +1,529 @@
+//! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
+//!
+//! So far: the choice of a file's stripe set at its first layout, LAYOUTGET of whole-file
+//! layouts, LAYOUTRETURN, LAYOUTCOMMIT, GETDEVICEINFO and GETDEVICELIST.
+//!
+//! ```text
+//!  LAYOUTGET: type FILES? ─> layouts on? ─> iomode, lengths ─> regular file ─> stateid
+//!             ─> Store::fix_stripes (first layout: durable) ─> LayoutTable::get
+//!             ─> nfsv4_1_file_layout4 { device of the stripe set, unit|DENSE, 0, 0,
+//!                                       one DS filehandle per stripe index }
+//! ```
+
+use bytes::Bytes;
+use nfs_proto::nfs4::layout_files::{Nfsv41FileLayout4, NFL4_UFLG_DENSE};
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::to_bytes;
+use nfs_server::ds_fh::{DsFh, DsFhCodec};
+use nfs_server::keys::DsKeys;
+
+use super::open::regular_file;
+use crate::compound::Ctx;
+use crate::config::ClusterConfig;
+use crate::state::layout::LayoutTable;
+use crate::state::open::Io;
+use crate::state::stateid::{classify, resolve_current};
+use crate::store::{system_time_now, StripeSet};
+
+/// The generation of the data server ring the MDS builds devices from. Fixed until the
+/// device registry tracks changes of the data server list (a new generation makes new
+/// device ids; stripe sets keep the one they were fixed with).
+pub const RING_GENERATION: u32 = 1;
+
+/// The whole file: the only range this server grants (`NFS4_UINT64_MAX`, RFC 8881 section
+/// 12.2.9); the Linux file layout driver does I/O through the MDS for any other.
+const WHOLE_FILE: u64 = u64::MAX;
+
+/// The stripe set a file of `export` gets at its first layout: stripe unit, stripe count and
+/// packing from the cluster's policy ([`ClusterConfig::layout_for`]), and a window of the data
+/// server ring of `generation` of that many servers whose first server is the file id modulo
+/// the ring size, so files spread over the ring without a device id per file
+/// (docs/design.md, "pNFS plan"). `None` when no data servers are configured: the MDS then
+/// has no layout to give (NFS4ERR_LAYOUTUNAVAILABLE, RFC 8881 section 18.43.3).
+pub fn stripe_set_for(
+    cluster: &ClusterConfig,
+    export: u16,
+    fileid: u64,
+    generation: u32,
+) -> Option<StripeSet> {
+    let policy = cluster.layout_for(export)?;
+    let ring = cluster.ring(generation);
+    let n = u64::try_from(ring.servers.len()).ok().filter(|&n| n > 0)?;
+    let first = usize::try_from(fileid % n).ok()?;
+    let count = usize::try_from(policy.stripe_count).ok()?;
+    let device = ring.device(count, first)?;
+    Some(StripeSet {
+        unit: policy.stripe_unit,
+        device,
+        packing: policy.packing,
+    })
+}
+
+/// LAYOUTGET (RFC 8881 section 18.43).
+pub async fn layoutget(ctx: &mut Ctx, a: &LayoutGetArgs) -> LayoutGetRes {
+    match layoutget_inner(ctx, a).await {
+        Ok(ok) => {
+            ctx.cstateid = Some(ok.logr_stateid);
+            LayoutGetRes::Ok(ok)
+        }
+        Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER) => LayoutGetRes::TryLater {
+            logr_will_signal_layout_avail: false,
+        },
+        Err(s) => LayoutGetRes::Err(s),
+    }
+}
+
+async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetResOk, NfsStat4> {
+    let clientid = ctx.client()?;
+    let fh = ctx.fh()?;
+    // Section 18.43.3: a layout type the server does not support.
+    if a.loga_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    // No layouts for this file system (layouts off, or no data servers): the client does
+    // its I/O through the MDS (section 18.43.3, NFS4ERR_LAYOUTUNAVAILABLE).
+    let cluster = &ctx.mds.cfg.cluster;
+    if !cluster.grants_layouts() {
+        return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
+    }
+    // LAYOUTIOMODE4_ANY is for returns and recalls only (section 3.3.20).
+    if !matches!(
+        a.loga_iomode,
+        Layoutiomode4::LAYOUTIOMODE4_READ | Layoutiomode4::LAYOUTIOMODE4_RW
+    ) {
+        return Err(NfsStat4::NFS4ERR_BADIOMODE);
+    }
+    // Section 18.43.3: loga_length below loga_minlength, or a minimum range past the end of
+    // the offset space, is NFS4ERR_INVAL.
+    if a.loga_length < a.loga_minlength
+        || (a.loga_length != WHOLE_FILE && a.loga_offset.checked_add(a.loga_length).is_none())
+        || a.loga_offset.checked_add(a.loga_minlength).is_none()
+    {
+        return Err(NfsStat4::NFS4ERR_INVAL);
+    }
+    let inode = ctx.inode()?;
+    regular_file(&inode)?;
+    let stateid = resolve_current(&a.loga_stateid, ctx.cstateid.as_ref())?;
+    // Section 12.5.2: the first LAYOUTGET of a file carries open, lock or delegation state
+    // of this client and file; later ones the layout stateid (checked by the table). A
+    // special stateid shows no state at all.
+    if !LayoutTable::is_layout_stateid(&stateid) {
+        if classify(&stateid)?.is_some() {
+            return Err(NfsStat4::NFS4ERR_BAD_STATEID);
+        }
+        ctx.mds.opens.lock().expect("opens").check_io(
+            clientid,
+            inode.fileid,
+            &stateid,
+            Io::Read,
+        )?;
+    }
+    let proposed = stripe_set_for(cluster, fh.export, inode.fileid, RING_GENERATION)
+        .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
+    let set = match ctx.mds.store.stripes(inode.fileid)? {
+        Some(set) => set,
+        None => ctx.mds.store.fix_stripes(inode.fileid, proposed).await?,
+    };
+    let codec = ds_fh_codec(
+        ctx.mds.store.server_key(),
+        ctx.mds.store.boot_epoch() as u16,
+    );
+    let body = file_layout(&codec, &set, inode.fileid, inode.generation)?;
+    let layout_stateid = ctx.mds.layouts.lock().expect("layouts").get(
+        clientid,
+        inode.fileid,
+        &stateid,
+        a.loga_iomode,
+        true,
+    )?;
+    let ok = LayoutGetResOk {
+        logr_return_on_close: true,
+        logr_stateid: layout_stateid,
+        logr_layout: vec![Layout4 {
+            lo_offset: 0,
+            lo_length: WHOLE_FILE,
+            lo_iomode: a.loga_iomode,
+            lo_content: LayoutContent4 {
+                loc_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                loc_body: body,
+            },
+        }],
+    };
+    // The reply must fit loga_maxcount (section 18.43.3: NFS4ERR_TOOSMALL).
+    if to_bytes(&ok).len() > a.loga_maxcount as usize {
+        return Err(NfsStat4::NFS4ERR_TOOSMALL);
+    }
+    Ok(ok)
+}
+
+/// LAYOUTRETURN (RFC 8881 section 18.44).
+///
+/// `LAYOUTRETURN4_FILE` drops the iomode (ANY: both) of the current file's layout, whatever
+/// range it names: this server grants whole-file layouts only, and the Linux client returns
+/// whole files. `LAYOUTRETURN4_ALL` drops every layout of the client. `LAYOUTRETURN4_FSID`
+/// drops those of the current filehandle's file system; the layout table does not record a
+/// layout's export, so it is served only when there is one export (then it is ALL) and is
+/// NFS4ERR_NOTSUPP otherwise.
+pub fn layoutreturn(ctx: &mut Ctx, a: &LayoutReturnArgs) -> LayoutReturnRes {
+    match layoutreturn_inner(ctx, a) {
+        Ok(r) => {
+            if let LayoutreturnStateid::Present(s) = r {
+                ctx.cstateid = Some(s);
+            }
+            LayoutReturnRes::Ok(r)
+        }
+        Err(s) => LayoutReturnRes::Err(s),
+    }
+}
+
+fn layoutreturn_inner(
+    ctx: &mut Ctx,
+    a: &LayoutReturnArgs,
+) -> Result<LayoutreturnStateid, NfsStat4> {
+    let clientid = ctx.client()?;
+    if a.lora_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    match &a.lora_layoutreturn {
+        Layoutreturn4::File(f) => {
+            let fileid = ctx.fh()?.fileid;
+            let stateid = resolve_current(&f.lrf_stateid, ctx.cstateid.as_ref())?;
+            let left = ctx.mds.layouts.lock().expect("layouts").return_file(
+                clientid,
+                fileid,
+                &stateid,
+                a.lora_iomode,
+            )?;
+            Ok(match left {
+                Some(s) => LayoutreturnStateid::Present(s),
+                None => LayoutreturnStateid::Absent,
+            })
+        }
+        Layoutreturn4::Fsid => {
+            // The pseudo file system holds no regular files, so no layouts.
+            if ctx.fh()?.export == crate::exports::PSEUDO_EXPORT {
+                return Ok(LayoutreturnStateid::Absent);
+            }
+            if ctx.mds.cfg.exports.len() != 1 {
+                return Err(NfsStat4::NFS4ERR_NOTSUPP);
+            }
+            ctx.mds
+                .layouts
+                .lock()
+                .expect("layouts")
+                .return_all(clientid, |_| true);
+            Ok(LayoutreturnStateid::Absent)
+        }
+        Layoutreturn4::All => {
+            ctx.mds
+                .layouts
+                .lock()
+                .expect("layouts")
+                .return_all(clientid, |_| true);
+            Ok(LayoutreturnStateid::Absent)
+        }
+        Layoutreturn4::Other(_) => Err(NfsStat4::NFS4ERR_INVAL),
+    }
+}
+
+/// LAYOUTCOMMIT (RFC 8881 section 18.42): after writes through the data servers, the size
+/// grows to `loca_last_write_offset + 1` if that is larger, mtime becomes
+/// `loca_time_modify` if given (else now), and the change attribute moves on, durably
+/// before the reply. Needs an RW layout of this file under the client's layout stateid:
+/// another stateid is NFS4ERR_BAD_STATEID, a layout without RW NFS4ERR_BADLAYOUT.
+pub async fn layoutcommit(ctx: &mut Ctx, a: &LayoutCommitArgs) -> LayoutCommitRes {
+    match layoutcommit_inner(ctx, a).await {
+        Ok(ok) => LayoutCommitRes::Ok(ok),
+        Err(s) => LayoutCommitRes::Err(s),
+    }
+}
+
+async fn layoutcommit_inner(
+    ctx: &mut Ctx,
+    a: &LayoutCommitArgs,
+) -> Result<LayoutCommitResOk, NfsStat4> {
+    let clientid = ctx.client()?;
+    let inode = ctx.inode()?;
+    regular_file(&inode)?;
+    if a.loca_length != WHOLE_FILE && a.loca_offset.checked_add(a.loca_length).is_none() {
+        return Err(NfsStat4::NFS4ERR_INVAL);
+    }
+    let stateid = resolve_current(&a.loca_stateid, ctx.cstateid.as_ref())?;
+    if !LayoutTable::is_layout_stateid(&stateid) {
+        return Err(NfsStat4::NFS4ERR_BAD_STATEID);
+    }
+    let modes = ctx
+        .mds
+        .layouts
+        .lock()
+        .expect("layouts")
+        .modes(clientid, inode.fileid, &stateid)?;
+    if !modes.rw {
+        return Err(NfsStat4::NFS4ERR_BADLAYOUT);
+    }
+    let end = match a.loca_last_write_offset {
+        Newoffset4::Present { no_offset } => {
+            no_offset.checked_add(1).ok_or(NfsStat4::NFS4ERR_INVAL)?
+        }
+        Newoffset4::Absent => 0,
+    };
+    let now = system_time_now();
+    let mtime = match a.loca_time_modify {
+        Newtime4::Changed { nt_time } => nt_time,
+        Newtime4::Unchanged => now,
+    };
+    let after = ctx
+        .mds
+        .store
+        .record_layout_commit(inode.fileid, end, mtime, now)
+        .await?;
+    Ok(LayoutCommitResOk {
+        locr_newsize: if after.size != inode.size {
+            Newsize4::Changed {
+                ns_size: after.size,
+            }
+        } else {
+            Newsize4::Unchanged
+        },
+    })
+}
+
+/// GETDEVICEINFO (RFC 8881 section 18.40): the data servers of a device (a window of the
+/// ring), stripe indices `0..count`, each server's addresses with an unspecified IP
+/// replaced by the local address of the connection this request came on, so a client gets
+/// the address it reached the MDS by (docs/design.md, "Cluster configuration"). No device
+/// ID notifications are offered (an empty `gdir_notification`). A reply larger than
+/// `gdia_maxcount` is NFS4ERR_TOOSMALL with the size needed.
+pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
+    match getdeviceinfo_inner(ctx, a) {
+        Ok(ok) => {
+            let needed = to_bytes(&ok).len();
+            if needed > a.gdia_maxcount as usize {
+                return GetDeviceInfoRes::TooSmall {
+                    gdir_mincount: Count4::try_from(needed).unwrap_or(Count4::MAX),
+                };
+            }
+            GetDeviceInfoRes::Ok(ok)
+        }
+        Err(s) => GetDeviceInfoRes::Err(s),
+    }
+}
+
+fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfoResOk, NfsStat4> {
+    ctx.client()?;
+    if a.gdia_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    let cluster = &ctx.mds.cfg.cluster;
+    // A device this server never made, or of another ring generation: section 18.40.3
+    // (NFS4ERR_NOENT).
+    if !cluster.grants_layouts() {
+        return Err(NfsStat4::NFS4ERR_NOENT);
+    }
+    let device = layouts::Device::from_id(&a.gdia_device_id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
+    let via = ctx.session.conn.local().ip();
+    let addr = cluster
+        .ring(RING_GENERATION)
+        .describe(&device, via)
+        .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
+    Ok(GetDeviceInfoResOk {
+        gdir_device_addr: addr.to_device_addr(),
+        gdir_notification: Bitmap4::default(),
+    })
+}
+
+/// The devices new layouts may name under the current policy: for every stripe count in use
+/// (the cluster's and each export's), the window of that many data servers starting at each
+/// ring position, in device id order.
+pub fn device_list(cluster: &ClusterConfig) -> Vec<Deviceid4> {
+    if !cluster.grants_layouts() {
+        return Vec::new();
+    }
+    let ring = cluster.ring(RING_GENERATION);
+    let n = ring.servers.len();
+    let mut counts: Vec<u32> = std::iter::once(0)
+        .chain(cluster.layout.exports.iter().map(|e| e.export))
+        .filter_map(|export| cluster.layout_for(export).map(|p| p.stripe_count))
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut ids: Vec<Deviceid4> = counts
+        .iter()
+        .flat_map(|&count| {
+            let ring = &ring;
+            (0..n).filter_map(move |first| ring.device(count as usize, first).map(|d| d.id()))
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// GETDEVICELIST (RFC 8881 section 18.41): [`device_list`] in pages of `gdla_maxdevices`;
+/// the cookie is the index of the next device, the verifier the ring generation (another
+/// one is NFS4ERR_NOT_SAME: the list changed). A `gdla_maxdevices` of 0 is NFS4ERR_INVAL.
+pub fn getdevicelist(ctx: &mut Ctx, a: &GetDeviceListArgs) -> GetDeviceListRes {
+    match getdevicelist_inner(ctx, a) {
+        Ok(ok) => GetDeviceListRes::Ok(ok),
+        Err(s) => GetDeviceListRes::Err(s),
+    }
+}
+
+fn getdevicelist_inner(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceListResOk, NfsStat4> {
+    ctx.client()?;
+    ctx.fh()?;
+    if a.gdla_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    if a.gdla_maxdevices == 0 {
+        return Err(NfsStat4::NFS4ERR_INVAL);
+    }
+    let mut verf = [0u8; 8];
+    verf[4..].copy_from_slice(&RING_GENERATION.to_be_bytes());
+    if a.gdla_cookie != 0 && a.gdla_cookieverf != verf {
+        return Err(NfsStat4::NFS4ERR_NOT_SAME);
+    }
+    let ids = device_list(&ctx.mds.cfg.cluster);
+    let start = usize::try_from(a.gdla_cookie).map_err(|_| NfsStat4::NFS4ERR_BAD_COOKIE)?;
+    if start > ids.len() {
+        return Err(NfsStat4::NFS4ERR_BAD_COOKIE);
+    }
+    let end = ids
+        .len()
+        .min(start.saturating_add(a.gdla_maxdevices as usize));
+    Ok(GetDeviceListResOk {
+        gdlr_cookie: end as u64,
+        gdlr_cookieverf: verf,
+        gdlr_deviceid_list: ids[start..end].to_vec(),
+        gdlr_eof: end == ids.len(),
+    })
+}
+
+/// The `nfsv4_1_file_layout4` of a stripe set (RFC 8881 section 13.3): its device, the
+/// stripe unit (with `NFL4_UFLG_DENSE` for dense packing), first stripe index 0, pattern
+/// offset 0, and one DS filehandle per stripe index, which the Linux client requires for
+/// dense packing and accepts for sparse ("one per data server").
+pub fn file_layout(
+    codec: &DsFhCodec,
+    set: &StripeSet,
+    fileid: u64,
+    generation: u32,
+) -> Result<Bytes, NfsStat4> {
+    let map = set.map().map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
+    let dense = if set.packing == layouts::Packing::Dense {
+        NFL4_UFLG_DENSE
+    } else {
+        0
+    };
+    let body = Nfsv41FileLayout4 {
+        nfl_deviceid: set.device.id(),
+        nfl_util: map.unit | dense,
+        nfl_first_stripe_index: map.first,
+        nfl_pattern_offset: map.pattern_offset,
+        nfl_fh_list: (0..set.device.count)
+            .map(|stripe| {
+                codec.encode(DsFh {
+                    stripe,
+                    fileid,
+                    generation,
+                })
+            })
+            .collect(),
+    };
+    Ok(to_bytes(&body))
+}
+
+/// The DS filehandle codec of this boot's keys (the key derives from the persistent server
+/// key, so DS filehandles survive restarts).
+pub fn ds_fh_codec(server_key: &[u8; 32], epoch: u16) -> DsFhCodec {
+    DsFhCodec::new(DsKeys::derive(server_key, epoch).fh_key)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use layouts::Packing;
+
+    use super::*;
+    use crate::config::{Backend, DataServerConfig, ExportLayout};
+    use nfs_proto::nfs4::Deviceid4;
+
+    fn cluster(n: u16) -> ClusterConfig {
+        ClusterConfig {
+            data_servers: (1..=n)
+                .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
+                .collect(),
+            ..ClusterConfig::default()
+        }
+    }
+
+    #[test]
+    fn the_window_starts_at_the_file_id_modulo_the_ring() {
+        let c = cluster(3);
+        for fileid in 0..9u64 {
+            let s = stripe_set_for(&c, 0, fileid, 4).unwrap();
+            assert_eq!(u64::from(s.device.first), fileid % 3, "file {fileid}");
+            assert_eq!(s.device.count, 3);
+            assert_eq!(s.device.generation, 4);
+            assert_eq!(s.unit, c.layout.stripe_unit);
+            assert_eq!(s.packing, Packing::Dense);
+        }
+    }
+
+    #[test]
+    fn the_export_policy_sets_unit_and_count() {
+        let mut c = cluster(4);
+        c.layout.exports.push(ExportLayout {
+            export: 2,
+            stripe_unit: Some(64 << 10),
+            stripe_count: Some(2),
+        });
+        let s = stripe_set_for(&c, 2, 7, 1).unwrap();
+        assert_eq!((s.unit, s.device.count, s.device.first), (64 << 10, 2, 3));
+        let other = stripe_set_for(&c, 0, 7, 1).unwrap();
+        assert_eq!(other.device.count, 4);
+    }
+
+    #[test]
+    fn shared_data_servers_get_sparse_packing() {
+        let mut c = cluster(2);
+        c.data_servers[1].backend = Backend::Shared;
+        assert_eq!(
+            stripe_set_for(&c, 0, 1, 1).unwrap().packing,
+            Packing::Sparse
+        );
+    }
+
+    #[test]
+    fn the_device_list_has_a_window_per_ring_position_and_stripe_count() {
+        let mut c = cluster(3);
+        assert_eq!(device_list(&c), Vec::<Deviceid4>::new(), "layouts off");
+        c.layouts = true;
+        let ids = device_list(&c);
+        assert_eq!(ids.len(), 3);
+        c.layout.exports.push(ExportLayout {
+            export: 2,
+            stripe_unit: None,
+            stripe_count: Some(2),
+        });
+        let ids = device_list(&c);
+        assert_eq!(ids.len(), 6);
+        for id in &ids {
+            let d = layouts::Device::from_id(id).unwrap();
+            assert!(c.ring(RING_GENERATION).members(&d).is_ok());
+        }
+        // Every file's stripe set names a listed device.
+        for fileid in 0..12 {
+            for export in [0, 2] {
+                let s = stripe_set_for(&c, export, fileid, RING_GENERATION).unwrap();
+                assert!(ids.contains(&s.device.id()), "{fileid} {export}");
+            }
+        }
+    }
+
+    #[test]
+    fn without_data_servers_there_is_no_stripe_set() {
+        assert_eq!(stripe_set_for(&cluster(0), 0, 5, 1), None);
+    }
+}

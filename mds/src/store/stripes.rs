@@ -1,0 +1,148 @@
+//! The stripe set of each regular file: which window of the data server ring holds its data,
+//! with which stripe unit and packing. Fixed when the file first gets a layout and kept for
+//! the file's life (table `stripes`, beside the inode record, written by a committer job like
+//! every other piece of metadata), so every layout the file is ever given, across restarts of
+//! the MDS, names the same data servers and the same DS objects (docs/design.md, "pNFS
+//! plan"). A file without a record has no layout yet; its data, if any, is in the MDS's own
+//! object store.
+//!
+//! ```text
+//! struct stripes_v1 {
+//!     uint32_t unit;        /* stripe unit, bytes */
+//!     uint32_t generation;  /* ring generation of the device */
+//!     uint32_t count;       /* stripe count = data servers in the window */
+//!     uint32_t first;       /* ring position of the window's first data server */
+//!     bool     dense;       /* NFL4_UFLG_DENSE packing, else sparse */
+//! };
+//! union stripes_record switch (uint32_t version) { case 1: stripes_v1 v1; };
+//! ```
+//!
+//! The table was added after format 1 was fixed: opening a store creates it if missing, as
+//! for the xattr tables, so the format version did not change. Deleting an inode deletes its
+//! record ([`remove`], called where the namespace deletes inode records).
+
+// `#[derive(Xdr)]` also emits a proptest strategy under `cfg(any(test, feature = "arbitrary"))`,
+// a feature of nfs-proto that this crate does not declare.
+#![allow(unexpected_cfgs)]
+
+use bytes::Bytes;
+use layouts::{Device, Packing, StripeError, StripeMap};
+use nfs_proto::nfs4::NfsFtype4;
+use nfs_proto::xdr::{from_bytes, to_bytes, Xdr};
+use redb::ReadableTable;
+
+use super::commit::Txn;
+use super::ns::Ns;
+use super::schema::{load, STRIPES};
+use super::{Pending, Store, StoreError};
+
+/// The stripe set of one file, as fixed at its first layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StripeSet {
+    /// Stripe unit in bytes (`nfl_util` without its flags).
+    pub unit: u32,
+    /// The window of the data server ring: its generation, stripe count and first server.
+    pub device: Device,
+    /// Dense (`local`/`null` backends) or sparse (`shared`).
+    pub packing: Packing,
+}
+
+impl StripeSet {
+    /// The offset mapping of a layout of this set: first stripe index 0 and pattern offset 0,
+    /// as the MDS always hands out (RFC 8881 section 13.4).
+    pub fn map(&self) -> Result<StripeMap, StripeError> {
+        StripeMap::new(self.unit, u32::from(self.device.count), 0, 0, self.packing)
+    }
+}
+
+/// Version 1 of a stripe set record (the key, the file id, is not repeated).
+#[derive(Clone, Debug, PartialEq, Xdr)]
+struct StripesV1 {
+    unit: u32,
+    generation: u32,
+    count: u32,
+    first: u32,
+    dense: bool,
+}
+
+/// A stripe set record, versioned by its XDR discriminant.
+#[derive(Clone, Debug, PartialEq, Xdr)]
+enum StripesRecord {
+    #[xdr(case = 1u32)]
+    V1(StripesV1),
+}
+
+fn encode(s: &StripeSet) -> Bytes {
+    to_bytes(&StripesRecord::V1(StripesV1 {
+        unit: s.unit,
+        generation: s.device.generation,
+        count: u32::from(s.device.count),
+        first: u32::from(s.device.first),
+        dense: s.packing == Packing::Dense,
+    }))
+}
+
+fn decode(b: &[u8]) -> Result<StripeSet, StoreError> {
+    const BAD: StoreError = StoreError::Corrupt("stripe set record does not decode");
+    let StripesRecord::V1(r) =
+        from_bytes::<StripesRecord>(Bytes::copy_from_slice(b)).map_err(|_| BAD)?;
+    let count = u16::try_from(r.count).map_err(|_| BAD)?;
+    let first = u16::try_from(r.first).map_err(|_| BAD)?;
+    if count == 0 {
+        return Err(BAD);
+    }
+    Ok(StripeSet {
+        unit: r.unit,
+        device: Device {
+            generation: r.generation,
+            count,
+            first,
+        },
+        packing: if r.dense {
+            Packing::Dense
+        } else {
+            Packing::Sparse
+        },
+    })
+}
+
+/// The committer job of [`Store::fix_stripes`].
+fn fix(tx: &Txn<'_>, fileid: u64, proposed: StripeSet) -> Result<StripeSet, StoreError> {
+    let mut ns = Ns::open(tx)?;
+    let rec = load(ns.inodes.read(), fileid)?;
+    if rec.ftype != NfsFtype4::NF4REG {
+        return Err(StoreError::Inval("only regular files have stripe sets"));
+    }
+    if let Some(v) = ns.stripes.read().get(fileid)? {
+        return decode(v.value());
+    }
+    ns.stripes.write().insert(fileid, &encode(&proposed)[..])?;
+    Ok(proposed)
+}
+
+/// Deletes the stripe set of `fileid`, for the namespace code that deletes the inode record,
+/// in the same transaction.
+pub(super) fn remove(ns: &mut Ns<'_>, fileid: u64) -> Result<(), StoreError> {
+    ns.stripes.write().remove(fileid)?;
+    Ok(())
+}
+
+impl Store {
+    /// The stripe set of `fileid`, or `None` if it never had a layout. NFS4ERR_STALE if the
+    /// file is gone.
+    pub fn stripes(&self, fileid: u64) -> Result<Option<StripeSet>, StoreError> {
+        let r = self.read()?;
+        load(&r.open_table(super::schema::INODES)?, fileid)?;
+        let t = r.open_table(STRIPES)?;
+        let v = t.get(fileid)?;
+        v.map(|v| decode(v.value())).transpose()
+    }
+
+    /// Fixes the stripe set of regular file `fileid` to `proposed` unless it already has one,
+    /// durably before the result, and returns the set in force: the first layout of a file
+    /// decides where its data lives, later ones (and the same file after a restart) find it.
+    /// Another type is NFS4ERR_INVAL, a file that is gone NFS4ERR_STALE.
+    pub fn fix_stripes(&self, fileid: u64, proposed: StripeSet) -> Pending<StripeSet> {
+        self.write(move |tx| fix(tx, fileid, proposed))
+    }
+}

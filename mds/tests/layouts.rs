@@ -1,0 +1,792 @@
+//! pNFS file layouts on the MDS (RFC 8881 chapter 13), over loopback sockets. The data
+//! servers are configured but need not run for these checks.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mds::{Config, Mds};
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::layout_files::{
+    socket_addr_from_netaddr, Nfsv41FileLayout4, Nfsv41FileLayoutDsAddr4, NFL4_UFLG_DENSE,
+};
+use nfs_proto::nfs4::*;
+use nfs_server::ds_fh::DsFhCodec;
+use nfs_server::keys::DsKeys;
+use support::open::*;
+use support::*;
+
+/// The test configuration over `dir`, changed by `f`.
+fn config(dir: &Path, f: impl FnOnce(&mut Config)) -> Config {
+    let mut cfg = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.to_path_buf(),
+        grace_time: 0,
+        lease_time: 10,
+        ..Config::default()
+    };
+    f(&mut cfg);
+    cfg
+}
+
+/// A server whose configuration is changed by `f` (from the test defaults).
+async fn server_with(f: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Arc<Mds>, SocketAddr) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mds, addr) = start_with(config(dir.path(), f)).await;
+    (dir, mds, addr)
+}
+
+fn layouts_on(c: &mut Config) {
+    c.cluster.layouts = true;
+}
+
+/// LAYOUTGET of the whole file for `iomode` under `stateid`.
+fn layoutget_op(iomode: Layoutiomode4, stateid: Stateid4) -> NfsArgop4 {
+    NfsArgop4::LayoutGet(LayoutGetArgs {
+        loga_signal_layout_avail: false,
+        loga_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        loga_iomode: iomode,
+        loga_offset: 0,
+        loga_length: u64::MAX,
+        loga_minlength: 4096,
+        loga_stateid: stateid,
+        loga_maxcount: 4096,
+    })
+}
+
+/// The LAYOUTGET result of a COMPOUND.
+fn layoutget_res(r: &Compound4Res) -> &LayoutGetRes {
+    r.resarray
+        .iter()
+        .find_map(|op| match op {
+            NfsResop4::LayoutGet(res) => Some(res),
+            _ => None,
+        })
+        .expect("no LAYOUTGET in the reply")
+}
+
+/// The layout of a successful LAYOUTGET: (reply, decoded file layout).
+fn granted(r: &Compound4Res) -> (LayoutGetResOk, Nfsv41FileLayout4) {
+    let LayoutGetRes::Ok(ok) = layoutget_res(r) else {
+        panic!("LAYOUTGET failed: {r:?}")
+    };
+    assert_eq!(ok.logr_layout.len(), 1, "{ok:?}");
+    let l = &ok.logr_layout[0];
+    let body = Nfsv41FileLayout4::from_content(&l.lo_content).expect("layout body decodes");
+    (ok.clone(), body)
+}
+
+/// OPEN (create) of `name` in the root for reading and writing, then LAYOUTGET in the same
+/// COMPOUND under the current stateid, as the Linux client sends it.
+async fn open_and_layoutget(c: &mut Client, name: &str, iomode: Layoutiomode4) -> Compound4Res {
+    c.call(vec![
+        NfsArgop4::PutRootFh,
+        open_op(
+            by_name(name),
+            unchecked(0o644),
+            OPEN4_SHARE_ACCESS_BOTH,
+            OPEN4_SHARE_DENY_NONE,
+            "owner",
+        ),
+        NfsArgop4::GetFh,
+        layoutget_op(
+            iomode,
+            Stateid4 {
+                seqid: 1,
+                other: [0; 12],
+            },
+        ),
+    ])
+    .await
+}
+
+/// The DS filehandle codec of a server (its key derives from the store's persistent server
+/// key, as the data servers are given it).
+fn ds_codec(mds: &Mds) -> DsFhCodec {
+    DsFhCodec::new(DsKeys::derive(mds.store.server_key(), 0).fh_key)
+}
+
+/// The role flags of an EXCHANGE_ID reply.
+async fn exchange_id_flags(addr: SocketAddr) -> u32 {
+    let conn = connect(addr).await;
+    let ex = ExchangeIdArgs {
+        eia_clientowner: ClientOwner4 {
+            co_verifier: [1; 8],
+            co_ownerid: Bytes::from_static(b"layouts-test"),
+        },
+        eia_flags: 0,
+        eia_state_protect: StateProtect4A::None,
+        eia_client_impl_id: vec![],
+    };
+    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::ExchangeId(ex)])
+        .await
+        .unwrap();
+    let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ok)) = &r.resarray[0] else {
+        panic!("EXCHANGE_ID failed: {r:?}")
+    };
+    ok.eir_flags & EXCHGID4_FLAG_MASK_PNFS
+}
+
+#[tokio::test]
+async fn with_layouts_on_the_mds_takes_the_pnfs_mds_role_only() {
+    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = true).await;
+    assert_eq!(exchange_id_flags(addr).await, EXCHGID4_FLAG_USE_PNFS_MDS);
+}
+
+#[tokio::test]
+async fn with_layouts_off_the_mds_takes_the_non_pnfs_role_only() {
+    let (_d, _mds, addr) = server_with(|c| assert!(!c.cluster.layouts)).await;
+    assert_eq!(exchange_id_flags(addr).await, EXCHGID4_FLAG_USE_NON_PNFS);
+}
+
+#[tokio::test]
+async fn with_layouts_on_but_no_data_servers_the_mds_is_non_pnfs() {
+    let (_d, _mds, addr) = server_with(|c| {
+        c.cluster.layouts = true;
+        c.cluster.data_servers.clear();
+    })
+    .await;
+    assert_eq!(exchange_id_flags(addr).await, EXCHGID4_FLAG_USE_NON_PNFS);
+}
+
+#[tokio::test]
+async fn open_then_layoutget_grants_a_whole_file_dense_layout_with_verifiable_ds_handles() {
+    let (_d, mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "lg").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let fh = getfh_res(&r);
+    let (fileid, _) = fileid_of(&mut c, &fh).await;
+    let (ok, body) = granted(&r);
+    assert!(ok.logr_return_on_close);
+    let l = &ok.logr_layout[0];
+    assert_eq!((l.lo_offset, l.lo_length), (0, u64::MAX));
+    assert_eq!(l.lo_iomode, Layoutiomode4::LAYOUTIOMODE4_RW);
+    let device = layouts::Device::from_id(&body.nfl_deviceid).expect("one of our device ids");
+    // The default cluster: three local data servers, all in every file's stripe set.
+    assert_eq!(device.count, 3);
+    assert_eq!(u64::from(device.first), fileid % 3);
+    assert_eq!(body.stripe_unit(), 1 << 20);
+    assert_eq!(body.nfl_util & NFL4_UFLG_DENSE, NFL4_UFLG_DENSE);
+    assert_eq!(
+        (body.nfl_first_stripe_index, body.nfl_pattern_offset),
+        (0, 0)
+    );
+    assert_eq!(body.nfl_fh_list.len(), 3);
+    let codec = ds_codec(&mds);
+    for (i, h) in body.nfl_fh_list.iter().enumerate() {
+        let d = codec.decode(h).expect("DS filehandle verifies");
+        assert_eq!((usize::from(d.stripe), d.fileid), (i, fileid));
+    }
+}
+
+#[tokio::test]
+async fn with_layouts_off_layoutget_is_layoutunavailable() {
+    let (_d, _mds, addr) = server_with(|_| {}).await;
+    let mut c = Client::new(addr, "off").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    assert_eq!(
+        layoutget_res(&r).status(),
+        NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE
+    );
+}
+
+/// LAYOUTGET on an open file with one argument changed by `f`: its status.
+async fn layoutget_status(f: impl FnOnce(&mut LayoutGetArgs)) -> NfsStat4 {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "bad").await;
+    let o = open_in_root(
+        &mut c,
+        "f",
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_NONE,
+        "o",
+    )
+    .await;
+    let NfsArgop4::LayoutGet(mut a) = layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, o.stateid)
+    else {
+        unreachable!()
+    };
+    f(&mut a);
+    let r = c.call(vec![putfh(&o.fh), NfsArgop4::LayoutGet(a)]).await;
+    layoutget_res(&r).status()
+}
+
+#[tokio::test]
+async fn layoutget_refuses_what_rfc_8881_section_18_43_3_refuses() {
+    assert_eq!(layoutget_status(|_| {}).await, NfsStat4::NFS4_OK);
+    assert_eq!(
+        layoutget_status(|a| a.loga_layout_type = Layouttype4::LAYOUT4_BLOCK_VOLUME).await,
+        NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE
+    );
+    assert_eq!(
+        layoutget_status(|a| a.loga_iomode = Layoutiomode4::LAYOUTIOMODE4_ANY).await,
+        NfsStat4::NFS4ERR_BADIOMODE
+    );
+    assert_eq!(
+        layoutget_status(|a| {
+            a.loga_length = 100;
+            a.loga_minlength = 200;
+        })
+        .await,
+        NfsStat4::NFS4ERR_INVAL
+    );
+    assert_eq!(
+        layoutget_status(|a| a.loga_stateid = Stateid4::default()).await,
+        NfsStat4::NFS4ERR_BAD_STATEID
+    );
+    assert_eq!(
+        layoutget_status(|a| a.loga_maxcount = 64).await,
+        NfsStat4::NFS4ERR_TOOSMALL
+    );
+}
+
+#[tokio::test]
+async fn layoutget_on_a_directory_is_refused() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "dir").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, Stateid4::default()),
+        ])
+        .await;
+    assert_eq!(layoutget_res(&r).status(), NfsStat4::NFS4ERR_ISDIR);
+}
+
+#[tokio::test]
+async fn a_second_layoutget_keeps_the_stripe_set_and_moves_the_layout_seqid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "again").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let (first, body) = granted(&r);
+    let fh = getfh_res(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, first.logr_stateid),
+        ])
+        .await;
+    let (second, body2) = granted(&r);
+    assert_eq!(second.logr_stateid.other, first.logr_stateid.other);
+    assert_eq!(second.logr_stateid.seqid, first.logr_stateid.seqid + 1);
+    assert_eq!(body2, body);
+}
+
+fn layoutreturn_op(iomode: Layoutiomode4, what: Layoutreturn4) -> NfsArgop4 {
+    NfsArgop4::LayoutReturn(LayoutReturnArgs {
+        lora_reclaim: false,
+        lora_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        lora_iomode: iomode,
+        lora_layoutreturn: what,
+    })
+}
+
+fn return_file(stateid: Stateid4) -> Layoutreturn4 {
+    Layoutreturn4::File(LayoutreturnFile4 {
+        lrf_offset: 0,
+        lrf_length: u64::MAX,
+        lrf_stateid: stateid,
+        lrf_body: Bytes::new(),
+    })
+}
+
+fn layoutreturn_res(r: &Compound4Res) -> &LayoutReturnRes {
+    r.resarray
+        .iter()
+        .find_map(|op| match op {
+            NfsResop4::LayoutReturn(res) => Some(res),
+            _ => None,
+        })
+        .expect("no LAYOUTRETURN in the reply")
+}
+
+#[tokio::test]
+async fn layoutreturn_of_the_file_frees_the_layout_stateid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "ret").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, _) = granted(&r);
+    let fh = getfh_res(&r);
+    let ret = |s| {
+        vec![
+            putfh(&fh),
+            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(s)),
+        ]
+    };
+    let r = c.call(ret(ok.logr_stateid)).await;
+    assert_eq!(
+        layoutreturn_res(&r),
+        &LayoutReturnRes::Ok(LayoutreturnStateid::Absent),
+        "{r:?}"
+    );
+    // The stateid is gone: returning again, or getting a layout with it, is refused.
+    let r = c.call(ret(ok.logr_stateid)).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, ok.logr_stateid),
+        ])
+        .await;
+    assert_eq!(layoutget_res(&r).status(), NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
+#[tokio::test]
+async fn returning_one_iomode_keeps_the_other_under_a_newer_seqid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "half").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let fh = getfh_res(&r);
+    let (read, _) = granted(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, read.logr_stateid),
+        ])
+        .await;
+    let (rw, _) = granted(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutreturn_op(
+                Layoutiomode4::LAYOUTIOMODE4_READ,
+                return_file(rw.logr_stateid),
+            ),
+        ])
+        .await;
+    let LayoutReturnRes::Ok(LayoutreturnStateid::Present(s)) = layoutreturn_res(&r) else {
+        panic!("{r:?}")
+    };
+    assert_eq!(s.other, rw.logr_stateid.other);
+    assert!(s.seqid > rw.logr_stateid.seqid);
+}
+
+#[tokio::test]
+async fn layoutreturn_all_and_fsid_drop_every_layout_of_the_client() {
+    for what in [Layoutreturn4::All, Layoutreturn4::Fsid] {
+        let (_d, _mds, addr) = server_with(layouts_on).await;
+        let mut c = Client::new(addr, "all").await;
+        let mut got = Vec::new();
+        for name in ["a", "b"] {
+            let r = open_and_layoutget(&mut c, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
+            got.push((getfh_res(&r), granted(&r).0.logr_stateid));
+        }
+        let r = c
+            .call(vec![
+                putfh(&got[0].0),
+                layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, what.clone()),
+            ])
+            .await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{what:?}: {r:?}");
+        for (fh, s) in &got {
+            let r = c
+                .call(vec![
+                    putfh(fh),
+                    layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(*s)),
+                ])
+                .await;
+            assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{what:?}");
+        }
+    }
+}
+
+/// Runs one boot of a server with layouts on over `dir`, in a runtime of its own (dropping
+/// it stops the server and closes the store).
+fn boot<T>(dir: &Path, cfg: impl FnOnce(&mut Config), f: impl AsyncFnOnce(SocketAddr) -> T) -> T {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let (_mds, addr) = start_with(config(dir, cfg)).await;
+            f(addr).await
+        })
+}
+
+#[test]
+fn the_stripe_set_and_ds_handles_of_a_file_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = boot(dir.path(), layouts_on, async |addr| {
+        let mut c = Client::new(addr, "boot1").await;
+        let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+        granted(&r).1
+    });
+    // A changed policy does not move a file whose stripe set is fixed.
+    let new_policy = |c: &mut Config| {
+        layouts_on(c);
+        c.cluster.layout.stripe_unit = 64 << 10;
+        c.cluster.layout.stripe_count = Some(1);
+    };
+    let after = boot(dir.path(), new_policy, async |addr| {
+        let mut c = Client::new(addr, "boot2").await;
+        let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+        granted(&r).1
+    });
+    assert_eq!(after.nfl_deviceid, before.nfl_deviceid);
+    assert_eq!(after.nfl_util, before.nfl_util);
+    assert_eq!(after.nfl_fh_list, before.nfl_fh_list);
+    // ... while a new file gets the new policy.
+    let fresh = boot(dir.path(), new_policy, async |addr| {
+        let mut c = Client::new(addr, "boot3").await;
+        let r = open_and_layoutget(&mut c, "g", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+        granted(&r).1
+    });
+    assert_eq!(fresh.stripe_unit(), 64 << 10);
+    assert_eq!(fresh.nfl_fh_list.len(), 1);
+}
+
+#[tokio::test]
+async fn the_last_close_of_a_file_returns_its_return_on_close_layout() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "roc").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, _) = granted(&r);
+    let fh = getfh_res(&r);
+    let open1 = open_res(&r).stateid;
+    // A second open owner of the same client: its open keeps the layout past the first CLOSE.
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("f"),
+                unchecked(0o644),
+                OPEN4_SHARE_ACCESS_READ,
+                OPEN4_SHARE_DENY_NONE,
+                "other",
+            ),
+        ])
+        .await;
+    let open2 = open_res(&r).stateid;
+    let layoutget = |s| {
+        vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, s),
+        ]
+    };
+    let r = c.call(vec![putfh(&fh), close_op(open1)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c.call(layoutget(ok.logr_stateid)).await;
+    let (still, _) = granted(&r);
+    let r = c.call(vec![putfh(&fh), close_op(open2)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c.call(layoutget(still.logr_stateid)).await;
+    assert_eq!(layoutget_res(&r).status(), NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
+fn layoutcommit_op(stateid: Stateid4, last: Option<u64>, mtime: Option<Nfstime4>) -> NfsArgop4 {
+    NfsArgop4::LayoutCommit(LayoutCommitArgs {
+        loca_offset: 0,
+        loca_length: u64::MAX,
+        loca_reclaim: false,
+        loca_stateid: stateid,
+        loca_last_write_offset: match last {
+            Some(no_offset) => Newoffset4::Present { no_offset },
+            None => Newoffset4::Absent,
+        },
+        loca_time_modify: match mtime {
+            Some(nt_time) => Newtime4::Changed { nt_time },
+            None => Newtime4::Unchanged,
+        },
+        loca_layoutupdate: Default::default(),
+    })
+}
+
+fn layoutcommit_res(r: &Compound4Res) -> &LayoutCommitRes {
+    r.resarray
+        .iter()
+        .find_map(|op| match op {
+            NfsResop4::LayoutCommit(res) => Some(res),
+            _ => None,
+        })
+        .expect("no LAYOUTCOMMIT in the reply")
+}
+
+/// (size, mtime, change) of a file.
+async fn size_mtime_change(c: &mut Client, fh: &NfsFh4) -> (u64, Nfstime4, u64) {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([FATTR4_SIZE, FATTR4_TIME_MODIFY, FATTR4_CHANGE]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
+        panic!("GETATTR failed: {r:?}")
+    };
+    let a = FileAttrs::from_fattr(&a.obj_attributes).unwrap();
+    (a.size.unwrap(), a.time_modify.unwrap(), a.change.unwrap())
+}
+
+#[tokio::test]
+async fn layoutcommit_grows_the_size_sets_the_mtime_and_moves_the_change_attribute() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "commit").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, _) = granted(&r);
+    let fh = getfh_res(&r);
+    let (size0, _, change0) = size_mtime_change(&mut c, &fh).await;
+    assert_eq!(size0, 0);
+    let when = Nfstime4 {
+        seconds: 1_700_000_000,
+        nseconds: 5,
+    };
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(3 << 20), Some(when)),
+        ])
+        .await;
+    assert_eq!(
+        layoutcommit_res(&r),
+        &LayoutCommitRes::Ok(LayoutCommitResOk {
+            locr_newsize: Newsize4::Changed {
+                ns_size: (3 << 20) + 1
+            }
+        }),
+        "{r:?}"
+    );
+    let (size, mtime, change) = size_mtime_change(&mut c, &fh).await;
+    assert_eq!((size, mtime), ((3 << 20) + 1, when));
+    assert!(change > change0);
+    // A last write offset below the size does not shrink the file.
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(10), None),
+        ])
+        .await;
+    assert_eq!(
+        layoutcommit_res(&r),
+        &LayoutCommitRes::Ok(LayoutCommitResOk {
+            locr_newsize: Newsize4::Unchanged
+        })
+    );
+    assert_eq!(size_mtime_change(&mut c, &fh).await.0, (3 << 20) + 1);
+}
+
+#[tokio::test]
+async fn layoutcommit_needs_an_rw_layout_under_the_layout_stateid() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "commit-ro").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let (ok, _) = granted(&r);
+    let open = open_res(&r).stateid;
+    let fh = getfh_res(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(9), None),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BADLAYOUT);
+    let r = c
+        .call(vec![putfh(&fh), layoutcommit_op(open, Some(9), None)])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+    assert_eq!(size_mtime_change(&mut c, &fh).await.0, 0);
+}
+
+fn getdeviceinfo_op(id: Deviceid4, maxcount: u32) -> NfsArgop4 {
+    NfsArgop4::GetDeviceInfo(GetDeviceInfoArgs {
+        gdia_device_id: id,
+        gdia_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        gdia_maxcount: maxcount,
+        gdia_notify_types: Bitmap4::from_bits([NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0]),
+    })
+}
+
+fn getdeviceinfo_res(r: &Compound4Res) -> &GetDeviceInfoRes {
+    r.resarray
+        .iter()
+        .find_map(|op| match op {
+            NfsResop4::GetDeviceInfo(res) => Some(res),
+            _ => None,
+        })
+        .expect("no GETDEVICEINFO in the reply")
+}
+
+#[tokio::test]
+async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_used() {
+    let (_d, mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "dev").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (_, body) = granted(&r);
+    let device = layouts::Device::from_id(&body.nfl_deviceid).unwrap();
+    let r = c
+        .call(vec![getdeviceinfo_op(body.nfl_deviceid, 4096)])
+        .await;
+    let GetDeviceInfoRes::Ok(ok) = getdeviceinfo_res(&r) else {
+        panic!("GETDEVICEINFO failed: {r:?}")
+    };
+    assert_eq!(ok.gdir_notification, Bitmap4::default());
+    let da = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr).expect("decodes");
+    assert_eq!(da.nflda_stripe_indices, vec![0, 1, 2]);
+    // The configured addresses are 0.0.0.0:20491..20493: told as the connection's local IP.
+    let ports: Vec<u16> = mds
+        .cfg
+        .cluster
+        .data_servers
+        .iter()
+        .map(|d| d.addresses[0].port())
+        .collect();
+    for (i, m) in da.nflda_multipath_ds_list.iter().enumerate() {
+        assert_eq!(m.0.len(), 1);
+        let a = socket_addr_from_netaddr(&m.0[0]).expect("universal address");
+        assert_eq!(a.ip(), c.conn.local().ip());
+        assert_eq!(
+            a.port(),
+            ports[(usize::from(device.first) + i) % 3],
+            "index {i}"
+        );
+    }
+    // Too small a maxcount: the size needed, which then suffices.
+    let r = c.call(vec![getdeviceinfo_op(body.nfl_deviceid, 16)]).await;
+    let GetDeviceInfoRes::TooSmall { gdir_mincount } = getdeviceinfo_res(&r) else {
+        panic!("{r:?}")
+    };
+    let r = c
+        .call(vec![getdeviceinfo_op(body.nfl_deviceid, *gdir_mincount)])
+        .await;
+    assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4_OK);
+    // A device of another generation, or not one of ours.
+    let other = layouts::Device {
+        generation: device.generation + 1,
+        ..device
+    };
+    let r = c.call(vec![getdeviceinfo_op(other.id(), 4096)]).await;
+    assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
+    let r = c.call(vec![getdeviceinfo_op([0xff; 16], 4096)]).await;
+    assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
+}
+
+/// (fs_layout_types, layout_blksize, layout_alignment) of the root.
+async fn layout_attrs(addr: SocketAddr) -> (Vec<Layouttype4>, u32, u32) {
+    let mut c = Client::new(addr, "attrs").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([
+                    FATTR4_FS_LAYOUT_TYPES,
+                    FATTR4_LAYOUT_BLKSIZE,
+                    FATTR4_LAYOUT_ALIGNMENT,
+                ]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
+        panic!("GETATTR failed: {r:?}")
+    };
+    let a = FileAttrs::from_fattr(&a.obj_attributes).unwrap();
+    (
+        a.fs_layout_types.unwrap(),
+        a.layout_blksize.unwrap(),
+        a.layout_alignment.unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn the_fs_layout_attributes_follow_the_layout_switch_and_policy() {
+    let (_d, _mds, addr) = server_with(|c| {
+        layouts_on(c);
+        c.cluster.layout.stripe_unit = 256 << 10;
+    })
+    .await;
+    assert_eq!(
+        layout_attrs(addr).await,
+        (
+            vec![Layouttype4::LAYOUT4_NFSV4_1_FILES],
+            256 << 10,
+            256 << 10
+        )
+    );
+    let (_d, _mds, addr) = server_with(|_| {}).await;
+    assert_eq!(layout_attrs(addr).await.0, Vec::<Layouttype4>::new());
+}
+
+fn getdevicelist_op(max: u32, cookie: u64, verf: Verifier4) -> NfsArgop4 {
+    NfsArgop4::GetDeviceList(GetDeviceListArgs {
+        gdla_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        gdla_maxdevices: max,
+        gdla_cookie: cookie,
+        gdla_cookieverf: verf,
+    })
+}
+
+#[tokio::test]
+async fn getdevicelist_pages_through_the_devices_layouts_name() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "list").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (_, body) = granted(&r);
+    let (mut cookie, mut verf, mut all) = (0, [0u8; 8], Vec::new());
+    loop {
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                getdevicelist_op(2, cookie, verf),
+            ])
+            .await;
+        let Some(NfsResop4::GetDeviceList(GetDeviceListRes::Ok(ok))) = r.resarray.last() else {
+            panic!("GETDEVICELIST failed: {r:?}")
+        };
+        assert!(ok.gdlr_deviceid_list.len() <= 2);
+        all.extend(ok.gdlr_deviceid_list.iter().copied());
+        (cookie, verf) = (ok.gdlr_cookie, ok.gdlr_cookieverf);
+        if ok.gdlr_eof {
+            break;
+        }
+    }
+    // Three data servers, all in every stripe set: a window starting at each.
+    assert_eq!(all.len(), 3);
+    assert!(all.contains(&body.nfl_deviceid));
+    let r = c
+        .call(vec![NfsArgop4::PutRootFh, getdevicelist_op(2, 1, [9; 8])])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOT_SAME);
+}
+
+#[tokio::test]
+async fn a_write_through_a_layouts_ds_filehandle_with_the_open_stateid_lands_on_the_data_server() {
+    let (_d, mds, addr) = server_with(layouts_on).await;
+    // One in-process data server with the MDS's keys, as REGISTER would give them.
+    let ds_dir = tempfile::tempdir().unwrap();
+    let keys = DsKeys::derive(mds.store.server_key(), mds.store.boot_epoch() as u16);
+    let ds =
+        data_server::DataServer::open_local(data_server::DsOptions::new(1), keys, ds_dir.path())
+            .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ds_addr = listener.local_addr().unwrap();
+    tokio::spawn(ds.serve_on(listener));
+
+    let mut c = Client::new(addr, "e2e").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let open = open_res(&r).stateid;
+    let (_, body) = granted(&r);
+    let mut d = Client::new(ds_addr, "e2e").await;
+    let data = Bytes::from(pattern(5000));
+    let r = d
+        .call(vec![
+            putfh(&body.nfl_fh_list[1]),
+            write_op(open, 0, StableHow4::FILE_SYNC4, data.clone()),
+        ])
+        .await;
+    assert_eq!(write_res(&r).count, 5000, "{r:?}");
+    let r = d
+        .call(vec![putfh(&body.nfl_fh_list[1]), read_op(open, 0, 8192)])
+        .await;
+    let got = read_res(&r);
+    assert_eq!(got.data, data);
+    assert!(got.eof);
+    // Another stripe's object is another object.
+    let r = d
+        .call(vec![putfh(&body.nfl_fh_list[0]), read_op(open, 0, 8192)])
+        .await;
+    assert!(read_res(&r).data.is_empty());
+}

@@ -216,15 +216,22 @@ fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
         },
         identity: Identity {
             // One server instance: the major id names it; clients trunk only with the same
-            // one (see [`Identity`]).
+            // one (see [`Identity`]). Derived from the server key, never a piece of it (the
+            // key signs filehandles and is the root the DS keys derive from), and stable
+            // across restarts like the key.
             owner: ServerOwner4 {
                 so_minor_id: 0,
-                so_major_id: Bytes::copy_from_slice(&store.server_key()[..16]),
+                so_major_id: Bytes::copy_from_slice(
+                    &blake3::derive_key(MDS_OWNER_CONTEXT, store.server_key())[..16],
+                ),
             },
             scope: Bytes::from_static(b"pnfs-rs"),
         },
     }
 }
+
+/// Context string of the MDS's `so_major_id` derivation (BLAKE3 `derive_key`): fixed forever.
+const MDS_OWNER_CONTEXT: &str = "pnfs-rs 2026 MDS server owner";
 
 /// Resolves every export's directory in the namespace, making missing ones (and the
 /// directories that junctions of other exports are grafted on, so that READDIR of the

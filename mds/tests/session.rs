@@ -360,3 +360,40 @@ async fn create_session_without_callback_security_is_accepted() {
     .unwrap();
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
 }
+
+/// Two servers, one after the other, over one data directory (each runtime dropped closes
+/// its server's stores).
+#[test]
+fn the_server_owner_is_derived_from_the_key_not_a_piece_of_it_and_survives_a_restart() {
+    let rt = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let boot = || {
+        rt().block_on(async {
+            let (mds, addr) = start_mds(dir.path(), 0, 10).await;
+            let conn = connect(addr).await;
+            let r = compound_on(&conn, 0, 1, vec![exchange_id("owner-id", 1, 0)])
+                .await
+                .unwrap();
+            let wire = exchange_ok(&r).eir_server_owner.so_major_id.clone();
+            assert_eq!(wire, mds.core.identity.owner.so_major_id);
+            (wire, *mds.store.server_key())
+        })
+    };
+    let (first, key) = boot();
+    assert_eq!(first.len(), 16);
+    assert!(
+        !key.windows(4).any(|w| first.windows(4).any(|f| f == w)),
+        "no run of the server key appears in the server owner"
+    );
+    let (second, key2) = boot();
+    assert_eq!(
+        (second, key2),
+        (first, key),
+        "same identity after a restart"
+    );
+}

@@ -25,6 +25,7 @@ use crate::gate::Io;
 use crate::server::DsCtx;
 use nfs_server::compound::error_result;
 use nfs_server::ds_fh::DsFh;
+use nfs_server::io::{blocking, check_commit_range, clip_write, secinfo_flavors};
 
 /// Runs one operation of the data server's own.
 pub async fn dispatch(ctx: &mut DsCtx, op: &NfsArgop4) -> NfsResop4 {
@@ -47,18 +48,6 @@ fn object(fh: DsFh) -> ObjectId {
         file: fh.fileid,
         stripe: u32::from(fh.stripe),
     }
-}
-
-/// Runs a blocking object-store call on the blocking pool and maps its error.
-async fn blocking<T, F>(f: F) -> Result<T, NfsStat4>
-where
-    F: FnOnce() -> Result<T, pfs_core::StoreError> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?
-        .map_err(|e| NfsStat4(e.nfs_status()))
 }
 
 /// PUTFH (RFC 8881 section 18.19): only a DS filehandle of this cluster; anything else
@@ -100,7 +89,7 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
     let fh = ctx.fh()?;
     ctx.ds.check_stateid(&a.stateid, Io::Write)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
-    let payload = nfs_server::io::clip_write(&a.data, a.offset, ctx.ds.options().max_io as usize)?;
+    let payload = clip_write(&a.data, a.offset, ctx.ds.options().max_io as usize)?;
     let len = payload.len() as u64;
     let objects = ctx.ds.objects().clone();
     if len == 0 {
@@ -133,10 +122,7 @@ pub async fn write(ctx: &mut DsCtx, a: &WriteArgs) -> WriteRes {
 
 async fn commit_inner(ctx: &mut DsCtx, a: &CommitArgs) -> Result<CommitResOk, NfsStat4> {
     let fh = ctx.fh()?;
-    // RFC 8881 section 18.3.3: an offset + count past the largest offset is NFS4ERR_INVAL.
-    if a.offset.checked_add(u64::from(a.count)).is_none() {
-        return Err(NfsStat4::NFS4ERR_INVAL);
-    }
+    check_commit_range(a.offset, a.count)?;
     let objects = ctx.ds.objects().clone();
     let (offset, len) = (a.offset, u64::from(a.count));
     let store = objects.clone();
@@ -222,8 +208,5 @@ pub fn secinfo_no_name(ctx: &mut DsCtx, a: &SecInfoNoNameArgs) -> SecInfoNoNameR
         return SecInfoRes::Err(NfsStat4::NFS4ERR_NOENT);
     }
     ctx.fh = None;
-    SecInfoRes::Ok(vec![
-        Secinfo4::Flavor(1 /* AUTH_SYS */),
-        Secinfo4::Flavor(0 /* AUTH_NONE */),
-    ])
+    SecInfoRes::Ok(secinfo_flavors())
 }

@@ -133,14 +133,27 @@ impl StripeMap {
                 // The k-th unit of this object is round `k`; within a round, index `index`
                 // holds the unit at position (index - first) mod count.
                 let k = object_offset / unit;
-                let pos = (u64::from(index) + count - u64::from(self.first) % count) % count;
-                let unit_no = k.checked_mul(count)?.checked_add(pos)?;
+                let unit_no = k.checked_mul(count)?.checked_add(self.position(index))?;
                 unit_no
                     .checked_mul(unit)?
                     .checked_add(object_offset % unit)?
                     .checked_add(self.pattern_offset)
             }
         }
+    }
+
+    /// Where index `index` stands in each round of `count` units (its units are those whose
+    /// number is this modulo `count`).
+    fn position(&self, index: u32) -> u64 {
+        let count = u64::from(self.count);
+        (u64::from(index) + count - u64::from(self.first) % count) % count
+    }
+
+    /// The number of index `index`'s last unit at or before unit `unit_no`, if it has one.
+    fn last_own_unit(&self, index: u32, unit_no: u64) -> Option<u64> {
+        let count = u64::from(self.count);
+        let back = (unit_no % count + count - self.position(index)) % count;
+        unit_no.checked_sub(back)
     }
 
     /// Cuts `len` bytes at `offset` into per-unit pieces, in file order.
@@ -170,16 +183,11 @@ impl StripeMap {
         if file_size <= self.pattern_offset {
             return 0;
         }
-        let last = file_size - 1;
         let unit = u64::from(self.unit);
         let count = u64::from(self.count);
-        let rel = last - self.pattern_offset;
+        let rel = file_size - 1 - self.pattern_offset;
         let unit_no = rel / unit;
-        // The last unit (at or before `unit_no`) that belongs to `index`.
-        let pos = (u64::from(index) + count - u64::from(self.first) % count) % count;
-        let cur = unit_no % count;
-        let back = (cur + count - pos) % count;
-        let Some(own) = unit_no.checked_sub(back) else {
+        let Some(own) = self.last_own_unit(index, unit_no) else {
             // The file ends before this index's first unit: its object holds nothing.
             return 0;
         };
@@ -207,20 +215,14 @@ impl StripeMap {
                 // that belong to others: its last byte may be another index's. Only bytes the
                 // index owns count: walk back to the end of its own last unit.
                 Packing::Sparse => {
-                    let last = s - 1;
-                    if self.index_of(last).ok()? == i as u32 {
-                        Some(s)
+                    let unit = u64::from(self.unit);
+                    let unit_no = (s - 1).checked_sub(self.pattern_offset)? / unit;
+                    let own = self.last_own_unit(i as u32, unit_no)?;
+                    Some(if own == unit_no {
+                        s
                     } else {
-                        // The end of this index's last own unit before `last`.
-                        let unit = u64::from(self.unit);
-                        let rel = last.checked_sub(self.pattern_offset)?;
-                        let count = u64::from(self.count);
-                        let pos = (i as u64 + count - u64::from(self.first) % count) % count;
-                        let unit_no = rel / unit;
-                        let back = (unit_no % count + count - pos) % count;
-                        let own = unit_no.checked_sub(back)?;
-                        Some(self.pattern_offset + (own + 1) * unit)
-                    }
+                        self.pattern_offset + (own + 1) * unit
+                    })
                 }
                 Packing::Dense => self.file_offset(i as u32, s - 1).map(|o| o + 1),
             })

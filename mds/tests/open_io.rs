@@ -809,30 +809,12 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
         // A client that was not there before has nothing to reclaim.
         let mut stranger = Client::reclaiming(addr, "stranger").await;
         let r = stranger
-            .call(vec![
-                putfh(&fh),
-                open_op(
-                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
-                    Openflag4::NoCreate,
-                    OPEN4_SHARE_ACCESS_READ,
-                    0,
-                    "o1",
-                ),
-            ])
+            .call(vec![putfh(&fh), reclaim_op(OPEN4_SHARE_ACCESS_READ, "o1")])
             .await;
         assert_eq!(r.status, NfsStat4::NFS4ERR_NO_GRACE);
         // The filehandle still resolves and the open is reclaimed.
         let r = c
-            .call(vec![
-                putfh(&fh),
-                open_op(
-                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
-                    Openflag4::NoCreate,
-                    OPEN4_SHARE_ACCESS_BOTH,
-                    0,
-                    "o1",
-                ),
-            ])
+            .call(vec![putfh(&fh), reclaim_op(OPEN4_SHARE_ACCESS_BOTH, "o1")])
             .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let f = Opened {

@@ -10,10 +10,10 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use bytes::Bytes;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
+use support::open::*;
 use support::*;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -32,20 +32,6 @@ fn boot<T>(dir: &Path, grace: u32, f: impl AsyncFnOnce(std::net::SocketAddr) -> 
     })
 }
 
-fn open_op(claim: OpenClaim4, openhow: Openflag4, who: &str) -> NfsArgop4 {
-    NfsArgop4::Open(OpenArgs {
-        seqid: 0,
-        share_access: OPEN4_SHARE_ACCESS_BOTH,
-        share_deny: 0,
-        owner: StateOwner4 {
-            clientid: 0,
-            owner: Bytes::copy_from_slice(who.as_bytes()),
-        },
-        openhow,
-        claim,
-    })
-}
-
 /// Creates (UNCHECKED4) and opens `name` in the root; returns its filehandle.
 async fn create(c: &mut Client, name: &str) -> NfsFh4 {
     let attrs = FileAttrs {
@@ -56,7 +42,13 @@ async fn create(c: &mut Client, name: &str) -> NfsFh4 {
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
-            open_op(OpenClaim4::Null(Utf8String::from(name)), how, "o1"),
+            open_op(
+                OpenClaim4::Null(Utf8String::from(name)),
+                how,
+                OPEN4_SHARE_ACCESS_BOTH,
+                0,
+                "o1",
+            ),
             NfsArgop4::GetFh,
         ])
         .await;
@@ -69,12 +61,8 @@ async fn create(c: &mut Client, name: &str) -> NfsFh4 {
 
 /// OPEN with CLAIM_PREVIOUS of `fh`: the status of the reclaim.
 async fn reclaim_open(c: &mut Client, fh: &NfsFh4) -> NfsStat4 {
-    let claim = OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE);
     let r = c
-        .call(vec![
-            NfsArgop4::PutFh(PutFhArgs { object: fh.clone() }),
-            open_op(claim, Openflag4::NoCreate, "o1"),
-        ])
+        .call(vec![putfh(fh), reclaim_op(OPEN4_SHARE_ACCESS_BOTH, "o1")])
         .await;
     r.status
 }
@@ -86,7 +74,13 @@ async fn new_open(c: &mut Client, name: &str) -> NfsStat4 {
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
-            open_op(OpenClaim4::Null(Utf8String::from(name)), how, "o2"),
+            open_op(
+                OpenClaim4::Null(Utf8String::from(name)),
+                how,
+                OPEN4_SHARE_ACCESS_BOTH,
+                0,
+                "o2",
+            ),
         ])
         .await;
     r.status

@@ -279,16 +279,7 @@ fn an_orphan_waits_for_the_grace_period_and_a_reclaimed_open_keeps_it() {
             "kept during grace"
         );
         let r = c
-            .call(vec![
-                putfh(&fh),
-                open_op(
-                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
-                    Openflag4::NoCreate,
-                    OPEN4_SHARE_ACCESS_BOTH,
-                    0,
-                    "o1",
-                ),
-            ])
+            .call(vec![putfh(&fh), reclaim_op(OPEN4_SHARE_ACCESS_BOTH, "o1")])
             .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let f = Opened {

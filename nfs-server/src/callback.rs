@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
 use nfs_proto::session::ClientSlotTable;
@@ -244,6 +243,11 @@ async fn cb_compound_inner(
         vec![xdr::to_bytes(&args)],
     );
     let sent = tokio::time::timeout(CALLBACK_TIMEOUT, call).await;
+    let outcome = match sent {
+        Ok(Ok(body)) => xdr::from_bytes::<CbCompoundRes>(body).map_err(|_| CallbackError::BadReply),
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(CallbackError::Timeout(CALLBACK_TIMEOUT)),
+    };
     let mut slots = core
         .backchannels
         .slots
@@ -252,54 +256,41 @@ async fn cb_compound_inner(
     let Some(table) = slots.get_mut(sessionid) else {
         return Err(CallbackError::NoBackChannel);
     };
-    let body: Bytes = match sent {
-        Ok(Ok(b)) => b,
-        Ok(Err(e)) => {
-            // The request may or may not have reached the client: a retry must reuse the
-            // slot and sequence id, which a new probe-and-bind resets anyway. Keep it simple:
-            // give the slot back as used, so later callbacks move on.
+    // The slot is released once, here. Without a CB_SEQUENCE answer the request may or may
+    // not have reached the client: the slot is given back as used, so later callbacks move
+    // on (a retry would need the same sequence id; a new bind resets the slots anyway).
+    let res = match outcome {
+        Ok(res) => res,
+        Err(e) => {
             table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
-            return Err(e.into());
-        }
-        Err(_) => {
-            table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
-            return Err(CallbackError::Timeout(CALLBACK_TIMEOUT));
+            return Err(e);
         }
     };
-    let res: CbCompoundRes = match xdr::from_bytes(body) {
-        Ok(r) => r,
-        Err(_) => {
-            table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
-            return Err(CallbackError::BadReply);
-        }
-    };
-    match res.resarray.first() {
-        Some(NfsCbResop4::Sequence(CbSequenceRes::Ok(ok))) => {
-            let as_fore = SequenceResOk {
-                sr_sessionid: ok.csr_sessionid,
-                sr_sequenceid: ok.csr_sequenceid,
-                sr_slotid: ok.csr_slotid,
-                sr_highest_slotid: ok.csr_highest_slotid,
-                sr_target_highest_slotid: ok.csr_target_highest_slotid,
-                sr_status_flags: 0,
-            };
-            if !table.complete(ticket.slotid, &as_fore) {
-                table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
-                return Err(CallbackError::BadReply);
-            }
-            Ok(res)
-        }
+    let seq_ok = match res.resarray.first() {
+        Some(NfsCbResop4::Sequence(CbSequenceRes::Ok(ok))) => SequenceResOk {
+            sr_sessionid: ok.csr_sessionid,
+            sr_sequenceid: ok.csr_sequenceid,
+            sr_slotid: ok.csr_slotid,
+            sr_highest_slotid: ok.csr_highest_slotid,
+            sr_target_highest_slotid: ok.csr_target_highest_slotid,
+            sr_status_flags: 0,
+        },
         Some(other) => {
             let status = other.status();
             table.complete_error(ticket.slotid, status);
             info!(session = ?sessionid, "CB_SEQUENCE failed: {status:?}");
-            Err(CallbackError::Sequence(status))
+            return Err(CallbackError::Sequence(status));
         }
         None => {
             table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
-            Err(CallbackError::BadReply)
+            return Err(CallbackError::BadReply);
         }
+    };
+    if !table.complete(ticket.slotid, &seq_ok) {
+        table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
+        return Err(CallbackError::BadReply);
     }
+    Ok(res)
 }
 
 /// Forgets a destroyed session's back channel slots.

@@ -1,7 +1,39 @@
-//! What the MDS and the data servers do alike with a WRITE's payload.
+//! What the MDS and the data servers do alike around the object store: run its blocking
+//! calls off the async workers, clip a WRITE's payload, check a COMMIT's range, and name the
+//! security flavors both accept.
 
 use bytes::Bytes;
-use nfs_proto::nfs4::NfsStat4;
+use nfs_proto::nfs4::{NfsStat4, Secinfo4};
+
+/// The flavors the servers accept, most preferred first (SECINFO, SECINFO_NO_NAME).
+pub fn secinfo_flavors() -> Vec<Secinfo4> {
+    vec![
+        Secinfo4::Flavor(1 /* AUTH_SYS */),
+        Secinfo4::Flavor(0 /* AUTH_NONE */),
+    ]
+}
+
+/// Runs a blocking object-store call on tokio's blocking pool (pread/pwrite/fdatasync must
+/// not stall the async workers) and maps its error to the NFS status it stands for.
+pub async fn blocking<T, F>(f: F) -> Result<T, NfsStat4>
+where
+    F: FnOnce() -> Result<T, pfs_core::StoreError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?
+        .map_err(|e| NfsStat4(e.nfs_status()))
+}
+
+/// COMMIT's range check (RFC 8881 section 18.3.3): an offset + count past the largest
+/// offset is NFS4ERR_INVAL.
+pub fn check_commit_range(offset: u64, count: u32) -> Result<(), NfsStat4> {
+    match offset.checked_add(u64::from(count)) {
+        Some(_) => Ok(()),
+        None => Err(NfsStat4::NFS4ERR_INVAL),
+    }
+}
 
 /// The part of a WRITE's `data` at `offset` this server takes: at most `max_io` bytes (a
 /// server may write less than sent, RFC 8881 section 18.32.3; slicing shares the receive

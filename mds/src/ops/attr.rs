@@ -4,7 +4,6 @@
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use pfs_core::ObjectId;
 
 use crate::compound::{Ctx, User, NOBODY};
 use crate::store::{system_time_now, Inode, SetAttrs};
@@ -357,12 +356,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
             .await?;
         if let Some(size) = s.size {
             if size != out.old_size {
-                let data = ctx.mds.data.clone();
-                let id = ObjectId::whole(inode.fileid);
-                tokio::task::spawn_blocking(move || data.truncate(id, size))
-                    .await
-                    .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?
-                    .map_err(|e| NfsStat4(e.nfs_status()))?;
+                super::open::truncate_data(ctx, inode.fileid, size).await?;
             }
         }
         Ok(mask)

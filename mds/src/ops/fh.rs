@@ -11,6 +11,7 @@ use nfs_proto::xdr::Utf8String;
 use crate::compound::{Ctx, Fh};
 use crate::exports::{Place, PSEUDO_EXPORT};
 use crate::store::FhKind;
+use nfs_server::io::secinfo_flavors;
 
 /// A name from the wire, checked as RFC 8881 section 14.4 asks: UTF-8, not empty, no `/`.
 pub fn check_component(name: &Utf8String) -> Result<&[u8], NfsStat4> {
@@ -180,21 +181,13 @@ pub fn lookupp(ctx: &mut Ctx) -> LookupPRes {
     LookupPRes { status }
 }
 
-/// The flavors this server accepts, most preferred first.
-fn flavors() -> Vec<Secinfo4> {
-    vec![
-        Secinfo4::Flavor(1 /* AUTH_SYS */),
-        Secinfo4::Flavor(0 /* AUTH_NONE */),
-    ]
-}
-
 /// SECINFO (RFC 8881 section 18.29): consumes the current filehandle.
 pub fn secinfo(ctx: &mut Ctx, a: &SecInfoArgs) -> SecInfoRes {
     let saved = ctx.cfh;
     match lookup_name(ctx, &a.name) {
         Ok(()) => {
             ctx.cfh = None;
-            SecInfoRes::Ok(flavors())
+            SecInfoRes::Ok(secinfo_flavors())
         }
         Err(s) => {
             ctx.cfh = saved;
@@ -215,5 +208,5 @@ pub fn secinfo_no_name(ctx: &mut Ctx, a: &SecInfoNoNameArgs) -> SecInfoNoNameRes
         }
     }
     ctx.cfh = None;
-    SecInfoRes::Ok(flavors())
+    SecInfoRes::Ok(secinfo_flavors())
 }

@@ -20,18 +20,7 @@ use crate::ops::open::regular_file;
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
 use crate::store::{system_time_now, Inode};
-
-/// Runs a blocking object-store call on the blocking pool and maps its error.
-pub(super) async fn blocking<T, F>(f: F) -> Result<T, NfsStat4>
-where
-    F: FnOnce() -> Result<T, pfs_core::StoreError> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?
-        .map_err(|e| NfsStat4(e.nfs_status()))
-}
+use nfs_server::io::{blocking, check_commit_range, clip_write};
 
 /// The checks READ and WRITE share (RFC 8881 sections 18.22.3, 18.32.3, 8.2.3 and 9.1.2):
 /// a regular file, and a stateid that allows the I/O. With an open or lock stateid the
@@ -103,8 +92,7 @@ async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat
     ctx.writable()?;
     let (fileid, _) = check_io(ctx, &a.stateid, Io::Write, ACCESS4_MODIFY)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
-    let payload =
-        nfs_server::io::clip_write(&a.data, a.offset, ctx.mds.cfg.limits.max_io as usize)?;
+    let payload = clip_write(&a.data, a.offset, ctx.mds.cfg.limits.max_io as usize)?;
     let len = payload.len() as u64;
     if len == 0 {
         return Ok(WriteResOk {
@@ -143,10 +131,7 @@ async fn commit_inner(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsS
     ctx.client()?;
     let inode = ctx.inode()?;
     regular_file(&inode)?;
-    // RFC 8881 section 18.3.3: an offset + count past the largest offset is NFS4ERR_INVAL.
-    if a.offset.checked_add(u64::from(a.count)).is_none() {
-        return Err(NfsStat4::NFS4ERR_INVAL);
-    }
+    check_commit_range(a.offset, a.count)?;
     let data = ctx.mds.data.clone();
     let (fileid, offset, len) = (inode.fileid, a.offset, u64::from(a.count));
     blocking(move || data.commit(ObjectId::whole(fileid), offset, len)).await?;

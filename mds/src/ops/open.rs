@@ -82,13 +82,11 @@ fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> 
     Ok(())
 }
 
-/// Truncates a file's data object (after the store recorded the new size).
-async fn truncate_data(ctx: &Ctx, fileid: u64, size: u64) -> Result<(), NfsStat4> {
+/// Truncates a file's data object (after the store recorded the new size): OPEN's truncate
+/// and SETATTR of the size.
+pub(super) async fn truncate_data(ctx: &Ctx, fileid: u64, size: u64) -> Result<(), NfsStat4> {
     let data = ctx.mds.data.clone();
-    tokio::task::spawn_blocking(move || data.truncate(ObjectId::whole(fileid), size))
-        .await
-        .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?
-        .map_err(|e| NfsStat4(e.nfs_status()))
+    nfs_server::io::blocking(move || data.truncate(ObjectId::whole(fileid), size)).await
 }
 
 /// The file an OPEN claim resolved to, and what the reply says about it.

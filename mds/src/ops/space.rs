@@ -20,7 +20,8 @@ use crate::compound::Ctx;
 use crate::state::open::Io;
 use crate::store::system_time_now;
 
-use super::io::{blocking, check_io};
+use super::io::check_io;
+use nfs_server::io::blocking;
 
 /// The checks both operations share; returns the file id and the range's end.
 fn check(ctx: &Ctx, stateid: &Stateid4, offset: u64, length: u64) -> Result<(u64, u64), NfsStat4> {

@@ -42,6 +42,18 @@ pub fn open_op(
     })
 }
 
+/// OPEN with CLAIM_PREVIOUS of the current filehandle (a reclaim after a restart; RFC 8881
+/// section 9.11) by open-owner `who`.
+pub fn reclaim_op(share_access: u32, who: &str) -> NfsArgop4 {
+    open_op(
+        OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
+        Openflag4::NoCreate,
+        share_access,
+        0,
+        who,
+    )
+}
+
 pub fn by_name(name: &str) -> OpenClaim4 {
     OpenClaim4::Null(Utf8String::from(name))
 }

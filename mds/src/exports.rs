@@ -57,7 +57,6 @@ pub struct Rule {
 
 #[derive(Debug)]
 struct Node {
-    path: String,
     fileid: u64,
     parent: Option<Place>,
     children: BTreeMap<String, Place>,
@@ -150,7 +149,7 @@ impl Exports {
         };
         t.root = match by_pseudo.get("/") {
             Some(&id) => Place::Export(id),
-            None => t.pseudo_node("/".into(), None),
+            None => t.pseudo_node("/", None),
         };
         t.export_parent.insert(
             match t.root {
@@ -180,7 +179,7 @@ impl Exports {
                             t.export_parent.insert(id, Some(at));
                             Place::Export(id)
                         } else {
-                            t.pseudo_node(join(&parts[..=k]), Some(at))
+                            t.pseudo_node(&join(&parts[..=k]), Some(at))
                         };
                         t.children_mut(at).insert(name, place);
                         place
@@ -191,11 +190,10 @@ impl Exports {
         Ok(t)
     }
 
-    fn pseudo_node(&mut self, path: String, parent: Option<Place>) -> Place {
-        let fileid = pseudo_fileid(&path);
+    fn pseudo_node(&mut self, path: &str, parent: Option<Place>) -> Place {
+        let fileid = pseudo_fileid(path);
         self.by_fileid.insert(fileid, self.nodes.len());
         self.nodes.push(Node {
-            path,
             fileid,
             parent,
             children: BTreeMap::new(),
@@ -233,11 +231,6 @@ impl Exports {
     /// A pseudo node's file id.
     pub fn pseudo_fileid_of(&self, node: usize) -> u64 {
         self.nodes[node].fileid
-    }
-
-    /// A pseudo node's path (for logs).
-    pub fn pseudo_path(&self, node: usize) -> &str {
-        &self.nodes[node].path
     }
 
     /// Entries of a pseudo node, in name order.

@@ -119,6 +119,20 @@ impl Mds {
         }))
     }
 
+    /// The data server ids of a stripe set, in stripe index order: where each DS object of a
+    /// file with this set lives. NFS4ERR_SERVERFAULT when the set names a ring this MDS cannot
+    /// resolve (a configuration that lost data servers the set was fixed with).
+    pub fn stripe_servers(&self, set: &crate::store::StripeSet) -> Result<Vec<u16>, NfsStat4> {
+        let ring = self.cfg.cluster.ring(set.device.generation);
+        let members = ring
+            .members(&set.device)
+            .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
+        members
+            .iter()
+            .map(|s| u16::try_from(s.id).map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT))
+            .collect()
+    }
+
     /// The root directory of export `id` (NFS4ERR_STALE if it was removed, NFS4ERR_NOENT for
     /// an export the config does not have).
     pub fn export_root(&self, id: u16) -> Result<Inode, NfsStat4> {

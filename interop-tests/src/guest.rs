@@ -58,6 +58,9 @@ pub struct Scenario {
     /// The guest script that runs the checks: `workload.sh` (the suite) or `restart.sh` (the
     /// server is killed and restarted under load; needs [`Server::Pnfs`]).
     pub workload: String,
+    /// More variables for the guest scripts, e.g. `PNFS_CHECKS=1` (the pNFS checks of
+    /// `workload.sh`).
+    pub extra_env: Vec<(String, String)>,
 }
 
 impl Scenario {
@@ -69,6 +72,7 @@ impl Scenario {
             mount_options: mount_options.to_owned(),
             only: None,
             workload: "workload.sh".to_owned(),
+            extra_env: Vec::new(),
         }
     }
 
@@ -89,7 +93,8 @@ impl Scenario {
             ("ONLY", self.only.as_deref().unwrap_or("")),
             ("WORKLOAD", self.workload.as_str()),
         ];
-        for (k, v) in vars {
+        let extra = self.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        for (k, v) in vars.into_iter().chain(extra) {
             // Single-quoted for the shell; a quote inside becomes '\''.
             let _ = writeln!(env, "{k}='{}'", v.replace('\'', r"'\''"));
         }

@@ -32,6 +32,7 @@ fn pnfs_scenario(name: &str, mount_options: &str) -> Scenario {
         mount_options: mount_options.into(),
         only: None,
         workload: "workload.sh".into(),
+        extra_env: Vec::new(),
     }
 }
 
@@ -43,9 +44,22 @@ lease_time: 15
 grace_time: 15
 ";
 
+/// Issue 5's "pnfs-files" scenario: the all-in-one server (MDS and three data servers in the
+/// guest) with vers=4.1; the whole suite, then the pNFS checks of `workload.sh`: a 96 MiB file
+/// leaves 32 MiB in each data server's objects and reads back intact on both clients (client 2
+/// through the veth pair), and mountstats show LAYOUTGET and GETDEVICEINFO on the MDS while its
+/// own READ/WRITE counts stay near zero.
 #[test]
-fn pnfs_v41_workload_suite() {
-    assert_scenario_passes(&pnfs_scenario("pnfs-v4.1", "vers=4.1"));
+fn pnfs_files_v41_workload_suite() {
+    let mut s = pnfs_scenario("pnfs-files", "vers=4.1");
+    s.server = Server::Pnfs {
+        binary: pnfs_binary(),
+        args: "server --config /scenario/pnfs.yaml".into(),
+        config: Some("data_dir: /srv/pnfs-data\ncluster:\n  layouts: true\n".into()),
+        export: "/".into(),
+    };
+    s.extra_env.push(("PNFS_CHECKS".into(), "1".into()));
+    assert_scenario_passes(&s);
 }
 
 #[test]

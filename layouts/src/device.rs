@@ -107,6 +107,24 @@ impl Ring {
         })
     }
 
+    /// The first window of `count` servers, trying start positions `start`, `start + 1`, ...
+    /// around the ring, whose servers all pass `usable` (up, say); `None` if no window does.
+    pub fn window_where(
+        &self,
+        count: usize,
+        start: usize,
+        usable: impl Fn(&DataServer) -> bool,
+    ) -> Option<Device> {
+        let n = self.servers.len();
+        if count == 0 || count > n {
+            return None;
+        }
+        (0..n)
+            .map(|k| (start + k) % n)
+            .find(|&first| (0..count).all(|i| usable(&self.servers[(first + i) % n])))
+            .and_then(|first| self.device(count, first))
+    }
+
     /// The servers of a device, in stripe index order.
     pub fn members(&self, d: &Device) -> Result<Vec<&DataServer>, DeviceError> {
         let n = self.servers.len();
@@ -246,5 +264,30 @@ mod tests {
             reachable("0.0.0.0:20491".parse().unwrap(), mapped),
             "127.0.0.1:20491".parse().unwrap()
         );
+    }
+
+    #[test]
+    fn a_window_skips_unusable_servers_and_wraps_around() {
+        let ring = Ring::new(
+            7,
+            (1..=5)
+                .map(|id| DataServer {
+                    id,
+                    addresses: vec![],
+                })
+                .collect(),
+        );
+        let down = |ids: &'static [u32]| move |s: &DataServer| !ids.contains(&s.id);
+        // All up: the window starts where asked.
+        assert_eq!(ring.window_where(3, 1, |_| true), ring.device(3, 1));
+        // Server 3 (position 2) down: windows of 3 starting at 0, 1, 2 hold it; 3 does not.
+        assert_eq!(ring.window_where(3, 0, down(&[3])), ring.device(3, 3));
+        // Wrapping: from position 4 the window 4, 0, 1 (ids 5, 1, 2) is usable.
+        assert_eq!(ring.window_where(3, 4, down(&[3])), ring.device(3, 4));
+        // Two down apart: no window of 3 and a window of 2 exists.
+        assert_eq!(ring.window_where(3, 0, down(&[2, 4])), None);
+        assert_eq!(ring.window_where(2, 1, down(&[2, 4])), ring.device(2, 4));
+        assert_eq!(ring.window_where(6, 0, |_| true), None);
+        assert_eq!(ring.window_where(0, 0, |_| true), None);
     }
 }

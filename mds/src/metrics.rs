@@ -120,8 +120,9 @@ pub fn render(mds: &Mds, now: Instant) -> String {
     metric(
         "data_server_ring_generation",
         "gauge",
-        "Generation of the ring of up data servers (moves on every membership change).",
-        &one(u64::from(mds.devices.generation())),
+        "Generation of the configured data server list new stripe sets are cut from (store \
+         table `rings`; a new one whenever the list changes).",
+        &one(u64::from(mds.ring_generation)),
     );
     let c = mds.store.commit_stats();
     metric(

@@ -1,6 +1,6 @@
 //! The server: what it holds, the RPC entry point, and the TCP listener.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -70,8 +70,14 @@ pub struct Mds {
     pub layouts: Mutex<LayoutTable>,
     /// The shared session layer: clients, sessions, leases, grace, counters.
     pub core: Core,
-    /// The data servers: which are up, the ring new layouts use, their control connections.
+    /// The data servers: which are up, their control connections.
     pub devices: crate::devices::Devices,
+    /// Every ring generation's data server ids (store table `rings`): the windows of stripe
+    /// sets fixed under any generation stay resolvable after the configuration changes.
+    rings: BTreeMap<u32, Vec<u16>>,
+    /// The generation of the configured data server list (0 without data servers): new
+    /// stripe sets are windows of its ring.
+    pub ring_generation: u32,
 }
 
 impl Mds {
@@ -98,6 +104,15 @@ impl Mds {
         } else {
             Some(cfg.cluster.load_secret(&cfg.data_dir)?)
         };
+        let ring_generation = if cfg.cluster.data_servers.is_empty() {
+            0
+        } else {
+            let ids = cfg.cluster.data_servers.iter().map(|d| d.id).collect();
+            let pending = store.adopt_ring(ids);
+            std::thread::scope(|s| s.spawn(|| pending.wait()).join())
+                .map_err(|_| StoreError::Internal("ring thread"))??
+        };
+        let rings = store.rings()?;
         let devices = crate::devices::Devices::new(
             cfg.cluster.clone(),
             secret.as_ref().map(|s| s.as_bytes()),
@@ -107,6 +122,8 @@ impl Mds {
         );
         Ok(Arc::new(Self {
             devices,
+            rings,
+            ring_generation,
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -119,11 +136,34 @@ impl Mds {
         }))
     }
 
+    /// The data server ring of `generation`: its recorded members, each with the addresses
+    /// the configuration gives it now (none for a data server the configuration no longer
+    /// has). `None` for a generation never recorded.
+    pub fn ring(&self, generation: u32) -> Option<layouts::Ring> {
+        let ids = self.rings.get(&generation)?;
+        Some(layouts::Ring::new(
+            generation,
+            ids.iter()
+                .map(|&id| layouts::DataServer {
+                    id: u32::from(id),
+                    addresses: self
+                        .cfg
+                        .cluster
+                        .data_server(id)
+                        .map(|d| d.addresses.clone())
+                        .unwrap_or_default(),
+                })
+                .collect(),
+        ))
+    }
+
     /// The data server ids of a stripe set, in stripe index order: where each DS object of a
-    /// file with this set lives. NFS4ERR_SERVERFAULT when the set names a ring this MDS cannot
-    /// resolve (a configuration that lost data servers the set was fixed with).
+    /// file with this set lives. NFS4ERR_SERVERFAULT when the set names a ring this MDS has
+    /// no record of (a metadata store from another cluster).
     pub fn stripe_servers(&self, set: &crate::store::StripeSet) -> Result<Vec<u16>, NfsStat4> {
-        let ring = self.cfg.cluster.ring(set.device.generation);
+        let ring = self
+            .ring(set.device.generation)
+            .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?;
         let members = ring
             .members(&set.device)
             .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;

@@ -16,27 +16,18 @@ use nfs_proto::nfs4::layout_files::{
 use nfs_proto::nfs4::*;
 use nfs_server::ds_fh::DsFhCodec;
 use nfs_server::keys::DsKeys;
+use support::cluster::{boot_cluster, start_cluster, Cluster};
 use support::open::*;
 use support::*;
 
-/// The test configuration over `dir`, changed by `f`.
-fn config(dir: &Path, f: impl FnOnce(&mut Config)) -> Config {
-    let mut cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.to_path_buf(),
-        grace_time: 0,
-        lease_time: 10,
-        ..Config::default()
-    };
-    f(&mut cfg);
-    cfg
-}
-
-/// A server whose configuration is changed by `f` (from the test defaults).
-async fn server_with(f: impl FnOnce(&mut Config)) -> (tempfile::TempDir, Arc<Mds>, SocketAddr) {
-    let dir = tempfile::tempdir().unwrap();
-    let (mds, addr) = start_with(config(dir.path(), f)).await;
-    (dir, mds, addr)
+/// A server with three running data servers, its configuration changed by `f` (from the
+/// test defaults).
+async fn server_with(f: impl FnOnce(&mut Config)) -> (Cluster, Arc<Mds>, SocketAddr) {
+    start_cluster(3, |c| {
+        c.lease_time = 10;
+        f(c)
+    })
+    .await
 }
 
 fn layouts_on(c: &mut Config) {
@@ -403,7 +394,7 @@ fn boot<T>(dir: &Path, cfg: impl FnOnce(&mut Config), f: impl AsyncFnOnce(Socket
         .build()
         .unwrap()
         .block_on(async {
-            let (_mds, addr) = start_with(config(dir, cfg)).await;
+            let (_ds, _cfg, _mds, addr) = boot_cluster(dir, 3, cfg).await;
             f(addr).await
         })
 }

@@ -25,38 +25,58 @@ use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
 use crate::store::{system_time_now, StripeSet};
 
-/// The generation of the data server ring the MDS builds devices from. Fixed until the
-/// device registry tracks changes of the data server list (a new generation makes new
-/// device ids; stripe sets keep the one they were fixed with).
-pub const RING_GENERATION: u32 = 1;
-
 /// The whole file: the only range this server grants (`NFS4_UINT64_MAX`, RFC 8881 section
 /// 12.2.9); the Linux file layout driver does I/O through the MDS for any other.
 const WHOLE_FILE: u64 = u64::MAX;
 
 /// The stripe set a file of `export` gets at its first layout: stripe unit, stripe count and
-/// packing from the cluster's policy ([`ClusterConfig::layout_for`]), and a window of the data
-/// server ring of `generation` of that many servers whose first server is the file id modulo
-/// the ring size, so files spread over the ring without a device id per file
-/// (docs/design.md, "pNFS plan"). `None` when no data servers are configured: the MDS then
-/// has no layout to give (NFS4ERR_LAYOUTUNAVAILABLE, RFC 8881 section 18.43.3).
+/// packing from the cluster's policy ([`ClusterConfig::layout_for`]), and a window of `ring`
+/// (the current generation's) whose first server is the file id modulo the ring size, so
+/// files spread over the ring without a device id per file (docs/design.md, "pNFS plan").
+/// Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a layout names
+/// servers the client can use) are skipped: the window moves on around the ring, and if no
+/// window of the policy's count has only usable servers, the widest one that does is taken.
+/// `None` when no data servers are configured or none is usable.
 pub fn stripe_set_for(
     cluster: &ClusterConfig,
+    ring: &layouts::Ring,
     export: u16,
     fileid: u64,
-    generation: u32,
+    usable: impl Fn(u32) -> bool,
 ) -> Option<StripeSet> {
     let policy = cluster.layout_for(export)?;
-    let ring = cluster.ring(generation);
     let n = u64::try_from(ring.servers.len()).ok().filter(|&n| n > 0)?;
-    let first = usize::try_from(fileid % n).ok()?;
+    let start = usize::try_from(fileid % n).ok()?;
     let count = usize::try_from(policy.stripe_count).ok()?;
-    let device = ring.device(count, first)?;
+    let device = (1..=count)
+        .rev()
+        .find_map(|c| ring.window_where(c, start, |s| usable(s.id)))?;
     Some(StripeSet {
         unit: policy.stripe_unit,
         device,
         packing: policy.packing,
     })
+}
+
+/// A new stripe set for a file of `export` from the current ring and the data servers up
+/// now: NFS4ERR_LAYOUTUNAVAILABLE without data servers, NFS4ERR_LAYOUTTRYLATER while none is
+/// up (section 18.43.3: the layout is only temporarily unavailable).
+pub fn new_stripe_set(
+    mds: &crate::server::Mds,
+    export: u16,
+    fileid: u64,
+) -> Result<StripeSet, NfsStat4> {
+    let ring = mds
+        .ring(mds.ring_generation)
+        .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
+    let up = |id: u32| {
+        u16::try_from(id)
+            .ok()
+            .and_then(|id| mds.devices.status(id))
+            .is_some_and(|s| s.up)
+    };
+    stripe_set_for(&mds.cfg.cluster, &ring, export, fileid, up)
+        .ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
 }
 
 /// LAYOUTGET (RFC 8881 section 18.43).
@@ -118,12 +138,20 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             Io::Read,
         )?;
     }
-    let proposed = stripe_set_for(cluster, fh.export, inode.fileid, RING_GENERATION)
-        .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
     let set = match ctx.mds.store.stripes(inode.fileid)? {
         Some(set) => set,
-        None => ctx.mds.store.fix_stripes(inode.fileid, proposed).await?,
+        None => {
+            let proposed = new_stripe_set(&ctx.mds, fh.export, inode.fileid)?;
+            ctx.mds.store.fix_stripes(inode.fileid, proposed).await?
+        }
     };
+    // A file whose data servers are not all up gets no layout until they are: its data is
+    // there, and I/O through the MDS waits for them too.
+    for id in ctx.mds.stripe_servers(&set)? {
+        if !ctx.mds.devices.status(id).is_some_and(|s| s.up) {
+            return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
+        }
+    }
     let codec = ds_fh_codec(
         ctx.mds.store.server_key(),
         ctx.mds.store.boot_epoch() as u16,
@@ -322,8 +350,10 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
     }
     let device = layouts::Device::from_id(&a.gdia_device_id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
     let via = ctx.session.conn.local().ip();
-    let addr = cluster
-        .ring(RING_GENERATION)
+    let addr = ctx
+        .mds
+        .ring(device.generation)
+        .ok_or(NfsStat4::NFS4ERR_NOENT)?
         .describe(&device, via)
         .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
     Ok(GetDeviceInfoResOk {
@@ -333,13 +363,13 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
 }
 
 /// The devices new layouts may name under the current policy: for every stripe count in use
-/// (the cluster's and each export's), the window of that many data servers starting at each
-/// ring position, in device id order.
-pub fn device_list(cluster: &ClusterConfig) -> Vec<Deviceid4> {
+/// (the cluster's and each export's), the window of that many data servers of `ring` (the
+/// current generation's) starting at each ring position, in device id order. (Narrower
+/// windows, taken while data servers are down, are described on request but not listed.)
+pub fn device_list(cluster: &ClusterConfig, ring: &layouts::Ring) -> Vec<Deviceid4> {
     if !cluster.grants_layouts() {
         return Vec::new();
     }
-    let ring = cluster.ring(RING_GENERATION);
     let n = ring.servers.len();
     let mut counts: Vec<u32> = std::iter::once(0)
         .chain(cluster.layout.exports.iter().map(|e| e.export))
@@ -379,11 +409,15 @@ fn getdevicelist_inner(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceList
         return Err(NfsStat4::NFS4ERR_INVAL);
     }
     let mut verf = [0u8; 8];
-    verf[4..].copy_from_slice(&RING_GENERATION.to_be_bytes());
+    verf[4..].copy_from_slice(&ctx.mds.ring_generation.to_be_bytes());
     if a.gdla_cookie != 0 && a.gdla_cookieverf != verf {
         return Err(NfsStat4::NFS4ERR_NOT_SAME);
     }
-    let ids = device_list(&ctx.mds.cfg.cluster);
+    let ids = ctx
+        .mds
+        .ring(ctx.mds.ring_generation)
+        .map(|ring| device_list(&ctx.mds.cfg.cluster, &ring))
+        .unwrap_or_default();
     let start = usize::try_from(a.gdla_cookie).map_err(|_| NfsStat4::NFS4ERR_BAD_COOKIE)?;
     if start > ids.len() {
         return Err(NfsStat4::NFS4ERR_BAD_COOKIE);
@@ -462,7 +496,7 @@ mod tests {
     fn the_window_starts_at_the_file_id_modulo_the_ring() {
         let c = cluster(3);
         for fileid in 0..9u64 {
-            let s = stripe_set_for(&c, 0, fileid, 4).unwrap();
+            let s = stripe_set_for(&c, &c.ring(4), 0, fileid, |_| true).unwrap();
             assert_eq!(u64::from(s.device.first), fileid % 3, "file {fileid}");
             assert_eq!(s.device.count, 3);
             assert_eq!(s.device.generation, 4);
@@ -479,9 +513,10 @@ mod tests {
             stripe_unit: Some(64 << 10),
             stripe_count: Some(2),
         });
-        let s = stripe_set_for(&c, 2, 7, 1).unwrap();
+        let ring = c.ring(1);
+        let s = stripe_set_for(&c, &ring, 2, 7, |_| true).unwrap();
         assert_eq!((s.unit, s.device.count, s.device.first), (64 << 10, 2, 3));
-        let other = stripe_set_for(&c, 0, 7, 1).unwrap();
+        let other = stripe_set_for(&c, &ring, 0, 7, |_| true).unwrap();
         assert_eq!(other.device.count, 4);
     }
 
@@ -490,7 +525,9 @@ mod tests {
         let mut c = cluster(2);
         c.data_servers[1].backend = Backend::Shared;
         assert_eq!(
-            stripe_set_for(&c, 0, 1, 1).unwrap().packing,
+            stripe_set_for(&c, &c.ring(1), 0, 1, |_| true)
+                .unwrap()
+                .packing,
             Packing::Sparse
         );
     }
@@ -498,25 +535,31 @@ mod tests {
     #[test]
     fn the_device_list_has_a_window_per_ring_position_and_stripe_count() {
         let mut c = cluster(3);
-        assert_eq!(device_list(&c), Vec::<Deviceid4>::new(), "layouts off");
+        let ring = c.ring(1);
+        c.layouts = false;
+        assert_eq!(
+            device_list(&c, &ring),
+            Vec::<Deviceid4>::new(),
+            "layouts off"
+        );
         c.layouts = true;
-        let ids = device_list(&c);
+        let ids = device_list(&c, &ring);
         assert_eq!(ids.len(), 3);
         c.layout.exports.push(ExportLayout {
             export: 2,
             stripe_unit: None,
             stripe_count: Some(2),
         });
-        let ids = device_list(&c);
+        let ids = device_list(&c, &ring);
         assert_eq!(ids.len(), 6);
         for id in &ids {
             let d = layouts::Device::from_id(id).unwrap();
-            assert!(c.ring(RING_GENERATION).members(&d).is_ok());
+            assert!(ring.members(&d).is_ok());
         }
         // Every file's stripe set names a listed device.
         for fileid in 0..12 {
             for export in [0, 2] {
-                let s = stripe_set_for(&c, export, fileid, RING_GENERATION).unwrap();
+                let s = stripe_set_for(&c, &ring, export, fileid, |_| true).unwrap();
                 assert!(ids.contains(&s.device.id()), "{fileid} {export}");
             }
         }
@@ -524,6 +567,25 @@ mod tests {
 
     #[test]
     fn without_data_servers_there_is_no_stripe_set() {
-        assert_eq!(stripe_set_for(&cluster(0), 0, 5, 1), None);
+        let c = cluster(0);
+        assert_eq!(stripe_set_for(&c, &c.ring(1), 0, 5, |_| true), None);
+    }
+
+    #[test]
+    fn down_data_servers_are_left_out_of_new_stripe_sets() {
+        let c = cluster(4);
+        let ring = c.ring(1);
+        // File 1 would start at position 1 (server 2); server 3 is down, so no window of
+        // four exists and the widest all-up window from position 1 onwards is taken.
+        let s = stripe_set_for(&c, &ring, 0, 1, |id| id != 3).unwrap();
+        assert_eq!((s.device.count, s.device.first), (3, 3));
+        let members: Vec<u32> = ring
+            .members(&s.device)
+            .unwrap()
+            .iter()
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(members, vec![4, 1, 2]);
+        assert_eq!(stripe_set_for(&c, &ring, 0, 1, |_| false), None);
     }
 }

@@ -30,6 +30,7 @@ pub mod commit;
 mod error;
 pub mod fh;
 mod ns;
+mod rings;
 pub mod schema;
 mod stripes;
 mod xattr;

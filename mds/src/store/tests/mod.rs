@@ -3,6 +3,7 @@
 mod durability;
 mod model;
 mod ops;
+mod rings;
 mod stripes;
 mod xattr;
 

@@ -1,0 +1,31 @@
+//! Ring generations: kept while the data server list stays, new when it changes.
+
+use super::*;
+
+#[test]
+fn the_same_servers_keep_their_generation_and_a_change_makes_a_new_one() {
+    let (_d, s) = fresh();
+    assert!(s.rings().unwrap().is_empty());
+    assert_eq!(s.adopt_ring(vec![3, 1, 2]).wait().unwrap(), 1);
+    assert_eq!(s.adopt_ring(vec![1, 2, 3]).wait().unwrap(), 1);
+    assert_eq!(s.adopt_ring(vec![1, 2, 3, 4]).wait().unwrap(), 2);
+    assert_eq!(s.adopt_ring(vec![1, 2, 3]).wait().unwrap(), 3);
+    let rings = s.rings().unwrap();
+    assert_eq!(rings[&1], vec![1, 2, 3]);
+    assert_eq!(rings[&2], vec![1, 2, 3, 4]);
+    assert_eq!(rings[&3], vec![1, 2, 3]);
+}
+
+#[test]
+fn ring_generations_survive_a_reopen() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("m.redb");
+    {
+        let s = open_at(&path);
+        assert_eq!(s.adopt_ring(vec![1, 2]).wait().unwrap(), 1);
+        assert_eq!(s.adopt_ring(vec![1, 2, 5]).wait().unwrap(), 2);
+    }
+    let s = open_at(&path);
+    assert_eq!(s.rings().unwrap()[&1], vec![1, 2]);
+    assert_eq!(s.adopt_ring(vec![1, 2, 5]).wait().unwrap(), 2);
+}

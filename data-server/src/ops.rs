@@ -104,13 +104,25 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
     let done = blocking(move || store.write(object(fh), offset, &[payload], stable)).await?;
     Ok(WriteResOk {
         count: done.count as Count4,
-        committed: StableHow4(done.committed.as_u32()),
+        committed: ds_committed(done.committed),
         writeverf: objects.verifier(),
     })
 }
 
-/// WRITE (RFC 8881 section 18.32) to the current object: UNSTABLE4, DATA_SYNC4 or FILE_SYNC4
-/// as asked (the store may do better and says so in `committed`). The write verifier is the
+/// What a data server may say it committed: never FILE_SYNC4. From a data server, FILE_SYNC4
+/// promises the file's metadata too (RFC 5661 erratum 2751, kept in RFC 8881 section 13.7),
+/// and the Linux file layout driver then sends no LAYOUTCOMMIT, but the size lives on the
+/// MDS, which learns of the write only through LAYOUTCOMMIT. Data the store synced is
+/// DATA_SYNC4: the client sends LAYOUTCOMMIT right after such writes, and no COMMIT.
+fn ds_committed(done: Stability) -> StableHow4 {
+    match done {
+        Stability::FileSync | Stability::DataSync => StableHow4::DATA_SYNC4,
+        Stability::Unstable => StableHow4::UNSTABLE4,
+    }
+}
+
+/// WRITE (RFC 8881 section 18.32) to the current object: UNSTABLE4, or synced for DATA_SYNC4
+/// and FILE_SYNC4 and answered DATA_SYNC4 ([`ds_committed`]). The write verifier is the
 /// object store's, which changes at every start of the DS (and after a failed sync), so the
 /// client re-sends what it wrote UNSTABLE and has not seen COMMITted.
 pub async fn write(ctx: &mut DsCtx, a: &WriteArgs) -> WriteRes {

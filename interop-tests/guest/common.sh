@@ -104,3 +104,14 @@ unmount_all() {
     umount "$M"
     kill "$C2PID" 2>/dev/null || true
 }
+
+# --- mountstats --------------------------------------------------------------------------------
+
+# Prints `MOUNTSTAT <client> <op> <count>` for each op with a nonzero count.
+mountstats() {
+    awk -v who="$2" -v mnt="$1" '
+        /^device / { inmnt = ($5 == mnt); inops = 0; next }
+        inmnt && /per-op statistics/ { inops = 1; next }
+        inmnt && inops && NF > 1 && $1 ~ /:$/ && $2 > 0 { sub(":", "", $1); print "MOUNTSTAT", who, $1, $2 }
+    '
+}

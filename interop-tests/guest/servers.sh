@@ -34,9 +34,31 @@ start_knfsd() {
     wait_port_2049 10
 }
 
+# Data server N of a multi-process cluster (PNFS_DS_IDS="1 2 3", with PNFS_ARGS="mds ..."):
+# `pnfs ds --id N` over the scenario's pnfs.yaml, its pid in /tmp/pnfs-dsN.pid and its log
+# appended to /tmp/pnfs-dsN.log. It binds its ports before it prints that it waits.
+start_pnfs_ds() {
+    local id=$1 i
+    cd /srv || return 1
+    /scenario/pnfs ds --config /scenario/pnfs.yaml --id "$id" >>"/tmp/pnfs-ds$id.log" 2>&1 &
+    echo "$!" >"/tmp/pnfs-ds$id.pid"
+    cd / || return 1
+    for ((i = 0; i < 300; i++)); do
+        grep -q 'waiting for the MDS' "/tmp/pnfs-ds$id.log" && return 0
+        kill -0 "$(cat "/tmp/pnfs-ds$id.pid")" 2>/dev/null || break
+        sleep 0.1
+    done
+    sed "s/^/pnfs ds $id: /" "/tmp/pnfs-ds$id.log"
+    return 1
+}
+
 # Our server, copied onto the scenario disk by the test. Its pid goes to /tmp/pnfs.pid (the
 # restart scenario kills it) and its log is appended to /tmp/pnfs.log (a restart adds to it).
 start_pnfs() {
+    local id
+    for id in ${PNFS_DS_IDS:-}; do
+        [[ -f /tmp/pnfs-ds$id.pid ]] || start_pnfs_ds "$id" || return 1
+    done
     cd /srv || return 1
     # shellcheck disable=SC2086 # PNFS_ARGS is a word list
     /scenario/pnfs $PNFS_ARGS >>/tmp/pnfs.log 2>&1 &

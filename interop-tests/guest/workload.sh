@@ -281,15 +281,6 @@ tar_tree() {
 
 # --- 9. mountstats -----------------------------------------------------------------------------
 
-# Prints `MOUNTSTAT <client> <op> <count>` for each op with a nonzero count.
-mountstats() {
-    awk -v who="$2" -v mnt="$1" '
-        /^device / { inmnt = ($5 == mnt); inops = 0; next }
-        inmnt && /per-op statistics/ { inops = 1; next }
-        inmnt && inops && NF > 1 && $1 ~ /:$/ && $2 > 0 { sub(":", "", $1); print "MOUNTSTAT", who, $1, $2 }
-    '
-}
-
 report_mountstats() {
     mountstats "$M" c1 </proc/self/mountstats >/tmp/ms1
     c2 cat /proc/self/mountstats | mountstats "$C2M" c2 >/tmp/ms2
@@ -317,7 +308,11 @@ pnfs_striping() {
     sync
     printf -v hex '%016x' "$(stat -c %i "$f")"
     sizes=$(for d in $DS_DIRS; do find "$d" -name "$hex.*" -printf '%s\n'; done | sort | tr '\n' ' ')
-    expect_eq "DS object sizes" "$sizes" "33554432 33554432 33554432 "
+    if [[ $sizes != "33554432 33554432 33554432 " ]]; then
+        echo "file id $hex: objects $sizes; $(find $DS_DIRS -type f | wc -l) DS objects in all; MDS objects: $(find /srv/pnfs-data/data -type f | wc -l)"
+        find $DS_DIRS -type f | tail -n 3
+        return 1
+    fi
     drop_caches
     expect_eq "sha256 via c1" "$(sha "$f")" "$(sha "$SRC/striped")"
     expect_eq "sha256 via c2" "$(c2 sha256sum "$C2M/striped" | cut -d' ' -f1)" "$(sha "$SRC/striped")"
@@ -348,6 +343,10 @@ export -f $(compgen -A function)
 export M C2M H SRC
 
 check mount_c1 mount_c1
+if [[ -n ${NFS_DEBUG:-} ]]; then
+    # shellcheck disable=SC2086 # a list of flags
+    rpcdebug -m nfs -s $NFS_DEBUG 2>&1 | tail -n 1
+fi
 check mount_c2 mount_c2
 C2PID=$(cat /tmp/c2.pid 2>/dev/null || true)
 export C2PID
@@ -388,3 +387,10 @@ if [[ -n ${PNFS_CHECKS:-} ]]; then
 fi
 cat /tmp/mountstats.txt 2>/dev/null
 check unmount unmount_all
+# What went wrong, for the console log: the server's warnings and the client's messages.
+if [[ $SERVER == pnfs ]]; then
+    grep -aE ' (WARN|ERROR) ' /tmp/pnfs.log | sed 's/\x1b\[[0-9;]*m//g' | tail -n 40 | sed 's/^/pnfs.log: /'
+fi
+lines=30
+[[ -z ${NFS_DEBUG:-} ]] || lines=400
+dmesg | grep -iE 'nfs|rpc|pnfs|layout' | grep -viE 'registered|installing|loaded' | tail -n "$lines" | sed 's/^/dmesg: /'

@@ -82,6 +82,14 @@ impl Scenario {
             Server::Knfsd => ("knfsd", "/srv/export", "/srv/export", ""),
             Server::Pnfs { args, export, .. } => ("pnfs", export.as_str(), "", args.as_str()),
         };
+        // For a run by hand: `PNFS_INTEROP_ONLY=<regex>` narrows any scenario to some checks,
+        // `PNFS_INTEROP_NFS_DEBUG=<rpcdebug flags>` turns on the client's debug messages
+        // (`rpcdebug -m nfs -s <flags>`, e.g. `pnfs`), printed at the end of the run.
+        let only = std::env::var("PNFS_INTEROP_ONLY")
+            .ok()
+            .or_else(|| self.only.clone())
+            .unwrap_or_default();
+        let nfs_debug = std::env::var("PNFS_INTEROP_NFS_DEBUG").unwrap_or_default();
         let mut env = String::new();
         let vars = [
             ("SERVER", server),
@@ -90,7 +98,8 @@ impl Scenario {
             ("SERVER_DIR", server_dir),
             ("PNFS_ARGS", args),
             ("MODE", "run"),
-            ("ONLY", self.only.as_deref().unwrap_or("")),
+            ("ONLY", only.as_str()),
+            ("NFS_DEBUG", nfs_debug.as_str()),
             ("WORKLOAD", self.workload.as_str()),
         ];
         let extra = self.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str()));

@@ -340,7 +340,7 @@ pnfs_traffic() {
 
 # Each check runs in its own bash (see check), which needs the functions and settings.
 export -f $(compgen -A function)
-export M C2M H SRC
+export M C2M H SRC DS_DIRS
 
 check mount_c1 mount_c1
 if [[ -n ${NFS_DEBUG:-} ]]; then

@@ -72,6 +72,8 @@ pub struct Mds {
     pub core: Core,
     /// The data servers: which are up, the ring new layouts use, their control connections.
     pub devices: crate::devices::Devices,
+    /// The task that removes deleted files' objects from the data servers, and its counters.
+    pub removals: crate::removals::Removals,
 }
 
 impl Mds {
@@ -107,6 +109,7 @@ impl Mds {
         );
         Ok(Arc::new(Self {
             devices,
+            removals: crate::removals::Removals::default(),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -123,14 +126,7 @@ impl Mds {
     /// file with this set lives. NFS4ERR_SERVERFAULT when the set names a ring this MDS cannot
     /// resolve (a configuration that lost data servers the set was fixed with).
     pub fn stripe_servers(&self, set: &crate::store::StripeSet) -> Result<Vec<u16>, NfsStat4> {
-        let ring = self.cfg.cluster.ring(set.device.generation);
-        let members = ring
-            .members(&set.device)
-            .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
-        members
-            .iter()
-            .map(|s| u16::try_from(s.id).map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT))
-            .collect()
+        Ok(crate::dsobjects::stripe_servers(&self.cfg.cluster, set)?)
     }
 
     /// The root directory of export `id` (NFS4ERR_STALE if it was removed, NFS4ERR_NOENT for
@@ -183,8 +179,10 @@ impl Mds {
     }
 
     /// Serves connections accepted on `listener` (and expires leases) for as long as the
-    /// task runs.
+    /// task runs. Starts the task that removes deleted files' objects from the data servers
+    /// ([`crate::removals`]), whose first pass sends what earlier boots left queued.
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
+        crate::removals::Removals::start(&self);
         nfs_server::serve_on(self, listener).await;
     }
 }

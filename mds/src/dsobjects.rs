@@ -86,7 +86,10 @@ impl From<DsObjectsError> for NfsStat4 {
 
 /// The data server id of each stripe index of `set`, in index order, under `cluster`:
 /// where each object of a file with this set lives.
-pub fn stripe_servers(cluster: &ClusterConfig, set: &StripeSet) -> Result<Vec<u16>, DsObjectsError> {
+pub fn stripe_servers(
+    cluster: &ClusterConfig,
+    set: &StripeSet,
+) -> Result<Vec<u16>, DsObjectsError> {
     let ring = cluster.ring(set.device.generation);
     let members = ring
         .members(&set.device)
@@ -184,7 +187,10 @@ pub async fn sized(mds: &Mds, mut inode: Inode) -> Inode {
         Ok(Some(set)) => set,
         Ok(None) => return inode,
         Err(e) => {
-            warn!(fileid = inode.fileid, "size from the data servers: stripe set: {e}");
+            warn!(
+                fileid = inode.fileid,
+                "size from the data servers: stripe set: {e}"
+            );
             return inode;
         }
     };
@@ -266,7 +272,9 @@ fn plan_for(
             })
             .collect::<Result<Vec<_>, DsObjectsError>>()?,
         Packing::Sparse => {
-            let mut up = servers.iter().filter_map(|&ds| Some((ds, control(mds, ds).ok()?)));
+            let mut up = servers
+                .iter()
+                .filter_map(|&ds| Some((ds, control(mds, ds).ok()?)));
             let (ds, ctl) = up
                 .next()
                 .ok_or(DsObjectsError::Down(servers.first().copied().unwrap_or(0)))?;

@@ -135,7 +135,11 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
         let mut calls = JoinSet::new();
         for (ds, files) in by_ds {
             let Some(ctl) = mds.devices.control(ds) else {
-                debug!(ds, files = files.len(), "removal waits for a data server that is down");
+                debug!(
+                    ds,
+                    files = files.len(),
+                    "removal waits for a data server that is down"
+                );
                 out.failed += 1;
                 continue;
             };

@@ -52,8 +52,8 @@ pub use commit::{CommitCounts, Pending, Tbl, Txn};
 pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
 pub use ns::check_name;
-pub use schema::{FIRST_COOKIE, ROOT_FILEID};
 pub use removals::DsRemoval;
+pub use schema::{FIRST_COOKIE, ROOT_FILEID};
 pub use stripes::StripeSet;
 pub use xattr::{
     check_xattr_name, XattrName, XattrNames, XattrSet, MAX_XATTR_LIST_LEN, MAX_XATTR_NAME_LEN,

@@ -178,7 +178,10 @@ mod tests {
     fn every_prefix_of_a_record_and_an_unknown_version_are_corrupt() {
         let b = encode(&[1, 2, 3]);
         for n in 0..b.len() {
-            assert!(matches!(decode(&b[..n]), Err(StoreError::Corrupt(_))), "{n}");
+            assert!(
+                matches!(decode(&b[..n]), Err(StoreError::Corrupt(_))),
+                "{n}"
+            );
         }
         let mut v2 = b.to_vec();
         v2[3] = 2;

@@ -3,6 +3,8 @@
 //! from `nfs-proto` types.
 #![allow(dead_code)]
 
+pub mod ds;
+pub mod layout;
 pub mod open;
 
 use std::net::SocketAddr;

@@ -3,6 +3,7 @@
 mod durability;
 mod model;
 mod ops;
+mod removals;
 mod stripes;
 mod xattr;
 

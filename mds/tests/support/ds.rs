@@ -142,10 +142,15 @@ impl Drop for DsProc {
 }
 
 /// Waits (up to 10 s) until `f` holds.
-pub async fn until(what: &str, mut f: impl FnMut() -> bool) -> Duration {
+pub async fn until(what: &str, f: impl FnMut() -> bool) -> Duration {
+    until_within(what, Duration::from_secs(10), f).await
+}
+
+/// Waits (up to `limit`) until `f` holds; returns how long it took.
+pub async fn until_within(what: &str, limit: Duration, mut f: impl FnMut() -> bool) -> Duration {
     let t0 = Instant::now();
     while !f() {
-        assert!(t0.elapsed() < Duration::from_secs(10), "timed out: {what}");
+        assert!(t0.elapsed() < limit, "timed out: {what}");
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     t0.elapsed()

@@ -271,23 +271,16 @@ pub fn wants_size(want: &Bitmap4) -> bool {
     want.contains(FATTR4_SIZE) || want.contains(FATTR4_SPACE_USED)
 }
 
-/// The current object, with its size as the data servers show it when `want` asks for the
-/// size and clients write the file through layouts ([`crate::dsobjects::sized`]).
-async fn current_inode(ctx: &Ctx, want: &Bitmap4) -> Result<Inode, NfsStat4> {
-    let inode = ctx.inode()?;
-    if wants_size(want) {
-        return Ok(crate::dsobjects::sized(&ctx.mds, inode).await);
-    }
-    Ok(inode)
-}
-
 /// GETATTR (RFC 8881 section 18.7). While a client holds an RW layout of the file, its size
 /// is asked of the data servers: writes through layouts reach the MDS only at LAYOUTCOMMIT
 /// (RFC 8881 section 12.5.4), and another client must not see a stale size meanwhile.
 pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
     let r = async {
         let fh = ctx.fh()?;
-        let inode = current_inode(ctx, &a.attr_request).await?;
+        let mut inode = ctx.inode()?;
+        if wants_size(&a.attr_request) {
+            inode = crate::dsobjects::sized(&ctx.mds, inode).await;
+        }
         let attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
         let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
         Ok(GetAttrResOk {
@@ -437,9 +430,9 @@ pub fn access(ctx: &mut Ctx, a: &AccessArgs) -> AccessRes {
 pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
     let r = async {
         let fh = ctx.fh()?;
+        let inode = ctx.inode()?;
         let given = FileAttrs::from_fattr(f).map_err(NfsStat4::from)?;
         let mask = given.mask();
-        let inode = current_inode(ctx, &mask).await?;
         if mask.contains(FATTR4_RDATTR_ERROR) {
             return Err(NfsStat4::NFS4ERR_INVAL);
         }
@@ -449,6 +442,11 @@ pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
                 return Err(NfsStat4::NFS4ERR_ATTRNOTSUPP);
             }
         }
+        let inode = if wants_size(&mask) {
+            crate::dsobjects::sized(&ctx.mds, inode).await
+        } else {
+            inode
+        };
         let ours = file_attrs(ctx, &inode, fh.export, &mask).to_fattr_exact(&f.attrmask);
         Ok(ours.attr_vals == f.attr_vals)
     }

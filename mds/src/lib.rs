@@ -7,7 +7,9 @@
 //!   └─> role (the MDS's hooks) ─> compound (current/saved filehandle) ─> ops/ (the op table)
 //!          ├─> state/ (stateids, opens, locks, orphans)                      sans-IO
 //!          ├─> store/ (namespace, attributes, filehandles in redb; group commit)
-//!          └─> pfs-core (file data)
+//!          ├─> pfs-core (file data of files without a stripe set)
+//!          └─> devices (registry) ─> dsctl (control protocol) ─> data servers:
+//!                dsobjects (sizes, truncates of striped files), removals (durable queue)
 //! ```
 //!
 //! State of this crate: being built (see the README); the modules below are filled in one by
@@ -18,9 +20,11 @@ pub mod compound;
 pub mod config;
 pub mod devices;
 pub mod dsctl;
+pub mod dsobjects;
 pub mod exports;
 pub mod metrics;
 pub mod ops;
+pub mod removals;
 pub mod role;
 pub mod server;
 pub mod state;

@@ -1,7 +1,8 @@
 //! Counters an operator can read: the Prometheus text format over plain HTTP on
 //! `metrics_listen` (default 127.0.0.1:9249; `pnfs stats` prints them). Operations by name
-//! and outcome, COMPOUNDs, clients, sessions, open and lock state, grace, and the metadata
-//! store's commits (how well group commit shares fsyncs).
+//! and outcome, COMPOUNDs, clients, sessions, open and lock state, grace, the data servers
+//! and the queue of objects to remove from them, and the metadata store's commits (how well
+//! group commit shares fsyncs).
 //!
 //! The HTTP side is deliberately tiny (one GET, answered and closed): it needs no dependency
 //! and no configuration beyond the address, and a scraper or `curl` is all that talks to it.
@@ -124,6 +125,30 @@ pub fn render(mds: &Mds, now: Instant) -> String {
          table `rings`; a new one whenever the list changes).",
         &one(u64::from(mds.ring_generation)),
     );
+    // A store that cannot be read leaves the gauge out rather than reporting an empty queue.
+    if let Ok(queued) = mds.store.ds_removal_count() {
+        metric(
+            "ds_removal_queue",
+            "gauge",
+            "Deleted files whose objects some data server has not yet removed (durable queue).",
+            &one(queued),
+        );
+    }
+    metric(
+        "ds_removals_total",
+        "counter",
+        "Deleted files whose objects every data server of theirs removed.",
+        &one(mds.removals.done.load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    metric(
+        "ds_remove_failures_total",
+        "counter",
+        "REMOVE calls to data servers that failed or waited for a data server that was down.",
+        &one(mds
+            .removals
+            .failed_calls
+            .load(std::sync::atomic::Ordering::Relaxed)),
+    );
     let c = mds.store.commit_stats();
     metric(
         "store_commits_total",
@@ -230,6 +255,8 @@ mod tests {
             "{page}"
         );
         assert!(page.contains("pnfs_stateids{kind=\"open\"} 0\n"), "{page}");
+        assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
+        assert!(page.contains("pnfs_ds_removals_total 0\n"), "{page}");
         assert!(page.contains("# TYPE pnfs_compounds_total counter\n"));
         assert!(get("/other").await.starts_with("HTTP/1.0 404"));
     }

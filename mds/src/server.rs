@@ -49,6 +49,42 @@ pub enum StartError {
     Listen(SocketAddr, std::io::Error),
 }
 
+/// Every recorded ring generation with the cluster configuration: resolves a stripe set's
+/// ring away from the MDS ([`Mds::ring_book`]).
+#[derive(Clone, Debug)]
+pub struct RingBook {
+    rings: Arc<BTreeMap<u32, Vec<u16>>>,
+    /// The cluster configuration (addresses, the configured data servers).
+    pub cluster: crate::config::ClusterConfig,
+}
+
+impl RingBook {
+    /// As [`Mds::ring`].
+    pub fn ring(&self, generation: u32) -> Option<layouts::Ring> {
+        ring_of(&self.rings, &self.cluster, generation)
+    }
+}
+
+fn ring_of(
+    rings: &BTreeMap<u32, Vec<u16>>,
+    cluster: &crate::config::ClusterConfig,
+    generation: u32,
+) -> Option<layouts::Ring> {
+    let ids = rings.get(&generation)?;
+    Some(layouts::Ring::new(
+        generation,
+        ids.iter()
+            .map(|&id| layouts::DataServer {
+                id: u32::from(id),
+                addresses: cluster
+                    .data_server(id)
+                    .map(|d| d.addresses.clone())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+    ))
+}
+
 /// The metadata server.
 pub struct Mds {
     /// Configuration.
@@ -74,10 +110,12 @@ pub struct Mds {
     pub devices: crate::devices::Devices,
     /// Every ring generation's data server ids (store table `rings`): the windows of stripe
     /// sets fixed under any generation stay resolvable after the configuration changes.
-    rings: BTreeMap<u32, Vec<u16>>,
+    rings: Arc<BTreeMap<u32, Vec<u16>>>,
     /// The generation of the configured data server list (0 without data servers): new
     /// stripe sets are windows of its ring.
     pub ring_generation: u32,
+    /// The task that removes deleted files' objects from the data servers, and its counters.
+    pub removals: crate::removals::Removals,
 }
 
 impl Mds {
@@ -112,7 +150,7 @@ impl Mds {
             std::thread::scope(|s| s.spawn(|| pending.wait()).join())
                 .map_err(|_| StoreError::Internal("ring thread"))??
         };
-        let rings = store.rings()?;
+        let rings = Arc::new(store.rings()?);
         let devices = crate::devices::Devices::new(
             cfg.cluster.clone(),
             secret.as_ref().map(|s| s.as_bytes()),
@@ -124,6 +162,7 @@ impl Mds {
             devices,
             rings,
             ring_generation,
+            removals: crate::removals::Removals::default(),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -140,21 +179,16 @@ impl Mds {
     /// the configuration gives it now (none for a data server the configuration no longer
     /// has). `None` for a generation never recorded.
     pub fn ring(&self, generation: u32) -> Option<layouts::Ring> {
-        let ids = self.rings.get(&generation)?;
-        Some(layouts::Ring::new(
-            generation,
-            ids.iter()
-                .map(|&id| layouts::DataServer {
-                    id: u32::from(id),
-                    addresses: self
-                        .cfg
-                        .cluster
-                        .data_server(id)
-                        .map(|d| d.addresses.clone())
-                        .unwrap_or_default(),
-                })
-                .collect(),
-        ))
+        ring_of(&self.rings, &self.cfg.cluster, generation)
+    }
+
+    /// What [`Mds::ring`] needs, to take where the MDS cannot go (a store job must not hold
+    /// the last handle of the MDS).
+    pub fn ring_book(&self) -> RingBook {
+        RingBook {
+            rings: self.rings.clone(),
+            cluster: self.cfg.cluster.clone(),
+        }
     }
 
     /// The data server ids of a stripe set, in stripe index order: where each DS object of a
@@ -223,8 +257,10 @@ impl Mds {
     }
 
     /// Serves connections accepted on `listener` (and expires leases) for as long as the
-    /// task runs.
+    /// task runs. Starts the task that removes deleted files' objects from the data servers
+    /// ([`crate::removals`]), whose first pass sends what earlier boots left queued.
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
+        crate::removals::Removals::start(&self);
         nfs_server::serve_on(self, listener).await;
     }
 }

@@ -7,18 +7,15 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mds::Mds;
+use mds::{Config, Mds};
 use nfs_proto::control::ClusterKey;
-use support::cluster::*;
+use support::ds::*;
 
-/// Waits (up to 10 s) until `f` holds.
-async fn until(what: &str, mut f: impl FnMut() -> bool) -> Duration {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(t0.elapsed() < Duration::from_secs(10), "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    t0.elapsed()
+const LEASE: u32 = 30;
+
+/// A configuration with `n` data servers on free loopback ports under `dir`.
+fn config(dir: &std::path::Path, n: u16) -> Config {
+    cluster_config(dir, n, LEASE)
 }
 
 fn ring_ids(mds: &Mds) -> Vec<u32> {

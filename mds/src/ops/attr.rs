@@ -264,17 +264,30 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
     a
 }
 
-/// GETATTR (RFC 8881 section 18.7).
-pub fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
-    let r = (|| {
+/// Whether `want` asks for an attribute the MDS answers from a file's size (`size`,
+/// `space_used`): for a file that clients write through layouts, those need the data
+/// servers ([`crate::dsobjects::sized`]).
+pub fn wants_size(want: &Bitmap4) -> bool {
+    want.contains(FATTR4_SIZE) || want.contains(FATTR4_SPACE_USED)
+}
+
+/// GETATTR (RFC 8881 section 18.7). While a client holds an RW layout of the file, its size
+/// is asked of the data servers: writes through layouts reach the MDS only at LAYOUTCOMMIT
+/// (RFC 8881 section 12.5.4), and another client must not see a stale size meanwhile.
+pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
+    let r = async {
         let fh = ctx.fh()?;
-        let inode = ctx.inode()?;
+        let mut inode = ctx.inode()?;
+        if wants_size(&a.attr_request) {
+            inode = crate::dsobjects::sized(&ctx.mds, inode).await;
+        }
         let attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
         let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
         Ok(GetAttrResOk {
             obj_attributes: attrs.to_fattr(&want),
         })
-    })();
+    }
+    .await;
     match r {
         Ok(ok) => GetAttrRes::Ok(ok),
         Err(s) => GetAttrRes::Err(s),
@@ -349,13 +362,24 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         if s.is_empty() {
             return Ok(mask);
         }
+        // A striped file's objects are truncated on its data servers before the store records
+        // the size, so a data server that is down changes nothing (NFS4ERR_DELAY); the store's
+        // own checks come first, so it does not refuse what the data servers already did.
+        let mut striped = false;
+        if let Some(size) = s.size {
+            s.check()?;
+            if let Some(t) = crate::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size)? {
+                t.run().await?;
+                striped = true;
+            }
+        }
         let out = ctx
             .mds
             .store
             .setattr(inode.fileid, s.clone(), system_time_now())
             .await?;
         if let Some(size) = s.size {
-            if size != out.old_size {
+            if !striped && size != out.old_size {
                 super::open::truncate_data(ctx, inode.fileid, size).await?;
             }
         }
@@ -402,9 +426,9 @@ pub fn access(ctx: &mut Ctx, a: &AccessArgs) -> AccessRes {
 }
 
 /// VERIFY (`same == true`) and NVERIFY (RFC 8881 sections 18.31, 18.15): compares the given
-/// values with the object's, byte for byte in XDR.
-pub fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
-    let r = (|| {
+/// values with the object's, byte for byte in XDR, the size as GETATTR reports it.
+pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
+    let r = async {
         let fh = ctx.fh()?;
         let inode = ctx.inode()?;
         let given = FileAttrs::from_fattr(f).map_err(NfsStat4::from)?;
@@ -418,9 +442,15 @@ pub fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
                 return Err(NfsStat4::NFS4ERR_ATTRNOTSUPP);
             }
         }
+        let inode = if wants_size(&mask) {
+            crate::dsobjects::sized(&ctx.mds, inode).await
+        } else {
+            inode
+        };
         let ours = file_attrs(ctx, &inode, fh.export, &mask).to_fattr_exact(&f.attrmask);
         Ok(ours.attr_vals == f.attr_vals)
-    })();
+    }
+    .await;
     match r {
         Err(s) => s,
         Ok(equal) if equal == same => NfsStat4::NFS4_OK,

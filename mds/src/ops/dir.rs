@@ -111,16 +111,25 @@ pub async fn remove_data(mds: &Mds, fileid: u64) {
 }
 
 /// Deletes an orphan that no open holds (the opens table said [`OrphanFate::Delete`] or
-/// released it): its data first, then its inode (submitted here, committed in the
-/// background). In that order a crash in between leaves an orphan that the next start finds
-/// and deletes again, never data without an inode. Until the inode is gone the opens table
-/// marks the file as being deleted, so PUTFH already answers NFS4ERR_STALE.
+/// released it): its data in the MDS's store first, then its inode (submitted here,
+/// committed in the background). In that order a crash in between leaves an orphan that the
+/// next start finds and deletes again, never data without an inode. A striped file's objects
+/// on the data servers are queued for removal in the transaction that deletes the inode, and
+/// the removal task ([`crate::removals`]) is woken once it commits. Until the inode is gone
+/// the opens table marks the file as being deleted, so PUTFH already answers NFS4ERR_STALE.
 pub async fn reap(mds: Arc<Mds>, fileid: u64) {
     remove_data(&mds, fileid).await;
-    let deleted = mds.store.delete_orphan(fileid);
+    // The job gets the cluster configuration, not the MDS: a job that held the last handle
+    // of the MDS would drop the store from the committer's own thread.
+    let rings = mds.ring_book();
+    let deleted = mds.store.delete_orphan(fileid, move |set| {
+        let ring = rings.ring(set.device.generation);
+        crate::dsobjects::removal_servers(ring.as_ref(), &rings.cluster, set)
+    });
     tokio::spawn(async move {
-        if let Err(e) = deleted.await {
-            warn!(fileid, "deleting an orphan (left for the next start): {e}");
+        match deleted.await {
+            Ok(_) => mds.removals.wake(),
+            Err(e) => warn!(fileid, "deleting an orphan (left for the next start): {e}"),
         }
         mds.opens
             .lock()
@@ -510,20 +519,24 @@ pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
 /// entry is returned whatever it says. Each entry's attributes are read in the same store
 /// snapshot as the entry, so they cannot fail to be read (`rdattr_error`, when requested, is
 /// NFS4_OK).
-pub fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> ReadDirRes {
-    match readdir_inner(ctx, a) {
+///
+/// An entry's size is the one GETATTR reports: asked of the data servers while a client holds
+/// an RW layout of the file ([`crate::dsobjects::sized`]).
+pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> ReadDirRes {
+    match readdir_inner(ctx, a).await {
         Ok(ok) => ReadDirRes::Ok(ok),
         Err(s) => ReadDirRes::Err(s),
     }
 }
 
-fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat4> {
+async fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat4> {
     let (fh, dir) = current_dir(ctx)?;
     if ctx.allowed(&dir, ACCESS4_READ) == 0 {
         return Err(NfsStat4::NFS4ERR_ACCESS);
     }
     let (limit, too_small) = reply_budget(ctx, a.maxcount, READDIR_FIXED)?;
     let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
+    let wants_size = super::attr::wants_size(&want);
     let wants_fs = FS_ATTRS.iter().any(|&b| want.contains(b));
     let mut no_fs = want.clone();
     FS_ATTRS.iter().for_each(|&b| no_fs.clear(b));
@@ -548,6 +561,11 @@ fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat
                 Some(Place::Export(id)) => (ctx.mds.export_root(id)?, id),
                 Some(Place::Pseudo(_)) => (e.inode, PSEUDO_EXPORT),
                 None => (e.inode, fh.export),
+            };
+            let inode = if wants_size {
+                crate::dsobjects::sized(&ctx.mds, inode).await
+            } else {
+                inode
             };
             let mut attrs = if fs_template.is_some() {
                 file_attrs(ctx, &inode, export, &no_fs)

@@ -45,21 +45,21 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::SecInfo(a) => R::SecInfo(fh::secinfo(ctx, a)),
         A::SecInfoNoName(a) => R::SecInfoNoName(fh::secinfo_no_name(ctx, a)),
         // Attributes.
-        A::GetAttr(a) => R::GetAttr(attr::getattr(ctx, a)),
+        A::GetAttr(a) => R::GetAttr(attr::getattr(ctx, a).await),
         A::SetAttr(a) => R::SetAttr(attr::setattr(ctx, a).await),
         A::Access(a) => R::Access(attr::access(ctx, a)),
         A::Verify(a) => R::Verify(VerifyRes {
-            status: attr::verify(ctx, &a.obj_attributes, true),
+            status: attr::verify(ctx, &a.obj_attributes, true).await,
         }),
         A::NVerify(a) => R::NVerify(NVerifyRes {
-            status: attr::verify(ctx, &a.obj_attributes, false),
+            status: attr::verify(ctx, &a.obj_attributes, false).await,
         }),
         // Directories.
         A::Create(a) => R::Create(dir::create(ctx, a).await),
         A::Remove(a) => R::Remove(dir::remove(ctx, a).await),
         A::Rename(a) => R::Rename(dir::rename(ctx, a).await),
         A::Link(a) => R::Link(dir::link(ctx, a).await),
-        A::ReadDir(a) => R::ReadDir(dir::readdir(ctx, a)),
+        A::ReadDir(a) => R::ReadDir(dir::readdir(ctx, a).await),
         A::ReadLink => R::ReadLink(dir::readlink(ctx)),
         A::OpenAttr(_) => R::OpenAttr(OpenAttrRes {
             status: NfsStat4::NFS4ERR_NOTSUPP,

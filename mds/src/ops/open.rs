@@ -82,8 +82,10 @@ fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> 
     Ok(())
 }
 
-/// Truncates a file's data object (after the store recorded the new size): OPEN's truncate
-/// and SETATTR of the size.
+/// Truncates the data object of a file without a stripe set, in the MDS's own store (after
+/// the store recorded the new size): OPEN's truncate and SETATTR of the size. A striped
+/// file's objects are truncated on its data servers instead, before the store records the
+/// size ([`crate::dsobjects::plan_truncate`]).
 pub(super) async fn truncate_data(ctx: &Ctx, fileid: u64, size: u64) -> Result<(), NfsStat4> {
     let data = ctx.mds.data.clone();
     nfs_server::io::blocking(move || data.truncate(ObjectId::whole(fileid), size)).await
@@ -364,6 +366,13 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         return Err(NfsStat4::NFS4ERR_INVAL);
     }
     check_open_permission(ctx, &target, &share)?;
+    // A striped file's data servers must all be up to truncate it: checked before the share
+    // reservation, so that a data server that is down (NFS4ERR_DELAY) leaves no open behind.
+    let ds_truncate = if target.truncate {
+        crate::dsobjects::plan_truncate(&ctx.mds, target.inode.fileid, 0)?
+    } else {
+        None
+    };
     let grant = ctx.mds.opens.lock().expect("opens").open(
         clientid,
         target.inode.fileid,
@@ -371,8 +380,14 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         a.share_access,
         a.share_deny,
     )?;
-    // After the share reservation, so that a denied OPEN truncates nothing.
+    // After the share reservation, so that a denied OPEN truncates nothing. A striped file's
+    // objects go first (their size may be past the recorded one while clients write through
+    // layouts), then the store records size 0.
     if target.truncate {
+        let striped = ds_truncate.is_some();
+        if let Some(t) = ds_truncate {
+            t.run().await?;
+        }
         let size0 = SetAttrs {
             size: Some(0),
             ..SetAttrs::default()
@@ -382,7 +397,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             .store
             .setattr(target.inode.fileid, size0, system_time_now())
             .await?;
-        if out.old_size != 0 {
+        if !striped && out.old_size != 0 {
             truncate_data(ctx, target.inode.fileid, 0).await?;
         }
     }

@@ -30,6 +30,7 @@ pub mod commit;
 mod error;
 pub mod fh;
 mod ns;
+mod removals;
 mod rings;
 pub mod schema;
 mod stripes;
@@ -52,6 +53,7 @@ pub use commit::{CommitCounts, Pending, Tbl, Txn};
 pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
 pub use ns::check_name;
+pub use removals::DsRemoval;
 pub use schema::{FIRST_COOKIE, ROOT_FILEID};
 pub use stripes::StripeSet;
 pub use xattr::{
@@ -411,6 +413,7 @@ impl Store {
             wtx.open_table(XATTRS)?;
             wtx.open_table(XATTR_COOKIES)?;
             wtx.open_table(STRIPES)?;
+            wtx.open_table(DS_REMOVALS)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {
@@ -691,11 +694,19 @@ impl Store {
 
     /// Deletes an orphan's inode (a regular file whose last name went, see
     /// [`Removed::orphan`]); call it when no open holds the file any more, after removing its
-    /// data, so that a crash in between leaves an orphan to find again rather than data
-    /// nobody knows about. False (and nothing done) if `fileid` is not an orphan: not one yet
-    /// (a failed REMOVE), not any more, or never.
-    pub fn delete_orphan(&self, fileid: u64) -> Pending<bool> {
-        self.write(move |tx| ns::delete_orphan(tx, fileid))
+    /// data in the MDS's own object store, so that a crash in between leaves an orphan to
+    /// find again rather than data nobody knows about. A file with a stripe set has objects on
+    /// data servers too: `servers` names the data servers of its set, and they are queued for
+    /// removal (table `ds_removals`, [`Store::ds_removals`]) in the same transaction that
+    /// deletes the inode and the stripe set, so they are never forgotten. False (and nothing
+    /// done) if `fileid` is not an orphan: not one yet (a failed REMOVE), not any more, or
+    /// never.
+    pub fn delete_orphan(
+        &self,
+        fileid: u64,
+        servers: impl Fn(&StripeSet) -> Vec<u16> + Send + 'static,
+    ) -> Pending<bool> {
+        self.write(move |tx| ns::delete_orphan(tx, fileid, &servers))
     }
 
     /// The orphans now in the store, as (file id, boot epoch in which it lost its last

@@ -14,7 +14,7 @@ use super::commit::{Tbl, Txn};
 use super::schema::*;
 use super::{
     CreateHow, CreateSpec, Created, Inode, Linked, NewObject, Removed, Renamed, SetAttrs,
-    SetattrOutcome, StoreError, MAX_NAME_LEN, MAX_SYMLINK_LEN,
+    SetattrOutcome, StoreError, StripeSet, MAX_NAME_LEN, MAX_SYMLINK_LEN,
 };
 
 /// Checks a component name (RFC 8881 section 14.5 and 18.13.3): empty is NFS4ERR_INVAL; "."
@@ -110,8 +110,9 @@ impl<'t> Ns<'t> {
         Ok(())
     }
 
-    /// Deletes an inode record, the object's extended attributes and its stripe set.
-    fn delete(&mut self, fileid: u64) -> Result<(), StoreError> {
+    /// Deletes an inode record, the object's extended attributes and its stripe set; returns
+    /// the stripe set it had (its objects on the data servers are the caller's to queue).
+    fn delete(&mut self, fileid: u64) -> Result<Option<StripeSet>, StoreError> {
         self.inodes.write().remove(fileid)?;
         super::xattr::remove_all(self, fileid)?;
         super::stripes::remove(self, fileid)
@@ -347,6 +348,7 @@ fn drop_link(
     epoch: u64,
 ) -> Result<LinkDrop, StoreError> {
     if rec.is_dir() || (rec.nlink <= 1 && rec.ftype != NfsFtype4::NF4REG) {
+        // Not a regular file, so no stripe set to queue ([`super::stripes`] refuses others).
         ns.delete(child)?;
         return Ok(LinkDrop::Deleted);
     }
@@ -361,18 +363,27 @@ fn drop_link(
     Ok(LinkDrop::Orphaned)
 }
 
-/// Deletes an orphan (a regular file whose last name went, see [`drop_link`]): its inode and
-/// its `orphans` entry. Anything else is left alone and reported as `false`: a file id that
-/// is not an orphan (it was never one, or is already deleted) is not deleted, so the caller
-/// may ask more than once and may ask about a file whose REMOVE failed.
-pub(super) fn delete_orphan(tx: &Txn<'_>, fileid: u64) -> Result<bool, StoreError> {
+/// Deletes an orphan (a regular file whose last name went, see [`drop_link`]): its inode,
+/// its `orphans` entry and its stripe set, and queues the removal of its objects from the
+/// data servers `servers` names for that set. Anything else is left alone and reported as
+/// `false`: a file id that is not an orphan (it was never one, or is already deleted) is not
+/// deleted, so the caller may ask more than once and may ask about a file whose REMOVE
+/// failed.
+pub(super) fn delete_orphan(
+    tx: &Txn<'_>,
+    fileid: u64,
+    servers: &dyn Fn(&StripeSet) -> Vec<u16>,
+) -> Result<bool, StoreError> {
     let mut ns = Ns::open(tx)?;
     if ns.orphans.read().get(fileid)?.is_none() {
         return Ok(false);
     }
+    let mut removals = tx.open(DS_REMOVALS)?;
     ns.orphans.write().remove(fileid)?;
     // Through the namespace's delete, so the file's extended attributes go with it.
-    ns.delete(fileid)?;
+    if let Some(set) = ns.delete(fileid)? {
+        super::removals::queue(&mut removals, fileid, servers(&set))?;
+    }
     Ok(true)
 }
 
@@ -546,6 +557,28 @@ fn resolve_time(t: &Settime4, now: Nfstime4) -> Result<Nfstime4, StoreError> {
     }
 }
 
+impl SetAttrs {
+    /// The checks of a SETATTR that do not depend on the object: mode bits (NFS4ERR_INVAL),
+    /// a size beyond `i64::MAX` (NFS4ERR_FBIG), client times with nanoseconds out of range
+    /// or an unknown `time_how4` (NFS4ERR_INVAL). [`Store::setattr`](super::Store::setattr)
+    /// makes them too; callers that must act before the store (truncating the objects of a
+    /// striped file on its data servers) make them first, so that the store does not refuse
+    /// afterwards what the data servers already did.
+    pub fn check(&self) -> Result<(), StoreError> {
+        if let Some(m) = self.mode {
+            check_mode(m)?;
+        }
+        if self.size.is_some_and(|s| s > i64::MAX as u64) {
+            return Err(StoreError::FBig);
+        }
+        let any_time = Nfstime4::default();
+        for t in [&self.atime, &self.mtime].into_iter().flatten() {
+            resolve_time(t, any_time)?;
+        }
+        Ok(())
+    }
+}
+
 /// SETATTR of the attributes the store keeps (RFC 8881 section 18.30). A size change also
 /// sets mtime (unless the request sets it); any change sets ctime and the change attribute.
 pub(super) fn setattr(
@@ -557,19 +590,14 @@ pub(super) fn setattr(
     let mut ns = Ns::open(tx)?;
     let mut rec = load(ns.inodes.read(), fileid)?;
     let old_size = rec.size;
-    if let Some(m) = a.mode {
-        check_mode(m)?;
-    }
-    if let Some(size) = a.size {
+    if a.size.is_some() {
         match rec.ftype {
             NfsFtype4::NF4REG => {}
             NfsFtype4::NF4DIR => return Err(StoreError::IsDir),
             _ => return Err(StoreError::Inval("size of a non-regular file")),
         }
-        if size > i64::MAX as u64 {
-            return Err(StoreError::FBig);
-        }
     }
+    a.check()?;
     let atime = a.atime.as_ref().map(|t| resolve_time(t, now)).transpose()?;
     let mtime = a.mtime.as_ref().map(|t| resolve_time(t, now)).transpose()?;
     if a.is_empty() {

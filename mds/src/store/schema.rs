@@ -12,6 +12,7 @@
 //! | `xattrs`      | (file id u64, name bytes)    | (cookie u64, value bytes)               |
 //! | `xattr_cookies` | (file id u64, cookie u64)  | name bytes                              |
 //! | `stripes`     | file id (u64)                | XDR `stripes_record` ([`super::stripes`]) |
+//! | `ds_removals` | file id (u64)                | XDR `ds_removal_record` ([`super::removals`]) |
 //!
 //! Every record encoded here is an XDR union whose discriminant is the record's version, so a
 //! future layout adds an arm and keeps reading the old one:
@@ -84,6 +85,8 @@ pub(super) const XATTR_COOKIES: TableDefinition<(u64, u64), &[u8]> =
     TableDefinition::new("xattr_cookies");
 /// `stripes`: file id -> XDR `stripes_record` ([`super::stripes`]).
 pub(super) const STRIPES: TableDefinition<u64, &[u8]> = TableDefinition::new("stripes");
+/// `ds_removals`: file id -> XDR `ds_removal_record` ([`super::removals`]).
+pub(super) const DS_REMOVALS: TableDefinition<u64, &[u8]> = TableDefinition::new("ds_removals");
 
 pub(super) const K_FORMAT: &str = "format";
 pub(super) const K_SERVER_KEY: &str = "server_key";

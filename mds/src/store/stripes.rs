@@ -19,7 +19,9 @@
 //!
 //! The table was added after format 1 was fixed: opening a store creates it if missing, as
 //! for the xattr tables, so the format version did not change. Deleting an inode deletes its
-//! record ([`remove`], called where the namespace deletes inode records).
+//! record ([`remove`], called where the namespace deletes inode records), and queues the
+//! removal of the file's objects from its data servers in the same transaction
+//! ([`super::removals`]).
 
 // `#[derive(Xdr)]` also emits a proptest strategy under `cfg(any(test, feature = "arbitrary"))`,
 // a feature of nfs-proto that this crate does not declare.
@@ -121,10 +123,11 @@ fn fix(tx: &Txn<'_>, fileid: u64, proposed: StripeSet) -> Result<StripeSet, Stor
 }
 
 /// Deletes the stripe set of `fileid`, for the namespace code that deletes the inode record,
-/// in the same transaction.
-pub(super) fn remove(ns: &mut Ns<'_>, fileid: u64) -> Result<(), StoreError> {
-    ns.stripes.write().remove(fileid)?;
-    Ok(())
+/// in the same transaction; returns the set it had, so that the caller can queue the removal
+/// of the file's objects from its data servers ([`super::removals`]).
+pub(super) fn remove(ns: &mut Ns<'_>, fileid: u64) -> Result<Option<StripeSet>, StoreError> {
+    let old = ns.stripes.write().remove(fileid)?;
+    old.map(|v| decode(v.value())).transpose()
 }
 
 impl Store {

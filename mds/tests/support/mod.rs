@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod ds;
+pub mod layout;
 pub mod open;
 
 use std::net::SocketAddr;

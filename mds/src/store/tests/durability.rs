@@ -91,7 +91,7 @@ fn orphans_survive_a_restart_until_deleted() {
         "with the boot that orphaned them"
     );
     assert_eq!(s.getattr(f.fileid).unwrap().nlink, 0);
-    assert!(s.delete_orphan(f.fileid).wait().unwrap());
+    assert!(s.delete_orphan(f.fileid, no_ds).wait().unwrap());
     drop(s);
 
     let s = open_at(&path);

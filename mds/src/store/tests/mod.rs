@@ -3,6 +3,7 @@
 mod durability;
 mod model;
 mod ops;
+mod removals;
 mod rings;
 mod stripes;
 mod xattr;
@@ -74,4 +75,9 @@ fn orphan_ids(s: &Store) -> Vec<u64> {
     let mut ids: Vec<u64> = s.orphans().unwrap().into_iter().map(|(f, _)| f).collect();
     ids.sort();
     ids
+}
+
+/// The data servers of a stripe set, for deletes of files the test gave none: no server.
+fn no_ds(_: &StripeSet) -> Vec<u16> {
+    Vec::new()
 }

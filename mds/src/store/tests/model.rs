@@ -160,7 +160,7 @@ proptest! {
                 Op::DeleteOrphan(i) => {
                     let all: Vec<u64> = m.nlink.keys().chain(&m.orphans).copied().collect();
                     let Some(&f) = all.get(i % all.len().max(1)) else { continue };
-                    let deleted = s.delete_orphan(f).wait().unwrap();
+                    let deleted = s.delete_orphan(f, no_ds).wait().unwrap();
                     prop_assert_eq!(deleted, m.orphans.remove(&f));
                     if deleted {
                         prop_assert_eq!(err(s.getattr(f)), NfsStat4::NFS4ERR_STALE);

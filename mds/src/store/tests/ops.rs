@@ -415,7 +415,7 @@ fn setattr_of_an_orphan_works_and_of_a_deleted_file_is_stale() {
         (1, 0),
         "an open file's attributes change"
     );
-    assert!(s.delete_orphan(f.fileid).wait().unwrap());
+    assert!(s.delete_orphan(f.fileid, no_ds).wait().unwrap());
     assert_eq!(
         stat(s.setattr(f.fileid, a, t(5)).wait()),
         NfsStat4::NFS4ERR_STALE
@@ -505,20 +505,20 @@ fn removing_a_files_last_link_leaves_an_orphan_until_it_is_deleted() {
     );
     assert_eq!(orphan_ids(&s), [f.fileid]);
 
-    assert!(s.delete_orphan(f.fileid).wait().unwrap());
+    assert!(s.delete_orphan(f.fileid, no_ds).wait().unwrap());
     assert_eq!(stat(s.resolve(&fh)), NfsStat4::NFS4ERR_STALE);
     assert!(orphan_ids(&s).is_empty());
-    assert!(!s.delete_orphan(f.fileid).wait().unwrap(), "once");
+    assert!(!s.delete_orphan(f.fileid, no_ds).wait().unwrap(), "once");
 }
 
 #[test]
 fn deleting_a_file_that_is_not_an_orphan_does_nothing() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
-    assert!(!s.delete_orphan(f.fileid).wait().unwrap());
+    assert!(!s.delete_orphan(f.fileid, no_ds).wait().unwrap());
     assert_eq!(s.lookup(ROOT_FILEID, b"f").unwrap(), f);
-    assert!(!s.delete_orphan(ROOT_FILEID).wait().unwrap());
-    assert!(!s.delete_orphan(9999).wait().unwrap());
+    assert!(!s.delete_orphan(ROOT_FILEID, no_ds).wait().unwrap());
+    assert!(!s.delete_orphan(9999, no_ds).wait().unwrap());
 }
 
 #[test]

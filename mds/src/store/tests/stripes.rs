@@ -87,7 +87,7 @@ fn deleting_an_orphan_deletes_its_stripe_set() {
         .unwrap();
     let removed = s.remove(ROOT_FILEID, b"f", t(20)).wait().unwrap();
     assert!(removed.orphan);
-    assert!(s.delete_orphan(f).wait().unwrap());
+    assert!(s.delete_orphan(f, no_ds).wait().unwrap());
     let r = s.read().unwrap();
     let t = r.open_table(STRIPES).unwrap();
     assert!(t.get(f).unwrap().is_none());

@@ -229,7 +229,7 @@ fn deleting_the_inode_deletes_its_xattrs() {
     assert!(r.last_link && r.orphan);
     // An orphan may still be open: its attributes stay until it is deleted.
     assert_eq!(get(&s, f, "b").unwrap(), "2");
-    assert!(s.delete_orphan(f).wait().unwrap());
+    assert!(s.delete_orphan(f, no_ds).wait().unwrap());
     assert_eq!(rows(&s), (1, 1), "only the other file's attribute is left");
     assert_eq!(get(&s, keep, "a").unwrap(), "3");
     // A rename over a file orphans the replaced file; deleting it takes its attributes.
@@ -238,7 +238,7 @@ fn deleting_the_inode_deletes_its_xattrs() {
     s.rename(ROOT_FILEID, b"keep", ROOT_FILEID, b"g", t(24))
         .wait()
         .unwrap();
-    assert!(s.delete_orphan(g).wait().unwrap());
+    assert!(s.delete_orphan(g, no_ds).wait().unwrap());
     assert_eq!(rows(&s), (1, 1));
     assert_eq!(get(&s, keep, "a").unwrap(), "3");
 }

@@ -1,0 +1,402 @@
+//! What the MDS asks of the data servers about the objects of a striped file (a regular file
+//! with a stripe set, [`crate::store::StripeSet`]): their sizes, for the size attribute while
+//! clients write through layouts, and truncates, for SETATTR of the size and OPEN with
+//! truncate. Removals go through the durable queue of [`crate::removals`] instead, since they
+//! may wait for a data server that is down.
+//!
+//! ```text
+//!  GETATTR size ─> RW layouts of the file? ─ no ──> the MDS's recorded size
+//!                        │ yes
+//!                        └─> stripe set ─> OBJECT_SIZE to each data server of the set
+//!                              ─> max(recorded, StripeMap::file_size(sizes))
+//!                                 (a data server down or failing: the recorded size, logged)
+//!
+//!  SETATTR size / OPEN truncate of a striped file
+//!     plan_truncate: stripe set ─> every data server of the set up? (else NFS4ERR_DELAY)
+//!     run: TRUNCATE (stripe, StripeMap::object_size(stripe, size)) to each, durable
+//!          (any failure: NFS4ERR_DELAY, the MDS records nothing)
+//!     then the store records the size
+//! ```
+//!
+//! Clients that write through layouts tell the MDS the size only at LAYOUTCOMMIT (RFC 8881
+//! section 12.5.4), so until then only the data servers know how far the file reaches; the
+//! MDS asks them while any RW layout of the file is out, so that another client's GETATTR
+//! does not see a stale size (section 13.10: the MDS answers for the file's size, the
+//! component objects' sizes are the data servers'). Truncates reach the data servers before
+//! the reply, as SETATTR of the size is synchronous, and before the MDS records the new size,
+//! so a data server that is down changes nothing: the client retries after NFS4ERR_DELAY.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use layouts::{Packing, StripeError};
+use nfs_proto::nfs4::{NfsFtype4, NfsStat4};
+use pfs_core::ObjectId;
+use tokio::task::JoinSet;
+use tracing::warn;
+
+use crate::config::ClusterConfig;
+use crate::dsctl::{CtlError, DsControl};
+use crate::server::Mds;
+use crate::store::{Inode, StripeSet};
+
+/// How long GETATTR waits for the data servers' object sizes before it answers with the
+/// recorded size instead: a hung data server must not hang GETATTR for the control
+/// connection's whole timeout.
+pub const SIZE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why the data servers could not answer or act for a striped file.
+#[derive(Debug, thiserror::Error)]
+pub enum DsObjectsError {
+    /// The stripe set names a ring this configuration cannot resolve (data servers the set
+    /// was fixed with are gone from the configuration).
+    #[error("the stripe set names data servers the configuration does not have")]
+    NoRing,
+    /// The stripe set's unit or count makes no stripe map (a corrupt record).
+    #[error("stripe map: {0}")]
+    Map(#[from] StripeError),
+    /// The data server is not registered with this MDS (down, or not contacted yet).
+    #[error("data server {0} is down")]
+    Down(u16),
+    /// The control call failed.
+    #[error("data server {0}: {1}")]
+    Call(u16, CtlError),
+    /// No answer within [`SIZE_TIMEOUT`].
+    #[error("data server {0} did not answer in time")]
+    Timeout(u16),
+    /// The task that made a control call ended without its answer (it panicked).
+    #[error("a control call ended without an answer")]
+    Lost,
+}
+
+impl From<DsObjectsError> for NfsStat4 {
+    /// A configuration or record that names no data servers is the server's fault
+    /// (NFS4ERR_SERVERFAULT); a data server that is down or failed is passing trouble, for
+    /// which the client retries (NFS4ERR_DELAY, RFC 8881 section 15.1.1.3).
+    fn from(e: DsObjectsError) -> Self {
+        match e {
+            DsObjectsError::NoRing | DsObjectsError::Map(_) => NfsStat4::NFS4ERR_SERVERFAULT,
+            DsObjectsError::Down(_)
+            | DsObjectsError::Call(..)
+            | DsObjectsError::Timeout(_)
+            | DsObjectsError::Lost => NfsStat4::NFS4ERR_DELAY,
+        }
+    }
+}
+
+/// The data server id of each stripe index of `set`, in index order, in `ring` (the ring of
+/// the set's generation, `Mds::ring`; `None` if that generation was never recorded): where
+/// each object of a file with this set lives.
+pub fn stripe_servers(
+    ring: Option<&layouts::Ring>,
+    set: &StripeSet,
+) -> Result<Vec<u16>, DsObjectsError> {
+    let members = ring
+        .ok_or(DsObjectsError::NoRing)?
+        .members(&set.device)
+        .map_err(|_| DsObjectsError::NoRing)?;
+    members
+        .iter()
+        .map(|s| u16::try_from(s.id).map_err(|_| DsObjectsError::NoRing))
+        .collect()
+}
+
+/// The data servers to send REMOVE for a deleted file with stripe set `set`: those of the
+/// set, or, when its ring generation is unknown, every configured data server (REMOVE of a
+/// file a data server holds nothing of succeeds), so that nothing is leaked.
+pub fn removal_servers(
+    ring: Option<&layouts::Ring>,
+    cluster: &ClusterConfig,
+    set: &StripeSet,
+) -> Vec<u16> {
+    match stripe_servers(ring, set) {
+        Ok(s) => s,
+        Err(e) => {
+            warn!(
+                error = %e,
+                "removing a file's objects: asking every configured data server instead"
+            );
+            cluster.data_servers.iter().map(|d| d.id).collect()
+        }
+    }
+}
+
+/// The stripe indices of each data server, in data server order (a server may hold several
+/// indices of one set when the ring is smaller than the count, never in this MDS's rings, but
+/// the grouping does not rely on it).
+fn by_server(servers: &[u16]) -> BTreeMap<u16, Vec<u32>> {
+    let mut m: BTreeMap<u16, Vec<u32>> = BTreeMap::new();
+    for (index, &ds) in servers.iter().enumerate() {
+        m.entry(ds).or_default().push(index as u32);
+    }
+    m
+}
+
+/// The control connection of data server `ds`, if it is up.
+fn control(mds: &Mds, ds: u16) -> Result<DsControl, DsObjectsError> {
+    mds.devices.control(ds).ok_or(DsObjectsError::Down(ds))
+}
+
+/// The size of file `fileid` as its objects on the data servers of `set` show it: OBJECT_SIZE
+/// of every stripe index's object (asked of all data servers at once), turned into a file
+/// size by the stripe map ([`layouts::StripeMap::file_size`]). Bounded by [`SIZE_TIMEOUT`].
+pub async fn file_size(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<u64, DsObjectsError> {
+    let map = set.map()?;
+    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), set)?;
+    let mut calls = JoinSet::new();
+    for (ds, indices) in by_server(&servers) {
+        let ctl = control(mds, ds)?;
+        calls.spawn(async move {
+            let objects: Vec<ObjectId> = indices
+                .iter()
+                .map(|&stripe| ObjectId {
+                    file: fileid,
+                    stripe,
+                })
+                .collect();
+            let r = tokio::time::timeout(SIZE_TIMEOUT, ctl.object_sizes(&objects)).await;
+            (ds, indices, r)
+        });
+    }
+    let mut sizes = vec![0u64; servers.len()];
+    while let Some(joined) = calls.join_next().await {
+        let (ds, indices, r) = joined.map_err(|_| DsObjectsError::Lost)?;
+        let got = r
+            .map_err(|_| DsObjectsError::Timeout(ds))?
+            .map_err(|e| DsObjectsError::Call(ds, e))?;
+        for (index, size) in indices.into_iter().zip(got) {
+            if let Some(s) = sizes.get_mut(index as usize) {
+                *s = size;
+            }
+        }
+    }
+    Ok(map.file_size(&sizes))
+}
+
+/// `inode` with the size (and space used) GETATTR reports: while some client holds an RW
+/// layout of this regular file, the larger of the recorded size and the size its objects on
+/// the data servers show ([`file_size`]); otherwise, or when the data servers cannot tell
+/// (one down, failing, slow), the recorded size, with a warning.
+pub async fn sized(mds: &Mds, mut inode: Inode) -> Inode {
+    if inode.ftype != NfsFtype4::NF4REG
+        || !mds
+            .layouts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .has_write_layouts(inode.fileid)
+    {
+        return inode;
+    }
+    let set = match mds.store.stripes(inode.fileid) {
+        Ok(Some(set)) => set,
+        Ok(None) => return inode,
+        Err(e) => {
+            warn!(
+                fileid = inode.fileid,
+                "size from the data servers: stripe set: {e}"
+            );
+            return inode;
+        }
+    };
+    match file_size(mds, inode.fileid, &set).await {
+        Ok(size) => {
+            inode.size = inode.size.max(size);
+            inode.space_used = inode.space_used.max(inode.size);
+        }
+        Err(e) => warn!(
+            fileid = inode.fileid,
+            size = inode.size,
+            "size from the data servers unavailable, answering the recorded size: {e}"
+        ),
+    }
+    inode
+}
+
+/// One TRUNCATE call: the data server, its connection, and `(stripe, object size)` pairs.
+#[derive(Debug)]
+struct TruncateCall {
+    ds: u16,
+    ctl: DsControl,
+    sizes: Vec<(u32, u64)>,
+}
+
+/// A truncate of a striped file's objects, planned while every data server it needs is up
+/// ([`plan_truncate`]) and sent by [`Truncate::run`].
+#[derive(Debug)]
+pub struct Truncate {
+    fileid: u64,
+    calls: Vec<TruncateCall>,
+}
+
+/// Plans the truncate of file `fileid` to `size` on the data servers, if the file has a
+/// stripe set: `None` for a file without one (its data is in the MDS's own store).
+///
+/// Dense packing (the `local` and `null` backends): each data server gets
+/// `(stripe, StripeMap::object_size(stripe, size))` for each stripe index it holds, so
+/// shrinking drops every byte at or past `size` and growing leaves holes that read as zeros.
+/// Sparse packing is the `shared` backend's ([`ClusterConfig::packing`]), where every stripe
+/// index of a file is the same file on the cluster file system: one data server of the set
+/// (the first that is up) gets `(0, size)`, as docs/design.md ("Object store") says, since
+/// several would set the one file to several sizes.
+///
+/// A data server that is down is [`DsObjectsError::Down`] (NFS4ERR_DELAY for the client).
+pub fn plan_truncate(mds: &Mds, fileid: u64, size: u64) -> Result<Option<Truncate>, NfsStat4> {
+    let Some(set) = mds.store.stripes(fileid)? else {
+        return Ok(None);
+    };
+    match plan_for(mds, fileid, &set, size) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) => {
+            warn!(fileid, size, "truncating on the data servers: {e}");
+            Err(e.into())
+        }
+    }
+}
+
+fn plan_for(
+    mds: &Mds,
+    fileid: u64,
+    set: &StripeSet,
+    size: u64,
+) -> Result<Truncate, DsObjectsError> {
+    let map = set.map()?;
+    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), set)?;
+    let calls = match set.packing {
+        Packing::Dense => by_server(&servers)
+            .into_iter()
+            .map(|(ds, indices)| {
+                Ok(TruncateCall {
+                    ds,
+                    ctl: control(mds, ds)?,
+                    sizes: indices
+                        .into_iter()
+                        .map(|i| (i, map.object_size(i, size)))
+                        .collect(),
+                })
+            })
+            .collect::<Result<Vec<_>, DsObjectsError>>()?,
+        Packing::Sparse => {
+            let mut up = servers
+                .iter()
+                .filter_map(|&ds| Some((ds, control(mds, ds).ok()?)));
+            let (ds, ctl) = up
+                .next()
+                .ok_or(DsObjectsError::Down(servers.first().copied().unwrap_or(0)))?;
+            vec![TruncateCall {
+                ds,
+                ctl,
+                sizes: vec![(0, size)],
+            }]
+        }
+    };
+    Ok(Truncate { fileid, calls })
+}
+
+impl Truncate {
+    /// Sends the TRUNCATEs, to all data servers at once, and returns when every one is
+    /// durable there. Any failure is an error (NFS4ERR_DELAY for the client): the caller then
+    /// records nothing, and the client's retry truncates again (TRUNCATE is idempotent).
+    pub async fn run(self) -> Result<(), DsObjectsError> {
+        let fileid = self.fileid;
+        let mut calls = JoinSet::new();
+        for c in self.calls {
+            calls.spawn(async move {
+                let r = c.ctl.truncate(fileid, &c.sizes).await;
+                (c.ds, r)
+            });
+        }
+        let mut first_err = None;
+        while let Some(joined) = calls.join_next().await {
+            let err = match joined {
+                Ok((_, Ok(()))) => continue,
+                Ok((ds, Err(e))) => DsObjectsError::Call(ds, e),
+                Err(_) => DsObjectsError::Lost,
+            };
+            warn!(fileid, "truncating on the data servers: {err}");
+            first_err.get_or_insert(err);
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use layouts::Device;
+
+    use super::*;
+    use crate::config::DataServerConfig;
+
+    fn cluster(n: u16) -> ClusterConfig {
+        ClusterConfig {
+            data_servers: (1..=n)
+                .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
+                .collect(),
+            ..ClusterConfig::default()
+        }
+    }
+
+    fn set(count: u16, first: u16) -> StripeSet {
+        StripeSet {
+            unit: 1 << 20,
+            device: Device {
+                generation: 1,
+                count,
+                first,
+            },
+            packing: Packing::Dense,
+        }
+    }
+
+    #[test]
+    fn the_servers_of_a_set_are_its_ring_window_in_stripe_order() {
+        assert_eq!(
+            stripe_servers(Some(&cluster(3).ring(1)), &set(3, 1)).unwrap(),
+            [2, 3, 1]
+        );
+        assert_eq!(
+            stripe_servers(Some(&cluster(4).ring(1)), &set(2, 3)).unwrap(),
+            [4, 1]
+        );
+    }
+
+    #[test]
+    fn a_set_the_ring_cannot_hold_has_no_servers_and_removals_ask_every_server() {
+        let c = cluster(2);
+        let ring = c.ring(1);
+        assert!(matches!(
+            stripe_servers(Some(&ring), &set(3, 0)),
+            Err(DsObjectsError::NoRing)
+        ));
+        assert_eq!(removal_servers(Some(&ring), &c, &set(3, 0)), [1, 2]);
+        assert_eq!(removal_servers(Some(&ring), &c, &set(2, 1)), [2, 1]);
+        // A generation never recorded: every configured data server.
+        assert_eq!(removal_servers(None, &c, &set(2, 1)), [1, 2]);
+    }
+
+    #[test]
+    fn stripe_indices_are_grouped_by_server() {
+        let g = by_server(&[5, 2, 5, 9]);
+        assert_eq!(
+            g.into_iter().collect::<Vec<_>>(),
+            [(2, vec![1]), (5, vec![0, 2]), (9, vec![3])]
+        );
+    }
+
+    #[test]
+    fn a_data_server_down_or_failing_is_delay_and_a_bad_set_a_server_fault() {
+        assert_eq!(
+            NfsStat4::from(DsObjectsError::Down(1)),
+            NfsStat4::NFS4ERR_DELAY
+        );
+        assert_eq!(
+            NfsStat4::from(DsObjectsError::Call(1, CtlError::Closed)),
+            NfsStat4::NFS4ERR_DELAY
+        );
+        assert_eq!(
+            NfsStat4::from(DsObjectsError::NoRing),
+            NfsStat4::NFS4ERR_SERVERFAULT
+        );
+    }
+}

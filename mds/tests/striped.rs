@@ -1,0 +1,532 @@
+//! Striped files on real data servers over loopback: the MDS asks them for sizes while a
+//! client writes through a layout, truncates their objects, and removes the objects of
+//! deleted files through its durable queue, also when a data server is down for a while and
+//! across a restart of the MDS.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mds::{Config, Mds};
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Utf8String;
+use support::ds::*;
+use support::layout::*;
+use support::open::*;
+use support::*;
+
+const LEASE: u32 = 30;
+/// The default stripe unit (1 MiB): stripe index `i` of a 3-wide dense set holds file bytes
+/// `[i MiB, (i + 1) MiB)` at object offsets `[0, 1 MiB)`, then `[(i + 3) MiB, ...)`, ...
+const UNIT: u64 = 1 << 20;
+
+/// The cluster's configuration under `dir`: three data servers, layouts on.
+fn config(dir: &Path) -> Config {
+    let mut cfg = cluster_config(dir, 3, LEASE);
+    cfg.cluster.layouts = true;
+    cfg
+}
+
+/// Starts the data servers of `cfg` (index `id - 1`).
+fn start_data_servers(cfg: &Config) -> Vec<Option<DsProc>> {
+    cfg.cluster
+        .data_servers
+        .iter()
+        .map(|d| Some(DsProc::start(cfg, d.id, &SECRET)))
+        .collect()
+}
+
+/// Starts the MDS of `cfg` and its device registry, and waits until every data server is up.
+async fn start_mds(cfg: &Config) -> (Arc<Mds>, SocketAddr) {
+    let (mds, addr) = start_with(cfg.clone()).await;
+    mds.devices.start();
+    let n = cfg.cluster.data_servers.len();
+    until("every data server up", || mds.devices.counts() == (n, 0)).await;
+    (mds, addr)
+}
+
+/// A file created and opened for reading and writing by one client, with an RW layout.
+struct Striped {
+    fh: NfsFh4,
+    fileid: u64,
+    open: Stateid4,
+    layout: Stateid4,
+    body: Nfsv41FileLayout4,
+    /// The data server of each stripe index.
+    servers: Vec<u16>,
+}
+
+async fn create_striped(c: &mut Client, mds: &Mds, name: &str) -> Striped {
+    let r = open_and_layoutget(c, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, body) = granted(&r);
+    let fh = getfh_res(&r);
+    let (fileid, _) = fileid_of(c, &fh).await;
+    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    Striped {
+        fh,
+        fileid,
+        open: open_res(&r).stateid,
+        layout: ok.logr_stateid,
+        servers: mds.stripe_servers(&set).unwrap(),
+        body,
+    }
+}
+
+impl Striped {
+    /// A session with the data server of stripe index `index`, as a client of its own (a
+    /// data server takes RECLAIM_COMPLETE once per client).
+    async fn ds_client(&self, cfg: &Config, index: usize) -> Client {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let addr = cfg
+            .cluster
+            .data_server(self.servers[index])
+            .unwrap()
+            .addresses[0];
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        Client::new(addr, &format!("striped-{n}")).await
+    }
+
+    /// Writes `data` at `offset` of stripe index `index`'s object, FILE_SYNC, through the
+    /// layout's DS filehandle, as a client with the layout does.
+    async fn write(&self, cfg: &Config, index: usize, offset: u64, data: &[u8]) {
+        let mut d = self.ds_client(cfg, index).await;
+        let r = d
+            .call(vec![
+                putfh(&self.body.nfl_fh_list[index]),
+                write_op(
+                    self.open,
+                    offset,
+                    StableHow4::FILE_SYNC4,
+                    Bytes::copy_from_slice(data),
+                ),
+            ])
+            .await;
+        assert_eq!(write_res(&r).count as usize, data.len(), "{r:?}");
+    }
+
+    /// Reads `count` bytes at `offset` of stripe index `index`'s object through the layout.
+    async fn read(&self, cfg: &Config, index: usize, offset: u64, count: u32) -> ReadResOk {
+        let mut d = self.ds_client(cfg, index).await;
+        let r = d
+            .call(vec![
+                putfh(&self.body.nfl_fh_list[index]),
+                read_op(self.open, offset, count),
+            ])
+            .await;
+        read_res(&r)
+    }
+
+    /// The data server process of stripe index `index`.
+    fn ds<'a>(&self, ds: &'a [Option<DsProc>], index: usize) -> &'a DsProc {
+        ds[usize::from(self.servers[index]) - 1]
+            .as_ref()
+            .expect("data server running")
+    }
+}
+
+/// (size, space_used) of a file as GETATTR reports them.
+async fn sizes(c: &mut Client, fh: &NfsFh4) -> (u64, u64) {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([FATTR4_SIZE, FATTR4_SPACE_USED]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
+        panic!("GETATTR failed: {r:?}")
+    };
+    let a = FileAttrs::from_fattr(&a.obj_attributes).unwrap();
+    (a.size.unwrap(), a.space_used.unwrap())
+}
+
+fn size_attr(size: u64) -> Fattr4 {
+    fattr(&FileAttrs {
+        size: Some(size),
+        ..FileAttrs::default()
+    })
+}
+
+/// SETATTR of the size under `stateid`: its status.
+async fn set_size(c: &mut Client, fh: &NfsFh4, stateid: Stateid4, size: u64) -> NfsStat4 {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid,
+                obj_attributes: size_attr(size),
+            }),
+        ])
+        .await;
+    last_status(&r)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_layoutcommit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_mds(&cfg).await;
+    let mut writer = Client::new(addr, "writer").await;
+    let f = create_striped(&mut writer, &mds, "f").await;
+    let mut reader = Client::new(addr, "reader").await;
+    assert_eq!(sizes(&mut reader, &f.fh).await, (0, 0));
+
+    // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000).
+    f.write(&cfg, 1, 0, &pattern(5000)).await;
+    assert_eq!(
+        sizes(&mut reader, &f.fh).await,
+        (UNIT + 5000, UNIT + 5000),
+        "size and space used from the data servers"
+    );
+    // A shorter object elsewhere does not shrink it.
+    f.write(&cfg, 0, 0, &pattern(10)).await;
+    assert_eq!(sizes(&mut reader, &f.fh).await.0, UNIT + 5000);
+    // The MDS has recorded nothing yet: no LAYOUTCOMMIT.
+    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
+
+    // VERIFY compares with the same size GETATTR reports.
+    let verify = |size| {
+        vec![
+            putfh(&f.fh),
+            NfsArgop4::Verify(VerifyArgs {
+                obj_attributes: size_attr(size),
+            }),
+        ]
+    };
+    assert_eq!(
+        last_status(&reader.call(verify(UNIT + 5000)).await),
+        NfsStat4::NFS4_OK
+    );
+    assert_eq!(
+        last_status(&reader.call(verify(0)).await),
+        NfsStat4::NFS4ERR_NOT_SAME
+    );
+
+    // So does READDIR.
+    let r = reader
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::ReadDir(ReadDirArgs {
+                cookie: 0,
+                cookieverf: [0; 8],
+                dircount: 0,
+                maxcount: 8192,
+                attr_request: Bitmap4::from_bits([FATTR4_SIZE]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::ReadDir(ReadDirRes::Ok(ok))) = r.resarray.last() else {
+        panic!("READDIR failed: {r:?}")
+    };
+    let e = ok
+        .reply
+        .entries
+        .iter()
+        .find(|e| e.name.0 == "f")
+        .expect("f listed");
+    let a = FileAttrs::from_fattr(&e.attrs).unwrap();
+    assert_eq!(a.size, Some(UNIT + 5000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let mut ds = start_data_servers(&cfg);
+    let (mds, addr) = start_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    f.write(&cfg, 0, 0, &pattern(100)).await;
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            layoutcommit_op(f.layout, Some(99), None),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    f.write(&cfg, 2, 0, &pattern(5000)).await;
+    assert_eq!(sizes(&mut c, &f.fh).await.0, 2 * UNIT + 5000);
+
+    let down = f.servers[2];
+    ds[usize::from(down) - 1].take().unwrap().kill();
+    // Whether the registry has noticed yet or the call finds the connection gone, GETATTR
+    // answers with the size the MDS recorded.
+    assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
+    until("the registry notices", || {
+        mds.devices.control(down).is_none()
+    })
+    .await;
+    assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    let data = pattern(5000);
+    f.write(&cfg, 0, 0, &data).await;
+    f.write(&cfg, 1, 0, &data).await;
+
+    assert_eq!(
+        set_size(&mut c, &f.fh, f.open, 1000).await,
+        NfsStat4::NFS4_OK
+    );
+    assert_eq!(f.ds(&ds, 0).object_size(f.fileid, 0), 1000);
+    assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 0);
+    assert_eq!(f.ds(&ds, 2).object_size(f.fileid, 2), 0);
+    assert_eq!(sizes(&mut c, &f.fh).await.0, 1000);
+    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 1000);
+    // Past the new size there is nothing; before it, the data that was there.
+    let past = f.read(&cfg, 0, 1000, 4096).await;
+    assert!(past.data.is_empty() && past.eof, "{past:?}");
+    let kept = f.read(&cfg, 0, 0, 4096).await;
+    assert_eq!(&kept.data[..], &data[..1000]);
+    assert!(kept.eof);
+
+    // Growing leaves holes: each object reaches its part of the new size, reading zeros.
+    assert_eq!(
+        set_size(&mut c, &f.fh, f.open, 3 * UNIT).await,
+        NfsStat4::NFS4_OK
+    );
+    for i in 0..3 {
+        assert_eq!(f.ds(&ds, i).object_size(f.fileid, i as u32), UNIT, "{i}");
+    }
+    assert_eq!(sizes(&mut c, &f.fh).await.0, 3 * UNIT);
+    let hole = f.read(&cfg, 1, 0, 5000).await;
+    assert_eq!(
+        hole.data,
+        Bytes::from(vec![0u8; 5000]),
+        "the old bytes are gone"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    f.write(&cfg, 0, 0, &pattern(5000)).await;
+    f.write(&cfg, 2, 0, &pattern(300)).await;
+    assert_eq!(
+        mds.store.getattr(f.fileid).unwrap().size,
+        0,
+        "not committed"
+    );
+
+    let mut other = Client::new(addr, "truncator").await;
+    let r = other
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("f"),
+                Openflag4::Create(Createhow4::Unchecked(size_attr(0))),
+                OPEN4_SHARE_ACCESS_WRITE,
+                OPEN4_SHARE_DENY_NONE,
+                "t",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    for i in 0..3 {
+        assert_eq!(f.ds(&ds, i).object_size(f.fileid, i as u32), 0, "{i}");
+    }
+    assert_eq!(sizes(&mut c, &f.fh).await.0, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let mut ds = start_data_servers(&cfg);
+    let (mds, addr) = start_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    f.write(&cfg, 0, 0, &pattern(5000)).await;
+    f.write(&cfg, 1, 0, &pattern(5000)).await;
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            layoutcommit_op(f.layout, Some(UNIT + 4999), None),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+
+    let down = f.servers[2];
+    ds[usize::from(down) - 1].take().unwrap().kill();
+    until("the registry notices", || {
+        mds.devices.control(down).is_none()
+    })
+    .await;
+    assert_eq!(
+        set_size(&mut c, &f.fh, f.open, 10).await,
+        NfsStat4::NFS4ERR_DELAY
+    );
+    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
+    assert_eq!(f.ds(&ds, 0).object_size(f.fileid, 0), 5000);
+    assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 5000);
+    // OPEN with truncate is refused the same way, and leaves no open behind.
+    let mut other = Client::new(addr, "truncator").await;
+    let r = other
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("f"),
+                Openflag4::Create(Createhow4::Unchecked(size_attr(0))),
+                OPEN4_SHARE_ACCESS_WRITE,
+                OPEN4_SHARE_DENY_NONE,
+                "t",
+            ),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_DELAY);
+    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
+    // A SETATTR that does not touch the size needs no data server.
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid: Stateid4::default(),
+                obj_attributes: mode_attrs(0o600),
+            }),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+}
+
+fn remove_op(name: &str) -> NfsArgop4 {
+    NfsArgop4::Remove(RemoveArgs {
+        target: Utf8String::from(name),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    for i in 0..3 {
+        f.write(&cfg, i, 0, &pattern(4096)).await;
+        assert!(f.ds(&ds, i).has_object(f.fileid, i as u32));
+    }
+    // An unstriped file beside it is not the data servers' business.
+    let g = open_in_root(&mut c, "g", OPEN4_SHARE_ACCESS_BOTH, 0, "g").await;
+    let r = c.call(vec![putfh(&f.fh), close_op(f.open)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c.call(vec![putfh(&g.fh), close_op(g.stateid)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+
+    let r = c
+        .call(vec![NfsArgop4::PutRootFh, remove_op("f"), remove_op("g")])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    until("the objects are gone", || {
+        (0..3).all(|i| !f.ds(&ds, i).has_object(f.fileid, i as u32))
+    })
+    .await;
+    until("the queue is empty", || {
+        mds.store.ds_removal_count().unwrap() == 0
+    })
+    .await;
+    let page = mds::metrics::render(&mds, Instant::now());
+    assert!(page.contains("pnfs_ds_removals_total 1\n"), "{page}");
+    assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
+}
+
+/// A runtime for one boot of the MDS (dropping it stops the server and closes the store).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_mds_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let mut ds = start_data_servers(&cfg);
+
+    let (fileid, down) = runtime().block_on(async {
+        let (mds, addr) = start_mds(&cfg).await;
+        let mut c = Client::new(addr, "writer").await;
+        let f = create_striped(&mut c, &mds, "f").await;
+        for i in 0..3 {
+            f.write(&cfg, i, 0, &pattern(4096)).await;
+        }
+        let r = c.call(vec![putfh(&f.fh), close_op(f.open)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let down = f.servers[1];
+        ds[usize::from(down) - 1].take().unwrap().kill();
+        until("the registry notices", || {
+            mds.devices.control(down).is_none()
+        })
+        .await;
+
+        let r = c.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        // The data servers that are up remove their objects; the one that is down stays
+        // queued.
+        until("the others acknowledged", || {
+            mds.store
+                .ds_removals(0, 10)
+                .unwrap()
+                .iter()
+                .map(|r| (r.file, r.servers.clone()))
+                .eq([(f.fileid, vec![down])])
+        })
+        .await;
+        for i in [0, 2] {
+            assert!(!f.ds(&ds, i).has_object(f.fileid, i as u32), "{i}");
+        }
+        let page = mds::metrics::render(&mds, Instant::now());
+        assert!(page.contains("pnfs_ds_removal_queue 1\n"), "{page}");
+        (f.fileid, down)
+    });
+    // The MDS is gone; the object of the data server that was down is still on its disk.
+    let down_dir = cfg
+        .cluster
+        .data_server(down)
+        .unwrap()
+        .data_dir_in(&cfg.data_dir);
+    assert!(object_path(&down_dir, fileid, 1).exists());
+
+    runtime().block_on(async {
+        let (mds, _addr) = start_with(cfg.clone()).await;
+        assert_eq!(
+            mds.store.ds_removal_count().unwrap(),
+            1,
+            "the queue is durable"
+        );
+        mds.devices.start();
+        until_within("the others up", Duration::from_secs(20), || {
+            mds.devices.counts() == (2, 1)
+        })
+        .await;
+        ds[usize::from(down) - 1] = Some(DsProc::start(&cfg, down, &SECRET));
+        until_within("the object is removed", Duration::from_secs(30), || {
+            !object_path(&down_dir, fileid, 1).exists()
+                && mds.store.ds_removal_count().unwrap() == 0
+        })
+        .await;
+    });
+}

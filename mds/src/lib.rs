@@ -7,7 +7,8 @@
 //!   └─> role (the MDS's hooks) ─> compound (current/saved filehandle) ─> ops/ (the op table)
 //!          ├─> state/ (stateids, opens, locks, orphans)                      sans-IO
 //!          ├─> store/ (namespace, attributes, filehandles in redb; group commit)
-//!          └─> pfs-core (file data)
+//!          ├─> pfs-core (file data without a stripe set)
+//!          └─> datapath (striped file data) ─> dsctl ─> data servers
 //! ```
 //!
 //! State of this crate: being built (see the README); the modules below are filled in one by
@@ -16,6 +17,7 @@
 
 pub mod compound;
 pub mod config;
+pub mod datapath;
 pub mod devices;
 pub mod dsctl;
 pub mod exports;

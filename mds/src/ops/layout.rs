@@ -59,6 +59,35 @@ pub fn stripe_set_for(
     })
 }
 
+/// The stripe set regular file `inode` of `export` keeps its data on, fixed (durably) at its
+/// first LAYOUTGET or its first WRITE through the MDS, whichever comes first, so both paths
+/// find the same DS objects (`crate::datapath`): the set it has; else, when the MDS grants
+/// layouts, the policy's ([`stripe_set_for`]) unless its MDS-local object already holds
+/// something (written before layouts were on: a stripe set would hide it); else `None`, and
+/// its data stays in the MDS's own object (LAYOUTGET answers NFS4ERR_LAYOUTUNAVAILABLE).
+pub async fn file_stripes(
+    ctx: &Ctx,
+    export: u16,
+    inode: &crate::store::Inode,
+) -> Result<Option<StripeSet>, NfsStat4> {
+    let fileid = inode.fileid;
+    if let Some(set) = ctx.mds.store.stripes(fileid)? {
+        return Ok(Some(set));
+    }
+    let cluster = &ctx.mds.cfg.cluster;
+    if !cluster.grants_layouts() {
+        return Ok(None);
+    }
+    let Some(proposed) = stripe_set_for(cluster, export, fileid, RING_GENERATION) else {
+        return Ok(None);
+    };
+    let data = ctx.mds.data.clone();
+    if nfs_server::io::blocking(move || data.size(pfs_core::ObjectId::whole(fileid))).await? > 0 {
+        return Ok(None);
+    }
+    Ok(Some(ctx.mds.store.fix_stripes(fileid, proposed).await?))
+}
+
 /// LAYOUTGET (RFC 8881 section 18.43).
 pub async fn layoutget(ctx: &mut Ctx, a: &LayoutGetArgs) -> LayoutGetRes {
     match layoutget_inner(ctx, a).await {
@@ -118,12 +147,9 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             Io::Read,
         )?;
     }
-    let proposed = stripe_set_for(cluster, fh.export, inode.fileid, RING_GENERATION)
+    let set = file_stripes(ctx, fh.export, &inode)
+        .await?
         .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
-    let set = match ctx.mds.store.stripes(inode.fileid)? {
-        Some(set) => set,
-        None => ctx.mds.store.fix_stripes(inode.fileid, proposed).await?,
-    };
     let codec = ds_fh_codec(
         ctx.mds.store.server_key(),
         ctx.mds.store.boot_epoch() as u16,

@@ -3,6 +3,7 @@
 //! from `nfs-proto` types.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod open;
 
 use std::net::SocketAddr;

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  LAYOUTGET: type FILES? ─> layouts on? ─> iomode, lengths ─> regular file ─> stateid
-//!             ─> Store::fix_stripes (first layout: durable) ─> LayoutTable::get
+//!             ─> file_stripes (first layout or MDS WRITE: durable) ─> LayoutTable::get
 //!             ─> nfsv4_1_file_layout4 { device of the stripe set, unit|DENSE, 0, 0,
 //!                                       one DS filehandle per stripe index }
 //! ```

@@ -6,7 +6,8 @@
 //!       ──REVOKE──────>                ──revoke / forget───>   stateid and filehandle checks
 //!       ──SET_ACCESS──>                ──set_access────────>   (StartOnRegister makes the
 //!       ──OBJECT_SIZE / TRUNCATE / REMOVE ──> ObjectStore       DataServer on the first
-//!       ──HEALTH──────> statfs, load, uptime                    REGISTER)
+//!       ──READ / WRITE / COMMIT ────────────> ObjectStore       REGISTER)
+//!       ──HEALTH──────> statfs, load, uptime
 //! ```
 //!
 //! Every call is authenticated before anything else ([`nfs_proto::control`] module docs):
@@ -16,6 +17,12 @@
 //! procedure is idempotent, so the MDS retries a failed call as a new call. REVOKE and
 //! SET_ACCESS are applied before the reply, so the MDS answers the operation that needed
 //! them only once this data server enforces them.
+//!
+//! READ, WRITE and COMMIT are the MDS's I/O for clients without a layout: they name an object
+//! and carry no stateid (the MDS checked the client's; the call MAC shows the caller is the
+//! MDS), and run on tokio's blocking pool like the NFS side's. WRITE data stays a slice of the
+//! received record down to `pwritev`, READ data a buffer of its own up to the vectored write of
+//! the reply.
 //!
 //! A data server can check no stateid before it has the MDS's keys, so `pnfs ds` starts its
 //! control service first and its NFS service on the first REGISTER ([`StartOnRegister`]).
@@ -30,20 +37,22 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use nfs_proto::control::{
-    unix_ms, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCred, CtlProc,
-    CtlRevokeReason, CtlStat, CtlStatusRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeOk,
-    ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk, RemoveRes,
-    ReplayGuard, RevokeArgs, SetAccessArgs, TruncateArgs, MDS_NODE, PNFS_CTL_PROGRAM,
-    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    unix_ms, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs, CtlCommitOk,
+    CtlCommitRes, CtlCred, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason,
+    CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes, HealthOk, HealthRes,
+    ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs,
+    RemoveOk, RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, TruncateArgs, MAX_CTL_IO,
+    MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
 };
 use nfs_proto::xdr::{self, Xdr};
+use nfs_server::io::blocking;
 use nfs_server::keys::DsKeys;
 use nfs_server::stateid::Other;
-use pfs_core::{ObjectId, ObjectStore, StoreError};
+use pfs_core::{ObjectId, ObjectStore, Stability, StoreError};
 use tokio::net::TcpListener;
 
 use crate::gate::Revoked;
@@ -221,6 +230,20 @@ fn encode<T: Xdr>(v: &T) -> Vec<Bytes> {
     vec![xdr::to_bytes(v)]
 }
 
+/// Encodes results whose payload (READ data) stays a piece of its own, not copied.
+fn encode_pieces<T: Xdr>(v: &T) -> Vec<Bytes> {
+    let mut e = xdr::Encoder::new();
+    v.encode(&mut e);
+    e.into_pieces()
+}
+
+fn object_id(o: CtlObject) -> ObjectId {
+    ObjectId {
+        file: o.file,
+        stripe: o.stripe,
+    }
+}
+
 fn status(status: CtlStat) -> CtlStatusRes {
     CtlStatusRes { status }
 }
@@ -332,6 +355,9 @@ impl ControlService {
             CtlProc::CTLPROC_REMOVE => encode(&self.remove(args!(RemoveArgs)).await),
             CtlProc::CTLPROC_REVOKE => encode(&self.revoke(args!(RevokeArgs))),
             CtlProc::CTLPROC_SET_ACCESS => encode(&self.set_access(args!(SetAccessArgs))),
+            CtlProc::CTLPROC_READ => encode_pieces(&self.read(args!(CtlReadArgs)).await),
+            CtlProc::CTLPROC_WRITE => encode(&self.write(args!(CtlWriteArgs)).await),
+            CtlProc::CTLPROC_COMMIT => encode(&self.commit(args!(CtlCommitArgs)).await),
             CtlProc::CTLPROC_HEALTH => {
                 args!(());
                 encode(&self.health().await)
@@ -455,6 +481,80 @@ impl ControlService {
         }
     }
 
+    /// READ: up to `count` bytes (at most [`MAX_CTL_IO`]) of the object, read until that much
+    /// or the object's end, so a short reply always has `eof` (the rest of the range is a
+    /// hole of the file, which the MDS fills with zeros).
+    async fn read(&self, a: CtlReadArgs) -> CtlReadRes {
+        let store = self.store.clone();
+        let want = a.count.min(MAX_CTL_IO);
+        let r = blocking(move || {
+            let id = object_id(a.object);
+            let first = store.read(id, a.offset, want)?;
+            if first.eof || first.data.len() >= want as usize {
+                return Ok(first);
+            }
+            // A backend may return less than asked before the end (a per-read cap): read on.
+            let mut buf = bytes::BytesMut::from(&first.data[..]);
+            let mut eof = false;
+            while !eof && buf.len() < want as usize {
+                let at = a.offset.saturating_add(buf.len() as u64);
+                let more = store.read(id, at, want - buf.len() as u32)?;
+                eof = more.eof || more.data.is_empty();
+                buf.extend_from_slice(&more.data);
+            }
+            Ok(pfs_core::ReadDone {
+                data: buf.freeze(),
+                eof,
+            })
+        })
+        .await;
+        match r {
+            Ok(done) => CtlReadRes::Ok(CtlReadOk {
+                eof: done.eof,
+                data: done.data,
+            }),
+            Err(s) => CtlReadRes::Err(CtlStat(s.0)),
+        }
+    }
+
+    /// WRITE: the data at the offset, as durable as asked; the verifier is the store's after
+    /// the write.
+    async fn write(&self, a: CtlWriteArgs) -> CtlWriteRes {
+        let Some(stable) = Stability::from_u32(a.stable) else {
+            return CtlWriteRes::Err(CtlStat::CTL_INVAL);
+        };
+        if a.data.is_empty() {
+            return CtlWriteRes::Ok(CtlWriteOk {
+                count: 0,
+                committed: Stability::FileSync.as_u32(),
+                verifier: self.store.verifier(),
+            });
+        }
+        let store = self.store.clone();
+        let (id, offset, data) = (object_id(a.object), a.offset, a.data);
+        match blocking(move || store.write(id, offset, &[data], stable)).await {
+            Ok(done) => CtlWriteRes::Ok(CtlWriteOk {
+                // At most MAX_CTL_IO, as the data was.
+                count: u32::try_from(done.count).unwrap_or(u32::MAX),
+                committed: done.committed.as_u32(),
+                verifier: self.store.verifier(),
+            }),
+            Err(s) => CtlWriteRes::Err(CtlStat(s.0)),
+        }
+    }
+
+    /// COMMIT: earlier writes to the object made durable; the verifier is the store's after.
+    async fn commit(&self, a: CtlCommitArgs) -> CtlCommitRes {
+        let store = self.store.clone();
+        let (id, offset, len) = (object_id(a.object), a.offset, u64::from(a.count));
+        match blocking(move || store.commit(id, offset, len)).await {
+            Ok(()) => CtlCommitRes::Ok(CtlCommitOk {
+                verifier: self.store.verifier(),
+            }),
+            Err(s) => CtlCommitRes::Err(CtlStat(s.0)),
+        }
+    }
+
     /// The registration lock, if the MDS registered with `epoch`; else the status to answer.
     fn registered_as(&self, epoch: u32) -> Result<std::sync::MutexGuard<'_, Option<u16>>, CtlStat> {
         let registered = self
@@ -569,11 +669,12 @@ impl CallHandler for ControlService {
 /// Connection ids of the control service (for logs), apart from the NFS side's.
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1 << 40);
 
-/// Limits of control connections: calls are small (the largest list is 16384 entries of at
-/// most 16 bytes, 256 KiB), so a record over 1 MiB is refused.
+/// Limits of control connections: the largest call is a WRITE of `MAX_CTL_IO` (1 MiB) with
+/// its headers, so a record over [`MAX_CTL_RECORD`] (1 MiB + 64 KiB) is refused before it is
+/// read; with 64 calls in flight a connection holds at most about 68 MiB of requests.
 pub const CONTROL_LIMITS: ConnLimits = ConnLimits {
-    max_fragment: 1 << 20,
-    max_record: 1 << 20,
+    max_fragment: MAX_CTL_RECORD as usize,
+    max_record: MAX_CTL_RECORD as usize,
     max_in_flight: 64,
 };
 

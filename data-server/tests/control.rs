@@ -1,7 +1,8 @@
 //! The control service over loopback TCP: it starts and steers a real data server (REGISTER,
 //! REVOKE and SET_ACCESS change what the DS's NFS side accepts), and at the RPC level what it
 //! refuses (replays, stale or foreign credentials, other flavors), GARBAGE_ARGS and
-//! PROC_UNAVAIL, and that hostile input never stops it from answering.
+//! PROC_UNAVAIL, and that hostile input never stops it from answering; READ, WRITE and COMMIT
+//! on the object store, and the bounds on their data.
 
 mod support;
 
@@ -14,9 +15,11 @@ use bytes::Bytes;
 use data_server::control::{ControlConfig, ControlService, StartOnRegister};
 use data_server::DsOptions;
 use nfs_proto::control::{
-    unix_ms, AccessChange, CallStamp, ClusterKey, CtlBackend, CtlProc, CtlRevokeReason, CtlStat,
-    CtlStatusRes, RegisterArgs, RegisterRes, RevokeArgs, RevokedState, SetAccessArgs,
-    AUTH_PNFS_CTL, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    unix_ms, AccessChange, CallStamp, ClusterKey, CtlBackend, CtlCommitArgs, CtlCommitOk,
+    CtlCommitRes, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlStat,
+    CtlStatusRes, CtlWriteArgs, CtlWriteRes, RegisterArgs, RegisterRes, RevokeArgs, RevokedState,
+    SetAccessArgs, AUTH_PNFS_CTL, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM,
+    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::nfs4::{NfsStat4, StableHow4, OPEN4_SHARE_ACCESS_READ};
 use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
@@ -433,7 +436,7 @@ async fn hostile_input_never_stops_the_service_from_answering() {
     // (a panicking handler would leave the call unanswered and trip the timeout).
     let conn = connect(addr).await;
     for seed in 0..300u64 {
-        let proc_ = CtlProc((seed % 8) as u32);
+        let proc_ = CtlProc((seed % 11) as u32);
         let args = Bytes::from(noise(seed, (seed as usize * 7) % 200));
         let cred = signed(&k, stamp_at(now_ms()), proc_, &args);
         let _ = call(&conn, PNFS_CTL_PROGRAM, 1, proc_.0, cred, args).await;
@@ -463,4 +466,225 @@ async fn hostile_input_never_stops_the_service_from_answering() {
         .await
         .unwrap();
     assert!(k.open_reply(&cred, body).unwrap().is_empty());
+}
+
+/// A control service over a local object store (kept for the test to look into).
+async fn start_local() -> (SocketAddr, Arc<pfs_core::LocalStore>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(pfs_core::LocalStore::open(dir.path()).unwrap());
+    let (addr, _, _, _) = start_with(store.clone(), Arc::default()).await;
+    (addr, store, dir)
+}
+
+#[tokio::test]
+async fn write_read_and_commit_act_on_the_object_store_without_a_registration() {
+    let (addr, store, _dir) = start_local().await;
+    let conn = connect(addr).await;
+    let object = CtlObject { file: 7, stripe: 1 };
+    let id = pfs_core::ObjectId { file: 7, stripe: 1 };
+    let data = Bytes::from(noise(1, 5000));
+    let r: CtlWriteRes = ctl(&conn, CtlProc::CTLPROC_WRITE, |_| CtlWriteArgs {
+        object,
+        offset: 100,
+        stable: 0,
+        data: data.clone(),
+    })
+    .await;
+    let CtlWriteRes::Ok(w) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(w.count, 5000);
+    assert_eq!(w.verifier, store.verifier());
+    assert_eq!(store.read(id, 100, 5000).unwrap().data, data);
+
+    // READ: a hole before the data, then the data, to the object's end.
+    let r: CtlReadRes = ctl(&conn, CtlProc::CTLPROC_READ, |_| CtlReadArgs {
+        object,
+        offset: 0,
+        count: 8192,
+    })
+    .await;
+    let CtlReadRes::Ok(got) = r else {
+        panic!("{r:?}")
+    };
+    assert!(got.eof);
+    assert_eq!(got.data.len(), 5100);
+    assert_eq!(&got.data[..100], &[0u8; 100][..]);
+    assert_eq!(got.data.slice(100..), data);
+    // A missing object reads as empty.
+    let r: CtlReadRes = ctl(&conn, CtlProc::CTLPROC_READ, |_| CtlReadArgs {
+        object: CtlObject { file: 8, stripe: 0 },
+        offset: 0,
+        count: 10,
+    })
+    .await;
+    assert_eq!(
+        r,
+        CtlReadRes::Ok(CtlReadOk {
+            eof: true,
+            data: Bytes::new()
+        })
+    );
+
+    // COMMIT syncs the object and answers the verifier.
+    let syncs = store.io_counts().fdatasync;
+    let r: CtlCommitRes = ctl(&conn, CtlProc::CTLPROC_COMMIT, |_| CtlCommitArgs {
+        object,
+        offset: 0,
+        count: 0,
+    })
+    .await;
+    assert_eq!(
+        r,
+        CtlCommitRes::Ok(CtlCommitOk {
+            verifier: store.verifier()
+        })
+    );
+    assert!(store.io_counts().fdatasync > syncs);
+
+    // A stable_how the RFC does not define writes nothing.
+    let r: CtlWriteRes = ctl(&conn, CtlProc::CTLPROC_WRITE, |_| CtlWriteArgs {
+        object: CtlObject { file: 9, stripe: 0 },
+        offset: 0,
+        stable: 3,
+        data: Bytes::from_static(b"x"),
+    })
+    .await;
+    assert_eq!(r, CtlWriteRes::Err(CtlStat::CTL_INVAL));
+    assert_eq!(
+        store
+            .size(pfs_core::ObjectId { file: 9, stripe: 0 })
+            .unwrap(),
+        0
+    );
+    // A store error keeps its nfsstat4 number: past the largest offset is FBIG.
+    let r: CtlWriteRes = ctl(&conn, CtlProc::CTLPROC_WRITE, |_| CtlWriteArgs {
+        object,
+        offset: u64::MAX - 1,
+        stable: 2,
+        data: Bytes::from_static(b"xyz"),
+    })
+    .await;
+    assert_eq!(r, CtlWriteRes::Err(CtlStat::CTL_FBIG));
+}
+
+#[tokio::test]
+async fn a_read_answers_at_most_the_maximum_and_is_short_only_at_the_objects_end() {
+    let (addr, store, _dir) = start_local().await;
+    let conn = connect(addr).await;
+    let id = pfs_core::ObjectId { file: 3, stripe: 0 };
+    let max = MAX_CTL_IO as usize;
+    store
+        .write(
+            id,
+            0,
+            &[Bytes::from(noise(2, max + 10))],
+            pfs_core::Stability::Unstable,
+        )
+        .unwrap();
+    let object = CtlObject { file: 3, stripe: 0 };
+    let r: CtlReadRes = ctl(&conn, CtlProc::CTLPROC_READ, |_| CtlReadArgs {
+        object,
+        offset: 0,
+        count: u32::MAX,
+    })
+    .await;
+    let CtlReadRes::Ok(got) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!((got.data.len(), got.eof), (max, false));
+    let r: CtlReadRes = ctl(&conn, CtlProc::CTLPROC_READ, |_| CtlReadArgs {
+        object,
+        offset: max as u64,
+        count: 100,
+    })
+    .await;
+    let CtlReadRes::Ok(got) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!((got.data.len(), got.eof), (10, true));
+}
+
+#[tokio::test]
+async fn an_oversized_write_is_refused_without_writing_it_and_an_oversized_record_closes_the_connection(
+) {
+    let (addr, store, _dir) = start_local().await;
+    let conn = connect(addr).await;
+    let object = CtlObject { file: 5, stripe: 0 };
+    let id = pfs_core::ObjectId { file: 5, stripe: 0 };
+    let garbage = |r: Result<Bytes, CallError>| match r {
+        Err(CallError::Accepted(AcceptStat::GarbageArgs)) => {}
+        other => panic!("expected GARBAGE_ARGS, got {other:?}"),
+    };
+    // One byte over MAX_CTL_IO, within the record limit: refused by the decoder's bound.
+    let over = CtlWriteArgs::encode_gathered(
+        object,
+        0,
+        2,
+        &[Bytes::from(vec![1u8; MAX_CTL_IO as usize + 1])],
+    );
+    let over: Bytes = over.concat().into();
+    let cred = signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_WRITE, &over);
+    garbage(
+        call(
+            &conn,
+            PNFS_CTL_PROGRAM,
+            1,
+            CtlProc::CTLPROC_WRITE.0,
+            cred,
+            over,
+        )
+        .await,
+    );
+    // A length of 4 GiB with a few bytes behind it: refused on the bound, nothing reserved.
+    let mut claim = xdr::to_bytes(&CtlWriteArgs {
+        object,
+        offset: 0,
+        stable: 2,
+        data: Bytes::from_static(b"abcd"),
+    })
+    .to_vec();
+    let len_at = claim.len() - 8;
+    claim[len_at..len_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    let claim = Bytes::from(claim);
+    let cred = signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_WRITE, &claim);
+    garbage(
+        call(
+            &conn,
+            PNFS_CTL_PROGRAM,
+            1,
+            CtlProc::CTLPROC_WRITE.0,
+            cred,
+            claim,
+        )
+        .await,
+    );
+    assert_eq!(store.size(id).unwrap(), 0, "nothing was written");
+
+    // A record over MAX_CTL_RECORD: the connection is closed on its header.
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let len = MAX_CTL_RECORD + 1;
+    s.write_all(&(0x8000_0000u32 | len).to_be_bytes())
+        .await
+        .unwrap();
+    let _ = s.write_all(&[0u8; 4096]).await;
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(TIMEOUT, tokio::io::AsyncReadExt::read(&mut s, &mut buf))
+        .await
+        .expect("the data server closes the connection");
+    assert!(matches!(n, Ok(0) | Err(_)), "{n:?}");
+
+    // A WRITE of exactly MAX_CTL_IO fits and lands.
+    let r: CtlWriteRes = ctl(&conn, CtlProc::CTLPROC_WRITE, |_| CtlWriteArgs {
+        object,
+        offset: 0,
+        stable: 0,
+        data: Bytes::from(vec![2u8; MAX_CTL_IO as usize]),
+    })
+    .await;
+    assert!(
+        matches!(r, CtlWriteRes::Ok(w) if w.count == MAX_CTL_IO),
+        "{r:?}"
+    );
+    assert_eq!(store.size(id).unwrap(), u64::from(MAX_CTL_IO));
 }

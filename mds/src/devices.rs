@@ -8,13 +8,18 @@
 //! ring of *up* data servers is what new layouts are cut from (RFC 8881 section 13.3: a
 //! device names data servers by address; a down one is not handed out), and its generation
 //! moves on every membership change so device ids of an older ring are recognised as gone.
+//!
+//! The registry also keeps each data server's last known write verifier (from REGISTER and
+//! from every control WRITE and COMMIT reply): I/O through the MDS answers striped files with
+//! a verifier derived from those of the file's data servers (`crate::datapath`), so a client
+//! sees a data server's restart as a changed verifier and sends its unstable writes again.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use nfs_proto::control::ClusterKey;
+use nfs_proto::control::{ClusterKey, RegisterOk};
 use nfs_proto::rpc::AuthStat;
 use nfs_server::keys::DsKeys;
 use tokio::task::JoinHandle;
@@ -61,6 +66,9 @@ pub struct DsStatus {
     pub last_error: Option<String>,
     /// The boot verifier it registered with (changes on every start of its process).
     pub boot_verifier: Option<[u8; 8]>,
+    /// Its object store's last known write verifier (from REGISTER, then from control WRITE
+    /// and COMMIT replies): changes when unstable data may have been lost there.
+    pub write_verifier: Option<[u8; 8]>,
     /// How many times it was registered since this MDS started.
     pub registrations: u64,
 }
@@ -131,6 +139,7 @@ impl Devices {
                     up: false,
                     last_error: Some("not contacted yet".into()),
                     boot_verifier: None,
+                    write_verifier: None,
                     registrations: 0,
                 },
                 ctl: None,
@@ -220,6 +229,27 @@ impl Devices {
             .and_then(|e| e.ctl.clone())
     }
 
+    /// Data server `id`'s last known write verifier (None before its first REGISTER).
+    pub fn write_verifier(&self, id: u16) -> Option<[u8; 8]> {
+        self.state()
+            .0
+            .iter()
+            .find(|e| e.status.id == id)
+            .and_then(|e| e.status.write_verifier)
+    }
+
+    /// Records the write verifier a control WRITE or COMMIT reply of data server `id` showed.
+    pub fn note_write_verifier(&self, id: u16, verifier: [u8; 8]) {
+        let mut st = self.state();
+        let Some(e) = st.0.iter_mut().find(|e| e.status.id == id) else {
+            return;
+        };
+        if e.status.write_verifier != Some(verifier) {
+            tracing::info!(ds = id, write_verifier = %hex(&verifier), "data server has a new write verifier");
+            e.status.write_verifier = Some(verifier);
+        }
+    }
+
     /// How many data servers are up and down.
     pub fn counts(&self) -> (usize, usize) {
         let st = self.state();
@@ -236,7 +266,8 @@ impl Devices {
 }
 
 impl Inner {
-    fn mark_up(&self, id: u16, ctl: DsControl, boot_verifier: [u8; 8]) {
+    fn mark_up(&self, id: u16, ctl: DsControl, reg: &RegisterOk) {
+        let boot_verifier = reg.boot_verifier;
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let (entries, generation) = &mut *st;
         let Some(e) = entries.iter_mut().find(|e| e.status.id == id) else {
@@ -246,6 +277,7 @@ impl Inner {
         e.status.up = true;
         e.status.last_error = None;
         e.status.boot_verifier = Some(boot_verifier);
+        e.status.write_verifier = Some(reg.write_verifier);
         e.status.registrations += 1;
         e.ctl = Some(ctl);
         if !was_up {
@@ -307,12 +339,12 @@ fn describe(e: &CtlError) -> String {
     }
 }
 
-/// Connects and registers data server `id`: returns the connection and its boot verifier.
+/// Connects and registers data server `id`: returns the connection and what it said.
 async fn register(
     inner: &Inner,
     id: u16,
     key: Arc<ClusterKey>,
-) -> Result<(DsControl, [u8; 8]), String> {
+) -> Result<(DsControl, RegisterOk), String> {
     let addr = inner
         .cluster
         .data_server(id)
@@ -329,7 +361,7 @@ async fn register(
         })
         .await
         .map_err(|e| format!("{addr}: REGISTER: {}", describe(&e)))?;
-    Ok((ctl, ok.boot_verifier))
+    Ok((ctl, ok))
 }
 
 /// The task of one data server: register, poll, mark down and retry, until the registry
@@ -350,9 +382,10 @@ async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
                 backoff = (backoff * 2).min(opts.backoff_max);
                 continue;
             }
-            Ok((ctl, mut verifier)) => {
+            Ok((ctl, reg)) => {
+                let mut verifier = reg.boot_verifier;
                 backoff = opts.backoff_min;
-                inner.mark_up(id, ctl.clone(), verifier);
+                inner.mark_up(id, ctl.clone(), &reg);
                 drop(inner);
                 loop {
                     tokio::time::sleep(opts.poll).await;
@@ -373,7 +406,7 @@ async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
                             {
                                 Ok(ok) => {
                                     verifier = ok.boot_verifier;
-                                    inner.mark_up(id, ctl.clone(), verifier);
+                                    inner.mark_up(id, ctl.clone(), &ok);
                                 }
                                 Err(e) => {
                                     inner.mark_down(

@@ -5,6 +5,7 @@
 //!   DsControl::connect(addr, key) ──TCP──> control service of one data server
 //!     .register(&Registration)   keys, epoch and lease out; id, boot verifier, addresses back
 //!     .revoke, .set_access, .object_sizes, .truncate, .remove, .health, .null
+//!     .read, .write, .commit     I/O through the MDS on the data server's objects
 //! ```
 //!
 //! Every call is signed with the cluster key and a fresh stamp, and its results are accepted
@@ -23,17 +24,18 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use nfs_proto::control::{
-    unix_ms, AccessChange, ClusterKey, CtlAuthError, CtlObject, CtlProc, CtlRevokeReason, CtlStat,
-    CtlStatusRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs, RegisterOk,
-    RegisterRes, RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs, Stamper,
-    StateOther, StripeSize, TruncateArgs, MAX_CTL_LIST, MDS_NODE, PNFS_CTL_PROGRAM,
-    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    unix_ms, AccessChange, ClusterKey, CtlAuthError, CtlCommitArgs, CtlCommitRes, CtlObject,
+    CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes,
+    CtlWriteArgs, CtlWriteRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs,
+    RegisterOk, RegisterRes, RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs,
+    Stamper, StateOther, StripeSize, TruncateArgs, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD,
+    MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, DecodeError, Xdr};
 use nfs_server::keys::DsKeys;
-use pfs_core::ObjectId;
+use pfs_core::{ObjectId, Stability};
 
 /// How long a control call may take by default: long enough for a data server to fsync a
 /// batch of truncates or removes on a busy disk, short enough that a dead one is noticed
@@ -61,8 +63,11 @@ pub enum CtlError {
     Decode(DecodeError),
     /// The procedure failed on the data server.
     Status(CtlStat),
-    /// The data server answered REGISTER with other facts than asked (another id).
+    /// The data server answered with other facts than asked (another id at REGISTER, more
+    /// data than asked at READ, ...).
     Mismatch(String),
+    /// READ or WRITE data over `MAX_CTL_IO` bytes (a caller's mistake: nothing was sent).
+    TooLong(usize),
 }
 
 impl fmt::Display for CtlError {
@@ -77,6 +82,10 @@ impl fmt::Display for CtlError {
             Self::Decode(e) => write!(f, "control reply does not decode: {e}"),
             Self::Status(s) => write!(f, "control procedure failed: {s}"),
             Self::Mismatch(s) => write!(f, "data server mismatch: {s}"),
+            Self::TooLong(n) => write!(
+                f,
+                "{n} bytes of I/O in one control call (at most {MAX_CTL_IO})"
+            ),
         }
     }
 }
@@ -159,9 +168,10 @@ impl DsControl {
             .map_err(CtlError::Connect)?;
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().map_err(CtlError::Connect)?;
+        // Replies carry READ data of up to MAX_CTL_IO: records up to MAX_CTL_RECORD.
         let limits = ConnLimits {
-            max_fragment: 1 << 20,
-            max_record: 1 << 20,
+            max_fragment: MAX_CTL_RECORD as usize,
+            max_record: MAX_CTL_RECORD as usize,
             max_in_flight: 16,
         };
         let id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
@@ -189,14 +199,15 @@ impl DsControl {
         self.conn.is_closed()
     }
 
-    /// Signs and sends one call; returns the verified results.
+    /// Signs and sends one call whose arguments `build` encodes as pieces (the MAC covers
+    /// them all); returns the verified results.
     async fn call_raw(
         &self,
         proc_: CtlProc,
-        build: impl FnOnce(&ClusterKey, nfs_proto::control::CallStamp) -> Bytes,
+        build: impl FnOnce(&ClusterKey, nfs_proto::control::CallStamp) -> Vec<Bytes>,
     ) -> Result<Bytes, CtlError> {
         let stamp = self.stamper.stamp(unix_ms(SystemTime::now()));
-        let args = vec![build(&self.key, stamp)];
+        let args = build(&self.key, stamp);
         let cred = self
             .key
             .sign_call(stamp, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.0, &args);
@@ -216,7 +227,9 @@ impl DsControl {
     }
 
     async fn call<A: Xdr, R: Xdr>(&self, proc_: CtlProc, args: &A) -> Result<R, CtlError> {
-        let results = self.call_raw(proc_, |_, _| xdr::to_bytes(args)).await?;
+        let results = self
+            .call_raw(proc_, |_, _| vec![xdr::to_bytes(args)])
+            .await?;
         xdr::from_bytes(results).map_err(CtlError::Decode)
     }
 
@@ -243,7 +256,7 @@ impl DsControl {
                 };
                 a.sealed_stateid_key.copy_from_slice(&keys[..32]);
                 a.sealed_fh_key.copy_from_slice(&keys[32..]);
-                xdr::to_bytes(&a)
+                vec![xdr::to_bytes(&a)]
             })
             .await?;
         match xdr::from_bytes::<RegisterRes>(results).map_err(CtlError::Decode)? {
@@ -260,13 +273,7 @@ impl DsControl {
         let mut sizes = Vec::with_capacity(objects.len());
         for chunk in objects.chunks(MAX_CTL_LIST as usize) {
             let args = ObjectSizeArgs {
-                objects: chunk
-                    .iter()
-                    .map(|o| CtlObject {
-                        file: o.file,
-                        stripe: o.stripe,
-                    })
-                    .collect(),
+                objects: chunk.iter().copied().map(ctl_object).collect(),
             };
             match self.call(CtlProc::CTLPROC_OBJECT_SIZE, &args).await? {
                 ObjectSizeRes::Ok(ok) if ok.sizes.len() == chunk.len() => sizes.extend(ok.sizes),
@@ -384,5 +391,113 @@ impl DsControl {
             HealthRes::Ok(h) => Ok(h),
             HealthRes::Err(s) => Err(CtlError::Status(s)),
         }
+    }
+
+    /// READ: up to `count` bytes (at most `MAX_CTL_IO`) of `object` at `offset`. The reply
+    /// is short only at the object's end (`eof`); the data is a slice of the reply record.
+    pub async fn read(
+        &self,
+        object: ObjectId,
+        offset: u64,
+        count: u32,
+    ) -> Result<CtlReadOk, CtlError> {
+        if count > MAX_CTL_IO {
+            return Err(CtlError::TooLong(count as usize));
+        }
+        let args = CtlReadArgs {
+            object: ctl_object(object),
+            offset,
+            count,
+        };
+        match self.call(CtlProc::CTLPROC_READ, &args).await? {
+            CtlReadRes::Ok(ok) if ok.data.len() > count as usize => Err(CtlError::Mismatch(
+                format!("READ of {count} bytes answered {}", ok.data.len()),
+            )),
+            CtlReadRes::Ok(ok) if ok.data.len() < count as usize && !ok.eof => {
+                Err(CtlError::Mismatch(format!(
+                    "READ of {count} bytes answered {} before the object's end",
+                    ok.data.len()
+                )))
+            }
+            CtlReadRes::Ok(ok) => Ok(ok),
+            CtlReadRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+
+    /// WRITE: the concatenation of `data` (at most `MAX_CTL_IO` bytes) at `offset` of
+    /// `object`, as durable as `stable` asks. The pieces are sent as they are, not joined:
+    /// slices of a client's WRITE go from its record to the data server's socket.
+    pub async fn write(
+        &self,
+        object: ObjectId,
+        offset: u64,
+        stable: Stability,
+        data: &[Bytes],
+    ) -> Result<Written, CtlError> {
+        let len: usize = data.iter().map(Bytes::len).sum();
+        if len > MAX_CTL_IO as usize {
+            return Err(CtlError::TooLong(len));
+        }
+        let results = self
+            .call_raw(CtlProc::CTLPROC_WRITE, |_, _| {
+                CtlWriteArgs::encode_gathered(ctl_object(object), offset, stable.as_u32(), data)
+            })
+            .await?;
+        match xdr::from_bytes::<CtlWriteRes>(results).map_err(CtlError::Decode)? {
+            CtlWriteRes::Ok(ok) => {
+                let committed = Stability::from_u32(ok.committed).ok_or_else(|| {
+                    CtlError::Mismatch(format!("WRITE committed as {}", ok.committed))
+                })?;
+                if ok.count as usize > len {
+                    return Err(CtlError::Mismatch(format!(
+                        "WRITE of {len} bytes answered {}",
+                        ok.count
+                    )));
+                }
+                Ok(Written {
+                    count: ok.count,
+                    committed,
+                    verifier: ok.verifier,
+                })
+            }
+            CtlWriteRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+
+    /// COMMIT: earlier writes to `object` durable (`count` 0: to its end); returns the data
+    /// server's write verifier after the commit.
+    pub async fn commit(
+        &self,
+        object: ObjectId,
+        offset: u64,
+        count: u32,
+    ) -> Result<[u8; 8], CtlError> {
+        let args = CtlCommitArgs {
+            object: ctl_object(object),
+            offset,
+            count,
+        };
+        match self.call(CtlProc::CTLPROC_COMMIT, &args).await? {
+            CtlCommitRes::Ok(ok) => Ok(ok.verifier),
+            CtlCommitRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+}
+
+/// What a control WRITE did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// Bytes written.
+    pub count: u32,
+    /// How durable they are.
+    pub committed: Stability,
+    /// The data server's write verifier after the write.
+    pub verifier: [u8; 8],
+}
+
+fn ctl_object(o: ObjectId) -> CtlObject {
+    CtlObject {
+        file: o.file,
+        stripe: o.stripe,
     }
 }

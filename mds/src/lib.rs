@@ -8,6 +8,7 @@
 //!          ├─> state/ (stateids, opens, locks, orphans)                      sans-IO
 //!          ├─> store/ (namespace, attributes, filehandles in redb; group commit)
 //!          ├─> pfs-core (file data of files without a stripe set)
+//!          ├─> datapath (striped file data) ─> dsctl ─> data servers
 //!          └─> devices (registry) ─> dsctl (control protocol) ─> data servers:
 //!                dsobjects (sizes, truncates of striped files), removals (durable queue)
 //! ```
@@ -18,6 +19,7 @@
 
 pub mod compound;
 pub mod config;
+pub mod datapath;
 pub mod devices;
 pub mod dsctl;
 pub mod dsobjects;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use mds::{Config, Mds};
 use nfs_proto::control::ClusterKey;
+use pfs_core::ObjectStore;
 use support::ds::*;
 
 const LEASE: u32 = 30;
@@ -51,6 +52,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
         let st = mds.devices.status(i as u16 + 1).unwrap();
         assert!(st.up && st.last_error.is_none());
         assert_eq!(st.boot_verifier, Some(d.service.boot_verifier()));
+        assert_eq!(st.write_verifier, Some(d.store.verifier()), "from REGISTER");
         assert!(mds.devices.control(i as u16 + 1).is_some());
     }
     // The data server's NFS side answers at its configured address once registered.
@@ -62,6 +64,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     // Kill data server 2.
     let mut ds = ds;
     let old_verifier = ds[1].service.boot_verifier();
+    let old_write_verifier = ds[1].store.verifier();
     ds.remove(1).kill();
     let took = until("data server 2 down", || ring_ids(&mds) == [1, 3]).await;
     assert!(took < Duration::from_secs(5), "noticed after {took:?}");
@@ -84,6 +87,9 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     let st = mds.devices.status(2).unwrap();
     assert_eq!(st.boot_verifier, Some(again.service.boot_verifier()));
     assert_ne!(st.boot_verifier, Some(old_verifier));
+    assert_eq!(st.write_verifier, Some(again.store.verifier()));
+    assert_ne!(st.write_verifier, Some(old_write_verifier));
+    assert_eq!(mds.devices.write_verifier(2), st.write_verifier);
     assert!(st.registrations >= 2);
     assert_eq!(again.service.registered_epoch(), Some(epoch));
     assert!(again.start.data_server().is_some());

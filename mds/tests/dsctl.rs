@@ -1,6 +1,6 @@
 //! The MDS's control client against a data server's control service, over loopback TCP:
-//! REGISTER, OBJECT_SIZE, TRUNCATE, REMOVE, REVOKE, SET_ACCESS, HEALTH, and what a wrong
-//! secret or a forged reply gets. The data server's NFS side is a recorder here; the control
+//! REGISTER, OBJECT_SIZE, TRUNCATE, REMOVE, REVOKE, SET_ACCESS, HEALTH, READ, WRITE, COMMIT,
+//! and what a wrong secret or a forged reply gets. The data server's NFS side is a recorder here; the control
 //! service driving a real `DataServer` is tested in `data-server/tests/control.rs`.
 
 use std::net::SocketAddr;
@@ -11,7 +11,7 @@ use bytes::Bytes;
 use data_server::control::{ControlConfig, ControlService, DsTarget};
 use data_server::{DsError, Revoked};
 use mds::dsctl::{CtlError, DsControl, Registration, RevokeReason};
-use nfs_proto::control::{ClusterKey, CtlBackend, CtlStat, StateOther, MAX_CTL_LIST};
+use nfs_proto::control::{ClusterKey, CtlBackend, CtlStat, StateOther, MAX_CTL_IO, MAX_CTL_LIST};
 use nfs_proto::rpc::AuthStat;
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
@@ -203,6 +203,57 @@ async fn object_sizes_truncate_and_remove_act_on_the_store() {
     let sizes = c.object_sizes(&many).await.unwrap();
     assert_eq!(sizes.len(), many.len());
     assert_eq!((sizes[0], sizes[1]), (7, 0));
+}
+
+#[tokio::test]
+async fn write_read_and_commit_reach_the_object_with_the_pieces_sent_as_they_are() {
+    let ds = start_ds().await;
+    let c = client(&ds).await;
+    let id = ObjectId {
+        file: 20,
+        stripe: 1,
+    };
+    // Pieces of one buffer that lie apart (a dense object's units of a client WRITE).
+    let buf = Bytes::from((0..9000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
+    let pieces = [
+        buf.slice(0..1000),
+        buf.slice(3000..4000),
+        buf.slice(8000..8003),
+    ];
+    let w = c.write(id, 64, Stability::Unstable, &pieces).await.unwrap();
+    assert_eq!(w.count, 2003);
+    assert_eq!(w.verifier, ds.store.verifier());
+    let joined: Vec<u8> = pieces.concat();
+    assert_eq!(ds.store.read(id, 64, 4096).unwrap().data, joined);
+
+    let r = c.read(id, 0, 4096).await.unwrap();
+    assert!(r.eof);
+    assert_eq!(r.data.len(), 64 + 2003);
+    assert_eq!(&r.data[64..], &joined[..]);
+    let r = c.read(id, 100, 10).await.unwrap();
+    assert_eq!((r.data.len(), r.eof), (10, false));
+    assert_eq!(c.commit(id, 0, 0).await.unwrap(), ds.store.verifier());
+
+    // More than one call carries is the caller's mistake, caught before sending.
+    let e = c.read(id, 0, MAX_CTL_IO + 1).await.unwrap_err();
+    assert!(matches!(e, CtlError::TooLong(_)), "{e}");
+    let big = Bytes::from(vec![0u8; MAX_CTL_IO as usize]);
+    let e = c
+        .write(id, 0, Stability::FileSync, &[big.clone(), big.slice(..1)])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, CtlError::TooLong(_)), "{e}");
+    // Exactly MAX_CTL_IO goes through, both ways.
+    let w = c.write(id, 0, Stability::FileSync, &[big]).await.unwrap();
+    assert_eq!((w.count, w.committed), (MAX_CTL_IO, Stability::FileSync));
+    let r = c.read(id, 0, MAX_CTL_IO).await.unwrap();
+    assert_eq!(r.data.len(), MAX_CTL_IO as usize);
+    // A store error comes back as its status.
+    let e = c
+        .write(id, u64::MAX - 2, Stability::FileSync, &[buf.slice(..5)])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, CtlError::Status(CtlStat::CTL_FBIG)), "{e}");
 }
 
 #[tokio::test]

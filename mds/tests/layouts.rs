@@ -1,5 +1,6 @@
 //! pNFS file layouts on the MDS (RFC 8881 chapter 13), over loopback sockets. The data
-//! servers are configured but need not run for these checks.
+//! servers are configured but need not run for the layout operations; I/O through the MDS
+//! on striped files runs against real data servers (`support::cluster`).
 
 mod support;
 
@@ -16,7 +17,9 @@ use nfs_proto::nfs4::layout_files::{
 use nfs_proto::nfs4::*;
 use nfs_server::ds_fh::DsFhCodec;
 use nfs_server::keys::DsKeys;
+use pfs_core::ObjectStore;
 use support::cluster::{boot_cluster, start_cluster, Cluster};
+use support::ds::{cluster_config, until, DsProc, SECRET};
 use support::layout::*;
 use support::open::*;
 use support::*;
@@ -685,4 +688,447 @@ async fn a_write_through_a_layouts_ds_filehandle_with_the_open_stateid_lands_on_
         .call(vec![putfh(&body.nfl_fh_list[0]), read_op(open, 0, 8192)])
         .await;
     assert!(read_res(&r).data.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// I/O through the MDS on striped files: the same DS objects as the layout's.
+// ---------------------------------------------------------------------------------------------
+
+/// An MDS with layouts on and `n` running data servers (stripe unit `unit`), all registered.
+struct Striped {
+    _dir: tempfile::TempDir,
+    cfg: Config,
+    mds: Arc<Mds>,
+    addr: SocketAddr,
+    ds: Vec<Option<DsProc>>,
+}
+
+impl Striped {
+    async fn start(n: u16, unit: u32, f: impl FnOnce(&mut Config)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = cluster_config(dir.path(), n, 10);
+        cfg.cluster.layouts = true;
+        cfg.cluster.layout.stripe_unit = unit;
+        f(&mut cfg);
+        let ds = (1..=n)
+            .map(|id| Some(DsProc::start(&cfg, id, &SECRET)))
+            .collect();
+        let (mds, addr) = start_with(cfg.clone()).await;
+        mds.devices.start();
+        until("every data server up", || {
+            mds.devices.counts() == (usize::from(n), 0)
+        })
+        .await;
+        Self {
+            _dir: dir,
+            cfg,
+            mds,
+            addr,
+            ds,
+        }
+    }
+
+    /// The data server id of each stripe index of `fileid` (which has a stripe set).
+    fn servers(&self, fileid: u64) -> Vec<u16> {
+        let set = self
+            .mds
+            .store
+            .stripes(fileid)
+            .unwrap()
+            .expect("a stripe set");
+        self.mds.stripe_servers(&set).unwrap()
+    }
+
+    /// The stripe map of `fileid`.
+    fn map(&self, fileid: u64) -> layouts::StripeMap {
+        let set = self
+            .mds
+            .store
+            .stripes(fileid)
+            .unwrap()
+            .expect("a stripe set");
+        set.map().unwrap()
+    }
+
+    /// The running data server `id`.
+    fn ds(&self, id: u16) -> &DsProc {
+        self.ds[usize::from(id) - 1].as_ref().expect("running")
+    }
+
+    /// The NFS address of data server `id`.
+    fn nfs_addr(&self, id: u16) -> SocketAddr {
+        self.cfg.cluster.data_server(id).unwrap().addresses[0]
+    }
+
+    /// Kills data server `id` and waits until the registry has it down.
+    async fn kill(&mut self, id: u16) {
+        self.ds[usize::from(id) - 1].take().expect("running").kill();
+        let mds = self.mds.clone();
+        until("the data server down", || mds.devices.control(id).is_none()).await;
+    }
+
+    /// Starts data server `id` again over its directory and waits until it is registered.
+    async fn restart(&mut self, id: u16) {
+        self.ds[usize::from(id) - 1] = Some(DsProc::start(&self.cfg, id, &SECRET));
+        let mds = self.mds.clone();
+        until("the data server up again", || {
+            mds.devices.control(id).is_some()
+        })
+        .await;
+    }
+}
+
+/// A client of `s` with a file `name` open for reading and writing, and its file id.
+async fn open_file(s: &Striped, name: &str) -> (Client, Opened, u64) {
+    let mut c = Client::new(s.addr, name).await;
+    let o = open_in_root(
+        &mut c,
+        name,
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_NONE,
+        "o",
+    )
+    .await;
+    let (fileid, _) = fileid_of(&mut c, &o.fh).await;
+    (c, o, fileid)
+}
+
+/// WRITE through the MDS.
+async fn mds_write(
+    c: &mut Client,
+    o: &Opened,
+    offset: u64,
+    stable: StableHow4,
+    data: &[u8],
+) -> Compound4Res {
+    c.call(vec![
+        putfh(&o.fh),
+        write_op(o.stateid, offset, stable, Bytes::copy_from_slice(data)),
+    ])
+    .await
+}
+
+/// The layout's DS filehandles of an open file (LAYOUTGET RW under the open stateid).
+async fn ds_handles(c: &mut Client, o: &Opened) -> Vec<NfsFh4> {
+    let r = c
+        .call(vec![
+            putfh(&o.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, o.stateid),
+        ])
+        .await;
+    granted(&r).1.nfl_fh_list
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_written_through_the_mds_reads_back_through_its_layouts_ds_filehandles() {
+    let s = Striped::start(3, 64 << 10, |_| {}).await;
+    let (mut c, o, fileid) = open_file(&s, "f").await;
+    let data = pattern((300 << 10) + 77);
+    let r = mds_write(&mut c, &o, 0, StableHow4::FILE_SYNC4, &data).await;
+    assert_eq!(write_res(&r).count as usize, data.len(), "{r:?}");
+    assert_eq!(fileid_of(&mut c, &o.fh).await.1, data.len() as u64);
+    // Nothing went to the MDS's own object.
+    let own = s.mds.data.size(pfs_core::ObjectId::whole(fileid)).unwrap();
+    assert_eq!(own, 0);
+
+    let fhs = ds_handles(&mut c, &o).await;
+    let servers = s.servers(fileid);
+    assert_eq!(fhs.len(), servers.len());
+    let mut objects = Vec::new();
+    for (fh, &ds) in fhs.iter().zip(&servers) {
+        let mut d = Client::new(s.nfs_addr(ds), "reader").await;
+        let r = d
+            .call(vec![putfh(fh), read_op(o.stateid, 0, 1 << 20)])
+            .await;
+        let got = read_res(&r);
+        assert!(got.eof);
+        objects.push(got.data);
+    }
+    // Every byte is where the layout says: index and (dense) object offset.
+    let map = s.map(fileid);
+    let extents = map.extents(0, data.len() as u64).unwrap();
+    assert!(extents.len() > 3, "the file spans several rounds");
+    for e in extents {
+        let obj = &objects[e.index as usize];
+        let (o0, f0) = (e.object_offset as usize, e.file_offset as usize);
+        let n = e.len as usize;
+        assert_eq!(&obj[o0..o0 + n], &data[f0..f0 + n], "{e:?}");
+    }
+    assert_eq!(
+        objects.iter().map(|o| o.len()).sum::<usize>(),
+        data.len(),
+        "dense objects hold nothing else"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_written_through_its_ds_filehandles_reads_back_through_the_mds() {
+    let s = Striped::start(3, 64 << 10, |_| {}).await;
+    let (mut c, o, fileid) = open_file(&s, "f").await;
+    let r = c
+        .call(vec![
+            putfh(&o.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, o.stateid),
+        ])
+        .await;
+    let (layout, body) = granted(&r);
+    let servers = s.servers(fileid);
+    let data = pattern((200 << 10) + 123);
+    let map = s.map(fileid);
+    let mut ds_clients = Vec::new();
+    for &ds in &servers {
+        ds_clients.push(Client::new(s.nfs_addr(ds), "writer").await);
+    }
+    for e in map.extents(0, data.len() as u64).unwrap() {
+        let i = e.index as usize;
+        let f0 = e.file_offset as usize;
+        let piece = Bytes::copy_from_slice(&data[f0..f0 + e.len as usize]);
+        let r = ds_clients[i]
+            .call(vec![
+                putfh(&body.nfl_fh_list[i]),
+                write_op(o.stateid, e.object_offset, StableHow4::FILE_SYNC4, piece),
+            ])
+            .await;
+        assert_eq!(u64::from(write_res(&r).count), e.len);
+    }
+    let r = c
+        .call(vec![
+            putfh(&o.fh),
+            layoutcommit_op(layout.logr_stateid, Some(data.len() as u64 - 1), None),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, 0, 1 << 20)])
+        .await;
+    let got = read_res(&r);
+    assert!(got.eof);
+    assert_eq!(got.data.len(), data.len());
+    assert!(got.data == data, "the MDS reads what the layout wrote");
+    // A read in the middle, across a stripe unit boundary.
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, (64 << 10) - 10, 30)])
+        .await;
+    assert_eq!(read_res(&r).data, data[(64 << 10) - 10..(64 << 10) + 20]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_through_the_mds_across_stripe_units_returns_zeros_in_the_holes() {
+    let unit = 64u64 << 10;
+    let s = Striped::start(3, unit as u32, |_| {}).await;
+    let (mut c, o, fileid) = open_file(&s, "holes").await;
+    // Unit 0 (index 0) and unit 4 (index 1) get a little; units 2 and 5 (index 2) nothing.
+    let head = pattern(10);
+    let tail = pattern(4000);
+    let far = 4 * unit + 5;
+    for (at, d) in [(0, &head), (far, &tail)] {
+        let r = mds_write(&mut c, &o, at, StableHow4::UNSTABLE4, d).await;
+        assert_eq!(write_res(&r).count as usize, d.len());
+    }
+    let size = far + tail.len() as u64;
+    let servers = s.servers(fileid);
+    let object = |i: u32| pfs_core::ObjectId {
+        file: fileid,
+        stripe: i,
+    };
+    assert_eq!(
+        s.ds(servers[2]).store.size(object(2)).unwrap(),
+        0,
+        "index 2 has no object"
+    );
+    assert!(s.ds(servers[0]).store.size(object(0)).unwrap() < unit);
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, 0, 1 << 20)])
+        .await;
+    let got = read_res(&r);
+    assert!(got.eof);
+    let mut want = vec![0u8; size as usize];
+    want[..10].copy_from_slice(&head);
+    want[far as usize..].copy_from_slice(&tail);
+    assert_eq!(got.data.len(), want.len());
+    assert!(got.data == want, "zeros in the holes, data where written");
+    // A read that lies wholly in a hole is zeros too, and stops at the size.
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, 2 * unit + 3, 100)])
+        .await;
+    assert_eq!(read_res(&r).data, vec![0u8; 100]);
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, size - 5, 100)])
+        .await;
+    let got = read_res(&r);
+    assert_eq!((got.data.len(), got.eof), (5, true));
+}
+
+/// The fdatasync counts of the object stores of `servers`.
+fn syncs(s: &Striped, servers: &[u16]) -> Vec<u64> {
+    servers
+        .iter()
+        .map(|&d| s.ds(d).store.io_counts().fdatasync)
+        .collect()
+}
+
+fn commit_op() -> NfsArgop4 {
+    NfsArgop4::Commit(CommitArgs {
+        offset: 0,
+        count: 0,
+    })
+}
+
+fn commit_verifier(r: &Compound4Res) -> Verifier4 {
+    match r.resarray.last() {
+        Some(NfsResop4::Commit(CommitRes::Ok(ok))) => ok.writeverf,
+        _ => panic!("COMMIT failed: {r:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_through_the_mds_syncs_every_data_server_of_a_striped_file() {
+    let s = Striped::start(3, 64 << 10, |_| {}).await;
+    let (mut c, o, fileid) = open_file(&s, "c").await;
+    let r = mds_write(&mut c, &o, 0, StableHow4::UNSTABLE4, &pattern(200 << 10)).await;
+    let w = write_res(&r);
+    assert_eq!(w.committed, StableHow4::UNSTABLE4);
+    assert_ne!(
+        w.writeverf,
+        s.mds.data.verifier(),
+        "a striped file's verifier is its data servers', not the MDS's"
+    );
+    let servers = s.servers(fileid);
+    let before = syncs(&s, &servers);
+    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    assert_eq!(commit_verifier(&r), w.writeverf, "nothing was lost");
+    let after = syncs(&s, &servers);
+    for (b, a) in before.iter().zip(&after) {
+        assert!(a > b, "every data server synced: {before:?} -> {after:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_server_restart_between_an_unstable_write_and_its_commit_changes_the_verifier() {
+    let mut s = Striped::start(3, 64 << 10, |_| {}).await;
+    let (mut c, o, fileid) = open_file(&s, "r").await;
+    let r = mds_write(&mut c, &o, 0, StableHow4::UNSTABLE4, &pattern(1000)).await;
+    let before = write_res(&r).writeverf;
+    let index0 = s.servers(fileid)[0];
+    s.kill(index0).await;
+    s.restart(index0).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let after = commit_verifier(&r);
+    assert_ne!(
+        after, before,
+        "the client must send its unstable data again"
+    );
+    // Once re-sent, the verifier holds still.
+    let r = mds_write(&mut c, &o, 0, StableHow4::UNSTABLE4, &pattern(1000)).await;
+    assert_eq!(write_res(&r).writeverf, after);
+    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    assert_eq!(commit_verifier(&r), after);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn io_through_the_mds_needing_a_down_data_server_is_delayed() {
+    let unit = 64u64 << 10;
+    let mut s = Striped::start(3, unit as u32, |_| {}).await;
+    let (mut c, o, fileid) = open_file(&s, "d").await;
+    let data = pattern(3 * unit as usize);
+    let r = mds_write(&mut c, &o, 0, StableHow4::FILE_SYNC4, &data).await;
+    assert_eq!(write_res(&r).count as usize, data.len());
+    let index1 = s.servers(fileid)[1];
+    s.kill(index1).await;
+    let status = |r: &Compound4Res| last_status(r);
+    let r = mds_write(&mut c, &o, unit + 1, StableHow4::FILE_SYNC4, b"x").await;
+    assert_eq!(status(&r), NfsStat4::NFS4ERR_DELAY);
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, 0, 1 << 20)])
+        .await;
+    assert_eq!(status(&r), NfsStat4::NFS4ERR_DELAY);
+    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    assert_eq!(status(&r), NfsStat4::NFS4ERR_DELAY);
+    // What needs only data servers that are up goes on.
+    let r = mds_write(&mut c, &o, 5, StableHow4::FILE_SYNC4, b"y").await;
+    assert_eq!(write_res(&r).count, 1);
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, 2 * unit, 10)])
+        .await;
+    assert_eq!(read_res(&r).data, data[2 * unit as usize..][..10]);
+    // Back up: the data it held is there.
+    s.restart(index1).await;
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, unit, 10)])
+        .await;
+    assert_eq!(read_res(&r).data, data[unit as usize..][..10]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_larger_than_a_control_call_is_cut_into_calls_and_reads_back() {
+    // max_io 3 MiB with a 4 MiB stripe unit: one stripe unit takes several control calls.
+    let s = Striped::start(2, 4 << 20, |c| {
+        c.limits.max_io = 3 << 20;
+        c.limits.max_record = 4 << 20;
+    })
+    .await;
+    let fore = ChannelAttrs4 {
+        ca_maxrequestsize: 4 << 20,
+        ca_maxresponsesize: 4 << 20,
+        ..channel()
+    };
+    let mut c = Client::with_fore_channel(s.addr, "big", fore).await;
+    let r = c
+        .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+            rca_one_fs: false,
+        })])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK);
+    let o = open_in_root(
+        &mut c,
+        "big",
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_NONE,
+        "o",
+    )
+    .await;
+    // From 3 MiB - 5: across the end of the first stripe unit.
+    let data = pattern(3 << 20);
+    let at = (3 << 20) - 5;
+    let r = mds_write(&mut c, &o, at, StableHow4::FILE_SYNC4, &data).await;
+    assert_eq!(write_res(&r).count as usize, data.len(), "{:?}", r.status);
+    let r = c
+        .call(vec![putfh(&o.fh), read_op(o.stateid, at, 3 << 20)])
+        .await;
+    let got = read_res(&r);
+    assert!(got.eof);
+    assert!(got.data == data);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_with_data_in_the_mds_object_keeps_it_there_and_gets_no_layout() {
+    let s = Striped::start(1, 64 << 10, |_| {}).await;
+    let (mut c, o, fileid) = open_file(&s, "old").await;
+    // Data written before layouts were on.
+    let own = pfs_core::ObjectId::whole(fileid);
+    s.mds
+        .data
+        .write(
+            own,
+            0,
+            &[Bytes::from_static(b"old")],
+            pfs_core::Stability::FileSync,
+        )
+        .unwrap();
+    let r = mds_write(&mut c, &o, 3, StableHow4::FILE_SYNC4, b" data").await;
+    assert_eq!(write_res(&r).count, 5);
+    assert_eq!(s.mds.data.size(own).unwrap(), 8);
+    assert_eq!(s.mds.store.stripes(fileid).unwrap(), None);
+    let r = c.call(vec![putfh(&o.fh), read_op(o.stateid, 0, 100)]).await;
+    assert_eq!(read_res(&r).data, Bytes::from_static(b"old data"));
+    let r = c
+        .call(vec![
+            putfh(&o.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, o.stateid),
+        ])
+        .await;
+    assert_eq!(
+        layoutget_res(&r).status(),
+        NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE
+    );
 }

@@ -85,8 +85,8 @@ fn arbitrary_bytes<T: proptest::arbitrary::Arbitrary + xdr::Xdr>(runner: &mut Te
 fn control_seeds(out: &Path, runner: &mut TestRunner) {
     use nfs_proto::control::{self as ctl, CallStamp, ClusterKey};
     let key = ClusterKey::from_secret(&[0x42; 32]);
-    for i in 0..70u32 {
-        let proc_ = (i % 7) as u8;
+    for i in 0..100u32 {
+        let proc_ = (i % 10) as u8;
         let args = match proc_ {
             0 => arbitrary_bytes::<ctl::RegisterArgs>(runner),
             1 => arbitrary_bytes::<ctl::ObjectSizeArgs>(runner),
@@ -94,7 +94,15 @@ fn control_seeds(out: &Path, runner: &mut TestRunner) {
             3 => arbitrary_bytes::<ctl::RemoveArgs>(runner),
             4 => arbitrary_bytes::<ctl::RevokeArgs>(runner),
             5 => arbitrary_bytes::<ctl::SetAccessArgs>(runner),
-            _ => arbitrary_bytes::<ctl::HealthRes>(runner),
+            6 => arbitrary_bytes::<ctl::CtlReadArgs>(runner),
+            7 => arbitrary_bytes::<ctl::CtlWriteArgs>(runner),
+            8 => arbitrary_bytes::<ctl::CtlCommitArgs>(runner),
+            _ => match (i / 10) % 4 {
+                0 => arbitrary_bytes::<ctl::HealthRes>(runner),
+                1 => arbitrary_bytes::<ctl::CtlReadRes>(runner),
+                2 => arbitrary_bytes::<ctl::CtlWriteRes>(runner),
+                _ => arbitrary_bytes::<ctl::CtlCommitRes>(runner),
+            },
         };
         let stamp = CallStamp {
             node: 0,

@@ -47,10 +47,9 @@ pub struct ClusterConfig {
     /// How files are striped over the data servers.
     pub layout: LayoutConfig,
     /// Hand out file layouts (and grant `EXCHGID4_FLAG_USE_PNFS_MDS` in EXCHANGE_ID instead
-    /// of `USE_NON_PNFS`). Off by default until I/O through the MDS reads and writes the same
-    /// striped data server objects as I/O through the data servers: today a client without a
-    /// layout (the Linux client falls back to the MDS whenever a data server is unreachable)
-    /// writes to the MDS's own object store, so the two paths would not see the same bytes.
+    /// of `USE_NON_PNFS`); with it, I/O through the MDS stripes files over the data servers
+    /// too (`crate::datapath`), so a client without a layout sees the same bytes. Off by
+    /// default until SETATTR of the size and REMOVE reach the data server objects.
     pub layouts: bool,
 }
 

@@ -1,14 +1,23 @@
-//! Data: READ, WRITE, COMMIT through `pfs-core`.
+//! Data: READ, WRITE, COMMIT, in the MDS's own object store or, for a file with a stripe set,
+//! on its DS objects through the control protocol (`crate::datapath`), so a client without a
+//! layout sees the bytes a client with one wrote, and the other way round.
 //!
 //! The object store is blocking (pread/pwrite/fdatasync), so every call runs on tokio's
 //! blocking pool. Payloads are never copied here: a WRITE's `Bytes` (a slice of the request
-//! record) goes to `pwritev` as is, and a READ's buffer becomes the reply's payload piece.
+//! record) goes to `pwritev` (or, in slices, to the data servers' sockets) as is, and a READ's
+//! buffer becomes the reply's payload piece.
 //!
 //! ```text
-//!  READ : stateid (check_io Read) ─> ObjectStore::read ─> READ4resok.data (own piece)
-//!  WRITE: stateid (check_io Write) ─> ObjectStore::write(stable) ─> Store::record_write
-//!         (size, mtime, change: durable before the reply) ─> count, committed, verifier
-//!  COMMIT: ObjectStore::commit ─> verifier
+//!  READ : stateid (check_io Read) ─> stripe set? ─ no ─> ObjectStore::read
+//!                                                └ yes ─> datapath::read (control READs)
+//!         ─> READ4resok.data (own piece)
+//!  WRITE: stateid (check_io Write) ─> file_stripes (fixes a set at the first WRITE when
+//!         layouts are granted) ─ none ─> ObjectStore::write(stable)
+//!                                └ set ─> datapath::write (control WRITEs)
+//!         ─> Store::record_write (size, mtime, change: durable before the reply)
+//!         ─> count, committed, verifier (the store's, or derived from the data servers')
+//!  COMMIT: stripe set? ─ no ─> ObjectStore::commit ─> verifier
+//!                     └ yes ─> datapath::commit (every data server of the set)
 //! ```
 
 use bytes::Bytes;
@@ -16,6 +25,8 @@ use nfs_proto::nfs4::*;
 use pfs_core::{ObjectId, Stability};
 
 use crate::compound::Ctx;
+use crate::datapath;
+use crate::ops::layout::file_stripes;
 use crate::ops::open::regular_file;
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
@@ -62,19 +73,27 @@ async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> 
         });
     }
     let want = u64::from(count).min(size - a.offset);
-    let data = ctx.mds.data.clone();
     let offset = a.offset;
-    let done = blocking(move || data.read(ObjectId::whole(fileid), offset, want as u32)).await?;
-    let mut bytes = done.data;
-    if (bytes.len() as u64) < want && done.eof {
-        // The object ends before the size the store recorded (unstable data lost in a crash
-        // the client has not yet re-sent, or a size set without data): that range reads as
-        // zeros, as a hole would. Rare, so the copy does not matter.
-        let mut v = Vec::with_capacity(want as usize);
-        v.extend_from_slice(&bytes);
-        v.resize(want as usize, 0);
-        bytes = Bytes::from(v);
-    }
+    let bytes = match ctx.mds.store.stripes(fileid)? {
+        // Zeros where the objects end before the size: holes.
+        Some(set) => datapath::read(&ctx.mds, fileid, &set, offset, want).await?,
+        None => {
+            let data = ctx.mds.data.clone();
+            let done =
+                blocking(move || data.read(ObjectId::whole(fileid), offset, want as u32)).await?;
+            let mut bytes = done.data;
+            if (bytes.len() as u64) < want && done.eof {
+                // The object ends before the size the store recorded (unstable data lost in
+                // a crash the client has not yet re-sent, or a size set without data): that
+                // range reads as zeros, as a hole would. Rare, so the copy does not matter.
+                let mut v = Vec::with_capacity(want as usize);
+                v.extend_from_slice(&bytes);
+                v.resize(want as usize, 0);
+                bytes = Bytes::from(v);
+            }
+            bytes
+        }
+    };
     let eof = offset.saturating_add(bytes.len() as u64) >= size;
     Ok(ReadResOk { eof, data: bytes })
 }
@@ -90,36 +109,61 @@ pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> ReadRes {
 
 async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
     ctx.writable()?;
-    let (fileid, _) = check_io(ctx, &a.stateid, Io::Write, ACCESS4_MODIFY)?;
+    let (fileid, inode) = check_io(ctx, &a.stateid, Io::Write, ACCESS4_MODIFY)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
     let payload = clip_write(&a.data, a.offset, ctx.mds.cfg.limits.max_io as usize)?;
     let len = payload.len() as u64;
+    let offset = a.offset;
     if len == 0 {
+        let writeverf = match ctx.mds.store.stripes(fileid)? {
+            Some(set) => datapath::known_verifier(&ctx.mds, &set)?,
+            None => ctx.mds.data.verifier(),
+        };
         return Ok(WriteResOk {
             count: 0,
             committed: StableHow4::FILE_SYNC4,
-            writeverf: ctx.mds.data.verifier(),
+            writeverf,
         });
     }
-    let data = ctx.mds.data.clone();
-    let offset = a.offset;
-    let done =
-        blocking(move || data.write(ObjectId::whole(fileid), offset, &[payload], stable)).await?;
+    let export = ctx.fh()?.export;
+    // No data server up to fix a new stripe set on: the client retries (a WRITE cannot
+    // answer LAYOUTTRYLATER).
+    let stripes = file_stripes(ctx, export, &inode)
+        .await
+        .map_err(|e| match e {
+            NfsStat4::NFS4ERR_LAYOUTTRYLATER => NfsStat4::NFS4ERR_DELAY,
+            e => e,
+        })?;
+    let (count, committed, writeverf) = match stripes {
+        Some(set) => {
+            let w = datapath::write(&ctx.mds, fileid, &set, offset, &payload, stable).await?;
+            (w.count, w.committed, w.verifier)
+        }
+        None => {
+            let data = ctx.mds.data.clone();
+            let done =
+                blocking(move || data.write(ObjectId::whole(fileid), offset, &[payload], stable))
+                    .await?;
+            (done.count, done.committed, ctx.mds.data.verifier())
+        }
+    };
     // Size, mtime and change: committed (group commit) before the reply is sent.
     ctx.mds
         .store
-        .record_write(fileid, offset + done.count, system_time_now())
+        .record_write(fileid, offset + count, system_time_now())
         .await?;
     Ok(WriteResOk {
-        count: done.count as Count4,
-        committed: StableHow4(done.committed.as_u32()),
-        writeverf: ctx.mds.data.verifier(),
+        count: count as Count4,
+        committed: StableHow4(committed.as_u32()),
+        writeverf,
     })
 }
 
 /// WRITE (RFC 8881 section 18.32): UNSTABLE4, DATA_SYNC4 or FILE_SYNC4 as asked (the store
 /// may do better and says so in `committed`); the write verifier changes on every server
-/// start, so a client re-sends unstable data it has not seen committed.
+/// start (of the MDS, or for a striped file of any of its data servers:
+/// `datapath::stripe_verifier`), so a client re-sends unstable data it has not seen
+/// committed. NFS4ERR_DELAY while a data server the WRITE needs is down.
 pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> WriteRes {
     match write_inner(ctx, a).await {
         Ok(ok) => WriteRes::Ok(ok),
@@ -132,8 +176,14 @@ async fn commit_inner(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsS
     let inode = ctx.inode()?;
     regular_file(&inode)?;
     check_commit_range(a.offset, a.count)?;
+    let fileid = inode.fileid;
+    if let Some(set) = ctx.mds.store.stripes(fileid)? {
+        return Ok(CommitResOk {
+            writeverf: datapath::commit(&ctx.mds, fileid, &set).await?,
+        });
+    }
     let data = ctx.mds.data.clone();
-    let (fileid, offset, len) = (inode.fileid, a.offset, u64::from(a.count));
+    let (offset, len) = (a.offset, u64::from(a.count));
     blocking(move || data.commit(ObjectId::whole(fileid), offset, len)).await?;
     Ok(CommitResOk {
         writeverf: ctx.mds.data.verifier(),
@@ -141,7 +191,7 @@ async fn commit_inner(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsS
 }
 
 /// COMMIT (RFC 8881 section 18.3): makes earlier unstable writes durable; `count` 0 means
-/// to the end of the file.
+/// to the end of the file. A striped file commits on every data server of its set.
 pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> CommitRes {
     match commit_inner(ctx, a).await {
         Ok(ok) => CommitRes::Ok(ok),

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  LAYOUTGET: type FILES? ─> layouts on? ─> iomode, lengths ─> regular file ─> stateid
-//!             ─> Store::fix_stripes (first layout: durable) ─> LayoutTable::get
+//!             ─> file_stripes (first layout or MDS WRITE: durable) ─> LayoutTable::get
 //!             ─> nfsv4_1_file_layout4 { device of the stripe set, unit|DENSE, 0, 0,
 //!                                       one DS filehandle per stripe index }
 //! ```
@@ -79,6 +79,37 @@ pub fn new_stripe_set(
         .ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
 }
 
+/// The stripe set regular file `inode` of `export` keeps its data on, fixed (durably) at its
+/// first LAYOUTGET or its first WRITE through the MDS, whichever comes first, so both paths
+/// find the same DS objects (`crate::datapath`): the set it has; else, when the MDS grants
+/// layouts, the policy's ([`stripe_set_for`]) unless its MDS-local object already holds
+/// something (written before layouts were on: a stripe set would hide it); else `None`, and
+/// its data stays in the MDS's own object (LAYOUTGET answers NFS4ERR_LAYOUTUNAVAILABLE).
+pub async fn file_stripes(
+    ctx: &Ctx,
+    export: u16,
+    inode: &crate::store::Inode,
+) -> Result<Option<StripeSet>, NfsStat4> {
+    let fileid = inode.fileid;
+    if let Some(set) = ctx.mds.store.stripes(fileid)? {
+        return Ok(Some(set));
+    }
+    let cluster = &ctx.mds.cfg.cluster;
+    if !cluster.grants_layouts() {
+        return Ok(None);
+    }
+    let data = ctx.mds.data.clone();
+    if nfs_server::io::blocking(move || data.size(pfs_core::ObjectId::whole(fileid))).await? > 0 {
+        return Ok(None);
+    }
+    let proposed = match new_stripe_set(&ctx.mds, export, fileid) {
+        Ok(set) => set,
+        Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(ctx.mds.store.fix_stripes(fileid, proposed).await?))
+}
+
 /// LAYOUTGET (RFC 8881 section 18.43).
 pub async fn layoutget(ctx: &mut Ctx, a: &LayoutGetArgs) -> LayoutGetRes {
     match layoutget_inner(ctx, a).await {
@@ -138,13 +169,9 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             Io::Read,
         )?;
     }
-    let set = match ctx.mds.store.stripes(inode.fileid)? {
-        Some(set) => set,
-        None => {
-            let proposed = new_stripe_set(&ctx.mds, fh.export, inode.fileid)?;
-            ctx.mds.store.fix_stripes(inode.fileid, proposed).await?
-        }
-    };
+    let set = file_stripes(ctx, fh.export, &inode)
+        .await?
+        .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
     // A file whose data servers are not all up gets no layout until they are: its data is
     // there, and I/O through the MDS waits for them too.
     for id in ctx.mds.stripe_servers(&set)? {

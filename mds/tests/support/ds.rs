@@ -60,6 +60,8 @@ pub struct DsProc {
     pub start: Arc<StartOnRegister>,
     pub service: Arc<ControlService>,
     pub objects: Arc<dyn ObjectStore>,
+    /// The same store, for its counters (`io_counts`).
+    pub store: Arc<LocalStore>,
     pub data_dir: PathBuf,
 }
 
@@ -81,7 +83,8 @@ impl DsProc {
         let nfs = Mutex::new(Some(bind(d.listen_addr())));
         let control = bind(d.control_addr().unwrap());
         let data_dir = d.data_dir_in(&cfg.data_dir);
-        let objects: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(&data_dir).unwrap());
+        let store = Arc::new(LocalStore::open(&data_dir).unwrap());
+        let objects: Arc<dyn ObjectStore> = store.clone();
         let mut opts = DsOptions::new(u32::from(id));
         opts.lease_time = Duration::from_secs(u64::from(cfg.lease_time));
         let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {
@@ -107,6 +110,7 @@ impl DsProc {
             start,
             service,
             objects,
+            store,
             data_dir,
         }
     }

@@ -7,8 +7,9 @@
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use nfs_proto::control::{
-    ClusterKey, ObjectSizeArgs, RegisterArgs, RemoveArgs, RevokeArgs, SetAccessArgs, TruncateArgs,
-    AUTH_PNFS_CTL, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
+    ClusterKey, CtlCommitArgs, CtlReadArgs, CtlWriteArgs, ObjectSizeArgs, RegisterArgs,
+    RemoveArgs, RevokeArgs, SetAccessArgs, TruncateArgs, AUTH_PNFS_CTL, PNFS_CTL_PROGRAM,
+    PNFS_CTL_VERSION,
 };
 use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::{from_bytes, to_bytes, Xdr};
@@ -28,16 +29,22 @@ fuzz_target!(|data: &[u8]| {
     let _ = key.verify_call(&cred, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.into(), args);
     let _ = key.open_reply(&cred, Bytes::copy_from_slice(args));
     let args = Bytes::copy_from_slice(args);
-    match proc_ % 7 {
+    match proc_ % 10 {
         0 => round_trip::<RegisterArgs>(args),
         1 => round_trip::<ObjectSizeArgs>(args),
         2 => round_trip::<TruncateArgs>(args),
         3 => round_trip::<RemoveArgs>(args),
         4 => round_trip::<RevokeArgs>(args),
         5 => round_trip::<SetAccessArgs>(args),
+        6 => round_trip::<CtlReadArgs>(args),
+        7 => round_trip::<CtlWriteArgs>(args),
+        8 => round_trip::<CtlCommitArgs>(args),
         _ => {
             round_trip::<nfs_proto::control::RegisterRes>(args.clone());
-            round_trip::<nfs_proto::control::HealthRes>(args);
+            round_trip::<nfs_proto::control::HealthRes>(args.clone());
+            round_trip::<nfs_proto::control::CtlReadRes>(args.clone());
+            round_trip::<nfs_proto::control::CtlWriteRes>(args.clone());
+            round_trip::<nfs_proto::control::CtlCommitRes>(args);
         }
     }
 });

@@ -9,6 +9,8 @@
 //!     SET_ACCESS {epoch, [(other, access)]} ──────────────> stateid checks (before reply)
 //!     OBJECT_SIZE {objects[]} / TRUNCATE {file, sizes[]} / REMOVE {files[]} ──> object store
 //!     HEALTH    ─────────────────────────────────────────> space, load, uptime
+//!     READ / WRITE / COMMIT {object, offset, ...} ───────> object store (I/O through the
+//!               <──────────── {data} / {count, committed, verifier} / {verifier}     MDS)
 //! ```
 //!
 //! The MDS connects to each data server's control address and makes every call; a data
@@ -42,8 +44,9 @@
 //! second derived key, over the call's (node, time, nonce), which no two calls share.
 //!
 //! # Wire types
-//! See [`types`]: every list is bounded by [`MAX_CTL_LIST`], every result a union on
-//! [`CtlStat`] whose store errors keep their `nfsstat4` numbers.
+//! See [`types`]: every list is bounded by [`MAX_CTL_LIST`], READ and WRITE data by
+//! [`MAX_CTL_IO`] and records by [`MAX_CTL_RECORD`], every result a union on [`CtlStat`] whose
+//! store errors keep their `nfsstat4` numbers.
 
 mod auth;
 pub mod types;

@@ -1,7 +1,9 @@
 //! Arguments and results of the control procedures.
 
+use bytes::Bytes;
+
 use crate::nfs4::Netaddr4;
-use crate::xdr::Xdr;
+use crate::xdr::{Encoder, Xdr};
 use crate::xdr_enum;
 
 /// Most entries of any list in a control call or reply (objects, sizes, files, stateids):
@@ -11,6 +13,15 @@ pub const MAX_CTL_LIST: u32 = 16384;
 pub const MAX_CTL_ADDRS: u32 = 8;
 /// Longest netid or universal address string in a [`Netaddr4`] of a REGISTER reply.
 pub const MAX_CTL_ADDR_LEN: u32 = 128;
+/// Most data one READ or WRITE carries: 1 MiB, the MDS's default `limits.max_io`. The MDS
+/// cuts its I/O through the data servers into calls of at most this much whatever its own
+/// `max_io`, so one call's record stays within [`MAX_CTL_RECORD`].
+pub const MAX_CTL_IO: u32 = 1 << 20;
+/// Largest RPC record either side of the control protocol accepts: a READ or WRITE of
+/// [`MAX_CTL_IO`] plus room for the RPC header, the credential, the other arguments and the
+/// reply MAC (all under 1 KiB); the longest lists ([`MAX_CTL_LIST`] stateids, 192 KiB) fit
+/// too. Larger records close the connection before anything is allocated for them.
+pub const MAX_CTL_RECORD: u32 = MAX_CTL_IO + (64 << 10);
 
 xdr_enum! {
     /// Procedure numbers of [`super::PNFS_CTL_PROGRAM`] version 1.
@@ -33,6 +44,13 @@ xdr_enum! {
         /// New share access of open stateids after OPEN upgrades and downgrades
         /// ([`SetAccessArgs`], [`CtlStatusRes`]).
         CTLPROC_SET_ACCESS = 7,
+        /// Reads an object, for I/O through the MDS ([`CtlReadArgs`], [`CtlReadRes`]).
+        CTLPROC_READ = 8,
+        /// Writes an object, for I/O through the MDS ([`CtlWriteArgs`], [`CtlWriteRes`]).
+        CTLPROC_WRITE = 9,
+        /// Makes earlier unstable writes to an object durable ([`CtlCommitArgs`],
+        /// [`CtlCommitRes`]).
+        CTLPROC_COMMIT = 10,
     }
 }
 
@@ -350,6 +368,118 @@ ctl_res! {
     pub enum HealthRes => HealthOk
 }
 
+/// READ arguments: the MDS reads a DS object for a client that does its I/O through the MDS
+/// (docs/design.md, "I/O through the MDS"). No stateid: the MDS checked the client's, and the
+/// call MAC shows the caller is the MDS.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlReadArgs {
+    /// The object.
+    pub object: CtlObject,
+    /// Object offset (a dense object's offsets are compacted, as in a client's DS READ).
+    pub offset: u64,
+    /// Bytes wanted; the data server reads at most [`MAX_CTL_IO`].
+    pub count: u32,
+}
+
+/// READ results.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlReadOk {
+    /// The data ends at the end of the object. A reply is never short without it: the data
+    /// server reads until `count` bytes (at most [`MAX_CTL_IO`]) or the object's end, so
+    /// missing bytes are past the object's end, a hole of the file.
+    pub eof: bool,
+    /// The bytes read (their own piece when encoded, a slice of the record when decoded).
+    #[xdr(payload, max = MAX_CTL_IO)]
+    pub data: Bytes,
+}
+
+ctl_res! {
+    /// READ results.
+    pub enum CtlReadRes => CtlReadOk
+}
+
+/// WRITE arguments: the MDS writes a DS object for a client that does its I/O through the MDS.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlWriteArgs {
+    /// The object (made by the write if missing).
+    pub object: CtlObject,
+    /// Object offset.
+    pub offset: u64,
+    /// How durable the data must be before the reply: `stable_how4` numbers (0 UNSTABLE4,
+    /// 1 DATA_SYNC4, 2 FILE_SYNC4); another value is `CTL_INVAL`.
+    pub stable: u32,
+    /// The bytes; more than [`MAX_CTL_IO`] does not decode (GARBAGE_ARGS), checked before
+    /// anything is allocated.
+    #[xdr(payload, max = MAX_CTL_IO)]
+    pub data: Bytes,
+}
+
+impl CtlWriteArgs {
+    /// The encoding of WRITE arguments whose data is the concatenation of `data`, as pieces
+    /// that share the `data` buffers (for `Conn::call`, whose signing covers every piece):
+    /// the same bytes as encoding a [`CtlWriteArgs`] with the joined data, without joining
+    /// it. The MDS uses it to send one object's parts of a client WRITE, which lie apart in
+    /// the client's buffer under dense packing, in one call. The caller keeps the total at
+    /// most [`MAX_CTL_IO`] (a data server refuses more).
+    pub fn encode_gathered(
+        object: CtlObject,
+        offset: u64,
+        stable: u32,
+        data: &[Bytes],
+    ) -> Vec<Bytes> {
+        static PAD: [u8; 3] = [0; 3];
+        let len: usize = data.iter().map(Bytes::len).sum();
+        let mut e = Encoder::with_capacity(24);
+        object.encode(&mut e);
+        e.put_u64(offset);
+        e.put_u32(stable);
+        e.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
+        e.put_pieces(data.iter().cloned());
+        e.put_pieces([Bytes::from_static(&PAD[..(4 - len % 4) % 4])]);
+        e.into_pieces()
+    }
+}
+
+/// WRITE results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlWriteOk {
+    /// Bytes written (all of them: the object store never acknowledges a short write).
+    pub count: u32,
+    /// How durable they are (`stable_how4`; at least what was asked).
+    pub committed: u32,
+    /// The object store's write verifier after the write: it changes when unstable data
+    /// may have been lost (a restart of the data server, a failed sync).
+    pub verifier: [u8; 8],
+}
+
+ctl_res! {
+    /// WRITE results.
+    pub enum CtlWriteRes => CtlWriteOk
+}
+
+/// COMMIT arguments: make earlier unstable writes to an object durable.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlCommitArgs {
+    /// The object (a missing one commits trivially).
+    pub object: CtlObject,
+    /// Object offset of the range the MDS cares about.
+    pub offset: u64,
+    /// Its length; 0 means to the end of the object. The store may sync more, never less.
+    pub count: u32,
+}
+
+/// COMMIT results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlCommitOk {
+    /// The object store's write verifier after the commit.
+    pub verifier: [u8; 8],
+}
+
+ctl_res! {
+    /// COMMIT results.
+    pub enum CtlCommitRes => CtlCommitOk
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,7 +503,89 @@ mod tests {
         set_access_args: SetAccessArgs,
         ctl_revoke_reason: CtlRevokeReason,
         health_res: HealthRes,
+        ctl_read_args: CtlReadArgs,
+        ctl_read_res: CtlReadRes,
+        ctl_write_args: CtlWriteArgs,
+        ctl_write_res: CtlWriteRes,
+        ctl_commit_args: CtlCommitArgs,
+        ctl_commit_res: CtlCommitRes,
     );
+
+    #[test]
+    fn gathered_write_arguments_encode_as_the_joined_data_would_and_share_its_buffers() {
+        let object = CtlObject { file: 9, stripe: 2 };
+        // Pieces above and below the size the encoder keeps apart, and odd lengths.
+        for lens in [
+            &[4096usize, 5000, 3][..],
+            &[1],
+            &[600, 600],
+            &[],
+            &[2, 2, 2],
+        ] {
+            let data: Vec<Bytes> = lens
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| Bytes::from(vec![i as u8 + 1; n]))
+                .collect();
+            let pieces = CtlWriteArgs::encode_gathered(object, 77, 1, &data);
+            let joined: Vec<u8> = pieces.iter().flat_map(|p| p.iter().copied()).collect();
+            let whole = CtlWriteArgs {
+                object,
+                offset: 77,
+                stable: 1,
+                data: Bytes::from(data.concat()),
+            };
+            assert_eq!(joined, to_bytes(&whole).to_vec(), "{lens:?}");
+            assert_eq!(from_bytes::<CtlWriteArgs>(joined.into()).unwrap(), whole);
+            for d in data.iter().filter(|d| !d.is_empty()) {
+                assert!(
+                    pieces.iter().any(|p| p.as_ptr() == d.as_ptr()),
+                    "a data piece was copied"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn write_data_over_the_maximum_is_refused_before_allocating() {
+        let object = CtlObject { file: 1, stripe: 0 };
+        let max = CtlWriteArgs {
+            object,
+            offset: 0,
+            stable: 0,
+            data: Bytes::from(vec![5u8; MAX_CTL_IO as usize]),
+        };
+        let b = to_bytes(&max);
+        assert!(b.len() <= MAX_CTL_RECORD as usize - 1024);
+        assert_eq!(from_bytes::<CtlWriteArgs>(b).unwrap(), max);
+        let over = CtlWriteArgs::encode_gathered(
+            object,
+            0,
+            0,
+            &[Bytes::from(vec![5u8; MAX_CTL_IO as usize + 1])],
+        );
+        let over: Vec<u8> = over.iter().flat_map(|p| p.iter().copied()).collect();
+        let e = from_bytes::<CtlWriteArgs>(over.into()).unwrap_err();
+        assert_eq!(
+            e.kind,
+            DecodeErrorKind::TooLong {
+                len: MAX_CTL_IO + 1,
+                max: MAX_CTL_IO
+            }
+        );
+        // A length far beyond the bytes that follow fails on the maximum, not on the input.
+        let mut claim = to_bytes(&CtlReadArgs {
+            object,
+            offset: 0,
+            count: 0,
+        })
+        .to_vec();
+        claim.truncate(12 + 8);
+        claim.extend_from_slice(&0u32.to_be_bytes());
+        claim.extend_from_slice(&u32::MAX.to_be_bytes());
+        let e = from_bytes::<CtlWriteArgs>(claim.into()).unwrap_err();
+        assert!(matches!(e.kind, DecodeErrorKind::TooLong { .. }), "{e:?}");
+    }
 
     #[test]
     fn a_list_longer_than_the_maximum_is_refused_before_allocating() {

@@ -52,12 +52,6 @@ grace_time: 15
 #[test]
 fn pnfs_files_v41_workload_suite() {
     let mut s = pnfs_scenario("pnfs-files", "vers=4.1");
-    s.server = Server::Pnfs {
-        binary: pnfs_binary(),
-        args: "server --config /scenario/pnfs.yaml".into(),
-        config: Some("data_dir: /srv/pnfs-data\ncluster:\n  layouts: true\n".into()),
-        export: "/".into(),
-    };
     s.extra_env.push(("PNFS_CHECKS".into(), "1".into()));
     assert_scenario_passes(&s);
 }
@@ -86,13 +80,11 @@ fn pnfs_v41_restart_after_kill9() {
 }
 
 /// The cluster of the data-server outage scenario: `pnfs mds` and three `pnfs ds` processes
-/// over one directory (the secret generated there on first start), with layouts.
+/// (the default data servers) over one directory (the secret generated there on first start).
 const CLUSTER_CONFIG: &str = "\
 data_dir: /srv/pnfs-data
 lease_time: 15
 grace_time: 15
-cluster:
-  layouts: true
 ";
 
 /// Issue 5's outage check: with both clients writing through their layouts with fsync, data

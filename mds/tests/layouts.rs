@@ -34,6 +34,7 @@ async fn server_with(f: impl FnOnce(&mut Config)) -> (Cluster, Arc<Mds>, SocketA
     .await
 }
 
+/// Layouts on (the default, said for the reader).
 fn layouts_on(c: &mut Config) {
     c.cluster.layouts = true;
 }
@@ -73,7 +74,7 @@ async fn with_layouts_on_the_mds_takes_the_pnfs_mds_role_only() {
 
 #[tokio::test]
 async fn with_layouts_off_the_mds_takes_the_non_pnfs_role_only() {
-    let (_d, _mds, addr) = server_with(|c| assert!(!c.cluster.layouts)).await;
+    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = false).await;
     assert_eq!(exchange_id_flags(addr).await, EXCHGID4_FLAG_USE_NON_PNFS);
 }
 
@@ -120,7 +121,7 @@ async fn open_then_layoutget_grants_a_whole_file_dense_layout_with_verifiable_ds
 
 #[tokio::test]
 async fn with_layouts_off_layoutget_is_layoutunavailable() {
-    let (_d, _mds, addr) = server_with(|_| {}).await;
+    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = false).await;
     let mut c = Client::new(addr, "off").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
     assert_eq!(
@@ -605,7 +606,7 @@ async fn the_fs_layout_attributes_follow_the_layout_switch_and_policy() {
             256 << 10
         )
     );
-    let (_d, _mds, addr) = server_with(|_| {}).await;
+    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = false).await;
     assert_eq!(layout_attrs(addr).await.0, Vec::<Layouttype4>::new());
 }
 

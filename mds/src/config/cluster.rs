@@ -48,8 +48,8 @@ pub struct ClusterConfig {
     pub layout: LayoutConfig,
     /// Hand out file layouts (and grant `EXCHGID4_FLAG_USE_PNFS_MDS` in EXCHANGE_ID instead
     /// of `USE_NON_PNFS`); with it, I/O through the MDS stripes files over the data servers
-    /// too (`crate::datapath`), so a client without a layout sees the same bytes. Off by
-    /// default until SETATTR of the size and REMOVE reach the data server objects.
+    /// too (`crate::datapath`), so a client without a layout sees the same bytes. On by
+    /// default; off, the data servers hold nothing and the MDS keeps all data itself.
     pub layouts: bool,
 }
 
@@ -169,7 +169,7 @@ impl Default for ClusterConfig {
                 .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
                 .collect(),
             layout: LayoutConfig::default(),
-            layouts: false,
+            layouts: true,
         }
     }
 }

@@ -37,13 +37,19 @@ pub async fn server_in(dir: tempfile::TempDir) -> Server {
     Server { mds, addr, dir }
 }
 
-/// Starts a server over `dir` with the given grace and lease times (seconds).
+/// Starts a server over `dir` with the given grace and lease times (seconds): an MDS without
+/// data servers, which keeps file data itself and grants no layouts (layout tests start a
+/// cluster: `cluster::start_cluster`).
 pub async fn start_mds(dir: &std::path::Path, grace: u32, lease: u32) -> (Arc<Mds>, SocketAddr) {
     start_with(Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         data_dir: dir.to_path_buf(),
         grace_time: grace,
         lease_time: lease,
+        cluster: mds::config::ClusterConfig {
+            data_servers: Vec::new(),
+            ..Default::default()
+        },
         ..Config::default()
     })
     .await

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use nfs_proto::nfs4::{
-    CbLayoutRecallArgs, Layoutiomode4, Layoutrecall4, LayoutrecallFile4, Layouttype4,
-    NfsCbArgop4, NfsCbResop4, NfsFh4, NfsStat4,
+    CbLayoutRecallArgs, Layoutiomode4, Layoutrecall4, LayoutrecallFile4, Layouttype4, NfsCbArgop4,
+    NfsCbResop4, NfsFh4, NfsStat4,
 };
 use tokio::sync::Notify;
 use tracing::{info, warn};
@@ -137,7 +137,10 @@ pub async fn client_released(mds: &Mds, clientid: u64) {
         "client released: fencing its stateids on the data servers"
     );
     if let Err(e) = mds.devices.push_revoke(&revoke).await {
-        warn!(clientid, "fencing a released client: {e} (resent when it registers)");
+        warn!(
+            clientid,
+            "fencing a released client: {e} (resent when it registers)"
+        );
     }
 }
 
@@ -188,15 +191,15 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
         }),
     };
     mds.fencing.recalls_sent.fetch_add(1, Ordering::Relaxed);
-    let r = crate::callback::cb_compound(
-        &mds.core,
-        &session,
-        vec![NfsCbArgop4::LayoutRecall(args)],
-    )
-    .await;
+    let r =
+        crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::LayoutRecall(args)])
+            .await;
     match r {
         Err(e) => {
-            info!(clientid = order.clientid, "CB_LAYOUTRECALL failed: {e}: fencing at once");
+            info!(
+                clientid = order.clientid,
+                "CB_LAYOUTRECALL failed: {e}: fencing at once"
+            );
             fence_now(mds, &order).await;
         }
         Ok(res) => {

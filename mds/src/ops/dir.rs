@@ -222,10 +222,8 @@ pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
     if !held {
         return;
     }
-    let (Ok(export), Ok(inode)) = (
-        ctx.fh().map(|f| f.export),
-        ctx.mds.store.getattr(fileid),
-    ) else {
+    let (Ok(export), Ok(inode)) = (ctx.fh().map(|f| f.export), ctx.mds.store.getattr(fileid))
+    else {
         return;
     };
     let fh = super::fh::encode_fh(

@@ -698,7 +698,9 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
         };
         // A freed lock stateid is refused by the data servers too (a revoked one already is).
         if file.is_some_and(|f| crate::fencing::striped(&ctx.mds, f)) {
-            ctx.mds.fencing.queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
+            ctx.mds
+                .fencing
+                .queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
         }
         Ok::<_, NfsStat4>(())
     })()

@@ -51,8 +51,11 @@ pub struct Pushed {
     version: u64,
 }
 
+/// A copy of [`Pushed`] to resend: its version, access overrides and revocations.
+type Snapshot = (u64, Vec<(Other, u32)>, Vec<(Other, RevokeReason)>);
+
 impl Pushed {
-    fn snapshot(&self) -> (u64, Vec<(Other, u32)>, Vec<(Other, RevokeReason)>) {
+    fn snapshot(&self) -> Snapshot {
         (
             self.version,
             self.access.iter().map(|(o, a)| (*o, *a)).collect(),

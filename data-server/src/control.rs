@@ -573,6 +573,7 @@ impl ControlService {
             CtlRevokeReason::CTL_REVOKED_ADMIN => Some(Revoked::Admin),
             CtlRevokeReason::CTL_REVOKED_EXPIRED => Some(Revoked::Expired),
             CtlRevokeReason::CTL_REVOKED_DELEG => Some(Revoked::Delegation),
+            CtlRevokeReason::CTL_REVOKED_CLOSED => Some(Revoked::Closed),
             _ => None,
         };
         // Check everything before changing anything: a call is applied whole or not at all.

@@ -8,6 +8,7 @@
 //!          ─> layout stateid ────────────────> NFS4ERR_BAD_STATEID    (13.9.1: not for I/O)
 //!          ─> other epoch than the MDS's ────> NFS4ERR_STALE_STATEID  (MDS restarted)
 //!          ─> revoked by the MDS ────────────> NFS4ERR_ADMIN_REVOKED / EXPIRED / DELEG_REVOKED
+//!                                               (closed on the MDS: NFS4ERR_BAD_STATEID)
 //!          ─> WRITE, access without write ───> NFS4ERR_OPENMODE       (as on the MDS)
 //!          ─> OK
 //! ```
@@ -63,6 +64,9 @@ pub enum Revoked {
     Expired,
     /// A delegation the MDS revoked: `NFS4ERR_DELEG_REVOKED`.
     Delegation,
+    /// Closed or freed on the MDS (CLOSE, FREE_STATEID): `NFS4ERR_BAD_STATEID`, as the MDS
+    /// answers a stateid it no longer has (RFC 8881 section 13.9.1: I/O needs valid state).
+    Closed,
 }
 
 impl From<Revoked> for StateidError {
@@ -71,6 +75,7 @@ impl From<Revoked> for StateidError {
             Revoked::Admin => StateidError::AdminRevoked,
             Revoked::Expired => StateidError::Expired,
             Revoked::Delegation => StateidError::DelegRevoked,
+            Revoked::Closed => StateidError::Bad,
         }
     }
 }
@@ -293,6 +298,7 @@ mod tests {
             (Revoked::Admin, NfsStat4::NFS4ERR_ADMIN_REVOKED),
             (Revoked::Expired, NfsStat4::NFS4ERR_EXPIRED),
             (Revoked::Delegation, NfsStat4::NFS4ERR_DELEG_REVOKED),
+            (Revoked::Closed, NfsStat4::NFS4ERR_BAD_STATEID),
         ];
         for (why, status) in cases {
             let o = m.mint(StateidKind::Open, 3).unwrap();

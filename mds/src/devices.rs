@@ -13,7 +13,15 @@
 //! from every control WRITE and COMMIT reply): I/O through the MDS answers striped files with
 //! a verifier derived from those of the file's data servers (`crate::datapath`), so a client
 //! sees a data server's restart as a changed verifier and sends its unstable writes again.
+//!
+//! **Stateid changes** (OPEN upgrades and downgrades, revocations: see `data_server::gate`)
+//! are pushed to every up data server by [`Devices::push_access`] and
+//! [`Devices::push_revoke`], and kept in a table of this MDS boot ([`Pushed`]): a data
+//! server that was down, or restarted (it lost what it was told), gets the whole table again
+//! after its REGISTER and before it is marked up, so no layout is cut from a data server
+//! that would accept a stateid the MDS has revoked.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,7 +33,47 @@ use nfs_server::keys::DsKeys;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
-use crate::dsctl::{CtlError, DsControl, Registration};
+use crate::dsctl::{CtlError, DsControl, Registration, RevokeReason};
+
+/// A stateid's `other` field (`nfs_server::stateid::Other`).
+pub type Other = nfs_server::stateid::Other;
+
+/// What the MDS told the data servers about its stateids in this boot: resent whole to a data
+/// server at its (re-)registration.
+#[derive(Debug, Default)]
+pub struct Pushed {
+    /// The share access of open and lock stateids whose access changed after they were
+    /// minted (OPEN upgrade, OPEN_DOWNGRADE).
+    access: HashMap<Other, u32>,
+    /// Stateids the data servers must refuse, and why.
+    revoked: HashMap<Other, RevokeReason>,
+    /// Moves on every change, so a registration can tell it missed one.
+    version: u64,
+}
+
+/// A copy of [`Pushed`] to resend: its version, access overrides and revocations.
+type Snapshot = (u64, Vec<(Other, u32)>, Vec<(Other, RevokeReason)>);
+
+impl Pushed {
+    fn snapshot(&self) -> Snapshot {
+        (
+            self.version,
+            self.access.iter().map(|(o, a)| (*o, *a)).collect(),
+            self.revoked.iter().map(|(o, r)| (*o, *r)).collect(),
+        )
+    }
+}
+
+/// A push of stateid changes did not reach every data server that is up (the change is kept
+/// and sent again when the data server registers again).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("data server {ds}: {error}")]
+pub struct PushError {
+    /// The first data server that failed.
+    pub ds: u16,
+    /// Its error.
+    pub error: String,
+}
 
 /// Timing of the registry's tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +136,7 @@ struct Inner {
     state: Mutex<(Vec<Entry>, u32)>,
     started: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    pushed: Mutex<Pushed>,
 }
 
 /// The device registry (cheap to clone; clones share the state).
@@ -158,6 +207,7 @@ impl Devices {
                 state: Mutex::new((entries, generation)),
                 started: AtomicBool::new(false),
                 tasks: Mutex::new(Vec::new()),
+                pushed: Mutex::new(Pushed::default()),
             }),
         }
     }
@@ -263,9 +313,146 @@ impl Devices {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// The control connections of every up data server.
+    fn up_controls(&self) -> Vec<(u16, DsControl)> {
+        self.state()
+            .0
+            .iter()
+            .filter(|e| e.status.up)
+            .filter_map(|e| Some((e.status.id, e.ctl.clone()?)))
+            .collect()
+    }
+
+    /// How many stateid access changes and revocations the data servers hold for this boot
+    /// (for operators and tests).
+    pub fn pushed_counts(&self) -> (usize, usize) {
+        let p = self.inner.pushed();
+        (p.access.len(), p.revoked.len())
+    }
+
+    /// SET_ACCESS: the new share access of open and lock stateids (after an OPEN upgrade or
+    /// OPEN_DOWNGRADE), recorded for data servers that register later and sent to every up
+    /// data server, all at once. Returns once each has applied it, or the first failure.
+    pub async fn push_access(&self, changes: &[(Other, u32)]) -> Result<(), PushError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        {
+            let mut p = self.inner.pushed();
+            for &(o, a) in changes {
+                if !p.revoked.contains_key(&o) {
+                    p.access.insert(o, a);
+                }
+            }
+            p.version += 1;
+        }
+        let epoch = self.inner.keys.mds_epoch;
+        let changes = changes.to_vec();
+        self.fan_out(move |ctl| {
+            let changes = changes.clone();
+            async move { ctl.set_access(epoch, &changes).await }
+        })
+        .await
+    }
+
+    /// REVOKE: the data servers refuse these stateids from now on; recorded for data servers
+    /// that register later and sent to every up data server, all at once. Returns once each
+    /// has applied it, or the first failure.
+    pub async fn push_revoke(&self, revoke: &[(Other, RevokeReason)]) -> Result<(), PushError> {
+        if revoke.is_empty() {
+            return Ok(());
+        }
+        {
+            let mut p = self.inner.pushed();
+            for &(o, why) in revoke {
+                p.access.remove(&o);
+                p.revoked.insert(o, why);
+            }
+            p.version += 1;
+        }
+        let epoch = self.inner.keys.mds_epoch;
+        let revoke = revoke.to_vec();
+        self.fan_out(move |ctl| {
+            let revoke = revoke.clone();
+            async move { ctl.revoke(epoch, &revoke, &[]).await }
+        })
+        .await
+    }
+
+    /// Runs `call` against every up data server concurrently.
+    async fn fan_out<F, Fut>(&self, call: F) -> Result<(), PushError>
+    where
+        F: Fn(DsControl) -> Fut,
+        Fut: std::future::Future<Output = Result<(), CtlError>> + Send + 'static,
+    {
+        let mut set = tokio::task::JoinSet::new();
+        for (id, ctl) in self.up_controls() {
+            let fut = call(ctl);
+            set.spawn(async move { (id, fut.await) });
+        }
+        let mut first = None;
+        while let Some(r) = set.join_next().await {
+            let failed = match r {
+                Ok((_, Ok(()))) => continue,
+                Ok((ds, Err(e))) => PushError {
+                    ds,
+                    error: e.to_string(),
+                },
+                Err(e) => PushError {
+                    ds: 0,
+                    error: e.to_string(),
+                },
+            };
+            // It may still hold the old state: marked down, it gets the whole table again
+            // before it is up again (its task re-registers it), so every up data server has
+            // applied every recorded change.
+            self.inner.mark_down(
+                failed.ds,
+                format!("pushing stateid changes: {}", failed.error),
+            );
+            first.get_or_insert(failed);
+        }
+        first.map_or(Ok(()), Err)
+    }
 }
 
 impl Inner {
+    fn is_up(&self, id: u16) -> bool {
+        let st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        st.0.iter().any(|e| e.status.id == id && e.status.up)
+    }
+
+    fn pushed(&self) -> std::sync::MutexGuard<'_, Pushed> {
+        self.pushed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends the whole table of stateid changes to a data server that just registered;
+    /// returns the table's version it sent.
+    async fn resend(&self, ctl: &DsControl) -> Result<u64, CtlError> {
+        let (version, access, revoked) = self.pushed().snapshot();
+        let epoch = self.keys.mds_epoch;
+        ctl.set_access(epoch, &access).await?;
+        ctl.revoke(epoch, &revoked, &[]).await?;
+        Ok(version)
+    }
+
+    /// After REGISTER: resend the table, mark the data server up, and resend once more if a
+    /// change was recorded meanwhile (pushes only reach data servers that are up).
+    async fn bring_up(&self, id: u16, ctl: &DsControl, reg: &RegisterOk) -> Result<(), String> {
+        let sent = self
+            .resend(ctl)
+            .await
+            .map_err(|e| format!("{}: resending revocations: {}", ctl.peer(), describe(&e)))?;
+        self.mark_up(id, ctl.clone(), reg);
+        if self.pushed().version != sent {
+            self.resend(ctl)
+                .await
+                .map_err(|e| format!("{}: resending revocations: {}", ctl.peer(), describe(&e)))?;
+        }
+        Ok(())
+    }
+
     fn mark_up(&self, id: u16, ctl: DsControl, reg: &RegisterOk) {
         let boot_verifier = reg.boot_verifier;
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -384,13 +571,24 @@ async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
             }
             Ok((ctl, reg)) => {
                 let mut verifier = reg.boot_verifier;
+                if let Err(why) = inner.bring_up(id, &ctl, &reg).await {
+                    inner.mark_down(id, why);
+                    drop(inner);
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(opts.backoff_max);
+                    continue;
+                }
                 backoff = opts.backoff_min;
-                inner.mark_up(id, ctl.clone(), &reg);
                 drop(inner);
                 loop {
                     tokio::time::sleep(opts.poll).await;
                     let Some(inner) = weak.upgrade() else { return };
                     let epoch = u32::from(inner.keys.mds_epoch);
+                    if !inner.is_up(id) {
+                        // A push of stateid changes failed and marked it down: register it
+                        // again, which resends the whole table.
+                        break;
+                    }
                     match ctl.health().await {
                         Ok(h) if h.boot_verifier == verifier && h.mds_epoch == Some(epoch) => {}
                         Ok(_) => {
@@ -406,7 +604,10 @@ async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
                             {
                                 Ok(ok) => {
                                     verifier = ok.boot_verifier;
-                                    inner.mark_up(id, ctl.clone(), &ok);
+                                    if let Err(why) = inner.bring_up(id, &ctl, &ok).await {
+                                        inner.mark_down(id, why);
+                                        break;
+                                    }
                                 }
                                 Err(e) => {
                                     inner.mark_down(

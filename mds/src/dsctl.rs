@@ -116,7 +116,7 @@ pub struct Registration {
 }
 
 /// Why the MDS revokes a stateid (the data server answers I/O with the matching error).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RevokeReason {
     /// Administrative revocation or fencing: `NFS4ERR_ADMIN_REVOKED`.
     Admin,
@@ -124,6 +124,8 @@ pub enum RevokeReason {
     Expired,
     /// A revoked delegation: `NFS4ERR_DELEG_REVOKED`.
     Delegation,
+    /// Closed or freed on the MDS: `NFS4ERR_BAD_STATEID`, as the MDS answers it.
+    Closed,
 }
 
 impl RevokeReason {
@@ -132,6 +134,7 @@ impl RevokeReason {
             Self::Admin => CtlRevokeReason::CTL_REVOKED_ADMIN,
             Self::Expired => CtlRevokeReason::CTL_REVOKED_EXPIRED,
             Self::Delegation => CtlRevokeReason::CTL_REVOKED_DELEG,
+            Self::Closed => CtlRevokeReason::CTL_REVOKED_CLOSED,
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod devices;
 pub mod dsctl;
 pub mod dsobjects;
 pub mod exports;
+pub mod fencing;
 pub mod metrics;
 pub mod ops;
 pub mod removals;

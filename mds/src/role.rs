@@ -63,9 +63,11 @@ impl Role for Mds {
         Ok(())
     }
 
-    /// Drops the client's opens and locks, deletes the files whose last name went while
+    /// Drops the client's layouts and opens and locks (the data servers refusing its
+    /// stateids from then on: [`crate::fencing::client_released`]), deletes the files whose last name went while
     /// only this client had them open, and removes its store record.
     async fn release_client(self: &Arc<Self>, r: &RemovedClient) {
+        crate::fencing::client_released(self, r.clientid).await;
         self.opens
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -116,6 +116,8 @@ pub struct Mds {
     pub ring_generation: u32,
     /// The task that removes deleted files' objects from the data servers, and its counters.
     pub removals: crate::removals::Removals,
+    /// Revocations queued for the data servers, layout recalls and fencing.
+    pub fencing: crate::fencing::Fencing,
 }
 
 impl Mds {
@@ -163,6 +165,7 @@ impl Mds {
             rings,
             ring_generation,
             removals: crate::removals::Removals::default(),
+            fencing: crate::fencing::Fencing::default(),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -258,9 +261,11 @@ impl Mds {
 
     /// Serves connections accepted on `listener` (and expires leases) for as long as the
     /// task runs. Starts the task that removes deleted files' objects from the data servers
-    /// ([`crate::removals`]), whose first pass sends what earlier boots left queued.
+    /// ([`crate::removals`]), whose first pass sends what earlier boots left queued, and the
+    /// revocation and recall tasks ([`crate::fencing`]).
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
         crate::removals::Removals::start(&self);
+        crate::fencing::Fencing::start(&self);
         nfs_server::serve_on(self, listener).await;
     }
 }

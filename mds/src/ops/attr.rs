@@ -371,6 +371,9 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
             if let Some(t) = crate::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size)? {
                 t.run().await?;
                 striped = true;
+                // Other clients' layouts map data that changed under them (RFC 8881 section
+                // 12.5.5.1): recalled in the background.
+                super::dir::recall_layouts(ctx, inode.fileid);
             }
         }
         let out = ctx

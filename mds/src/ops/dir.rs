@@ -202,7 +202,39 @@ async fn after_unlink(ctx: &Ctx, r: &Removed) {
         .unlinked(r.fileid);
     if fate == OrphanFate::Delete {
         reap(ctx.mds.clone(), r.fileid).await;
+    } else {
+        // Removed while open: other clients' layouts are recalled (issue 5; the objects go
+        // at the last CLOSE, and a holder that goes on writing them is fenced).
+        recall_layouts(ctx, r.fileid);
     }
+}
+
+/// Starts recalling the layouts other clients hold of `fileid` (its truncate or removal
+/// changes what they map): [`crate::fencing::recall_file`], in the background.
+pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
+    let held = !ctx
+        .mds
+        .layouts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .holders(fileid)
+        .is_empty();
+    if !held {
+        return;
+    }
+    let (Ok(export), Ok(inode)) = (ctx.fh().map(|f| f.export), ctx.mds.store.getattr(fileid))
+    else {
+        return;
+    };
+    let fh = super::fh::encode_fh(
+        ctx,
+        crate::compound::Fh {
+            export,
+            fileid,
+            generation: inode.generation,
+        },
+    );
+    crate::fencing::recall_file(&ctx.mds, fileid, fh, ctx.client().ok());
 }
 
 // ---------------------------------------------------------------------------------------------

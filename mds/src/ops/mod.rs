@@ -67,7 +67,7 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         // Open state and locks.
         A::Open(a) => R::Open(open::open(ctx, a).await),
         A::Close(a) => R::Close(open::close(ctx, a)),
-        A::OpenDowngrade(a) => R::OpenDowngrade(open::open_downgrade(ctx, a)),
+        A::OpenDowngrade(a) => R::OpenDowngrade(open::open_downgrade(ctx, a).await),
         A::Lock(a) => R::Lock(open::lock(ctx, a)),
         A::LockT(a) => R::LockT(open::lockt(ctx, a)),
         A::LockU(a) => R::LockU(open::locku(ctx, a)),

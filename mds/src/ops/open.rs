@@ -373,13 +373,35 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     } else {
         None
     };
-    let grant = ctx.mds.opens.lock().expect("opens").open(
-        clientid,
-        target.inode.fileid,
-        &a.owner,
-        a.share_access,
-        a.share_deny,
-    )?;
+    let (grant, old_access) = {
+        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let owner_open = opens.open_of(clientid, target.inode.fileid, &a.owner);
+        let old = owner_open.and_then(|o| opens.access_family(&o).first().map(|f| f.1));
+        let grant = opens.open(
+            clientid,
+            target.inode.fileid,
+            &a.owner,
+            a.share_access,
+            a.share_deny,
+        )?;
+        (grant, old)
+    };
+    // An upgrade keeps `other`, whose minted access the data servers would check: they learn
+    // the new access before the client can use it there (RFC 8881 section 13.9.1).
+    if grant.upgraded {
+        let new = ctx
+            .mds
+            .opens
+            .lock()
+            .expect("opens")
+            .access_family(&grant.stateid.other)
+            .first()
+            .map(|f| f.1);
+        if new != old_access {
+            crate::fencing::push_access(&ctx.mds, target.inode.fileid, &grant.stateid.other)
+                .await?;
+        }
+    }
     // After the share reservation, so that a denied OPEN truncates nothing. A striped file's
     // objects go first (their size may be past the recorded one while clients write through
     // layouts), then the store records size 0.
@@ -411,6 +433,11 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         );
     }
     ctx.set_fh(target.export, &target.inode);
+    if target.truncate && crate::fencing::striped(&ctx.mds, target.inode.fileid) {
+        // Other clients' layouts map data that changed under them (RFC 8881 section
+        // 12.5.5.1): recalled in the background.
+        super::dir::recall_layouts(ctx, target.inode.fileid);
+    }
     ctx.cstateid = Some(grant.stateid);
     Ok(OpenResOk {
         stateid: grant.stateid,
@@ -441,12 +468,22 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
         let clientid = ctx.client()?;
         let fileid = ctx.fh()?.fileid;
         let stateid = current(ctx, &a.open_stateid)?;
-        let out = ctx
-            .mds
-            .opens
-            .lock()
-            .expect("opens")
-            .close(clientid, fileid, &stateid)?;
+        let (out, closed) = {
+            let mut opens = ctx.mds.opens.lock().expect("opens");
+            let mut closed = opens.lock_stateids(&stateid.other);
+            let out = opens.close(clientid, fileid, &stateid)?;
+            closed.push(stateid.other);
+            (out, closed)
+        };
+        // A data server cannot tell that the stateids are gone: it refuses them from now on
+        // (RFC 8881 section 13.9.1), batched in the background.
+        if crate::fencing::striped(&ctx.mds, fileid) {
+            ctx.mds.fencing.queue(
+                closed
+                    .into_iter()
+                    .map(|o| (o, crate::dsctl::RevokeReason::Closed)),
+            );
+        }
         // The client's last open of the file closed: its return-on-close layout goes with
         // it (RFC 8881 section 18.43.3, `logr_return_on_close`).
         let still_open = ctx
@@ -476,20 +513,31 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
 }
 
 /// OPEN_DOWNGRADE (RFC 8881 section 18.18).
-pub fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngradeRes {
+///
+/// The data servers of a striped file learn the narrower access before the reply. The MDS's
+/// downgrade is done by then, so a data server that fails the push does not change the
+/// answer (a retried downgrade would be `NFS4ERR_OLD_STATEID`): the registry marks it down
+/// and brings it up to date before it is up again ([`crate::devices`]).
+pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngradeRes {
     let r = (|| {
         let clientid = ctx.client()?;
         let fileid = ctx.fh()?.fileid;
         let stateid = current(ctx, &a.open_stateid)?;
-        let out = ctx.mds.opens.lock().expect("opens").open_downgrade(
-            clientid,
-            fileid,
-            &stateid,
-            a.share_access,
-            a.share_deny,
-        )?;
-        Ok::<_, NfsStat4>(out)
+        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let old = opens.open_modes(clientid, &stateid).ok().map(|m| m.0);
+        let out = opens.open_downgrade(clientid, fileid, &stateid, a.share_access, a.share_deny)?;
+        Ok::<_, NfsStat4>((out, fileid, old != Some(a.share_access)))
     })();
+    let r = match r {
+        Ok((out, fileid, changed)) => {
+            if changed {
+                // Failure: logged and handled by the registry (see above).
+                let _ = crate::fencing::push_access(&ctx.mds, fileid, &out.other).await;
+            }
+            Ok(out)
+        }
+        Err(s) => Err(s),
+    };
     match r {
         Ok(open_stateid) => {
             ctx.cstateid = Some(open_stateid);
@@ -642,11 +690,18 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
     let status = (|| {
         let clientid = ctx.client()?;
         let stateid = current(ctx, &a.fsa_stateid)?;
-        ctx.mds
-            .opens
-            .lock()
-            .expect("opens")
-            .free_stateid(clientid, &stateid)?;
+        let file = {
+            let mut opens = ctx.mds.opens.lock().expect("opens");
+            let file = opens.file_of(&stateid.other);
+            opens.free_stateid(clientid, &stateid)?;
+            file
+        };
+        // A freed lock stateid is refused by the data servers too (a revoked one already is).
+        if file.is_some_and(|f| crate::fencing::striped(&ctx.mds, f)) {
+            ctx.mds
+                .fencing
+                .queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
+        }
         Ok::<_, NfsStat4>(())
     })()
     .err()

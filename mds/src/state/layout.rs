@@ -348,6 +348,16 @@ impl LayoutTable {
         self.remove(other);
     }
 
+    /// Revokes one layout now (a recall that cannot reach its client: RFC 8881 section
+    /// 12.5.5.2 lets the server revoke it), for the caller to fence the client.
+    pub fn fence(&mut self, other: &Other) -> Option<Revoked> {
+        self.remove(other).map(|l| Revoked {
+            clientid: l.clientid,
+            fileid: l.fileid,
+            other: *other,
+        })
+    }
+
     /// Recalls past their deadline: the layouts are revoked (removed) and returned so the
     /// caller fences the clients on the data servers.
     pub fn expired_recalls(&mut self, now: Instant) -> Vec<Revoked> {

@@ -744,6 +744,51 @@ impl StateTable {
         Ok((o.access, o.deny))
     }
 
+    /// An open stateid and the lock stateids derived from it, each with the open's share
+    /// access now: what the data servers must check after an OPEN upgrade or OPEN_DOWNGRADE
+    /// (a lock stateid's `other` carries the access of its open when it was minted).
+    pub fn access_family(&self, open: &Other) -> Vec<(Other, u32)> {
+        let Some(o) = self.open_body(open) else {
+            return Vec::new();
+        };
+        std::iter::once(*open)
+            .chain(o.locks.iter().copied())
+            .map(|other| (other, o.access))
+            .collect()
+    }
+
+    /// The open stateid of an open-owner on a file, if it has one (OPEN upgrades it).
+    pub fn open_of(&self, clientid: u64, file: u64, owner: &OpenOwner4) -> Option<Other> {
+        self.open_owners
+            .get(&OwnerKey::from_request(clientid, owner), file)
+    }
+
+    /// The lock stateids derived from an open stateid (CLOSE discards them with it).
+    pub fn lock_stateids(&self, open: &Other) -> Vec<Other> {
+        self.open_body(open)
+            .map(|o| o.locks.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every open and lock stateid of a client (live or revoked), with its file: what the
+    /// data servers must refuse when the client's state goes.
+    pub fn client_stateids(&self, clientid: u64) -> Vec<(Other, u64)> {
+        let mut v: Vec<(Other, u64)> = self
+            .by_client
+            .get(&clientid)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| self.states.get(o).map(|e| (*o, e.file)))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The file of an open or lock stateid.
+    pub fn file_of(&self, other: &Other) -> Option<u64> {
+        self.states.get(other).map(|e| e.file)
+    }
+
     /// Unlinks a live state from files, owners and its open, keeping the entry. Idempotent.
     fn detach(&mut self, other: &Other) {
         let Some(entry) = self.states.get(other) else {

@@ -284,6 +284,10 @@ xdr_enum! {
         CTL_REVOKED_EXPIRED = 2,
         /// A delegation the MDS revoked: `NFS4ERR_DELEG_REVOKED`.
         CTL_REVOKED_DELEG = 3,
+        /// Closed or freed on the MDS (CLOSE, FREE_STATEID): `NFS4ERR_BAD_STATEID`, what the
+        /// MDS answers a stateid it no longer has (RFC 8881 section 8.2.4; section 13.9.1
+        /// wants I/O on a data server only under valid state).
+        CTL_REVOKED_CLOSED = 4,
     }
 }
 

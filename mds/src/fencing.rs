@@ -1,0 +1,306 @@
+//! Keeping the data servers' view of stateids in step with the MDS: access changes of OPEN
+//! upgrades and downgrades, revocations of closed and expired state, CB_LAYOUTRECALL and the
+//! fencing of clients that do not return a recalled layout in time (RFC 8881 sections
+//! 12.5.5, 13.9.1 and 13.11).
+//!
+//! ```text
+//!  OPEN upgrade / OPEN_DOWNGRADE ─> push_access (SET_ACCESS, every up DS, before the reply)
+//!  CLOSE, FREE_STATEID ──────────> queue ─> task ─> REVOKE (closed)      (batched)
+//!  lease expiry (release_client) ─> REVOKE (expired), layouts dropped    (in its task)
+//!  truncate, remove while open ──> recall_file ─> CB_LAYOUTRECALL per holder (background)
+//!                                   task: expired_recalls (lease time) ─> REVOKE (admin)
+//! ```
+//!
+//! A data server cannot tell which client or file a stateid is of (see `data_server::gate`),
+//! so everything it must refuse is pushed to it; the registry keeps what was pushed and sends
+//! it again to a data server that registers again ([`crate::devices`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use nfs_proto::nfs4::{
+    CbLayoutRecallArgs, Layoutiomode4, Layoutrecall4, LayoutrecallFile4, Layouttype4, NfsCbArgop4,
+    NfsCbResop4, NfsFh4, NfsStat4,
+};
+use tokio::sync::Notify;
+use tracing::{info, warn};
+
+use crate::devices::Other;
+use crate::dsctl::RevokeReason;
+use crate::server::Mds;
+use crate::state::layout::{RecallOrder, Revoked};
+
+/// The fencing tasks' queue and counters, kept in [`Mds`].
+#[derive(Debug, Default)]
+pub struct Fencing {
+    queue: Mutex<Vec<(Other, RevokeReason)>>,
+    wake: Arc<Notify>,
+    started: AtomicBool,
+    /// CB_LAYOUTRECALLs sent.
+    pub recalls_sent: AtomicU64,
+    /// Layouts revoked because their client did not return them in time (or could not be
+    /// called back).
+    pub fenced: AtomicU64,
+}
+
+impl Drop for Fencing {
+    fn drop(&mut self) {
+        self.wake.notify_one();
+    }
+}
+
+impl Fencing {
+    /// Starts the tasks of `mds` (once): the revocation queue and the recall deadline check.
+    /// They hold the MDS only while they work, so dropping it ends them.
+    pub fn start(mds: &Arc<Mds>) {
+        if mds.fencing.started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        tokio::spawn(drain(Arc::downgrade(mds), mds.fencing.wake.clone()));
+        tokio::spawn(deadlines(Arc::downgrade(mds)));
+    }
+
+    /// Queues revocations for the data servers (CLOSE, FREE_STATEID: the client is done with
+    /// the stateid, so nothing waits for them).
+    pub fn queue(&self, revoke: impl IntoIterator<Item = (Other, RevokeReason)>) {
+        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = q.len();
+        q.extend(revoke);
+        if q.len() != before {
+            self.wake.notify_one();
+        }
+    }
+
+    /// How many revocations wait in the queue.
+    pub fn queued(&self) -> usize {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// Whether `fileid` has a stripe set (only then can a stateid of it reach a data server).
+pub fn striped(mds: &Mds, fileid: u64) -> bool {
+    mds.devices.counts() != (0, 0) && matches!(mds.store.stripes(fileid), Ok(Some(_)))
+}
+
+/// After an OPEN upgrade or OPEN_DOWNGRADE of `open` on a striped file whose access changed:
+/// tells every up data server the new access of the open and its lock stateids, before the
+/// reply (a data server would otherwise refuse WRITE under an upgraded open with
+/// NFS4ERR_OPENMODE, which the Linux file layout driver treats as a fatal I/O error). A data
+/// server that fails is marked down by the registry and brought up to date before it is up
+/// again; the caller answers NFS4ERR_DELAY.
+pub async fn push_access(mds: &Mds, fileid: u64, open: &Other) -> Result<(), NfsStat4> {
+    if !striped(mds, fileid) {
+        return Ok(());
+    }
+    let family = mds
+        .opens
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .access_family(open);
+    mds.devices
+        .push_access(&family)
+        .await
+        .map_err(|_| NfsStat4::NFS4ERR_DELAY)
+}
+
+/// The client's state is released (lease expiry, or a new incarnation): its layouts go
+/// (RFC 8881 section 12.7.3) and every data server refuses its open and lock stateids of
+/// striped files with NFS4ERR_EXPIRED, so a client that lost its lease cannot go on writing
+/// data server objects. Call before the state table drops the stateids.
+pub async fn client_released(mds: &Mds, clientid: u64) {
+    let gone = mds
+        .layouts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .client_gone(clientid);
+    let stateids = mds
+        .opens
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .client_stateids(clientid);
+    let revoke: Vec<(Other, RevokeReason)> = stateids
+        .into_iter()
+        .filter(|(_, file)| striped(mds, *file))
+        .map(|(o, _)| (o, RevokeReason::Expired))
+        .collect();
+    if revoke.is_empty() {
+        return;
+    }
+    info!(
+        clientid,
+        layouts = gone.len(),
+        stateids = revoke.len(),
+        "client released: fencing its stateids on the data servers"
+    );
+    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+        warn!(
+            clientid,
+            "fencing a released client: {e} (resent when it registers)"
+        );
+    }
+}
+
+/// Starts recalling every layout of `fileid` held by clients other than `except` (its
+/// truncate, or its removal while open, changes what the layout maps): a CB_LAYOUTRECALL to
+/// each holder in the background (RFC 8881 section 12.5.5.1: whole file, iomode ANY,
+/// `clora_changed`). A holder that does not return within the lease time, or whose back
+/// channel is down, is fenced. Never blocks the caller.
+pub fn recall_file(mds: &Arc<Mds>, fileid: u64, fh: NfsFh4, except: Option<u64>) {
+    let timeout = Duration::from_secs(u64::from(mds.cfg.lease_time.max(1)));
+    let orders = mds
+        .layouts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .recall_file(fileid, except, Instant::now(), timeout);
+    for order in orders {
+        let mds = mds.clone();
+        let fh = fh.clone();
+        tokio::spawn(async move { send_recall(&mds, order, fh).await });
+    }
+}
+
+async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
+    let session = {
+        let st = mds.core.state();
+        st.sessions
+            .callback_path(&st.clients, order.clientid)
+            .map(|(s, _)| *s.id())
+    };
+    let Some(session) = session else {
+        info!(
+            clientid = order.clientid,
+            fileid = order.fileid,
+            "no back channel for CB_LAYOUTRECALL: fencing at once"
+        );
+        fence_now(mds, &order).await;
+        return;
+    };
+    let args = CbLayoutRecallArgs {
+        clora_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        clora_iomode: Layoutiomode4::LAYOUTIOMODE4_ANY,
+        clora_changed: true,
+        clora_recall: Layoutrecall4::File(LayoutrecallFile4 {
+            lor_fh: fh,
+            lor_offset: 0,
+            lor_length: u64::MAX,
+            lor_stateid: order.stateid,
+        }),
+    };
+    mds.fencing.recalls_sent.fetch_add(1, Ordering::Relaxed);
+    let r =
+        crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::LayoutRecall(args)])
+            .await;
+    match r {
+        Err(e) => {
+            info!(
+                clientid = order.clientid,
+                "CB_LAYOUTRECALL failed: {e}: fencing at once"
+            );
+            fence_now(mds, &order).await;
+        }
+        Ok(res) => {
+            let status = res.resarray.iter().find_map(|r| match r {
+                NfsCbResop4::LayoutRecall(r) => Some(r.status),
+                _ => None,
+            });
+            match status {
+                // Section 20.3.4: the client has nothing; the layout is gone.
+                Some(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT) => mds
+                    .layouts
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .recall_answered_nothing(&order.stateid.other),
+                // NFS4_OK: LAYOUTRETURN follows; anything else: the deadline decides.
+                s => info!(clientid = order.clientid, status = ?s, "CB_LAYOUTRECALL answered"),
+            }
+        }
+    }
+}
+
+/// Revokes the recalled layout now (the client cannot be called back).
+async fn fence_now(mds: &Mds, order: &RecallOrder) {
+    let revoked = mds
+        .layouts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .fence(&order.stateid.other);
+    if let Some(r) = revoked {
+        fence(mds, &[r]).await;
+    }
+}
+
+/// Fences clients whose layouts were revoked: every data server refuses their open and lock
+/// stateids of those files with NFS4ERR_ADMIN_REVOKED (RFC 8881 section 12.5.5.2: a client
+/// that does not return in time has its layout revoked and its I/O fenced).
+pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
+    if revoked.is_empty() {
+        return;
+    }
+    let revoke: Vec<(Other, RevokeReason)> = {
+        let opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+        revoked
+            .iter()
+            .flat_map(|r| {
+                opens
+                    .client_stateids(r.clientid)
+                    .into_iter()
+                    .filter(move |(_, f)| *f == r.fileid)
+            })
+            .map(|(o, _)| (o, RevokeReason::Admin))
+            .collect()
+    };
+    mds.fencing
+        .fenced
+        .fetch_add(revoked.len() as u64, Ordering::Relaxed);
+    for r in revoked {
+        warn!(
+            clientid = r.clientid,
+            fileid = r.fileid,
+            "layout not returned in time: revoked, client fenced on the data servers"
+        );
+    }
+    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+        warn!("fencing: {e} (resent when the data server registers)");
+    }
+}
+
+/// The task that sends queued revocations, in batches.
+async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
+    loop {
+        wake.notified().await;
+        let Some(mds) = weak.upgrade() else { return };
+        let batch = std::mem::take(
+            &mut *mds
+                .fencing
+                .queue
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        if let Err(e) = mds.devices.push_revoke(&batch).await {
+            // Recorded: the failed data server is marked down and gets it at registration.
+            warn!("revoking closed stateids: {e}");
+        }
+    }
+}
+
+/// The task that revokes recalled layouts past their deadline.
+async fn deadlines(weak: Weak<Mds>) {
+    let tick = match weak.upgrade() {
+        Some(m) => Duration::from_millis((u64::from(m.cfg.lease_time) * 1000 / 8).clamp(100, 1000)),
+        None => return,
+    };
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(mds) = weak.upgrade() else { return };
+        let due = mds
+            .layouts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .expired_recalls(Instant::now());
+        fence(&mds, &due).await;
+    }
+}

@@ -273,7 +273,19 @@ tar_tree() {
     mkdir -p "$M/tar"
     tar -C "$M/tar" -xf "$SRC/tree.tar"
     drop_caches
-    diff -r --no-dereference -x __pycache__ /usr/share/doc "$M/tar/usr/share/doc"
+    if ! diff -r --no-dereference -x __pycache__ /usr/share/doc "$M/tar/usr/share/doc" >/tmp/tar.diff; then
+        # The first file that differs, closer: sizes and where the bytes part.
+        local a b line
+        line=$(grep -m 1 '^Binary files' /tmp/tar.diff || true)
+        # shellcheck disable=SC2086 # "Binary files A and B differ"
+        set -- $line
+        a=${3:-} b=${5:-}
+        if [[ -n $a ]]; then
+            echo "first: $a $(size "$a") B vs $(size "$b") B: $(cmp "$a" "$b" 2>&1 | head -n 1); $(cmp -l "$a" "$b" 2>/dev/null | wc -l) bytes differ;"
+        fi
+        head -c 400 /tmp/tar.diff
+        return 1
+    fi
     diff -r -x __pycache__ /usr/lib/python3.11/email "$M/tar/usr/lib/python3.11/email"
     diff -r -x __pycache__ /usr/lib/python3.11/json "$M/tar/usr/lib/python3.11/json"
     echo "$(tar -tf "$SRC/tree.tar" | wc -l) entries, $(($(size "$SRC/tree.tar") / 1024)) KiB"
@@ -389,7 +401,7 @@ cat /tmp/mountstats.txt 2>/dev/null
 check unmount unmount_all
 # What went wrong, for the console log: the server's warnings and the client's messages.
 if [[ $SERVER == pnfs ]]; then
-    grep -aE ' (WARN|ERROR) ' /tmp/pnfs.log | sed 's/\x1b\[[0-9;]*m//g' | tail -n 40 | sed 's/^/pnfs.log: /'
+    sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log | grep -aE ' (WARN|ERROR) ' | tail -n 60 | sed 's/^/pnfs.log: /'
 fi
 lines=30
 [[ -z ${NFS_DEBUG:-} ]] || lines=400

@@ -282,6 +282,17 @@ tar_tree() {
         a=${3:-} b=${5:-}
         if [[ -n $a ]]; then
             echo "first: $a $(size "$a") B vs $(size "$b") B: $(cmp "$a" "$b" 2>&1 | head -n 1); $(cmp -l "$a" "$b" 2>/dev/null | wc -l) bytes differ;"
+            if [[ -n ${PNFS_CHECKS:-} ]]; then
+                # Its objects on the data servers (dense, 1 MiB units over three): which hold what.
+                local hex o i
+                printf -v hex '%016x' "$(stat -c %i "$b")"
+                for o in $(find $DS_DIRS -name "$hex.*"); do
+                    i=${o##*.}
+                    echo -n "object $o: $(size "$o") B, unit $i of the source: "
+                    dd if="$a" bs=1M skip="$i" count=1 status=none >/tmp/unit
+                    head -c "$(size /tmp/unit)" "$o" | cmp - /tmp/unit >/dev/null && echo -n "same; " || echo -n "differs ($(head -c 1048576 "$o" | od -An -tx1 -N8)); "
+                done
+            fi
         fi
         head -c 400 /tmp/tar.diff
         return 1

@@ -491,11 +491,11 @@ impl Inner {
         e.ctl = None;
         if was_up {
             *generation = generation.wrapping_add(1);
-            tracing::info!(ds = id, generation = *generation, error = %why, "data server down");
+            tracing::warn!(ds = id, generation = *generation, error = %why, "data server down");
         } else if e.status.last_error.as_deref() != Some(why.as_str()) {
             // A new reason (e.g. the first failure, or refused -> wrong secret) is worth an
             // operator's eye; the same one again every backoff is not.
-            tracing::info!(ds = id, error = %why, "data server unreachable");
+            tracing::warn!(ds = id, error = %why, "data server unreachable");
         } else {
             tracing::debug!(ds = id, error = %why, "data server still down");
         }

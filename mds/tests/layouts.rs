@@ -1133,3 +1133,35 @@ async fn a_file_with_data_in_the_mds_object_keeps_it_there_and_gets_no_layout() 
         NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE
     );
 }
+
+/// RFC 8881 section 13.10: a client writing through its layout may change the data with
+/// nothing reaching the MDS (the Linux client sends no LAYOUTCOMMIT after fdatasync), so
+/// while another client holds an RW layout a reader is told a change attribute it has never
+/// seen, every time, and revalidates its cache; the writer itself sees the recorded value.
+#[tokio::test]
+async fn readers_see_a_new_change_attribute_while_another_client_holds_an_rw_layout() {
+    let (_d, _mds, addr) = server_with(layouts_on).await;
+    let mut writer = Client::new(addr, "writer").await;
+    let mut reader = Client::new(addr, "reader").await;
+    let r = open_and_layoutget(&mut writer, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let fh = getfh_res(&r);
+    // A READ layout changes nothing: one value for everybody.
+    let (_, _, recorded) = size_mtime_change(&mut writer, &fh).await;
+    assert_eq!(size_mtime_change(&mut reader, &fh).await.2, recorded);
+    // An RW layout: the reader gets a new value each time, the writer the recorded one.
+    let open = open_res(&r).stateid;
+    let r = writer
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, open),
+        ])
+        .await;
+    granted(&r);
+    let a = size_mtime_change(&mut reader, &fh).await.2;
+    let b = size_mtime_change(&mut reader, &fh).await.2;
+    assert!(
+        a != recorded && b != recorded && a != b,
+        "{recorded} {a} {b}"
+    );
+    assert_eq!(size_mtime_change(&mut writer, &fh).await.2, recorded);
+}

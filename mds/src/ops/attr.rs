@@ -1,6 +1,8 @@
 //! Attributes: what the server reports for an object (RFC 8881 section 5), GETATTR, SETATTR,
 //! ACCESS, VERIFY and NVERIFY, and the Unix permission checks they share.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
@@ -167,6 +169,39 @@ fn mounted_on_fileid(ctx: &Ctx, inode: &Inode, export: u16) -> u64 {
     }
 }
 
+/// Change attribute values that stand for "changed, as far as this server can tell": the top
+/// bit set (the store's change counter never gets there), the boot epoch, and a counter.
+static VOLATILE_CHANGE: AtomicU64 = AtomicU64::new(0);
+
+/// The change attribute `ctx`'s client is told for `inode`. While *another* client holds an
+/// RW layout of the file, it may be rewriting the data on the data servers with nothing
+/// reaching the MDS: the Linux file layout driver sends no LAYOUTCOMMIT after fdatasync
+/// (`pnfs_nfs_generic_sync`), so the recorded change attribute would stay put while the data
+/// changes, and a reader would keep its stale cache (RFC 8881 section 13.10 leaves the MDS
+/// to find out). Such a reader gets a value it has never seen, every time, so it revalidates
+/// its cache at each open and GETATTR until the writer's layout is returned (the change
+/// attribute type is undefined: clients compare values for equality only). The holders
+/// themselves get the recorded value: their own writes do not stale their caches.
+fn change_seen_by(ctx: &Ctx, inode: &Inode) -> u64 {
+    if inode.ftype != NfsFtype4::NF4REG {
+        return inode.change;
+    }
+    let me = ctx.client().ok();
+    let others_write = ctx
+        .mds
+        .layouts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .holders(inode.fileid)
+        .iter()
+        .any(|(c, m)| m.rw && Some(*c) != me);
+    if !others_write {
+        return inode.change;
+    }
+    let n = VOLATILE_CHANGE.fetch_add(1, Ordering::Relaxed) & ((1 << 40) - 1);
+    (1 << 63) | ((ctx.mds.store.boot_epoch() & 0x7f_ffff) << 40) | n
+}
+
 /// Every reported attribute of `inode` (the encoder keeps only the requested ones).
 pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> FileAttrs {
     let mds = &ctx.mds;
@@ -174,7 +209,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
         supported_attrs: Some(supported_mask(ctx.session.minor)),
         r#type: Some(inode.ftype),
         fh_expire_type: Some(FH4_PERSISTENT),
-        change: Some(inode.change),
+        change: Some(change_seen_by(ctx, inode)),
         size: Some(inode.size),
         link_support: Some(true),
         symlink_support: Some(true),

@@ -71,13 +71,31 @@ async fn read_inner(ctx: &mut DsCtx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4
     let objects = ctx.ds.objects().clone();
     let offset = a.offset;
     let done = blocking(move || objects.read(object(fh), offset, count)).await?;
-    Ok(ReadResOk {
-        eof: done.eof,
-        data: done.data,
-    })
+    Ok(answer_read(done.data, done.eof, count))
 }
 
-/// READ (RFC 8881 section 18.22) of the current object.
+/// A data server's READ answer: never `eof`, and a read the object ends in is filled with
+/// zeros up to `count`. A DS cannot know where the *file* ends (the MDS does; the client
+/// clips its reads to the file size), and the Linux client judges a DS's `eof` with the
+/// DS offset against the file offset (`nfs_readpage_result`: `args.offset + res.count -
+/// io_start`), so under dense packing an `eof` at the end of an object makes it zero a
+/// whole stripe unit of good data (the second unit of a two- or three-unit file over three
+/// data servers). Past an object's end, inside the file, is a hole: zeros are its bytes.
+/// `count` is bounded by `max_io`, so the fill is too.
+fn answer_read(data: bytes::Bytes, object_ended: bool, count: u32) -> ReadResOk {
+    let want = count as usize;
+    let data = if object_ended && data.len() < want {
+        let mut v = Vec::with_capacity(want);
+        v.extend_from_slice(&data);
+        v.resize(want, 0);
+        bytes::Bytes::from(v)
+    } else {
+        data
+    };
+    ReadResOk { eof: false, data }
+}
+
+/// READ (RFC 8881 section 18.22) of the current object ([`answer_read`]).
 pub async fn read(ctx: &mut DsCtx, a: &ReadArgs) -> ReadRes {
     match read_inner(ctx, a).await {
         Ok(ok) => ReadRes::Ok(ok),
@@ -221,4 +239,22 @@ pub fn secinfo_no_name(ctx: &mut DsCtx, a: &SecInfoNoNameArgs) -> SecInfoNoNameR
     }
     ctx.fh = None;
     SecInfoRes::Ok(secinfo_flavors())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ds_read_never_says_eof_and_fills_what_the_object_lacks_with_zeros() {
+        let full = answer_read(bytes::Bytes::from_static(b"abcd"), true, 4);
+        assert_eq!((full.eof, &full.data[..]), (false, &b"abcd"[..]));
+        let short = answer_read(bytes::Bytes::from_static(b"ab"), true, 5);
+        assert_eq!((short.eof, &short.data[..]), (false, &b"ab\0\0\0"[..]));
+        let beyond = answer_read(bytes::Bytes::new(), true, 3);
+        assert_eq!(&beyond.data[..], &[0, 0, 0][..]);
+        // A short read that did not reach the object's end is passed on as it is.
+        let partial = answer_read(bytes::Bytes::from_static(b"ab"), false, 5);
+        assert_eq!(&partial.data[..], &b"ab"[..]);
+    }
 }

@@ -75,9 +75,13 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
     assert_eq!(&got.data[..10], &unit[69_990..]);
     assert_eq!(&got.data[10..], &unit[..10]);
     assert!(!got.eof);
+    // Past the object's end is a hole of the file: zeros, and never eof (a DS cannot know
+    // where the file ends; see data_server::ops::answer_read).
     let tail = read_ok(&c.call(vec![putfh(&fh), read(sid, 209_000, 4096)]).await);
-    assert_eq!(tail.data.len(), 1000);
-    assert!(tail.eof, "the end of the object");
+    assert_eq!(tail.data.len(), 4096);
+    assert_eq!(&tail.data[..1000], &unit[69_000..]);
+    assert!(tail.data[1000..].iter().all(|&b| b == 0));
+    assert!(!tail.eof);
 
     // The bytes are object (file 0x1234, stripe 2) of the DS's store, and no other.
     let store = d.ds.objects();
@@ -102,7 +106,7 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
 }
 
 #[tokio::test]
-async fn reading_an_object_never_written_is_an_empty_eof() {
+async fn reading_an_object_never_written_reads_zeros() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
     let mut c = Client::new(d.addr, "c").await;
@@ -111,8 +115,9 @@ async fn reading_an_object_never_written_is_an_empty_eof() {
         &c.call(vec![putfh(&mds.ds_fh(77, 0)), read(sid, 0, 4096)])
             .await,
     );
-    assert!(got.data.is_empty());
-    assert!(got.eof);
+    assert_eq!(got.data.len(), 4096);
+    assert!(got.data.iter().all(|&b| b == 0));
+    assert!(!got.eof);
 }
 
 #[tokio::test]
@@ -150,7 +155,8 @@ async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_da
         "the client must re-send what it wrote unstable and did not see committed"
     );
     let got = read_ok(&c.call(vec![putfh(&fh), read(sid, 0, 10)]).await);
-    assert_eq!(&got.data[..], b"kept!");
+    assert_eq!(&got.data[..5], b"kept!");
+    assert_eq!(&got.data[5..], &[0; 5]);
 }
 
 #[tokio::test]

@@ -21,10 +21,24 @@ pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// A free loopback port (bound, read, released).
+/// A free loopback port for a data server to bind later. Not one the kernel hands out
+/// (`bind(0)` and outgoing connections take ports of the ephemeral range, 32768 and up, so a
+/// port read from `bind(0)` and released could be taken by a connection before the data
+/// server binds it): ports below that range, each handed out once per test process, and
+/// checked free on every address when handed out.
 pub fn free_port() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = (std::process::id() % 64) * 300;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = u16::try_from(10_000 + (start + n) % 22_000).unwrap();
+        let free = std::net::TcpListener::bind(("0.0.0.0", port)).is_ok()
+            && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
+        if free {
+            return SocketAddr::from(([127, 0, 0, 1], port));
+        }
+    }
 }
 
 /// An MDS configuration under `dir` with `n` data servers on free loopback ports (NFS and

@@ -531,3 +531,47 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
         .await;
     });
 }
+
+/// fio sizes its file with ftruncate before its first write: that must not keep the file's
+/// data on the MDS (it would never get a layout, and every byte would go through the MDS).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_mds(&cfg).await;
+    let mut c = Client::new(addr, "sizer").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name("sized"),
+                unchecked(0o644),
+                OPEN4_SHARE_ACCESS_BOTH,
+                OPEN4_SHARE_DENY_NONE,
+                "owner",
+            ),
+            NfsArgop4::GetFh,
+        ])
+        .await;
+    let fh = getfh_res(&r);
+    let open = open_res(&r).stateid;
+    assert_eq!(
+        set_size(&mut c, &fh, open, 64 << 20).await,
+        NfsStat4::NFS4_OK
+    );
+    let fileid = mds
+        .store
+        .lookup(mds::store::ROOT_FILEID, b"sized")
+        .unwrap()
+        .fileid;
+    assert_eq!(mds.data.size(pfs_core::ObjectId::whole(fileid)).unwrap(), 0);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, open),
+        ])
+        .await;
+    granted(&r);
+    assert!(mds.store.stripes(fileid).unwrap().is_some());
+}

@@ -86,9 +86,23 @@ fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> 
 /// the store recorded the new size): OPEN's truncate and SETATTR of the size. A striped
 /// file's objects are truncated on its data servers instead, before the store records the
 /// size ([`crate::dsobjects::plan_truncate`]).
+///
+/// While the MDS grants layouts, a file whose own object holds nothing keeps nothing there:
+/// its new size is metadata only (reads through the MDS fill the range with zeros), and the
+/// file gets its stripe set at its first WRITE or LAYOUTGET. Extending the MDS's object
+/// instead would make the file "hold data on the MDS" and lose it its layouts for good
+/// (fio sizes its file with ftruncate before it writes: it did all its I/O through the MDS).
 pub(super) async fn truncate_data(ctx: &Ctx, fileid: u64, size: u64) -> Result<(), NfsStat4> {
     let data = ctx.mds.data.clone();
-    nfs_server::io::blocking(move || data.truncate(ObjectId::whole(fileid), size)).await
+    let layouts = ctx.mds.cfg.cluster.grants_layouts();
+    nfs_server::io::blocking(move || {
+        let id = ObjectId::whole(fileid);
+        if layouts && data.size(id)? == 0 {
+            return Ok(());
+        }
+        data.truncate(id, size)
+    })
+    .await
 }
 
 /// The file an OPEN claim resolved to, and what the reply says about it.

@@ -357,7 +357,9 @@ pnfs_traffic() {
         gdi=$(ms_count "$f" GETDEVICEINFO) lc=$(ms_count "$f" LAYOUTCOMMIT)
         r=$(ms_count "$f" READ) w=$(ms_count "$f" WRITE)
         echo "$who: LAYOUTGET $(ms_count "$f" LAYOUTGET) GETDEVICEINFO $gdi LAYOUTCOMMIT $lc LAYOUTRETURN $(ms_count "$f" LAYOUTRETURN); through the MDS: READ $r WRITE $w;"
-        ((gdi > 0 && lc > 0)) || bad=1
+        # Client 1 writes most of the suite; client 2 mostly reads.
+        ((gdi > 0)) || bad=1
+        [[ $who == c2 ]] || ((lc > 0)) || bad=1
     done
     ((bad == 0))
 }

@@ -38,10 +38,17 @@ fn pnfs_scenario(name: &str, mount_options: &str) -> Scenario {
 
 /// The restart scenario's server: short lease and grace (seconds), so that the client notices
 /// the restart and the grace period ends within the scenario's few minutes under emulation.
+///
+/// Layouts are off here: this is issue 4's check of the MDS's own restart and reclaim (opens,
+/// locks, data through the MDS). A restart of the MDS while clients hold layouts (layout
+/// stateids of the old boot, LAYOUTCOMMIT with reclaim during grace) is not handled yet: with
+/// layouts on, this scenario had not finished after 10 minutes (issue 5 note).
 const RESTART_CONFIG: &str = "\
 data_dir: /srv/pnfs-data
 lease_time: 15
 grace_time: 15
+cluster:
+  layouts: false
 ";
 
 /// Issue 5's "pnfs-files" scenario: the all-in-one server (MDS and three data servers in the

@@ -25,7 +25,7 @@ use crate::gate::Io;
 use crate::server::DsCtx;
 use nfs_server::compound::error_result;
 use nfs_server::ds_fh::DsFh;
-use nfs_server::io::{blocking, check_commit_range, clip_write, secinfo_flavors};
+use nfs_server::io::{blocking, check_commit_range, clip_write, hole_filled, secinfo_flavors};
 
 /// Runs one operation of the data server's own.
 pub async fn dispatch(ctx: &mut DsCtx, op: &NfsArgop4) -> NfsResop4 {
@@ -83,16 +83,10 @@ async fn read_inner(ctx: &mut DsCtx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4
 /// data servers). Past an object's end, inside the file, is a hole: zeros are its bytes.
 /// `count` is bounded by `max_io`, so the fill is too.
 fn answer_read(data: bytes::Bytes, object_ended: bool, count: u32) -> ReadResOk {
-    let want = count as usize;
-    let data = if object_ended && data.len() < want {
-        let mut v = Vec::with_capacity(want);
-        v.extend_from_slice(&data);
-        v.resize(want, 0);
-        bytes::Bytes::from(v)
-    } else {
-        data
-    };
-    ReadResOk { eof: false, data }
+    ReadResOk {
+        eof: false,
+        data: hole_filled(data, object_ended, count as usize),
+    }
 }
 
 /// READ (RFC 8881 section 18.22) of the current object ([`answer_read`]).

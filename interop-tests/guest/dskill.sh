@@ -49,13 +49,7 @@ kill_ds() {
     local pid before during after
     pid=$(cat "/tmp/pnfs-ds$KILLED.pid")
     before=$(all_states)
-    kill -9 "$pid"
-    date +%s.%N >"$RS/killed_at"
-    sleep 1
-    if [[ -e /proc/$pid ]] && ! grep -q '^State:.*Z' "/proc/$pid/status"; then
-        echo "pnfs ds $KILLED ($pid) still alive"
-        return 1
-    fi
+    kill9 "$pid" "pnfs ds $KILLED"
     during=$(all_states)
     sleep 4
     after=$(all_states)

@@ -86,3 +86,14 @@ client_kernel_log() {
     ! grep -qiE 'fail|error|lost|bad' <<<"$log"
 }
 
+# kill9 PID NAME: SIGKILL, the time in $RS/killed_at, and 1 s later a check that it is gone
+# (a killed child of guest-init.sh may linger as a zombie until reaped: dead all the same).
+kill9() {
+    kill -9 "$1"
+    date +%s.%N >"$RS/killed_at"
+    sleep 1
+    if [[ -e /proc/$1 ]] && ! grep -q '^State:.*Z' "/proc/$1/status"; then
+        echo "$2 ($1) still alive"
+        return 1
+    fi
+}

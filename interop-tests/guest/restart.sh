@@ -81,14 +81,7 @@ kill_mid_write() {
     local pid before during after
     pid=$(cat /tmp/pnfs.pid)
     before=$(all_states)
-    kill -9 "$pid"
-    date +%s.%N >"$RS/killed_at"
-    sleep 1
-    # (A killed child of guest-init.sh may linger as a zombie until reaped: dead all the same.)
-    if [[ -e /proc/$pid ]] && ! grep -q '^State:.*Z' "/proc/$pid/status"; then
-        echo "pnfs ($pid) still alive"
-        return 1
-    fi
+    kill9 "$pid" pnfs
     during=$(all_states)
     sleep 2
     after=$(all_states)

@@ -321,7 +321,6 @@ impl Truncate {
 
 #[cfg(test)]
 mod tests {
-    use std::net::SocketAddr;
 
     use layouts::Device;
 
@@ -330,9 +329,7 @@ mod tests {
 
     fn cluster(n: u16) -> ClusterConfig {
         ClusterConfig {
-            data_servers: (1..=n)
-                .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
-                .collect(),
+            data_servers: DataServerConfig::all_in_one(n),
             ..ClusterConfig::default()
         }
     }

@@ -198,16 +198,8 @@ impl Mds {
     /// file with this set lives. NFS4ERR_SERVERFAULT when the set names a ring this MDS has
     /// no record of (a metadata store from another cluster).
     pub fn stripe_servers(&self, set: &crate::store::StripeSet) -> Result<Vec<u16>, NfsStat4> {
-        let ring = self
-            .ring(set.device.generation)
-            .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?;
-        let members = ring
-            .members(&set.device)
-            .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
-        members
-            .iter()
-            .map(|s| u16::try_from(s.id).map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT))
-            .collect()
+        let ring = self.ring(set.device.generation);
+        Ok(crate::dsobjects::stripe_servers(ring.as_ref(), set)?)
     }
 
     /// The root directory of export `id` (NFS4ERR_STALE if it was removed, NFS4ERR_NOENT for

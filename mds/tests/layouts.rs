@@ -18,7 +18,9 @@ use nfs_proto::nfs4::*;
 use nfs_server::ds_fh::DsFhCodec;
 use nfs_server::keys::DsKeys;
 use pfs_core::ObjectStore;
-use support::cluster::{boot_cluster, start_cluster, Cluster};
+use support::cluster::{
+    boot_cluster, start_cluster, start_data_servers, start_registered_mds, Cluster,
+};
 use support::ds::{cluster_config, until, DsProc, SECRET};
 use support::layout::*;
 use support::open::*;
@@ -714,15 +716,8 @@ impl Striped {
         cfg.cluster.layouts = true;
         cfg.cluster.layout.stripe_unit = unit;
         f(&mut cfg);
-        let ds = (1..=n)
-            .map(|id| Some(DsProc::start(&cfg, id, &SECRET)))
-            .collect();
-        let (mds, addr) = start_with(cfg.clone()).await;
-        mds.devices.start();
-        until("every data server up", || {
-            mds.devices.counts() == (usize::from(n), 0)
-        })
-        .await;
+        let ds = start_data_servers(&cfg);
+        let (mds, addr) = start_registered_mds(&cfg).await;
         Self {
             _dir: dir,
             cfg,

@@ -5,10 +5,8 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -17,6 +15,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
+use support::cluster::{start_data_servers, start_registered_mds};
 use support::ds::*;
 use support::layout::*;
 use support::open::*;
@@ -32,24 +31,6 @@ fn config(dir: &Path) -> Config {
     let mut cfg = cluster_config(dir, 3, LEASE);
     cfg.cluster.layouts = true;
     cfg
-}
-
-/// Starts the data servers of `cfg` (index `id - 1`).
-fn start_data_servers(cfg: &Config) -> Vec<Option<DsProc>> {
-    cfg.cluster
-        .data_servers
-        .iter()
-        .map(|d| Some(DsProc::start(cfg, d.id, &SECRET)))
-        .collect()
-}
-
-/// Starts the MDS of `cfg` and its device registry, and waits until every data server is up.
-async fn start_mds(cfg: &Config) -> (Arc<Mds>, SocketAddr) {
-    let (mds, addr) = start_with(cfg.clone()).await;
-    mds.devices.start();
-    let n = cfg.cluster.data_servers.len();
-    until("every data server up", || mds.devices.counts() == (n, 0)).await;
-    (mds, addr)
 }
 
 /// A file created and opened for reading and writing by one client, with an RW layout.
@@ -174,7 +155,7 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_mds(&cfg).await;
+    let (mds, addr) = start_registered_mds(&cfg).await;
     let mut writer = Client::new(addr, "writer").await;
     let f = create_striped(&mut writer, &mds, "f").await;
     let mut reader = Client::new(addr, "reader").await;
@@ -242,7 +223,7 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let mut ds = start_data_servers(&cfg);
-    let (mds, addr) = start_mds(&cfg).await;
+    let (mds, addr) = start_registered_mds(&cfg).await;
     let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     f.write(&cfg, 0, 0, &pattern(100)).await;
@@ -273,7 +254,7 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_mds(&cfg).await;
+    let (mds, addr) = start_registered_mds(&cfg).await;
     let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     let data = pattern(5000);
@@ -319,7 +300,7 @@ async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_mds(&cfg).await;
+    let (mds, addr) = start_registered_mds(&cfg).await;
     let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     f.write(&cfg, 0, 0, &pattern(5000)).await;
@@ -355,7 +336,7 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let mut ds = start_data_servers(&cfg);
-    let (mds, addr) = start_mds(&cfg).await;
+    let (mds, addr) = start_registered_mds(&cfg).await;
     let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     f.write(&cfg, 0, 0, &pattern(5000)).await;
@@ -421,7 +402,7 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_mds(&cfg).await;
+    let (mds, addr) = start_registered_mds(&cfg).await;
     let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     for i in 0..3 {
@@ -468,7 +449,7 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
     let mut ds = start_data_servers(&cfg);
 
     let (fileid, down) = runtime().block_on(async {
-        let (mds, addr) = start_mds(&cfg).await;
+        let (mds, addr) = start_registered_mds(&cfg).await;
         let mut c = Client::new(addr, "writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
         for i in 0..3 {
@@ -539,7 +520,7 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_mds(&cfg).await;
+    let (mds, addr) = start_registered_mds(&cfg).await;
     let mut c = Client::new(addr, "sizer").await;
     let r = c
         .call(vec![

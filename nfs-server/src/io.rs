@@ -1,6 +1,6 @@
 //! What the MDS and the data servers do alike around the object store: run its blocking
-//! calls off the async workers, clip a WRITE's payload, check a COMMIT's range, and name the
-//! security flavors both accept.
+//! calls off the async workers, clip a WRITE's payload, read past an object's end as a hole,
+//! check a COMMIT's range, and name the security flavors both accept.
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{NfsStat4, Secinfo4};
@@ -11,6 +11,20 @@ pub fn secinfo_flavors() -> Vec<Secinfo4> {
         Secinfo4::Flavor(1 /* AUTH_SYS */),
         Secinfo4::Flavor(0 /* AUTH_NONE */),
     ]
+}
+
+/// `data` read from an object, as `want` bytes: when the object ended (`object_ended`)
+/// before `want`, the rest is a hole and reads as zeros. The copy happens only then, which
+/// is rare on the paths that use it (a DS object shorter than the file's share of it, an
+/// MDS object shorter than its recorded size); `want` is bounded by the caller's `max_io`.
+pub fn hole_filled(data: Bytes, object_ended: bool, want: usize) -> Bytes {
+    if !object_ended || data.len() >= want {
+        return data;
+    }
+    let mut v = Vec::with_capacity(want);
+    v.extend_from_slice(&data);
+    v.resize(want, 0);
+    Bytes::from(v)
 }
 
 /// Runs a blocking object-store call on tokio's blocking pool (pread/pwrite/fdatasync must

@@ -165,9 +165,7 @@ impl Default for ClusterConfig {
         Self {
             secret: None,
             secret_file: None,
-            data_servers: (1..=3u16)
-                .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
-                .collect(),
+            data_servers: DataServerConfig::all_in_one(3),
             layout: LayoutConfig::default(),
             layouts: true,
         }
@@ -185,6 +183,14 @@ impl Default for LayoutConfig {
 }
 
 impl DataServerConfig {
+    /// `n` data servers of the all-in-one host: ids 1..=n at `0.0.0.0:20490 + id` (told to
+    /// clients as the address they reached the MDS by), everything else defaulted.
+    pub fn all_in_one(n: u16) -> Vec<Self> {
+        (1..=n)
+            .map(|id| Self::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
+            .collect()
+    }
+
     /// A data server at `address` with every other field defaulted.
     pub fn new(id: u16, address: SocketAddr) -> Self {
         Self {

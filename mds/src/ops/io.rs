@@ -31,7 +31,7 @@ use crate::ops::open::regular_file;
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
 use crate::store::{system_time_now, Inode};
-use nfs_server::io::{blocking, check_commit_range, clip_write};
+use nfs_server::io::{blocking, check_commit_range, clip_write, hole_filled};
 
 /// The checks READ and WRITE share (RFC 8881 sections 18.22.3, 18.32.3, 8.2.3 and 9.1.2):
 /// a regular file, and a stateid that allows the I/O. With an open or lock stateid the
@@ -81,17 +81,10 @@ async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> 
             let data = ctx.mds.data.clone();
             let done =
                 blocking(move || data.read(ObjectId::whole(fileid), offset, want as u32)).await?;
-            let mut bytes = done.data;
-            if (bytes.len() as u64) < want && done.eof {
-                // The object ends before the size the store recorded (unstable data lost in
-                // a crash the client has not yet re-sent, or a size set without data): that
-                // range reads as zeros, as a hole would. Rare, so the copy does not matter.
-                let mut v = Vec::with_capacity(want as usize);
-                v.extend_from_slice(&bytes);
-                v.resize(want as usize, 0);
-                bytes = Bytes::from(v);
-            }
-            bytes
+            // The object may end before the size the store recorded (unstable data lost in
+            // a crash the client has not yet re-sent, or a size set without data): that
+            // range reads as zeros, as a hole would.
+            hole_filled(done.data, done.eof, want as usize)
         }
     };
     let eof = offset.saturating_add(bytes.len() as u64) >= size;

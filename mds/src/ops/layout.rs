@@ -502,7 +502,6 @@ pub fn ds_fh_codec(server_key: &[u8; 32], epoch: u16) -> DsFhCodec {
 
 #[cfg(test)]
 mod tests {
-    use std::net::SocketAddr;
 
     use layouts::Packing;
 
@@ -512,9 +511,7 @@ mod tests {
 
     fn cluster(n: u16) -> ClusterConfig {
         ClusterConfig {
-            data_servers: (1..=n)
-                .map(|id| DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id))))
-                .collect(),
+            data_servers: DataServerConfig::all_in_one(n),
             ..ClusterConfig::default()
         }
     }

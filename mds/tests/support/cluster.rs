@@ -49,12 +49,23 @@ pub async fn boot_cluster(
 ) -> (Vec<Option<DsProc>>, Config, Arc<Mds>, SocketAddr) {
     let mut cfg = cluster_config(dir, n, 30);
     f(&mut cfg);
-    let ds = cfg
-        .cluster
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    (ds, cfg, mds, addr)
+}
+
+/// Starts every data server of `cfg` (data server `id` at index `id - 1`).
+pub fn start_data_servers(cfg: &Config) -> Vec<Option<DsProc>> {
+    cfg.cluster
         .data_servers
         .iter()
-        .map(|d| Some(DsProc::start(&cfg, d.id, &SECRET)))
-        .collect();
+        .map(|d| Some(DsProc::start(cfg, d.id, &SECRET)))
+        .collect()
+}
+
+/// Starts the MDS of `cfg` and its device registry, and returns once every configured data
+/// server is up (within 10 s).
+pub async fn start_registered_mds(cfg: &Config) -> (Arc<Mds>, SocketAddr) {
     let (mds, addr) = super::start_with(cfg.clone()).await;
     mds.devices.start();
     let t0 = Instant::now();
@@ -65,5 +76,5 @@ pub async fn boot_cluster(
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    (ds, cfg, mds, addr)
+    (mds, addr)
 }

@@ -35,8 +35,8 @@ struct DsArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Serve an all-in-one cluster from ./pnfs-data: the metadata server and every configured
-    /// data server in this process (by default three, on ports 20491-20493). Until layouts
-    /// exist the metadata server still serves file data itself.
+    /// data server in this process (by default three, on ports 20491-20493); clients with
+    /// layouts do their I/O straight to the data servers.
     Server(ServerArgs),
     /// Run the metadata server alone (it connects to the configured data servers).
     Mds(ServerArgs),

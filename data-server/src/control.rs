@@ -38,11 +38,12 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use nfs_proto::control::{
     unix_ms, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs, CtlCommitOk,
-    CtlCommitRes, CtlCred, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason,
-    CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes, HealthOk, HealthRes,
-    ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs,
-    RemoveOk, RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, TruncateArgs, MAX_CTL_IO,
-    MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlCommitRes, CtlCred, CtlObject, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
+    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes, HealthOk,
+    HealthRes, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes,
+    RemoveArgs, RemoveOk, RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, TruncateArgs,
+    MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
+    REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{
@@ -68,6 +69,21 @@ pub trait DsTarget: Send + Sync + 'static {
     fn forget(&self, other: &Other);
     /// The share access of `other` is now `access` (`OPEN4_SHARE_ACCESS_*` bits).
     fn set_access(&self, other: Other, access: u8);
+    /// Its NFS operations so far, by operation and status (for HEALTH).
+    fn op_counts(&self) -> Vec<CtlOpCount>;
+}
+
+/// `counters` as HEALTH carries them.
+fn op_counts_of(counters: &nfs_server::Counters) -> Vec<CtlOpCount> {
+    counters
+        .snapshot()
+        .into_iter()
+        .map(|(op, status, count)| CtlOpCount {
+            op: op.0,
+            status: status.0,
+            count,
+        })
+        .collect()
 }
 
 impl DsTarget for DataServer {
@@ -86,6 +102,10 @@ impl DsTarget for DataServer {
 
     fn set_access(&self, other: Other, access: u8) {
         DataServer::set_access(self, other, access);
+    }
+
+    fn op_counts(&self) -> Vec<CtlOpCount> {
+        op_counts_of(self.counters())
     }
 }
 
@@ -164,6 +184,11 @@ impl DsTarget for StartOnRegister {
         if let Some(ds) = self.data_server() {
             ds.set_access(other, access);
         }
+    }
+
+    fn op_counts(&self) -> Vec<CtlOpCount> {
+        self.data_server()
+            .map_or_else(Vec::new, |ds| op_counts_of(ds.counters()))
     }
 }
 
@@ -629,6 +654,7 @@ impl ControlService {
             files_free: fs.ffree,
             load_milli: load_milli(),
             uptime_s: self.started.elapsed().as_secs(),
+            ops: self.target.op_counts(),
         })
     }
 }

@@ -172,6 +172,11 @@ impl DataServer {
         self.checks_mut().gate.set_access(other, access);
     }
 
+    /// Its NFS operations so far, by operation and status.
+    pub fn counters(&self) -> &nfs_server::Counters {
+        &self.core.counters
+    }
+
     fn checks(&self) -> RwLockReadGuard<'_, Checks> {
         self.checks.read().unwrap_or_else(|e| e.into_inner())
     }

@@ -54,8 +54,10 @@ cluster:
 /// Issue 5's "pnfs-files" scenario: the all-in-one server (MDS and three data servers in the
 /// guest) with vers=4.1; the whole suite, then the pNFS checks of `workload.sh`: a 96 MiB file
 /// leaves 32 MiB in each data server's objects and reads back intact on both clients (client 2
-/// through the veth pair), and mountstats show LAYOUTGET and GETDEVICEINFO on the MDS while its
-/// own READ/WRITE counts stay near zero.
+/// through the veth pair), both clients' mountstats show GETDEVICEINFO (and client 1's
+/// LAYOUTCOMMIT), and the server's counters show every data server serving READs and WRITEs
+/// while the MDS's own READ/WRITE stay at most 1% of theirs (mountstats cannot tell: the
+/// Linux file layout driver counts data server I/O in the MDS mount's per-op statistics).
 #[test]
 fn pnfs_files_v41_workload_suite() {
     let mut s = pnfs_scenario("pnfs-files", "vers=4.1");

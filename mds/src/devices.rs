@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use nfs_proto::control::{ClusterKey, RegisterOk};
+use nfs_proto::control::{ClusterKey, CtlOpCount, RegisterOk};
 use nfs_proto::rpc::AuthStat;
 use nfs_server::keys::DsKeys;
 use tokio::task::JoinHandle;
@@ -124,6 +124,9 @@ pub struct DsStatus {
 struct Entry {
     status: DsStatus,
     ctl: Option<DsControl>,
+    /// Its NFS operations by operation and status, from its last HEALTH reply (kept out of
+    /// [`DsStatus`], which every LAYOUTGET copies).
+    ops: Vec<CtlOpCount>,
 }
 
 struct Inner {
@@ -192,6 +195,7 @@ impl Devices {
                     registrations: 0,
                 },
                 ctl: None,
+                ops: Vec::new(),
             })
             .collect();
         // Generations start from this boot's epoch, so a device id a client cached from an
@@ -258,6 +262,16 @@ impl Devices {
     /// Every configured data server's status, in configuration order.
     pub fn statuses(&self) -> Vec<DsStatus> {
         self.state().0.iter().map(|e| e.status.clone()).collect()
+    }
+
+    /// Each data server's NFS operations by operation and status, as its last HEALTH reply
+    /// told (empty before one).
+    pub fn op_counts(&self) -> Vec<(u16, Vec<CtlOpCount>)> {
+        self.state()
+            .0
+            .iter()
+            .map(|e| (e.status.id, e.ops.clone()))
+            .collect()
     }
 
     /// Data server `id`'s status.
@@ -418,6 +432,13 @@ impl Devices {
 }
 
 impl Inner {
+    fn set_op_counts(&self, id: u16, ops: Vec<CtlOpCount>) {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = st.0.iter_mut().find(|e| e.status.id == id) {
+            e.ops = ops;
+        }
+    }
+
     fn is_up(&self, id: u16) -> bool {
         let st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         st.0.iter().any(|e| e.status.id == id && e.status.up)
@@ -590,7 +611,9 @@ async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
                         break;
                     }
                     match ctl.health().await {
-                        Ok(h) if h.boot_verifier == verifier && h.mds_epoch == Some(epoch) => {}
+                        Ok(h) if h.boot_verifier == verifier && h.mds_epoch == Some(epoch) => {
+                            inner.set_op_counts(id, h.ops);
+                        }
                         Ok(_) => {
                             // Restarted behind the same connection, or registered by another
                             // MDS boot: hand it our keys again.

@@ -174,16 +174,18 @@ pub async fn file_size(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<u64, D
 }
 
 /// `inode` with the size (and space used) GETATTR reports: while some client holds an RW
-/// layout of this regular file, the larger of the recorded size and the size its objects on
-/// the data servers show ([`file_size`]); otherwise, or when the data servers cannot tell
-/// (one down, failing, slow), the recorded size, with a warning.
+/// layout of this regular file, or its size is not settled since one was held (perhaps by an
+/// earlier boot, [`crate::settle`]), the larger of the recorded size and the size its
+/// objects on the data servers show ([`file_size`]); otherwise, or when the data servers
+/// cannot tell (one down, failing, slow), the recorded size, with a warning.
 pub async fn sized(mds: &Mds, mut inode: Inode) -> Inode {
     if inode.ftype != NfsFtype4::NF4REG
-        || !mds
-            .layouts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .has_write_layouts(inode.fileid)
+        || !(mds.settler.is_marked(inode.fileid)
+            || mds
+                .layouts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .has_write_layouts(inode.fileid))
     {
         return inode;
     }

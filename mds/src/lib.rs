@@ -10,7 +10,8 @@
 //!          ├─> pfs-core (file data of files without a stripe set)
 //!          ├─> datapath (striped file data) ─> dsctl ─> data servers
 //!          └─> devices (registry) ─> dsctl (control protocol) ─> data servers:
-//!                dsobjects (sizes, truncates of striped files), removals (durable queue)
+//!                dsobjects (sizes, truncates of striped files), removals (durable queue),
+//!                settle (sizes of files written through layouts, across restarts)
 //! ```
 //!
 //! State of this crate: being built (see the README); the modules below are filled in one by
@@ -30,6 +31,7 @@ pub mod ops;
 pub mod removals;
 pub mod role;
 pub mod server;
+pub mod settle;
 pub mod state;
 pub mod store;
 

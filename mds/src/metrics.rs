@@ -1,6 +1,6 @@
 //! Counters an operator can read: the Prometheus text format over plain HTTP on
 //! `metrics_listen` (default 127.0.0.1:9249; `pnfs stats` prints them). Operations by name
-//! and outcome, COMPOUNDs, clients, sessions, open and lock state, grace, the data servers
+//! and status (the MDS's own, and each data server's from its HEALTH replies), COMPOUNDs, clients, sessions, open and lock state, grace, the data servers
 //! and the queue of objects to remove from them, and the metadata store's commits (how well
 //! group commit shares fsyncs).
 //!
@@ -15,6 +15,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::debug;
 
+use nfs_proto::nfs4::{NfsOpnum4, NfsStat4};
+
 use crate::server::Mds;
 
 /// The largest request head read before answering (anything longer is cut off and answered).
@@ -22,6 +24,18 @@ const MAX_REQUEST: usize = 8192;
 
 /// How long a scraper may take to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `{op="OP_READ",status="ok"}`: the labels of an operation count (a failure by its
+/// NFS4ERR_ name).
+fn op_labels(op: NfsOpnum4, status: NfsStat4) -> String {
+    let name = op.name().map_or_else(|| op.0.to_string(), str::to_owned);
+    let status = match status.name() {
+        _ if status.is_ok() => "ok".to_owned(),
+        Some(s) => s.to_owned(),
+        None => status.0.to_string(),
+    };
+    format!("{{op=\"{name}\",status=\"{status}\"}}")
+}
 
 /// The counters now, in the Prometheus text exposition format.
 pub fn render(mds: &Mds, now: Instant) -> String {
@@ -54,16 +68,12 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         .counters
         .snapshot()
         .into_iter()
-        .map(|(op, ok, n)| {
-            let name = op.name().map_or_else(|| op.0.to_string(), |n| n.to_owned());
-            let status = if ok { "ok" } else { "error" };
-            (format!("{{op=\"{name}\",status=\"{status}\"}}"), n)
-        })
+        .map(|(op, status, n)| (op_labels(op, status), n))
         .collect();
     metric(
         "ops_total",
         "counter",
-        "Operations by name and outcome.",
+        "Operations by name and status (ok, or the NFS4ERR_ name).",
         &ops,
     );
     let (clients, sessions, grace) = {
@@ -118,6 +128,24 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "1 while this data server is registered and answering HEALTH.",
         &per_ds,
     );
+    let ds_ops: Vec<(String, u64)> = mds
+        .devices
+        .op_counts()
+        .into_iter()
+        .flat_map(|(id, ops)| {
+            ops.into_iter().map(move |c| {
+                let labels = op_labels(NfsOpnum4(c.op), NfsStat4(c.status));
+                (format!("{{ds=\"{id}\",{}", &labels[1..]), c.count)
+            })
+        })
+        .collect();
+    metric(
+        "ds_ops_total",
+        "counter",
+        "Operations each data server served, by name and status (from its last HEALTH reply: \
+         I/O through layouts shows here, I/O through the MDS in pnfs_ops_total).",
+        &ds_ops,
+    );
     metric(
         "data_server_ring_generation",
         "gauge",
@@ -148,6 +176,29 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             .removals
             .failed_calls
             .load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    metric(
+        "layout_write_marks",
+        "gauge",
+        "Files written through RW layouts whose size is not yet settled with their data \
+         servers (GETATTR asks the data servers for these).",
+        &one(mds.settler.marked_count() as u64),
+    );
+    metric(
+        "layout_sizes_settled_total",
+        "counter",
+        "Files whose size was settled with their data servers once no RW layout was out.",
+        &one(mds
+            .settler
+            .settled
+            .load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    metric(
+        "layout_sizes_grown_total",
+        "counter",
+        "Settled files whose size grew: bytes written through a layout that no LAYOUTCOMMIT \
+         reported (a client that returned its layout without one, or an MDS restart).",
+        &one(mds.settler.grown.load(std::sync::atomic::Ordering::Relaxed)),
     );
     let c = mds.store.commit_stats();
     metric(
@@ -236,6 +287,10 @@ mod tests {
             nfs_proto::nfs4::NfsOpnum4::OP_READ,
             nfs_proto::nfs4::NfsStat4::NFS4_OK,
         );
+        mds.core.counters.op(
+            nfs_proto::nfs4::NfsOpnum4::OP_LAYOUTGET,
+            nfs_proto::nfs4::NfsStat4::NFS4ERR_LAYOUTTRYLATER,
+        );
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(serve_metrics(mds, listener));
@@ -252,6 +307,12 @@ mod tests {
         assert!(page.starts_with("HTTP/1.0 200 OK\r\n"), "{page}");
         assert!(
             page.contains("pnfs_ops_total{op=\"OP_READ\",status=\"ok\"} 1\n"),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "pnfs_ops_total{op=\"OP_LAYOUTGET\",status=\"NFS4ERR_LAYOUTTRYLATER\"} 1\n"
+            ),
             "{page}"
         );
         assert!(page.contains("pnfs_stateids{kind=\"open\"} 0\n"), "{page}");

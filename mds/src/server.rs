@@ -118,6 +118,8 @@ pub struct Mds {
     pub removals: crate::removals::Removals,
     /// Revocations queued for the data servers, layout recalls and fencing.
     pub fencing: crate::fencing::Fencing,
+    /// Files written through RW layouts whose size is not settled with their data servers.
+    pub settler: crate::settle::Settler,
 }
 
 impl Mds {
@@ -153,6 +155,7 @@ impl Mds {
                 .map_err(|_| StoreError::Internal("ring thread"))??
         };
         let rings = Arc::new(store.rings()?);
+        let settler = crate::settle::Settler::load(store.layout_writes()?);
         let devices = crate::devices::Devices::new(
             cfg.cluster.clone(),
             secret.as_ref().map(|s| s.as_bytes()),
@@ -166,6 +169,7 @@ impl Mds {
             ring_generation,
             removals: crate::removals::Removals::default(),
             fencing: crate::fencing::Fencing::default(),
+            settler,
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -253,11 +257,13 @@ impl Mds {
 
     /// Serves connections accepted on `listener` (and expires leases) for as long as the
     /// task runs. Starts the task that removes deleted files' objects from the data servers
-    /// ([`crate::removals`]), whose first pass sends what earlier boots left queued, and the
-    /// revocation and recall tasks ([`crate::fencing`]).
+    /// ([`crate::removals`]), whose first pass sends what earlier boots left queued, the
+    /// revocation and recall tasks ([`crate::fencing`]), and the task that settles the sizes
+    /// of files written through layouts ([`crate::settle`]).
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
         crate::removals::Removals::start(&self);
         crate::fencing::Fencing::start(&self);
+        crate::settle::Settler::start(&self);
         nfs_server::serve_on(self, listener).await;
     }
 }

@@ -11,7 +11,9 @@ use bytes::Bytes;
 use data_server::control::{ControlConfig, ControlService, DsTarget};
 use data_server::{DsError, Revoked};
 use mds::dsctl::{CtlError, DsControl, Registration, RevokeReason};
-use nfs_proto::control::{ClusterKey, CtlBackend, CtlStat, StateOther, MAX_CTL_IO, MAX_CTL_LIST};
+use nfs_proto::control::{
+    ClusterKey, CtlBackend, CtlOpCount, CtlStat, StateOther, MAX_CTL_IO, MAX_CTL_LIST,
+};
 use nfs_proto::rpc::AuthStat;
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
@@ -54,6 +56,21 @@ impl DsTarget for Recorder {
     }
     fn set_access(&self, other: StateOther, access: u8) {
         self.0.lock().unwrap().push(Event::Access(other, access));
+    }
+    fn op_counts(&self) -> Vec<CtlOpCount> {
+        // As if it had served seven READs and one WRITE refused for a bad stateid.
+        vec![
+            CtlOpCount {
+                op: 25,
+                status: 0,
+                count: 7,
+            },
+            CtlOpCount {
+                op: 38,
+                status: 10025,
+                count: 1,
+            },
+        ]
     }
 }
 
@@ -334,7 +351,7 @@ async fn revocations_and_access_changes_reach_the_nfs_side_before_the_call_retur
 }
 
 #[tokio::test]
-async fn health_reports_space_registration_and_uptime() {
+async fn health_reports_space_registration_uptime_and_operations() {
     let ds = start_ds().await;
     let c = client(&ds).await;
     let h = c.health().await.unwrap();
@@ -345,6 +362,7 @@ async fn health_reports_space_registration_and_uptime() {
     assert_eq!(h.space_total, fs.total);
     assert!(h.space_avail <= h.space_total);
     assert!(h.uptime_s < 60);
+    assert_eq!(h.ops, ds.nfs.op_counts());
     c.register(&registration(4)).await.unwrap();
     assert_eq!(c.health().await.unwrap().mds_epoch, Some(4));
 }

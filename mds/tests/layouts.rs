@@ -499,7 +499,12 @@ fn getdeviceinfo_op(id: Deviceid4, maxcount: u32) -> NfsArgop4 {
         gdia_device_id: id,
         gdia_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
         gdia_maxcount: maxcount,
-        gdia_notify_types: Bitmap4::from_bits([NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0]),
+        // What the Linux client asks for, and a bit no notification has.
+        gdia_notify_types: Bitmap4::from_bits([
+            NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
+            NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
+            7,
+        ]),
     })
 }
 
@@ -526,7 +531,15 @@ async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_
     let GetDeviceInfoRes::Ok(ok) = getdeviceinfo_res(&r) else {
         panic!("GETDEVICEINFO failed: {r:?}")
     };
-    assert_eq!(ok.gdir_notification, Bitmap4::default());
+    // Both notifications accepted (the Linux client caches the device only then); the unknown
+    // bit not.
+    assert_eq!(
+        ok.gdir_notification,
+        Bitmap4::from_bits([
+            NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
+            NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
+        ])
+    );
     let da = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr).expect("decodes");
     assert_eq!(da.nflda_stripe_indices, vec![0, 1, 2]);
     // The configured addresses are 0.0.0.0:20491..20493: told as the connection's local IP.

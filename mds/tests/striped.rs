@@ -556,3 +556,191 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
     granted(&r);
     assert!(mds.store.stripes(fileid).unwrap().is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_not_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "counted").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    f.write(&cfg, 2, 0, &pattern(100)).await;
+    f.write(&cfg, 2, 100, &pattern(100)).await;
+    assert_eq!(f.read(&cfg, 2, 0, 200).await.data.len(), 200);
+    // The MDS learns a data server's counts from its next HEALTH reply (polled every 2 s).
+    let ds = f.servers[2];
+    let writes = |mds: &Mds| {
+        mds.devices
+            .op_counts()
+            .into_iter()
+            .filter(|(id, _)| *id == ds)
+            .flat_map(|(_, ops)| ops)
+            .filter(|o| o.op == NfsOpnum4::OP_WRITE.0 && o.status == 0)
+            .map(|o| o.count)
+            .sum::<u64>()
+    };
+    let m = mds.clone();
+    until("the data server's WRITEs counted", || writes(&m) == 2).await;
+    let page = mds::metrics::render(&mds, Instant::now());
+    assert!(
+        page.contains(&format!(
+            "pnfs_ds_ops_total{{ds=\"{ds}\",op=\"OP_WRITE\",status=\"ok\"}} 2\n"
+        )),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            "pnfs_ds_ops_total{{ds=\"{ds}\",op=\"OP_READ\",status=\"ok\"}} 1\n"
+        )),
+        "{page}"
+    );
+    // None of that was the MDS's own I/O.
+    assert!(!page.contains("pnfs_ops_total{op=\"OP_WRITE\""), "{page}");
+    assert!(!page.contains("pnfs_ops_total{op=\"OP_READ\""), "{page}");
+    // The other data servers served no I/O.
+    for other in f.servers.iter().filter(|&&s| s != ds) {
+        assert!(
+            !page.contains(&format!(
+                "pnfs_ds_ops_total{{ds=\"{other}\",op=\"OP_WRITE\""
+            )),
+            "{page}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sizes written through layouts without LAYOUTCOMMIT: settled with the data servers.
+// ---------------------------------------------------------------------------------------------
+
+/// The MDS was killed after a client wrote through its RW layout and before any LAYOUTCOMMIT
+/// (the Linux client drops a pending one when it recovers from an MDS restart): the restarted
+/// MDS answers the size the data servers hold, then records it.
+#[test]
+fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (fh, fileid) = runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "writer").await;
+        let f = create_striped(&mut c, &mds, "f").await;
+        assert_eq!(
+            mds.store.layout_writes().unwrap(),
+            vec![f.fileid],
+            "marked durably by the RW LAYOUTGET"
+        );
+        // File bytes [1 MiB, 1 MiB + 5000) on stripe index 1.
+        f.write(&cfg, 1, 0, &pattern(5000)).await;
+        assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
+        (f.fh, f.fileid)
+    });
+    runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "reader").await;
+        assert_eq!(
+            sizes(&mut c, &fh).await.0,
+            UNIT + 5000,
+            "GETATTR asks the data servers while the file is marked"
+        );
+        until("the size settled", || {
+            mds.store.layout_writes().unwrap().is_empty()
+        })
+        .await;
+        assert_eq!(mds.store.getattr(fileid).unwrap().size, UNIT + 5000);
+        assert_eq!(sizes(&mut c, &fh).await.0, UNIT + 5000);
+        let page = mds::metrics::render(&mds, Instant::now());
+        assert!(page.contains("pnfs_layout_sizes_grown_total 1\n"), "{page}");
+        assert!(page.contains("pnfs_layout_write_marks 0\n"), "{page}");
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_data_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    // Object bytes [10, 100) of stripe index 2: file bytes up to 2 MiB + 100.
+    f.write(&cfg, 2, 10, &pattern(90)).await;
+    // While the layout is out, the mark stays whatever the settling task sees.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(mds.store.layout_writes().unwrap(), vec![f.fileid]);
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(f.layout)),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let m = mds.clone();
+    until("the size settled", || {
+        m.store.layout_writes().unwrap().is_empty()
+    })
+    .await;
+    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 2 * UNIT + 100);
+}
+
+/// After a restart, a LAYOUTCOMMIT under the layout stateid of the earlier boot (one in
+/// flight when the MDS went down, resent by the client after its recovery) is taken from a
+/// client that has the file open for writing, and a LAYOUTRETURN of it is simply done.
+#[test]
+fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (fh, fileid, old_layout) = runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "writer").await;
+        let f = create_striped(&mut c, &mds, "f").await;
+        f.write(&cfg, 0, 0, &pattern(5000)).await;
+        (f.fh, f.fileid, f.layout)
+    });
+    runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "back").await;
+        let commit = |fh: &NfsFh4| vec![putfh(fh), layoutcommit_op(old_layout, Some(9999), None)];
+        // Open for reading only: not a writer.
+        let r = c
+            .call(vec![
+                putfh(&fh),
+                open_op(
+                    OpenClaim4::Fh,
+                    Openflag4::NoCreate,
+                    OPEN4_SHARE_ACCESS_READ,
+                    0,
+                    "r",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let r = c.call(commit(&fh)).await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+        // Open for writing: the commit is taken.
+        let r = c
+            .call(vec![
+                putfh(&fh),
+                open_op(
+                    OpenClaim4::Fh,
+                    Openflag4::NoCreate,
+                    OPEN4_SHARE_ACCESS_BOTH,
+                    0,
+                    "w",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let r = c.call(commit(&fh)).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert_eq!(mds.store.getattr(fileid).unwrap().size, 10_000);
+        let r = c
+            .call(vec![
+                putfh(&fh),
+                layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(old_layout)),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    });
+}

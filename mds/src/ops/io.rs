@@ -121,7 +121,7 @@ async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat
     let export = ctx.fh()?.export;
     // No data server up to fix a new stripe set on: the client retries (a WRITE cannot
     // answer LAYOUTTRYLATER).
-    let stripes = file_stripes(ctx, export, &inode)
+    let stripes = file_stripes(ctx, export, &inode, false)
         .await
         .map_err(|e| match e {
             NfsStat4::NFS4ERR_LAYOUTTRYLATER => NfsStat4::NFS4ERR_DELAY,

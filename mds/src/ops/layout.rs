@@ -20,7 +20,7 @@ use nfs_server::keys::DsKeys;
 use super::open::regular_file;
 use crate::compound::Ctx;
 use crate::config::ClusterConfig;
-use crate::state::layout::LayoutTable;
+use crate::state::layout::{LayoutError, LayoutTable};
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
 use crate::store::{system_time_now, StripeSet};
@@ -85,10 +85,14 @@ pub fn new_stripe_set(
 /// layouts, the policy's ([`stripe_set_for`]) unless its MDS-local object already holds
 /// something (written before layouts were on: a stripe set would hide it); else `None`, and
 /// its data stays in the MDS's own object (LAYOUTGET answers NFS4ERR_LAYOUTUNAVAILABLE).
+///
+/// `rw`: an RW layout is being granted, so a new set is fixed in the same transaction as
+/// the file's mark ([`crate::settle`]).
 pub async fn file_stripes(
     ctx: &Ctx,
     export: u16,
     inode: &crate::store::Inode,
+    rw: bool,
 ) -> Result<Option<StripeSet>, NfsStat4> {
     let fileid = inode.fileid;
     if let Some(set) = ctx.mds.store.stripes(fileid)? {
@@ -107,7 +111,7 @@ pub async fn file_stripes(
         Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE) => return Ok(None),
         Err(e) => return Err(e),
     };
-    Ok(Some(ctx.mds.store.fix_stripes(fileid, proposed).await?))
+    Ok(Some(ctx.mds.store.fix_stripes(fileid, proposed, rw).await?))
 }
 
 /// LAYOUTGET (RFC 8881 section 18.43).
@@ -169,7 +173,8 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             Io::Read,
         )?;
     }
-    let set = file_stripes(ctx, fh.export, &inode)
+    let rw = a.loga_iomode == Layoutiomode4::LAYOUTIOMODE4_RW;
+    let set = file_stripes(ctx, fh.export, &inode, rw)
         .await?
         .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
     // A file whose data servers are not all up gets no layout until they are: its data is
@@ -191,6 +196,13 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         a.loga_iomode,
         true,
     )?;
+    // Granted first, then marked durably (a no-op without a sync when marked already, as
+    // after fixing a new file's stripe set above): in this order a concurrent settling of
+    // the file either sees the grant or is followed by this mark (crate::settle).
+    if rw {
+        ctx.mds.settler.granted(inode.fileid);
+        ctx.mds.settler.mark(&ctx.mds, inode.fileid).await?;
+    }
     let ok = LayoutGetResOk {
         logr_return_on_close: true,
         logr_stateid: layout_stateid,
@@ -248,11 +260,14 @@ fn layoutreturn_inner(
                 fileid,
                 &stateid,
                 a.lora_iomode,
-            )?;
-            Ok(match left {
-                Some(s) => LayoutreturnStateid::Present(s),
-                None => LayoutreturnStateid::Absent,
-            })
+            );
+            match left {
+                Ok(Some(s)) => Ok(LayoutreturnStateid::Present(s)),
+                // A layout of an earlier boot is gone already: returning it is done (the
+                // Linux client's return-on-close in a CLOSE compound must not fail the CLOSE).
+                Ok(None) | Err(LayoutError::Stale) => Ok(LayoutreturnStateid::Absent),
+                Err(e) => Err(e.into()),
+            }
         }
         Layoutreturn4::Fsid => {
             // The pseudo file system holds no regular files, so no layouts.
@@ -307,14 +322,28 @@ async fn layoutcommit_inner(
     if !LayoutTable::is_layout_stateid(&stateid) {
         return Err(NfsStat4::NFS4ERR_BAD_STATEID);
     }
-    let modes = ctx
+    let held = ctx
         .mds
         .layouts
         .lock()
         .expect("layouts")
-        .modes(clientid, inode.fileid, &stateid)?;
-    if !modes.rw {
-        return Err(NfsStat4::NFS4ERR_BADLAYOUT);
+        .modes(clientid, inode.fileid, &stateid);
+    match held {
+        Ok(modes) if modes.rw => {}
+        Ok(_) => return Err(NfsStat4::NFS4ERR_BADLAYOUT),
+        // The layout of an earlier boot (section 18.42.3): a LAYOUTCOMMIT that was in flight
+        // when the MDS went down, resent after the client's recovery with the stateid it
+        // had (the Linux client never sets loca_reclaim). Taken from a client that has the
+        // file open for writing again; the data servers hold the bytes either way, and
+        // the file is marked until its size is settled with them (crate::settle).
+        Err(LayoutError::Stale)
+            if ctx
+                .mds
+                .opens
+                .lock()
+                .expect("opens")
+                .client_has_write_open(clientid, inode.fileid) => {}
+        Err(e) => return Err(e.into()),
     }
     let end = match a.loca_last_write_offset {
         Newoffset4::Present { no_offset } => {
@@ -346,9 +375,15 @@ async fn layoutcommit_inner(
 /// GETDEVICEINFO (RFC 8881 section 18.40): the data servers of a device (a window of the
 /// ring), stripe indices `0..count`, each server's addresses with an unspecified IP
 /// replaced by the local address of the connection this request came on, so a client gets
-/// the address it reached the MDS by (docs/design.md, "Cluster configuration"). No device
-/// ID notifications are offered (an empty `gdir_notification`). A reply larger than
-/// `gdia_maxcount` is NFS4ERR_TOOSMALL with the size needed.
+/// the address it reached the MDS by (docs/design.md, "Cluster configuration"). A reply
+/// larger than `gdia_maxcount` is NFS4ERR_TOOSMALL with the size needed.
+///
+/// Device ID notifications (CHANGE, DELETE) are accepted when asked for: a device's
+/// servers and addresses come from the ring generation named in its id and the
+/// configuration, fixed for the life of an MDS boot, and no device is ever deleted, so the
+/// promise costs no CB_NOTIFY_DEVICEID (knfsd's file layouts do the same). It matters: the
+/// Linux client keeps a device in its cache only while the server accepts both (otherwise
+/// `nocache`, and a GETDEVICEINFO for every new file's layout).
 pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
     match getdeviceinfo_inner(ctx, a) {
         Ok(ok) => {
@@ -385,7 +420,10 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
         .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
     Ok(GetDeviceInfoResOk {
         gdir_device_addr: addr.to_device_addr(),
-        gdir_notification: Bitmap4::default(),
+        gdir_notification: a.gdia_notify_types.intersect(&Bitmap4::from_bits([
+            NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
+            NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
+        ])),
     })
 }
 

@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use nfs_proto::nfs4::{Layoutiomode4, NfsStat4, Stateid4};
 
-use super::stateid::{next_seqid, CounterExhausted, Other, StateidKind, StateidMinter};
+use super::stateid::{
+    next_seqid, CounterExhausted, Other, StateidError, StateidKind, StateidMinter,
+};
 
 /// Why a layout request is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -26,6 +28,12 @@ pub enum LayoutError {
     /// Not a layout stateid of this client and file, or a seqid from the future.
     #[error("bad layout stateid")]
     BadStateid,
+    /// A layout stateid this server minted in an earlier boot: the layout is gone with that
+    /// boot (layouts are not kept across restarts). As an NFS status it is BAD_STATEID: the
+    /// Linux client answers STALE_STATEID with lease recovery and then resends the same
+    /// stateid, for ever; callers that can do better (LAYOUTCOMMIT, LAYOUTRETURN) match it.
+    #[error("layout stateid of an earlier boot")]
+    Stale,
     /// A recall of the file is outstanding (RFC 8881 section 12.5.5.2).
     #[error("a recall of this file is in progress")]
     RecallConflict,
@@ -40,7 +48,7 @@ pub enum LayoutError {
 impl From<LayoutError> for NfsStat4 {
     fn from(e: LayoutError) -> Self {
         match e {
-            LayoutError::BadStateid => NfsStat4::NFS4ERR_BAD_STATEID,
+            LayoutError::BadStateid | LayoutError::Stale => NfsStat4::NFS4ERR_BAD_STATEID,
             LayoutError::RecallConflict => NfsStat4::NFS4ERR_RECALLCONFLICT,
             LayoutError::BadIomode => NfsStat4::NFS4ERR_BADIOMODE,
             LayoutError::Exhausted => NfsStat4::NFS4ERR_SERVERFAULT,
@@ -144,10 +152,12 @@ impl LayoutTable {
         fileid: u64,
         stateid: &Stateid4,
     ) -> Result<&Layout, LayoutError> {
-        let l = self
-            .layouts
-            .get(&stateid.other)
-            .ok_or(LayoutError::BadStateid)?;
+        let Some(l) = self.layouts.get(&stateid.other) else {
+            return Err(match self.minter.verify(&stateid.other) {
+                Err(StateidError::Stale) => LayoutError::Stale,
+                _ => LayoutError::BadStateid,
+            });
+        };
         if l.clientid != clientid || l.fileid != fileid || stateid.seqid > l.seqid {
             return Err(LayoutError::BadStateid);
         }

@@ -705,6 +705,20 @@ impl StateTable {
         })
     }
 
+    /// Whether `clientid` has the file open for writing under any of its open owners (a
+    /// LAYOUTCOMMIT under a layout stateid of an earlier boot is taken from such a client:
+    /// it reclaimed that open after the restart).
+    pub fn client_has_write_open(&self, clientid: u64, file: u64) -> bool {
+        self.files.get(&file).is_some_and(|f| {
+            f.opens.iter().any(|o| {
+                self.states.get(o).is_some_and(|e| {
+                    e.clientid == clientid
+                        && matches!(&e.body, Body::Open(b) if b.access & OPEN4_SHARE_ACCESS_WRITE != 0)
+                })
+            })
+        })
+    }
+
     /// Whether any client has the file open.
     pub fn file_is_open(&self, file: u64) -> bool {
         self.files.get(&file).is_some_and(|f| !f.opens.is_empty())

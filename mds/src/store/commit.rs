@@ -21,6 +21,11 @@
 //!
 //! If the commit itself fails, every job of the batch gets the error (nothing was
 //! acknowledged, including the rejections computed against the uncommitted state).
+//!
+//! **Batches that wrote nothing** are aborted, not committed: no fsync. A job that only reads
+//! (or finds nothing to change, such as marking a file that is already marked) still goes
+//! through the committer, so it is ordered with every other change, and what it saw is
+//! durable already (each earlier batch was committed before this one began).
 
 use std::cell::Cell;
 use std::future::Future;
@@ -288,6 +293,7 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
             break 'attempt Err(e.into());
         }
         let mut poisoned = false;
+        let mut wrote = false;
         {
             let tx = Txn::new(&wtx);
             for (job, outcome) in batch.iter_mut().zip(outcomes.iter_mut()) {
@@ -301,7 +307,10 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
                     Err(StoreError::Internal("store job panicked"))
                 });
                 match r {
-                    Ok(()) => *outcome = Outcome::Done,
+                    Ok(()) => {
+                        *outcome = Outcome::Done;
+                        wrote |= tx.dirty.get();
+                    }
                     Err(e) => {
                         *outcome = Outcome::Rejected(e);
                         if tx.dirty.get() {
@@ -324,11 +333,14 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
             }
             continue 'attempt;
         }
-        break 'attempt wtx.commit().map_err(StoreError::from);
+        if !wrote {
+            let _ = wtx.abort();
+            break 'attempt Ok(());
+        }
+        break 'attempt wtx.commit().map_err(StoreError::from).map(|()| {
+            stats.commits.fetch_add(1, Ordering::Relaxed);
+        });
     };
-    if final_result.is_ok() {
-        stats.commits.fetch_add(1, Ordering::Relaxed);
-    }
     stats.jobs.fetch_add(n as u64, Ordering::Relaxed);
     stats.largest_batch.fetch_max(n as u64, Ordering::Relaxed);
     for (job, outcome) in batch.drain(..).zip(outcomes) {
@@ -388,6 +400,28 @@ mod tests {
         assert_eq!(c.submit(put(1, 10, false, false)).wait().unwrap(), 10);
         assert_eq!(read(&db, 1), Some(10));
         assert_eq!(c.stats.snapshot().commits, 1);
+    }
+
+    #[test]
+    fn a_batch_that_writes_nothing_is_not_committed() {
+        let (_d, db) = db();
+        let c = Committer::start(db.clone(), 64).unwrap();
+        c.submit(put(1, 10, false, false)).wait().unwrap();
+        let get = |tx: &Txn<'_>| -> Result<Option<u64>, StoreError> {
+            use redb::ReadableTable;
+            let t = tx.open(T)?;
+            let v = t.read().get(1)?.map(|v| v.value());
+            Ok(v)
+        };
+        assert_eq!(c.submit(get).wait().unwrap(), Some(10));
+        // A rejection before any write is no change either.
+        assert!(matches!(
+            c.submit(put(2, 2, true, false)).wait(),
+            Err(StoreError::Exist)
+        ));
+        let s = c.stats.snapshot();
+        assert_eq!((s.commits, s.jobs), (1, 3), "only the first batch synced");
+        assert_eq!(read(&db, 1), Some(10));
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod clients;
 pub mod commit;
 mod error;
 pub mod fh;
+mod layout_writes;
 mod ns;
 mod removals;
 mod rings;
@@ -52,6 +53,7 @@ pub use clients::ClientRecord;
 pub use commit::{CommitCounts, Pending, Tbl, Txn};
 pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
+pub use layout_writes::Settled;
 pub use ns::check_name;
 pub use removals::DsRemoval;
 pub use schema::{FIRST_COOKIE, ROOT_FILEID};
@@ -414,6 +416,7 @@ impl Store {
             wtx.open_table(XATTR_COOKIES)?;
             wtx.open_table(STRIPES)?;
             wtx.open_table(DS_REMOVALS)?;
+            wtx.open_table(layout_writes::LAYOUT_WRITES)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {

@@ -108,18 +108,34 @@ fn decode(b: &[u8]) -> Result<StripeSet, StoreError> {
     })
 }
 
-/// The committer job of [`Store::fix_stripes`].
-fn fix(tx: &Txn<'_>, fileid: u64, proposed: StripeSet) -> Result<StripeSet, StoreError> {
+/// The committer job of [`Store::fix_stripes`]; `mark_writes` (the epoch) also marks the
+/// file as written through an RW layout ([`super::layout_writes`]) in the same transaction.
+fn fix(
+    tx: &Txn<'_>,
+    fileid: u64,
+    proposed: StripeSet,
+    mark_writes: Option<u64>,
+) -> Result<StripeSet, StoreError> {
     let mut ns = Ns::open(tx)?;
     let rec = load(ns.inodes.read(), fileid)?;
     if rec.ftype != NfsFtype4::NF4REG {
         return Err(StoreError::Inval("only regular files have stripe sets"));
     }
-    if let Some(v) = ns.stripes.read().get(fileid)? {
-        return decode(v.value());
+    let existing = match ns.stripes.read().get(fileid)? {
+        Some(v) => Some(decode(v.value())?),
+        None => None,
+    };
+    let set = match existing {
+        Some(set) => set,
+        None => {
+            ns.stripes.write().insert(fileid, &encode(&proposed)[..])?;
+            proposed
+        }
+    };
+    if let Some(epoch) = mark_writes {
+        super::layout_writes::mark(tx, fileid, epoch)?;
     }
-    ns.stripes.write().insert(fileid, &encode(&proposed)[..])?;
-    Ok(proposed)
+    Ok(set)
 }
 
 /// Deletes the stripe set of `fileid`, for the namespace code that deletes the inode record,
@@ -144,8 +160,11 @@ impl Store {
     /// Fixes the stripe set of regular file `fileid` to `proposed` unless it already has one,
     /// durably before the result, and returns the set in force: the first layout of a file
     /// decides where its data lives, later ones (and the same file after a restart) find it.
-    /// Another type is NFS4ERR_INVAL, a file that is gone NFS4ERR_STALE.
-    pub fn fix_stripes(&self, fileid: u64, proposed: StripeSet) -> Pending<StripeSet> {
-        self.write(move |tx| fix(tx, fileid, proposed))
+    /// Another type is NFS4ERR_INVAL, a file that is gone NFS4ERR_STALE. With `rw` (the
+    /// layout being granted is RW) the file is also marked as written through a layout
+    /// ([`Store::mark_layout_writes`]), in the same transaction.
+    pub fn fix_stripes(&self, fileid: u64, proposed: StripeSet, rw: bool) -> Pending<StripeSet> {
+        let mark = rw.then(|| self.boot_epoch());
+        self.write(move |tx| fix(tx, fileid, proposed, mark))
     }
 }

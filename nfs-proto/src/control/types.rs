@@ -365,6 +365,25 @@ pub struct HealthOk {
     pub load_milli: u32,
     /// Seconds since the data server started.
     pub uptime_s: u64,
+    /// Its NFS operations since it started, by operation and status: the MDS publishes them
+    /// (`pnfs_ds_ops_total`), so an operator sees I/O reach the data servers and not the MDS.
+    #[xdr(max = MAX_CTL_OP_COUNTS)]
+    pub ops: Vec<CtlOpCount>,
+}
+
+/// The most (operation, status) pairs a HEALTH reply carries: a data server serves a dozen
+/// operations, each with a few statuses.
+pub const MAX_CTL_OP_COUNTS: u32 = 512;
+
+/// How many times a data server answered NFS operation `op` with `status`.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlOpCount {
+    /// `nfs_opnum4`.
+    pub op: u32,
+    /// `nfsstat4`.
+    pub status: u32,
+    /// How many times.
+    pub count: u64,
 }
 
 ctl_res! {

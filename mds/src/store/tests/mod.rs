@@ -1,6 +1,7 @@
 //! Tests of the store's operations and durability.
 
 mod durability;
+mod layout_writes;
 mod model;
 mod ops;
 mod removals;

@@ -29,7 +29,7 @@ fn ring_of(n: u16) -> impl Fn(&StripeSet) -> Vec<u16> + Send + 'static {
 /// A striped file `name` in the root, unlinked (an orphan), ready to be deleted.
 fn striped_orphan(s: &Store, name: &str, stripes: StripeSet) -> u64 {
     let f = mkfile(s, ROOT_FILEID, name).fileid;
-    s.fix_stripes(f, stripes).wait().unwrap();
+    s.fix_stripes(f, stripes, false).wait().unwrap();
     assert!(
         s.remove(ROOT_FILEID, name.as_bytes(), t(20))
             .wait()
@@ -80,7 +80,7 @@ fn deleting_a_file_without_a_stripe_set_queues_nothing() {
 fn a_delete_that_does_not_happen_queues_nothing() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
-    s.fix_stripes(f, set(3, 0)).wait().unwrap();
+    s.fix_stripes(f, set(3, 0), false).wait().unwrap();
     // Still named: not an orphan, so not deleted.
     assert!(!s.delete_orphan(f, ring_of(3)).wait().unwrap());
     assert!(queue(&s).is_empty());

@@ -22,7 +22,7 @@ fn a_file_has_no_stripe_set_until_one_is_fixed() {
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
     assert_eq!(s.stripes(f).unwrap(), None);
     let want = set(1, 3, 2, Packing::Dense);
-    assert_eq!(s.fix_stripes(f, want).wait().unwrap(), want);
+    assert_eq!(s.fix_stripes(f, want, false).wait().unwrap(), want);
     assert_eq!(s.stripes(f).unwrap(), Some(want));
 }
 
@@ -31,9 +31,9 @@ fn the_first_stripe_set_of_a_file_stays_when_another_is_proposed() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
     let first = set(1, 2, 1, Packing::Sparse);
-    s.fix_stripes(f, first).wait().unwrap();
+    s.fix_stripes(f, first, false).wait().unwrap();
     let got = s
-        .fix_stripes(f, set(2, 3, 0, Packing::Dense))
+        .fix_stripes(f, set(2, 3, 0, Packing::Dense), false)
         .wait()
         .unwrap();
     assert_eq!(got, first);
@@ -48,7 +48,7 @@ fn stripe_sets_survive_a_restart() {
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
     let g = mkfile(&s, ROOT_FILEID, "g").fileid;
     let want = set(7, 3, 1, Packing::Dense);
-    s.fix_stripes(f, want).wait().unwrap();
+    s.fix_stripes(f, want, false).wait().unwrap();
     drop(s);
     let s = open_at(&path);
     assert_eq!(s.stripes(f).unwrap(), Some(want));
@@ -60,7 +60,7 @@ fn only_regular_files_get_stripe_sets() {
     let (_d, s) = fresh();
     let d = mkdir(&s, ROOT_FILEID, "d").fileid;
     let err = s
-        .fix_stripes(d, set(1, 1, 0, Packing::Dense))
+        .fix_stripes(d, set(1, 1, 0, Packing::Dense), false)
         .wait()
         .unwrap_err();
     assert!(matches!(err, StoreError::Inval(_)), "{err:?}");
@@ -71,7 +71,7 @@ fn only_regular_files_get_stripe_sets() {
 fn a_gone_file_is_stale_for_stripe_sets() {
     let (_d, s) = fresh();
     let err = s
-        .fix_stripes(999, set(1, 1, 0, Packing::Dense))
+        .fix_stripes(999, set(1, 1, 0, Packing::Dense), false)
         .wait()
         .unwrap_err();
     assert!(matches!(err, StoreError::Stale(999)), "{err:?}");
@@ -82,7 +82,7 @@ fn a_gone_file_is_stale_for_stripe_sets() {
 fn deleting_an_orphan_deletes_its_stripe_set() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
-    s.fix_stripes(f, set(1, 2, 0, Packing::Dense))
+    s.fix_stripes(f, set(1, 2, 0, Packing::Dense), false)
         .wait()
         .unwrap();
     let removed = s.remove(ROOT_FILEID, b"f", t(20)).wait().unwrap();
@@ -109,7 +109,7 @@ fn a_store_made_before_the_stripes_table_gets_it_at_open() {
     let s = open_at(&path);
     assert_eq!(s.stripes(f).unwrap(), None);
     let want = set(1, 1, 0, Packing::Dense);
-    assert_eq!(s.fix_stripes(f, want).wait().unwrap(), want);
+    assert_eq!(s.fix_stripes(f, want, false).wait().unwrap(), want);
 }
 
 #[test]

@@ -1,0 +1,200 @@
+//! Settling the sizes of files written through RW layouts with their data servers, so that a
+//! write the data servers acknowledged keeps its size even when no LAYOUTCOMMIT reached the
+//! MDS (a kill -9 of the MDS between the two; a client that returned its layout without
+//! one). The marks live in the metadata store ([`crate::store`]'s `layout_writes`); this
+//! module keeps their copy in memory and the task that settles them.
+//!
+//! ```text
+//!  LAYOUTGET RW ─> grant (layout table) ─> granted(file): count one more grant
+//!              ─> mark durably (no sync if marked) ─> reply
+//!  GETATTR size of a marked file, or one with RW layouts out: max(recorded, data servers')
+//!  task, every second (and at start, for what an earlier boot left marked):
+//!    for each marked file with no RW layout out:
+//!      grants, change attribute now ─> size from its data servers (all up, else later)
+//!      ─> one transaction: still no RW layout, no grant since, no change since?
+//!           size = max(recorded, data servers'), mark gone ─> forget it here
+//!         otherwise: leave it for the next round
+//! ```
+//!
+//! The grant count closes the one window the change attribute cannot: a layout granted,
+//! written through and returned without a LAYOUTCOMMIT while the data servers were being
+//! asked (their answer would predate those writes).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+
+use crate::server::Mds;
+use crate::store::{Settled, StoreError};
+
+/// How often the task looks for marked files to settle.
+const ROUND: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Default)]
+struct Marks {
+    /// Files marked in the store (loaded at start, then kept in step).
+    marked: BTreeSet<u64>,
+    /// RW layouts granted per marked file since this boot started.
+    grants: HashMap<u64, u64>,
+}
+
+/// The marks in memory and the settling task's counters, kept in [`Mds`].
+#[derive(Debug, Default)]
+pub struct Settler {
+    marks: Mutex<Marks>,
+    started: AtomicBool,
+    /// Files settled (mark removed).
+    pub settled: AtomicU64,
+    /// Files whose recorded size grew when settled: bytes written through a layout that no
+    /// LAYOUTCOMMIT reported.
+    pub grown: AtomicU64,
+}
+
+impl Settler {
+    /// The marks an earlier boot left in the store.
+    pub fn load(marked: Vec<u64>) -> Self {
+        Self {
+            marks: Mutex::new(Marks {
+                marked: marked.into_iter().collect(),
+                grants: HashMap::new(),
+            }),
+            ..Self::default()
+        }
+    }
+
+    fn marks(&self) -> std::sync::MutexGuard<'_, Marks> {
+        self.marks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An RW layout of `fileid` was granted; the caller marks it durably next
+    /// ([`Settler::mark`]) before replying.
+    pub fn granted(&self, fileid: u64) {
+        *self.marks().grants.entry(fileid).or_default() += 1;
+    }
+
+    /// Marks `fileid` in the store (durably; no sync if it is marked already) and here.
+    pub async fn mark(&self, mds: &Mds, fileid: u64) -> Result<(), StoreError> {
+        mds.store.mark_layout_writes(fileid).await?;
+        self.marks().marked.insert(fileid);
+        Ok(())
+    }
+
+    /// Whether `fileid` may have bytes on its data servers past its recorded size.
+    pub fn is_marked(&self, fileid: u64) -> bool {
+        self.marks().marked.contains(&fileid)
+    }
+
+    /// How many files are marked.
+    pub fn marked_count(&self) -> usize {
+        self.marks().marked.len()
+    }
+
+    fn grants(&self, fileid: u64) -> u64 {
+        self.marks().grants.get(&fileid).copied().unwrap_or(0)
+    }
+
+    /// Forgets settled `fileid`, unless an RW layout was granted since `grants` (then its
+    /// LAYOUTGET marked it again in the store after the settling, and it stays).
+    fn forget(&self, fileid: u64, grants: u64) {
+        let mut m = self.marks();
+        if m.grants.get(&fileid).copied().unwrap_or(0) == grants {
+            m.marked.remove(&fileid);
+            m.grants.remove(&fileid);
+        }
+    }
+
+    /// Starts the task of `mds` (once). Needs a tokio runtime; dropping the MDS ends it.
+    pub fn start(mds: &Arc<Mds>) {
+        if mds.settler.started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let n = mds.settler.marked_count();
+        if n > 0 {
+            info!(
+                files = n,
+                "files written through layouts before this start: settling their sizes with the data servers"
+            );
+        }
+        tokio::spawn(run(Arc::downgrade(mds)));
+    }
+}
+
+async fn run(mds: Weak<Mds>) {
+    loop {
+        let Some(m) = mds.upgrade() else { return };
+        let files: Vec<u64> = m.settler.marks().marked.iter().copied().collect();
+        for fileid in files {
+            if let Err(e) = settle_one(&m, fileid).await {
+                debug!(fileid, "size not settled yet: {e}");
+            }
+        }
+        drop(m);
+        tokio::time::sleep(ROUND).await;
+    }
+}
+
+fn has_write_layouts(mds: &Mds, fileid: u64) -> bool {
+    mds.layouts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .has_write_layouts(fileid)
+}
+
+/// Settles one marked file if no RW layout of it is out (see the module docs).
+async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
+    if has_write_layouts(mds, fileid) {
+        return Ok(());
+    }
+    let grants = mds.settler.grants(fileid);
+    let (change, ds_size) = match mds.store.getattr(fileid) {
+        Ok(inode) => {
+            let ds_size = match mds.store.stripes(fileid)? {
+                Some(set) => crate::dsobjects::file_size(mds, fileid, &set).await?,
+                None => 0,
+            };
+            (inode.change, ds_size)
+        }
+        // Gone: the job below drops the mark.
+        Err(StoreError::Stale(_)) => (0, 0),
+        Err(e) => return Err(e.into()),
+    };
+    let weak = Arc::downgrade(mds);
+    let busy = move || {
+        weak.upgrade()
+            .is_none_or(|m| has_write_layouts(&m, fileid) || m.settler.grants(fileid) != grants)
+    };
+    let now = crate::store::system_time_now();
+    match mds
+        .store
+        .settle_layout_writes(fileid, change, ds_size, now, busy)
+        .await?
+    {
+        Settled::Busy => {}
+        Settled::Grown { size } => {
+            warn!(
+                fileid,
+                size, "size grown to what the data servers hold (written through a layout without LAYOUTCOMMIT)"
+            );
+            mds.settler.grown.fetch_add(1, Ordering::Relaxed);
+            mds.settler.settled.fetch_add(1, Ordering::Relaxed);
+            mds.settler.forget(fileid, grants);
+        }
+        Settled::Kept | Settled::Gone | Settled::NotMarked => {
+            mds.settler.settled.fetch_add(1, Ordering::Relaxed);
+            mds.settler.forget(fileid, grants);
+        }
+    }
+    Ok(())
+}
+
+/// Why a file could not be settled this round.
+#[derive(Debug, thiserror::Error)]
+enum SettleError {
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    #[error("data servers: {0}")]
+    Ds(#[from] crate::dsobjects::DsObjectsError),
+}

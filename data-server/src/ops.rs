@@ -105,6 +105,8 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
     let len = payload.len() as u64;
     let objects = ctx.ds.objects().clone();
     if len == 0 {
+        // The Linux client never sends an empty WRITE, and takes count 0 for an I/O error.
+        tracing::warn!(offset = a.offset, "WRITE of no data");
         return Ok(WriteResOk {
             count: 0,
             committed: StableHow4::FILE_SYNC4,
@@ -114,6 +116,14 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
     let offset = a.offset;
     let store = objects.clone();
     let done = blocking(move || store.write(object(fh), offset, &[payload], stable)).await?;
+    if (done.count as u64) < len {
+        tracing::warn!(
+            offset,
+            len,
+            count = done.count,
+            "short WRITE to the object store"
+        );
+    }
     Ok(WriteResOk {
         count: done.count as Count4,
         committed: ds_committed(done.committed),

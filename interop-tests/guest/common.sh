@@ -115,3 +115,7 @@ mountstats() {
         inmnt && inops && NF > 1 && $1 ~ /:$/ && $2 > 0 { sub(":", "", $1); print "MOUNTSTAT", who, $1, $2 }
     '
 }
+
+# The sum of the samples of the server's counters page (`pnfs stats`, saved in /tmp/stats)
+# whose name and labels are exactly $1.
+stat_of() { { grep -F "$1 " /tmp/stats || true; } | awk '{ n += $NF } END { print n + 0 }'; }

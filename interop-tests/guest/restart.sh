@@ -170,6 +170,20 @@ reclaims_logged() {
     grep -q 'grace period over unreclaimed=0' /tmp/pnfs.clean.log
 }
 
+# The last boot's counters: the clients wrote through their layouts again (WRITEs on the data
+# servers), and what settling sizes with the data servers did.
+layouts_used() {
+    local ds w=0
+    /scenario/pnfs stats >/tmp/stats || return 1
+    for ds in 1 2 3; do
+        w=$((w + $(stat_of "pnfs_ds_ops_total{ds=\"$ds\",op=\"OP_WRITE\",status=\"ok\"}")))
+    done
+    echo -n "last boot: $w WRITEs on the data servers, $(stat_of 'pnfs_ops_total{op="OP_WRITE",status="ok"}') through the MDS;"
+    echo -n " sizes settled $(stat_of pnfs_layout_sizes_settled_total), grown $(stat_of pnfs_layout_sizes_grown_total);"
+    echo " all boots: $(grep -c 'size grown to what the data servers hold' /tmp/pnfs.log || true) sizes grown"
+    ((w > 0))
+}
+
 # --- the scenario ------------------------------------------------------------------------------
 
 export -f $(compgen -A function)
@@ -191,6 +205,7 @@ check restart_lock_granted_after_release lock_granted_after_release
 check restart_writers_finish_ok writers_finish
 check restart_fsynced_files_intact fsynced_intact
 check restart_reclaims_logged reclaims_logged
+check restart_writes_through_layouts layouts_used
 check restart_client_kernel_log client_kernel_log
 check unmount unmount_all
 # The server's own account of both boots, for the console log.

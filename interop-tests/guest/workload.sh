@@ -345,10 +345,6 @@ pnfs_striping() {
 # Per-op count of op $2 in mountstats file $1 (0 when absent).
 ms_count() { awk -v op="$2" '$3 == op { n = $4 } END { print n + 0 }' "$1"; }
 
-# The sum of the samples of the server's counters page (`pnfs stats`, in /tmp/stats) whose
-# name and labels are exactly $1.
-stat_of() { { grep -F "$1 " /tmp/stats || true; } | awk '{ n += $NF } END { print n + 0 }'; }
-
 # After the whole suite: both clients took layouts and device info from the MDS (LAYOUTGET in
 # OPEN compounds counts as OPEN; a separate LAYOUTGET, GETDEVICEINFO and LAYOUTCOMMIT each
 # show), every data server served READs and WRITEs, and the MDS itself almost none: the

@@ -39,16 +39,17 @@ fn pnfs_scenario(name: &str, mount_options: &str) -> Scenario {
 /// The restart scenario's server: short lease and grace (seconds), so that the client notices
 /// the restart and the grace period ends within the scenario's few minutes under emulation.
 ///
-/// Layouts are off here: this is issue 4's check of the MDS's own restart and reclaim (opens,
-/// locks, data through the MDS). A restart of the MDS while clients hold layouts (layout
-/// stateids of the old boot, LAYOUTCOMMIT with reclaim during grace) is not handled yet: with
-/// layouts on, this scenario had not finished after 10 minutes (issue 5 note).
+/// Layouts are on, as in the default configuration: the clients write through layouts when
+/// the MDS (and with it the in-process data servers) is killed. The restarted MDS takes the
+/// LAYOUTCOMMITs the clients resend under the old boot's layout stateids, and settles the
+/// sizes of files written through layouts with the data servers (`mds/src/settle.rs`); the
+/// log shows both.
 const RESTART_CONFIG: &str = "\
 data_dir: /srv/pnfs-data
 lease_time: 15
 grace_time: 15
 cluster:
-  layouts: false
+  layouts: true
 ";
 
 /// Issue 5's "pnfs-files" scenario: the all-in-one server (MDS and three data servers in the

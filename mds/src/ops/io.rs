@@ -108,6 +108,8 @@ async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat
     let len = payload.len() as u64;
     let offset = a.offset;
     if len == 0 {
+        // The Linux client never sends an empty WRITE, and takes count 0 for an I/O error.
+        tracing::warn!(fileid, offset, "WRITE of no data");
         let writeverf = match ctx.mds.store.stripes(fileid)? {
             Some(set) => datapath::known_verifier(&ctx.mds, &set)?,
             None => ctx.mds.data.verifier(),

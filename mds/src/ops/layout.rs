@@ -342,7 +342,14 @@ async fn layoutcommit_inner(
                 .opens
                 .lock()
                 .expect("opens")
-                .client_has_write_open(clientid, inode.fileid) => {}
+                .client_has_write_open(clientid, inode.fileid) =>
+        {
+            tracing::info!(
+                clientid,
+                fileid = inode.fileid,
+                "LAYOUTCOMMIT under a layout of an earlier boot taken (the client has the file open for writing)"
+            );
+        }
         Err(e) => return Err(e.into()),
     }
     let end = match a.loca_last_write_offset {

@@ -28,6 +28,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use nfs_proto::control::{ClusterKey, CtlOpCount, RegisterOk};
+use nfs_proto::nfs4::layout_files::socket_addr_from_netaddr;
+use nfs_proto::nfs4::Netaddr4;
 use nfs_proto::rpc::AuthStat;
 use nfs_server::keys::DsKeys;
 use tokio::task::JoinHandle;
@@ -127,6 +129,10 @@ struct Entry {
     /// Its NFS operations by operation and status, from its last HEALTH reply (kept out of
     /// [`DsStatus`], which every LAYOUTGET copies).
     ops: Vec<CtlOpCount>,
+    /// Where its NFS service answers as clients are told (GETDEVICEINFO): the configured
+    /// addresses until it registers, then those it reports (REGISTER), which win: a data
+    /// server restarted elsewhere with the same id moves its devices.
+    addresses: Vec<SocketAddr>,
 }
 
 struct Inner {
@@ -140,6 +146,9 @@ struct Inner {
     started: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     pushed: Mutex<Pushed>,
+    /// Data servers whose addresses changed since [`Devices::take_moved`] last looked.
+    moved: Mutex<Vec<u16>>,
+    moved_wake: Arc<tokio::sync::Notify>,
 }
 
 /// The device registry (cheap to clone; clones share the state).
@@ -196,6 +205,7 @@ impl Devices {
                 },
                 ctl: None,
                 ops: Vec::new(),
+                addresses: d.addresses.clone(),
             })
             .collect();
         // Generations start from this boot's epoch, so a device id a client cached from an
@@ -212,6 +222,8 @@ impl Devices {
                 started: AtomicBool::new(false),
                 tasks: Mutex::new(Vec::new()),
                 pushed: Mutex::new(Pushed::default()),
+                moved: Mutex::new(Vec::new()),
+                moved_wake: Arc::new(tokio::sync::Notify::new()),
             }),
         }
     }
@@ -272,6 +284,30 @@ impl Devices {
             .iter()
             .map(|e| (e.status.id, e.ops.clone()))
             .collect()
+    }
+
+    /// Where data server `id`'s NFS service answers, as clients are told: the configured
+    /// addresses until it registers, then those it reported.
+    pub fn addresses(&self, id: u16) -> Option<Vec<SocketAddr>> {
+        self.state()
+            .0
+            .iter()
+            .find(|e| e.status.id == id)
+            .map(|e| e.addresses.clone())
+    }
+
+    /// The data servers whose addresses changed (at a REGISTER) since the last call, and a
+    /// handle that is notified when there are more: for the task that sends
+    /// CB_NOTIFY_DEVICEID ([`crate::notify`]).
+    pub fn take_moved(&self) -> (Vec<u16>, Arc<tokio::sync::Notify>) {
+        let moved = std::mem::take(
+            &mut *self
+                .inner
+                .moved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        (moved, self.inner.moved_wake.clone())
     }
 
     /// Data server `id`'s status.
@@ -488,6 +524,25 @@ impl Inner {
         e.status.write_verifier = Some(reg.write_verifier);
         e.status.registrations += 1;
         e.ctl = Some(ctl);
+        let reported: Vec<SocketAddr> = reg
+            .addresses
+            .iter()
+            .filter_map(|a| socket_addr_from_netaddr(&Netaddr4::from(a.clone())).ok())
+            .collect();
+        if !reported.is_empty() && reported != e.addresses {
+            tracing::warn!(
+                ds = id,
+                was = ?e.addresses,
+                now = ?reported,
+                "data server answers at other addresses: its devices change (CB_NOTIFY_DEVICEID)"
+            );
+            e.addresses = reported;
+            self.moved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(id);
+            self.moved_wake.notify_one();
+        }
         if !was_up {
             *generation = generation.wrapping_add(1);
             tracing::info!(

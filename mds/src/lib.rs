@@ -27,6 +27,7 @@ pub mod dsobjects;
 pub mod exports;
 pub mod fencing;
 pub mod metrics;
+pub mod notify;
 pub mod ops;
 pub mod removals;
 pub mod role;

@@ -178,6 +178,15 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
     metric(
+        "device_notifications_total",
+        "counter",
+        "CB_NOTIFY_DEVICEID calls sent (a data server answers at other addresses).",
+        &one(mds
+            .device_watch
+            .sent
+            .load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    metric(
         "layout_write_marks",
         "gauge",
         "Files written through RW layouts whose size is not yet settled with their data \

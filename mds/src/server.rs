@@ -120,6 +120,8 @@ pub struct Mds {
     pub fencing: crate::fencing::Fencing,
     /// Files written through RW layouts whose size is not settled with their data servers.
     pub settler: crate::settle::Settler,
+    /// Which clients asked to hear of which devices' changes (CB_NOTIFY_DEVICEID).
+    pub device_watch: crate::notify::DeviceWatch,
 }
 
 impl Mds {
@@ -170,6 +172,7 @@ impl Mds {
             removals: crate::removals::Removals::default(),
             fencing: crate::fencing::Fencing::default(),
             settler,
+            device_watch: crate::notify::DeviceWatch::default(),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -187,6 +190,22 @@ impl Mds {
     /// has). `None` for a generation never recorded.
     pub fn ring(&self, generation: u32) -> Option<layouts::Ring> {
         ring_of(&self.rings, &self.cfg.cluster, generation)
+    }
+
+    /// [`Mds::ring`] as clients are told it (GETDEVICEINFO): each data server at the
+    /// addresses the registry has for it, which follow a data server that registered from
+    /// elsewhere ([`crate::devices::Devices::addresses`]).
+    pub fn device_ring(&self, generation: u32) -> Option<layouts::Ring> {
+        let mut ring = self.ring(generation)?;
+        for s in &mut ring.servers {
+            if let Some(a) = u16::try_from(s.id)
+                .ok()
+                .and_then(|id| self.devices.addresses(id))
+            {
+                s.addresses = a;
+            }
+        }
+        Some(ring)
     }
 
     /// What [`Mds::ring`] needs, to take where the MDS cannot go (a store job must not hold
@@ -258,12 +277,14 @@ impl Mds {
     /// Serves connections accepted on `listener` (and expires leases) for as long as the
     /// task runs. Starts the task that removes deleted files' objects from the data servers
     /// ([`crate::removals`]), whose first pass sends what earlier boots left queued, the
-    /// revocation and recall tasks ([`crate::fencing`]), and the task that settles the sizes
-    /// of files written through layouts ([`crate::settle`]).
+    /// revocation and recall tasks ([`crate::fencing`]), the task that settles the sizes of
+    /// files written through layouts ([`crate::settle`]), and the one that tells clients of
+    /// devices whose data servers moved ([`crate::notify`]).
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
         crate::removals::Removals::start(&self);
         crate::fencing::Fencing::start(&self);
         crate::settle::Settler::start(&self);
+        crate::notify::DeviceWatch::start(&self);
         nfs_server::serve_on(self, listener).await;
     }
 }

@@ -580,6 +580,73 @@ async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_
     assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
 }
 
+/// The ports of a device's data servers as GETDEVICEINFO tells them to client `c`.
+async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
+    let r = c.call(vec![getdeviceinfo_op(id, 4096)]).await;
+    let GetDeviceInfoRes::Ok(ok) = getdeviceinfo_res(&r) else {
+        panic!("GETDEVICEINFO failed: {r:?}")
+    };
+    let da = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr).expect("decodes");
+    da.nflda_multipath_ds_list
+        .iter()
+        .map(|m| socket_addr_from_netaddr(&m.0[0]).unwrap().port())
+        .collect()
+}
+
+/// A data server restarted with another NFS address (its configuration changed; same id and
+/// control address) registers with the MDS from there: GETDEVICEINFO tells the new address,
+/// and the device is no longer watched for the client that asked (it was told, or would have
+/// been, with CB_NOTIFY_DEVICEID).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_server_that_moves_changes_its_devices_addresses() {
+    let (mut k, mds, addr) = server_with(layouts_on).await;
+    let mut c = Client::new(addr, "watcher").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (_, body) = granted(&r);
+    let before = device_ports(&mut c, body.nfl_deviceid).await;
+    assert_eq!(
+        mds.device_watch.watched(c.clientid),
+        vec![body.nfl_deviceid]
+    );
+    // Data server 2 comes back at another port.
+    let moved = support::ds::free_port();
+    let mut cfg = k.cfg.clone();
+    cfg.cluster
+        .data_servers
+        .iter_mut()
+        .find(|d| d.id == 2)
+        .unwrap()
+        .addresses = vec![moved];
+    k.kill(2);
+    let m = mds.clone();
+    until("data server 2 down", || m.devices.control(2).is_none()).await;
+    k.ds[1] = Some(DsProc::start(&cfg, 2, &SECRET));
+    let m = mds.clone();
+    until("data server 2 registered from its new address", || {
+        m.devices.addresses(2) == Some(vec![moved])
+    })
+    .await;
+    let m = mds.clone();
+    let client = c.clientid;
+    until("the watch taken by the notification", || {
+        m.device_watch.watched(client).is_empty()
+    })
+    .await;
+    let after = device_ports(&mut c, body.nfl_deviceid).await;
+    let i = before
+        .iter()
+        .position(|&p| p == k.cfg.cluster.data_server(2).unwrap().addresses[0].port())
+        .expect("data server 2 in the device");
+    let mut want = before.clone();
+    want[i] = moved.port();
+    assert_eq!(after, want);
+    // Asking again watches again.
+    assert_eq!(
+        mds.device_watch.watched(c.clientid),
+        vec![body.nfl_deviceid]
+    );
+}
+
 /// (fs_layout_types, layout_blksize, layout_alignment) of the root.
 async fn layout_attrs(addr: SocketAddr) -> (Vec<Layouttype4>, u32, u32) {
     let mut c = Client::new(addr, "attrs").await;

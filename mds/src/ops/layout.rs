@@ -385,12 +385,12 @@ async fn layoutcommit_inner(
 /// the address it reached the MDS by (docs/design.md, "Cluster configuration"). A reply
 /// larger than `gdia_maxcount` is NFS4ERR_TOOSMALL with the size needed.
 ///
-/// Device ID notifications (CHANGE, DELETE) are accepted when asked for: a device's
-/// servers and addresses come from the ring generation named in its id and the
-/// configuration, fixed for the life of an MDS boot, and no device is ever deleted, so the
-/// promise costs no CB_NOTIFY_DEVICEID (knfsd's file layouts do the same). It matters: the
-/// Linux client keeps a device in its cache only while the server accepts both (otherwise
-/// `nocache`, and a GETDEVICEINFO for every new file's layout).
+/// Device ID notifications (CHANGE, DELETE) are accepted when asked for: a device's servers
+/// come from the ring generation named in its id and never change, no device is ever
+/// deleted, and a change of a data server's addresses (one that registers from elsewhere) is
+/// told with CB_NOTIFY_DEVICEID to the clients that asked ([`crate::notify`]). It matters:
+/// the Linux client keeps a device in its cache only while the server accepts both
+/// (otherwise `nocache`, and a GETDEVICEINFO for every new file's layout).
 pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
     match getdeviceinfo_inner(ctx, a) {
         Ok(ok) => {
@@ -407,7 +407,7 @@ pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
 }
 
 fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfoResOk, NfsStat4> {
-    ctx.client()?;
+    let clientid = ctx.client()?;
     if a.gdia_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
         return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
     }
@@ -421,16 +421,20 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
     let via = ctx.session.conn.local().ip();
     let addr = ctx
         .mds
-        .ring(device.generation)
+        .device_ring(device.generation)
         .ok_or(NfsStat4::NFS4ERR_NOENT)?
         .describe(&device, via)
         .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
+    let notification = a.gdia_notify_types.intersect(&Bitmap4::from_bits([
+        NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
+        NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
+    ]));
+    if notification.contains(NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0) {
+        ctx.mds.device_watch.watch(clientid, a.gdia_device_id);
+    }
     Ok(GetDeviceInfoResOk {
         gdir_device_addr: addr.to_device_addr(),
-        gdir_notification: a.gdia_notify_types.intersect(&Bitmap4::from_bits([
-            NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
-            NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
-        ])),
+        gdir_notification: notification,
     })
 }
 

@@ -264,11 +264,12 @@ async fn truncated_by_another(addr: SocketAddr, name: &str) -> (Client, Opened) 
     (b, o)
 }
 
-/// Checks that `r` recalls the holder's whole layout of its file: LAYOUTRECALL4_FILE of its
-/// filehandle, offset 0 and length all ones, iomode ANY (both iomodes, RFC 8881 section
-/// 20.3.3), `clora_changed` (the file changed under it), and its layout stateid with the
-/// seqid one past the last it was given (section 12.5.3: every CB_LAYOUTRECALL moves the
-/// seqid on). Returns that stateid.
+/// Checks that `r` recalls the holder's whole layout of its file, as `fencing::recall_file`
+/// means to: LAYOUTRECALL4_FILE of its filehandle, offset 0 and length all ones, iomode ANY
+/// (both iomodes), `clora_changed` (the file changed under it), and its layout stateid with
+/// the seqid one past the last it was given (RFC 8881 section 12.5.3: the seqid moves on by
+/// one in every CB_LAYOUTRECALL, as in every LAYOUTGET and LAYOUTRETURN reply). Returns that
+/// stateid.
 fn check_recall(h: &Holder, r: &CbLayoutRecallArgs) -> Stateid4 {
     assert_eq!(r.clora_type, Layouttype4::LAYOUT4_NFSV4_1_FILES);
     assert_eq!(r.clora_iomode, Layoutiomode4::LAYOUTIOMODE4_ANY);

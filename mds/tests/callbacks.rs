@@ -4,80 +4,13 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use nfs_proto::nfs4::*;
-use nfs_proto::rpc::AcceptStat;
-use nfs_proto::transport::{
-    self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
-};
-use nfs_proto::xdr;
+use support::callback::{client_with_back_channel, CbClient, RecallAnswer};
 use support::*;
-
-/// The client side of the back channel: answers CB_NULL and CB_COMPOUND (CB_SEQUENCE only),
-/// recording what it saw; or refuses everything (a client whose callback service is gone).
-#[derive(Default)]
-struct CbClient {
-    refuse: bool,
-    nulls: AtomicU32,
-    sequences: Mutex<Vec<(u32, u32)>>,
-}
-
-impl CallHandler for CbClient {
-    fn handle(self: Arc<Self>, _conn: Conn, call: IncomingCall) -> HandlerFuture {
-        Box::pin(async move {
-            if self.refuse || call.prog != 0x4000_0000 || call.vers != 1 {
-                return Reply::Accepted(AcceptStat::ProgUnavail);
-            }
-            match call.proc_ {
-                CB_NULL => {
-                    self.nulls.fetch_add(1, Ordering::SeqCst);
-                    Reply::Success(Vec::new())
-                }
-                CB_COMPOUND => {
-                    let Ok(args) = xdr::from_bytes::<CbCompoundArgs>(call.args) else {
-                        return Reply::Accepted(AcceptStat::GarbageArgs);
-                    };
-                    let Some(NfsCbArgop4::Sequence(s)) = args.argarray.first() else {
-                        return Reply::Accepted(AcceptStat::GarbageArgs);
-                    };
-                    self.sequences
-                        .lock()
-                        .unwrap()
-                        .push((s.csa_slotid, s.csa_sequenceid));
-                    let res = CbCompoundRes {
-                        status: NfsStat4::NFS4_OK,
-                        tag: args.tag,
-                        resarray: vec![NfsCbResop4::Sequence(CbSequenceRes::Ok(CbSequenceResOk {
-                            csr_sessionid: s.csa_sessionid,
-                            csr_sequenceid: s.csa_sequenceid,
-                            csr_slotid: s.csa_slotid,
-                            csr_highest_slotid: 0,
-                            csr_target_highest_slotid: 0,
-                        }))],
-                    };
-                    Reply::Success(vec![xdr::to_bytes(&res)])
-                }
-                _ => Reply::Accepted(AcceptStat::ProcUnavail),
-            }
-        })
-    }
-}
-
-/// A session whose connection is also its back channel, served by `cb`.
-async fn client_with_back_channel(
-    addr: std::net::SocketAddr,
-    owner: &str,
-    cb: Arc<CbClient>,
-) -> Client {
-    let sock = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let local = sock.local_addr().unwrap();
-    let (conn, run) = transport::start(sock, 0, addr, local, cb, ConnLimits::default());
-    tokio::spawn(run);
-    Client::setup(conn, owner, channel(), CREATE_SESSION4_FLAG_CONN_BACK_CHAN).await
-}
 
 async fn status_flags(c: &mut Client) -> u32 {
     let r = c.call(vec![NfsArgop4::PutRootFh]).await;
@@ -114,6 +47,10 @@ async fn a_bound_back_channel_is_probed_and_carries_cb_sequence_on_its_slots() {
     // One slot in turn (the callbacks were sequential): sequence ids 1, 2, 3.
     assert_eq!(*cb.sequences.lock().unwrap(), [(0, 1), (0, 2), (0, 3)]);
     assert_eq!(
+        *cb.compounds.lock().unwrap(),
+        vec![vec![NfsCbOpnum4::OP_CB_SEQUENCE]; 3]
+    );
+    assert_eq!(
         status_flags(&mut c).await & (SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION),
         0
     );
@@ -122,10 +59,7 @@ async fn a_bound_back_channel_is_probed_and_carries_cb_sequence_on_its_slots() {
 #[tokio::test]
 async fn a_back_channel_that_refuses_callbacks_is_reported_down() {
     let s = server().await;
-    let cb = Arc::new(CbClient {
-        refuse: true,
-        ..CbClient::default()
-    });
+    let cb = Arc::new(CbClient::refusing());
     let mut c = client_with_back_channel(s.addr, "cb-refuses", cb).await;
     // The CB_NULL probe fails: SEQUENCE reports the path down.
     let mut flags = 0;
@@ -149,5 +83,73 @@ async fn a_session_without_a_back_channel_has_no_callbacks() {
     assert!(
         matches!(e, Err(mds::callback::CallbackError::NoBackChannel)),
         "{e:?}"
+    );
+}
+
+/// A CB_LAYOUTRECALL of one file (the arguments do not matter to this test client).
+fn layout_recall(seqid: u32) -> NfsCbArgop4 {
+    NfsCbArgop4::LayoutRecall(CbLayoutRecallArgs {
+        clora_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        clora_iomode: Layoutiomode4::LAYOUTIOMODE4_ANY,
+        clora_changed: true,
+        clora_recall: Layoutrecall4::File(LayoutrecallFile4 {
+            lor_fh: NfsFh4(bytes::Bytes::from_static(b"fh")),
+            lor_offset: 0,
+            lor_length: u64::MAX,
+            lor_stateid: Stateid4 {
+                seqid,
+                other: [3; 12],
+            },
+        }),
+    })
+}
+
+#[tokio::test]
+async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_come_back() {
+    let s = server().await;
+    let cb = Arc::new(CbClient::answering(RecallAnswer::Status(
+        NfsStat4::NFS4ERR_NOMATCHING_LAYOUT,
+    )));
+    let c = client_with_back_channel(s.addr, "cb-recall", cb.clone()).await;
+    let r = mds::callback::cb_compound(&s.mds.core, &c.sessionid, vec![layout_recall(2)])
+        .await
+        .expect("CB_COMPOUND answered");
+    assert_eq!(r.status, NfsStat4::NFS4ERR_NOMATCHING_LAYOUT);
+    assert_eq!(
+        r.resarray[1],
+        NfsCbResop4::LayoutRecall(CbLayoutRecallRes {
+            status: NfsStat4::NFS4ERR_NOMATCHING_LAYOUT
+        })
+    );
+    // The CB_COMPOUND stops at the failed operation.
+    cb.set_recall_answer(RecallAnswer::Status(NfsStat4::NFS4ERR_DELAY));
+    let r = mds::callback::cb_compound(
+        &s.mds.core,
+        &c.sessionid,
+        vec![layout_recall(3), layout_recall(4)],
+    )
+    .await
+    .expect("CB_COMPOUND answered");
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY);
+    assert_eq!(r.resarray.len(), 2, "{r:?}");
+    let seqids: Vec<u32> = cb
+        .recalled()
+        .iter()
+        .map(|a| match &a.clora_recall {
+            Layoutrecall4::File(f) => f.lor_stateid.seqid,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(seqids, [2, 3]);
+    assert_eq!(
+        *cb.compounds.lock().unwrap(),
+        [
+            vec![NfsCbOpnum4::OP_CB_SEQUENCE, NfsCbOpnum4::OP_CB_LAYOUTRECALL],
+            vec![
+                NfsCbOpnum4::OP_CB_SEQUENCE,
+                NfsCbOpnum4::OP_CB_LAYOUTRECALL,
+                NfsCbOpnum4::OP_CB_LAYOUTRECALL
+            ],
+        ]
     );
 }

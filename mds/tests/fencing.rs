@@ -1,16 +1,23 @@
 //! The data servers' view of stateids follows the MDS over loopback with real data servers:
 //! OPEN upgrades and OPEN_DOWNGRADE reach them before the reply (SET_ACCESS), a closed
-//! stateid is refused there (REVOKE, closed), and so is an expired client's.
+//! stateid is refused there (REVOKE, closed), and so is an expired client's. A truncate or
+//! a remove while open recalls other clients' layouts (CB_LAYOUTRECALL over their back
+//! channels, RFC 8881 sections 12.5.5 and 20.3); a holder that returns in time keeps its
+//! stateids, one that does not (or cannot be called back) is fenced on the data servers
+//! (section 13.11).
 
 mod support;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mds::{Config, Mds};
+use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
+use support::callback::{client_with_back_channel, CbClient, RecallAnswer};
 use support::cluster::{start_cluster, Cluster};
 use support::ds::until;
 use support::layout::*;
@@ -185,4 +192,456 @@ async fn a_closed_stateid_is_refused_by_the_data_servers() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(status, NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CB_LAYOUTRECALL and fencing
+// ---------------------------------------------------------------------------------------------
+
+/// The lease (and so the recall deadline, `fencing::recall_file`) of the recall tests: short,
+/// so a test that waits for the deadline stays short.
+const LEASE: u32 = 3;
+
+/// A client holding an RW layout of a file, with a back channel.
+struct Holder {
+    c: Client,
+    cb: Arc<CbClient>,
+    open: Opened,
+    /// The layout stateid of its LAYOUTGET.
+    layout: Stateid4,
+    fileid: u64,
+    /// The DS filehandle of stripe index 0.
+    dsfh: NfsFh4,
+}
+
+/// A client `owner` with a back channel answering CB_LAYOUTRECALL with `answer`, which opens
+/// `name` (creating it) and takes an RW layout in the same COMPOUND, as the Linux client does.
+async fn rw_holder(addr: SocketAddr, owner: &str, name: &str, answer: RecallAnswer) -> Holder {
+    let cb = Arc::new(CbClient::answering(answer));
+    let mut c = client_with_back_channel(addr, owner, cb.clone()).await;
+    let r = open_and_layoutget(&mut c, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (ok, body) = granted(&r);
+    let open = Opened {
+        fh: getfh_res(&r),
+        stateid: open_res(&r).stateid,
+    };
+    let (fileid, _) = fileid_of(&mut c, &open.fh).await;
+    Holder {
+        c,
+        cb,
+        open,
+        layout: ok.logr_stateid,
+        fileid,
+        dsfh: body.nfl_fh_list[0].clone(),
+    }
+}
+
+/// Another client opens `name` for reading and writing and truncates it to 0 with SETATTR
+/// under its open stateid; returns it and its open.
+async fn truncated_by_another(addr: SocketAddr, name: &str) -> (Client, Opened) {
+    let mut b = Client::new(addr, "truncater").await;
+    let o = open_in_root(
+        &mut b,
+        name,
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_NONE,
+        "b",
+    )
+    .await;
+    let r = b
+        .call(vec![
+            putfh(&o.fh),
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid: o.stateid,
+                obj_attributes: fattr(&FileAttrs {
+                    size: Some(0),
+                    ..FileAttrs::default()
+                }),
+            }),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    (b, o)
+}
+
+/// Checks that `r` recalls the holder's whole layout of its file, as `fencing::recall_file`
+/// means to: LAYOUTRECALL4_FILE of its filehandle, offset 0 and length all ones, iomode ANY
+/// (both iomodes), `clora_changed` (the file changed under it), and its layout stateid with
+/// the seqid one past the last it was given (RFC 8881 section 12.5.3: the seqid moves on by
+/// one in every CB_LAYOUTRECALL, as in every LAYOUTGET and LAYOUTRETURN reply). Returns that
+/// stateid.
+fn check_recall(h: &Holder, r: &CbLayoutRecallArgs) -> Stateid4 {
+    assert_eq!(r.clora_type, Layouttype4::LAYOUT4_NFSV4_1_FILES);
+    assert_eq!(r.clora_iomode, Layoutiomode4::LAYOUTIOMODE4_ANY);
+    assert!(r.clora_changed, "{r:?}");
+    let Layoutrecall4::File(f) = &r.clora_recall else {
+        panic!("not a recall of one file: {r:?}")
+    };
+    assert_eq!(f.lor_fh, h.open.fh, "the holder's filehandle of the file");
+    assert_eq!(
+        (f.lor_offset, f.lor_length),
+        (0, u64::MAX),
+        "the whole file"
+    );
+    assert_eq!(
+        f.lor_stateid.other, h.layout.other,
+        "the holder's layout stateid"
+    );
+    assert_eq!(
+        f.lor_stateid.seqid,
+        h.layout.seqid + 1,
+        "one past the holder's last"
+    );
+    f.lor_stateid
+}
+
+/// Renews `c`'s lease (SEQUENCE every 200 ms) for `d`.
+async fn renew_for(c: &mut Client, d: Duration) {
+    let t0 = Instant::now();
+    while t0.elapsed() < d {
+        let r = c.call(vec![]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Renews `c`'s lease until `f` holds (up to `limit`).
+async fn renew_until(c: &mut Client, what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < limit, "timed out: {what}");
+        let r = c.call(vec![]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The first status other than NFS4_OK of [`ds_write`] under `stateid`, trying for up to
+/// `limit` (a revocation reaches the data servers in the background).
+async fn ds_refusal(
+    k: &Cluster,
+    mds: &Mds,
+    h: &Holder,
+    stateid: Stateid4,
+    limit: Duration,
+) -> NfsStat4 {
+    let t0 = Instant::now();
+    loop {
+        let status = ds_write(k, mds, h.fileid, &h.dsfh, stateid).await;
+        if status != NfsStat4::NFS4_OK {
+            return status;
+        }
+        assert!(
+            t0.elapsed() < limit,
+            "the data servers still accept the stateid"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn fenced(mds: &Mds) -> u64 {
+    mds.fencing.fenced.load(Ordering::Relaxed)
+}
+
+fn holders(mds: &Mds, fileid: u64) -> usize {
+    mds.layouts.lock().unwrap().holders(fileid).len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_fenced() {
+    let (k, mds, addr) = cluster(LEASE).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    assert_eq!(
+        ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
+        NfsStat4::NFS4_OK
+    );
+    let (mut b, bo) = truncated_by_another(addr, "f").await;
+
+    let recalls = a.cb.wait_recalls(1, Duration::from_secs(5)).await;
+    assert_eq!(recalls.len(), 1, "{recalls:?}");
+    let recalled = check_recall(&a, &recalls[0]);
+    assert_eq!(
+        *a.cb.compounds.lock().unwrap().last().unwrap(),
+        [NfsCbOpnum4::OP_CB_SEQUENCE, NfsCbOpnum4::OP_CB_LAYOUTRECALL]
+    );
+    assert_eq!(mds.fencing.recalls_sent.load(Ordering::Relaxed), 1);
+    // The truncating client's own layouts are not recalled; while the recall is out, new
+    // layouts of the file wait (RFC 8881 section 12.5.5.2).
+    let r = b
+        .call(vec![
+            putfh(&bo.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, bo.stateid),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_RECALLCONFLICT, "{r:?}");
+
+    // The holder returns the layout under the recalled stateid: it is gone.
+    let r =
+        a.c.call(vec![
+            putfh(&a.open.fh),
+            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(recalled)),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(holders(&mds, a.fileid), 0);
+
+    // Past the recall's deadline (the lease time), its lease kept: nothing was fenced, and
+    // the data servers still take its open stateid.
+    renew_for(&mut a.c, Duration::from_secs(u64::from(LEASE) + 1)).await;
+    assert_eq!(fenced(&mds), 0);
+    assert_eq!(
+        ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
+        NfsStat4::NFS4_OK
+    );
+    // Its next LAYOUTGET (under its open stateid: the layout stateid went with the return)
+    // gets a layout again.
+    let r =
+        a.c.call(vec![
+            putfh(&a.open.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, a.open.stateid),
+        ])
+        .await;
+    let (ok, _) = granted(&r);
+    assert_eq!(ok.logr_layout[0].lo_iomode, Layoutiomode4::LAYOUTIOMODE4_RW);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_the_data_servers() {
+    let (k, mds, addr) = cluster(LEASE).await;
+    // It answers CB_LAYOUTRECALL with NFS4_OK and then never sends LAYOUTRETURN.
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    assert_eq!(
+        ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
+        NfsStat4::NFS4_OK
+    );
+    let _b = truncated_by_another(addr, "f").await;
+    let asked = Instant::now();
+    let recalled = check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
+
+    let m = mds.clone();
+    renew_until(
+        &mut a.c,
+        "the holder fenced",
+        Duration::from_secs(10),
+        || fenced(&m) == 1,
+    )
+    .await;
+    let after = asked.elapsed();
+    assert!(
+        after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
+        "fenced {after:?} after the recall, before its deadline"
+    );
+    assert_eq!(holders(&mds, a.fileid), 0, "the layout is revoked");
+    // Every data server refuses its open stateid from now on (RFC 8881 section 13.11).
+    assert_eq!(
+        ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
+        NfsStat4::NFS4ERR_ADMIN_REVOKED
+    );
+    // At the MDS the revoked layout stateid is no longer a layout: this server answers
+    // NFS4ERR_BAD_STATEID to LAYOUTGET and LAYOUTRETURN under it.
+    let r =
+        a.c.call(vec![
+            putfh(&a.open.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, recalled),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+    let r =
+        a.c.call(vec![
+            putfh(&a.open.fh),
+            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(recalled)),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+    // The fence is on the data servers only: its open stateid still serves I/O through the
+    // MDS.
+    let r =
+        a.c.call(vec![
+            putfh(&a.open.fh),
+            write_op(
+                a.open.stateid,
+                0,
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(b"m"),
+            ),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(fenced(&mds), 1, "one layout fenced, once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_that_never_answers_the_recall_is_fenced_at_the_deadline() {
+    let (k, mds, addr) = cluster(LEASE).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Silent).await;
+    let _b = truncated_by_another(addr, "f").await;
+    let asked = Instant::now();
+    check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
+    // The CB_COMPOUND is still unanswered (its timeout is longer than the lease): the
+    // deadline alone revokes the layout.
+    let m = mds.clone();
+    renew_until(
+        &mut a.c,
+        "the holder fenced",
+        Duration::from_secs(8),
+        || fenced(&m) == 1,
+    )
+    .await;
+    let after = asked.elapsed();
+    assert!(
+        after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
+        "fenced {after:?} after the recall, before its deadline"
+    );
+    assert!(
+        after < mds::callback::CALLBACK_TIMEOUT,
+        "fenced only when the callback timed out ({after:?})"
+    );
+    assert_eq!(
+        ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
+        NfsStat4::NFS4ERR_ADMIN_REVOKED
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_whose_back_channel_refuses_the_recall_is_fenced_at_once() {
+    // A long lease: the fence must come from the failed callback, not the deadline.
+    let (k, mds, addr) = cluster(20).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Refuse).await;
+    let _b = truncated_by_another(addr, "f").await;
+    let asked = Instant::now();
+    check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
+    let m = mds.clone();
+    renew_until(
+        &mut a.c,
+        "the holder fenced",
+        Duration::from_secs(5),
+        || fenced(&m) == 1,
+    )
+    .await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(holders(&mds, a.fileid), 0);
+    assert_eq!(
+        ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
+        NfsStat4::NFS4ERR_ADMIN_REVOKED
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_file_another_client_has_open_with_a_layout_recalls_that_layout() {
+    let (_k, mds, addr) = cluster(LEASE).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    let mut b = Client::new(addr, "remover").await;
+    let r = b
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Remove(RemoveArgs {
+                target: nfs_proto::xdr::Utf8String::from("f"),
+            }),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    let recalls = a.cb.wait_recalls(1, Duration::from_secs(5)).await;
+    let recalled = check_recall(&a, &recalls[0]);
+    // The file lives on while open: the holder returns the layout of it.
+    let r =
+        a.c.call(vec![
+            putfh(&a.open.fh),
+            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(recalled)),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(holders(&mds, a.fileid), 0);
+    assert_eq!(a.cb.recalled().len(), 1, "one recall");
+    assert_eq!(fenced(&mds), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_data_servers() {
+    let (k, mds, addr) = cluster(LEASE).await;
+    let mut c = Client::new(addr, "silent").await;
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let dsfh = granted(&r).1.nfl_fh_list[0].clone();
+    let open = open_res(&r).stateid;
+    let fh = getfh_res(&r);
+    let (fileid, _) = fileid_of(&mut c, &fh).await;
+    // Its last call: from here on the client says nothing.
+    let last = Instant::now();
+    assert_eq!(
+        ds_write(&k, &mds, fileid, &dsfh, open).await,
+        NfsStat4::NFS4_OK
+    );
+    let t0 = Instant::now();
+    let status = loop {
+        let s = ds_write(&k, &mds, fileid, &dsfh, open).await;
+        if s != NfsStat4::NFS4_OK {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(u64::from(LEASE) + 5),
+            "the data servers still accept the expired client's stateid"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let after = last.elapsed();
+    assert_eq!(status, NfsStat4::NFS4ERR_EXPIRED);
+    assert!(
+        after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
+        "refused {after:?} after the client's last call, within its lease"
+    );
+    assert_eq!(holders(&mds, fileid), 0, "its layout went with its lease");
+    assert_eq!(fenced(&mds), 0, "an expiry, not a fence");
+    assert_eq!(mds.fencing.recalls_sent.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned() {
+    let lease = 4;
+    let (k, mds, addr) = cluster(lease).await;
+    let mut a = rw_holder(
+        addr,
+        "holder",
+        "f",
+        RecallAnswer::Status(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT),
+    )
+    .await;
+    let (mut b, bo) = truncated_by_another(addr, "f").await;
+    let recalled = check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
+    // No LAYOUTRETURN follows, and none is needed (RFC 8881 section 20.3.4): the layout
+    // goes with the answer, long before the deadline.
+    let m = mds.clone();
+    let fileid = a.fileid;
+    renew_until(
+        &mut a.c,
+        "the layout dropped",
+        Duration::from_secs(2),
+        || holders(&m, fileid) == 0,
+    )
+    .await;
+    // So the recall no longer holds up other clients' layouts.
+    let r = b
+        .call(vec![
+            putfh(&bo.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, bo.stateid),
+        ])
+        .await;
+    granted(&r);
+    // And nothing is fenced at the deadline.
+    renew_for(&mut a.c, Duration::from_secs(u64::from(lease) + 1)).await;
+    assert_eq!(fenced(&mds), 0);
+    assert_eq!(
+        ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
+        NfsStat4::NFS4_OK
+    );
+    // The recalled layout stateid went with the layout.
+    let r =
+        a.c.call(vec![
+            putfh(&a.open.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, recalled),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
 }

@@ -3,6 +3,7 @@
 //! from `nfs-proto` types.
 #![allow(dead_code)]
 
+pub mod callback;
 pub mod cluster;
 pub mod ds;
 pub mod layout;
@@ -192,7 +193,7 @@ impl Client {
                 ca_maxoperations: 4,
                 ..channel()
             },
-            csa_cb_program: 0x4000_0000,
+            csa_cb_program: callback::CB_PROGRAM,
             csa_sec_parms: vec![CallbackSecParms4::AuthNone],
         };
         let r = compound_on(&conn, 0, 1, vec![NfsArgop4::CreateSession(cs)])

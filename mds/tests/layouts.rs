@@ -594,13 +594,14 @@ async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
 }
 
 /// A data server restarted with another NFS address (its configuration changed; same id and
-/// control address) registers with the MDS from there: GETDEVICEINFO tells the new address,
-/// and the device is no longer watched for the client that asked (it was told, or would have
-/// been, with CB_NOTIFY_DEVICEID).
+/// control address) registers with the MDS from there: the client that asked about a device
+/// holding it gets CB_NOTIFY_DEVICEID (RFC 8881 section 20.12), and GETDEVICEINFO tells the
+/// new address.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_moves_changes_its_devices_addresses() {
     let (mut k, mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "watcher").await;
+    let cb = Arc::new(support::callback::CbClient::default());
+    let mut c = support::callback::client_with_back_channel(addr, "watcher", cb.clone()).await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (_, body) = granted(&r);
     let before = device_ports(&mut c, body.nfl_deviceid).await;
@@ -632,6 +633,25 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
         m.device_watch.watched(client).is_empty()
     })
     .await;
+    // The client heard of it: one CB_NOTIFY_DEVICEID, CHANGE of that device, at once.
+    let cb2 = cb.clone();
+    until("CB_NOTIFY_DEVICEID", || {
+        !cb2.device_notifications.lock().unwrap().is_empty()
+    })
+    .await;
+    let notes = cb.device_notifications.lock().unwrap().clone();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].cnda_changes.len(), 1);
+    let n = &notes[0].cnda_changes[0];
+    assert_eq!(
+        n.notify_mask,
+        Bitmap4::from_bits([NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0])
+    );
+    let change: NotifyDeviceidChange4 =
+        nfs_proto::xdr::from_bytes(n.notify_vals.clone()).expect("a notify_deviceid_change4");
+    assert_eq!(change.ndc_deviceid, body.nfl_deviceid);
+    assert_eq!(change.ndc_layouttype, Layouttype4::LAYOUT4_NFSV4_1_FILES);
+    assert!(change.ndc_immediate);
     let after = device_ports(&mut c, body.nfl_deviceid).await;
     let i = before
         .iter()

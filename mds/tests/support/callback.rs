@@ -36,7 +36,8 @@ pub enum RecallAnswer {
 }
 
 /// The back channel's server: answers CB_NULL, and CB_COMPOUND starting with CB_SEQUENCE,
-/// recording the slots and sequence ids, the operations and every CB_LAYOUTRECALL; or, when
+/// recording the slots and sequence ids, the operations, every CB_LAYOUTRECALL and every
+/// CB_NOTIFY_DEVICEID; or, when
 /// built with [`CbClient::refusing`], refuses every call.
 pub struct CbClient {
     refuse: bool,
@@ -49,6 +50,8 @@ pub struct CbClient {
     pub compounds: Mutex<Vec<Vec<NfsCbOpnum4>>>,
     /// The arguments of each CB_LAYOUTRECALL, in arrival order.
     pub recalls: Mutex<Vec<CbLayoutRecallArgs>>,
+    /// The arguments of each CB_NOTIFY_DEVICEID (answered NFS4_OK), in arrival order.
+    pub device_notifications: Mutex<Vec<CbNotifyDeviceidArgs>>,
 }
 
 impl Default for CbClient {
@@ -67,6 +70,7 @@ impl CbClient {
             sequences: Mutex::new(Vec::new()),
             compounds: Mutex::new(Vec::new()),
             recalls: Mutex::new(Vec::new()),
+            device_notifications: Mutex::new(Vec::new()),
         }
     }
 
@@ -139,6 +143,12 @@ impl CbClient {
                             return Some(Reply::Accepted(AcceptStat::ProgUnavail))
                         }
                     }
+                }
+                NfsCbArgop4::NotifyDeviceid(a) => {
+                    self.device_notifications.lock().unwrap().push(a.clone());
+                    NfsCbResop4::NotifyDeviceid(CbNotifyDeviceidRes {
+                        status: NfsStat4::NFS4_OK,
+                    })
                 }
                 other => not_supported(other),
             };

@@ -69,6 +69,9 @@ pub trait DsTarget: Send + Sync + 'static {
     fn forget(&self, other: &Other);
     /// The share access of `other` is now `access` (`OPEN4_SHARE_ACCESS_*` bits).
     fn set_access(&self, other: Other, access: u8);
+    /// Refuse the open and lock stateids with these counters (inclusive ranges) from now
+    /// on: closed or freed on the MDS.
+    fn close_counters(&self, ranges: &[(u32, u32)]);
     /// Its NFS operations so far, by operation and status (for HEALTH).
     fn op_counts(&self) -> Vec<CtlOpCount>;
 }
@@ -102,6 +105,10 @@ impl DsTarget for DataServer {
 
     fn set_access(&self, other: Other, access: u8) {
         DataServer::set_access(self, other, access);
+    }
+
+    fn close_counters(&self, ranges: &[(u32, u32)]) {
+        DataServer::close_counters(self, ranges);
     }
 
     fn op_counts(&self) -> Vec<CtlOpCount> {
@@ -183,6 +190,12 @@ impl DsTarget for StartOnRegister {
     fn set_access(&self, other: Other, access: u8) {
         if let Some(ds) = self.data_server() {
             ds.set_access(other, access);
+        }
+    }
+
+    fn close_counters(&self, ranges: &[(u32, u32)]) {
+        if let Some(ds) = self.data_server() {
+            ds.close_counters(ranges);
         }
     }
 
@@ -610,6 +623,9 @@ impl ControlService {
         else {
             return status(CtlStat::CTL_INVAL);
         };
+        if a.closed.iter().any(|r| r.first > r.last) {
+            return status(CtlStat::CTL_INVAL);
+        }
         let _registered = match self.registered_as(a.mds_epoch) {
             Ok(g) => g,
             Err(s) => return status(s),
@@ -619,6 +635,10 @@ impl ControlService {
         }
         for (other, why) in revoke {
             self.target.revoke(other, why);
+        }
+        if !a.closed.is_empty() {
+            let ranges: Vec<(u32, u32)> = a.closed.iter().map(|r| (r.first, r.last)).collect();
+            self.target.close_counters(&ranges);
         }
         status(CtlStat::CTL_OK)
     }

@@ -41,6 +41,7 @@
 use std::collections::HashMap;
 
 use nfs_proto::nfs4::{NfsStat4, Stateid4, OPEN4_SHARE_ACCESS_WRITE};
+use nfs_server::counter_set::CounterSet;
 use nfs_server::keys::DsKeys;
 use nfs_server::stateid::{classify, Other, StateidError, StateidKind, StateidMinter};
 
@@ -85,6 +86,10 @@ impl From<Revoked> for StateidError {
 pub struct StateidGate {
     verifier: StateidMinter,
     revoked: HashMap<Other, Revoked>,
+    /// Counters of open and lock stateids closed on the MDS, as runs: a closed stateid is
+    /// never minted again, and most are closed soon after they are minted, so this stays
+    /// about as small as the set of live stateids however many files were opened.
+    closed: CounterSet,
     access: HashMap<Other, u8>,
 }
 
@@ -94,6 +99,7 @@ impl StateidGate {
         Self {
             verifier: StateidMinter::new(keys.stateid_key, keys.mds_epoch),
             revoked: HashMap::new(),
+            closed: CounterSet::new(),
             access: HashMap::new(),
         }
     }
@@ -109,16 +115,39 @@ impl StateidGate {
     pub fn set_keys(&mut self, keys: &DsKeys) {
         if keys.mds_epoch != self.verifier.epoch() {
             self.revoked.clear();
+            self.closed.clear();
             self.access.clear();
         }
         self.verifier = StateidMinter::new(keys.stateid_key, keys.mds_epoch);
     }
 
     /// Refuses `other` from now on (the MDS pushes this before it answers the operation
-    /// that needed the revocation).
+    /// that needed the revocation). A closed open or lock stateid of this epoch is kept as
+    /// its counter ([`StateidGate::close_counters`]).
     pub fn revoke(&mut self, other: Other, why: Revoked) {
         self.access.remove(&other);
+        if why == Revoked::Closed {
+            if let Ok(f) = self.verifier.verify(&other) {
+                if matches!(f.kind, StateidKind::Open | StateidKind::Lock) {
+                    self.closed.insert(f.counter);
+                    return;
+                }
+            }
+        }
         self.revoked.insert(other, why);
+    }
+
+    /// Refuses the open and lock stateids whose counters are in these inclusive ranges:
+    /// closed or freed on the MDS (answered NFS4ERR_BAD_STATEID, as `Revoked::Closed`).
+    pub fn close_counters(&mut self, ranges: &[(u32, u32)]) {
+        for &(first, last) in ranges {
+            self.closed.insert_range(first, last);
+        }
+    }
+
+    /// How many runs of closed counters are kept (for operators).
+    pub fn closed_runs(&self) -> usize {
+        self.closed.range_count()
     }
 
     /// Forgets `other` entirely: the MDS freed it and it will never be shown again (keeps the
@@ -150,6 +179,11 @@ impl StateidGate {
         }
         if let Some(&why) = self.revoked.get(&stateid.other) {
             return Err(StateidError::from(why).into());
+        }
+        if matches!(fields.kind, StateidKind::Open | StateidKind::Lock)
+            && self.closed.contains(fields.counter)
+        {
+            return Err(StateidError::from(Revoked::Closed).into());
         }
         let access = self
             .access
@@ -186,6 +220,56 @@ mod tests {
 
     fn sid(other: Other) -> Stateid4 {
         Stateid4 { seqid: 0, other }
+    }
+
+    #[test]
+    fn closed_open_and_lock_stateids_are_kept_as_runs_of_counters() {
+        let mut m = mds(EPOCH);
+        let mut gate = StateidGate::new(&keys(EPOCH));
+        let opens: Vec<Other> = (0..1000)
+            .map(|i| {
+                m.mint(
+                    if i % 3 == 0 {
+                        StateidKind::Lock
+                    } else {
+                        StateidKind::Open
+                    },
+                    3,
+                )
+                .unwrap()
+            })
+            .collect();
+        let live = m.mint(StateidKind::Open, 3).unwrap();
+        for o in &opens {
+            gate.revoke(*o, Revoked::Closed);
+        }
+        assert_eq!(gate.closed_runs(), 1);
+        assert_eq!(gate.revoked_count(), 0);
+        for o in &opens {
+            assert_eq!(
+                gate.check(&sid(*o), Io::Read),
+                Err(NfsStat4::NFS4ERR_BAD_STATEID)
+            );
+        }
+        assert_eq!(gate.check(&sid(live), Io::Write), Ok(()));
+        // Ranges from the MDS (a resend after a data server restart) do the same.
+        let mut fresh = StateidGate::new(&keys(EPOCH));
+        let c = |o: &Other| u32::from_be_bytes(o[4..8].try_into().unwrap());
+        fresh.close_counters(&[(c(&opens[0]), c(&opens[999]))]);
+        assert_eq!(
+            fresh.check(&sid(opens[500]), Io::Read),
+            Err(NfsStat4::NFS4ERR_BAD_STATEID)
+        );
+        assert_eq!(fresh.check(&sid(live), Io::Read), Ok(()));
+        // An admin revocation of a closed stateid keeps its own answer.
+        gate.revoke(opens[3], Revoked::Admin);
+        assert_eq!(
+            gate.check(&sid(opens[3]), Io::Read),
+            Err(NfsStat4::NFS4ERR_ADMIN_REVOKED)
+        );
+        // A new MDS boot forgets them.
+        gate.set_keys(&keys(EPOCH + 1));
+        assert_eq!(gate.closed_runs(), 0);
     }
 
     #[test]

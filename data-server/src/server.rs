@@ -172,6 +172,12 @@ impl DataServer {
         self.checks_mut().gate.set_access(other, access);
     }
 
+    /// The open and lock stateids with these counters were closed on the MDS (see
+    /// [`StateidGate::close_counters`]).
+    pub fn close_counters(&self, ranges: &[(u32, u32)]) {
+        self.checks_mut().gate.close_counters(ranges);
+    }
+
     /// Its NFS operations so far, by operation and status.
     pub fn counters(&self) -> &nfs_server::Counters {
         &self.core.counters

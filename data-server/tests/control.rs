@@ -16,10 +16,10 @@ use data_server::control::{ControlConfig, ControlService, StartOnRegister};
 use data_server::DsOptions;
 use nfs_proto::control::{
     unix_ms, AccessChange, CallStamp, ClusterKey, CtlBackend, CtlCommitArgs, CtlCommitOk,
-    CtlCommitRes, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlStat,
-    CtlStatusRes, CtlWriteArgs, CtlWriteRes, RegisterArgs, RegisterRes, RevokeArgs, RevokedState,
-    SetAccessArgs, AUTH_PNFS_CTL, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM,
-    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlCommitRes, CtlCounterRange, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
+    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, RegisterArgs, RegisterRes,
+    RevokeArgs, RevokedState, SetAccessArgs, AUTH_PNFS_CTL, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
+    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::nfs4::{NfsStat4, StableHow4, OPEN4_SHARE_ACCESS_READ};
 use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
@@ -367,6 +367,7 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
             why: CtlRevokeReason::CTL_REVOKED_ADMIN,
         }],
         forget: vec![],
+        closed: vec![],
     })
     .await;
     assert_eq!(r.status, CtlStat::CTL_OK);
@@ -392,10 +393,36 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
             },
         ],
         forget: vec![],
+        closed: vec![],
     })
     .await;
     assert_eq!(r.status, CtlStat::CTL_INVAL);
     assert_eq!(last_status(&c.call(w(ro)).await), NfsStat4::NFS4_OK);
+
+    // Closed on the MDS, sent as a range of counters: refused as a stateid the MDS no
+    // longer has; a range the other way round refuses the whole call.
+    let counter = u32::from_be_bytes(ro.other[4..8].try_into().unwrap());
+    let closing = |first, last| RevokeArgs {
+        mds_epoch: u32::from(MDS_EPOCH),
+        revoke: vec![],
+        forget: vec![],
+        closed: vec![CtlCounterRange { first, last }],
+    };
+    let r: CtlStatusRes = ctl(&conn, CtlProc::CTLPROC_REVOKE, |_| {
+        closing(counter + 1, counter)
+    })
+    .await;
+    assert_eq!(r.status, CtlStat::CTL_INVAL);
+    assert_eq!(last_status(&c.call(w(ro)).await), NfsStat4::NFS4_OK);
+    let r: CtlStatusRes = ctl(&conn, CtlProc::CTLPROC_REVOKE, |_| {
+        closing(counter, counter + 100)
+    })
+    .await;
+    assert_eq!(r.status, CtlStat::CTL_OK);
+    assert_eq!(
+        last_status(&c.call(vec![putfh(&fh), read(ro, 0, 1)]).await),
+        NfsStat4::NFS4ERR_BAD_STATEID
+    );
 
     // The MDS restarts: REGISTER with the new epoch makes the old stateids stale.
     let new_keys = support::keys(MDS_EPOCH + 1);

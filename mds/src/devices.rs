@@ -31,7 +31,9 @@ use nfs_proto::control::{ClusterKey, CtlOpCount, RegisterOk};
 use nfs_proto::nfs4::layout_files::socket_addr_from_netaddr;
 use nfs_proto::nfs4::Netaddr4;
 use nfs_proto::rpc::AuthStat;
+use nfs_server::counter_set::CounterSet;
 use nfs_server::keys::DsKeys;
+use nfs_server::stateid::StateidKind;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
@@ -47,14 +49,24 @@ pub struct Pushed {
     /// The share access of open and lock stateids whose access changed after they were
     /// minted (OPEN upgrade, OPEN_DOWNGRADE).
     access: HashMap<Other, u32>,
-    /// Stateids the data servers must refuse, and why.
+    /// Stateids the data servers must refuse, and why (but closed open and lock stateids,
+    /// which are in `closed`).
     revoked: HashMap<Other, RevokeReason>,
+    /// Counters of this boot's open and lock stateids closed or freed: runs, not one entry
+    /// per stateid, so a create storm does not grow the table ([`CounterSet`]).
+    closed: CounterSet,
     /// Moves on every change, so a registration can tell it missed one.
     version: u64,
 }
 
-/// A copy of [`Pushed`] to resend: its version, access overrides and revocations.
-type Snapshot = (u64, Vec<(Other, u32)>, Vec<(Other, RevokeReason)>);
+/// A copy of [`Pushed`] to resend: its version, access overrides, revocations and closed
+/// counter ranges.
+type Snapshot = (
+    u64,
+    Vec<(Other, u32)>,
+    Vec<(Other, RevokeReason)>,
+    Vec<(u32, u32)>,
+);
 
 impl Pushed {
     fn snapshot(&self) -> Snapshot {
@@ -62,8 +74,18 @@ impl Pushed {
             self.version,
             self.access.iter().map(|(o, a)| (*o, *a)).collect(),
             self.revoked.iter().map(|(o, r)| (*o, *r)).collect(),
+            self.closed.ranges().collect(),
         )
     }
+}
+
+/// The counter of `other` if it is an open or lock stateid of this boot (`epoch`): closing it
+/// is recorded as its counter.
+fn closed_counter(other: &Other, epoch: u16) -> Option<u32> {
+    let kind = StateidKind::of(other)?;
+    let of_boot = u16::from_be_bytes([other[2], other[3]]) == epoch;
+    (matches!(kind, StateidKind::Open | StateidKind::Lock) && of_boot)
+        .then(|| u32::from_be_bytes([other[4], other[5], other[6], other[7]]))
 }
 
 /// A push of stateid changes did not reach every data server that is up (the change is kept
@@ -378,7 +400,7 @@ impl Devices {
     /// (for operators and tests).
     pub fn pushed_counts(&self) -> (usize, usize) {
         let p = self.inner.pushed();
-        (p.access.len(), p.revoked.len())
+        (p.access.len(), p.revoked.len() + p.closed.range_count())
     }
 
     /// SET_ACCESS: the new share access of open and lock stateids (after an OPEN upgrade or
@@ -413,19 +435,35 @@ impl Devices {
         if revoke.is_empty() {
             return Ok(());
         }
+        let epoch = self.inner.keys.mds_epoch;
+        let mut closed = CounterSet::new();
+        let mut others = Vec::new();
         {
             let mut p = self.inner.pushed();
             for &(o, why) in revoke {
                 p.access.remove(&o);
-                p.revoked.insert(o, why);
+                match closed_counter(&o, epoch) {
+                    Some(c) if why == RevokeReason::Closed => {
+                        p.closed.insert(c);
+                        closed.insert(c);
+                    }
+                    _ => {
+                        p.revoked.insert(o, why);
+                        others.push((o, why));
+                    }
+                }
             }
             p.version += 1;
         }
-        let epoch = self.inner.keys.mds_epoch;
-        let revoke = revoke.to_vec();
+        let closed: Vec<(u32, u32)> = closed.ranges().collect();
         self.fan_out(move |ctl| {
-            let revoke = revoke.clone();
-            async move { ctl.revoke(epoch, &revoke, &[]).await }
+            let (others, closed) = (others.clone(), closed.clone());
+            async move {
+                if !others.is_empty() {
+                    ctl.revoke(epoch, &others, &[]).await?;
+                }
+                ctl.close_counters(epoch, &closed).await
+            }
         })
         .await
     }
@@ -487,10 +525,11 @@ impl Inner {
     /// Sends the whole table of stateid changes to a data server that just registered;
     /// returns the table's version it sent.
     async fn resend(&self, ctl: &DsControl) -> Result<u64, CtlError> {
-        let (version, access, revoked) = self.pushed().snapshot();
+        let (version, access, revoked, closed) = self.pushed().snapshot();
         let epoch = self.keys.mds_epoch;
         ctl.set_access(epoch, &access).await?;
         ctl.revoke(epoch, &revoked, &[]).await?;
+        ctl.close_counters(epoch, &closed).await?;
         Ok(version)
     }
 

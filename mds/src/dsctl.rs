@@ -24,8 +24,8 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use nfs_proto::control::{
-    unix_ms, AccessChange, ClusterKey, CtlAuthError, CtlCommitArgs, CtlCommitRes, CtlObject,
-    CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes,
+    unix_ms, AccessChange, ClusterKey, CtlAuthError, CtlCommitArgs, CtlCommitRes, CtlCounterRange,
+    CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes,
     CtlWriteArgs, CtlWriteRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs,
     RegisterOk, RegisterRes, RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs,
     Stamper, StateOther, StripeSize, TruncateArgs, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD,
@@ -359,6 +359,7 @@ impl DsControl {
                     })
                     .collect(),
                 forget: fc.to_vec(),
+                closed: Vec::new(),
             };
             self.status_call(CtlProc::CTLPROC_REVOKE, &args).await?;
             (r, f) = (rr, fr);
@@ -366,6 +367,28 @@ impl DsControl {
                 return Ok(());
             }
         }
+    }
+
+    /// REVOKE of the open and lock stateids with these counters (inclusive ranges): closed
+    /// or freed on the MDS. In several calls if there are more ranges than one call holds.
+    pub async fn close_counters(
+        &self,
+        mds_epoch: u16,
+        ranges: &[(u32, u32)],
+    ) -> Result<(), CtlError> {
+        for chunk in ranges.chunks(MAX_CTL_LIST as usize) {
+            let args = RevokeArgs {
+                mds_epoch: u32::from(mds_epoch),
+                revoke: Vec::new(),
+                forget: Vec::new(),
+                closed: chunk
+                    .iter()
+                    .map(|&(first, last)| CtlCounterRange { first, last })
+                    .collect(),
+            };
+            self.status_call(CtlProc::CTLPROC_REVOKE, &args).await?;
+        }
+        Ok(())
     }
 
     /// SET_ACCESS: after OPEN upgrades or downgrades, the share access (`OPEN4_SHARE_ACCESS_*`,

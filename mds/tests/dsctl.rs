@@ -32,6 +32,7 @@ enum Event {
     Revoke(StateOther, Revoked),
     Forget(StateOther),
     Access(StateOther, u8),
+    Closed(Vec<(u32, u32)>),
 }
 
 #[derive(Default)]
@@ -56,6 +57,9 @@ impl DsTarget for Recorder {
     }
     fn set_access(&self, other: StateOther, access: u8) {
         self.0.lock().unwrap().push(Event::Access(other, access));
+    }
+    fn close_counters(&self, ranges: &[(u32, u32)]) {
+        self.0.lock().unwrap().push(Event::Closed(ranges.to_vec()));
     }
     fn op_counts(&self) -> Vec<CtlOpCount> {
         // As if it had served seven READs and one WRITE refused for a bad stateid.

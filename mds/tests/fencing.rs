@@ -194,6 +194,53 @@ async fn a_closed_stateid_is_refused_by_the_data_servers() {
     assert_eq!(status, NfsStat4::NFS4ERR_BAD_STATEID);
 }
 
+/// A create storm: every stateid closed is refused by the data servers, but the MDS keeps
+/// (and would resend to a data server that registers again) a run of counters, not one
+/// entry per closed stateid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_closed_stateids_are_kept_as_a_run_of_counters() {
+    let (k, mds, addr) = cluster(10).await;
+    let mut c = Client::new(addr, "storm").await;
+    let mut first = None;
+    for i in 0..200 {
+        let o = open_in_root(
+            &mut c,
+            &format!("f{i}"),
+            OPEN4_SHARE_ACCESS_BOTH,
+            OPEN4_SHARE_DENY_NONE,
+            "o",
+        )
+        .await;
+        if first.is_none() {
+            let (fileid, _) = fileid_of(&mut c, &o.fh).await;
+            let r = c
+                .call(vec![
+                    putfh(&o.fh),
+                    layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, o.stateid),
+                ])
+                .await;
+            first = Some((o.stateid, fileid, granted(&r).1.nfl_fh_list[0].clone()));
+        }
+        let r = c.call(vec![putfh(&o.fh), close_op(o.stateid)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    }
+    let m = mds.clone();
+    until("every close pushed", || m.fencing.queued() == 0).await;
+    let (access, revoked) = mds.devices.pushed_counts();
+    assert_eq!(access, 0);
+    assert!(revoked <= 2, "200 closes kept as {revoked} entries");
+    let (stateid, fileid, dsfh) = first.unwrap();
+    let mut status = NfsStat4::NFS4_OK;
+    for _ in 0..50 {
+        status = ds_write(&k, &mds, fileid, &dsfh, stateid).await;
+        if status != NfsStat4::NFS4_OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
 // ---------------------------------------------------------------------------------------------
 // CB_LAYOUTRECALL and fencing
 // ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@
 pub mod callback;
 pub mod compound;
 pub mod core;
+pub mod counter_set;
 pub mod counters;
 pub mod ds_fh;
 pub mod io;

@@ -317,6 +317,20 @@ pub struct RevokeArgs {
     /// `other` fields to forget.
     #[xdr(max = MAX_CTL_LIST)]
     pub forget: Vec<StateOther>,
+    /// Counters of open and lock stateids (of `mds_epoch`) closed or freed on the MDS, as
+    /// ranges: refused like `CTL_REVOKED_CLOSED` entries, kept by both sides as runs rather
+    /// than one entry per stateid (`nfs_server::counter_set`).
+    #[xdr(max = MAX_CTL_LIST)]
+    pub closed: Vec<CtlCounterRange>,
+}
+
+/// The stateid counters `first..=last` (bytes 4..8 of `other`, `nfs_server::stateid`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
+pub struct CtlCounterRange {
+    /// The first counter.
+    pub first: u32,
+    /// The last counter (inclusive).
+    pub last: u32,
 }
 
 /// The share access of one open stateid, as the MDS now has it.

@@ -40,13 +40,20 @@
 //!       shared_dir: null  # backend shared: the cluster file system directory
 //!     - { id: 2, addresses: [0.0.0.0:20492] }
 //!     - { id: 3, addresses: [0.0.0.0:20493] }
-//!   layouts: false        # hand out file layouts (pNFS MDS role); off until I/O through
-//!                         # the MDS uses the data servers' objects too
-//!   layout:
+//!   layouts: true         # hand out file layouts (pNFS MDS role); false: the MDS keeps
+//!                         # all file data itself
+//!   layout:               # fixed per file at its first LAYOUTGET or WRITE, or at its create
+//!                         # under a configured directory; later changes move only new files
 //!     stripe_unit: 1048576  # bytes, a multiple of 64
 //!     stripe_count: null    # data servers per file; null: all
 //!     exports:              # per-export overrides
 //!       - { export: 1, stripe_unit: 4194304, stripe_count: 2 }
+//!     directories:          # per-directory overrides (unset fields: the export's policy)
+//!                           # for regular files OPEN creates in or below the nearest one
+//!       - export: 1         # default: the first export
+//!         path: /scratch    # inside the export; made at start (0755) if missing
+//!         stripe_unit: 65536
+//!         stripe_count: 1
 //! ```
 //!
 //! Errors name the field and the value: `exports[0].clients[1].network: "10.0.0.0/33" is not
@@ -61,8 +68,8 @@ use serde::Deserialize;
 mod cluster;
 
 pub use cluster::{
-    Backend, ClusterConfig, ClusterSecret, DataServerConfig, ExportLayout, LayoutConfig,
-    LayoutPolicy, CONTROL_PORT_OFFSET, MAX_DS_ADDRESSES, SECRET_FILE, SECRET_LEN,
+    Backend, ClusterConfig, ClusterSecret, DataServerConfig, DirectoryLayout, ExportLayout,
+    LayoutConfig, LayoutPolicy, CONTROL_PORT_OFFSET, MAX_DS_ADDRESSES, SECRET_FILE, SECRET_LEN,
 };
 
 /// The whole configuration.
@@ -210,7 +217,8 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+/// A [`ConfigError`] for `field`.
+pub(crate) fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError {
         field: field.into(),
         message: message.into(),

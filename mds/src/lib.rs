@@ -22,6 +22,7 @@ pub mod compound;
 pub mod config;
 pub mod datapath;
 pub mod devices;
+pub mod dirlayout;
 pub mod dsctl;
 pub mod dsobjects;
 pub mod exports;

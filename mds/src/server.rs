@@ -93,6 +93,9 @@ pub struct Mds {
     pub exports: Exports,
     /// The file id of each export's root directory, resolved (and made, if missing) at start.
     export_roots: HashMap<u16, u64>,
+    /// The directories with a layout policy of their own (`cluster.layout.directories`),
+    /// resolved (and made, if missing) at start.
+    pub dir_layouts: crate::dirlayout::DirLayouts,
     /// Times of the pseudo-fs nodes: this start (so their change attribute moves when the
     /// config may have changed).
     pseudo_time: nfs_proto::nfs4::Nfstime4,
@@ -137,6 +140,7 @@ impl Mds {
         let data: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(cfg.data_dir.join("data"))?);
         let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
         let export_roots = make_export_dirs(&store, &exports)?;
+        let dir_layouts = crate::dirlayout::DirLayouts::resolve(&store, &cfg, &export_roots)?;
         let epoch = store.boot_epoch() as u16;
         let minter =
             StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
@@ -179,6 +183,7 @@ impl Mds {
             cfg,
             exports,
             export_roots,
+            dir_layouts,
             pseudo_time: system_time_now(),
             store,
             data,
@@ -347,46 +352,70 @@ fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
 /// Context string of the MDS's `so_major_id` derivation (BLAKE3 `derive_key`): fixed forever.
 const MDS_OWNER_CONTEXT: &str = "pnfs-rs 2026 MDS server owner";
 
+/// A path component [`mkdir_p`] could not look up or make: the path up to it, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{at}: {error}")]
+pub(crate) struct MkdirError {
+    /// The path from the starting directory up to the failing component (`/a/b`).
+    pub(crate) at: String,
+    /// Why.
+    pub(crate) error: StoreError,
+}
+
+/// Looks up `names` one by one from directory `parent`, making each missing one (a
+/// directory, mode 0755, owned by root), like `mkdir -p`, and returns the last one's file id.
+/// A component that exists but is not a directory is `StoreError::NotDir`. Runs the store's
+/// commits from a plain thread: the server may be opened from inside an async runtime, where
+/// blocking on a commit is not allowed.
+pub(crate) fn mkdir_p(store: &Store, parent: u64, names: &[String]) -> Result<u64, MkdirError> {
+    let mut at = parent;
+    for (k, name) in names.iter().enumerate() {
+        let fail = |error| MkdirError {
+            at: format!("/{}", names[..=k].join("/")),
+            error,
+        };
+        at = match store.lookup(at, name.as_bytes()) {
+            Ok(i) if i.is_dir() => i.fileid,
+            Ok(_) => return Err(fail(StoreError::NotDir)),
+            Err(StoreError::NoEnt) => {
+                let spec = CreateSpec {
+                    object: NewObject::Directory,
+                    mode: 0o755,
+                    uid: 0,
+                    gid: 0,
+                };
+                let pending = store.create(at, name.as_bytes(), spec, system_time_now());
+                let made = std::thread::scope(|s| s.spawn(|| pending.wait()).join())
+                    .map_err(|_| fail(StoreError::Internal("mkdir thread")))?
+                    .map_err(fail)?;
+                if !made.inode.is_dir() {
+                    // Another creator's object of the name (not at start, but the helper
+                    // is general).
+                    return Err(fail(StoreError::NotDir));
+                }
+                made.inode.fileid
+            }
+            Err(e) => return Err(fail(e)),
+        };
+    }
+    Ok(at)
+}
+
 /// Resolves every export's directory in the namespace, making missing ones (and the
 /// directories that junctions of other exports are grafted on, so that READDIR of the
-/// covering export lists them), like `mkdir -p`. Runs the store's commits from a plain thread:
-/// the server may be opened from inside an async runtime, where blocking on a commit is not
-/// allowed.
+/// covering export lists them), with [`mkdir_p`].
 fn make_export_dirs(store: &Store, exports: &Exports) -> Result<HashMap<u16, u64>, StartError> {
-    let mkdir_p = |parent: u64, names: &[String]| -> Result<u64, StoreError> {
-        let mut at = parent;
-        for name in names {
-            at = match store.lookup(at, name.as_bytes()) {
-                Ok(i) => i.fileid,
-                Err(StoreError::NoEnt) => {
-                    let spec = CreateSpec {
-                        object: NewObject::Directory,
-                        mode: 0o755,
-                        uid: 0,
-                        gid: 0,
-                    };
-                    let pending = store.create(at, name.as_bytes(), spec, system_time_now());
-                    std::thread::scope(|s| s.spawn(|| pending.wait()).join())
-                        .map_err(|_| StoreError::Internal("mkdir thread"))??
-                        .inode
-                        .fileid
-                }
-                Err(e) => return Err(e),
-            };
-        }
-        Ok(at)
-    };
     let root = store.root()?.fileid;
     let mut roots = HashMap::new();
     for e in exports.all() {
-        let fileid = mkdir_p(root, &e.path).map_err(|err| {
+        let fileid = mkdir_p(store, root, &e.path).map_err(|err| {
             StartError::Exports(format!("export {} path /{}: {err}", e.id, e.path.join("/")))
         })?;
         roots.insert(e.id, fileid);
     }
     for e in exports.all() {
         for (name, _) in exports.junctions(e.id) {
-            mkdir_p(roots[&e.id], &[name.to_owned()]).map_err(|err| {
+            mkdir_p(store, roots[&e.id], &[name.to_owned()]).map_err(|err| {
                 StartError::Exports(format!("junction {name} in export {}: {err}", e.id))
             })?;
         }

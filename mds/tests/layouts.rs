@@ -9,12 +9,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use mds::config::DirectoryLayout;
 use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::{
-    socket_addr_from_netaddr, Nfsv41FileLayoutDsAddr4, NFL4_UFLG_DENSE,
+    socket_addr_from_netaddr, Nfsv41FileLayout4, Nfsv41FileLayoutDsAddr4, NFL4_UFLG_DENSE,
+    NFL4_UFLG_MASK,
 };
 use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Utf8String;
 use nfs_server::ds_fh::DsFhCodec;
 use nfs_server::keys::DsKeys;
 use pfs_core::ObjectStore;
@@ -1272,4 +1275,232 @@ async fn readers_see_a_new_change_attribute_while_another_client_holds_an_rw_lay
         "{recorded} {a} {b}"
     );
     assert_eq!(size_mtime_change(&mut writer, &fh).await.2, recorded);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout policy per directory (`cluster.layout.directories`).
+// ---------------------------------------------------------------------------------------------
+
+/// `/narrow`: 64 KiB units over one data server; `/narrow/wide`: two data servers, the unit
+/// the export's (1 MiB). Elsewhere: the export's policy, 1 MiB over all three.
+fn directory_policies(c: &mut Config) {
+    layouts_on(c);
+    c.cluster.layout.directories = vec![
+        DirectoryLayout {
+            export: None,
+            path: "/narrow".into(),
+            stripe_unit: Some(64 << 10),
+            stripe_count: Some(1),
+        },
+        DirectoryLayout {
+            export: Some(1),
+            path: "/narrow/wide".into(),
+            stripe_unit: None,
+            stripe_count: Some(2),
+        },
+    ];
+}
+
+/// OPEN (create) of `name` in directory `dir` (a path from the root), without a layout.
+async fn create_in(c: &mut Client, dir: &str, name: &str) -> Compound4Res {
+    let mut ops = vec![NfsArgop4::PutRootFh];
+    ops.extend(lookups(dir));
+    ops.push(open_op(
+        by_name(name),
+        unchecked(0o644),
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_NONE,
+        "owner",
+    ));
+    ops.push(NfsArgop4::GetFh);
+    let r = c.call(ops).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    r
+}
+
+/// OPEN (create, or open if it exists) of `dir`/`name` with LAYOUTGET in the same COMPOUND,
+/// as the Linux client sends it: the layout's stripe unit, its device's stripe count, its
+/// number of DS filehandles, and the layout body.
+async fn layout_in(c: &mut Client, dir: &str, name: &str) -> (u32, u16, usize, Nfsv41FileLayout4) {
+    let mut ops = vec![NfsArgop4::PutRootFh];
+    ops.extend(lookups(dir));
+    ops.extend([
+        open_op(
+            by_name(name),
+            unchecked(0o644),
+            OPEN4_SHARE_ACCESS_BOTH,
+            OPEN4_SHARE_DENY_NONE,
+            "owner",
+        ),
+        layoutget_op(
+            Layoutiomode4::LAYOUTIOMODE4_RW,
+            Stateid4 {
+                seqid: 1,
+                other: [0; 12],
+            },
+        ),
+    ]);
+    let body = granted(&c.call(ops).await).1;
+    let device = layouts::Device::from_id(&body.nfl_deviceid).expect("one of our device ids");
+    (
+        body.nfl_util & !NFL4_UFLG_MASK,
+        device.count,
+        body.nfl_fh_list.len(),
+        body,
+    )
+}
+
+fn mkdir_op(name: &str) -> NfsArgop4 {
+    NfsArgop4::Create(CreateArgs {
+        objtype: Createtype4::Dir,
+        objname: Utf8String::from(name),
+        createattrs: Fattr4::default(),
+    })
+}
+
+#[tokio::test]
+async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys_policy() {
+    let (_d, mds, addr) = server_with(directory_policies).await;
+    let mut c = Client::new(addr, "dirs").await;
+    // The configured directories were made at start; make one below each, and one elsewhere.
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Lookup(LookupArgs {
+                objname: Utf8String::from("narrow"),
+            }),
+            mkdir_op("sub"),
+            NfsArgop4::PutRootFh,
+            mkdir_op("other"),
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Lookup(LookupArgs {
+                objname: Utf8String::from("narrow"),
+            }),
+            NfsArgop4::Lookup(LookupArgs {
+                objname: Utf8String::from("wide"),
+            }),
+            mkdir_op("deeper"),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let narrow = (64 << 10, 1, 1);
+    let wide = (1 << 20, 2, 2);
+    let export = (1 << 20, 3, 3);
+    for (dir, want) in [
+        ("narrow", narrow),
+        ("narrow/sub", narrow),
+        ("narrow/wide", wide),
+        ("narrow/wide/deeper", wide),
+        ("", export),
+        ("other", export),
+    ] {
+        let (unit, count, fhs, body) = layout_in(&mut c, dir, "f").await;
+        assert_eq!((unit, count, fhs), want, "a file in /{dir}");
+        assert_eq!(body.nfl_util & NFL4_UFLG_DENSE, NFL4_UFLG_DENSE);
+    }
+    // The set is fixed by the OPEN itself, before any LAYOUTGET.
+    let r = create_in(&mut c, "narrow/sub", "no-layout-yet").await;
+    let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
+    let set = mds
+        .store
+        .stripes(fileid)
+        .unwrap()
+        .expect("fixed at the create");
+    assert_eq!((set.unit, set.device.count), (64 << 10, 1));
+    // A directory renamed out of the configured tree: its new files follow their new place;
+    // the file made while it was inside keeps its set.
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Lookup(LookupArgs {
+                objname: Utf8String::from("narrow"),
+            }),
+            NfsArgop4::SaveFh,
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Rename(RenameArgs {
+                oldname: Utf8String::from("sub"),
+                newname: Utf8String::from("moved"),
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(layout_in(&mut c, "moved", "new").await.0, 1 << 20);
+    assert_eq!(layout_in(&mut c, "moved", "f").await.0, 64 << 10);
+    // GETDEVICELIST lists the windows of the directories' stripe counts too.
+    let r = c
+        .call(vec![NfsArgop4::PutRootFh, getdevicelist_op(100, 0, [0; 8])])
+        .await;
+    let NfsResop4::GetDeviceList(GetDeviceListRes::Ok(list)) = &r.resarray[2] else {
+        panic!("GETDEVICELIST failed: {r:?}")
+    };
+    let counts: std::collections::BTreeSet<u16> = list
+        .gdlr_deviceid_list
+        .iter()
+        .map(|id| layouts::Device::from_id(id).unwrap().count)
+        .collect();
+    assert_eq!(counts, [1, 2, 3].into());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_created_while_no_data_server_is_up_gets_the_exports_policy_later() {
+    let mut s = Striped::start(3, 1 << 20, directory_policies).await;
+    for id in 1..=3 {
+        s.kill(id).await;
+    }
+    let mut c = Client::new(s.addr, "down").await;
+    let r = create_in(&mut c, "narrow", "f").await;
+    let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
+    assert_eq!(s.mds.store.stripes(fileid).unwrap(), None, "left unfixed");
+    for id in 1..=3 {
+        s.restart(id).await;
+    }
+    let (unit, count, fhs, _) = layout_in(&mut c, "narrow", "f").await;
+    assert_eq!((unit, count, fhs), (1 << 20, 3, 3));
+}
+
+#[test]
+fn a_directorys_policy_moves_only_files_created_after_it_changes_and_sets_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = boot(dir.path(), directory_policies, async |addr| {
+        let mut c = Client::new(addr, "boot1").await;
+        layout_in(&mut c, "narrow", "f").await.3
+    });
+    assert_eq!(before.nfl_fh_list.len(), 1);
+    // The next boot configures /narrow otherwise.
+    let changed = |c: &mut Config| {
+        directory_policies(c);
+        c.cluster.layout.directories[0].stripe_unit = Some(128 << 10);
+        c.cluster.layout.directories[0].stripe_count = Some(3);
+    };
+    let (after, fresh) = boot(dir.path(), changed, async |addr| {
+        let mut c = Client::new(addr, "boot2").await;
+        let after = layout_in(&mut c, "narrow", "f").await.3;
+        let fresh = layout_in(&mut c, "narrow", "g").await;
+        (after, fresh)
+    });
+    assert_eq!(after.nfl_deviceid, before.nfl_deviceid);
+    assert_eq!(after.nfl_util, before.nfl_util);
+    assert_eq!(after.nfl_fh_list, before.nfl_fh_list);
+    assert_eq!((fresh.0, fresh.1, fresh.2), (128 << 10, 3, 3));
+}
+
+#[test]
+fn a_configured_path_through_a_file_stops_the_start_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    boot(dir.path(), layouts_on, async |addr| {
+        let mut c = Client::new(addr, "boot1").await;
+        create_in(&mut c, "", "plain").await;
+    });
+    let mut cfg = cluster_config(dir.path(), 3, 30);
+    cfg.cluster.layout.directories = vec![DirectoryLayout {
+        export: None,
+        path: "/plain/sub".into(),
+        stripe_unit: None,
+        stripe_count: Some(1),
+    }];
+    let e = Mds::open(cfg).err().expect("no start");
+    assert_eq!(
+        e.to_string(),
+        "cluster.layout.directories[0].path: \"/plain/sub\" in export 1: /plain: not a directory"
+    );
 }

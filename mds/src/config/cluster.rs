@@ -102,7 +102,7 @@ pub enum Backend {
     Shared,
 }
 
-/// Stripe unit and count: the cluster default, and overrides per export.
+/// Stripe unit and count: the cluster default, and overrides per export and per directory.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LayoutConfig {
@@ -116,6 +116,10 @@ pub struct LayoutConfig {
     pub stripe_count: Option<u32>,
     /// Per-export overrides (unset fields inherit the two above).
     pub exports: Vec<ExportLayout>,
+    /// Per-directory overrides: a regular file created (by OPEN) in one of these directories,
+    /// or anywhere below it, gets the policy of the nearest one at or above its directory,
+    /// as Lustre's directory striping is inherited by new files (`crate::dirlayout`).
+    pub directories: Vec<DirectoryLayout>,
 }
 
 /// The layout policy of one export.
@@ -132,7 +136,45 @@ pub struct ExportLayout {
     pub stripe_count: Option<u32>,
 }
 
-/// Stripe unit and count in effect for one export.
+/// The layout policy of one directory of an export and the tree below it. Unset fields
+/// inherit the export's policy (not another configured directory's).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectoryLayout {
+    /// The export's id (`exports[].id`); default the first export.
+    #[serde(default)]
+    pub export: Option<u16>,
+    /// The directory, as an absolute path inside the export (`/` is the export's root),
+    /// without `.` or `..`; made at start (mode 0755) if missing.
+    pub path: String,
+    /// Stripe unit for files created below it.
+    #[serde(default)]
+    pub stripe_unit: Option<u32>,
+    /// Stripe count for files created below it.
+    #[serde(default)]
+    pub stripe_count: Option<u32>,
+}
+
+impl DirectoryLayout {
+    /// The export it belongs to: `export`, or else the first of `exports`.
+    pub fn export_in(&self, exports: &[super::ExportConfig]) -> Option<u16> {
+        self.export.or_else(|| exports.first().map(|e| e.id))
+    }
+
+    /// The path's components (empty for the export's root), or a message saying why the
+    /// path is not an absolute one without `.` or `..`.
+    pub fn components(&self) -> Result<Vec<&str>, String> {
+        let p = &self.path;
+        if !p.starts_with('/') || p.split('/').any(|c| c == "." || c == "..") {
+            return Err(format!(
+                "{p:?} must be an absolute path inside the export, without . or .."
+            ));
+        }
+        Ok(p.split('/').filter(|c| !c.is_empty()).collect())
+    }
+}
+
+/// Stripe unit and count in effect for one export (or directory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LayoutPolicy {
     /// Bytes per stripe unit.
@@ -178,6 +220,7 @@ impl Default for LayoutConfig {
             stripe_unit: 1 << 20,
             stripe_count: None,
             exports: Vec::new(),
+            directories: Vec::new(),
         }
     }
 }
@@ -406,6 +449,21 @@ impl ClusterConfig {
         })
     }
 
+    /// The stripe unit, count and packing for files created below configured directory
+    /// `dir` of `export`: the export's policy ([`ClusterConfig::layout_for`]) with the
+    /// directory's fields put over it; `None` without data servers.
+    pub fn layout_for_directory(&self, export: u16, dir: &DirectoryLayout) -> Option<LayoutPolicy> {
+        let mut p = self.layout_for(export)?;
+        if let Some(u) = dir.stripe_unit {
+            p.stripe_unit = u;
+        }
+        if let Some(c) = dir.stripe_count {
+            let n = u32::try_from(self.data_servers.len()).unwrap_or(u32::MAX);
+            p.stripe_count = c.min(n);
+        }
+        Some(p)
+    }
+
     /// Checks what serde cannot; `cfg` is the whole configuration (exports, MDS ports).
     pub fn validate(&self, cfg: &Config) -> Result<(), ConfigError> {
         if let Some(s) = &self.secret {
@@ -532,6 +590,54 @@ impl ClusterConfig {
             }
             if let Some(c) = e.stripe_count {
                 check_count(&f("stripe_count"), c, n)?;
+            }
+        }
+        self.check_directories(cfg)
+    }
+
+    /// The per-directory overrides: a known export, a path inside it that the export itself
+    /// serves (not one behind a junction to another export, whose files are that export's),
+    /// one entry per directory, and valid values.
+    fn check_directories(&self, cfg: &Config) -> Result<(), ConfigError> {
+        if self.layout.directories.is_empty() {
+            return Ok(());
+        }
+        let exports = crate::exports::Exports::new(&cfg.exports)?;
+        let mut seen = HashSet::new();
+        for (i, d) in self.layout.directories.iter().enumerate() {
+            let f = |name: &str| format!("cluster.layout.directories[{i}].{name}");
+            let Some(export) = d
+                .export_in(&cfg.exports)
+                .filter(|&x| exports.get(x).is_some())
+            else {
+                let id = d.export.map_or_else(|| "none".into(), |x| x.to_string());
+                return Err(err(f("export"), format!("{id} is not an export id")));
+            };
+            let parts = d.components().map_err(|m| err(f("path"), m))?;
+            if let Some((first, _)) = exports
+                .junctions(export)
+                .find(|(name, _)| parts.first() == Some(name))
+            {
+                return Err(err(
+                    f("path"),
+                    format!(
+                        "{:?} is behind the junction {first:?} of export {export} to another \
+                         export; configure it under that export",
+                        d.path
+                    ),
+                ));
+            }
+            if !seen.insert((export, parts.join("/"))) {
+                return Err(err(
+                    f("path"),
+                    format!("{:?} of export {export} has another layout entry", d.path),
+                ));
+            }
+            if let Some(u) = d.stripe_unit {
+                check_unit(&f("stripe_unit"), u)?;
+            }
+            if let Some(c) = d.stripe_count {
+                check_count(&f("stripe_count"), c, self.data_servers.len())?;
             }
         }
         Ok(())
@@ -795,6 +901,96 @@ mod tests {
         assert!(e.to_string().contains("layuot"), "{e}");
         let e = parse("cluster:\n  data_servers:\n    - id: 1\n      addresses: [1.2.3.4:5]\n      backend: tape\n").unwrap_err();
         assert!(e.to_string().contains("tape"), "{e}");
+    }
+
+    #[test]
+    fn directory_overrides_take_the_first_export_by_default_and_inherit_its_policy() {
+        let c = parse(
+            "exports:\n  - id: 3\n  - id: 2\n    path: /scratch\n    pseudo: /scratch\n\
+             cluster:\n  layout:\n    stripe_count: 2\n    exports:\n\
+             \x20     - { export: 2, stripe_unit: 4194304 }\n    directories:\n\
+             \x20     - { path: /home/big, stripe_count: 3 }\n\
+             \x20     - { export: 2, path: /, stripe_count: 1 }\n\
+             \x20     - { export: 2, path: /small/, stripe_unit: 65536 }\n",
+        )
+        .unwrap();
+        let exports = &c.exports;
+        let d = &c.cluster.layout.directories;
+        assert_eq!(d[0].export_in(exports), Some(3), "the first export");
+        assert_eq!(d[0].components().unwrap(), vec!["home", "big"]);
+        assert_eq!(d[1].components().unwrap(), Vec::<&str>::new());
+        assert_eq!(d[2].components().unwrap(), vec!["small"]);
+        let policy = |i: usize| {
+            let p = c
+                .cluster
+                .layout_for_directory(d[i].export_in(exports).unwrap(), &d[i])
+                .unwrap();
+            (p.stripe_unit, p.stripe_count)
+        };
+        assert_eq!(policy(0), (1 << 20, 3));
+        assert_eq!(policy(1), (4 << 20, 1));
+        // An unset count is the export's (the cluster's 2 here), not another directory's.
+        assert_eq!(policy(2), (65536, 2));
+    }
+
+    #[test]
+    fn directory_overrides_are_checked_and_name_their_field() {
+        let dirs = |exports: &str, entries: &str| {
+            parse(&format!(
+                "exports:\n{exports}cluster:\n  layout:\n    directories:\n{entries}"
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        let one = "  - id: 1\n";
+        let two = "  - id: 1\n  - id: 2\n    path: /s\n    pseudo: /s\n";
+        assert_eq!(
+            dirs(one, "      - { export: 9, path: /a }\n"),
+            "cluster.layout.directories[0].export: 9 is not an export id"
+        );
+        for bad in ["a/b", "/a/../b", "/./a", ""] {
+            assert_eq!(
+                dirs(one, &format!("      - {{ path: \"{bad}\" }}\n")),
+                format!(
+                    "cluster.layout.directories[0].path: {bad:?} must be an absolute path \
+                     inside the export, without . or .."
+                )
+            );
+        }
+        // Export 1 at / carries export 2 as the junction "s" in its root: a directory there
+        // is export 2's.
+        let e = dirs(two, "      - { path: /s/x }\n");
+        assert!(
+            e.starts_with("cluster.layout.directories[0].path: \"/s/x\" is behind the junction"),
+            "{e}"
+        );
+        assert_eq!(
+            dirs(
+                one,
+                "      - { path: /a }\n      - { export: 1, path: \"//a/\" }\n"
+            ),
+            "cluster.layout.directories[1].path: \"//a/\" of export 1 has another layout entry"
+        );
+        let e = dirs(one, "      - { path: /a, stripe_unit: 100 }\n");
+        assert!(
+            e.starts_with("cluster.layout.directories[0].stripe_unit: 100 is not"),
+            "{e}"
+        );
+        assert_eq!(
+            dirs(one, "      - { path: /a, stripe_count: 0 }\n"),
+            "cluster.layout.directories[0].stripe_count: 0 is outside 1..=3 (the number of \
+             data servers)"
+        );
+        let e = dirs(one, "      - { path: /a, stripe_size: 64 }\n");
+        assert!(e.contains("stripe_size"), "{e}");
+        let e = dirs(one, "      - { stripe_unit: 64 }\n");
+        assert!(e.contains("path"), "{e}");
+        // The same path in two exports is two directories.
+        parse(&format!(
+            "exports:\n{two}cluster:\n  layout:\n    directories:\n\
+             \x20     - {{ path: /a }}\n      - {{ export: 2, path: /a }}\n"
+        ))
+        .unwrap();
     }
 
     #[test]

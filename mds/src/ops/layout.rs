@@ -1,7 +1,8 @@
 //! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
 //!
-//! So far: the choice of a file's stripe set at its first layout, LAYOUTGET of whole-file
-//! layouts, LAYOUTRETURN, LAYOUTCOMMIT, GETDEVICEINFO and GETDEVICELIST.
+//! So far: the choice of a file's stripe set at its first layout (or at its create by OPEN
+//! under a directory with a layout policy, [`fix_directory_stripes`]), LAYOUTGET of
+//! whole-file layouts, LAYOUTRETURN, LAYOUTCOMMIT, GETDEVICEINFO and GETDEVICELIST.
 //!
 //! ```text
 //!  LAYOUTGET: type FILES? ─> layouts on? ─> iomode, lengths ─> regular file ─> stateid
@@ -16,10 +17,11 @@ use nfs_proto::nfs4::*;
 use nfs_proto::xdr::to_bytes;
 use nfs_server::ds_fh::{DsFh, DsFhCodec};
 use nfs_server::keys::DsKeys;
+use tracing::warn;
 
 use super::open::regular_file;
 use crate::compound::Ctx;
-use crate::config::ClusterConfig;
+use crate::config::{ClusterConfig, LayoutPolicy};
 use crate::state::layout::{LayoutError, LayoutTable};
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
@@ -29,22 +31,20 @@ use crate::store::{system_time_now, StripeSet};
 /// 12.2.9); the Linux file layout driver does I/O through the MDS for any other.
 const WHOLE_FILE: u64 = u64::MAX;
 
-/// The stripe set a file of `export` gets at its first layout: stripe unit, stripe count and
-/// packing from the cluster's policy ([`ClusterConfig::layout_for`]), and a window of `ring`
-/// (the current generation's) whose first server is the file id modulo the ring size, so
-/// files spread over the ring without a device id per file (docs/design.md, "pNFS plan").
-/// Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a layout names
-/// servers the client can use) are skipped: the window moves on around the ring, and if no
-/// window of the policy's count has only usable servers, the widest one that does is taken.
-/// `None` when no data servers are configured or none is usable.
+/// The stripe set a file gets under `policy` (its export's, [`ClusterConfig::layout_for`], or
+/// its directory's, [`crate::dirlayout`]): the policy's stripe unit, count and packing, and a
+/// window of `ring` (the current generation's) whose first server is the file id modulo the
+/// ring size, so files spread over the ring without a device id per file (docs/design.md,
+/// "pNFS plan"). Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a
+/// layout names servers the client can use) are skipped: the window moves on around the
+/// ring, and if no window of the policy's count has only usable servers, the widest one that
+/// does is taken. `None` when the ring is empty or none of it is usable.
 pub fn stripe_set_for(
-    cluster: &ClusterConfig,
+    policy: LayoutPolicy,
     ring: &layouts::Ring,
-    export: u16,
     fileid: u64,
     usable: impl Fn(u32) -> bool,
 ) -> Option<StripeSet> {
-    let policy = cluster.layout_for(export)?;
     let n = u64::try_from(ring.servers.len()).ok().filter(|&n| n > 0)?;
     let start = usize::try_from(fileid % n).ok()?;
     let count = usize::try_from(policy.stripe_count).ok()?;
@@ -58,12 +58,12 @@ pub fn stripe_set_for(
     })
 }
 
-/// A new stripe set for a file of `export` from the current ring and the data servers up
-/// now: NFS4ERR_LAYOUTUNAVAILABLE without data servers, NFS4ERR_LAYOUTTRYLATER while none is
-/// up (section 18.43.3: the layout is only temporarily unavailable).
+/// A new stripe set for file `fileid` under `policy` from the current ring and the data
+/// servers up now: NFS4ERR_LAYOUTUNAVAILABLE without data servers, NFS4ERR_LAYOUTTRYLATER
+/// while none is up (section 18.43.3: the layout is only temporarily unavailable).
 pub fn new_stripe_set(
     mds: &crate::server::Mds,
-    export: u16,
+    policy: LayoutPolicy,
     fileid: u64,
 ) -> Result<StripeSet, NfsStat4> {
     let ring = mds
@@ -75,8 +75,58 @@ pub fn new_stripe_set(
             .and_then(|id| mds.devices.status(id))
             .is_some_and(|s| s.up)
     };
-    stripe_set_for(&mds.cfg.cluster, &ring, export, fileid, up)
-        .ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
+    stripe_set_for(policy, &ring, fileid, up).ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
+}
+
+/// Fixes the stripe set of regular file `fileid`, just created by OPEN in directory `dir` of
+/// `export`, from the policy of the nearest configured directory at or above `dir`
+/// ([`crate::dirlayout`]), before the OPEN reply, so that its first layout (or WRITE) finds
+/// the directory's policy rather than the export's. Does nothing unless the MDS grants
+/// layouts and some directory has a policy, nor when no configured directory is above `dir`.
+/// Never fails the OPEN (the file exists already): when no data server is up, or the store
+/// fails, it logs a warning and leaves the set unfixed, and the file gets its export's
+/// policy at its first LAYOUTGET or WRITE. A set fixed meanwhile by another client's
+/// LAYOUTGET stays (`Store::fix_stripes` keeps the first).
+pub async fn fix_directory_stripes(ctx: &Ctx, export: u16, dir: u64, fileid: u64) {
+    let mds = &ctx.mds;
+    if mds.dir_layouts.is_empty() || !mds.cfg.cluster.grants_layouts() {
+        return;
+    }
+    let Some(root) = mds.export_root_fileid(export) else {
+        return;
+    };
+    let policy = match mds.dir_layouts.for_directory(&mds.store, export, root, dir) {
+        Ok(Some(p)) => p,
+        Ok(None) => return,
+        Err(e) => {
+            warn!(
+                fileid,
+                dir, "directory layout policy not found: {e}; the export's applies"
+            );
+            return;
+        }
+    };
+    let set = match new_stripe_set(mds, policy, fileid) {
+        Ok(set) => set,
+        Err(e) => {
+            let why = match e {
+                NfsStat4::NFS4ERR_LAYOUTTRYLATER => "no data server is up",
+                _ => "no data servers",
+            };
+            warn!(
+                fileid,
+                "new file left without its directory's layout policy ({why}): the export's \
+                 policy applies at its first LAYOUTGET or WRITE"
+            );
+            return;
+        }
+    };
+    if let Err(e) = mds.store.fix_stripes(fileid, set, false).await {
+        warn!(
+            fileid,
+            "directory layout policy not recorded: {e}; the export's applies"
+        );
+    }
 }
 
 /// The stripe set regular file `inode` of `export` keeps its data on, fixed (durably) at its
@@ -106,7 +156,10 @@ pub async fn file_stripes(
     if nfs_server::io::blocking(move || data.size(pfs_core::ObjectId::whole(fileid))).await? > 0 {
         return Ok(None);
     }
-    let proposed = match new_stripe_set(&ctx.mds, export, fileid) {
+    let Some(policy) = cluster.layout_for(export) else {
+        return Ok(None);
+    };
+    let proposed = match new_stripe_set(&ctx.mds, policy, fileid) {
         Ok(set) => set,
         Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE) => return Ok(None),
         Err(e) => return Err(e),
@@ -439,10 +492,15 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
 }
 
 /// The devices new layouts may name under the current policy: for every stripe count in use
-/// (the cluster's and each export's), the window of that many data servers of `ring` (the
-/// current generation's) starting at each ring position, in device id order. (Narrower
-/// windows, taken while data servers are down, are described on request but not listed.)
-pub fn device_list(cluster: &ClusterConfig, ring: &layouts::Ring) -> Vec<Deviceid4> {
+/// (the cluster's, each export's, and each of `directories`: the configured directories'
+/// policies), the window of that many data servers of `ring` (the current generation's)
+/// starting at each ring position, in device id order. (Narrower windows, taken while data
+/// servers are down, are described on request but not listed.)
+pub fn device_list(
+    cluster: &ClusterConfig,
+    ring: &layouts::Ring,
+    directories: impl IntoIterator<Item = LayoutPolicy>,
+) -> Vec<Deviceid4> {
     if !cluster.grants_layouts() {
         return Vec::new();
     }
@@ -450,6 +508,7 @@ pub fn device_list(cluster: &ClusterConfig, ring: &layouts::Ring) -> Vec<Devicei
     let mut counts: Vec<u32> = std::iter::once(0)
         .chain(cluster.layout.exports.iter().map(|e| e.export))
         .filter_map(|export| cluster.layout_for(export).map(|p| p.stripe_count))
+        .chain(directories.into_iter().map(|p| p.stripe_count))
         .collect();
     counts.sort_unstable();
     counts.dedup();
@@ -492,7 +551,7 @@ fn getdevicelist_inner(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceList
     let ids = ctx
         .mds
         .ring(ctx.mds.ring_generation)
-        .map(|ring| device_list(&ctx.mds.cfg.cluster, &ring))
+        .map(|ring| device_list(&ctx.mds.cfg.cluster, &ring, ctx.mds.dir_layouts.policies()))
         .unwrap_or_default();
     let start = usize::try_from(a.gdla_cookie).map_err(|_| NfsStat4::NFS4ERR_BAD_COOKIE)?;
     if start > ids.len() {
@@ -555,7 +614,7 @@ mod tests {
     use layouts::Packing;
 
     use super::*;
-    use crate::config::{Backend, DataServerConfig, ExportLayout};
+    use crate::config::{Backend, DataServerConfig, DirectoryLayout, ExportLayout};
     use nfs_proto::nfs4::Deviceid4;
 
     fn cluster(n: u16) -> ClusterConfig {
@@ -569,7 +628,7 @@ mod tests {
     fn the_window_starts_at_the_file_id_modulo_the_ring() {
         let c = cluster(3);
         for fileid in 0..9u64 {
-            let s = stripe_set_for(&c, &c.ring(4), 0, fileid, |_| true).unwrap();
+            let s = stripe_set_for(c.layout_for(0).unwrap(), &c.ring(4), fileid, |_| true).unwrap();
             assert_eq!(u64::from(s.device.first), fileid % 3, "file {fileid}");
             assert_eq!(s.device.count, 3);
             assert_eq!(s.device.generation, 4);
@@ -587,9 +646,9 @@ mod tests {
             stripe_count: Some(2),
         });
         let ring = c.ring(1);
-        let s = stripe_set_for(&c, &ring, 2, 7, |_| true).unwrap();
+        let s = stripe_set_for(c.layout_for(2).unwrap(), &ring, 7, |_| true).unwrap();
         assert_eq!((s.unit, s.device.count, s.device.first), (64 << 10, 2, 3));
-        let other = stripe_set_for(&c, &ring, 0, 7, |_| true).unwrap();
+        let other = stripe_set_for(c.layout_for(0).unwrap(), &ring, 7, |_| true).unwrap();
         assert_eq!(other.device.count, 4);
     }
 
@@ -598,7 +657,7 @@ mod tests {
         let mut c = cluster(2);
         c.data_servers[1].backend = Backend::Shared;
         assert_eq!(
-            stripe_set_for(&c, &c.ring(1), 0, 1, |_| true)
+            stripe_set_for(c.layout_for(0).unwrap(), &c.ring(1), 1, |_| true)
                 .unwrap()
                 .packing,
             Packing::Sparse
@@ -611,29 +670,43 @@ mod tests {
         let ring = c.ring(1);
         c.layouts = false;
         assert_eq!(
-            device_list(&c, &ring),
+            device_list(&c, &ring, []),
             Vec::<Deviceid4>::new(),
             "layouts off"
         );
         c.layouts = true;
-        let ids = device_list(&c, &ring);
+        let ids = device_list(&c, &ring, []);
         assert_eq!(ids.len(), 3);
         c.layout.exports.push(ExportLayout {
             export: 2,
             stripe_unit: None,
             stripe_count: Some(2),
         });
-        let ids = device_list(&c, &ring);
+        let ids = device_list(&c, &ring, []);
         assert_eq!(ids.len(), 6);
         for id in &ids {
             let d = layouts::Device::from_id(id).unwrap();
             assert!(ring.members(&d).is_ok());
         }
+        // A directory's policy of one data server adds the three windows of one.
+        let dir = c
+            .layout_for_directory(
+                2,
+                &DirectoryLayout {
+                    export: Some(2),
+                    path: "/d".into(),
+                    stripe_unit: None,
+                    stripe_count: Some(1),
+                },
+            )
+            .unwrap();
+        assert_eq!(device_list(&c, &ring, [dir, dir]).len(), 9);
+        let ids = device_list(&c, &ring, [dir]);
         // Every file's stripe set names a listed device.
         for fileid in 0..12 {
-            for export in [0, 2] {
-                let s = stripe_set_for(&c, &ring, export, fileid, |_| true).unwrap();
-                assert!(ids.contains(&s.device.id()), "{fileid} {export}");
+            for policy in [c.layout_for(0).unwrap(), c.layout_for(2).unwrap(), dir] {
+                let s = stripe_set_for(policy, &ring, fileid, |_| true).unwrap();
+                assert!(ids.contains(&s.device.id()), "{fileid} {policy:?}");
             }
         }
     }
@@ -641,7 +714,9 @@ mod tests {
     #[test]
     fn without_data_servers_there_is_no_stripe_set() {
         let c = cluster(0);
-        assert_eq!(stripe_set_for(&c, &c.ring(1), 0, 5, |_| true), None);
+        assert_eq!(c.layout_for(0), None);
+        let policy = cluster(3).layout_for(0).unwrap();
+        assert_eq!(stripe_set_for(policy, &c.ring(1), 5, |_| true), None);
     }
 
     #[test]
@@ -650,7 +725,7 @@ mod tests {
         let ring = c.ring(1);
         // File 1 would start at position 1 (server 2); server 3 is down, so no window of
         // four exists and the widest all-up window from position 1 onwards is taken.
-        let s = stripe_set_for(&c, &ring, 0, 1, |id| id != 3).unwrap();
+        let s = stripe_set_for(c.layout_for(0).unwrap(), &ring, 1, |id| id != 3).unwrap();
         assert_eq!((s.device.count, s.device.first), (3, 3));
         let members: Vec<u32> = ring
             .members(&s.device)
@@ -659,6 +734,9 @@ mod tests {
             .map(|d| d.id)
             .collect();
         assert_eq!(members, vec![4, 1, 2]);
-        assert_eq!(stripe_set_for(&c, &ring, 0, 1, |_| false), None);
+        assert_eq!(
+            stripe_set_for(c.layout_for(0).unwrap(), &ring, 1, |_| false),
+            None
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! reservation, seqid and lock rules. The table's lock is never held across an `.await`.
 //!
 //! ```text
-//!  OPEN: claim ──> file (lookup / create / current fh) ──> type + permission checks
+//!  OPEN: claim ──> file (lookup / create [+ stripe set of a directory's layout policy])
+//!        ──> type + permission checks
 //!        ──> StateTable::open (share reservation) ──> truncate (UNCHECKED4, size 0)
 //!        ──> current fh = file, current stateid = open stateid
 //! ```
@@ -278,6 +279,10 @@ async fn open_by_name(
         if let Some(size) = rest.size {
             truncate_data(ctx, inode.fileid, size).await?;
         }
+    }
+    // A new file under a directory with a layout policy of its own gets its stripe set now.
+    if made.created {
+        crate::ops::layout::fix_directory_stripes(ctx, export, dir.fileid, inode.fileid).await;
     }
     Ok(Target {
         export,

@@ -1322,25 +1322,8 @@ async fn create_in(c: &mut Client, dir: &str, name: &str) -> Compound4Res {
 /// as the Linux client sends it: the layout's stripe unit, its device's stripe count, its
 /// number of DS filehandles, and the layout body.
 async fn layout_in(c: &mut Client, dir: &str, name: &str) -> (u32, u16, usize, Nfsv41FileLayout4) {
-    let mut ops = vec![NfsArgop4::PutRootFh];
-    ops.extend(lookups(dir));
-    ops.extend([
-        open_op(
-            by_name(name),
-            unchecked(0o644),
-            OPEN4_SHARE_ACCESS_BOTH,
-            OPEN4_SHARE_DENY_NONE,
-            "owner",
-        ),
-        layoutget_op(
-            Layoutiomode4::LAYOUTIOMODE4_RW,
-            Stateid4 {
-                seqid: 1,
-                other: [0; 12],
-            },
-        ),
-    ]);
-    let body = granted(&c.call(ops).await).1;
+    let r = open_and_layoutget_in(c, dir, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let body = granted(&r).1;
     let device = layouts::Device::from_id(&body.nfl_deviceid).expect("one of our device ids");
     (
         body.nfl_util & !NFL4_UFLG_MASK,

@@ -702,35 +702,19 @@ fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done(
         let (mds, addr) = start_registered_mds(&cfg).await;
         let mut c = Client::new(addr, "back").await;
         let commit = |fh: &NfsFh4| vec![putfh(fh), layoutcommit_op(old_layout, Some(9999), None)];
-        // Open for reading only: not a writer.
-        let r = c
-            .call(vec![
+        let open = |access, who| {
+            vec![
                 putfh(&fh),
-                open_op(
-                    OpenClaim4::Fh,
-                    Openflag4::NoCreate,
-                    OPEN4_SHARE_ACCESS_READ,
-                    0,
-                    "r",
-                ),
-            ])
-            .await;
+                open_op(OpenClaim4::Fh, Openflag4::NoCreate, access, 0, who),
+            ]
+        };
+        // Open for reading only: not a writer.
+        let r = c.call(open(OPEN4_SHARE_ACCESS_READ, "r")).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let r = c.call(commit(&fh)).await;
         assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
         // Open for writing: the commit is taken.
-        let r = c
-            .call(vec![
-                putfh(&fh),
-                open_op(
-                    OpenClaim4::Fh,
-                    Openflag4::NoCreate,
-                    OPEN4_SHARE_ACCESS_BOTH,
-                    0,
-                    "w",
-                ),
-            ])
-            .await;
+        let r = c.call(open(OPEN4_SHARE_ACCESS_BOTH, "w")).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let r = c.call(commit(&fh)).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");

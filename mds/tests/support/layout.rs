@@ -47,8 +47,19 @@ pub fn granted(r: &Compound4Res) -> (LayoutGetResOk, Nfsv41FileLayout4) {
 /// OPEN (create) of `name` in the root for reading and writing, then LAYOUTGET in the same
 /// COMPOUND under the current stateid, as the Linux client sends it.
 pub async fn open_and_layoutget(c: &mut Client, name: &str, iomode: Layoutiomode4) -> Compound4Res {
-    c.call(vec![
-        NfsArgop4::PutRootFh,
+    open_and_layoutget_in(c, "", name, iomode).await
+}
+
+/// [`open_and_layoutget`] of `name` in directory `dir` (a path from the root).
+pub async fn open_and_layoutget_in(
+    c: &mut Client,
+    dir: &str,
+    name: &str,
+    iomode: Layoutiomode4,
+) -> Compound4Res {
+    let mut ops = vec![NfsArgop4::PutRootFh];
+    ops.extend(super::lookups(dir));
+    ops.extend([
         open_op(
             by_name(name),
             unchecked(0o644),
@@ -64,8 +75,8 @@ pub async fn open_and_layoutget(c: &mut Client, name: &str, iomode: Layoutiomode
                 other: [0; 12],
             },
         ),
-    ])
-    .await
+    ]);
+    c.call(ops).await
 }
 
 pub fn layoutreturn_op(iomode: Layoutiomode4, what: Layoutreturn4) -> NfsArgop4 {

@@ -342,6 +342,51 @@ pnfs_striping() {
     for d in $DS_DIRS; do echo "$d: $(du -sm "$d" | cut -f1) MiB"; done
 }
 
+# Client 1 writes a file through its RW layout and keeps it open; client 2 truncates it. The
+# MDS recalls client 1's layout (CB_LAYOUTRECALL) and client 1 returns it in time (nothing is
+# fenced); client 1 writes again through a new layout, and both clients then read the bytes
+# the two operations leave: [0, 1 MiB) of the first write, a hole to 2 MiB, then the second
+# write.
+pnfs_recall() {
+    local f=$M/recall r0 f0 r1 f1
+    /scenario/pnfs stats >/tmp/stats || return 1
+    r0=$(stat_of pnfs_layout_recalls_total) f0=$(stat_of pnfs_layouts_fenced_total)
+    rm -f /tmp/recall.go
+    python3 - "$f" "$SRC/recall.expected" <<'PY' &
+import os, sys, time
+path, expected = sys.argv[1], sys.argv[2]
+first, second = os.urandom(4 << 20), os.urandom(1 << 20)
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, first)
+os.fsync(fd)
+open("/tmp/recall.written", "w").close()
+while not os.path.exists("/tmp/recall.go"):
+    time.sleep(0.05)
+os.pwrite(fd, second, 2 << 20)
+os.fsync(fd)
+os.close(fd)
+with open(expected, "wb") as e:
+    e.write(first[: 1 << 20] + bytes(1 << 20) + second)
+PY
+    local writer=$! i
+    for ((i = 0; i < 600; i++)); do
+        [[ -e /tmp/recall.written ]] && break
+        sleep 0.1
+    done
+    [[ -e /tmp/recall.written ]] || { kill "$writer"; echo "the writer did not write"; return 1; }
+    c2 truncate -s 1M "$C2M/recall"
+    touch /tmp/recall.go
+    wait "$writer" || { echo "the writer failed"; return 1; }
+    rm -f /tmp/recall.go /tmp/recall.written
+    drop_caches
+    expect_eq "sha256 via c1" "$(sha "$f")" "$(sha "$SRC/recall.expected")"
+    expect_eq "sha256 via c2" "$(c2 sha256sum "$C2M/recall" | cut -d' ' -f1)" "$(sha "$SRC/recall.expected")"
+    /scenario/pnfs stats >/tmp/stats || return 1
+    r1=$(stat_of pnfs_layout_recalls_total) f1=$(stat_of pnfs_layouts_fenced_total)
+    echo "recalls $((r1 - r0)), fenced $((f1 - f0))"
+    ((r1 > r0 && f1 == f0))
+}
+
 # Per-op count of op $2 in mountstats file $1 (0 when absent).
 ms_count() { awk -v op="$2" '$3 == op { n = $4 } END { print n + 0 }' "$1"; }
 
@@ -422,6 +467,7 @@ check fio_randwrite_verify_64MiB fio_verify
 check tar_extract_diff tar_tree
 if [[ -n ${PNFS_CHECKS:-} ]]; then
     check pnfs_striping_96MiB pnfs_striping
+    check pnfs_recall_on_truncate pnfs_recall
 fi
 check mountstats report_mountstats
 if [[ -n ${PNFS_CHECKS:-} ]]; then

@@ -178,6 +178,25 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
     metric(
+        "layout_recalls_total",
+        "counter",
+        "CB_LAYOUTRECALLs sent (truncate or remove of a file another client holds a layout of).",
+        &one(mds
+            .fencing
+            .recalls_sent
+            .load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    metric(
+        "layouts_fenced_total",
+        "counter",
+        "Layouts revoked because their client did not return them in time (or could not be \
+         called back): its stateids of the file are refused by the data servers.",
+        &one(mds
+            .fencing
+            .fenced
+            .load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    metric(
         "device_notifications_total",
         "counter",
         "CB_NOTIFY_DEVICEID calls sent (a data server answers at other addresses).",
@@ -326,6 +345,8 @@ mod tests {
         );
         assert!(page.contains("pnfs_stateids{kind=\"open\"} 0\n"), "{page}");
         assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
+        assert!(page.contains("pnfs_layout_recalls_total 0\n"), "{page}");
+        assert!(page.contains("pnfs_layouts_fenced_total 0\n"), "{page}");
         assert!(page.contains("pnfs_ds_removals_total 0\n"), "{page}");
         assert!(page.contains("# TYPE pnfs_compounds_total counter\n"));
         assert!(get("/other").await.starts_with("HTTP/1.0 404"));

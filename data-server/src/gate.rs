@@ -126,15 +126,12 @@ impl StateidGate {
     /// its counter ([`StateidGate::close_counters`]).
     pub fn revoke(&mut self, other: Other, why: Revoked) {
         self.access.remove(&other);
-        if why == Revoked::Closed {
-            if let Ok(f) = self.verifier.verify(&other) {
-                if matches!(f.kind, StateidKind::Open | StateidKind::Lock) {
-                    self.closed.insert(f.counter);
-                    return;
-                }
+        match self.verifier.open_or_lock_counter(&other) {
+            Some(c) if why == Revoked::Closed => self.closed.insert(c),
+            _ => {
+                self.revoked.insert(other, why);
             }
         }
-        self.revoked.insert(other, why);
     }
 
     /// Refuses the open and lock stateids whose counters are in these inclusive ranges:

@@ -33,7 +33,7 @@ use nfs_proto::nfs4::Netaddr4;
 use nfs_proto::rpc::AuthStat;
 use nfs_server::counter_set::CounterSet;
 use nfs_server::keys::DsKeys;
-use nfs_server::stateid::StateidKind;
+use nfs_server::stateid::StateidMinter;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
@@ -77,15 +77,6 @@ impl Pushed {
             self.closed.ranges().collect(),
         )
     }
-}
-
-/// The counter of `other` if it is an open or lock stateid of this boot (`epoch`): closing it
-/// is recorded as its counter.
-fn closed_counter(other: &Other, epoch: u16) -> Option<u32> {
-    let kind = StateidKind::of(other)?;
-    let of_boot = u16::from_be_bytes([other[2], other[3]]) == epoch;
-    (matches!(kind, StateidKind::Open | StateidKind::Lock) && of_boot)
-        .then(|| u32::from_be_bytes([other[4], other[5], other[6], other[7]]))
 }
 
 /// A push of stateid changes did not reach every data server that is up (the change is kept
@@ -436,13 +427,14 @@ impl Devices {
             return Ok(());
         }
         let epoch = self.inner.keys.mds_epoch;
+        let minted = StateidMinter::new(self.inner.keys.stateid_key, epoch);
         let mut closed = CounterSet::new();
         let mut others = Vec::new();
         {
             let mut p = self.inner.pushed();
             for &(o, why) in revoke {
                 p.access.remove(&o);
-                match closed_counter(&o, epoch) {
+                match minted.open_or_lock_counter(&o) {
                     Some(c) if why == RevokeReason::Closed => {
                         p.closed.insert(c);
                         closed.insert(c);

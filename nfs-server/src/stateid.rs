@@ -252,6 +252,16 @@ impl StateidMinter {
         Ok(other)
     }
 
+    /// The counter of `other` if it is an open or lock stateid minted with this key in this
+    /// boot: what the MDS and the data servers keep of a closed one (runs of counters,
+    /// `crate::counter_set`).
+    pub fn open_or_lock_counter(&self, other: &Other) -> Option<u32> {
+        self.verify(other)
+            .ok()
+            .filter(|f| matches!(f.kind, StateidKind::Open | StateidKind::Lock))
+            .map(|f| f.counter)
+    }
+
     /// Checks that `other` was minted with this key (else `NFS4ERR_BAD_STATEID`) in this
     /// boot (else `NFS4ERR_STALE_STATEID`). Which client it belongs to is the caller's
     /// business. Special stateids must be sorted out first with [`classify`]; here they are

@@ -1,0 +1,145 @@
+//! What can go wrong talking to a server, as one typed error.
+//!
+//! The server's own answers keep their NFS status and the operation that failed, so a caller
+//! (and the `pnfs` command line) can name them: `OPEN: NFS4ERR_NOENT`.
+
+use std::io;
+use std::net::SocketAddr;
+
+use nfs_proto::nfs4::{NfsOpnum4, NfsStat4};
+use nfs_proto::transport::CallError;
+use nfs_proto::xdr::DecodeError;
+
+/// The library's error.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The server answered an operation with an error status.
+    #[error("{op}: {status}")]
+    Nfs {
+        /// The operation that failed.
+        op: NfsOpnum4,
+        /// Its status.
+        status: NfsStat4,
+    },
+    /// No TCP connection to the server.
+    #[error("connecting to {addr}: {source}")]
+    Connect {
+        /// Where.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// The RPC layer failed: the connection closed for good, or the server refused the call
+    /// (PROG_UNAVAIL, AUTH_ERROR, ...).
+    #[error("RPC to {addr}: {source}")]
+    Rpc {
+        /// The server.
+        addr: SocketAddr,
+        /// What the RPC layer said.
+        source: CallError,
+    },
+    /// The reply did not decode.
+    #[error("the reply of {addr} does not decode: {source}")]
+    Decode {
+        /// The server.
+        addr: SocketAddr,
+        /// The decoder's complaint.
+        source: DecodeError,
+    },
+    /// The server's reply broke the protocol (a missing result, a result for another
+    /// operation, a layout the client cannot use, ...).
+    #[error("protocol violation by {addr}: {what}")]
+    Protocol {
+        /// The server.
+        addr: SocketAddr,
+        /// What was wrong.
+        what: String,
+    },
+    /// The server did not answer in time, or kept answering NFS4ERR_DELAY / NFS4ERR_GRACE.
+    #[error("{addr} did not answer within {secs} s ({what})")]
+    Timeout {
+        /// The server.
+        addr: SocketAddr,
+        /// Seconds waited.
+        secs: u64,
+        /// What was being waited for.
+        what: &'static str,
+    },
+    /// A bad argument from the caller (an empty name, a path through a regular file, ...).
+    #[error("{0}")]
+    Invalid(String),
+    /// A local I/O error (reading or writing a local file in `cp`).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+impl Error {
+    /// The NFS status, when the server answered with one.
+    pub fn nfs_status(&self) -> Option<NfsStat4> {
+        match self {
+            Self::Nfs { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// True when the error is the server's `status`.
+    pub fn is(&self, status: NfsStat4) -> bool {
+        self.nfs_status() == Some(status)
+    }
+
+    /// True for errors that mean the state the request used (open, lock or layout stateid)
+    /// is gone and must be recovered or re-established: after a server restart, a lease
+    /// expiry or a revocation.
+    pub fn is_state_lost(&self) -> bool {
+        matches!(
+            self.nfs_status(),
+            Some(
+                NfsStat4::NFS4ERR_BAD_STATEID
+                    | NfsStat4::NFS4ERR_STALE_STATEID
+                    | NfsStat4::NFS4ERR_EXPIRED
+                    | NfsStat4::NFS4ERR_ADMIN_REVOKED
+                    | NfsStat4::NFS4ERR_DELEG_REVOKED
+                    | NfsStat4::NFS4ERR_STALE_CLIENTID
+                    | NfsStat4::NFS4ERR_BADSESSION
+                    | NfsStat4::NFS4ERR_DEADSESSION
+            )
+        )
+    }
+
+    /// The errno a file system interface (FUSE, the CLI's exit) should report.
+    pub fn errno(&self) -> i32 {
+        const EIO: i32 = 5;
+        let Some(s) = self.nfs_status() else {
+            return match self {
+                Self::Io(e) => e.raw_os_error().unwrap_or(EIO),
+                Self::Invalid(_) => 22,
+                Self::Timeout { .. } => 110,
+                _ => EIO,
+            };
+        };
+        match s {
+            NfsStat4::NFS4ERR_PERM => 1,
+            NfsStat4::NFS4ERR_NOENT => 2,
+            NfsStat4::NFS4ERR_ACCESS => 13,
+            NfsStat4::NFS4ERR_EXIST => 17,
+            NfsStat4::NFS4ERR_XDEV => 18,
+            NfsStat4::NFS4ERR_NOTDIR => 20,
+            NfsStat4::NFS4ERR_ISDIR => 21,
+            NfsStat4::NFS4ERR_INVAL => 22,
+            NfsStat4::NFS4ERR_FBIG => 27,
+            NfsStat4::NFS4ERR_NOSPC => 28,
+            NfsStat4::NFS4ERR_ROFS => 30,
+            NfsStat4::NFS4ERR_MLINK => 31,
+            NfsStat4::NFS4ERR_NAMETOOLONG => 36,
+            NfsStat4::NFS4ERR_NOTEMPTY => 39,
+            NfsStat4::NFS4ERR_DQUOT => 122,
+            NfsStat4::NFS4ERR_STALE => 116,
+            NfsStat4::NFS4ERR_DENIED | NfsStat4::NFS4ERR_SHARE_DENIED => 11,
+            NfsStat4::NFS4ERR_NOTSUPP => 95,
+            _ => EIO,
+        }
+    }
+}
+
+/// Results of this library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,209 @@
+//! READ, WRITE and COMMIT against one target: the MDS (I/O through the server) or one data
+//! server's object. Many pieces go in few COMPOUNDs: PUTFH once, then as many READs or
+//! WRITEs as fit the session's operation and size limits, so list I/O of small extents
+//! costs one round trip per batch, not per extent. Batches to one target run in parallel up
+//! to the target's in-flight bound.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::future::try_join_all;
+use nfs_proto::nfs4::*;
+use tokio::sync::Semaphore;
+
+use crate::error::{Error, Result};
+use crate::ops::putfh;
+use crate::session::{nfs_err, Endpoint};
+
+/// Where I/O goes: a server and the filehandle to use there.
+#[derive(Clone, Debug)]
+pub(crate) struct Target {
+    pub ep: Arc<Endpoint>,
+    pub fh: NfsFh4,
+    /// Bounds the RPCs in flight to this server.
+    pub slots: Arc<Semaphore>,
+}
+
+/// READ or WRITE operations per COMPOUND (besides SEQUENCE and PUTFH): servers commonly
+/// allow 16 operations (`ca_maxoperations`).
+const OPS_PER_COMPOUND: usize = 12;
+
+/// Groups pieces into batches: at most [`OPS_PER_COMPOUND`] pieces and `max_bytes` bytes
+/// each (a piece larger than `max_bytes` travels alone; callers split to the I/O size).
+fn batches(sizes: &[u64], max_bytes: u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0u64;
+    for (i, &s) in sizes.iter().enumerate() {
+        if i > start && (i - start >= OPS_PER_COMPOUND || bytes + s > max_bytes) {
+            out.push(start..i);
+            start = i;
+            bytes = 0;
+        }
+        bytes += s;
+    }
+    if start < sizes.len() {
+        out.push(start..sizes.len());
+    }
+    out
+}
+
+/// What a READ piece got: its data (possibly short: at the end of the file, or of a data
+/// server's object).
+#[derive(Clone, Debug)]
+pub(crate) struct ReadPiece {
+    pub data: Bytes,
+}
+
+/// Reads `pieces` (offset, length) from `t` under `stateid`.
+pub(crate) async fn read(
+    t: &Target,
+    stateid: Stateid4,
+    pieces: &[(u64, u32)],
+) -> Result<Vec<ReadPiece>> {
+    let max = u64::from(t.ep.max_io());
+    let sizes: Vec<u64> = pieces.iter().map(|p| u64::from(p.1)).collect();
+    let jobs = batches(&sizes, max).into_iter().map(|range| {
+        let batch = &pieces[range];
+        async move {
+            let _permit = t.slots.acquire().await.map_err(|_| closed(t))?;
+            let mut ops = Vec::with_capacity(batch.len() + 1);
+            ops.push(putfh(&t.fh));
+            ops.extend(batch.iter().map(|&(offset, count)| {
+                NfsArgop4::Read(ReadArgs {
+                    stateid,
+                    offset,
+                    count,
+                })
+            }));
+            let r = t.ep.compound(ops).await?;
+            let results = r.ok()?;
+            let mut out = Vec::with_capacity(batch.len());
+            for res in results.into_iter().skip(1) {
+                match res {
+                    NfsResop4::Read(ReadRes::Ok(ok)) => out.push(ReadPiece { data: ok.data }),
+                    other => return Err(nfs_err(other.opnum(), other.status())),
+                }
+            }
+            if out.len() != batch.len() {
+                return Err(short_reply(t));
+            }
+            Ok::<_, Error>(out)
+        }
+    });
+    Ok(try_join_all(jobs).await?.into_iter().flatten().collect())
+}
+
+/// Writes `pieces` (offset, data) to `t` under `stateid` with `stable`; one result per piece.
+/// A short WRITE is finished with further WRITEs of the rest.
+pub(crate) async fn write(
+    t: &Target,
+    stateid: Stateid4,
+    pieces: &[(u64, Bytes)],
+    stable: StableHow4,
+) -> Result<Vec<WriteResOk>> {
+    let max = u64::from(t.ep.max_io());
+    let sizes: Vec<u64> = pieces.iter().map(|p| p.1.len() as u64).collect();
+    let jobs = batches(&sizes, max).into_iter().map(|range| {
+        let batch = &pieces[range];
+        async move {
+            let _permit = t.slots.acquire().await.map_err(|_| closed(t))?;
+            let mut ops = Vec::with_capacity(batch.len() + 1);
+            ops.push(putfh(&t.fh));
+            ops.extend(batch.iter().map(|(offset, data)| {
+                NfsArgop4::Write(WriteArgs {
+                    stateid,
+                    offset: *offset,
+                    stable,
+                    data: data.clone(),
+                })
+            }));
+            let results = t.ep.compound(ops).await?.ok()?;
+            let mut out = Vec::with_capacity(batch.len());
+            for (res, (offset, data)) in results.into_iter().skip(1).zip(batch) {
+                match res {
+                    NfsResop4::Write(WriteRes::Ok(ok)) => {
+                        let done = ok.count as usize;
+                        if done < data.len() {
+                            if done == 0 {
+                                return Err(Error::Protocol {
+                                    addr: t.ep.addr(),
+                                    what: "WRITE wrote nothing".into(),
+                                });
+                            }
+                            // The rest, one WRITE at a time, then the weakest stability.
+                            let rest = Box::pin(write(
+                                t,
+                                stateid,
+                                &[(offset + done as u64, data.slice(done..))],
+                                stable,
+                            ))
+                            .await?;
+                            let mut ok = ok;
+                            ok.count = data.len() as u32;
+                            if rest.iter().any(|r| r.committed != StableHow4::FILE_SYNC4) {
+                                ok.committed = StableHow4::UNSTABLE4;
+                            }
+                            out.push(ok);
+                        } else {
+                            out.push(ok);
+                        }
+                    }
+                    other => return Err(nfs_err(other.opnum(), other.status())),
+                }
+            }
+            if out.len() != batch.len() {
+                return Err(short_reply(t));
+            }
+            Ok::<_, Error>(out)
+        }
+    });
+    Ok(try_join_all(jobs).await?.into_iter().flatten().collect())
+}
+
+/// COMMITs everything written to `t`'s filehandle; returns the server's write verifier.
+pub(crate) async fn commit(t: &Target) -> Result<Verifier4> {
+    let _permit = t.slots.acquire().await.map_err(|_| closed(t))?;
+    let results =
+        t.ep.compound(vec![
+            putfh(&t.fh),
+            NfsArgop4::Commit(CommitArgs {
+                offset: 0,
+                count: 0,
+            }),
+        ])
+        .await?
+        .ok()?;
+    match results.last() {
+        Some(NfsResop4::Commit(CommitRes::Ok(ok))) => Ok(ok.writeverf),
+        _ => Err(short_reply(t)),
+    }
+}
+
+fn short_reply(t: &Target) -> Error {
+    Error::Protocol {
+        addr: t.ep.addr(),
+        what: "a reply with fewer results than operations".into(),
+    }
+}
+
+fn closed(t: &Target) -> Error {
+    Error::Protocol {
+        addr: t.ep.addr(),
+        what: "the client is shutting down".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_respect_the_operation_and_byte_limits() {
+        assert_eq!(batches(&[], 100), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(batches(&[60, 60, 60], 100), vec![0..1, 1..2, 2..3]);
+        assert_eq!(batches(&[10; 30], 1000), vec![0..12, 12..24, 24..30]);
+        // A piece larger than the limit travels alone rather than never.
+        assert_eq!(batches(&[500, 1, 1], 100), vec![0..1, 1..3]);
+    }
+}

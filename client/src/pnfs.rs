@@ -1,0 +1,716 @@
+//! pNFS file layouts (RFC 8881 chapter 13) on the client: LAYOUTGET per open file, a device
+//! cache (GETDEVICEINFO once per device, dropped on CB_NOTIFY_DEVICEID), one session per
+//! data server, striped READ/WRITE issued to all data servers of a file in parallel with a
+//! bound on RPCs in flight per data server, LAYOUTCOMMIT, LAYOUTRETURN on close and on
+//! CB_LAYOUTRECALL, and the fall-back to I/O through the MDS when a data server fails (the
+//! layout is returned and asked for again after a pause).
+//!
+//! I/O under a layout holds the layout's read guard; a recall takes the write guard, so the
+//! LAYOUTRETURN waits for I/O in flight and no new I/O starts on the recalled layout (RFC
+//! 8881 section 12.5.5.1).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use futures::future::join_all;
+use layouts::stripe::{Packing, StripeMap};
+use nfs_proto::nfs4::layout_files::{
+    socket_addr_from_netaddr, Nfsv41FileLayout4, Nfsv41FileLayoutDsAddr4,
+};
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::Discriminant;
+use tokio::sync::Semaphore;
+
+use crate::client::{ClientOptions, Counters, Inner};
+use crate::error::{Error, Result};
+use crate::io::{self, Target};
+use crate::ops::putfh;
+use crate::session::{Endpoint, EndpointConfig, Role};
+
+/// How long a file does its I/O through the MDS after its layout failed or was refused for
+/// now (NFS4ERR_LAYOUTTRYLATER and friends) before asking again.
+const RETRY_LAYOUT_AFTER: Duration = Duration::from_secs(5);
+
+/// A data server device: for each stripe index, the addresses of its data server
+/// (several addresses of one server are trunks; the first that answers is used).
+#[derive(Debug)]
+struct Device {
+    indices: Vec<u32>,
+    servers: Vec<Vec<SocketAddr>>,
+}
+
+impl Device {
+    fn addrs_of(&self, stripe_index: u32) -> Option<&Vec<SocketAddr>> {
+        let ds = *self.indices.get(stripe_index as usize)?;
+        self.servers.get(ds as usize)
+    }
+}
+
+/// A file layout held by the client.
+pub(crate) struct Layout {
+    fh: NfsFh4,
+    iomode: Layoutiomode4,
+    stateid: Mutex<Stateid4>,
+    map: StripeMap,
+    deviceid: Deviceid4,
+    fhs: Vec<NfsFh4>,
+    commit_thru_mds: bool,
+    /// I/O holds read guards; a return takes the write guard.
+    io: tokio::sync::RwLock<()>,
+    /// Recalled or failed: no new I/O under it.
+    dead: AtomicBool,
+    /// Highest byte written through the data servers + 1, since the last LAYOUTCOMMIT.
+    written_end: AtomicU64,
+}
+
+impl Layout {
+    /// The filehandle to send to the data server of stripe index `j` (RFC 8881 section
+    /// 13.3: dense packing has one per index; sparse one, or one per data server).
+    fn fh_for(&self, j: u32, dev: &Device) -> NfsFh4 {
+        match self.fhs.len() {
+            0 => self.fh.clone(),
+            1 => self.fhs[0].clone(),
+            n if n == self.map.count as usize => self.fhs[j as usize].clone(),
+            n => {
+                let ds = dev.indices.get(j as usize).copied().unwrap_or(0) as usize;
+                self.fhs[ds.min(n - 1)].clone()
+            }
+        }
+    }
+
+    fn stateid(&self) -> Stateid4 {
+        *self.stateid.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The pNFS side of a client.
+pub(crate) struct Pnfs {
+    mds: Arc<Endpoint>,
+    client: Weak<Inner>,
+    ds_cfg: EndpointConfig,
+    in_flight: usize,
+    mds_slots: Arc<Semaphore>,
+    devices: Mutex<HashMap<Deviceid4, Arc<Device>>>,
+    /// Data server sessions by the first address of their multipath list.
+    servers: tokio::sync::Mutex<HashMap<SocketAddr, (Arc<Endpoint>, Arc<Semaphore>)>>,
+    layouts: Mutex<HashMap<NfsFh4, Arc<Layout>>>,
+    /// Files to do through the MDS until the instant (a layout failed or was refused).
+    not_before: Mutex<HashMap<NfsFh4, Instant>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Pieces of one data server's share of a request: (index in the request's output,
+/// offset in the output buffer, object offset, length).
+type Share = Vec<(usize, usize, u64, u64)>;
+
+impl Pnfs {
+    pub(crate) fn new(
+        mds: Arc<Endpoint>,
+        opts: &ClientOptions,
+        owner: Bytes,
+        client: Weak<Inner>,
+    ) -> Arc<Pnfs> {
+        let ds_cfg = EndpointConfig {
+            addr: mds.addr(),
+            owner,
+            verifier: rand_verifier(),
+            cred: opts.credentials.to_auth(),
+            role: Role::Ds,
+            slots: opts.slots,
+            max_message: opts.io_size.saturating_add(64 << 10),
+            rpc_timeout: opts.rpc_timeout.min(Duration::from_secs(30)),
+            // A data server that stays away this long sends the I/O through the MDS.
+            retry_limit: Duration::from_secs(5),
+        };
+        Arc::new(Pnfs {
+            mds,
+            client,
+            ds_cfg,
+            in_flight: opts.ds_in_flight.max(1),
+            mds_slots: Arc::new(Semaphore::new(opts.ds_in_flight.max(1))),
+            devices: Mutex::new(HashMap::new()),
+            servers: tokio::sync::Mutex::new(HashMap::new()),
+            layouts: Mutex::new(HashMap::new()),
+            not_before: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn counters(&self, f: impl FnOnce(&Counters)) {
+        if let Some(c) = self.client.upgrade() {
+            f(&c.counters);
+        }
+    }
+
+    /// The layout of `fh` good for `iomode`: the cached one, or a new LAYOUTGET under the
+    /// open stateid. `None` means: do this I/O through the MDS.
+    async fn layout(
+        &self,
+        fh: &NfsFh4,
+        open: Stateid4,
+        iomode: Layoutiomode4,
+    ) -> Option<Arc<Layout>> {
+        if let Some(l) = lock(&self.layouts).get(fh) {
+            let fits = l.iomode == Layoutiomode4::LAYOUTIOMODE4_RW || iomode == l.iomode;
+            if fits && !l.dead.load(Ordering::Acquire) {
+                return Some(l.clone());
+            }
+        }
+        if lock(&self.not_before)
+            .get(fh)
+            .is_some_and(|t| Instant::now() < *t)
+        {
+            return None;
+        }
+        match self.layoutget(fh, open, iomode).await {
+            Ok(l) => {
+                self.counters(|c| Counters::add(&c.layouts, 1));
+                lock(&self.layouts).insert(fh.clone(), l.clone());
+                Some(l)
+            }
+            Err(e) => {
+                tracing::debug!("no layout, I/O through the MDS: {e}");
+                lock(&self.not_before).insert(fh.clone(), Instant::now() + RETRY_LAYOUT_AFTER);
+                None
+            }
+        }
+    }
+
+    async fn layoutget(
+        &self,
+        fh: &NfsFh4,
+        open: Stateid4,
+        iomode: Layoutiomode4,
+    ) -> Result<Arc<Layout>> {
+        let results = self
+            .mds
+            .compound(vec![
+                putfh(fh),
+                NfsArgop4::LayoutGet(LayoutGetArgs {
+                    loga_signal_layout_avail: false,
+                    loga_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                    loga_iomode: iomode,
+                    loga_offset: 0,
+                    loga_length: u64::MAX,
+                    loga_minlength: 0,
+                    loga_stateid: open,
+                    loga_maxcount: 16 << 10,
+                }),
+            ])
+            .await?
+            .ok()?;
+        let ok = match results.last() {
+            Some(NfsResop4::LayoutGet(LayoutGetRes::Ok(ok))) => ok.clone(),
+            _ => return Err(self.bad("no LAYOUTGET result")),
+        };
+        // Whole-file layouts only (as the Linux driver): anything else goes through the MDS.
+        let l = ok
+            .logr_layout
+            .iter()
+            .find(|l| l.lo_offset == 0 && l.lo_length == u64::MAX)
+            .ok_or_else(|| self.bad("a layout that does not cover the whole file"))?;
+        let body = Nfsv41FileLayout4::from_content(&l.lo_content)
+            .map_err(|e| self.bad(&format!("layout body: {e}")))?;
+        let packing = if body.is_dense() {
+            Packing::Dense
+        } else {
+            Packing::Sparse
+        };
+        let commit_thru_mds = body.commit_thru_mds();
+        let dev = self.device(&body.nfl_deviceid).await?;
+        let count = dev.indices.len() as u32;
+        let map = StripeMap::new(
+            body.stripe_unit(),
+            count,
+            body.nfl_first_stripe_index,
+            body.nfl_pattern_offset,
+            packing,
+        )
+        .map_err(|e| self.bad(&format!("stripe map: {e}")))?;
+        if packing == Packing::Dense && body.nfl_fh_list.len() != count as usize {
+            return Err(self.bad("dense layout without one filehandle per stripe index"));
+        }
+        let layout = Arc::new(Layout {
+            fh: fh.clone(),
+            iomode: l.lo_iomode,
+            stateid: Mutex::new(ok.logr_stateid),
+            map,
+            deviceid: body.nfl_deviceid,
+            fhs: body.nfl_fh_list,
+            commit_thru_mds,
+            io: tokio::sync::RwLock::new(()),
+            dead: AtomicBool::new(false),
+            written_end: AtomicU64::new(0),
+        });
+        Ok(layout)
+    }
+
+    fn bad(&self, what: &str) -> Error {
+        Error::Protocol {
+            addr: self.mds.addr(),
+            what: what.to_string(),
+        }
+    }
+
+    /// The device, from the cache or GETDEVICEINFO (asking for change and delete
+    /// notifications, so the cache stays right: RFC 8881 section 20.12).
+    async fn device(&self, id: &Deviceid4) -> Result<Arc<Device>> {
+        if let Some(d) = lock(&self.devices).get(id) {
+            return Ok(d.clone());
+        }
+        let results = self
+            .mds
+            .compound(vec![NfsArgop4::GetDeviceInfo(GetDeviceInfoArgs {
+                gdia_device_id: *id,
+                gdia_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                gdia_maxcount: 64 << 10,
+                gdia_notify_types: Bitmap4::from_bits([
+                    NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.to_u32(),
+                    NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.to_u32(),
+                ]),
+            })])
+            .await?
+            .ok()?;
+        let ok = match results.last() {
+            Some(NfsResop4::GetDeviceInfo(GetDeviceInfoRes::Ok(ok))) => ok.clone(),
+            _ => return Err(self.bad("no GETDEVICEINFO result")),
+        };
+        let addr = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr)
+            .map_err(|e| self.bad(&format!("device address: {e}")))?;
+        let servers: Vec<Vec<SocketAddr>> = addr
+            .nflda_multipath_ds_list
+            .iter()
+            .map(|m| {
+                m.0.iter()
+                    .filter_map(|na| socket_addr_from_netaddr(na).ok())
+                    .collect()
+            })
+            .collect();
+        if servers.iter().any(Vec::is_empty)
+            || addr.nflda_stripe_indices.is_empty()
+            || addr
+                .nflda_stripe_indices
+                .iter()
+                .any(|&i| i as usize >= servers.len())
+        {
+            return Err(self.bad("a device with a stripe index naming no usable data server"));
+        }
+        let dev = Arc::new(Device {
+            indices: addr.nflda_stripe_indices,
+            servers,
+        });
+        lock(&self.devices).insert(*id, dev.clone());
+        Ok(dev)
+    }
+
+    /// The session with the data server at `addrs` (the first address that answers).
+    async fn server(&self, addrs: &[SocketAddr]) -> Result<(Arc<Endpoint>, Arc<Semaphore>)> {
+        let key = addrs[0];
+        let mut servers = self.servers.lock().await;
+        if let Some(s) = servers.get(&key) {
+            return Ok(s.clone());
+        }
+        let mut last = None;
+        for &a in addrs {
+            let cfg = EndpointConfig {
+                addr: a,
+                ..self.ds_cfg.clone()
+            };
+            match Endpoint::connect(cfg, None).await {
+                Ok(ep) => {
+                    let entry = (ep, Arc::new(Semaphore::new(self.in_flight)));
+                    servers.insert(key, entry.clone());
+                    return Ok(entry);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| self.bad("a data server without addresses")))
+    }
+
+    /// The target (session, filehandle) of stripe index `j`.
+    async fn target(&self, l: &Layout, dev: &Device, j: u32) -> Result<Target> {
+        let addrs = dev
+            .addrs_of(j)
+            .ok_or_else(|| self.bad("stripe index outside the device"))?;
+        let (ep, slots) = self.server(addrs).await?;
+        Ok(Target {
+            ep,
+            fh: l.fh_for(j, dev),
+            slots,
+        })
+    }
+
+    /// Splits file ranges into per-stripe-index shares.
+    fn plan(&self, l: &Layout, ranges: &[(u64, u64)]) -> Result<HashMap<u32, Share>> {
+        let mut shares: HashMap<u32, Share> = HashMap::new();
+        for (i, &(off, len)) in ranges.iter().enumerate() {
+            let extents = l
+                .map
+                .extents(off, len)
+                .map_err(|e| self.bad(&format!("striping: {e}")))?;
+            for e in extents {
+                shares.entry(e.index).or_default().push((
+                    i,
+                    (e.file_offset - off) as usize,
+                    e.object_offset,
+                    e.len,
+                ));
+            }
+        }
+        Ok(shares)
+    }
+
+    /// Reads `ranges` of the file through its layout. `Ok(None)`: no usable layout, read
+    /// through the MDS. Short object data (holes, data past an object's end) reads as zeros;
+    /// the caller clamps to the file size.
+    pub(crate) async fn read(
+        &self,
+        fh: &NfsFh4,
+        open: Stateid4,
+        ranges: &[(u64, u64)],
+    ) -> Result<Option<Vec<Bytes>>> {
+        let Some(l) = self
+            .layout(fh, open, Layoutiomode4::LAYOUTIOMODE4_READ)
+            .await
+        else {
+            return Ok(None);
+        };
+        let Ok(_guard) = l.io.try_read() else {
+            return Ok(None); // being returned
+        };
+        match self.read_under(&l, open, ranges).await {
+            Ok(out) => Ok(Some(out)),
+            Err(e) if e.is_state_lost() => Err(e),
+            Err(e) => {
+                drop(_guard);
+                self.failed(&l, &e).await;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn read_under(
+        &self,
+        l: &Layout,
+        open: Stateid4,
+        ranges: &[(u64, u64)],
+    ) -> Result<Vec<Bytes>> {
+        let dev = self.device(&l.deviceid).await?;
+        let shares = self.plan(l, ranges)?;
+        let mut bufs: Vec<BytesMut> = ranges
+            .iter()
+            .map(|&(_, len)| BytesMut::zeroed(len as usize))
+            .collect();
+        let jobs = shares.into_iter().map(|(j, share)| {
+            let dev = dev.clone();
+            async move {
+                let t = self.target(l, &dev, j).await?;
+                let max = u64::from(t.ep.max_io());
+                let mut pieces = Vec::new();
+                let mut place = Vec::new();
+                for (i, at, obj, len) in share {
+                    let mut done = 0;
+                    while done < len {
+                        let n = (len - done).min(max);
+                        pieces.push((obj + done, n as u32));
+                        place.push((i, at + done as usize));
+                        done += n;
+                    }
+                }
+                let got = io::read(&t, open, &pieces).await?;
+                Ok::<_, Error>((place, got))
+            }
+        });
+        let mut total = 0u64;
+        for r in join_all(jobs).await {
+            let (place, got) = r?;
+            for ((i, at), piece) in place.into_iter().zip(got) {
+                let n = piece.data.len().min(bufs[i].len() - at);
+                bufs[i][at..at + n].copy_from_slice(&piece.data[..n]);
+                total += n as u64;
+            }
+        }
+        self.counters(|c| Counters::add(&c.ds_bytes_read, total));
+        Ok(bufs.into_iter().map(BytesMut::freeze).collect())
+    }
+
+    /// Writes `pieces` (file offset, data) UNSTABLE through the file's RW layout. Returns,
+    /// per piece split at stripe boundaries, what to COMMIT where; `Ok(None)`: no usable
+    /// layout, write through the MDS.
+    pub(crate) async fn write(
+        &self,
+        fh: &NfsFh4,
+        open: Stateid4,
+        pieces: &[(u64, Bytes)],
+    ) -> Result<Option<Vec<crate::file::Written>>> {
+        let Some(l) = self.layout(fh, open, Layoutiomode4::LAYOUTIOMODE4_RW).await else {
+            return Ok(None);
+        };
+        let Ok(guard) = l.io.try_read() else {
+            return Ok(None);
+        };
+        match self.write_under(&l, open, pieces).await {
+            Ok(out) => Ok(Some(out)),
+            Err(e) if e.is_state_lost() => Err(e),
+            Err(e) => {
+                drop(guard);
+                self.failed(&l, &e).await;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn write_under(
+        &self,
+        l: &Layout,
+        open: Stateid4,
+        pieces: &[(u64, Bytes)],
+    ) -> Result<Vec<crate::file::Written>> {
+        let dev = self.device(&l.deviceid).await?;
+        let ranges: Vec<(u64, u64)> = pieces.iter().map(|(o, d)| (*o, d.len() as u64)).collect();
+        let shares = self.plan(l, &ranges)?;
+        let mds_target = Target {
+            ep: self.mds.clone(),
+            fh: l.fh.clone(),
+            slots: self.mds_slots.clone(),
+        };
+        let jobs = shares.into_iter().map(|(j, share)| {
+            let dev = dev.clone();
+            let mds_target = mds_target.clone();
+            async move {
+                let t = self.target(l, &dev, j).await?;
+                let max = u64::from(t.ep.max_io()) as usize;
+                let mut out_pieces = Vec::new();
+                let mut file_offsets = Vec::new();
+                for (i, at, obj, len) in share {
+                    let (foff, data) = &pieces[i];
+                    let mut done = 0usize;
+                    while done < len as usize {
+                        let n = (len as usize - done).min(max);
+                        out_pieces.push((obj + done as u64, data.slice(at + done..at + done + n)));
+                        file_offsets.push(foff + (at + done) as u64);
+                        done += n;
+                    }
+                }
+                let res = io::write(&t, open, &out_pieces, StableHow4::UNSTABLE4).await?;
+                let commit_to = if l.commit_thru_mds { mds_target } else { t };
+                let written: Vec<crate::file::Written> = res
+                    .into_iter()
+                    .zip(out_pieces)
+                    .zip(file_offsets)
+                    .map(|((r, (_, data)), offset)| crate::file::Written {
+                        offset,
+                        data,
+                        verf: r.writeverf,
+                        stable: r.committed,
+                        target: commit_to.clone(),
+                    })
+                    .collect();
+                Ok::<_, Error>(written)
+            }
+        });
+        let mut all = Vec::new();
+        for r in join_all(jobs).await {
+            all.extend(r?);
+        }
+        let bytes: u64 = all.iter().map(|w| w.data.len() as u64).sum();
+        let end = all
+            .iter()
+            .map(|w| w.offset + w.data.len() as u64)
+            .max()
+            .unwrap_or(0);
+        l.written_end.fetch_max(end, Ordering::AcqRel);
+        self.counters(|c| Counters::add(&c.ds_bytes_written, bytes));
+        Ok(all)
+    }
+
+    /// A data server failed under `l`: return the layout (so the MDS knows) and do the
+    /// file's I/O through the MDS for a while.
+    async fn failed(&self, l: &Arc<Layout>, e: &Error) {
+        tracing::warn!("data server I/O failed, falling back to the MDS: {e}");
+        self.counters(|c| Counters::add(&c.fallbacks, 1));
+        lock(&self.not_before).insert(l.fh.clone(), Instant::now() + RETRY_LAYOUT_AFTER);
+        // A session to a dead data server is dropped; the next layout reconnects.
+        if let Some(bad) = error_addr(e) {
+            self.servers
+                .lock()
+                .await
+                .retain(|k, (ep, _)| *k != bad && ep.addr() != bad);
+        }
+        self.retire(l).await;
+    }
+
+    /// Takes `l` out of use and returns it (after I/O under it is done).
+    async fn retire(&self, l: &Arc<Layout>) {
+        l.dead.store(true, Ordering::Release);
+        {
+            let mut m = lock(&self.layouts);
+            if m.get(&l.fh).is_some_and(|x| Arc::ptr_eq(x, l)) {
+                m.remove(&l.fh);
+            }
+        }
+        let _w = l.io.write().await;
+        let _ = self.layoutreturn(l).await;
+    }
+
+    async fn layoutreturn(&self, l: &Layout) -> Result<()> {
+        let r = self
+            .mds
+            .compound(vec![
+                putfh(&l.fh),
+                NfsArgop4::LayoutReturn(LayoutReturnArgs {
+                    lora_reclaim: false,
+                    lora_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                    lora_iomode: Layoutiomode4::LAYOUTIOMODE4_ANY,
+                    lora_layoutreturn: Layoutreturn4::File(LayoutreturnFile4 {
+                        lrf_offset: 0,
+                        lrf_length: u64::MAX,
+                        lrf_stateid: l.stateid(),
+                        lrf_body: Bytes::new(),
+                    }),
+                }),
+            ])
+            .await?;
+        match r.status {
+            NfsStat4::NFS4_OK | NfsStat4::NFS4ERR_NOMATCHING_LAYOUT => Ok(()),
+            s => Err(crate::session::nfs_err(NfsOpnum4::OP_LAYOUTRETURN, s)),
+        }
+    }
+
+    /// LAYOUTCOMMIT of `fh` when data went to the data servers since the last one: the MDS
+    /// learns the new size and mtime (RFC 8881 section 18.42). Call after COMMIT.
+    pub(crate) async fn layoutcommit(&self, fh: &NfsFh4) -> Result<()> {
+        let Some(l) = lock(&self.layouts).get(fh).cloned() else {
+            return Ok(());
+        };
+        let end = l.written_end.swap(0, Ordering::AcqRel);
+        if end == 0 {
+            return Ok(());
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let r = self
+            .mds
+            .compound(vec![
+                putfh(fh),
+                NfsArgop4::LayoutCommit(LayoutCommitArgs {
+                    loca_offset: 0,
+                    loca_length: u64::MAX,
+                    loca_reclaim: false,
+                    loca_stateid: l.stateid(),
+                    loca_last_write_offset: Newoffset4::Present { no_offset: end - 1 },
+                    loca_time_modify: Newtime4::Changed {
+                        nt_time: Nfstime4 {
+                            seconds: now.as_secs() as i64,
+                            nseconds: now.subsec_nanos(),
+                        },
+                    },
+                    loca_layoutupdate: Default::default(),
+                }),
+            ])
+            .await?;
+        if r.status != NfsStat4::NFS4_OK {
+            l.written_end.fetch_max(end, Ordering::AcqRel);
+            return Err(crate::session::nfs_err(
+                NfsOpnum4::OP_LAYOUTCOMMIT,
+                r.status,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Data written through the layout since the last LAYOUTCOMMIT, as its end offset.
+    pub(crate) fn uncommitted_end(&self, fh: &NfsFh4) -> u64 {
+        lock(&self.layouts)
+            .get(fh)
+            .map_or(0, |l| l.written_end.load(Ordering::Acquire))
+    }
+
+    /// The file is being closed: return its layout (return-on-close).
+    pub(crate) async fn close(&self, fh: &NfsFh4) {
+        let l = lock(&self.layouts).remove(fh);
+        lock(&self.not_before).remove(fh);
+        if let Some(l) = l {
+            l.dead.store(true, Ordering::Release);
+            let _w = l.io.write().await;
+            if let Err(e) = self.layoutreturn(&l).await {
+                tracing::debug!("LAYOUTRETURN at close: {e}");
+            }
+        }
+    }
+
+    /// CB_LAYOUTRECALL: returns the recalled layouts once their I/O is done.
+    pub(crate) fn recall(self: &Arc<Self>, args: &CbLayoutRecallArgs) -> NfsStat4 {
+        let recalled: Vec<Arc<Layout>> = {
+            let m = lock(&self.layouts);
+            match &args.clora_recall {
+                Layoutrecall4::File(f) => m.get(&f.lor_fh).cloned().into_iter().collect(),
+                Layoutrecall4::Fsid(_) | Layoutrecall4::All => m.values().cloned().collect(),
+            }
+        };
+        if recalled.is_empty() {
+            return NfsStat4::NFS4ERR_NOMATCHING_LAYOUT;
+        }
+        for l in &recalled {
+            l.dead.store(true, Ordering::Release);
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            for l in recalled {
+                me.retire(&l).await;
+            }
+        });
+        NfsStat4::NFS4_OK
+    }
+
+    /// CB_NOTIFY_DEVICEID: drop the cached devices; layouts look them up again.
+    pub(crate) fn device_changed(&self, _args: &CbNotifyDeviceidArgs) {
+        lock(&self.devices).clear();
+        // Sessions to data servers that moved are replaced when their device is re-read.
+        if let Ok(mut s) = self.servers.try_lock() {
+            s.clear();
+        }
+    }
+
+    /// The MDS lost our state (restart): every layout is gone with it.
+    pub(crate) fn forget_layouts(&self) {
+        lock(&self.layouts).clear();
+        lock(&self.not_before).clear();
+    }
+
+    /// Ends the data server sessions.
+    pub(crate) async fn shutdown(&self) {
+        let servers: Vec<_> = self.servers.lock().await.drain().collect();
+        for (_, (ep, _)) in servers {
+            ep.shutdown().await;
+        }
+    }
+}
+
+fn rand_verifier() -> [u8; 8] {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (t ^ u64::from(std::process::id()).rotate_left(40)).to_be_bytes()
+}
+
+/// The server an error came from, when it names one.
+fn error_addr(e: &Error) -> Option<SocketAddr> {
+    match e {
+        Error::Connect { addr, .. }
+        | Error::Rpc { addr, .. }
+        | Error::Decode { addr, .. }
+        | Error::Protocol { addr, .. }
+        | Error::Timeout { addr, .. } => Some(*addr),
+        _ => None,
+    }
+}

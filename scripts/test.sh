@@ -5,8 +5,9 @@
 # formatting, clippy with warnings as errors, every workspace test (unit, property, golden
 # captures, tshark's dissector over our encodings, hostile lengths, the metadata server over
 # loopback, and the interop scenarios: the stock Linux client in a qemu guest against knfsd (the
-# harness's own control) and against our server, NFSv4.1 and 4.2), and a short fuzz run of every
-# fuzz target.
+# harness's own control) and against our server, NFSv4.1 and 4.2; the peer servers the Rust
+# client is tested against: nfs-ganesha and `pnfs server` as processes), and a short fuzz run of
+# every fuzz target.
 #
 # Environment:
 #   FUZZ_SECONDS=N   seconds per fuzz target (default 60; 0 skips fuzzing)
@@ -25,6 +26,9 @@ command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 command -v cpio >/dev/null 2>&1 || missing+=(cpio)
 dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
+# nfs-ganesha, the peer server the Rust client is tested against (interop-tests/src/peers.rs).
+{ command -v ganesha.nfsd && dpkg -s nfs-ganesha-vfs; } >/dev/null 2>&1 ||
+    missing+=(nfs-ganesha nfs-ganesha-vfs)
 if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -32,9 +36,11 @@ if ((${#missing[@]})); then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# The tshark-based tests and the interop scenarios must run here, not skip.
+# The tshark-based tests, the interop scenarios and the tests against nfs-ganesha must run
+# here, not skip.
 export PNFS_REQUIRE_TSHARK=1
 export PNFS_REQUIRE_INTEROP=1
+export PNFS_REQUIRE_GANESHA=1
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [[ "$fuzz_seconds" != 0 ]] && ! cargo fuzz --version >/dev/null 2>&1; then

@@ -2,7 +2,9 @@
 //!
 //! - [`guest`]: the stock Linux NFS client (and knfsd, as the control) in a qemu guest running
 //!   Debian's kernel; the scenarios live in `tests/`.
-//! - nfs-ganesha as a peer server for our client: not built yet.
+//! - [`peers`]: real servers as child processes on loopback for the Rust client's tests:
+//!   nfs-ganesha (a server we did not write) and our own `pnfs server`, with its counters.
 #![warn(missing_docs)]
 
 pub mod guest;
+pub mod peers;

@@ -1,0 +1,147 @@
+//! Our `pnfs server` as a process for the Rust client's tests (`interop_tests::peers`): it
+//! starts on loopback ports of its own with three data servers, answers NFSv4.1, serves its
+//! counters page, and survives SIGKILL and a restart over the same data directory.
+//!
+//! Needs the `pnfs` binary: `$PNFS_BINARY`, or `cargo build --release --bin pnfs` first.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use interop_tests::peers::{nfs_null, PnfsCluster, PnfsOptions};
+use nfs_proto::nfs4::{NfsStat4, EXCHGID4_FLAG_USE_PNFS_MDS};
+use support::{block_on, Client};
+
+/// The MDS answers EXCHANGE_ID (with the pNFS MDS role: layouts are on), the three data
+/// servers answer NULL on their own ports, and the counters page parses, counts the session
+/// set-up and shows all three data servers up.
+#[test]
+fn pnfs_server_answers_nfsv41_and_its_counters_page_parses() {
+    let t = Instant::now();
+    let cluster = PnfsCluster::start().unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "pnfs server: MDS {} ready after {:?}",
+        cluster.mds_addr(),
+        cluster.startup_time()
+    );
+    let ds = cluster.ds_addrs();
+    assert_eq!(ds.len(), 3);
+    for a in &ds {
+        nfs_null(*a, Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("data server {a}: {e}\n{}", cluster.log_tail()));
+    }
+    block_on(async {
+        let mut c = Client::new(cluster.mds_addr(), "pnfs-process-probe").await;
+        assert_ne!(
+            c.exchange_flags & EXCHGID4_FLAG_USE_PNFS_MDS,
+            0,
+            "no pNFS MDS role: {:#x}",
+            c.exchange_flags
+        );
+        let root = c.lookup_path("/").await;
+        c.create_and_write(&root, "probe", b"through the MDS").await;
+    });
+    let counters = cluster
+        .counters()
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.log_tail()));
+    assert!(
+        counters
+            .samples()
+            .iter()
+            .any(|s| s.name == "pnfs_ops_total"),
+        "no pnfs_ops_total lines: {:#?}",
+        counters.to_map()
+    );
+    for op in ["OP_EXCHANGE_ID", "OP_CREATE_SESSION", "OP_RECLAIM_COMPLETE"] {
+        assert_eq!(
+            counters.get("pnfs_ops_total", &[("op", op), ("status", "ok")]),
+            Some(1.0),
+            "{op}: {:#?}",
+            counters.to_map()
+        );
+    }
+    assert!(counters.sum("pnfs_ops_total", &[("op", "OP_WRITE"), ("status", "ok")]) >= 1.0);
+    assert_eq!(
+        counters.get("pnfs_data_servers", &[("state", "up")]),
+        Some(3.0)
+    );
+    for id in ["1", "2", "3"] {
+        assert_eq!(
+            counters.get("pnfs_data_server_up", &[("ds", id)]),
+            Some(1.0)
+        );
+    }
+    // No grace configured by default: a test's first OPEN need not wait.
+    assert_eq!(counters.get("pnfs_grace", &[]), Some(0.0));
+    eprintln!("whole test: {:?}", t.elapsed());
+}
+
+/// SIGKILL leaves the ports closed; a restart over the same data directory and ports serves
+/// again, within the configured grace period, with the file created before the kill.
+#[test]
+fn pnfs_server_killed_with_sigkill_restarts_over_its_data_and_answers_again() {
+    let t = Instant::now();
+    let mut cluster = PnfsCluster::start_with(&PnfsOptions {
+        grace_time: 5,
+        ..PnfsOptions::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let first = cluster.startup_time();
+    let (mds, data) = (cluster.mds_addr(), cluster.data_dir().to_owned());
+    // The first start is in grace too: wait it out before creating a file.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while cluster.counters().unwrap().get("pnfs_grace", &[]) != Some(0.0) {
+        assert!(Instant::now() < deadline, "grace never ended");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    block_on(async {
+        let mut c = Client::new(mds, "pnfs-process-before").await;
+        let root = c.lookup_path("/").await;
+        c.create_and_write(&root, "before-kill", b"durable").await;
+    });
+
+    let pid = cluster.pid().expect("running");
+    let killed = Instant::now();
+    cluster.kill9();
+    assert!(!cluster.is_running());
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "process {pid} still exists after kill9"
+    );
+    assert!(
+        nfs_null(mds, Duration::from_secs(1)).is_err(),
+        "MDS answers after SIGKILL"
+    );
+    assert!(cluster.counters().is_err(), "counters served after SIGKILL");
+
+    cluster.restart().unwrap_or_else(|e| panic!("restart: {e}"));
+    let restarted = killed.elapsed();
+    assert_eq!(
+        (cluster.mds_addr(), cluster.data_dir()),
+        (mds, data.as_path())
+    );
+    assert_ne!(cluster.pid(), Some(pid));
+    let counters = cluster.counters().unwrap();
+    assert_eq!(
+        counters.get("pnfs_grace", &[]),
+        Some(1.0),
+        "restarted with grace_time 5 but not in grace"
+    );
+    assert_eq!(
+        counters.get("pnfs_data_servers", &[("state", "up")]),
+        Some(3.0)
+    );
+    block_on(async {
+        let mut c = Client::new(mds, "pnfs-process-after").await;
+        let root = c.lookup_path("/").await;
+        assert_eq!(
+            c.lookup_status(&root, "before-kill").await,
+            NfsStat4::NFS4_OK
+        );
+    });
+    eprintln!(
+        "first start {first:?}; kill9 to serving again {restarted:?} (restart {:?}); whole test {:?}",
+        cluster.startup_time(),
+        t.elapsed()
+    );
+}

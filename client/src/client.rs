@@ -279,7 +279,11 @@ impl Client {
             retry_limit: opts.retry_limit,
         };
         let mds = Endpoint::connect(cfg, Some(callbacks.clone())).await?;
-        let pnfs_ok = opts.pnfs && mds.server_flags() & EXCHGID4_FLAG_USE_PNFS_MDS != 0;
+        // The MDS role flag is not enough: some servers set it and hand out no layouts
+        // (nfs-ganesha's VFS export says USE_PNFS_MDS with an empty fs_layout_types).
+        let pnfs_ok = opts.pnfs
+            && mds.server_flags() & EXCHGID4_FLAG_USE_PNFS_MDS != 0
+            && root_has_file_layouts(&mds).await;
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
             pnfs: pnfs_ok.then(|| Pnfs::new(mds.clone(), &opts, owner.clone(), weak.clone())),
             mds: mds.clone(),
@@ -613,6 +617,28 @@ impl Client {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&id);
     }
+}
+
+/// Whether the server's root file system lists LAYOUT4_NFSV4_1_FILES in `fs_layout_types`.
+async fn root_has_file_layouts(mds: &Arc<Endpoint>) -> bool {
+    let ops = vec![
+        NfsArgop4::PutRootFh,
+        NfsArgop4::GetAttr(GetAttrArgs {
+            attr_request: Bitmap4::from_bits([nfs_proto::nfs4::attr::FATTR4_FS_LAYOUT_TYPES]),
+        }),
+    ];
+    let Ok(r) = mds.compound(ops).await else {
+        return false;
+    };
+    r.results.iter().any(|x| match x {
+        NfsResop4::GetAttr(GetAttrRes::Ok(a)) => {
+            nfs_proto::nfs4::attr::FileAttrs::from_fattr(&a.obj_attributes)
+                .ok()
+                .and_then(|f| f.fs_layout_types)
+                .is_some_and(|t| t.contains(&Layouttype4::LAYOUT4_NFSV4_1_FILES))
+        }
+        _ => false,
+    })
 }
 
 impl Inner {

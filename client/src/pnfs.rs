@@ -176,7 +176,16 @@ impl Pnfs {
             }
             Err(e) => {
                 tracing::debug!("no layout, I/O through the MDS: {e}");
-                lock(&self.not_before).insert(fh.clone(), Instant::now() + RETRY_LAYOUT_AFTER);
+                // Unavailable for this file (RFC 8881 section 15.1.10.4): stop asking for a
+                // long while; anything else (TRYLATER, RECALLCONFLICT, a data server down)
+                // may pass soon.
+                let pause = match e.nfs_status() {
+                    Some(
+                        NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE | NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE,
+                    ) => Duration::from_secs(3600),
+                    _ => RETRY_LAYOUT_AFTER,
+                };
+                lock(&self.not_before).insert(fh.clone(), Instant::now() + pause);
                 None
             }
         }

@@ -630,7 +630,11 @@ impl Endpoint {
                     tracing::info!(addr = %self.cfg.addr, restarted, "new session");
                     *lock(&self.live) = Some(live);
                     drop(g);
-                    self.run_recovery(next, restarted).await;
+                    // Reclaim in a task of its own: the request that found the session
+                    // gone may itself be part of a reclaim (a file re-establishing its
+                    // open), which must go on for the recovery to finish.
+                    let me = self.clone();
+                    tokio::spawn(async move { me.run_recovery(next, restarted).await });
                     return Ok(());
                 }
                 Err(e) => {

@@ -1,5 +1,7 @@
 //! `pnfs`: the one binary (server, MDS, DS, client commands).
 
+mod cli;
+
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -44,6 +46,8 @@ enum Command {
     Ds(DsArgs),
     /// Print a running server's counters (its `metrics_listen` page).
     Stats(StatsArgs),
+    #[command(flatten)]
+    Client(cli::ClientCommand),
 }
 
 #[derive(Args)]
@@ -93,7 +97,19 @@ fn load(config: &Option<PathBuf>) -> anyhow::Result<Config> {
 }
 
 fn main() -> std::process::ExitCode {
-    match run() {
+    let cli = Cli::parse();
+    if let Command::Client(cmd) = cli.command {
+        // Client commands keep stdout for their output (`cat`): log warnings to stderr.
+        tracing_subscriber::fmt()
+            .with_env_filter(
+                EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+            )
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_writer(std::io::stderr)
+            .init();
+        return cli::run(cmd);
+    }
+    match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("pnfs: {e:#}");
@@ -102,7 +118,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn run() -> anyhow::Result<()> {
+fn run(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
@@ -110,11 +126,12 @@ fn run() -> anyhow::Result<()> {
         // Colour only on a terminal: logs redirected to a file stay plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
-    let cli = Cli::parse();
     let (cfg, all_in_one) = match &cli.command {
         Command::Server(a) => (load(&a.config)?, true),
         Command::Mds(a) => (load(&a.config)?, false),
         Command::Stats(a) => return stats(a),
+        // Handled in main before logging starts.
+        Command::Client(_) => anyhow::bail!("a client command reached the server path"),
         Command::Ds(a) => {
             let cfg = load(&a.config)?;
             let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;

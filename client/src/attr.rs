@@ -77,7 +77,7 @@ impl Metadata {
     /// From a server's attributes; `None` when they do not decode or lack the type.
     pub fn from_fattr(f: &Fattr4) -> Option<Metadata> {
         let a = FileAttrs::from_fattr(f).ok()?;
-        Some(Self::from_attrs(&a)?)
+        Self::from_attrs(&a)
     }
 
     /// From decoded attributes (the type is required; other absent values are zero).

@@ -14,7 +14,7 @@ use nfs_proto::xdr::DecodeError;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The server answered an operation with an error status.
-    #[error("{op}: {status}")]
+    #[error("{}: {status}", op_name(*.op))]
     Nfs {
         /// The operation that failed.
         op: NfsOpnum4,
@@ -71,6 +71,12 @@ pub enum Error {
     /// A local I/O error (reading or writing a local file in `cp`).
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+/// An operation's name as RFC 8881 writes it (`OPEN`, not the enum's `OP_OPEN`).
+fn op_name(op: NfsOpnum4) -> String {
+    let s = op.to_string();
+    s.strip_prefix("OP_").map(str::to_string).unwrap_or(s)
 }
 
 impl Error {

@@ -96,7 +96,7 @@ pub(crate) struct Pnfs {
     mds_slots: Arc<Semaphore>,
     devices: Mutex<HashMap<Deviceid4, Arc<Device>>>,
     /// Data server sessions by the first address of their multipath list.
-    servers: tokio::sync::Mutex<HashMap<SocketAddr, (Arc<Endpoint>, Arc<Semaphore>)>>,
+    servers: tokio::sync::Mutex<HashMap<SocketAddr, DsSession>>,
     layouts: Mutex<HashMap<NfsFh4, Arc<Layout>>>,
     /// Files to do through the MDS until the instant (a layout failed or was refused).
     not_before: Mutex<HashMap<NfsFh4, Instant>>,
@@ -105,6 +105,9 @@ pub(crate) struct Pnfs {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// A data server's session and the bound on RPCs in flight to it.
+type DsSession = (Arc<Endpoint>, Arc<Semaphore>);
 
 /// Pieces of one data server's share of a request: (index in the request's output,
 /// offset in the output buffer, object offset, length).
@@ -319,7 +322,7 @@ impl Pnfs {
     }
 
     /// The session with the data server at `addrs` (the first address that answers).
-    async fn server(&self, addrs: &[SocketAddr]) -> Result<(Arc<Endpoint>, Arc<Semaphore>)> {
+    async fn server(&self, addrs: &[SocketAddr]) -> Result<DsSession> {
         let key = addrs[0];
         let mut servers = self.servers.lock().await;
         if let Some(s) = servers.get(&key) {

@@ -272,18 +272,10 @@ impl Failure {
     }
 }
 
-/// The library's error as the command line says it: the failed operation without its `OP_`
-/// prefix and the server's status (`OPEN: NFS4ERR_NOENT`), or the library's own words.
+/// The library's error as the command line says it: the failed operation and the server's
+/// status (`OPEN: NFS4ERR_NOENT`), or the library's own words.
 pub fn describe(e: &client::Error) -> String {
-    match e {
-        client::Error::Nfs { op, status } => {
-            let op = op
-                .name()
-                .map_or_else(|| op.0.to_string(), |n| n.trim_start_matches("OP_").into());
-            format!("{op}: {status}")
-        }
-        other => other.to_string(),
-    }
+    e.to_string()
 }
 
 /// Result of a command.

@@ -58,7 +58,13 @@ async fn namespace_operations_and_io_through_the_server_round_trip() {
     c.link("/d/g", "/d/h").await.unwrap();
     c.symlink("g", "/d/s").await.unwrap();
     assert_eq!(c.readlink("/d/s").await.unwrap(), "g");
-    let mut names: Vec<String> = c.readdir("/d").await.unwrap().into_iter().map(|e| e.name).collect();
+    let mut names: Vec<String> = c
+        .readdir("/d")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
     names.sort();
     assert_eq!(names, ["g", "h", "s"]);
     assert_eq!(c.stat("/d/g").await.unwrap().nlink, 2);
@@ -81,7 +87,12 @@ async fn list_io_of_a_thousand_extents_round_trips() {
     let c = Client::connect(addr).await.unwrap();
     let f = c.create("/list", 0o644).await.unwrap();
     let extents: Vec<(u64, Bytes)> = (0..1000u64)
-        .map(|i| (i * 10_000 + (i % 7) * 13, pattern(100 + (i as usize % 50), i as u8)))
+        .map(|i| {
+            (
+                i * 10_000 + (i % 7) * 13,
+                pattern(100 + (i as usize % 50), i as u8),
+            )
+        })
         .collect();
     f.write_list(&extents).await.unwrap();
     f.fsync().await.unwrap();
@@ -135,7 +146,11 @@ async fn a_lock_of_a_client_that_vanished_is_released_by_lease_expiry() {
     let fa = a.create("/l", 0o644).await.unwrap();
     fa.lock(LockKind::Write, 0, 0).await.unwrap();
     let fb = b.open("/l", &OpenOptions::read_write()).await.unwrap();
-    assert!(fb.try_lock(LockKind::Write, 0, 0).await.unwrap_err().is(NfsStat4::NFS4ERR_DENIED));
+    assert!(fb
+        .try_lock(LockKind::Write, 0, 0)
+        .await
+        .unwrap_err()
+        .is(NfsStat4::NFS4ERR_DENIED));
     // Client a goes away without a word (its renewal task stops with it).
     drop(fa);
     drop(a);
@@ -144,7 +159,11 @@ async fn a_lock_of_a_client_that_vanished_is_released_by_lease_expiry() {
         .await
         .expect("lock not released by lease expiry")
         .unwrap();
-    assert!(t0.elapsed() >= Duration::from_millis(500), "released too early: {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() >= Duration::from_millis(500),
+        "released too early: {:?}",
+        t0.elapsed()
+    );
     fb.close().await.unwrap();
     let _ = ClientOptions::default();
 }

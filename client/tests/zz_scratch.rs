@@ -6,13 +6,18 @@ async fn scratch() {
     let addr = std::env::var("SCRATCH_ADDR").unwrap().parse().unwrap();
     let c = Client::connect(addr).await.unwrap();
     eprintln!("pnfs: {}", c.uses_pnfs());
-    let data: Bytes = (0..(20u32 << 20) + 777).map(|i| (i * 7 + i / 4093) as u8).collect::<Vec<u8>>().into();
+    let data: Bytes = (0..(20u32 << 20) + 777)
+        .map(|i| (i * 7 + i / 4093) as u8)
+        .collect::<Vec<u8>>()
+        .into();
     let t0 = std::time::Instant::now();
     let f = c.create("/big", 0o644).await.unwrap();
     let mut off = 0;
     while off < data.len() {
         let n = (data.len() - off).min(1 << 20);
-        f.write_at(off as u64, data.slice(off..off + n)).await.unwrap();
+        f.write_at(off as u64, data.slice(off..off + n))
+            .await
+            .unwrap();
         off += n;
     }
     f.close().await.unwrap();

@@ -1,0 +1,204 @@
+//! The Rust client against `pnfs server` as a process (an MDS and three data servers on
+//! loopback): copies of 0 B to 256 MiB with sha256 checks whose data goes to the data
+//! servers, list I/O, two clients, locks released by lease expiry, and a `pnfs cp` that
+//! survives an MDS killed with SIGKILL.
+//!
+//! Needs the `pnfs` binary: `$PNFS_BINARY`, or `cargo build --release --bin pnfs` first.
+
+mod client_suite;
+
+use std::time::{Duration, Instant};
+
+use interop_tests::peers::{PnfsCluster, PnfsOptions};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn cluster(opts: &PnfsOptions) -> PnfsCluster {
+    PnfsCluster::start_with(opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn copies_of_every_size_go_through_the_data_servers_and_keep_their_sha256() {
+    let c = cluster(&PnfsOptions::default());
+    let before = c.counters().unwrap();
+    let stats = rt().block_on(client_suite::copies_in_and_out_keep_their_sha256(
+        c.mds_addr(),
+        "",
+    ));
+    let after = c.counters().unwrap();
+    let total: u64 = client_suite::SIZES.iter().sum();
+    eprintln!("client: {stats:?}");
+    assert_eq!(stats.ds_bytes_written, total, "{stats:?}");
+    assert_eq!(stats.ds_bytes_read, total, "{stats:?}");
+    assert_eq!(
+        stats.mds_bytes_written + stats.mds_bytes_read,
+        0,
+        "{stats:?}"
+    );
+    // The servers agree: every data server served WRITEs and READs; the MDS none.
+    for ds in ["1", "2", "3"] {
+        for op in ["OP_WRITE", "OP_READ", "OP_COMMIT"] {
+            let n = after.sum(
+                "pnfs_ds_ops_total",
+                &[("ds", ds), ("op", op), ("status", "ok")],
+            ) - before.sum(
+                "pnfs_ds_ops_total",
+                &[("ds", ds), ("op", op), ("status", "ok")],
+            );
+            assert!(n > 0.0, "data server {ds} served no {op}");
+        }
+    }
+    for op in ["OP_WRITE", "OP_READ"] {
+        assert_eq!(
+            after.sum("pnfs_ops_total", &[("op", op)]),
+            0.0,
+            "the MDS served {op}"
+        );
+    }
+    assert!(
+        after.sum(
+            "pnfs_ops_total",
+            &[("op", "OP_LAYOUTCOMMIT"), ("status", "ok")]
+        ) > 0.0
+    );
+}
+
+#[test]
+fn list_io_of_a_thousand_extents_round_trips_through_the_layout() {
+    let c = cluster(&PnfsOptions::default());
+    rt().block_on(client_suite::list_io_of_a_thousand_extents_round_trips(
+        c.mds_addr(),
+        "",
+    ));
+    // The data servers' counts reach the MDS with its HEALTH polls: wait for them.
+    let t = Instant::now();
+    let (writes, compounds) = loop {
+        let n = c.counters().unwrap();
+        let writes = n.sum("pnfs_ds_ops_total", &[("op", "OP_WRITE"), ("status", "ok")]);
+        let compounds = n.sum(
+            "pnfs_ds_ops_total",
+            &[("op", "OP_SEQUENCE"), ("status", "ok")],
+        );
+        if writes >= 1000.0 || t.elapsed() > Duration::from_secs(20) {
+            break (writes, compounds);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    eprintln!("data servers: {writes} WRITEs in {compounds} COMPOUNDs (with COMMITs and renewals)");
+    assert!(writes >= 1000.0, "{writes} WRITEs for 1,000 extents");
+    // 1,000 extents over 3 data servers in batches of up to 12 WRITEs per COMPOUND, and
+    // as many READs: about 170 COMPOUNDs; one per extent would be 2,000.
+    assert!(
+        compounds < 400.0,
+        "{compounds} COMPOUNDs: list I/O is not batched"
+    );
+}
+
+#[test]
+fn two_clients_see_each_others_data_and_locks() {
+    let c = cluster(&PnfsOptions::default());
+    rt().block_on(client_suite::two_clients_see_each_others_data_and_locks(
+        c.mds_addr(),
+        "",
+    ));
+}
+
+#[test]
+fn a_lock_is_released_when_its_holders_process_dies() {
+    let c = cluster(&PnfsOptions::default());
+    let lease = Duration::from_secs(u64::from(c.options().lease_time));
+    rt().block_on(
+        client_suite::a_lock_is_released_when_its_holders_process_dies(c.mds_addr(), "", lease),
+    );
+}
+
+/// `pnfs cp --sha256` of a 512 MiB file while the server is killed with SIGKILL and
+/// restarted: the copy completes (the client reconnects, gets a new session, reclaims its
+/// open in the grace period and re-sends what was not committed) and the digests match.
+#[test]
+fn a_copy_survives_the_mds_killed_with_sigkill() {
+    let mut c = cluster(&PnfsOptions {
+        grace_time: 5,
+        ..PnfsOptions::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.bin");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&src).unwrap();
+        for i in 0..128u64 {
+            f.write_all(&client_suite::chunk(9, i << 22, 4 << 20))
+                .unwrap();
+        }
+    }
+    let url = format!("nfs://{}/restart.bin", c.mds_addr());
+    let bin = interop_tests::peers::pnfs_binary().unwrap();
+    let t0 = Instant::now();
+    let mut cp = std::process::Command::new(&bin)
+        .args(["cp", "--sha256", "--no-progress", "-v"])
+        .arg(&src)
+        .arg(&url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the server once the copy is under way: data in the data servers' objects.
+    let started = Instant::now();
+    loop {
+        let stored: u64 = (1..=3).map(|id| dir_bytes(&c.ds_data_dir(id))).sum();
+        if stored >= 64 << 20 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the copy never started writing"
+        );
+        if cp.try_wait().unwrap().is_some() {
+            panic!("the copy ended before the server could be killed; make the file larger");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c.kill9();
+    let killed_at = t0.elapsed();
+    std::thread::sleep(Duration::from_millis(500));
+    c.restart().unwrap_or_else(|e| panic!("{e}"));
+    let out = cp.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!(
+        "killed at {killed_at:?}; copy done after {:?}\n{stdout}\n{stderr}",
+        t0.elapsed()
+    );
+    assert!(out.status.success(), "pnfs cp failed: {stderr}");
+    assert!(stdout.contains("restart.bin"), "no digest line: {stdout}");
+    let recoveries = stderr
+        .split("recoveries ")
+        .nth(1)
+        .and_then(|s| s.split(|ch: char| !ch.is_ascii_digit()).next())
+        .and_then(|s| s.parse::<u32>().ok());
+    assert!(
+        recoveries.unwrap_or(0) >= 1,
+        "the client never recovered: {stderr}"
+    );
+}
+
+/// Bytes in the files under `dir` (the data servers' object stores).
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}

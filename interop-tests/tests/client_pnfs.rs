@@ -220,3 +220,53 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
         })
         .sum()
 }
+
+/// Another client truncates a file this client holds an RW layout of: the MDS recalls the
+/// layout, the client returns it once its I/O is done (nothing fenced), gets a new one for
+/// its next write, and both clients then read the same bytes.
+#[test]
+fn a_recalled_layout_is_returned_and_the_writer_goes_on() {
+    use bytes::Bytes;
+    use client::{Client, OpenOptions};
+    let c = cluster(&PnfsOptions::default());
+    rt().block_on(async {
+        let a = Client::connect(c.mds_addr()).await.unwrap();
+        let b = Client::connect(c.mds_addr()).await.unwrap();
+        let fa = a.create("/recall", 0o644).await.unwrap();
+        fa.write_at(0, client_suite::chunk(3, 0, 4 << 20))
+            .await
+            .unwrap();
+        fa.fsync().await.unwrap();
+        b.truncate("/recall", 1 << 20).await.unwrap();
+        let t = Instant::now();
+        while a.stats().recalls == 0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(15),
+                "no CB_LAYOUTRECALL reached the client"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let second = client_suite::chunk(4, 2 << 20, 1 << 20);
+        fa.write_at(2 << 20, second.clone()).await.unwrap();
+        fa.close().await.unwrap();
+        let stats = a.stats();
+        assert!(
+            stats.layouts >= 2,
+            "no new layout after the recall: {stats:?}"
+        );
+        let fb = b.open("/recall", &OpenOptions::read()).await.unwrap();
+        let all = fb.read_to_end().await.unwrap();
+        assert_eq!(all.len(), 3 << 20);
+        assert!(all.slice(..1 << 20) == client_suite::chunk(3, 0, 1 << 20));
+        assert!(all.slice(1 << 20..2 << 20) == Bytes::from(vec![0u8; 1 << 20]));
+        assert!(all.slice(2 << 20..) == second);
+        fb.close().await.unwrap();
+    });
+    let n = c.counters().unwrap();
+    assert!(n.sum("pnfs_layout_recalls_total", &[]) >= 1.0);
+    assert_eq!(
+        n.sum("pnfs_layouts_fenced_total", &[]),
+        0.0,
+        "the client was fenced"
+    );
+}

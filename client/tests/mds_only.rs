@@ -2,32 +2,15 @@
 //! no layouts): namespace operations, I/O through the server, locks between two clients,
 //! close-to-open and revalidate.
 
-use std::sync::Arc;
+mod support;
+
 use std::time::Duration;
 
 use bytes::Bytes;
 use client::{Client, ClientOptions, FileType, LockKind, OpenOptions};
-use mds::{Config, Mds};
 use nfs_proto::nfs4::NfsStat4;
 
-async fn start_mds(dir: &std::path::Path, lease: u32) -> (Arc<Mds>, std::net::SocketAddr) {
-    let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.to_path_buf(),
-        grace_time: 0,
-        lease_time: lease,
-        cluster: mds::config::ClusterConfig {
-            data_servers: Vec::new(),
-            ..Default::default()
-        },
-        ..Config::default()
-    };
-    let mds = Mds::open(cfg).expect("open mds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(mds.clone().serve_on(listener));
-    (mds, addr)
-}
+use support::start_mds;
 
 fn pattern(len: usize, seed: u8) -> Bytes {
     (0..len)

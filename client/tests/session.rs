@@ -4,35 +4,20 @@
 //! server answers it from its reply cache instead of running it twice. And an idle client
 //! keeps its lease.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use client::{Client, ClientOptions, LockKind, OpenOptions};
-use mds::{Config, Mds};
+use mds::Mds;
 use nfs_proto::nfs4::NfsStat4;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-async fn start_mds(dir: &std::path::Path, lease: u32) -> (Arc<Mds>, SocketAddr) {
-    let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.to_path_buf(),
-        grace_time: 0,
-        lease_time: lease,
-        cluster: mds::config::ClusterConfig {
-            data_servers: Vec::new(),
-            ..Default::default()
-        },
-        ..Config::default()
-    };
-    let mds = Mds::open(cfg).expect("open mds");
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(mds.clone().serve_on(listener));
-    (mds, addr)
-}
+use support::start_mds;
 
 /// A relay from a loopback port to the server. When `swallow_next_reply` is set, the next
 /// bytes the server sends back are dropped and both sides of that connection are closed:

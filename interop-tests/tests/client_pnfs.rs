@@ -1,7 +1,8 @@
 //! The Rust client against `pnfs server` as a process (an MDS and three data servers on
 //! loopback): copies of 0 B to 256 MiB with sha256 checks whose data goes to the data
-//! servers, list I/O, two clients, locks released by lease expiry, and a `pnfs cp` that
-//! survives an MDS killed with SIGKILL.
+//! servers, list I/O, two clients, locks released by lease expiry, a `pnfs cp` that
+//! survives an MDS killed with SIGKILL, and (with the data servers as processes of their own)
+//! writes and reads that survive one data server killed with SIGKILL.
 //!
 //! Needs the `pnfs` binary: `$PNFS_BINARY`, or `cargo build --release --bin pnfs` first.
 
@@ -269,4 +270,191 @@ fn a_recalled_layout_is_returned_and_the_writer_goes_on() {
         0.0,
         "the client was fenced"
     );
+}
+
+/// With `RUST_LOG` set, the client's tracing goes to the test's output (shown for a failing
+/// test, or with `--nocapture`): the client's side of a data server failure.
+fn trace_client() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+/// A cluster whose data servers run as processes of their own, so that one can die alone.
+fn split_cluster() -> std::sync::Arc<std::sync::Mutex<PnfsCluster>> {
+    std::sync::Arc::new(std::sync::Mutex::new(cluster(&PnfsOptions {
+        split: true,
+        ..PnfsOptions::default()
+    })))
+}
+
+/// Kills data server `id` with SIGKILL now and starts it again `after` later from a thread
+/// of its own (while the client goes on); the thread's result says when it was back.
+fn kill_and_restart_ds(
+    c: &std::sync::Arc<std::sync::Mutex<PnfsCluster>>,
+    id: u16,
+    after: Duration,
+) -> std::thread::JoinHandle<Result<Duration, String>> {
+    let t0 = Instant::now();
+    c.lock()
+        .unwrap()
+        .kill9_ds(id)
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("data server {id} killed");
+    let c = c.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        let mut c = c.lock().unwrap_or_else(|p| p.into_inner());
+        c.restart_ds(id).map_err(|e| e.to_string())?;
+        eprintln!("data server {id} back after {:?}", t0.elapsed());
+        Ok(t0.elapsed())
+    })
+}
+
+/// One client writes 48 MiB in 1 MiB `write_at`s (its write-back buffer 4 MiB, so data
+/// goes out as it is written) with an fsync every 8 MiB; at 20 MiB data server 2 is killed
+/// with SIGKILL, between two fsyncs, so it holds UNSTABLE writes nobody committed, and is
+/// restarted 2 s later. The client must finish without an error and the file must read back
+/// whole: the writes the dead server acknowledged are sent again (its write verifier
+/// changed, or its COMMIT failed and they went through the MDS), as RFC 8881 section
+/// 18.32.3 asks.
+#[test]
+fn a_data_server_killed_mid_write_costs_no_data() {
+    use client::{Client, ClientOptions, OpenOptions};
+    trace_client();
+    const MIB: u64 = 1 << 20;
+    let c = split_cluster();
+    let addr = c.lock().unwrap().mds_addr();
+    let t0 = Instant::now();
+    let (stats, restarted) = rt().block_on(async {
+        let client = Client::connect_with(
+            addr,
+            ClientOptions {
+                write_back: 4 << 20,
+                ..ClientOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let f = client.create("/ds-dies", 0o644).await.unwrap();
+        let mut restart = None;
+        for i in 0..48u64 {
+            if i == 20 {
+                restart = Some(kill_and_restart_ds(&c, 2, Duration::from_secs(2)));
+            }
+            let t = Instant::now();
+            f.write_at(i * MIB, client_suite::chunk(11, i * MIB, MIB as usize))
+                .await
+                .unwrap_or_else(|e| panic!("write at {i} MiB: {e}"));
+            if (i + 1) % 8 == 0 {
+                f.fsync()
+                    .await
+                    .unwrap_or_else(|e| panic!("fsync at {} MiB: {e}", i + 1));
+            }
+            if t.elapsed() > Duration::from_millis(500) {
+                eprintln!(
+                    "{:>6.2} s: write of MiB {i} (and its fsync) took {:?}; {:?}",
+                    t0.elapsed().as_secs_f64(),
+                    t.elapsed(),
+                    client.stats()
+                );
+            }
+        }
+        f.close().await.unwrap_or_else(|e| panic!("close: {e}"));
+        let restarted = restart
+            .expect("the data server was killed")
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("restarting data server 2: {e}"));
+        let stats = client.stats();
+        let f = client.open("/ds-dies", &OpenOptions::read()).await.unwrap();
+        assert_eq!(f.size(), 48 * MIB);
+        for i in 0..48u64 {
+            let got = f.read_at(i * MIB, MIB).await.unwrap();
+            assert!(
+                got == client_suite::chunk(11, i * MIB, MIB as usize),
+                "MiB {i} of the file differs from what was written"
+            );
+        }
+        f.close().await.unwrap();
+        client.shutdown().await;
+        (stats, restarted)
+    });
+    eprintln!(
+        "written and read back in {:?} (data server 2 back after {restarted:?}): fallbacks {}, \
+         rewrites {}, mds_bytes_written {}, ds_bytes_written {}; {stats:?}",
+        t0.elapsed(),
+        stats.fallbacks,
+        stats.rewrites,
+        stats.mds_bytes_written,
+        stats.ds_bytes_written,
+    );
+    assert!(
+        stats.rewrites + stats.fallbacks >= 1,
+        "nothing was re-sent after the data server died: {stats:?}\n{}",
+        c.lock().unwrap().log_tail()
+    );
+    assert!(
+        stats.ds_bytes_written + stats.mds_bytes_written >= 48 * MIB,
+        "{stats:?}"
+    );
+}
+
+/// A file written before is read back in 1 MiB `read_at`s while data server 2 is killed
+/// (after 8 MiB) and restarted 2 s later: every read completes, through the MDS or after
+/// the data server returns, with the bytes that were written.
+#[test]
+fn a_data_server_killed_mid_read_costs_no_read() {
+    use client::{Client, OpenOptions};
+    trace_client();
+    const MIB: u64 = 1 << 20;
+    let c = split_cluster();
+    let addr = c.lock().unwrap().mds_addr();
+    let t0 = Instant::now();
+    let (stats, restarted) = rt().block_on(async {
+        let writer = Client::connect(addr).await.unwrap();
+        client_suite::put(&writer, "/ds-dies-reading", 12, 24 * MIB).await;
+        writer.shutdown().await;
+        let client = Client::connect(addr).await.unwrap();
+        let f = client
+            .open("/ds-dies-reading", &OpenOptions::read())
+            .await
+            .unwrap();
+        assert_eq!(f.size(), 24 * MIB);
+        let mut restart = None;
+        for i in 0..24u64 {
+            if i == 8 {
+                restart = Some(kill_and_restart_ds(&c, 2, Duration::from_secs(2)));
+            }
+            let got = f
+                .read_at(i * MIB, MIB)
+                .await
+                .unwrap_or_else(|e| panic!("read at {i} MiB: {e}"));
+            assert!(
+                got == client_suite::chunk(12, i * MIB, MIB as usize),
+                "MiB {i} of the file differs from what was written"
+            );
+        }
+        f.close().await.unwrap();
+        let restarted = restart
+            .expect("the data server was killed")
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("restarting data server 2: {e}"));
+        let stats = client.stats();
+        client.shutdown().await;
+        (stats, restarted)
+    });
+    eprintln!(
+        "read in {:?} (data server 2 back after {restarted:?}): fallbacks {}, mds_bytes_read \
+         {}, ds_bytes_read {}; {stats:?}",
+        t0.elapsed(),
+        stats.fallbacks,
+        stats.mds_bytes_read,
+        stats.ds_bytes_read,
+    );
+    assert!(stats.ds_bytes_read + stats.mds_bytes_read >= 24 * MIB, "{stats:?}");
 }

@@ -423,7 +423,10 @@ fn a_data_server_down_for_long_sends_the_writes_through_the_mds() {
         "the client never fell back to the MDS: {stats:?}"
     );
     assert!(stats.mds_bytes_written > 0, "{stats:?}");
-    assert!(stats.layouts >= 2, "no layout after the fall-back: {stats:?}");
+    assert!(
+        stats.layouts >= 2,
+        "no layout after the fall-back: {stats:?}"
+    );
 }
 
 /// A file written before is read back in 1 MiB `read_at`s while data server 2 is killed
@@ -559,5 +562,11 @@ fn a_data_server_restart_does_not_bring_back_overwritten_data() {
         stats
     });
     eprintln!("{stats:?}");
-    assert!(stats.rewrites >= 1, "nothing was re-sent: {stats:?}");
+    // Data server 2 held some of 4..8 MiB unstable when it died: re-sent after its new
+    // verifier (or, on a machine slow enough that it stayed away past the client's 5 s,
+    // through the MDS).
+    assert!(
+        stats.rewrites + stats.fallbacks >= 1,
+        "nothing was re-sent: {stats:?}"
+    );
 }

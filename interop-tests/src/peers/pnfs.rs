@@ -158,7 +158,9 @@ impl Proc {
 
     /// How it ended, if it was started and has exited.
     fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// Marks a restart in its log, so the log tells one run from the next.

@@ -491,6 +491,7 @@ impl File {
         let mut d = self.open.data.lock().await;
         let end = offset + data.len() as u64;
         drop_cached(&mut d, offset, end);
+        supersede(&mut d, offset, end);
         d.dirty_bytes += data.len();
         d.dirty.push((offset, data));
         {
@@ -513,6 +514,7 @@ impl File {
             }
             let end = o + data.len() as u64;
             drop_cached(&mut d, *o, end);
+            supersede(&mut d, *o, end);
             d.dirty_bytes += data.len();
             d.dirty.push((*o, data.clone()));
             let mut m = lock(&self.open.meta);
@@ -800,6 +802,68 @@ fn drop_cached(d: &mut Data, start: u64, end: u64) {
     }
 }
 
+/// A new write of `start..end` supersedes what earlier writes put there: cuts that range
+/// out of the writes not sent yet and of those sent but not known stable. Without this, an
+/// older write could land over the newer one: re-sent after a changed write verifier (a data
+/// server restarted between the older WRITE and its COMMIT, while the newer WRITE already
+/// carries the new verifier and is not re-sent; RFC 8881 section 18.32.3 asks to re-send
+/// only what the server may have lost), or sent in a COMPOUND of its own that overtakes the
+/// newer one's in the same flush. The older bytes there need no durability any more: the
+/// newer write is sent before any COMMIT. So writes kept in `Data` never overlap.
+fn supersede(d: &mut Data, start: u64, end: u64) {
+    d.dirty_bytes -= cut_out(&mut d.dirty, start, end, |(o, b)| (*o, b), |_, o, b| (o, b));
+    cut_out(
+        &mut d.unstable,
+        start,
+        end,
+        |w| (w.offset, &w.data),
+        |w, offset, data| Written {
+            offset,
+            data,
+            ..w.clone()
+        },
+    );
+}
+
+/// Cuts `start..end` out of `items` (each at a file offset with its bytes, read by `span`):
+/// an item inside the range goes, one across an edge keeps the part outside (`with` makes
+/// the piece of an item at a new offset), one over the whole range becomes two. Keeps the
+/// order; returns the bytes cut.
+fn cut_out<T>(
+    items: &mut Vec<T>,
+    start: u64,
+    end: u64,
+    span: impl Fn(&T) -> (u64, &Bytes),
+    with: impl Fn(&T, u64, Bytes) -> T,
+) -> usize {
+    let overlaps = |t: &T| {
+        let (o, b) = span(t);
+        o < end && o + b.len() as u64 > start
+    };
+    if !items.iter().any(overlaps) {
+        return 0;
+    }
+    let mut cut = 0;
+    let mut out = Vec::with_capacity(items.len() + 1);
+    for t in items.drain(..) {
+        if !overlaps(&t) {
+            out.push(t);
+            continue;
+        }
+        let (o, b) = span(&t);
+        let e = o + b.len() as u64;
+        cut += (e.min(end) - o.max(start)) as usize;
+        if o < start {
+            out.push(with(&t, o, b.slice(..(start - o) as usize)));
+        }
+        if e > end {
+            out.push(with(&t, end, b.slice((end - o) as usize..)));
+        }
+    }
+    *items = out;
+    cut
+}
+
 /// Joins writes that follow each other into pieces of up to `max` bytes and cuts larger
 /// ones to `max`, keeping their order (a later write over an earlier one must land last).
 fn coalesce(writes: Vec<(u64, Bytes)>, max: usize) -> Vec<(u64, Bytes)> {
@@ -858,6 +922,31 @@ mod tests {
         );
         assert_eq!(out.len(), 1);
         assert_eq!(&out[0].1[..], &[1, 1, 1, 1, 2, 2, 2, 2]);
+    }
+
+    #[test]
+    fn a_cut_drops_covered_writes_and_keeps_the_parts_outside_in_order() {
+        let piece = |o: u64, n: usize, v: u8| (o, Bytes::from(vec![v; n]));
+        let mut w = vec![
+            piece(0, 10, 1),   // left edge: keeps 0..5
+            piece(6, 2, 2),    // inside: goes
+            piece(8, 10, 3),   // right edge: keeps 12..18
+            piece(30, 5, 4),   // outside: stays
+            piece(100, 50, 5), // not touched
+        ];
+        let cut = cut_out(&mut w, 5, 12, |(o, b)| (*o, b), |_, o, b| (o, b));
+        assert_eq!(cut, 5 + 2 + 4);
+        let shape: Vec<(u64, usize, u8)> = w.iter().map(|(o, b)| (*o, b.len(), b[0])).collect();
+        assert_eq!(shape, vec![(0, 5, 1), (12, 6, 3), (30, 5, 4), (100, 50, 5)]);
+        // A write over the middle of another splits it in two; nothing else moves.
+        let mut w = vec![(0, Bytes::from((0u8..20).collect::<Vec<u8>>()))];
+        assert_eq!(cut_out(&mut w, 5, 8, |(o, b)| (*o, b), |_, o, b| (o, b)), 3);
+        assert_eq!(w.len(), 2);
+        assert_eq!((w[0].0, &w[0].1[..]), (0, &[0u8, 1, 2, 3, 4][..]));
+        assert_eq!((w[1].0, w[1].1[0], w[1].1.len()), (8, 8, 12));
+        // Nothing overlapping: nothing cut.
+        assert_eq!(cut_out(&mut w, 5, 8, |(o, b)| (*o, b), |_, o, b| (o, b)), 0);
+        assert_eq!(w.len(), 2);
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! - [`PnfsCluster`]: our `pnfs server` binary (the MDS and three data servers in one process)
 //!   with its counters page, which a test reads with [`PnfsCluster::counters`] to show where
 //!   the data went, and which it can kill with SIGKILL and start again over the same data
-//!   directory ([`PnfsCluster::kill9`], [`PnfsCluster::restart`]).
+//!   directory ([`PnfsCluster::kill9`], [`PnfsCluster::restart`]). In split mode
+//!   ([`PnfsOptions::split`]) the MDS and each data server are processes of their own, and one
+//!   data server can be killed and restarted alone ([`PnfsCluster::kill9_ds`],
+//!   [`PnfsCluster::restart_ds`]).
 //!
 //! Both wait, when started, until the server answers an NFS NULL call ([`nfs_null`]) on its
 //! port, and fail with the end of the server's log when it exits or never answers.
@@ -107,6 +110,10 @@ pub enum PeerError {
         /// What went wrong.
         why: String,
     },
+    /// The harness was asked for something its setup cannot do (e.g. to kill one data
+    /// server of a cluster that runs them all in one process).
+    #[error("{0}")]
+    Usage(String),
 }
 
 /// A server that did not come up: what happened, with the end of its log.

@@ -1,7 +1,8 @@
 //! The Rust client against `pnfs server` as a process (an MDS and three data servers on
 //! loopback): copies of 0 B to 256 MiB with sha256 checks whose data goes to the data
-//! servers, list I/O, two clients, locks released by lease expiry, and a `pnfs cp` that
-//! survives an MDS killed with SIGKILL.
+//! servers, list I/O, two clients, locks released by lease expiry, a `pnfs cp` that
+//! survives an MDS killed with SIGKILL, and (with the data servers as processes of their own)
+//! writes and reads that survive one data server killed with SIGKILL.
 //!
 //! Needs the `pnfs` binary: `$PNFS_BINARY`, or `cargo build --release --bin pnfs` first.
 
@@ -280,5 +281,304 @@ fn a_recalled_layout_is_returned_and_the_writer_goes_on() {
         n.sum("pnfs_layouts_fenced_total", &[]),
         0.0,
         "the client was fenced"
+    );
+}
+
+/// With `RUST_LOG` set, the client's tracing goes to the test's output (shown for a failing
+/// test, or with `--nocapture`): the client's side of a data server failure.
+fn trace_client() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+/// A cluster whose data servers run as processes of their own, so that one can die alone.
+fn split_cluster() -> std::sync::Arc<std::sync::Mutex<PnfsCluster>> {
+    std::sync::Arc::new(std::sync::Mutex::new(cluster(&PnfsOptions {
+        split: true,
+        ..PnfsOptions::default()
+    })))
+}
+
+/// Kills data server `id` with SIGKILL now and starts it again `after` later from a thread
+/// of its own (while the client goes on); the thread's result says when it was back.
+fn kill_and_restart_ds(
+    c: &std::sync::Arc<std::sync::Mutex<PnfsCluster>>,
+    id: u16,
+    after: Duration,
+) -> std::thread::JoinHandle<Result<Duration, String>> {
+    let t0 = Instant::now();
+    c.lock()
+        .unwrap()
+        .kill9_ds(id)
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("data server {id} killed");
+    let c = c.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        let mut c = c.lock().unwrap_or_else(|p| p.into_inner());
+        c.restart_ds(id).map_err(|e| e.to_string())?;
+        eprintln!("data server {id} back after {:?}", t0.elapsed());
+        Ok(t0.elapsed())
+    })
+}
+
+/// One client writes 48 MiB in 1 MiB `write_at`s (its write-back buffer 4 MiB, so data
+/// goes out as it is written) with an fsync every 8 MiB; at 20 MiB data server 2 is killed
+/// with SIGKILL, between two fsyncs, so it holds UNSTABLE writes nobody committed, and is
+/// restarted `down` later. The client must finish without an error, and the file must read
+/// back whole with a new open. Returns the writer's stats.
+fn write_while_a_data_server_dies(name: &str, down: Duration) -> client::Stats {
+    use client::{Client, ClientOptions, OpenOptions};
+    trace_client();
+    const MIB: u64 = 1 << 20;
+    let c = split_cluster();
+    let addr = c.lock().unwrap().mds_addr();
+    let t0 = Instant::now();
+    let (stats, restarted) = rt().block_on(async {
+        let client = Client::connect_with(
+            addr,
+            ClientOptions {
+                write_back: 4 << 20,
+                ..ClientOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let f = client.create(name, 0o644).await.unwrap();
+        let mut restart = None;
+        for i in 0..48u64 {
+            if i == 20 {
+                restart = Some(kill_and_restart_ds(&c, 2, down));
+            }
+            let t = Instant::now();
+            f.write_at(i * MIB, client_suite::chunk(11, i * MIB, MIB as usize))
+                .await
+                .unwrap_or_else(|e| panic!("write at {i} MiB: {e}"));
+            if (i + 1) % 8 == 0 {
+                f.fsync()
+                    .await
+                    .unwrap_or_else(|e| panic!("fsync at {} MiB: {e}", i + 1));
+            }
+            if t.elapsed() > Duration::from_millis(500) {
+                eprintln!(
+                    "{:>6.2} s: write of MiB {i} (and its fsync) took {:?}; {:?}",
+                    t0.elapsed().as_secs_f64(),
+                    t.elapsed(),
+                    client.stats()
+                );
+            }
+        }
+        f.close().await.unwrap_or_else(|e| panic!("close: {e}"));
+        let restarted = restart
+            .expect("the data server was killed")
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("restarting data server 2: {e}"));
+        let stats = client.stats();
+        let f = client.open(name, &OpenOptions::read()).await.unwrap();
+        assert_eq!(f.size(), 48 * MIB);
+        for i in 0..48u64 {
+            let got = f.read_at(i * MIB, MIB).await.unwrap();
+            assert!(
+                got == client_suite::chunk(11, i * MIB, MIB as usize),
+                "MiB {i} of the file differs from what was written"
+            );
+        }
+        f.close().await.unwrap();
+        client.shutdown().await;
+        (stats, restarted)
+    });
+    eprintln!(
+        "written and read back in {:?} (data server 2 back after {restarted:?}): fallbacks {}, \
+         rewrites {}, mds_bytes_written {}, ds_bytes_written {}; {stats:?}",
+        t0.elapsed(),
+        stats.fallbacks,
+        stats.rewrites,
+        stats.mds_bytes_written,
+        stats.ds_bytes_written,
+    );
+    assert!(
+        stats.ds_bytes_written + stats.mds_bytes_written >= 48 * MIB,
+        "{stats:?}"
+    );
+    stats
+}
+
+/// Data server 2 dies mid-write and is back 2 s later, within the client's patience for a
+/// data server (5 s): the client reconnects, gets a new session there, and its COMMIT sees
+/// the new write verifier, so the writes the dead server acknowledged UNSTABLE are sent
+/// again (RFC 8881 section 18.32.3). On a slow machine the server may stay away longer and
+/// the client fall back to the MDS instead; either way something is re-sent and no data is
+/// lost.
+#[test]
+fn a_data_server_killed_mid_write_costs_no_data() {
+    let stats = write_while_a_data_server_dies("/ds-dies", Duration::from_secs(2));
+    assert!(
+        stats.rewrites + stats.fallbacks >= 1,
+        "nothing was re-sent after the data server died: {stats:?}"
+    );
+}
+
+/// Data server 2 dies mid-write and stays away 8 s, longer than the client waits for a data
+/// server (5 s): the client returns its layout and writes through the MDS (which waits for
+/// the data server with NFS4ERR_DELAY, as the file is striped over it), then takes a layout
+/// again; no data is lost.
+#[test]
+fn a_data_server_down_for_long_sends_the_writes_through_the_mds() {
+    let stats = write_while_a_data_server_dies("/ds-down", Duration::from_secs(8));
+    assert!(
+        stats.fallbacks >= 1,
+        "the client never fell back to the MDS: {stats:?}"
+    );
+    assert!(stats.mds_bytes_written > 0, "{stats:?}");
+    assert!(
+        stats.layouts >= 2,
+        "no layout after the fall-back: {stats:?}"
+    );
+}
+
+/// A file written before is read back in 1 MiB `read_at`s while data server 2 is killed
+/// (after 8 MiB) and restarted `down` later: every read completes, through the MDS or after
+/// the data server returns, with the bytes that were written. Returns the reader's stats.
+fn read_while_a_data_server_dies(name: &str, down: Duration) -> client::Stats {
+    use client::{Client, OpenOptions};
+    trace_client();
+    const MIB: u64 = 1 << 20;
+    let c = split_cluster();
+    let addr = c.lock().unwrap().mds_addr();
+    let t0 = Instant::now();
+    let (stats, restarted) = rt().block_on(async {
+        let writer = Client::connect(addr).await.unwrap();
+        client_suite::put(&writer, name, 12, 24 * MIB).await;
+        writer.shutdown().await;
+        let client = Client::connect(addr).await.unwrap();
+        let f = client.open(name, &OpenOptions::read()).await.unwrap();
+        assert_eq!(f.size(), 24 * MIB);
+        let mut restart = None;
+        for i in 0..24u64 {
+            if i == 8 {
+                restart = Some(kill_and_restart_ds(&c, 2, down));
+            }
+            let got = f
+                .read_at(i * MIB, MIB)
+                .await
+                .unwrap_or_else(|e| panic!("read at {i} MiB: {e}"));
+            assert!(
+                got == client_suite::chunk(12, i * MIB, MIB as usize),
+                "MiB {i} of the file differs from what was written"
+            );
+        }
+        f.close().await.unwrap();
+        let restarted = restart
+            .expect("the data server was killed")
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("restarting data server 2: {e}"));
+        let stats = client.stats();
+        client.shutdown().await;
+        (stats, restarted)
+    });
+    eprintln!(
+        "read in {:?} (data server 2 back after {restarted:?}): fallbacks {}, mds_bytes_read \
+         {}, ds_bytes_read {}; {stats:?}",
+        t0.elapsed(),
+        stats.fallbacks,
+        stats.mds_bytes_read,
+        stats.ds_bytes_read,
+    );
+    assert!(
+        stats.ds_bytes_read + stats.mds_bytes_read >= 24 * MIB,
+        "{stats:?}"
+    );
+    stats
+}
+
+/// Data server 2 dies mid-read and is back 2 s later: the reads wait for it (or go through
+/// the MDS) and return the right bytes.
+#[test]
+fn a_data_server_killed_mid_read_costs_no_read() {
+    read_while_a_data_server_dies("/ds-dies-reading", Duration::from_secs(2));
+}
+
+/// Data server 2 dies mid-read and stays away 8 s: the client reads through the MDS after
+/// its 5 s of patience, and the bytes are right.
+#[test]
+fn a_data_server_down_for_long_sends_the_reads_through_the_mds() {
+    let stats = read_while_a_data_server_dies("/ds-down-reading", Duration::from_secs(8));
+    assert!(
+        stats.fallbacks >= 1,
+        "the client never fell back to the MDS: {stats:?}"
+    );
+    assert!(stats.mds_bytes_read > 0, "{stats:?}");
+}
+
+/// A file is written (8 MiB, UNSTABLE through the layout, not committed), data server 2 is
+/// killed and back 2 s later, and the first 4 MiB are written again with other bytes. The
+/// restart changed data server 2's write verifier, so the first writes it acknowledged must
+/// be sent again, but only where nothing newer was written over them: the file reads back
+/// with the new bytes in the first 4 MiB and the old ones after.
+#[test]
+fn a_data_server_restart_does_not_bring_back_overwritten_data() {
+    use client::{Client, ClientOptions, OpenOptions};
+    trace_client();
+    const MIB: u64 = 1 << 20;
+    let c = split_cluster();
+    let addr = c.lock().unwrap().mds_addr();
+    let stats = rt().block_on(async {
+        let client = Client::connect_with(
+            addr,
+            ClientOptions {
+                write_back: 4 << 20,
+                ..ClientOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let f = client.create("/overwritten", 0o644).await.unwrap();
+        for i in 0..8u64 {
+            f.write_at(i * MIB, client_suite::chunk(21, i * MIB, MIB as usize))
+                .await
+                .unwrap();
+        }
+        let restart = kill_and_restart_ds(&c, 2, Duration::from_secs(2));
+        for i in 0..4u64 {
+            f.write_at(i * MIB, client_suite::chunk(22, i * MIB, MIB as usize))
+                .await
+                .unwrap_or_else(|e| panic!("write at {i} MiB: {e}"));
+        }
+        f.close().await.unwrap_or_else(|e| panic!("close: {e}"));
+        restart
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("restarting data server 2: {e}"));
+        let stats = client.stats();
+        let reader = Client::connect(addr).await.unwrap();
+        let f = reader
+            .open("/overwritten", &OpenOptions::read())
+            .await
+            .unwrap();
+        assert_eq!(f.size(), 8 * MIB);
+        for i in 0..8u64 {
+            let seed = if i < 4 { 22 } else { 21 };
+            let got = f.read_at(i * MIB, MIB).await.unwrap();
+            assert!(
+                got == client_suite::chunk(seed, i * MIB, MIB as usize),
+                "MiB {i} does not hold the last bytes written there ({stats:?})"
+            );
+        }
+        f.close().await.unwrap();
+        stats
+    });
+    eprintln!("{stats:?}");
+    // Data server 2 held some of 4..8 MiB unstable when it died: re-sent after its new
+    // verifier (or, on a machine slow enough that it stayed away past the client's 5 s,
+    // through the MDS).
+    assert!(
+        stats.rewrites + stats.fallbacks >= 1,
+        "nothing was re-sent: {stats:?}"
     );
 }

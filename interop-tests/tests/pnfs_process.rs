@@ -145,3 +145,73 @@ fn pnfs_server_killed_with_sigkill_restarts_over_its_data_and_answers_again() {
         t.elapsed()
     );
 }
+
+/// In split mode the MDS and each data server are processes of their own with logs of their
+/// own: one data server killed with SIGKILL stops answering while the MDS and the others go
+/// on, and the MDS counts it down; restarted, it is back on the same port and counted up;
+/// the whole cluster restarts too. A cluster in one process refuses to kill one data
+/// server.
+#[test]
+fn a_split_cluster_loses_and_regains_one_data_server_alone() {
+    let t = Instant::now();
+    let mut cluster = PnfsCluster::start_with(&PnfsOptions {
+        split: true,
+        ..PnfsOptions::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let started = t.elapsed();
+    let ds = cluster.ds_addrs();
+    let pids: Vec<u32> = (1..=3)
+        .map(|id| cluster.ds_pid(id).expect("running"))
+        .collect();
+    let mds_pid = cluster.pid().expect("running");
+    assert!(!pids.contains(&mds_pid), "a data server in the MDS process");
+    for id in 1..=3 {
+        let log = std::fs::read_to_string(cluster.ds_log_file(id).unwrap()).unwrap();
+        assert!(log.contains("serving NFS"), "data server {id}'s log: {log}");
+    }
+    let up = |c: &PnfsCluster, id: &str| {
+        c.counters()
+            .unwrap()
+            .get("pnfs_data_server_up", &[("ds", id)])
+    };
+
+    cluster.kill9_ds(2).unwrap();
+    assert!(!cluster.ds_is_running(2));
+    assert!(cluster.ds_is_running(1) && cluster.ds_is_running(3));
+    assert!(nfs_null(ds[1], Duration::from_secs(1)).is_err());
+    for a in [cluster.mds_addr(), ds[0], ds[2]] {
+        nfs_null(a, Duration::from_secs(2)).unwrap_or_else(|e| panic!("{a}: {e}"));
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while up(&cluster, "2") != Some(0.0) {
+        assert!(
+            Instant::now() < deadline,
+            "the MDS never saw data server 2 die"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let t = Instant::now();
+    cluster.restart_ds(2).unwrap_or_else(|e| panic!("{e}"));
+    let back = t.elapsed();
+    assert_eq!(up(&cluster, "2"), Some(1.0));
+    nfs_null(ds[1], Duration::from_secs(2)).unwrap();
+    assert_ne!(cluster.ds_pid(2), Some(pids[1]));
+    assert_eq!(cluster.pid(), Some(mds_pid), "the MDS was restarted too");
+    assert!(cluster.is_running());
+
+    cluster.restart().unwrap_or_else(|e| panic!("{e}"));
+    assert!(cluster.is_running());
+    assert_ne!(cluster.pid(), Some(mds_pid));
+    assert!(
+        cluster.log_tail().contains("ds3.log"),
+        "{}",
+        cluster.log_tail()
+    );
+    eprintln!("split cluster up in {started:?}; data server 2 back in {back:?}");
+
+    let mut whole = PnfsCluster::start().unwrap_or_else(|e| panic!("{e}"));
+    assert!(whole.kill9_ds(2).is_err());
+    assert!(whole.ds_log_file(2).is_none());
+}

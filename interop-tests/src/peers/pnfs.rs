@@ -1,4 +1,6 @@
-//! `pnfs server` as a child process: the MDS and its data servers on loopback ports.
+//! Our cluster as child processes on loopback ports: `pnfs server` (the MDS and its data
+//! servers in one process), or in split mode `pnfs mds` and one `pnfs ds --id N` per data
+//! server, so that a test can kill one data server alone.
 
 use std::fs;
 use std::io::Write;
@@ -68,6 +70,11 @@ pub struct PnfsOptions {
     /// `cluster.layout.stripe_unit` in bytes (a multiple of 64); `None`: the server's
     /// default (1 MiB).
     pub stripe_unit: Option<u32>,
+    /// Run the MDS (`pnfs mds`) and each data server (`pnfs ds --id N`) as processes of
+    /// their own, over the same configuration, so that a test can kill one data server
+    /// ([`PnfsCluster::kill9_ds`]) while the others and the MDS go on. Default false: one
+    /// `pnfs server` process runs them all.
+    pub split: bool,
 }
 
 impl Default for PnfsOptions {
@@ -78,6 +85,7 @@ impl Default for PnfsOptions {
             data_servers: 3,
             layouts: true,
             stripe_unit: None,
+            split: false,
         }
     }
 }
@@ -89,16 +97,104 @@ struct DsPorts {
     control: u16,
 }
 
-/// A running `pnfs server` (the MDS and its data servers in one process) on loopback ports
-/// of its own, over a temporary data directory; killed (SIGKILL) and its directory removed
-/// on drop.
+/// One child process of the cluster: its command line, its log file (stdout and stderr,
+/// appended across restarts, with a mark at each restart) and, while it runs, the child.
+#[derive(Debug)]
+struct Proc {
+    /// What it is, for errors: "pnfs server", "pnfs mds" or "pnfs ds".
+    what: &'static str,
+    /// Arguments after the binary.
+    args: Vec<String>,
+    log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Proc {
+    fn new(what: &'static str, args: Vec<String>, log: PathBuf) -> Proc {
+        Proc {
+            what,
+            args,
+            log,
+            child: None,
+        }
+    }
+
+    /// Starts it (it must not be running), its output appended to its log; returns at once.
+    fn spawn(&mut self, binary: &Path, cwd: &Path) -> Result<(), PeerError> {
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(io_err(&self.log))?;
+        let child = Command::new(binary)
+            .args(&self.args)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(io_err(&self.log))?)
+            .stderr(log)
+            .spawn()
+            .map_err(|source| PeerError::Spawn {
+                what: binary.display().to_string(),
+                source,
+            })?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// SIGKILL (`Child::kill` on Unix) and reap; a no-op when it is not running.
+    fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Whether it was started and has not exited.
+    fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// How it ended, if it was started and has exited.
+    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// Marks a restart in its log, so the log tells one run from the next.
+    fn mark_restart(&self) {
+        let mark = format!("--- restart at {:?}\n", std::time::SystemTime::now());
+        if let Ok(mut f) = fs::OpenOptions::new().append(true).open(&self.log) {
+            let _ = f.write_all(mark.as_bytes());
+        }
+    }
+
+    /// The length of its log now: where the next start's part begins.
+    fn log_len(&self) -> usize {
+        fs::metadata(&self.log).map_or(0, |m| m.len() as usize)
+    }
+}
+
+/// Our cluster (an MDS and its data servers) on loopback ports of its own, over a temporary
+/// data directory; killed (SIGKILL) and its directory removed on drop.
 ///
-/// The process keeps its ports and data directory across [`PnfsCluster::kill9`] and
-/// [`PnfsCluster::restart`], as an operator's restart would. Its stdout and stderr go to
-/// [`PnfsCluster::log_file`] (appended across restarts); `RUST_LOG` of the test passes on.
+/// By default one `pnfs server` process runs the MDS and every data server; with
+/// [`PnfsOptions::split`] the MDS (`pnfs mds`) and each data server (`pnfs ds --id N`) are
+/// processes of their own, so that one data server can die alone
+/// ([`PnfsCluster::kill9_ds`], [`PnfsCluster::restart_ds`]).
+///
+/// The processes keep their ports and data directories across [`PnfsCluster::kill9`] and
+/// [`PnfsCluster::restart`], as an operator's restart would. Each one's stdout and stderr go
+/// to a log file of its own ([`PnfsCluster::log_file`], [`PnfsCluster::ds_log_file`];
+/// appended across restarts); `RUST_LOG` of the test passes on.
 #[derive(Debug)]
 pub struct PnfsCluster {
-    child: Option<Child>,
+    /// The MDS (`pnfs mds`) or the whole server (`pnfs server`).
+    mds_proc: Proc,
+    /// In split mode, data server `i + 1`; else empty.
+    ds_procs: Vec<Proc>,
     binary: PathBuf,
     opts: PnfsOptions,
     mds: SocketAddr,
@@ -106,9 +202,8 @@ pub struct PnfsCluster {
     ds: Vec<DsPorts>,
     config: PathBuf,
     data: PathBuf,
-    log: PathBuf,
     startup: Duration,
-    // Last: removed after the child is killed.
+    // Last: removed after the children are killed.
     dir: tempfile::TempDir,
 }
 
@@ -159,14 +254,43 @@ impl PnfsCluster {
             .collect::<Result<Vec<_>, PeerError>>()?;
         let config = dir.path().join("pnfs.yaml");
         fs::write(&config, pnfs_config(opts, mds, metrics, &data, &ds)).map_err(io_err(&config))?;
+        let cfg = config.display().to_string();
+        let (mds_proc, ds_procs) = if opts.split {
+            let ds_procs = (1..=opts.data_servers)
+                .map(|id| {
+                    Proc::new(
+                        "pnfs ds",
+                        vec![
+                            "ds".into(),
+                            "--config".into(),
+                            cfg.clone(),
+                            "--id".into(),
+                            id.to_string(),
+                        ],
+                        dir.path().join(format!("ds{id}.log")),
+                    )
+                })
+                .collect();
+            let mds_args = vec!["mds".into(), "--config".into(), cfg];
+            (
+                Proc::new("pnfs mds", mds_args, dir.path().join("mds.log")),
+                ds_procs,
+            )
+        } else {
+            let args = vec!["server".into(), "--config".into(), cfg];
+            (
+                Proc::new("pnfs server", args, dir.path().join("pnfs.log")),
+                Vec::new(),
+            )
+        };
         Ok(PnfsCluster {
-            child: None,
+            mds_proc,
+            ds_procs,
             binary: binary.to_owned(),
             opts: opts.clone(),
             mds,
             metrics,
             ds,
-            log: dir.path().join("pnfs.log"),
             config,
             data,
             startup: Duration::ZERO,
@@ -174,37 +298,45 @@ impl PnfsCluster {
         })
     }
 
-    /// Starts the process and waits until it serves.
+    /// Every log file: the MDS's (or the server's) first, then the data servers'.
+    fn logs(&self) -> Vec<&Path> {
+        std::iter::once(&self.mds_proc)
+            .chain(&self.ds_procs)
+            .map(|p| p.log.as_path())
+            .collect()
+    }
+
+    /// Starts every process (the data servers first: they wait for the MDS to register
+    /// them) and waits until the MDS serves and every data server is up.
     fn spawn(&mut self) -> Result<(), PeerError> {
-        let log = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .map_err(io_err(&self.log))?;
         let started = Instant::now();
-        let mut child = Command::new(&self.binary)
-            .arg("server")
-            .arg("--config")
-            .arg(&self.config)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(io_err(&self.log))?)
-            .stderr(log)
-            .spawn()
-            .map_err(|source| PeerError::Spawn {
-                what: self.binary.display().to_string(),
-                source,
-            })?;
+        let log_from = self.mds_proc.log_len();
+        for p in &mut self.ds_procs {
+            p.spawn(&self.binary, self.dir.path())?;
+        }
+        if let Err(e) = self.mds_proc.spawn(&self.binary, self.dir.path()) {
+            self.kill9();
+            return Err(e);
+        }
         let want = usize::from(self.opts.data_servers);
         let metrics = self.metrics;
-        let log = self.log.clone();
-        // This start's part of the log (it is appended across restarts).
-        let log_from = fs::metadata(&log).map_or(0, |m| m.len() as usize);
+        let mds_log = self.mds_proc.log.clone();
+        let logs: Vec<PathBuf> = self.logs().into_iter().map(Path::to_owned).collect();
+        let logs: Vec<&Path> = logs.iter().map(PathBuf::as_path).collect();
+        let ds_procs = &mut self.ds_procs;
         let ready = || {
+            for (i, p) in ds_procs.iter_mut().enumerate() {
+                if let Some(status) = p.exited() {
+                    return Err(NotReady::Never(format!(
+                        "data server {} exited ({status})",
+                        i + 1
+                    )));
+                }
+            }
             let c = fetch_counters(metrics).map_err(|e| {
-                // A metrics address it could not bind is only a warning to `pnfs server`;
-                // here it is fatal (another process may answer there).
-                let this_start = fs::read(&log).map(|l| {
+                // A metrics address it could not bind is only a warning to the server; here
+                // it is fatal (another process may answer there).
+                let this_start = fs::read(&mds_log).map(|l| {
                     String::from_utf8_lossy(l.get(log_from..).unwrap_or(&[])).into_owned()
                 });
                 match this_start {
@@ -221,56 +353,137 @@ impl PnfsCluster {
                 Err(NotReady::Yet(format!("{up} of {want} data servers up")))
             }
         };
-        if let Err(e) = wait_until_serving(
-            "pnfs server",
-            &mut child,
+        let child = self
+            .mds_proc
+            .child
+            .as_mut()
+            .expect("the MDS process was just spawned");
+        let waited = wait_until_serving(
+            self.mds_proc.what,
+            child,
             self.mds,
-            &[&self.log],
+            &logs,
             START_TIMEOUT,
             ready,
-        ) {
-            let _ = child.kill();
-            let _ = child.wait();
+        );
+        if let Err(e) = waited {
+            self.kill9();
             return Err(e);
         }
         self.startup = started.elapsed();
-        self.child = Some(child);
         Ok(())
     }
 
-    /// Kills the server with SIGKILL, as a crash would, and reaps it. Nothing is flushed or
-    /// closed: what survives is what the server had made durable. A no-op when it is not
-    /// running.
+    /// Kills every process of the cluster with SIGKILL, as a crash would, and reaps them.
+    /// Nothing is flushed or closed: what survives is what the servers had made durable.
+    /// A no-op for processes that are not running.
     pub fn kill9(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            // Child::kill is SIGKILL on Unix.
-            let _ = child.kill();
-            let _ = child.wait();
+        self.mds_proc.kill9();
+        for p in &mut self.ds_procs {
+            p.kill9();
         }
     }
 
-    /// Starts the server again over the same data directory, configuration and ports (after
-    /// [`PnfsCluster::kill9`]; a running server is killed first), and waits as
+    /// Starts the cluster again over the same data directory, configuration and ports (after
+    /// [`PnfsCluster::kill9`]; running processes are killed first), and waits as
     /// [`PnfsCluster::start_with`] does. Its grace period, if configured, begins now.
     pub fn restart(&mut self) -> Result<(), PeerError> {
         self.kill9();
-        let mark = format!("--- restart at {:?}\n", std::time::SystemTime::now());
-        if let Ok(mut f) = fs::OpenOptions::new().append(true).open(&self.log) {
-            let _ = f.write_all(mark.as_bytes());
+        self.mds_proc.mark_restart();
+        for p in &self.ds_procs {
+            p.mark_restart();
         }
         self.spawn()
     }
 
-    /// Whether the process is running (it was started and has not exited).
-    pub fn is_running(&mut self) -> bool {
-        self.child
-            .as_mut()
-            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    /// The process of data server `id` (1-based), in split mode.
+    fn ds_proc(&mut self, id: u16) -> Result<&mut Proc, PeerError> {
+        let split = self.opts.split;
+        let n = self.ds_procs.len();
+        usize::from(id)
+            .checked_sub(1)
+            .and_then(|i| self.ds_procs.get_mut(i))
+            .ok_or_else(|| {
+                PeerError::Usage(if split {
+                    format!("no data server {id} (there are {n})")
+                } else {
+                    "the data servers run inside `pnfs server`: start the cluster with \
+                     PnfsOptions::split to kill or restart one alone"
+                        .into()
+                })
+            })
     }
 
-    /// Its process id, while it runs.
+    /// Kills data server `id` (1-based) alone with SIGKILL and reaps it; the MDS and the
+    /// other data servers go on (the MDS marks it down at its next HEALTH poll). Split mode
+    /// only ([`PnfsOptions::split`]).
+    pub fn kill9_ds(&mut self, id: u16) -> Result<(), PeerError> {
+        self.ds_proc(id)?.kill9();
+        Ok(())
+    }
+
+    /// Starts data server `id` again over the same ports and directory (after
+    /// [`PnfsCluster::kill9_ds`]; a running one is killed first) and waits until it is back:
+    /// it answers NFS NULL (it serves NFS only once the MDS registered it again) and the
+    /// MDS's counters page has `pnfs_data_server_up{ds="<id>"}` at 1. The MDS reconnects
+    /// with a backoff of up to 5 s, so this takes as long. Split mode only.
+    pub fn restart_ds(&mut self, id: u16) -> Result<(), PeerError> {
+        let binary = self.binary.clone();
+        let cwd = self.dir.path().to_owned();
+        let metrics = self.metrics;
+        self.ds_proc(id)?; // a data server of its own, or an error
+        let addr = self.ds_addrs()[usize::from(id) - 1];
+        let mds_log = self.mds_proc.log.clone();
+        let p = self.ds_proc(id)?;
+        p.kill9();
+        p.mark_restart();
+        p.spawn(&binary, &cwd)?;
+        let ds_log = p.log.clone();
+        let label = id.to_string();
+        let ready = || {
+            let c = fetch_counters(metrics).map_err(|e| NotReady::Yet(e.to_string()))?;
+            if c.sum("pnfs_data_server_up", &[("ds", label.as_str())]) >= 1.0 {
+                Ok(())
+            } else {
+                Err(NotReady::Yet(format!(
+                    "the MDS does not count data server {id} up yet"
+                )))
+            }
+        };
+        let child = p.child.as_mut().expect("the data server was just spawned");
+        let waited = wait_until_serving(
+            p.what,
+            child,
+            addr,
+            &[&ds_log, &mds_log],
+            START_TIMEOUT,
+            ready,
+        );
+        if waited.is_err() {
+            p.kill9();
+        }
+        waited
+    }
+
+    /// Whether every process of the cluster is running (started and not exited).
+    pub fn is_running(&mut self) -> bool {
+        self.mds_proc.is_running() && self.ds_procs.iter_mut().all(Proc::is_running)
+    }
+
+    /// Whether data server `id` runs as a process of its own (split mode) and is running.
+    pub fn ds_is_running(&mut self, id: u16) -> bool {
+        self.ds_proc(id).is_ok_and(Proc::is_running)
+    }
+
+    /// The process id of the MDS (or of the whole server), while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.mds_proc.child.as_ref().map(Child::id)
+    }
+
+    /// The process id of data server `id`, while it runs as a process of its own.
+    pub fn ds_pid(&self, id: u16) -> Option<u32> {
+        let i = usize::from(id).checked_sub(1)?;
+        self.ds_procs.get(i)?.child.as_ref().map(Child::id)
     }
 
     /// The MDS's NFS address: where a client connects (`nfs://127.0.0.1:<port>/`).
@@ -311,17 +524,24 @@ impl PnfsCluster {
         &self.opts
     }
 
-    /// Its log file (stdout and stderr of every start).
+    /// The log file of the MDS (or of the whole server: stdout and stderr of every start).
     pub fn log_file(&self) -> &Path {
-        &self.log
+        &self.mds_proc.log
     }
 
-    /// The end of its log, for a failing test's message.
+    /// The log file of data server `id` in split mode (else `None`: its lines are in
+    /// [`PnfsCluster::log_file`]).
+    pub fn ds_log_file(&self, id: u16) -> Option<&Path> {
+        let i = usize::from(id).checked_sub(1)?;
+        self.ds_procs.get(i).map(|p| p.log.as_path())
+    }
+
+    /// The end of every process's log (the MDS's first), for a failing test's message.
     pub fn log_tail(&self) -> String {
-        log_tail(&[&self.log])
+        log_tail(&self.logs())
     }
 
-    /// How long the last start took from spawn to serving.
+    /// How long the last start of the whole cluster took from spawn to serving.
     pub fn startup_time(&self) -> Duration {
         self.startup
     }

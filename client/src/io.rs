@@ -5,6 +5,7 @@
 //! to the target's in-flight bound.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::future::try_join_all;
@@ -55,6 +56,60 @@ pub(crate) struct ReadPiece {
     pub data: Bytes,
 }
 
+/// How long a batch keeps retrying pieces the server answered NFS4ERR_DELAY or
+/// NFS4ERR_GRACE (an MDS waiting for a data server to come back, a grace period).
+const DELAY_LIMIT: Duration = Duration::from_secs(180);
+
+/// Sends one batch: PUTFH, then one operation per piece, re-sending the pieces from the first
+/// one the server answered NFS4ERR_DELAY or NFS4ERR_GRACE (the ones before it are done and
+/// are not sent again: WRITEs are not repeatable). `take` turns one result into the piece's
+/// output, or the operation and status of a result that is not the piece's success.
+async fn run_batch<P, T>(
+    t: &Target,
+    batch: &[P],
+    op: impl Fn(&P) -> NfsArgop4,
+    take: impl Fn(NfsResop4) -> std::result::Result<T, (NfsOpnum4, NfsStat4)>,
+) -> Result<Vec<T>> {
+    let _permit = t.slots.acquire().await.map_err(|_| closed(t))?;
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(50);
+    let mut out = Vec::with_capacity(batch.len());
+    while out.len() < batch.len() {
+        let rest = &batch[out.len()..];
+        let mut ops = Vec::with_capacity(rest.len() + 1);
+        ops.push(putfh(&t.fh));
+        ops.extend(rest.iter().map(&op));
+        let r = t.ep.compound(ops).await?;
+        let before = out.len();
+        let mut failed = None;
+        for res in r.results.into_iter().skip(1) {
+            match take(res) {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        match failed {
+            // Every piece answered: done. Fewer results than operations without an error
+            // breaks the protocol.
+            None if r.status == NfsStat4::NFS4_OK && out.len() - before == rest.len() => {}
+            None if r.status == NfsStat4::NFS4_OK => return Err(short_reply(t)),
+            None => return Err(nfs_err(NfsOpnum4::OP_PUTFH, r.status)),
+            Some((op, status)) => {
+                let retry = matches!(status, NfsStat4::NFS4ERR_DELAY | NfsStat4::NFS4ERR_GRACE);
+                if !retry || started.elapsed() > DELAY_LIMIT {
+                    return Err(nfs_err(op, status));
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Reads `pieces` (offset, length) from `t` under `stateid`.
 pub(crate) async fn read(
     t: &Target,
@@ -64,32 +119,21 @@ pub(crate) async fn read(
     let max = u64::from(t.ep.max_io());
     let sizes: Vec<u64> = pieces.iter().map(|p| u64::from(p.1)).collect();
     let jobs = batches(&sizes, max).into_iter().map(|range| {
-        let batch = &pieces[range];
-        async move {
-            let _permit = t.slots.acquire().await.map_err(|_| closed(t))?;
-            let mut ops = Vec::with_capacity(batch.len() + 1);
-            ops.push(putfh(&t.fh));
-            ops.extend(batch.iter().map(|&(offset, count)| {
+        run_batch(
+            t,
+            &pieces[range],
+            move |&(offset, count)| {
                 NfsArgop4::Read(ReadArgs {
                     stateid,
                     offset,
                     count,
                 })
-            }));
-            let r = t.ep.compound(ops).await?;
-            let results = r.ok()?;
-            let mut out = Vec::with_capacity(batch.len());
-            for res in results.into_iter().skip(1) {
-                match res {
-                    NfsResop4::Read(ReadRes::Ok(ok)) => out.push(ReadPiece { data: ok.data }),
-                    other => return Err(nfs_err(other.opnum(), other.status())),
-                }
-            }
-            if out.len() != batch.len() {
-                return Err(short_reply(t));
-            }
-            Ok::<_, Error>(out)
-        }
+            },
+            |res| match res {
+                NfsResop4::Read(ReadRes::Ok(ok)) => Ok(ReadPiece { data: ok.data }),
+                other => Err((other.opnum(), other.status())),
+            },
+        )
     });
     Ok(try_join_all(jobs).await?.into_iter().flatten().collect())
 }
@@ -104,59 +148,51 @@ pub(crate) async fn write(
 ) -> Result<Vec<WriteResOk>> {
     let max = u64::from(t.ep.max_io());
     let sizes: Vec<u64> = pieces.iter().map(|p| p.1.len() as u64).collect();
-    let jobs = batches(&sizes, max).into_iter().map(|range| {
+    let jobs = batches(&sizes, max).into_iter().map(|range| async move {
         let batch = &pieces[range];
-        async move {
-            let _permit = t.slots.acquire().await.map_err(|_| closed(t))?;
-            let mut ops = Vec::with_capacity(batch.len() + 1);
-            ops.push(putfh(&t.fh));
-            ops.extend(batch.iter().map(|(offset, data)| {
+        let results = run_batch(
+            t,
+            batch,
+            move |(offset, data): &(u64, Bytes)| {
                 NfsArgop4::Write(WriteArgs {
                     stateid,
                     offset: *offset,
                     stable,
                     data: data.clone(),
                 })
-            }));
-            let results = t.ep.compound(ops).await?.ok()?;
-            let mut out = Vec::with_capacity(batch.len());
-            for (res, (offset, data)) in results.into_iter().skip(1).zip(batch) {
-                match res {
-                    NfsResop4::Write(WriteRes::Ok(ok)) => {
-                        let done = ok.count as usize;
-                        if done < data.len() {
-                            if done == 0 {
-                                return Err(Error::Protocol {
-                                    addr: t.ep.addr(),
-                                    what: "WRITE wrote nothing".into(),
-                                });
-                            }
-                            // The rest, one WRITE at a time, then the weakest stability.
-                            let rest = Box::pin(write(
-                                t,
-                                stateid,
-                                &[(offset + done as u64, data.slice(done..))],
-                                stable,
-                            ))
-                            .await?;
-                            let mut ok = ok;
-                            ok.count = data.len() as u32;
-                            if rest.iter().any(|r| r.committed != StableHow4::FILE_SYNC4) {
-                                ok.committed = StableHow4::UNSTABLE4;
-                            }
-                            out.push(ok);
-                        } else {
-                            out.push(ok);
-                        }
-                    }
-                    other => return Err(nfs_err(other.opnum(), other.status())),
+            },
+            |res| match res {
+                NfsResop4::Write(WriteRes::Ok(ok)) => Ok(ok),
+                other => Err((other.opnum(), other.status())),
+            },
+        )
+        .await?;
+        let mut out = Vec::with_capacity(batch.len());
+        for (mut ok, (offset, data)) in results.into_iter().zip(batch) {
+            let done = ok.count as usize;
+            if done < data.len() {
+                if done == 0 {
+                    return Err(Error::Protocol {
+                        addr: t.ep.addr(),
+                        what: "WRITE wrote nothing".into(),
+                    });
+                }
+                // The rest, then the weakest stability of the two.
+                let rest = Box::pin(write(
+                    t,
+                    stateid,
+                    &[(offset + done as u64, data.slice(done..))],
+                    stable,
+                ))
+                .await?;
+                ok.count = data.len() as u32;
+                if rest.iter().any(|r| r.committed != StableHow4::FILE_SYNC4) {
+                    ok.committed = StableHow4::UNSTABLE4;
                 }
             }
-            if out.len() != batch.len() {
-                return Err(short_reply(t));
-            }
-            Ok::<_, Error>(out)
+            out.push(ok);
         }
+        Ok::<_, Error>(out)
     });
     Ok(try_join_all(jobs).await?.into_iter().flatten().collect())
 }

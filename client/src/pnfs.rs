@@ -569,6 +569,11 @@ impl Pnfs {
             }
         }
         let _w = l.io.write().await;
+        // The size written through it goes to the MDS before the layout does (a server
+        // that does not ask its data servers would not learn it otherwise).
+        if let Err(e) = self.layoutcommit_of(l).await {
+            tracing::debug!("LAYOUTCOMMIT before returning a layout: {e}");
+        }
         let _ = self.layoutreturn(l).await;
     }
 
@@ -602,6 +607,12 @@ impl Pnfs {
         let Some(l) = lock(&self.layouts).get(fh).cloned() else {
             return Ok(());
         };
+        self.layoutcommit_of(&l).await
+    }
+
+    /// LAYOUTCOMMIT under `l` of what was written through it since the last one.
+    async fn layoutcommit_of(&self, l: &Layout) -> Result<()> {
+        let fh = &l.fh;
         let end = l.written_end.swap(0, Ordering::AcqRel);
         if end == 0 {
             return Ok(());
@@ -648,14 +659,10 @@ impl Pnfs {
 
     /// The file is being closed: return its layout (return-on-close).
     pub(crate) async fn close(&self, fh: &NfsFh4) {
-        let l = lock(&self.layouts).remove(fh);
+        let l = lock(&self.layouts).get(fh).cloned();
         lock(&self.not_before).remove(fh);
         if let Some(l) = l {
-            l.dead.store(true, Ordering::Release);
-            let _w = l.io.write().await;
-            if let Err(e) = self.layoutreturn(&l).await {
-                tracing::debug!("LAYOUTRETURN at close: {e}");
-            }
+            self.retire(&l).await;
         }
     }
 

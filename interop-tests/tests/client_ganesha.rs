@@ -7,20 +7,12 @@ use std::time::Duration;
 
 use interop_tests::peers::Ganesha;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn copies_of_every_size_go_through_ganesha_and_keep_their_sha256() {
     let Some(g) = Ganesha::start_or_skip("copies through ganesha") else {
         return;
     };
-    let stats = rt().block_on(client_suite::copies_in_and_out_keep_their_sha256(
+    let stats = client_suite::rt().block_on(client_suite::copies_in_and_out_keep_their_sha256(
         g.addr(),
         g.pseudo_path(),
     ));
@@ -37,7 +29,7 @@ fn list_io_of_a_thousand_extents_round_trips_through_ganesha() {
     let Some(g) = Ganesha::start_or_skip("list I/O through ganesha") else {
         return;
     };
-    rt().block_on(client_suite::list_io_of_a_thousand_extents_round_trips(
+    client_suite::rt().block_on(client_suite::list_io_of_a_thousand_extents_round_trips(
         g.addr(),
         g.pseudo_path(),
     ));
@@ -48,7 +40,7 @@ fn two_clients_of_ganesha_see_each_others_data_and_locks() {
     let Some(g) = Ganesha::start_or_skip("two clients of ganesha") else {
         return;
     };
-    rt().block_on(client_suite::two_clients_see_each_others_data_and_locks(
+    client_suite::rt().block_on(client_suite::two_clients_see_each_others_data_and_locks(
         g.addr(),
         g.pseudo_path(),
     ));
@@ -59,7 +51,7 @@ fn a_ganesha_lock_is_released_when_its_holders_process_dies() {
     let Some(g) = Ganesha::start_or_skip("lock release on ganesha") else {
         return;
     };
-    rt().block_on(
+    client_suite::rt().block_on(
         client_suite::a_lock_is_released_when_its_holders_process_dies(
             g.addr(),
             g.pseudo_path(),

@@ -12,14 +12,6 @@ use std::time::{Duration, Instant};
 
 use interop_tests::peers::{PnfsCluster, PnfsOptions};
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn cluster(opts: &PnfsOptions) -> PnfsCluster {
     PnfsCluster::start_with(opts).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -28,7 +20,7 @@ fn cluster(opts: &PnfsOptions) -> PnfsCluster {
 fn copies_of_every_size_go_through_the_data_servers_and_keep_their_sha256() {
     let c = cluster(&PnfsOptions::default());
     let before = c.counters().unwrap();
-    let stats = rt().block_on(client_suite::copies_in_and_out_keep_their_sha256(
+    let stats = client_suite::rt().block_on(client_suite::copies_in_and_out_keep_their_sha256(
         c.mds_addr(),
         "",
     ));
@@ -91,7 +83,7 @@ fn copies_of_every_size_go_through_the_data_servers_and_keep_their_sha256() {
 #[test]
 fn list_io_of_a_thousand_extents_round_trips_through_the_layout() {
     let c = cluster(&PnfsOptions::default());
-    rt().block_on(client_suite::list_io_of_a_thousand_extents_round_trips(
+    client_suite::rt().block_on(client_suite::list_io_of_a_thousand_extents_round_trips(
         c.mds_addr(),
         "",
     ));
@@ -122,7 +114,7 @@ fn list_io_of_a_thousand_extents_round_trips_through_the_layout() {
 #[test]
 fn two_clients_see_each_others_data_and_locks() {
     let c = cluster(&PnfsOptions::default());
-    rt().block_on(client_suite::two_clients_see_each_others_data_and_locks(
+    client_suite::rt().block_on(client_suite::two_clients_see_each_others_data_and_locks(
         c.mds_addr(),
         "",
     ));
@@ -132,7 +124,7 @@ fn two_clients_see_each_others_data_and_locks() {
 fn a_lock_is_released_when_its_holders_process_dies() {
     let c = cluster(&PnfsOptions::default());
     let lease = Duration::from_secs(u64::from(c.options().lease_time));
-    rt().block_on(
+    client_suite::rt().block_on(
         client_suite::a_lock_is_released_when_its_holders_process_dies(c.mds_addr(), "", lease),
     );
 }
@@ -239,7 +231,7 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
 fn a_recalled_layout_is_returned_and_the_writer_goes_on() {
     use client::{Client, OpenOptions};
     let c = cluster(&PnfsOptions::default());
-    rt().block_on(async {
+    client_suite::rt().block_on(async {
         let a = Client::connect(c.mds_addr()).await.unwrap();
         let b = Client::connect(c.mds_addr()).await.unwrap();
         let fa = a.create("/recall", 0o644).await.unwrap();
@@ -338,7 +330,7 @@ fn write_while_a_data_server_dies(name: &str, down: Duration) -> client::Stats {
     let c = split_cluster();
     let addr = c.lock().unwrap().mds_addr();
     let t0 = Instant::now();
-    let (stats, restarted) = rt().block_on(async {
+    let (stats, restarted) = client_suite::rt().block_on(async {
         let client = Client::connect_with(
             addr,
             ClientOptions {
@@ -451,7 +443,7 @@ fn read_while_a_data_server_dies(name: &str, down: Duration) -> client::Stats {
     let c = split_cluster();
     let addr = c.lock().unwrap().mds_addr();
     let t0 = Instant::now();
-    let (stats, restarted) = rt().block_on(async {
+    let (stats, restarted) = client_suite::rt().block_on(async {
         let writer = Client::connect(addr).await.unwrap();
         client_suite::put(&writer, name, 12, 24 * MIB).await;
         writer.shutdown().await;
@@ -528,7 +520,7 @@ fn a_data_server_restart_does_not_bring_back_overwritten_data() {
     const MIB: u64 = 1 << 20;
     let c = split_cluster();
     let addr = c.lock().unwrap().mds_addr();
-    let stats = rt().block_on(async {
+    let stats = client_suite::rt().block_on(async {
         let client = Client::connect_with(
             addr,
             ClientOptions {
@@ -581,4 +573,52 @@ fn a_data_server_restart_does_not_bring_back_overwritten_data() {
         stats.rewrites + stats.fallbacks >= 1,
         "nothing was re-sent: {stats:?}"
     );
+}
+
+/// List I/O through the MDS (a client without layouts) of small extents while data server 2
+/// is down for 2 s: the MDS answers NFS4ERR_DELAY for the extents it cannot reach; the
+/// client re-sends those (only: the WRITEs before them in the same COMPOUND are done) until
+/// the data server is back, and every extent reads back.
+#[test]
+fn list_io_through_the_mds_waits_out_a_data_server_restart() {
+    use bytes::Bytes;
+    use client::{Client, ClientOptions, OpenOptions};
+    trace_client();
+    let c = split_cluster();
+    let addr = c.lock().unwrap().mds_addr();
+    let no_layouts = ClientOptions {
+        pnfs: false,
+        ..ClientOptions::default()
+    };
+    client_suite::rt().block_on(async {
+        let client = Client::connect_with(addr, no_layouts).await.unwrap();
+        let f = client.create("/list-delay", 0o644).await.unwrap();
+        // Extents on every stripe (1 MiB units over 3 data servers), many per COMPOUND.
+        let extents: Vec<(u64, Bytes)> = (0..300u64)
+            .map(|i| {
+                let off = i * 40_000;
+                (
+                    off,
+                    client_suite::chunk(i, off, 1000 + (i as usize % 9) * 100),
+                )
+            })
+            .collect();
+        f.write_list(&extents[..100]).await.unwrap();
+        let restart = kill_and_restart_ds(&c, 2, Duration::from_secs(2));
+        f.write_list(&extents[100..]).await.unwrap();
+        f.close().await.unwrap();
+        restart.join().unwrap().unwrap();
+        let g = client
+            .open("/list-delay", &OpenOptions::read())
+            .await
+            .unwrap();
+        let want: Vec<(u64, u64)> = extents.iter().map(|(o, d)| (*o, d.len() as u64)).collect();
+        let got = g.read_list(&want).await.unwrap();
+        for ((off, d), g) in extents.iter().zip(&got) {
+            assert!(d == g, "extent at {off} differs");
+        }
+        g.close().await.unwrap();
+        let stats = client.stats();
+        assert_eq!(stats.ds_bytes_written, 0, "{stats:?}");
+    });
 }

@@ -11,6 +11,15 @@ use client::{Client, LockKind, OpenOptions, Stats};
 use nfs_proto::nfs4::NfsStat4;
 use sha2::{Digest, Sha256};
 
+/// A runtime for one test (two workers, as the CI machine has two cores).
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// The sizes `copies_in_and_out_keep_their_sha256` copies: empty, tiny, around page and
 /// stripe boundaries, and a large file.
 pub const SIZES: &[u64] = &[0, 1, 4095, (1 << 20) + 1, (17 << 20) + 3, 256 << 20];

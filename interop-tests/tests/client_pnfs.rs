@@ -622,3 +622,52 @@ fn list_io_through_the_mds_waits_out_a_data_server_restart() {
         assert_eq!(stats.ds_bytes_written, 0, "{stats:?}");
     });
 }
+
+/// A client holding a lock when the MDS is killed with SIGKILL reclaims its open and its
+/// lock in the restarted server's grace period: another client is still refused the range
+/// afterwards, and gets it once the holder unlocks.
+#[test]
+fn opens_and_locks_are_reclaimed_after_an_mds_restart() {
+    use client::{Client, LockKind, OpenOptions};
+    use nfs_proto::nfs4::NfsStat4;
+    trace_client();
+    let mut c = cluster(&PnfsOptions {
+        grace_time: 5,
+        ..PnfsOptions::default()
+    });
+    let addr = c.mds_addr();
+    let rt = client_suite::rt();
+    let (a, fa) = rt.block_on(async {
+        let a = Client::connect(addr).await.unwrap();
+        let fa = a.create("/relock", 0o644).await.unwrap();
+        fa.write_at(0, client_suite::chunk(5, 0, 10_000))
+            .await
+            .unwrap();
+        fa.fsync().await.unwrap();
+        fa.lock(LockKind::Write, 0, 0).await.unwrap();
+        (a, fa)
+    });
+    c.kill9();
+    c.restart().unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        // The holder's next request finds its session gone and recovers.
+        fa.write_at(10_000, client_suite::chunk(5, 10_000, 10_000))
+            .await
+            .unwrap();
+        fa.fsync().await.unwrap();
+        assert!(a.stats().recoveries >= 1, "{:?}", a.stats());
+        let b = Client::connect(addr).await.unwrap();
+        let fb = b.open("/relock", &OpenOptions::read_write()).await.unwrap();
+        let e = fb.try_lock(LockKind::Write, 0, 0).await.unwrap_err();
+        assert!(
+            e.is(NfsStat4::NFS4ERR_DENIED),
+            "the lock was not reclaimed: {e}"
+        );
+        fa.unlock(0, 0).await.unwrap();
+        fb.try_lock(LockKind::Write, 0, 0).await.unwrap();
+        assert!(fb.read_to_end().await.unwrap() == client_suite::chunk(5, 0, 20_000));
+        fb.close().await.unwrap();
+        fa.close().await.unwrap();
+    });
+    drop(rt);
+}

@@ -234,7 +234,7 @@ impl std::fmt::Debug for Client {
 }
 
 /// A random-enough 64-bit value: the clock, the process and a per-process counter, mixed.
-fn unique() -> u64 {
+pub(crate) fn unique() -> u64 {
     static N: AtomicU64 = AtomicU64::new(0);
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

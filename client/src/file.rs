@@ -376,6 +376,17 @@ impl File {
                 d.cache.insert(b, data);
             }
         }
+        if first == last {
+            // Inside one cached block: a slice of it, not a copy.
+            let block = d.cache.get(&first).cloned().unwrap_or_default();
+            let (from, to) = (
+                (offset - first * BLOCK) as usize,
+                (end - first * BLOCK) as usize,
+            );
+            if to <= block.len() {
+                return Ok(block.slice(from..to));
+            }
+        }
         let mut out = BytesMut::with_capacity((end - offset) as usize);
         for b in first..=last {
             let block = d.cache.get(&b).cloned().unwrap_or_default();
@@ -449,33 +460,25 @@ impl File {
         // Through the MDS: each range in I/O-size pieces.
         let max = self.io_size() as u64;
         let mut pieces = Vec::new();
-        for &(off, len) in ranges {
-            let mut done = 0;
-            while done < len {
-                let n = (len - done).min(max);
-                pieces.push((off + done, n as u32));
-                done += n;
+        let mut place = Vec::new();
+        for (i, &(off, len)) in ranges.iter().enumerate() {
+            for (o, n, at) in io::cut(off, len, max) {
+                pieces.push((o, n));
+                place.push((i, at));
             }
         }
         let got = io::read(&self.mds_target(), stateid, &pieces).await?;
-        let mut got = got.into_iter();
-        let mut out = Vec::with_capacity(ranges.len());
+        let mut parts: Vec<Vec<(usize, Bytes)>> = vec![Vec::new(); ranges.len()];
         let mut total = 0;
-        for &(_, len) in ranges {
-            let mut buf = BytesMut::with_capacity(len as usize);
-            let mut done = 0;
-            while done < len {
-                let n = (len - done).min(max);
-                let piece = got.next().map(|p| p.data).unwrap_or_default();
-                buf.extend_from_slice(&piece[..piece.len().min(n as usize)]);
-                if (piece.len() as u64) < n {
-                    buf.resize(buf.len() + (n as usize - piece.len().min(n as usize)), 0);
-                }
-                done += n;
-            }
-            total += len;
-            out.push(buf.freeze());
+        for ((i, at), piece) in place.into_iter().zip(got) {
+            total += piece.data.len() as u64;
+            parts[i].push((at, piece.data));
         }
+        let out = ranges
+            .iter()
+            .zip(parts)
+            .map(|(&(_, len), p)| io::assemble(len as usize, p))
+            .collect();
         Counters::add(&self.client.inner.counters.mds_bytes_read, total);
         Ok(out)
     }
@@ -649,9 +652,7 @@ impl File {
             });
         }
         if let Some(p) = &self.client.inner.pnfs {
-            if p.uncommitted_end(&self.open.fh) > 0 {
-                p.layoutcommit(&self.open.fh).await?;
-            }
+            p.layoutcommit(&self.open.fh).await?;
         }
         self.client.inner.forget_attrs(&self.open.fh);
         Ok(())

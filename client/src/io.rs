@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures::future::try_join_all;
 use nfs_proto::nfs4::*;
 use tokio::sync::Semaphore;
@@ -47,6 +47,34 @@ fn batches(sizes: &[u64], max_bytes: u64) -> Vec<std::ops::Range<usize>> {
         out.push(start..sizes.len());
     }
     out
+}
+
+/// Cuts `len` bytes at `offset` into pieces of at most `max` bytes: (offset, length, where
+/// the piece starts in the range).
+pub(crate) fn cut(offset: u64, len: u64, max: u64) -> impl Iterator<Item = (u64, u32, usize)> {
+    let max = max.max(1);
+    (0..len.div_ceil(max)).map(move |k| {
+        let at = k * max;
+        (offset + at, (len - at).min(max) as u32, at as usize)
+    })
+}
+
+/// One range of `len` bytes from the pieces read for it, (where in the range, data). A range
+/// that one full piece answers is that piece's bytes, a slice of the received record, not
+/// copied; otherwise the pieces are copied into place and what no piece covers (a short
+/// read: a hole, or a data server object that ends early) reads as zeros.
+pub(crate) fn assemble(len: usize, parts: Vec<(usize, Bytes)>) -> Bytes {
+    if let [(0, data)] = parts.as_slice() {
+        if data.len() == len {
+            return data.clone();
+        }
+    }
+    let mut buf = BytesMut::zeroed(len);
+    for (at, data) in parts {
+        let n = data.len().min(len.saturating_sub(at));
+        buf[at..at + n].copy_from_slice(&data[..n]);
+    }
+    buf.freeze()
 }
 
 /// What a READ piece got: its data (possibly short: at the end of the file, or of a data
@@ -233,6 +261,28 @@ fn closed(t: &Target) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cutting_covers_the_range_in_pieces_of_at_most_max() {
+        let pieces: Vec<_> = cut(100, 250, 100).collect();
+        assert_eq!(pieces, vec![(100, 100, 0), (200, 100, 100), (300, 50, 200)]);
+        assert_eq!(cut(5, 0, 100).count(), 0);
+    }
+
+    #[test]
+    fn one_full_piece_is_kept_and_short_pieces_leave_zeros() {
+        let one = Bytes::from(vec![7u8; 8]);
+        let got = assemble(8, vec![(0, one.clone())]);
+        assert_eq!(got.as_ptr(), one.as_ptr(), "a whole piece is not copied");
+        let got = assemble(
+            8,
+            vec![
+                (0, Bytes::from_static(b"ab")),
+                (4, Bytes::from_static(b"cdef")),
+            ],
+        );
+        assert_eq!(&got[..], b"ab\0\0cdef");
+    }
 
     #[test]
     fn batches_respect_the_operation_and_byte_limits() {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::future::join_all;
 use layouts::stripe::{Packing, StripeMap};
 use nfs_proto::nfs4::layout_files::{
@@ -123,7 +123,7 @@ impl Pnfs {
         let ds_cfg = EndpointConfig {
             addr: mds.addr(),
             owner,
-            verifier: rand_verifier(),
+            verifier: crate::client::unique().to_be_bytes(),
             cred: opts.credentials.to_auth(),
             role: Role::Ds,
             slots: opts.slots,
@@ -416,10 +416,6 @@ impl Pnfs {
     ) -> Result<Vec<Bytes>> {
         let dev = self.device(&l.deviceid).await?;
         let shares = self.plan(l, ranges)?;
-        let mut bufs: Vec<BytesMut> = ranges
-            .iter()
-            .map(|&(_, len)| BytesMut::zeroed(len as usize))
-            .collect();
         let jobs = shares.into_iter().map(|(j, share)| {
             let dev = dev.clone();
             async move {
@@ -428,29 +424,30 @@ impl Pnfs {
                 let mut pieces = Vec::new();
                 let mut place = Vec::new();
                 for (i, at, obj, len) in share {
-                    let mut done = 0;
-                    while done < len {
-                        let n = (len - done).min(max);
-                        pieces.push((obj + done, n as u32));
-                        place.push((i, at + done as usize));
-                        done += n;
+                    for (off, n, k) in io::cut(obj, len, max) {
+                        pieces.push((off, n));
+                        place.push((i, at + k));
                     }
                 }
                 let got = io::read(&t, open, &pieces).await?;
                 Ok::<_, Error>((place, got))
             }
         });
+        let mut parts: Vec<Vec<(usize, Bytes)>> = vec![Vec::new(); ranges.len()];
         let mut total = 0u64;
         for r in join_all(jobs).await {
             let (place, got) = r?;
             for ((i, at), piece) in place.into_iter().zip(got) {
-                let n = piece.data.len().min(bufs[i].len() - at);
-                bufs[i][at..at + n].copy_from_slice(&piece.data[..n]);
-                total += n as u64;
+                total += piece.data.len() as u64;
+                parts[i].push((at, piece.data));
             }
         }
         self.counters(|c| Counters::add(&c.ds_bytes_read, total));
-        Ok(bufs.into_iter().map(BytesMut::freeze).collect())
+        Ok(ranges
+            .iter()
+            .zip(parts)
+            .map(|(&(_, len), p)| io::assemble(len as usize, p))
+            .collect())
     }
 
     /// Writes `pieces` (file offset, data) UNSTABLE through the file's RW layout. Returns,
@@ -498,17 +495,15 @@ impl Pnfs {
             let mds_target = mds_target.clone();
             async move {
                 let t = self.target(l, &dev, j).await?;
-                let max = u64::from(t.ep.max_io()) as usize;
+                let max = u64::from(t.ep.max_io());
                 let mut out_pieces = Vec::new();
                 let mut file_offsets = Vec::new();
                 for (i, at, obj, len) in share {
                     let (foff, data) = &pieces[i];
-                    let mut done = 0usize;
-                    while done < len as usize {
-                        let n = (len as usize - done).min(max);
-                        out_pieces.push((obj + done as u64, data.slice(at + done..at + done + n)));
-                        file_offsets.push(foff + (at + done) as u64);
-                        done += n;
+                    for (off, n, k) in io::cut(obj, len, max) {
+                        let from = at + k;
+                        out_pieces.push((off, data.slice(from..from + n as usize)));
+                        file_offsets.push(foff + from as u64);
                     }
                 }
                 let res = io::write(&t, open, &out_pieces, StableHow4::UNSTABLE4).await?;
@@ -650,13 +645,6 @@ impl Pnfs {
         Ok(())
     }
 
-    /// Data written through the layout since the last LAYOUTCOMMIT, as its end offset.
-    pub(crate) fn uncommitted_end(&self, fh: &NfsFh4) -> u64 {
-        lock(&self.layouts)
-            .get(fh)
-            .map_or(0, |l| l.written_end.load(Ordering::Acquire))
-    }
-
     /// The file is being closed: return its layout (return-on-close).
     pub(crate) async fn close(&self, fh: &NfsFh4) {
         let l = lock(&self.layouts).get(fh).cloned();
@@ -712,14 +700,6 @@ impl Pnfs {
             ep.shutdown().await;
         }
     }
-}
-
-fn rand_verifier() -> [u8; 8] {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    (t ^ u64::from(std::process::id()).rotate_left(40)).to_be_bytes()
 }
 
 /// The server an error came from, when it names one.

@@ -35,8 +35,8 @@ impl Credentials {
     /// The credentials of this process (its effective uid and gid, and the host name).
     pub fn of_process() -> Self {
         Self {
-            uid: rustix_uid(),
-            gid: rustix_gid(),
+            uid: rustix::process::geteuid().as_raw(),
+            gid: rustix::process::getegid().as_raw(),
             gids: Vec::new(),
             machine: hostname(),
         }
@@ -55,29 +55,17 @@ impl Credentials {
     }
 }
 
-fn rustix_uid() -> u32 {
-    // SAFETY-free: read from /proc, which every Linux host has; fall back to root.
-    status_field("Uid:").unwrap_or(0)
-}
-
-fn rustix_gid() -> u32 {
-    status_field("Gid:").unwrap_or(0)
-}
-
-/// The effective id from `/proc/self/status` (the second number of the `Uid:`/`Gid:` line).
-fn status_field(name: &str) -> Option<u32> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with(name))?;
-    line.split_whitespace().nth(2)?.parse().ok()
-}
-
-/// The host name (for AUTH_SYS and the client owner string).
+/// The host name (for AUTH_SYS and the client owner string), from uname(2).
 pub(crate) fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".to_string())
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    if name.is_empty() {
+        "localhost".to_string()
+    } else {
+        name
+    }
 }
 
 /// Opens a TCP connection to `addr` whose incoming calls (the back channel) go to `handler`.

@@ -136,8 +136,6 @@ pub struct Endpoint {
     lease: Mutex<Duration>,
     /// The server's `eir_flags` (pNFS role bits).
     server_flags: Mutex<u32>,
-    /// `SEQ4_STATUS_*` bits of the last SEQUENCE reply.
-    status_flags: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -193,7 +191,6 @@ impl Endpoint {
             last_used: Mutex::new(Instant::now()),
             lease: Mutex::new(Duration::from_secs(90)),
             server_flags: Mutex::new(0),
-            status_flags: Default::default(),
         });
         let live = ep.establish(0).await?;
         *lock(&ep.live) = Some(live);
@@ -219,12 +216,6 @@ impl Endpoint {
     /// The server's EXCHANGE_ID flags (`EXCHGID4_FLAG_USE_PNFS_MDS`, ...).
     pub fn server_flags(&self) -> u32 {
         *lock(&self.server_flags)
-    }
-
-    /// The `SEQ4_STATUS_*` bits of the last SEQUENCE reply.
-    #[allow(dead_code)] // read by tests and kept for the delegation work (issue 7)
-    pub fn status_flags(&self) -> u32 {
-        self.status_flags.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The largest READ or WRITE payload that fits the session's channel limits.
@@ -507,8 +498,6 @@ impl Endpoint {
                     Some(NfsResop4::Sequence(SequenceRes::Ok(s))) => {
                         live.slots.lock().complete(ticket.slotid, &s);
                         live.slots.done();
-                        self.status_flags
-                            .store(s.sr_status_flags, std::sync::atomic::Ordering::Relaxed);
                         if s.sr_status_flags
                             & (SEQ4_STATUS_RESTART_RECLAIM_NEEDED
                                 | SEQ4_STATUS_EXPIRED_ALL_STATE_REVOKED)

@@ -251,7 +251,7 @@ impl Failure {
     pub fn nfs(what: impl fmt::Display, e: &client::Error) -> Self {
         Self {
             code: EXIT_ERROR,
-            message: format!("{what}: {}", describe(e)),
+            message: format!("{what}: {e}"),
         }
     }
 
@@ -270,12 +270,6 @@ impl Failure {
             message: message.into(),
         }
     }
-}
-
-/// The library's error as the command line says it: the failed operation and the server's
-/// status (`OPEN: NFS4ERR_NOENT`), or the library's own words.
-pub fn describe(e: &client::Error) -> String {
-    e.to_string()
 }
 
 /// Result of a command.

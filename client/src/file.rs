@@ -867,36 +867,49 @@ fn cut_out<T>(
 
 /// Joins writes that follow each other into pieces of up to `max` bytes and cuts larger
 /// ones to `max`, keeping their order (a later write over an earlier one must land last).
+/// A write that joins nothing is passed on as it is; only joined runs are copied, into a
+/// buffer of their exact size.
 fn coalesce(writes: Vec<(u64, Bytes)>, max: usize) -> Vec<(u64, Bytes)> {
     let mut out: Vec<(u64, Bytes)> = Vec::new();
-    let mut cur: Option<(u64, BytesMut)> = None;
+    // The run being joined: its offset, its writes, their total length.
+    let mut run: Option<(u64, Vec<Bytes>, usize)> = None;
     for (off, data) in writes {
-        if let Some((coff, buf)) = &mut cur {
-            if *coff + buf.len() as u64 == off && buf.len() + data.len() <= max {
-                buf.extend_from_slice(&data);
+        if let Some((roff, parts, len)) = &mut run {
+            if *roff + *len as u64 == off && *len + data.len() <= max {
+                *len += data.len();
+                parts.push(data);
                 continue;
             }
         }
-        if let Some((coff, buf)) = cur.take() {
-            out.push((coff, buf.freeze()));
+        if let Some(r) = run.take() {
+            out.push(join(r));
         }
         if data.len() >= max {
-            let mut at = 0;
-            while at < data.len() {
-                let n = (data.len() - at).min(max);
-                out.push((off + at as u64, data.slice(at..at + n)));
-                at += n;
-            }
+            out.extend(
+                io::cut(off, data.len() as u64, max as u64)
+                    .map(|(o, n, at)| (o, data.slice(at..at + n as usize))),
+            );
         } else {
-            let mut b = BytesMut::with_capacity(max);
-            b.extend_from_slice(&data);
-            cur = Some((off, b));
+            let len = data.len();
+            run = Some((off, vec![data], len));
         }
     }
-    if let Some((coff, buf)) = cur {
-        out.push((coff, buf.freeze()));
+    if let Some(r) = run {
+        out.push(join(r));
     }
     out
+}
+
+/// One write from a run of adjacent ones (a single write is not copied).
+fn join((off, mut parts, len): (u64, Vec<Bytes>, usize)) -> (u64, Bytes) {
+    if parts.len() == 1 {
+        return (off, parts.pop().unwrap_or_default());
+    }
+    let mut buf = BytesMut::with_capacity(len);
+    for p in parts {
+        buf.extend_from_slice(&p);
+    }
+    (off, buf.freeze())
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@
 mod attr;
 mod callback;
 mod client;
+mod deleg;
 mod error;
 mod file;
 mod io;

@@ -436,3 +436,174 @@ async fn an_open_under_someone_elses_or_a_returned_delegation_is_refused() {
     let r = a.call(claim(OpenClaim4::DelegCurFh(sid))).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
 }
+
+fn want(fh: &NfsFh4, wda_want: u32, wda_claim: DelegClaim4) -> Vec<NfsArgop4> {
+    vec![
+        putfh(fh),
+        NfsArgop4::WantDelegation(WantDelegationArgs {
+            wda_want,
+            wda_claim,
+        }),
+    ]
+}
+
+fn want_res(r: &Compound4Res) -> Result<OpenDelegation4, NfsStat4> {
+    match r.resarray.last() {
+        Some(NfsResop4::WantDelegation(WantDelegationRes::Ok(d))) => Ok(d.clone()),
+        Some(NfsResop4::WantDelegation(WantDelegationRes::Err(s))) => Err(*s),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn want_delegation_grants_by_the_open_policy_without_an_open() {
+    let (_d, _mds, addr) = server(10, |_| {}).await;
+    let (mut a, _cb_a) = cb_client(addr, "a").await;
+    let (mut b, cb_b) = cb_client(addr, "b").await;
+    let r = open(&mut a, "f", RW).await;
+    let fh = getfh_res(&r);
+    let sid = deleg_stateid(&delegation(&r));
+    let close = a
+        .call(vec![
+            putfh(&fh),
+            NfsArgop4::Close(CloseArgs {
+                seqid: 0,
+                open_stateid: open_res(&r).stateid,
+            }),
+        ])
+        .await;
+    assert_eq!(close.status, NfsStat4::NFS4_OK);
+    assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
+    // B has nothing open and asks for any delegation: the file is free, so WRITE.
+    let ops = want(&fh, OPEN4_SHARE_ACCESS_WANT_ANY_DELEG, DelegClaim4::Fh);
+    let d = want_res(&b.call(ops).await).unwrap();
+    assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
+    // A asks for a read delegation: WANT_DELEGATION recalls nothing and never waits; A is
+    // told of the contention.
+    let ops = want(&fh, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, DelegClaim4::Fh);
+    assert_eq!(
+        want_res(&a.call(ops).await).unwrap(),
+        OpenDelegation4::NoneExt(OpenNoneDelegation4::Contention {
+            ond_server_will_push_deleg: false
+        })
+    );
+    assert!(cb_b.deleg_recalls.lock().unwrap().is_empty());
+    // No preference, or no delegation, is not a want.
+    let ops = want(&fh, OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE, DelegClaim4::Fh);
+    assert_eq!(want_res(&a.call(ops).await), Err(NfsStat4::NFS4ERR_INVAL));
+    let ops = want(
+        &fh,
+        OPEN4_SHARE_ACCESS_WANT_READ_DELEG,
+        DelegClaim4::DelegPrevFh,
+    );
+    assert_eq!(want_res(&a.call(ops).await), Err(NfsStat4::NFS4ERR_NOTSUPP));
+    // Out of the grace period a reclaim is refused.
+    let ops = want(
+        &fh,
+        OPEN4_SHARE_ACCESS_WANT_READ_DELEG,
+        DelegClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_READ),
+    );
+    assert_eq!(
+        want_res(&a.call(ops).await),
+        Err(NfsStat4::NFS4ERR_NO_GRACE)
+    );
+}
+
+/// A session with a back channel answered by `cb`, without RECLAIM_COMPLETE (a client that
+/// reclaims after a server restart).
+async fn reclaiming_client(addr: SocketAddr, owner: &str, cb: Arc<CbClient>) -> Client {
+    let sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let local = sock.local_addr().unwrap();
+    let (conn, run) = nfs_proto::transport::start(
+        sock,
+        0,
+        addr,
+        local,
+        cb,
+        nfs_proto::transport::ConnLimits::default(),
+    );
+    tokio::spawn(run);
+    Client::setup(conn, owner, channel(), CREATE_SESSION4_FLAG_CONN_BACK_CHAN).await
+}
+
+#[test]
+fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = |grace| Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.path().to_path_buf(),
+        grace_time: grace,
+        lease_time: 10,
+        cluster: mds::config::ClusterConfig {
+            data_servers: Vec::new(),
+            ..Default::default()
+        },
+        ..Config::default()
+    };
+    let rt = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    // Boot 1: A gets a write delegation. Dropping the runtime stops the server as kill -9.
+    let fh = rt().block_on(async {
+        let (_mds, addr) = start_with(cfg(5)).await;
+        let cb = Arc::new(CbClient::default());
+        let mut a = reclaiming_client(addr, "a", cb).await;
+        let rc = a
+            .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+                rca_one_fs: false,
+            })])
+            .await;
+        assert_eq!(rc.status, NfsStat4::NFS4_OK);
+        let r = open(&mut a, "f", RW).await;
+        assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
+        getfh_res(&r)
+    });
+    // Boot 2: A reclaims the open with its delegation type, then B conflicts with it.
+    rt().block_on(async {
+        let (mds, addr) = start_with(cfg(5)).await;
+        let cb_a = Arc::new(CbClient::default());
+        let mut a = reclaiming_client(addr, "a", cb_a.clone()).await;
+        let r = a
+            .call(vec![
+                putfh(&fh),
+                open_op(
+                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_WRITE),
+                    Openflag4::NoCreate,
+                    RW,
+                    0,
+                    "o",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let d = delegation(&r);
+        assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
+        let rc = a
+            .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+                rca_one_fs: false,
+            })])
+            .await;
+        assert_eq!(rc.status, NfsStat4::NFS4_OK);
+        assert_eq!(
+            counter(&mds, "pnfs_delegations_granted_total{type=\"write\"}"),
+            1
+        );
+        // B waits for the grace period, then for A's reclaimed delegation.
+        let (mut b, _cb_b) = cb_client(addr, "b").await;
+        let t0 = Instant::now();
+        let status = loop {
+            let r = open(&mut b, "f", RD).await;
+            if r.status != NfsStat4::NFS4ERR_GRACE || t0.elapsed() > Duration::from_secs(15) {
+                break r.status;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(status, NfsStat4::NFS4ERR_DELAY);
+        let recalls = cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+        assert_eq!(recalls[0].stateid, deleg_stateid(&d));
+    });
+}

@@ -7,12 +7,14 @@
 //! data_dir: ./pnfs-data
 //! lease_time: 90          # seconds
 //! grace_time: 90          # seconds; 0 disables the grace period
+//! delegations: true       # grant read and write delegations on OPEN (recalled on conflict)
 //! exports:
 //!   - id: 1               # stable: part of every filehandle
 //!     path: /             # directory in the server's namespace (made if missing)
 //!     pseudo: /           # where clients see it: exports not at / hang from read-only
 //!                         # pseudo directories; an export at / carries the others as
 //!                         # junctions in its root
+//!     delegations: null  # true | false: overrides the top-level switch for this export
 //!     clients:
 //!       - network: 127.0.0.0/8
 //!         access: rw      # rw | ro
@@ -86,6 +88,10 @@ pub struct Config {
     pub lease_time: u32,
     /// Grace period after a restart, in seconds, during which clients reclaim state.
     pub grace_time: u32,
+    /// Grant delegations (RFC 8881 section 10.2): a client alone on a file caches it without
+    /// asking the server, and the server recalls the delegation when another client needs
+    /// the file. On by default, as in knfsd.
+    pub delegations: bool,
     /// What is exported, and to whom.
     pub exports: Vec<ExportConfig>,
     /// Protocol limits.
@@ -109,6 +115,9 @@ pub struct ExportConfig {
     /// Access rules, first match wins; a client matching none is refused.
     #[serde(default = "default_clients")]
     pub clients: Vec<ClientRule>,
+    /// Delegations for this export: `None` follows the top-level `delegations`.
+    #[serde(default)]
+    pub delegations: Option<bool>,
 }
 
 /// Access for clients from one network.
@@ -177,11 +186,13 @@ impl Default for Config {
             data_dir: PathBuf::from("./pnfs-data"),
             lease_time: 90,
             grace_time: 90,
+            delegations: true,
             exports: vec![ExportConfig {
                 id: 1,
                 path: slash(),
                 pseudo: slash(),
                 clients: default_clients(),
+                delegations: None,
             }],
             limits: Limits::default(),
             cluster: ClusterConfig::default(),

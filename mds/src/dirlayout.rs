@@ -153,6 +153,7 @@ mod tests {
             path: "/e2".into(),
             pseudo: "/e2".into(),
             clients: cfg.exports[0].clients.clone(),
+            delegations: None,
         });
         cfg.cluster.data_servers = DataServerConfig::all_in_one(3);
         cfg.cluster.layout.directories = dirs;

@@ -307,6 +307,7 @@ mod tests {
                 access: Access::Ro,
                 root_squash: true,
             }],
+            delegations: None,
         }
     }
 

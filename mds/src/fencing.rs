@@ -287,7 +287,7 @@ async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
     }
 }
 
-/// The task that revokes recalled layouts past their deadline.
+/// The task that revokes recalled layouts and delegations past their deadline.
 async fn deadlines(weak: Weak<Mds>) {
     let tick = match weak.upgrade() {
         Some(m) => Duration::from_millis((u64::from(m.cfg.lease_time) * 1000 / 8).clamp(100, 1000)),
@@ -302,5 +302,6 @@ async fn deadlines(weak: Weak<Mds>) {
             .unwrap_or_else(PoisonError::into_inner)
             .expired_recalls(Instant::now());
         fence(&mds, &due).await;
+        crate::delegations::revoke_expired(&mds).await;
     }
 }

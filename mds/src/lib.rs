@@ -21,6 +21,7 @@
 pub mod compound;
 pub mod config;
 pub mod datapath;
+pub mod delegations;
 pub mod devices;
 pub mod dirlayout;
 pub mod dsctl;

@@ -106,6 +106,48 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             ("{kind=\"lock\"}".into(), locks as u64),
         ],
     );
+    let d = mds
+        .opens
+        .lock()
+        .map(|t| t.delegs.counts())
+        .unwrap_or_default();
+    metric(
+        "delegations",
+        "gauge",
+        "Delegations held now (recalled ones included, revoked ones not).",
+        &[
+            ("{type=\"read\"}".into(), d.held_read),
+            ("{type=\"write\"}".into(), d.held_write),
+        ],
+    );
+    metric(
+        "delegations_granted_total",
+        "counter",
+        "Delegations granted by OPEN (reclaims included).",
+        &[
+            ("{type=\"read\"}".into(), d.granted_read),
+            ("{type=\"write\"}".into(), d.granted_write),
+        ],
+    );
+    metric(
+        "delegations_recalled_total",
+        "counter",
+        "Delegations recalled (CB_RECALL) because another client's operation conflicted.",
+        &one(d.recalled),
+    );
+    metric(
+        "delegations_returned_total",
+        "counter",
+        "Delegations given back with DELEGRETURN.",
+        &one(d.returned),
+    );
+    metric(
+        "delegations_revoked_total",
+        "counter",
+        "Delegations revoked because their holder did not return them within a lease of \
+         the recall.",
+        &one(d.revoked),
+    );
     let (up, down) = mds.devices.counts();
     metric(
         "data_servers",

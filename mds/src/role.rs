@@ -51,6 +51,14 @@ impl Role for Mds {
             .client_has_state(clientid)
     }
 
+    fn status_flags(&self, clientid: Clientid4) -> u32 {
+        self.opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .revoked_state(clientid)
+            .status_flags()
+    }
+
     async fn persist_client(&self, p: PersistedClient) -> Result<(), NfsStat4> {
         let rec = ClientRecord {
             clientid: p.clientid,

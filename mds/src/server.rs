@@ -222,6 +222,17 @@ impl Mds {
         }
     }
 
+    /// Whether OPEN may grant delegations of files in `export` (`delegations`, overridden by
+    /// the export's own `delegations`).
+    pub fn delegations_enabled(&self, export: u16) -> bool {
+        self.cfg
+            .exports
+            .iter()
+            .find(|e| e.id == export)
+            .and_then(|e| e.delegations)
+            .unwrap_or(self.cfg.delegations)
+    }
+
     /// The data server ids of a stripe set, in stripe index order: where each DS object of a
     /// file with this set lives. NFS4ERR_SERVERFAULT when the set names a ring this MDS has
     /// no record of (a metadata store from another cluster).

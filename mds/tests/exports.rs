@@ -20,6 +20,7 @@ fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> E
             access,
             root_squash: false,
         }],
+        delegations: None,
     }
 }
 

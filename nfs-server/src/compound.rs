@@ -203,7 +203,10 @@ pub async fn process<R: Role>(
                     Ok(SequenceStart::Replay(pieces)) => {
                         return Some(pieces);
                     }
-                    Ok(SequenceStart::Go(res, s)) => {
+                    Ok(SequenceStart::Go(mut res, s)) => {
+                        if let (SequenceRes::Ok(ok), Some(c)) = (&mut res, ctx.session().clientid) {
+                            ok.sr_status_flags |= server.status_flags(c);
+                        }
                         limit = Some(s.reply_limit);
                         slot = Some(s);
                         NfsResop4::Sequence(res)

@@ -104,6 +104,14 @@ pub trait Role: Send + Sync + Sized + 'static {
     /// the role's own locks, never that one.
     fn client_has_state(&self, clientid: Clientid4) -> bool;
 
+    /// The `SEQ4_STATUS_*` bits of the role's own state for SEQUENCE's reply (RFC 8881
+    /// section 18.46.3): revoked state the client has not freed yet. Called for every
+    /// SEQUENCE, without [`Core::state`] locked, so it must be cheap.
+    fn status_flags(&self, clientid: Clientid4) -> u32 {
+        let _ = clientid;
+        0
+    }
+
     /// Makes a newly confirmed client record durable before the reply that confirms it is
     /// sent (RFC 8881 section 8.4.2.1: the MDS must know after a restart who may reclaim).
     /// A role that runs no grace period keeps nothing.

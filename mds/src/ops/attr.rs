@@ -8,6 +8,7 @@ use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 
 use crate::compound::{Ctx, User, NOBODY};
+use crate::state::deleg::Need;
 use crate::store::{system_time_now, Inode, SetAttrs};
 
 /// The attributes this server reports (GETATTR answers the requested subset of these).
@@ -316,7 +317,21 @@ pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         if wants_size(&a.attr_request) {
             inode = crate::dsobjects::sized(&ctx.mds, inode).await;
         }
-        let attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
+        let mut attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
+        // Another client's write delegation may hide a newer size and change (RFC 8881
+        // section 10.4.3): asked with CB_GETATTR.
+        if inode.ftype == NfsFtype4::NF4REG
+            && (wants_size(&a.attr_request) || a.attr_request.contains(attr::FATTR4_CHANGE))
+        {
+            let clientid = ctx.client()?;
+            let presented =
+                crate::delegations::holder_attrs(&ctx.mds, inode.fileid, clientid, inode.change)
+                    .await?;
+            if let Some(p) = presented {
+                attrs.size = attrs.size.map(|_| p.size);
+                attrs.change = attrs.change.map(|_| p.change);
+            }
+        }
         let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
         Ok(GetAttrResOk {
             obj_attributes: attrs.to_fattr(&want),
@@ -397,6 +412,9 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         if s.is_empty() {
             return Ok(mask);
         }
+        // Changing another client's delegated file waits for its delegation (RFC 8881
+        // section 10.4.4; knfsd breaks delegations on every attribute change).
+        crate::delegations::break_conflicts(&ctx.mds, inode.fileid, ctx.client()?, Need::Write)?;
         // A striped file's objects are truncated on its data servers before the store records
         // the size, so a data server that is down changes nothing (NFS4ERR_DELAY); the store's
         // own checks come first, so it does not refuse what the data servers already did.

@@ -364,7 +364,9 @@ async fn remove_inner(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsS
     let name = check_component(&a.target)?;
     ctx.writable()?;
     may_change_entries(ctx, &dir)?;
-    check_sticky(ctx, &dir, name)?;
+    if let Some(target) = check_sticky(ctx, &dir, name)? {
+        break_delegations(ctx, &target)?;
+    }
     let removed = ctx
         .mds
         .store
@@ -372,6 +374,21 @@ async fn remove_inner(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsS
         .await?;
     after_unlink(ctx, &removed).await;
     Ok(removed.cinfo)
+}
+
+/// REMOVE, RENAME and LINK change a file's names and link count, which a delegation holder
+/// caches: other clients' delegations of it are recalled first and the operation waits
+/// (RFC 8881 section 10.4.4).
+fn break_delegations(ctx: &Ctx, file: &Inode) -> Result<(), NfsStat4> {
+    if file.ftype != NfsFtype4::NF4REG {
+        return Ok(());
+    }
+    crate::delegations::break_conflicts(
+        &ctx.mds,
+        file.fileid,
+        ctx.client()?,
+        crate::state::deleg::Need::Write,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,6 +423,9 @@ async fn rename_inner(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsS
     let source = check_sticky(ctx, &sdir, old)?.ok_or(NfsStat4::NFS4ERR_NOENT)?;
     let target = check_sticky(ctx, &tdir, new)?;
     let same_file = target.as_ref().is_some_and(|t| t.fileid == source.fileid);
+    for file in std::iter::once(&source).chain(target.as_ref()) {
+        break_delegations(ctx, file)?;
+    }
     if source.is_dir()
         && sdir.fileid != tdir.fileid
         && !same_file
@@ -453,6 +473,7 @@ async fn link_inner(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4
     let name = check_component(&a.newname)?;
     ctx.writable()?;
     may_change_entries(ctx, &dir)?;
+    break_delegations(ctx, &source)?;
     let linked = ctx
         .mds
         .store

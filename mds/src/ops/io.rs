@@ -54,9 +54,17 @@ pub(super) fn check_io(
         .lock()
         .expect("opens")
         .check_io(clientid, inode.fileid, &stateid, io)?;
-    if classify(&stateid)?.is_some() && ctx.user.uid != inode.uid && ctx.allowed(&inode, want) == 0
-    {
-        return Err(NfsStat4::NFS4ERR_ACCESS);
+    if classify(&stateid)?.is_some() {
+        if ctx.user.uid != inode.uid && ctx.allowed(&inode, want) == 0 {
+            return Err(NfsStat4::NFS4ERR_ACCESS);
+        }
+        // I/O without open state bypasses OPEN's delegation check: another client's
+        // conflicting delegation is recalled and the I/O waits (RFC 8881 section 10.4.4).
+        let need = match io {
+            Io::Read => crate::state::deleg::Need::Read,
+            Io::Write => crate::state::deleg::Need::Write,
+        };
+        crate::delegations::break_conflicts(&ctx.mds, inode.fileid, clientid, need)?;
     }
     Ok((inode.fileid, inode))
 }

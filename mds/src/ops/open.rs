@@ -21,7 +21,8 @@ use tracing::info;
 
 use crate::compound::Ctx;
 use crate::ops::fh::check_component;
-use crate::state::open::OpenShare;
+use crate::state::deleg::{DelegType, Need};
+use crate::state::open::{delegation_body, DelegOffer, OpenShare};
 use crate::state::stateid::resolve_current;
 use crate::store::{
     system_time_now, CreateHow, CreateSpec, Inode, NewObject, SetAttrs, StoreError,
@@ -344,6 +345,12 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     if create.is_some() && !matches!(a.claim, OpenClaim4::Null(_)) {
         return Err(NfsStat4::NFS4ERR_INVAL);
     }
+    // An open under a delegation the client holds (CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH):
+    // no conflict with that delegation, no grace check (the delegation protects it), and no
+    // new delegation.
+    let mut under_delegation = None;
+    // A reclaim naming the delegation the client held before the restart.
+    let mut reclaim_delegation = None;
     let target = match &a.claim {
         OpenClaim4::Null(name) => {
             ctx.fh()?;
@@ -357,18 +364,29 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         }
         // Reclaim after a server restart (RFC 8881 sections 8.4.2.1 and 18.16.3). The open
         // table of this boot is empty, so a reclaim is granted like a new open (share
-        // conflicts are still checked among the reclaims). No delegation was ever granted,
-        // so a claimed `delegate_type` gets none back.
-        OpenClaim4::Previous(_) => {
+        // conflicts are still checked among the reclaims). A claimed `delegate_type` of READ
+        // or WRITE gets that delegation back (section 10.2.1).
+        OpenClaim4::Previous(t) => {
             ctx.fh()?;
             check_grace(ctx, clientid, true)?;
+            reclaim_delegation = match *t {
+                OpenDelegationType4::OPEN_DELEGATE_READ => Some(DelegType::Read),
+                OpenDelegationType4::OPEN_DELEGATE_WRITE => Some(DelegType::Write),
+                _ => None,
+            };
             open_current(ctx)?
         }
-        // Opens under a delegation the client holds now: this server grants no delegations,
-        // so the delegation stateid cannot be one of ours (RFC 8881 section 18.16.3).
-        OpenClaim4::DelegateCur(_) | OpenClaim4::DelegCurFh(_) => {
+        // Opens under a delegation the client holds now (section 10.2.1): the client turns
+        // the opens it made locally into server opens before it returns the delegation.
+        OpenClaim4::DelegateCur(c) => {
             ctx.fh()?;
-            return Err(NfsStat4::NFS4ERR_BAD_STATEID);
+            under_delegation = Some(c.delegate_stateid);
+            open_by_name(ctx, &c.file, None).await?
+        }
+        OpenClaim4::DelegCurFh(stateid) => {
+            ctx.fh()?;
+            under_delegation = Some(*stateid);
+            open_current(ctx)?
         }
         // Reclaims of delegations across a client restart are optional for servers (RFC 8881
         // section 10.2.1); a server that does not keep delegations persistently answers
@@ -392,17 +410,65 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     } else {
         None
     };
+    let fileid = target.inode.fileid;
+    let fh = super::fh::encode_fh(
+        ctx,
+        crate::compound::Fh {
+            export: target.export,
+            fileid,
+            generation: target.inode.generation,
+        },
+    );
+    let offer_enabled = ctx.mds.delegations_enabled(target.export);
+    let callback_up = offer_enabled && crate::delegations::callback_up(&ctx.mds, clientid);
+    // Other clients' delegations that conflict with this open are recalled, and the open
+    // waits (RFC 8881 section 10.4.4): reading conflicts with write delegations, writing
+    // (or truncating) with all.
+    let need = if share.access & OPEN4_SHARE_ACCESS_WRITE != 0 || target.truncate {
+        Need::Write
+    } else {
+        Need::Read
+    };
     let (grant, old_access) = {
         let mut opens = ctx.mds.opens.lock().expect("opens");
-        let owner_open = opens.open_of(clientid, target.inode.fileid, &a.owner);
+        if let Some(stateid) = &under_delegation {
+            opens
+                .delegs
+                .check(clientid, fileid, stateid)
+                .map_err(NfsStat4::from)?;
+        }
+        if let Some(orders) =
+            crate::delegations::recall_conflicts(&ctx.mds, &mut opens, fileid, clientid, need)
+        {
+            drop(opens);
+            crate::delegations::send_recalls(&ctx.mds, orders);
+            return Err(NfsStat4::NFS4ERR_DELAY);
+        }
+        let owner_open = opens.open_of(clientid, fileid, &a.owner);
         let old = owner_open.and_then(|o| opens.access_family(&o).first().map(|f| f.1));
-        let grant = opens.open(
-            clientid,
-            target.inode.fileid,
-            &a.owner,
-            a.share_access,
-            a.share_deny,
-        )?;
+        let mut grant = opens.open(clientid, fileid, &a.owner, a.share_access, a.share_deny)?;
+        grant.delegation = if let Some(kind) = reclaim_delegation {
+            let stateid = opens
+                .delegs
+                .grant(clientid, fileid, fh, kind, target.inode.change)?;
+            info!(
+                clientid,
+                fileid,
+                kind = kind.label(),
+                "reclaimed delegation"
+            );
+            delegation_body(kind, stateid)
+        } else if under_delegation.is_some() {
+            OpenDelegation4::None
+        } else {
+            let offer = DelegOffer {
+                enabled: offer_enabled,
+                callback_up,
+                fh: &fh,
+                change: target.inode.change,
+            };
+            opens.offer_delegation(clientid, fileid, &share, offer)?
+        };
         (grant, old)
     };
     // An upgrade keeps `other`, whose minted access the data servers would check: they learn
@@ -728,14 +794,130 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
     FreeStateidRes { status }
 }
 
-/// DELEGRETURN (RFC 8881 section 18.6): no delegations are granted yet, so no stateid can
-/// name one of ours.
-pub fn delegreturn(ctx: &mut Ctx, _a: &DelegReturnArgs) -> DelegReturnRes {
-    let status = match ctx.fh() {
-        Ok(_) => NfsStat4::NFS4ERR_BAD_STATEID,
-        Err(s) => s,
-    };
+/// DELEGRETURN (RFC 8881 section 18.6): the client gives a delegation back (on recall, or
+/// of its own accord); operations waiting for it go on at their next retry. The data servers
+/// of a striped file refuse the stateid from now on.
+pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
+    let status = (|| {
+        let clientid = ctx.client()?;
+        let fileid = ctx.fh()?.fileid;
+        let stateid = current(ctx, &a.deleg_stateid)?;
+        ctx.mds
+            .opens
+            .lock()
+            .expect("opens")
+            .delegs
+            .delegreturn(clientid, fileid, &stateid)?;
+        if crate::fencing::striped(&ctx.mds, fileid) {
+            ctx.mds
+                .fencing
+                .queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
+        }
+        Ok::<_, NfsStat4>(())
+    })()
+    .err()
+    .unwrap_or(NfsStat4::NFS4_OK);
     DelegReturnRes { status }
+}
+
+/// WANT_DELEGATION (RFC 8881 section 18.49): a delegation of the current file without an
+/// OPEN. `wda_want` names the type (READ, WRITE or ANY; NO_PREFERENCE and NO_DELEG ask for
+/// nothing and are `NFS4ERR_INVAL`; CANCEL cancels wants this server never queues); the
+/// same policy as OPEN decides, as if the client opened for reading (a READ delegation) or
+/// for reading and writing (a WRITE one), and the caller must be allowed that access.
+/// CLAIM_PREVIOUS reclaims the delegation held before a server restart, during the grace
+/// period; CLAIM_DELEG_PREV_FH (a delegation of an earlier client instance) is
+/// `NFS4ERR_NOTSUPP`, as for OPEN: delegations do not outlive their client's state here.
+pub fn want_delegation(ctx: &mut Ctx, a: &WantDelegationArgs) -> WantDelegationRes {
+    match want_delegation_inner(ctx, a) {
+        Ok(d) => WantDelegationRes::Ok(d),
+        Err(s) => WantDelegationRes::Err(s),
+    }
+}
+
+fn want_delegation_inner(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegation4, NfsStat4> {
+    let clientid = ctx.client()?;
+    let export = ctx.fh()?.export;
+    let inode = ctx.inode()?;
+    if inode.ftype == NfsFtype4::NF4DIR {
+        // Directories have GET_DIR_DELEGATION (not offered).
+        return Ok(OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(
+            WhyNoDelegation4::WND4_IS_DIR,
+        )));
+    }
+    regular_file(&inode)?;
+    let want = a.wda_want & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
+    let access = match want {
+        OPEN4_SHARE_ACCESS_WANT_READ_DELEG => OPEN4_SHARE_ACCESS_READ,
+        OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG | OPEN4_SHARE_ACCESS_WANT_ANY_DELEG => {
+            OPEN4_SHARE_ACCESS_BOTH
+        }
+        OPEN4_SHARE_ACCESS_WANT_CANCEL => {
+            return Ok(crate::state::open::no_delegation(want));
+        }
+        _ => return Err(NfsStat4::NFS4ERR_INVAL),
+    };
+    let reclaim = match a.wda_claim {
+        DelegClaim4::Fh => None,
+        DelegClaim4::Previous(t) => Some(t),
+        DelegClaim4::DelegPrevFh => return Err(NfsStat4::NFS4ERR_NOTSUPP),
+    };
+    check_grace(ctx, clientid, reclaim.is_some())?;
+    let fh = super::fh::encode_fh(
+        ctx,
+        crate::compound::Fh {
+            export,
+            fileid: inode.fileid,
+            generation: inode.generation,
+        },
+    );
+    if let Some(t) = reclaim {
+        let kind = match t {
+            OpenDelegationType4::OPEN_DELEGATE_READ => DelegType::Read,
+            OpenDelegationType4::OPEN_DELEGATE_WRITE => DelegType::Write,
+            _ => return Err(NfsStat4::NFS4ERR_INVAL),
+        };
+        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let stateid = opens
+            .delegs
+            .grant(clientid, inode.fileid, fh, kind, inode.change)?;
+        return Ok(delegation_body(kind, stateid));
+    }
+    let needed = if access & OPEN4_SHARE_ACCESS_WRITE != 0 {
+        ACCESS4_MODIFY
+    } else {
+        ACCESS4_READ
+    };
+    if ctx.allowed(&inode, needed) == 0 {
+        return Err(NfsStat4::NFS4ERR_ACCESS);
+    }
+    let enabled = ctx.mds.delegations_enabled(export);
+    let offer = DelegOffer {
+        enabled,
+        callback_up: enabled && crate::delegations::callback_up(&ctx.mds, clientid),
+        fh: &fh,
+        change: inode.change,
+    };
+    let share = OpenShare {
+        access,
+        deny: 0,
+        want,
+    };
+    let mut opens = ctx.mds.opens.lock().expect("opens");
+    let got = opens.offer_delegation(clientid, inode.fileid, &share, offer)?;
+    // ANY settles for a read delegation when a write one is not to be had.
+    if want == OPEN4_SHARE_ACCESS_WANT_ANY_DELEG && !matches!(got, OpenDelegation4::Write(_)) {
+        let read = OpenShare {
+            access: OPEN4_SHARE_ACCESS_READ,
+            ..share
+        };
+        if let r @ OpenDelegation4::Read(_) =
+            opens.offer_delegation(clientid, inode.fileid, &read, offer)?
+        {
+            return Ok(r);
+        }
+    }
+    Ok(got)
 }
 
 /// RELEASE_LOCKOWNER: an NFSv4.0 operation (RFC 7530 section 16.37); NFSv4.1 servers MUST

@@ -1,8 +1,9 @@
-//! Protocol state of the MDS, sans-IO: opens, locks, orphans and layouts. Clients, sessions, leases
+//! Protocol state of the MDS, sans-IO: opens, locks, delegations, orphans and layouts. Clients, sessions, leases
 //! and grace are shared with the data servers and live in [`nfs_server::state`]; so does the
 //! stateid format (the DSs check the stateids the MDS mints), re-exported here as
 //! [`stateid`].
 
+pub mod deleg;
 pub mod layout;
 pub mod lock;
 pub mod open;

@@ -22,15 +22,17 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use nfs_proto::nfs4::{
-    LockDenied, NfsStat4, OpenDelegation4, OpenNoneDelegation4, OpenOwner4, Stateid4,
-    WhyNoDelegation4, OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_SHARE_ACCESS_BOTH,
-    OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_ANY_DELEG, OPEN4_SHARE_ACCESS_WANT_CANCEL,
+    LockDenied, NfsFh4, NfsSpaceLimit4, NfsStat4, Nfsace4, OpenDelegation4, OpenNoneDelegation4,
+    OpenOwner4, OpenReadDelegation4, OpenWriteDelegation4, Stateid4, WhyNoDelegation4,
+    OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_SHARE_ACCESS_BOTH, OPEN4_SHARE_ACCESS_READ,
+    OPEN4_SHARE_ACCESS_WANT_ANY_DELEG, OPEN4_SHARE_ACCESS_WANT_CANCEL,
     OPEN4_SHARE_ACCESS_WANT_DELEG_MASK, OPEN4_SHARE_ACCESS_WANT_NO_DELEG,
     OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE, OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED,
     OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL,
     OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG, OPEN4_SHARE_ACCESS_WRITE, OPEN4_SHARE_DENY_BOTH,
 };
 
+use super::deleg::{DelegTable, DelegType};
 use super::lock::LockTable;
 use super::orphan::{OrphanFate, Orphans};
 use super::owner::{OwnerIndex, OwnerKey};
@@ -64,6 +66,9 @@ pub enum StateError {
     /// A conflicting byte-range lock, returned as LOCK4denied.
     #[error("conflicting lock")]
     Denied(LockDenied),
+    /// A status decided elsewhere (the delegation table's FREE_STATEID answer).
+    #[error("{0:?}")]
+    Status(NfsStat4),
     /// The operation does not exist in this minor version.
     #[error("operation not supported in this minor version")]
     NotSupp,
@@ -88,6 +93,7 @@ impl From<StateError> for NfsStat4 {
             StateError::NotSupp => NfsStat4::NFS4ERR_NOTSUPP,
             StateError::Exhausted(c) => c.into(),
             StateError::Stale => NfsStat4::NFS4ERR_STALE,
+            StateError::Status(s) => s,
         }
     }
 }
@@ -157,6 +163,62 @@ pub fn no_delegation(want: u32) -> OpenDelegation4 {
     }
 }
 
+/// What OPEN's delegation decision needs besides the state table.
+#[derive(Clone, Copy, Debug)]
+pub struct DelegOffer<'a> {
+    /// Delegations are on for the file's export (configuration).
+    pub enabled: bool,
+    /// The client has a working back channel (a delegation that cannot be recalled must not
+    /// be granted: RFC 8881 section 10.2.1).
+    pub callback_up: bool,
+    /// The file's handle, for CB_RECALL.
+    pub fh: &'a NfsFh4,
+    /// The file's change attribute now.
+    pub change: u64,
+}
+
+/// The delegation answer when none is granted for a reason other than the client's wish
+/// (RFC 8881 section 18.16.3): nothing to say without a preference, otherwise the reason.
+fn refused(want: u32, why: WhyNoDelegation4) -> OpenDelegation4 {
+    match want {
+        OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE => OpenDelegation4::None,
+        OPEN4_SHARE_ACCESS_WANT_NO_DELEG | OPEN4_SHARE_ACCESS_WANT_CANCEL => no_delegation(want),
+        _ if why == WhyNoDelegation4::WND4_CONTENTION => {
+            OpenDelegation4::NoneExt(OpenNoneDelegation4::Contention {
+                ond_server_will_push_deleg: false,
+            })
+        }
+        _ if why == WhyNoDelegation4::WND4_RESOURCE => no_delegation(want),
+        _ => OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(why)),
+    }
+}
+
+/// The delegation reply body for a granted delegation: no recall pending, and for a write
+/// delegation no limit on how far the client may extend the file locally (the MDS has no
+/// quotas). The ACE lets the holder decide nothing on its own: every client asks the server
+/// with ACCESS (an empty mask, as knfsd sends).
+pub fn delegation_body(kind: DelegType, stateid: Stateid4) -> OpenDelegation4 {
+    let permissions = Nfsace4 {
+        r#type: nfs_proto::nfs4::attr::ACE4_ACCESS_ALLOWED_ACE_TYPE,
+        flag: 0,
+        access_mask: 0,
+        who: Default::default(),
+    };
+    match kind {
+        DelegType::Read => OpenDelegation4::Read(OpenReadDelegation4 {
+            stateid,
+            recall: false,
+            permissions,
+        }),
+        DelegType::Write => OpenDelegation4::Write(OpenWriteDelegation4 {
+            stateid,
+            recall: false,
+            space_limit: NfsSpaceLimit4::Size(u64::MAX),
+            permissions,
+        }),
+    }
+}
+
 /// What a successful OPEN gives the compound layer for its OPEN4resok.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct OpenGrant {
@@ -205,6 +267,29 @@ pub struct RevokedState {
     pub expired: bool,
     /// Some state was revoked by the administrator.
     pub admin: bool,
+    /// A delegation was revoked (its recall was not answered in time).
+    pub recallable: bool,
+}
+
+impl RevokedState {
+    /// SEQUENCE's `SEQ4_STATUS_*_REVOKED` bits for this state (RFC 8881 section 18.46.3).
+    pub fn status_flags(self) -> u32 {
+        use nfs_proto::nfs4::{
+            SEQ4_STATUS_ADMIN_STATE_REVOKED, SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED,
+            SEQ4_STATUS_RECALLABLE_STATE_REVOKED,
+        };
+        let mut flags = 0;
+        if self.expired {
+            flags |= SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED;
+        }
+        if self.admin {
+            flags |= SEQ4_STATUS_ADMIN_STATE_REVOKED;
+        }
+        if self.recallable {
+            flags |= SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
+        }
+        flags
+    }
 }
 
 /// Share reservation of one open-owner on one file.
@@ -274,6 +359,12 @@ pub struct StateTable {
     pub(super) files: HashMap<u64, FileState>,
     pub(super) by_client: HashMap<u64, HashSet<Other>>,
     pub(super) orphans: Orphans,
+    /// How many revoked open and lock entries wait for FREE_STATEID (SEQUENCE's status flags
+    /// look only when there are some).
+    revoked_entries: usize,
+    /// The delegations: in this table so that OPEN's share reservation and its delegation
+    /// decision see one state (no open can slip in between).
+    pub delegs: DelegTable,
 }
 
 /// The pairs bit of an (access, deny) combination in [`OpenBody::seen`].
@@ -312,13 +403,15 @@ impl StateTable {
     /// An empty table minting stateids with `minter` (kinds open and lock).
     pub fn new(minter: StateidMinter) -> Self {
         Self {
-            minter,
+            minter: minter.clone(),
             states: HashMap::new(),
             open_owners: OwnerIndex::default(),
             lock_owners: OwnerIndex::default(),
             files: HashMap::new(),
             by_client: HashMap::new(),
             orphans: Orphans::default(),
+            revoked_entries: 0,
+            delegs: DelegTable::new(minter.clone()),
         }
     }
 
@@ -473,6 +566,92 @@ impl StateTable {
         })
     }
 
+    /// Whether a client other than `clientid` has `file` open, and whether one has it open
+    /// for writing.
+    fn others_open(&self, file: u64, clientid: u64) -> (bool, bool) {
+        let Some(fs) = self.files.get(&file) else {
+            return (false, false);
+        };
+        let mut any = false;
+        for e in fs.opens.iter().filter_map(|o| self.states.get(o)) {
+            if e.clientid == clientid {
+                continue;
+            }
+            any = true;
+            if matches!(&e.body, Body::Open(b) if b.access & OPEN4_SHARE_ACCESS_WRITE != 0) {
+                return (true, true);
+            }
+        }
+        (any, false)
+    }
+
+    /// OPEN's delegation decision, after its share reservation was granted (RFC 8881 sections
+    /// 10.2 and 18.16.3):
+    /// - WANT_NO_DELEG and WANT_CANCEL get none, with that reason;
+    /// - none when delegations are off, the client has no back channel, it holds one of the
+    ///   file already, or a recall of the file is under way;
+    /// - an open for writing gets a WRITE delegation when no other client has the file open
+    ///   or holds a delegation of it (WANT_READ_DELEG asks for none of that kind);
+    /// - an open for reading gets a READ delegation when no other client has the file open
+    ///   for writing or holds its write delegation (WANT_WRITE_DELEG asks for a write
+    ///   delegation, which needs write access);
+    /// - otherwise none, `WND4_CONTENTION` to a client that asked for one.
+    ///
+    /// A read delegation is never granted to an open for writing: the holder's writes would
+    /// go unseen by other read delegation holders.
+    pub fn offer_delegation(
+        &mut self,
+        clientid: u64,
+        file: u64,
+        share: &OpenShare,
+        offer: DelegOffer<'_>,
+    ) -> Result<OpenDelegation4, CounterExhausted> {
+        let want = share.want;
+        if matches!(
+            want,
+            OPEN4_SHARE_ACCESS_WANT_NO_DELEG | OPEN4_SHARE_ACCESS_WANT_CANCEL
+        ) {
+            return Ok(no_delegation(want));
+        }
+        if !offer.enabled || !offer.callback_up {
+            return Ok(refused(want, WhyNoDelegation4::WND4_RESOURCE));
+        }
+        if let Some((_, held)) = self.delegs.held_by(clientid, file) {
+            let why = match (held, want) {
+                (DelegType::Read, OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG) => {
+                    WhyNoDelegation4::WND4_NOT_SUPP_UPGRADE
+                }
+                (DelegType::Write, OPEN4_SHARE_ACCESS_WANT_READ_DELEG) => {
+                    WhyNoDelegation4::WND4_NOT_SUPP_DOWNGRADE
+                }
+                _ => return Ok(OpenDelegation4::None),
+            };
+            return Ok(refused(want, why));
+        }
+        if self.delegs.recalling(file) {
+            return Ok(refused(want, WhyNoDelegation4::WND4_CONTENTION));
+        }
+        let (others_open, others_write) = self.others_open(file, clientid);
+        let writes = share.access & OPEN4_SHARE_ACCESS_WRITE != 0;
+        let kind = if writes {
+            let possible = !others_open && !self.delegs.held_by_others(file, clientid);
+            (possible && want != OPEN4_SHARE_ACCESS_WANT_READ_DELEG).then_some(DelegType::Write)
+        } else {
+            let possible = !others_write
+                && !self
+                    .delegs
+                    .conflicts(file, clientid, super::deleg::Need::Read);
+            (possible && want != OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG).then_some(DelegType::Read)
+        };
+        let Some(kind) = kind else {
+            return Ok(refused(want, WhyNoDelegation4::WND4_CONTENTION));
+        };
+        let stateid = self
+            .delegs
+            .grant(clientid, file, offer.fh.clone(), kind, offer.change)?;
+        Ok(delegation_body(kind, stateid))
+    }
+
     /// OPEN_DOWNGRADE (RFC 8881 section 18.18.3): access must be READ, WRITE or BOTH and deny
     /// NONE to BOTH, and together they must be the union of some of the OPENs in effect for
     /// this owner and file (tracked as a set of (access, deny) pairs); else `NFS4ERR_INVAL`.
@@ -576,6 +755,14 @@ impl StateTable {
             Some(Special::Current) | Some(Special::Invalid) => return Err(StateidError::Bad.into()),
             None => {}
         }
+        // I/O under a delegation stateid (section 10.2): a read delegation reads, a write
+        // delegation reads and writes.
+        if DelegTable::is_delegation_stateid(stateid) {
+            return match self.delegs.check(clientid, file, stateid)? {
+                DelegType::Read if io == Io::Write => Err(StateError::OpenMode),
+                _ => Ok(()),
+            };
+        }
         let other = self.resolve(clientid, stateid)?;
         let entry = &self.states[&other];
         if entry.file != file {
@@ -600,15 +787,20 @@ impl StateTable {
     /// this client, with no filehandle and no kind check. Special stateids are always
     /// `NFS4ERR_BAD_STATEID`, and so are stateids of an earlier boot ("any possible
     /// association with a previous instance of the client ... is not considered"). Delegation
-    /// and layout stateids are not in this table and read as bad; the compound layer sends
-    /// those kinds ([`StateidKind::of`]) to their own tables.
+    /// stateids are answered by [`DelegTable`]; layout stateids are not in this table and
+    /// read as bad: the compound layer sends that kind ([`StateidKind::of`]) to its table.
     pub fn test_stateid(&self, clientid: u64, stateids: &[Stateid4]) -> Vec<NfsStat4> {
         stateids
             .iter()
-            .map(|s| match self.resolve(clientid, s) {
-                Ok(_) => NfsStat4::NFS4_OK,
-                Err(StateidError::Stale) => NfsStat4::NFS4ERR_BAD_STATEID,
-                Err(e) => e.into(),
+            .map(|s| {
+                if DelegTable::is_delegation_stateid(s) {
+                    return self.delegs.test_stateid(clientid, s);
+                }
+                match self.resolve(clientid, s) {
+                    Ok(_) => NfsStat4::NFS4_OK,
+                    Err(StateidError::Stale) => NfsStat4::NFS4ERR_BAD_STATEID,
+                    Err(e) => e.into(),
+                }
             })
             .collect()
     }
@@ -619,6 +811,12 @@ impl StateTable {
     pub fn free_stateid(&mut self, clientid: u64, stateid: &Stateid4) -> Result<(), StateError> {
         if classify(stateid)?.is_some() {
             return Err(StateidError::Bad.into());
+        }
+        if DelegTable::is_delegation_stateid(stateid) {
+            return self
+                .delegs
+                .free_stateid(clientid, stateid)
+                .map_err(StateError::Status);
         }
         self.minter.verify(&stateid.other)?;
         let other = stateid.other;
@@ -654,6 +852,7 @@ impl StateTable {
             self.discard(&other);
         }
         self.by_client.remove(&clientid);
+        self.delegs.release_client(clientid);
     }
 
     /// Revokes every live state of a client while keeping the client (RFC 8881 section 8.3's
@@ -671,14 +870,24 @@ impl StateTable {
                 self.detach(&other);
                 if let Some(e) = self.states.get_mut(&other) {
                     e.revoked = Some(reason);
+                    self.revoked_entries += 1;
                 }
             }
+        }
+        for (other, _) in self.delegs.client_delegations(clientid) {
+            self.delegs.revoke(&other);
         }
     }
 
     /// Which revoked state the client still has to free, for SEQUENCE's status flags.
     pub fn revoked_state(&self, clientid: u64) -> RevokedState {
-        let mut r = RevokedState::default();
+        let mut r = RevokedState {
+            recallable: self.delegs.has_revoked(clientid),
+            ..RevokedState::default()
+        };
+        if self.revoked_entries == 0 {
+            return r;
+        }
         for other in self.by_client.get(&clientid).into_iter().flatten() {
             match self.states.get(other).and_then(|e| e.revoked) {
                 Some(RevokeReason::Expired) => r.expired = true,
@@ -693,6 +902,7 @@ impl StateTable {
     /// `NFS4ERR_CLIENTID_BUSY` while it has, RFC 8881 section 18.50.3).
     pub fn client_has_state(&self, clientid: u64) -> bool {
         self.by_client.get(&clientid).is_some_and(|s| !s.is_empty())
+            || self.delegs.client_has_state(clientid)
     }
 
     /// Whether `clientid` still has the file open under any of its open owners: when its
@@ -784,8 +994,8 @@ impl StateTable {
             .unwrap_or_default()
     }
 
-    /// Every open and lock stateid of a client (live or revoked), with its file: what the
-    /// data servers must refuse when the client's state goes.
+    /// Every open, lock and delegation stateid of a client (live or revoked), with its file:
+    /// what the data servers must refuse when the client's state goes.
     pub fn client_stateids(&self, clientid: u64) -> Vec<(Other, u64)> {
         let mut v: Vec<(Other, u64)> = self
             .by_client
@@ -793,6 +1003,7 @@ impl StateTable {
             .into_iter()
             .flatten()
             .filter_map(|o| self.states.get(o).map(|e| (*o, e.file)))
+            .chain(self.delegs.client_delegations(clientid))
             .collect();
         v.sort();
         v
@@ -851,6 +1062,9 @@ impl StateTable {
     pub(super) fn discard(&mut self, other: &Other) {
         self.detach(other);
         if let Some(entry) = self.states.remove(other) {
+            if entry.revoked.is_some() {
+                self.revoked_entries -= 1;
+            }
             if let Some(set) = self.by_client.get_mut(&entry.clientid) {
                 set.remove(other);
                 if set.is_empty() {

@@ -550,7 +550,8 @@ fn revoked_state_answers_expired_or_admin_revoked_until_freed() {
         t.revoked_state(C1),
         RevokedState {
             expired: true,
-            admin: false
+            admin: false,
+            recallable: false
         }
     );
     // The share reservation is gone at once.

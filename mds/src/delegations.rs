@@ -1,0 +1,211 @@
+//! The I/O side of delegations (RFC 8881 section 10.4): CB_RECALL when another client's
+//! operation conflicts, CB_GETATTR when another client asks for the size or change of a file
+//! under a write delegation, and the revocation of delegations whose recall was not answered
+//! in time. The state lives in [`crate::state::deleg::DelegTable`] (inside the open table).
+//!
+//! ```text
+//!  conflicting op ─> break_conflicts: recall() ─> CB_RECALL per holder (background)
+//!                    └─> NFS4ERR_DELAY until DELEGRETURN (the client retries)
+//!  fencing's deadline task ─> revoke_expired: DELEG_REVOKED, DSs refuse the stateid
+//!  GETATTR(size|change) of another client ─> holder_attrs: CB_GETATTR ─> presented values
+//! ```
+
+use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
+
+use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
+use nfs_proto::nfs4::callback::{CbGetAttrArgs, CbGetAttrRes, CbRecallArgs};
+use nfs_proto::nfs4::{Bitmap4, NfsCbArgop4, NfsCbResop4, NfsStat4};
+use tracing::{info, warn};
+
+use crate::dsctl::RevokeReason;
+use crate::server::Mds;
+use crate::state::deleg::{Need, Presented, RecallOrder};
+use crate::state::open::StateTable;
+
+/// How long a holder has to return a recalled delegation: one lease (section 10.4.6 lets
+/// the server revoke after that; knfsd waits a lease too).
+fn recall_timeout(mds: &Mds) -> Duration {
+    Duration::from_secs(u64::from(mds.cfg.lease_time.max(1)))
+}
+
+/// Before an operation of `clientid` that needs `need` of `file`: recalls the delegations
+/// of other clients that conflict and answers `NFS4ERR_DELAY` while any is outstanding
+/// (section 10.4.4: the server recalls, and the operation waits until the delegation is
+/// returned or revoked). The recalls are sent in the background.
+pub fn break_conflicts(
+    mds: &Arc<Mds>,
+    file: u64,
+    clientid: u64,
+    need: Need,
+) -> Result<(), NfsStat4> {
+    let orders = {
+        let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+        recall_conflicts(mds, &mut opens, file, clientid, need)
+    };
+    match orders {
+        None => Ok(()),
+        Some(orders) => {
+            send_recalls(mds, orders);
+            Err(NfsStat4::NFS4ERR_DELAY)
+        }
+    }
+}
+
+/// [`break_conflicts`] inside a caller's hold of the open table (OPEN decides on conflicts
+/// and takes its share reservation in one hold): `None` when nothing conflicts, else the
+/// recalls to send (empty when all are under way) after the table is let go.
+pub fn recall_conflicts(
+    mds: &Mds,
+    opens: &mut StateTable,
+    file: u64,
+    clientid: u64,
+    need: Need,
+) -> Option<Vec<RecallOrder>> {
+    opens.delegs.conflicts(file, clientid, need).then(|| {
+        opens
+            .delegs
+            .recall(file, clientid, need, Instant::now(), recall_timeout(mds))
+    })
+}
+
+/// Sends each CB_RECALL in a task of its own.
+pub fn send_recalls(mds: &Arc<Mds>, orders: Vec<RecallOrder>) {
+    for order in orders {
+        let mds = mds.clone();
+        tokio::spawn(async move { send_recall(&mds, order).await });
+    }
+}
+
+async fn send_recall(mds: &Mds, order: RecallOrder) {
+    let Some(session) = callback_session(mds, order.clientid) else {
+        // The holder may still return it once it has a back channel again (SEQUENCE tells
+        // it the path is down); otherwise the deadline revokes it.
+        info!(
+            clientid = order.clientid,
+            fileid = order.file,
+            "no back channel for CB_RECALL: the delegation is revoked at the deadline"
+        );
+        return;
+    };
+    let args = CbRecallArgs {
+        stateid: order.stateid,
+        truncate: false,
+        fh: order.fh.clone(),
+    };
+    let r =
+        crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::Recall(args)]).await;
+    match r {
+        Err(e) => info!(
+            clientid = order.clientid,
+            fileid = order.file,
+            "CB_RECALL failed: {e}; the delegation is revoked at the deadline"
+        ),
+        Ok(res) => {
+            let status = res.resarray.iter().find_map(|r| match r {
+                NfsCbResop4::Recall(r) => Some(r.status),
+                _ => None,
+            });
+            // NFS4_OK: DELEGRETURN follows. BAD_STATEID may be a recall that overtook the
+            // OPEN reply granting the delegation (section 2.10.6.3): the deadline decides.
+            info!(clientid = order.clientid, fileid = order.file, status = ?status, "CB_RECALL answered");
+        }
+    }
+}
+
+/// One of the client's sessions with a working back channel.
+fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
+    let st = mds.core.state();
+    st.sessions
+        .callback_path(&st.clients, clientid)
+        .map(|(s, _)| *s.id())
+}
+
+/// Whether the client has a back channel a recall could use (OPEN grants no delegation
+/// otherwise).
+pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
+    callback_session(mds, clientid).is_some()
+}
+
+/// Revokes the delegations whose recall deadline passed (called by the fencing deadline
+/// task): their holders learn it from SEQUENCE's `SEQ4_STATUS_RECALLABLE_STATE_REVOKED`, and
+/// the data servers refuse the delegation stateid (`NFS4ERR_DELEG_REVOKED`) from now on.
+pub async fn revoke_expired(mds: &Mds) {
+    let due = mds
+        .opens
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .delegs
+        .expired_recalls(Instant::now());
+    if due.is_empty() {
+        return;
+    }
+    let mut revoke = Vec::new();
+    for d in &due {
+        warn!(
+            clientid = d.clientid,
+            fileid = d.file,
+            "delegation not returned in time: revoked"
+        );
+        if crate::fencing::striped(mds, d.file) {
+            revoke.push((d.other, RevokeReason::Delegation));
+        }
+    }
+    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+        warn!("revoking delegations on the data servers: {e} (resent when they register)");
+    }
+}
+
+/// Before a GETATTR of `clientid` that asks for the size or change of `file`: when another
+/// client holds a write delegation of it, asks that holder with CB_GETATTR and returns the
+/// size and change to present if it modified the file (section 10.4.3). A holder that cannot
+/// be asked has its delegation recalled, and the GETATTR waits (`NFS4ERR_DELAY`).
+pub async fn holder_attrs(
+    mds: &Arc<Mds>,
+    file: u64,
+    clientid: u64,
+    server_change: u64,
+) -> Result<Option<Presented>, NfsStat4> {
+    let holder = mds
+        .opens
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .delegs
+        .write_holder(file, clientid);
+    let Some((holder, other, fh)) = holder else {
+        return Ok(None);
+    };
+    let asked = async {
+        let session = callback_session(mds, holder)?;
+        let mut attr_request = Bitmap4::new();
+        attr_request.set(FATTR4_SIZE);
+        attr_request.set(FATTR4_CHANGE);
+        let args = CbGetAttrArgs { fh, attr_request };
+        let res =
+            crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::GetAttr(args)])
+                .await
+                .ok()?;
+        let attrs = res.resarray.iter().find_map(|r| match r {
+            NfsCbResop4::GetAttr(CbGetAttrRes::Ok(ok)) => Some(ok.obj_attributes.clone()),
+            _ => None,
+        })?;
+        let a = FileAttrs::from_fattr(&attrs).ok()?;
+        Some((a.change?, a.size?))
+    };
+    match asked.await {
+        Some((change, size)) => Ok(mds
+            .opens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .delegs
+            .reported(&other, change, size, server_change)),
+        None => {
+            info!(
+                clientid = holder,
+                fileid = file,
+                "CB_GETATTR got no answer: recalling the write delegation"
+            );
+            break_conflicts(mds, file, clientid, Need::Read).map(|()| None)
+        }
+    }
+}

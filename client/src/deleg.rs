@@ -828,6 +828,7 @@ impl Inner {
         st.reopens += 1;
         st.reclaimed = reclaimed;
         let old_deleg = st.deleg.take();
+        let forget_name = old_deleg.is_some() && granted(&ok.delegation).is_none();
         match (granted(&ok.delegation), old_deleg) {
             (Some((sid, kind, _)), Some(d)) => {
                 st.deleg = Some(Delegation {
@@ -857,6 +858,10 @@ impl Inner {
                 st.stash = None;
             }
             (None, None) => {}
+        }
+        drop(st);
+        if forget_name {
+            self.unbind_fh(&so.fh);
         }
         tracing::info!(path = %so.path, reclaimed, "open re-established");
         Ok(())

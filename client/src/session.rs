@@ -10,7 +10,9 @@
 //! - a session the server no longer knows (BADSESSION, DEADSESSION, a server restart) is
 //!   replaced: EXCHANGE_ID with the same owner and verifier, CREATE_SESSION, then the
 //!   [`StateRecovery`] hook reclaims opens and locks, then RECLAIM_COMPLETE;
-//! - an idle session is kept alive with a SEQUENCE-only COMPOUND every third of the lease.
+//! - an idle session is kept alive with a SEQUENCE-only COMPOUND every third of the lease;
+//! - a SEQUENCE reply saying some state was revoked (`SEQ4_STATUS_*_STATE_REVOKED`) starts
+//!   [`StateRecovery::some_state_revoked`] (TEST_STATEID, FREE_STATEID) in a task.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock, Weak};

@@ -307,3 +307,66 @@ fn another_clients_stat_shows_the_size_the_write_delegation_holder_has_buffered(
     let n = settled(&c, &["pnfs_delegations_recalled_total"]);
     assert_eq!(n.sum("pnfs_delegations_recalled_total", &[]), 0.0);
 }
+
+/// The MDS is killed with SIGKILL while a client holds a write delegation with writes not
+/// yet sent: after the restart the client reclaims its open with the delegation (OPEN
+/// CLAIM_PREVIOUS naming a write delegation, in the grace period), keeps its writes, and a
+/// second client's open recalls the reclaimed delegation and reads them.
+#[test]
+fn a_write_delegation_is_reclaimed_after_an_mds_restart_and_its_writes_still_arrive() {
+    let mut c = cluster(&PnfsOptions {
+        grace_time: 5,
+        ..PnfsOptions::default()
+    });
+    let addr = c.mds_addr();
+    let data = client_suite::chunk(36, 0, 300_000);
+    let rt = client_suite::rt();
+    let (a, fa) = rt.block_on(async {
+        let a = Client::connect(addr).await.unwrap();
+        let fa = a.create("/kept", 0o644).await.unwrap();
+        fa.write_at(0, data.clone()).await.unwrap();
+        assert_eq!(a.stats().delegations_held, 1);
+        (a, fa)
+    });
+    c.kill9();
+    c.restart().unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        // The holder's next request finds its session gone and recovers.
+        let m = a.stat("/kept").await.unwrap();
+        let t = Instant::now();
+        while a.stats().recoveries == 0 || a.stats().delegations_held == 0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "no recovery with the delegation: {:?}",
+                a.stats()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        eprintln!("A recovered; its stat said {} bytes", m.size);
+        let s = a.stats();
+        assert_eq!((s.delegations_held, s.delegations_revoked), (1, 0), "{s:?}");
+        let b = Client::connect(addr).await.unwrap();
+        let fb = b.open("/kept", &OpenOptions::read()).await.unwrap();
+        assert!(
+            fb.read_to_end().await.unwrap() == data,
+            "B misses A's writes"
+        );
+        let s = a.stats();
+        assert_eq!(
+            (s.delegations_recalled, s.delegations_returned),
+            (1, 1),
+            "{s:?}"
+        );
+        fb.close().await.unwrap();
+        fa.close().await.unwrap();
+        a.shutdown().await;
+        b.shutdown().await;
+    });
+    // The restarted server's counters: the reclaim was a grant of its own.
+    let n = settled(&c, &["pnfs_delegations_returned_total"]);
+    assert_eq!(
+        deleg_counts(&n),
+        (1.0, 1.0, 1.0, 0.0),
+        "granted (the reclaim), recalled, returned, revoked"
+    );
+}

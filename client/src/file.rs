@@ -348,8 +348,33 @@ impl File {
             .unwrap_or(true)
     }
 
+    /// Sends the writes buffered in this client's other Files of the file, so that a read
+    /// through this one sees them (the Files share the file's size; without this, a read
+    /// inside it would find holes where the other File's bytes are still buffered). Run
+    /// before taking this File's data lock: a File never waits for another's lock while
+    /// holding its own. A sibling's failure is its own to report (at its flush).
+    async fn flush_siblings(&self) {
+        if self.open.server.st().users < 2 {
+            return;
+        }
+        let siblings = self
+            .client
+            .inner
+            .open_files()
+            .into_iter()
+            .filter(|f| f.id != self.open.id && Arc::ptr_eq(&f.server, &self.open.server));
+        for f in siblings {
+            let sibling = File::new(self.client.clone(), f);
+            let mut d = sibling.open.data.lock().await;
+            if let Err(e) = sibling.send_dirty(&mut d).await {
+                tracing::debug!(path = %self.open.path, "a sibling's writes before a read: {e}");
+            }
+        }
+    }
+
     /// Reads up to `len` bytes at `offset` (fewer at the end of the file).
     pub async fn read_at(&self, offset: u64, len: u64) -> Result<Bytes> {
+        self.flush_siblings().await;
         let mut d = self.open.data.lock().await;
         if overlaps(&d.dirty, offset, len) {
             self.send_dirty(&mut d).await?;
@@ -418,6 +443,7 @@ impl File {
     /// fit (the list I/O of PVFS and MPI-IO). Bypasses the block cache. Each result is
     /// clamped to the file's size.
     pub async fn read_list(&self, extents: &[(u64, u64)]) -> Result<Vec<Bytes>> {
+        self.flush_siblings().await;
         {
             let mut d = self.open.data.lock().await;
             if extents.iter().any(|&(o, l)| overlaps(&d.dirty, o, l)) {

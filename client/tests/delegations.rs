@@ -321,3 +321,71 @@ async fn with_delegations_off_every_open_goes_to_the_server() {
     assert_eq!(metric(&mds, "pnfs_delegations_granted_total", &[]), 0);
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_the_delegation_covers_but_the_server_open_does_not_upgrades_it_under_the_delegation(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mds, addr) = start_mds(dir.path(), 10).await;
+    let c = Client::connect(addr).await.unwrap();
+    let write_only = OpenOptions {
+        read: false,
+        ..OpenOptions::create()
+    };
+    let w = c.open("/wo", &write_only).await.unwrap();
+    w.write_at(0, Bytes::from_static(b"written")).await.unwrap();
+    assert_eq!(c.stats().delegations_held, 1, "no write delegation");
+    let opens = ops(&mds, "OP_OPEN");
+    // Reading needs the open upgraded: one OPEN, with CLAIM_DELEG_CUR_FH (no conflict).
+    let r = c.open("/wo", &OpenOptions::read()).await.unwrap();
+    assert_eq!(ops(&mds, "OP_OPEN"), opens + 1);
+    assert_eq!(&r.read_to_end().await.unwrap()[..], b"written");
+    r.close().await.unwrap();
+    // Now the server open covers both: no more OPENs.
+    let r = c.open("/wo", &OpenOptions::read()).await.unwrap();
+    r.close().await.unwrap();
+    assert_eq!(ops(&mds, "OP_OPEN"), opens + 1);
+    w.close().await.unwrap();
+    assert_eq!(c.stats().delegated_opens, 2);
+    c.shutdown().await;
+}
+
+/// Not about delegations as such: the Files of one file in one client share its server open,
+/// so closing one leaves the other's state alone, and CLOSE goes with the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_one_of_two_files_of_a_file_leaves_the_other_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mds, addr) = start_mds(dir.path(), 10).await;
+    let c = Client::connect_with(
+        addr,
+        ClientOptions {
+            delegations: false,
+            ..ClientOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let a = c.create("/two", 0o644).await.unwrap();
+    let b = c.open("/two", &OpenOptions::read_write()).await.unwrap();
+    let closes = ops(&mds, "OP_CLOSE");
+    a.write_at(0, Bytes::from_static(b"one")).await.unwrap();
+    a.close().await.unwrap();
+    assert_eq!(
+        ops(&mds, "OP_CLOSE"),
+        closes,
+        "the first close ended the open"
+    );
+    let bad = metric(&mds, "pnfs_ops_total", &["NFS4ERR_BAD_STATEID"]);
+    b.write_at(3, Bytes::from_static(b"two")).await.unwrap();
+    b.fsync().await.unwrap();
+    assert_eq!(
+        metric(&mds, "pnfs_ops_total", &["NFS4ERR_BAD_STATEID"]),
+        bad,
+        "the second File's state was gone"
+    );
+    assert_eq!(b.size(), 6, "the Files of one file disagree on its size");
+    b.close().await.unwrap();
+    assert_eq!(ops(&mds, "OP_CLOSE"), closes + 1);
+    assert_eq!(c.stat("/two").await.unwrap().size, 6);
+    c.shutdown().await;
+}

@@ -292,15 +292,7 @@ async fn opens_under_a_write_delegation_are_local_and_the_holders_own_remove_giv
 async fn with_delegations_off_every_open_goes_to_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let (mds, addr) = start_mds(dir.path(), 10).await;
-    let c = Client::connect_with(
-        addr,
-        ClientOptions {
-            delegations: false,
-            ..ClientOptions::default()
-        },
-    )
-    .await
-    .unwrap();
+    let c = without_delegations(addr).await;
     c.create("/plain", 0o644)
         .await
         .unwrap()
@@ -356,15 +348,7 @@ async fn an_open_the_delegation_covers_but_the_server_open_does_not_upgrades_it_
 async fn closing_one_of_two_files_of_a_file_leaves_the_other_open() {
     let dir = tempfile::tempdir().unwrap();
     let (mds, addr) = start_mds(dir.path(), 10).await;
-    let c = Client::connect_with(
-        addr,
-        ClientOptions {
-            delegations: false,
-            ..ClientOptions::default()
-        },
-    )
-    .await
-    .unwrap();
+    let c = without_delegations(addr).await;
     let a = c.create("/two", 0o644).await.unwrap();
     let b = c.open("/two", &OpenOptions::read_write()).await.unwrap();
     let closes = ops(&mds, "OP_CLOSE");
@@ -388,4 +372,13 @@ async fn closing_one_of_two_files_of_a_file_leaves_the_other_open() {
     assert_eq!(ops(&mds, "OP_CLOSE"), closes + 1);
     assert_eq!(c.stat("/two").await.unwrap().size, 6);
     c.shutdown().await;
+}
+
+/// A client that asks for no delegations.
+async fn without_delegations(addr: std::net::SocketAddr) -> Client {
+    let opts = ClientOptions {
+        delegations: false,
+        ..ClientOptions::default()
+    };
+    Client::connect_with(addr, opts).await.unwrap()
 }

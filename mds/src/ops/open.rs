@@ -782,16 +782,24 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
             file
         };
         // A freed lock stateid is refused by the data servers too (a revoked one already is).
-        if file.is_some_and(|f| crate::fencing::striped(&ctx.mds, f)) {
-            ctx.mds
-                .fencing
-                .queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
+        if let Some(f) = file {
+            refuse_on_data_servers(ctx, f, stateid.other);
         }
         Ok::<_, NfsStat4>(())
     })()
     .err()
     .unwrap_or(NfsStat4::NFS4_OK);
     FreeStateidRes { status }
+}
+
+/// A stateid of `file` the client is done with (freed, returned): the data servers of a
+/// striped file refuse it from now on, batched in the background.
+fn refuse_on_data_servers(ctx: &Ctx, file: u64, other: crate::devices::Other) {
+    if crate::fencing::striped(&ctx.mds, file) {
+        ctx.mds
+            .fencing
+            .queue([(other, crate::dsctl::RevokeReason::Closed)]);
+    }
 }
 
 /// DELEGRETURN (RFC 8881 section 18.6): the client gives a delegation back (on recall, or
@@ -808,11 +816,7 @@ pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
             .expect("opens")
             .delegs
             .delegreturn(clientid, fileid, &stateid)?;
-        if crate::fencing::striped(&ctx.mds, fileid) {
-            ctx.mds
-                .fencing
-                .queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
-        }
+        refuse_on_data_servers(ctx, fileid, stateid.other);
         Ok::<_, NfsStat4>(())
     })()
     .err()

@@ -142,6 +142,18 @@ pub async fn revoke_expired(mds: &Mds) {
     }
     let mut revoke = Vec::new();
     for d in &due {
+        // A layout kept for the delegation after the last CLOSE goes with it.
+        let open = mds
+            .opens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .client_has_open(d.clientid, d.file);
+        if !open {
+            mds.layouts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .closed(d.clientid, d.file);
+        }
         warn!(
             clientid = d.clientid,
             fileid = d.file,

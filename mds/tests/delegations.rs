@@ -16,6 +16,8 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 
 use support::callback::{client_with_back_channel, CbClient};
+use support::cluster::start_cluster;
+use support::layout::*;
 use support::open::*;
 use support::*;
 
@@ -548,7 +550,7 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
             .unwrap()
     };
     // Boot 1: A gets a write delegation. Dropping the runtime stops the server as kill -9.
-    let fh = rt().block_on(async {
+    let (fh, fh_g) = rt().block_on(async {
         let (_mds, addr) = start_with(cfg(5)).await;
         let cb = Arc::new(CbClient::default());
         let mut a = reclaiming_client(addr, "a", cb).await;
@@ -560,7 +562,8 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
         assert_eq!(rc.status, NfsStat4::NFS4_OK);
         let r = open(&mut a, "f", RW).await;
         assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
-        getfh_res(&r)
+        let g = open(&mut a, "g", RW).await;
+        (getfh_res(&r), getfh_res(&g))
     });
     // Boot 2: A reclaims the open with its delegation type, then B conflicts with it.
     rt().block_on(async {
@@ -582,6 +585,22 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let d = delegation(&r);
         assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
+        // A reclaim that names no delegation gets none, though the file is free: no new
+        // delegation in the grace period (other clients may still reclaim state of it).
+        let r = a
+            .call(vec![
+                putfh(&fh_g),
+                open_op(
+                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
+                    Openflag4::NoCreate,
+                    RW,
+                    0,
+                    "o",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert_eq!(delegation(&r), OpenDelegation4::None);
         let rc = a
             .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
                 rca_one_fs: false,
@@ -606,4 +625,48 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
         let recalls = cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
         assert_eq!(recalls[0].stateid, deleg_stateid(&d));
     });
+}
+
+#[tokio::test]
+async fn a_write_delegation_holder_keeps_its_layout_after_close_until_it_returns_the_delegation() {
+    let (_k, _mds, addr) = start_cluster(2, |c: &mut Config| {
+        c.lease_time = 10;
+        c.cluster.layouts = true;
+    })
+    .await;
+    let cb = Arc::new(CbClient::default());
+    let mut a = client_with_back_channel(addr, "a", cb).await;
+    let r = open_and_layoutget(&mut a, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let fh = getfh_res(&r);
+    let sid = deleg_stateid(&delegation(&r));
+    let (ok, _) = granted(&r);
+    let close = a
+        .call(vec![
+            putfh(&fh),
+            NfsArgop4::Close(CloseArgs {
+                seqid: 0,
+                open_stateid: open_res(&r).stateid,
+            }),
+        ])
+        .await;
+    assert_eq!(close.status, NfsStat4::NFS4_OK);
+    // The Linux client goes on writing through the layout under its delegation and commits
+    // the size with LAYOUTCOMMIT after the CLOSE.
+    let commit = a
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(99), None),
+        ])
+        .await;
+    assert_eq!(commit.status, NfsStat4::NFS4_OK, "{commit:?}");
+    assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
+    // With the delegation and the last open gone, the return-on-close layout is gone too.
+    let commit = a
+        .call(vec![
+            putfh(&fh),
+            layoutcommit_op(ok.logr_stateid, Some(99), None),
+        ])
+        .await;
+    assert_eq!(commit.status, NfsStat4::NFS4ERR_BAD_STATEID, "{commit:?}");
 }

@@ -419,7 +419,11 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             generation: target.inode.generation,
         },
     );
-    let offer_enabled = ctx.mds.delegations_enabled(target.export);
+    // No new delegation while the grace period lasts: a client reclaiming its opens and
+    // locks must not find them behind another client's fresh delegation (knfsd waits too).
+    // A reclaim gets back only the delegation it names.
+    let in_grace = ctx.mds.core.state().grace.in_grace(Instant::now());
+    let offer_enabled = ctx.mds.delegations_enabled(target.export) && !in_grace;
     let callback_up = offer_enabled && crate::delegations::callback_up(&ctx.mds, clientid);
     // Other clients' delegations that conflict with this open are recalled, and the open
     // waits (RFC 8881 section 10.4.4): reading conflicts with write delegations, writing
@@ -458,7 +462,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
                 "reclaimed delegation"
             );
             delegation_body(kind, stateid)
-        } else if under_delegation.is_some() {
+        } else if under_delegation.is_some() || matches!(a.claim, OpenClaim4::Previous(_)) {
             OpenDelegation4::None
         } else {
             let offer = DelegOffer {
@@ -569,21 +573,7 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
                     .map(|o| (o, crate::dsctl::RevokeReason::Closed)),
             );
         }
-        // The client's last open of the file closed: its return-on-close layout goes with
-        // it (RFC 8881 section 18.43.3, `logr_return_on_close`).
-        let still_open = ctx
-            .mds
-            .opens
-            .lock()
-            .expect("opens")
-            .client_has_open(clientid, fileid);
-        if !still_open {
-            ctx.mds
-                .layouts
-                .lock()
-                .expect("layouts")
-                .closed(clientid, fileid);
-        }
+        drop_layouts_if_done(ctx, clientid, fileid);
         Ok::<_, NfsStat4>(out)
     })();
     match r {
@@ -792,6 +782,26 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
     FreeStateidRes { status }
 }
 
+/// The client's last open of the file closed, or its delegation went: its return-on-close
+/// layout goes with the last of them (RFC 8881 section 18.43.3, `logr_return_on_close`). A
+/// client holding a delegation keeps its layout after CLOSE: it opens the file again
+/// locally under the delegation and goes on writing through the layout (the Linux client
+/// returns no layout on close while it holds a delegation, `pnfs_roc`, and returns it with
+/// DELEGRETURN); dropping it made that client's LAYOUTCOMMIT fail and lose the size.
+fn drop_layouts_if_done(ctx: &Ctx, clientid: u64, fileid: u64) {
+    let done = {
+        let opens = ctx.mds.opens.lock().expect("opens");
+        !opens.client_has_open(clientid, fileid) && opens.delegs.held_by(clientid, fileid).is_none()
+    };
+    if done {
+        ctx.mds
+            .layouts
+            .lock()
+            .expect("layouts")
+            .closed(clientid, fileid);
+    }
+}
+
 /// A stateid of `file` the client is done with (freed, returned): the data servers of a
 /// striped file refuse it from now on, batched in the background.
 fn refuse_on_data_servers(ctx: &Ctx, file: u64, other: crate::devices::Other) {
@@ -817,6 +827,7 @@ pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
             .delegs
             .delegreturn(clientid, fileid, &stateid)?;
         refuse_on_data_servers(ctx, fileid, stateid.other);
+        drop_layouts_if_done(ctx, clientid, fileid);
         Ok::<_, NfsStat4>(())
     })()
     .err()

@@ -1,7 +1,8 @@
 //! The client's side of the back channel (RFC 8881 sections 2.10.3.1 and 20): the MDS calls
 //! CB_COMPOUND on the connection the client bound to its session. CB_SEQUENCE is answered
 //! for the sessions this client made; each other operation goes to the [`CallbackSink`]
-//! (the client's layout and delegation state).
+//! (the client's layout and delegation state: CB_LAYOUTRECALL, CB_NOTIFY_DEVICEID,
+//! CB_RECALL, CB_GETATTR).
 
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -22,8 +23,12 @@ pub trait CallbackSink: Send + Sync {
     fn layout_recall(&self, args: &CbLayoutRecallArgs) -> NfsStat4;
     /// CB_NOTIFY_DEVICEID: forget or refresh cached devices.
     fn notify_deviceid(&self, args: &CbNotifyDeviceidArgs) -> NfsStat4;
-    /// CB_RECALL of a delegation.
+    /// CB_RECALL of a delegation (RFC 8881 section 20.2): NFS4_OK when it is held (it goes
+    /// back in the background), NFS4ERR_BAD_STATEID when it is not.
     fn recall_delegation(&self, args: &CbRecallArgs) -> NfsStat4;
+    /// CB_GETATTR (RFC 8881 section 20.1): the size and change of a file under a write
+    /// delegation as the client sees them; NFS4ERR_BADHANDLE for any other file.
+    fn getattr(&self, args: &CbGetAttrArgs) -> CbGetAttrRes;
 }
 
 /// The back channel's server.
@@ -96,7 +101,7 @@ impl CallbackService {
                 (_, NfsCbArgop4::Recall(a)) => NfsCbResop4::Recall(CbRecallRes {
                     status: sink
                         .as_ref()
-                        .map_or(NfsStat4::NFS4ERR_BADHANDLE, |s| s.recall_delegation(a)),
+                        .map_or(NfsStat4::NFS4ERR_BAD_STATEID, |s| s.recall_delegation(a)),
                 }),
                 (_, NfsCbArgop4::RecallAny(_)) => NfsCbResop4::RecallAny(CbRecallAnyRes {
                     status: NfsStat4::NFS4_OK,
@@ -104,9 +109,12 @@ impl CallbackService {
                 (_, NfsCbArgop4::RecallSlot(_)) => NfsCbResop4::RecallSlot(CbRecallSlotRes {
                     status: NfsStat4::NFS4_OK,
                 }),
-                (_, NfsCbArgop4::GetAttr(_)) => {
-                    NfsCbResop4::GetAttr(CbGetAttrRes::Err(NfsStat4::NFS4ERR_BADHANDLE))
-                }
+                (_, NfsCbArgop4::GetAttr(a)) => NfsCbResop4::GetAttr(
+                    sink.as_ref()
+                        .map_or(CbGetAttrRes::Err(NfsStat4::NFS4ERR_BADHANDLE), |s| {
+                            s.getattr(a)
+                        }),
+                ),
                 (_, NfsCbArgop4::Notify(_)) => NfsCbResop4::Notify(CbNotifyRes {
                     status: NfsStat4::NFS4ERR_NOTSUPP,
                 }),

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use nfs_proto::xdr::Utf8String;
 
 use crate::attr::{self, Metadata};
 use crate::callback::{CallbackService, CallbackSink};
+use crate::deleg::{self, Local, OpenTable};
 use crate::error::{Error, Result};
 use crate::file::{File, OpenFile};
 use crate::ops::{self, components, parent_and_name, putfh};
@@ -44,6 +45,15 @@ pub struct ClientOptions {
     pub ds_in_flight: usize,
     /// Largest READ or WRITE (bytes); the session's limits may lower it.
     pub io_size: u32,
+    /// Accept delegations (RFC 8881 section 10.4): OPEN leaves the choice to the server
+    /// instead of saying WANT_NO_DELEG, and while one is held the file's opens and closes
+    /// stay local and its attributes and read cache need no revalidation.
+    pub delegations: bool,
+    /// **Fault injection, for tests only.** Answer CB_RECALL with NFS4_OK and never return
+    /// the delegation, as a client that lost its way would: the server then revokes it
+    /// after about a lease (RFC 8881 section 10.4.5), which is what a test of that path
+    /// needs to see. Never set it otherwise: other clients wait a lease for the file.
+    pub ignore_recalls: bool,
 }
 
 impl Default for ClientOptions {
@@ -58,6 +68,8 @@ impl Default for ClientOptions {
             pnfs: true,
             ds_in_flight: 8,
             io_size: 1 << 20,
+            delegations: true,
+            ignore_recalls: false,
         }
     }
 }
@@ -152,6 +164,19 @@ pub struct Stats {
     pub recalls: u64,
     /// Recoveries of state after the server lost it.
     pub recoveries: u64,
+    /// Delegations granted (RFC 8881 section 10.4).
+    pub delegations: u64,
+    /// Delegations held now.
+    pub delegations_held: u64,
+    /// CB_RECALLs of a delegation held (answered, and the delegation returned unless
+    /// `ignore_recalls` is set).
+    pub delegations_recalled: u64,
+    /// Delegations given back with DELEGRETURN (recalled, or given up by this client).
+    pub delegations_returned: u64,
+    /// Delegations the server revoked (or lost, outside a grace period).
+    pub delegations_revoked: u64,
+    /// Opens made under a delegation, with no OPEN sent.
+    pub delegated_opens: u64,
 }
 
 /// Counters behind [`Stats`].
@@ -166,6 +191,11 @@ pub(crate) struct Counters {
     pub fallbacks: AtomicU64,
     pub recalls: AtomicU64,
     pub recoveries: AtomicU64,
+    pub delegations: AtomicU64,
+    pub delegations_recalled: AtomicU64,
+    pub delegations_returned: AtomicU64,
+    pub delegations_revoked: AtomicU64,
+    pub delegated_opens: AtomicU64,
 }
 
 impl Counters {
@@ -173,7 +203,7 @@ impl Counters {
         c.fetch_add(n, Ordering::Relaxed);
     }
 
-    fn snapshot(&self) -> Stats {
+    fn snapshot(&self, delegations_held: u64) -> Stats {
         let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
         Stats {
             mds_bytes_written: g(&self.mds_bytes_written),
@@ -185,6 +215,12 @@ impl Counters {
             fallbacks: g(&self.fallbacks),
             recalls: g(&self.recalls),
             recoveries: g(&self.recoveries),
+            delegations: g(&self.delegations),
+            delegations_held,
+            delegations_recalled: g(&self.delegations_recalled),
+            delegations_returned: g(&self.delegations_returned),
+            delegations_revoked: g(&self.delegations_revoked),
+            delegated_opens: g(&self.delegated_opens),
         }
     }
 }
@@ -199,11 +235,22 @@ pub(crate) struct Inner {
     pub pnfs: Option<Arc<Pnfs>>,
     /// Bounds READ/WRITE RPCs in flight to the MDS (I/O through the MDS).
     pub mds_slots: Arc<tokio::sync::Semaphore>,
-    /// Open files, for reclaim after the server lost them.
+    /// Open files, for reclaim after the server lost them and for flushing before a
+    /// delegation goes back.
     opens: Mutex<HashMap<u64, Weak<OpenFile>>>,
     next_open: AtomicU64,
     /// Attribute cache: filehandle -> (attributes, when fetched).
     attrs: Mutex<HashMap<NfsFh4, (Metadata, Instant)>>,
+    /// This client's opens on the server, one per file, with their delegations.
+    pub files: Mutex<OpenTable>,
+    /// Paths of files opened under a delegation -> (filehandle, when last resolved): a
+    /// re-open of one within the attribute timeout needs no request at all.
+    pub names: Mutex<HashMap<String, (NfsFh4, Instant)>>,
+    /// A TEST_STATEID check of delegations and layouts is running (SEQUENCE said some
+    /// recallable state was revoked).
+    pub checking_revoked: AtomicBool,
+    /// This client, for the tasks that callbacks start.
+    pub me: Weak<Inner>,
     _callbacks: Arc<CallbackService>,
 }
 
@@ -294,6 +341,10 @@ impl Client {
             opens: Mutex::new(HashMap::new()),
             next_open: AtomicU64::new(1),
             attrs: Mutex::new(HashMap::new()),
+            files: Mutex::new(HashMap::new()),
+            names: Mutex::new(HashMap::new()),
+            checking_revoked: AtomicBool::new(false),
+            me: weak.clone(),
             _callbacks: callbacks.clone(),
         });
         let recovery: Weak<dyn StateRecovery> = Arc::downgrade(&inner) as Weak<dyn StateRecovery>;
@@ -316,7 +367,7 @@ impl Client {
 
     /// What the client has done so far.
     pub fn stats(&self) -> Stats {
-        self.inner.counters.snapshot()
+        self.inner.counters.snapshot(self.inner.delegations_held())
     }
 
     /// The lease time the server gave.
@@ -324,13 +375,20 @@ impl Client {
         self.inner.mds.lease()
     }
 
-    /// Ends the session and the client id (open files should be closed first; their state
-    /// goes with the client id).
+    /// Ends the session and the client id, after giving back every delegation (open files
+    /// should be closed first; their state goes with the client id).
     pub async fn shutdown(&self) {
+        self.inner.return_all().await;
         self.inner.mds.shutdown().await;
         if let Some(p) = &self.inner.pnfs {
             p.shutdown().await;
         }
+    }
+
+    /// Gives back every delegation this client holds (flushing the files' writes first):
+    /// its opens and closes go to the server again until new delegations are granted.
+    pub async fn return_delegations(&self) {
+        self.inner.return_all().await;
     }
 
     /// Sends `ops` and fails with the first error.
@@ -357,9 +415,30 @@ impl Client {
         let mut ops = Self::walk(&components(path)?);
         ops.extend([NfsArgop4::GetFh, ops::getattr()]);
         let r = self.run(ops).await?;
-        let meta = ops::attrs_of(&r).ok_or_else(|| self.protocol("GETATTR without a type"))?;
-        self.inner.remember_attrs(&ops::fh_of(&r)?, &meta);
+        let mut meta = ops::attrs_of(&r).ok_or_else(|| self.protocol("GETATTR without a type"))?;
+        let fh = ops::fh_of(&r)?;
+        // Under this client's own write delegation, its writes not yet sent count.
+        if let Some(so) = self.inner.server_open(&fh) {
+            let st = so.st();
+            if st
+                .deleg
+                .as_ref()
+                .is_some_and(|d| d.kind == deleg::DelegKind::Write)
+            {
+                meta.size = st.meta.size;
+            }
+        }
+        self.inner.remember_attrs(&fh, &meta);
         Ok(meta)
+    }
+
+    /// Gives back this client's delegation of the file at `path`, if it holds one, before it
+    /// changes the file's name or attributes (RFC 8881 section 10.4.4 lets a server recall
+    /// even for the holder's own change; giving it back first spares the wait).
+    async fn yield_path(&self, path: &str) {
+        if let Some((fh, _)) = self.inner.bound_name(path) {
+            self.inner.yield_delegation(&fh).await;
+        }
     }
 
     pub(crate) fn protocol(&self, what: &str) -> Error {
@@ -448,6 +527,8 @@ impl Client {
     /// Removes a file, a symbolic link or an empty directory.
     pub async fn remove(&self, path: &str) -> Result<()> {
         let (parent, name) = parent_and_name(path)?;
+        self.yield_path(path).await;
+        self.inner.unbind_names(path);
         let mut ops = Self::walk(&parent);
         ops.push(NfsArgop4::Remove(RemoveArgs {
             target: Utf8String::from(name),
@@ -459,6 +540,10 @@ impl Client {
     pub async fn rename(&self, from: &str, to: &str) -> Result<()> {
         let (fp, fname) = parent_and_name(from)?;
         let (tp, tname) = parent_and_name(to)?;
+        self.yield_path(from).await;
+        self.yield_path(to).await;
+        self.inner.unbind_names(from);
+        self.inner.unbind_names(to);
         let mut ops = Self::walk(&fp);
         ops.push(NfsArgop4::SaveFh);
         ops.extend(Self::walk(&tp));
@@ -472,6 +557,7 @@ impl Client {
     /// Makes `new` a hard link to `existing`.
     pub async fn link(&self, existing: &str, new: &str) -> Result<()> {
         let (np, nname) = parent_and_name(new)?;
+        self.yield_path(existing).await;
         let mut ops = Self::walk(&components(existing)?);
         ops.push(NfsArgop4::SaveFh);
         ops.extend(Self::walk(&np));
@@ -484,6 +570,7 @@ impl Client {
     /// Sets the size of `path` (SETATTR size with the anonymous stateid).
     pub async fn truncate(&self, path: &str, size: u64) -> Result<()> {
         let fh = self.lookup(path).await?;
+        self.inner.yield_delegation(&fh).await;
         self.setattr_size(&fh, Stateid4::ANONYMOUS, size).await
     }
 
@@ -508,6 +595,7 @@ impl Client {
     /// Changes the permission bits of `path`.
     pub async fn chmod(&self, path: &str, mode: u32) -> Result<()> {
         let fh = self.lookup(path).await?;
+        self.inner.yield_delegation(&fh).await;
         self.inner.forget_attrs(&fh);
         self.run(vec![
             putfh(&fh),
@@ -533,7 +621,10 @@ impl Client {
     }
 
     /// Opens `path`. Close-to-open: the open fetches fresh attributes, and cached data of the
-    /// file is dropped when its change attribute moved since it was cached.
+    /// file is dropped when its change attribute moved since it was cached. Under a
+    /// delegation that covers the access (RFC 8881 section 10.4.1), the open is made here
+    /// with no OPEN and no GETATTR (a LOOKUP when the path was resolved longer ago than the
+    /// attribute timeout).
     pub async fn open(&self, path: &str, how: &OpenOptions) -> Result<File> {
         let (parent, name) = parent_and_name(path)?;
         let mut access = 0;
@@ -547,6 +638,11 @@ impl Client {
             return Err(Error::Invalid(
                 "open for neither reading nor writing".into(),
             ));
+        }
+        if !(how.create && how.exclusive) {
+            if let Some(f) = self.open_delegated(path, access, how).await? {
+                return Ok(f);
+            }
         }
         let openhow = if how.create {
             let attrs = attr::set(Some(how.mode), (how.truncate && how.write).then_some(0));
@@ -562,9 +658,7 @@ impl Client {
         ops.extend([
             NfsArgop4::Open(OpenArgs {
                 seqid: 0,
-                // This client does not use delegations yet: say so, so servers that grant
-                // them do not recall from a client that cannot return them.
-                share_access: access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG,
+                share_access: access | self.inner.want(),
                 share_deny: OPEN4_SHARE_DENY_NONE,
                 owner: ops::state_owner(&self.inner.owner),
                 openhow,
@@ -588,26 +682,113 @@ impl Client {
         }
         // An existing file opened with truncate under NoCreate: set the size explicitly.
         let mut meta = meta;
-        if how.truncate && how.write && !how.create && meta.size != 0 {
-            self.setattr_size(&fh, ok.stateid, 0).await?;
+        let truncate = how.truncate && how.write;
+        if truncate && !how.create && meta.size != 0 {
+            let stateid = deleg::granted(&ok.delegation)
+                .filter(|d| d.1 == deleg::DelegKind::Write)
+                .map_or(ok.stateid, |d| d.0);
+            self.setattr_size(&fh, stateid, 0).await?;
             meta.size = 0;
         }
         self.inner.remember_attrs(&fh, &meta);
-        let id = self.inner.next_open.fetch_add(1, Ordering::Relaxed);
-        let open = Arc::new(OpenFile::new(
-            id,
-            fh,
-            access,
+        let so = self.inner.opened(
+            &fh,
+            path,
             ok.stateid,
+            access,
             meta,
-            path.to_string(),
-        ));
+            truncate,
+            &ok.delegation,
+        );
+        Ok(self.new_file(so, access, path))
+    }
+
+    /// The open of `path` under a delegation this client holds on it, when one covers
+    /// `access`; `None`: OPEN as usual.
+    async fn open_delegated(
+        &self,
+        path: &str,
+        access: u32,
+        how: &OpenOptions,
+    ) -> Result<Option<File>> {
+        let Some((fh, fresh)) = self.inner.bound_name(path) else {
+            return Ok(None);
+        };
+        if !fresh {
+            // The name may stand for another file by now.
+            match self.lookup(path).await {
+                Ok(now) if now == fh => self.inner.rebind_name(path, &fh),
+                _ => {
+                    self.inner.unbind_names(path);
+                    return Ok(None);
+                }
+            }
+        }
+        let so = match self.inner.open_local(&fh, access) {
+            Local::Opened(so) => so,
+            Local::Upgrade(so, delegated) => {
+                // The delegation covers the access, the server open does not: upgrade it
+                // under the delegation (CLAIM_DELEG_CUR_FH, RFC 8881 section 18.16.3), which
+                // does not conflict with it.
+                let r = self
+                    .run(vec![
+                        putfh(&fh),
+                        NfsArgop4::Open(OpenArgs {
+                            seqid: 0,
+                            share_access: access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG,
+                            share_deny: OPEN4_SHARE_DENY_NONE,
+                            owner: ops::state_owner(&self.inner.owner),
+                            openhow: Openflag4::NoCreate,
+                            claim: OpenClaim4::DelegCurFh(delegated),
+                        }),
+                    ])
+                    .await
+                    .and_then(|r| {
+                        ops::find(&r, NfsOpnum4::OP_OPEN, |x| match x {
+                            NfsResop4::Open(OpenRes::Ok(ok)) => Some(ok.stateid),
+                            _ => None,
+                        })
+                    });
+                match r {
+                    Ok(stateid) => {
+                        let mut st = so.st();
+                        if stateid.other != st.stateid.other || stateid.seqid >= st.stateid.seqid {
+                            st.stateid = stateid;
+                        }
+                        st.access |= access;
+                    }
+                    Err(e) => {
+                        if self.inner.release(&so, None) {
+                            let _ = self.inner.send_close(&so, None).await;
+                        }
+                        return Err(e);
+                    }
+                }
+                so
+            }
+            Local::No => return Ok(None),
+        };
+        Counters::add(&self.inner.counters.delegated_opens, 1);
+        let f = self.new_file(so.clone(), access, path);
+        if how.truncate && how.write {
+            if let Err(e) = f.set_len(0).await {
+                let _ = f.close().await;
+                return Err(e);
+            }
+        }
+        Ok(Some(f))
+    }
+
+    /// A File of `so` (counted in its users already).
+    fn new_file(&self, so: Arc<deleg::ServerOpen>, access: u32, path: &str) -> File {
+        let id = self.inner.next_open.fetch_add(1, Ordering::Relaxed);
+        let open = Arc::new(OpenFile::new(id, access, so, path.to_string()));
         self.inner
             .opens
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, Arc::downgrade(&open));
-        Ok(File::new(self.clone(), open))
+        File::new(self.clone(), open)
     }
 
     pub(crate) fn forget_open(&self, id: u64) {
@@ -665,7 +846,7 @@ impl Inner {
             .remove(fh);
     }
 
-    fn open_files(&self) -> Vec<Arc<OpenFile>> {
+    pub(crate) fn open_files(&self) -> Vec<Arc<OpenFile>> {
         let mut o = self.opens.lock().unwrap_or_else(|p| p.into_inner());
         o.retain(|_, w| w.strong_count() > 0);
         o.values().filter_map(Weak::upgrade).collect()
@@ -674,19 +855,42 @@ impl Inner {
 
 impl StateRecovery for Inner {
     fn recover(&self, ep: Arc<Endpoint>, restarted: bool) -> BoxFuture<'static, ()> {
+        let servers = self.server_opens();
         let files = self.open_files();
-        let owner = self.owner.clone();
-        let pnfs = self.pnfs.clone();
+        let me = self.me.upgrade();
         Counters::add(&self.counters.recoveries, 1);
         Box::pin(async move {
-            if let Some(p) = &pnfs {
+            let Some(me) = me else { return };
+            if let Some(p) = &me.pnfs {
                 p.forget_layouts();
             }
-            tracing::info!(files = files.len(), restarted, "reclaiming state");
+            tracing::info!(
+                opens = servers.len(),
+                files = files.len(),
+                restarted,
+                "reclaiming state"
+            );
+            for so in servers {
+                if let Err(e) = me.reclaim_open(&so, &ep).await {
+                    tracing::warn!(path = %so.path, "reclaim failed: {e}");
+                }
+            }
             for f in files {
-                if let Err(e) = f.reclaim(&ep, &owner).await {
+                if let Err(e) = f.reclaim(&me, &ep).await {
                     tracing::warn!(path = %f.path, "reclaim failed: {e}");
                 }
+            }
+        })
+    }
+
+    fn some_state_revoked(&self, _ep: Arc<Endpoint>) -> BoxFuture<'static, ()> {
+        let me = self
+            .me
+            .upgrade()
+            .filter(|me| !me.checking_revoked.load(Ordering::Acquire));
+        Box::pin(async move {
+            if let Some(me) = me {
+                me.check_revoked().await;
             }
         })
     }
@@ -713,9 +917,13 @@ impl CallbackSink for Inner {
         NfsStat4::NFS4_OK
     }
 
-    fn recall_delegation(&self, _args: &CbRecallArgs) -> NfsStat4 {
-        // Opens ask for no delegation (OPEN4_SHARE_ACCESS_WANT_NO_DELEG); a recall of one
-        // names a stateid this client never held.
-        NfsStat4::NFS4ERR_BAD_STATEID
+    fn recall_delegation(&self, args: &CbRecallArgs) -> NfsStat4 {
+        self.me
+            .upgrade()
+            .map_or(NfsStat4::NFS4ERR_BAD_STATEID, |me| me.cb_recall(args))
+    }
+
+    fn getattr(&self, args: &CbGetAttrArgs) -> CbGetAttrRes {
+        self.cb_getattr(args)
     }
 }

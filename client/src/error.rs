@@ -68,6 +68,19 @@ pub enum Error {
     /// A bad argument from the caller (an empty name, a path through a regular file, ...).
     #[error("{0}")]
     Invalid(String),
+    /// Writes made under a write delegation that the server revoked (the client did not
+    /// return it in time) and not yet sent when it was revoked: another client may have
+    /// changed the file since, so they are dropped, not sent (RFC 8881 section 10.5.1).
+    #[error(
+        "{path}: the server revoked this client's write delegation; {bytes} bytes written \
+         under it were not yet sent and are lost"
+    )]
+    DataLost {
+        /// The file's path as it was opened.
+        path: String,
+        /// Bytes dropped.
+        bytes: u64,
+    },
     /// A local I/O error (reading or writing a local file in `cp`).
     #[error(transparent)]
     Io(#[from] io::Error),

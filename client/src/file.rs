@@ -3,9 +3,13 @@
 //! write verifier proves them stable; a changed verifier (a server restarted between WRITE
 //! and COMMIT) re-sends them. Reads are cached per open in blocks; `revalidate` drops the
 //! cache and attributes so the next read sees what other clients wrote and synced. Close
-//! flushes, COMMITs, LAYOUTCOMMITs, returns the layout, unlocks and CLOSEs: close-to-open.
+//! flushes, COMMITs, LAYOUTCOMMITs, unlocks, and, when no other File of the client uses the
+//! file and no delegation keeps it, returns the layout and CLOSEs: close-to-open.
+//!
+//! The Files of one file share the client's server open of it ([`ServerOpen`]: stateid,
+//! attributes, delegation). Under a delegation, a File needs no revalidation and inherits
+//! the read cache of the last one closed (see `deleg.rs`).
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,7 +17,8 @@ use bytes::{Bytes, BytesMut};
 use nfs_proto::nfs4::*;
 
 use crate::attr::Metadata;
-use crate::client::{Client, Counters, LockKind};
+use crate::client::{Client, Counters, Inner, LockKind};
+use crate::deleg::{deleg_gone, Blocks, ServerOpen};
 use crate::error::{Error, Result};
 use crate::io::{self, Target};
 use crate::ops::{self, putfh};
@@ -43,6 +48,9 @@ pub(crate) struct Written {
 struct Locks {
     stateid: Option<Stateid4>,
     held: Vec<(LockKind, u64, u64)>,
+    /// The server open's `reopens` when these locks were taken: when it moves, the open was
+    /// re-established and the locks must be too.
+    epoch: u64,
 }
 
 #[derive(Default)]
@@ -50,11 +58,15 @@ struct Data {
     /// Writes not sent yet, in order.
     dirty: Vec<(u64, Bytes)>,
     dirty_bytes: usize,
+    /// While `dirty` holds writes made under a write delegation: the revocation count then
+    /// ([`ServerOpen::write_epoch`]). If that delegation is revoked, they are not sent.
+    dirty_epoch: Option<u64>,
     /// Sent, not known stable.
     unstable: Vec<Written>,
     /// Cached blocks by block number.
-    cache: BTreeMap<u64, Bytes>,
-    cache_bytes: usize,
+    cache: Blocks,
+    /// The server open's `data_gen` the cache is good for.
+    cache_gen: u64,
 }
 
 /// The shared state of one open (the client keeps a weak reference for reclaim).
@@ -63,12 +75,12 @@ pub(crate) struct OpenFile {
     pub fh: NfsFh4,
     pub path: String,
     access: u32,
-    stateid: Mutex<Stateid4>,
-    meta: Mutex<Metadata>,
+    /// The client's open of the file on the server, shared with its other Files.
+    pub server: Arc<ServerOpen>,
     locks: Mutex<Locks>,
     data: tokio::sync::Mutex<Data>,
-    /// Serialises reclaims of this open.
-    reclaiming: tokio::sync::Mutex<()>,
+    /// Serialises re-establishments of this File's locks.
+    relocking: tokio::sync::Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -94,95 +106,76 @@ fn nfs_len(len: u64) -> u64 {
 }
 
 impl OpenFile {
-    pub(crate) fn new(
-        id: u64,
-        fh: NfsFh4,
-        access: u32,
-        stateid: Stateid4,
-        meta: Metadata,
-        path: String,
-    ) -> Self {
+    /// A File of `server` (counted in its users already). It starts with the read cache a
+    /// File closed under the delegation left, when nothing changed the file since.
+    pub(crate) fn new(id: u64, access: u32, server: Arc<ServerOpen>, path: String) -> Self {
+        let (cache_gen, cache, epoch) = {
+            let mut st = server.st();
+            let gen = st.data_gen;
+            let cache = match st.stash.take() {
+                Some((g, b)) if g == gen => b,
+                _ => Blocks::default(),
+            };
+            (gen, cache, st.reopens)
+        };
         Self {
             id,
-            fh,
+            fh: server.fh.clone(),
             path,
             access,
-            stateid: Mutex::new(stateid),
-            meta: Mutex::new(meta),
-            locks: Mutex::new(Locks::default()),
-            data: tokio::sync::Mutex::new(Data::default()),
-            reclaiming: tokio::sync::Mutex::new(()),
+            server,
+            locks: Mutex::new(Locks {
+                epoch,
+                ..Locks::default()
+            }),
+            data: tokio::sync::Mutex::new(Data {
+                cache,
+                cache_gen,
+                ..Data::default()
+            }),
+            relocking: tokio::sync::Mutex::new(()),
         }
     }
 
     fn stateid(&self) -> Stateid4 {
-        *lock(&self.stateid)
+        self.server.stateid()
     }
 
-    /// The stateid for I/O: the lock stateid when the file is locked (so a server enforcing
-    /// mandatory locks sees the lock), else the open stateid.
-    fn io_stateid(&self) -> Stateid4 {
-        lock(&self.locks).stateid.unwrap_or_else(|| self.stateid())
+    /// The stateid for a READ (`write` false) or WRITE: the delegation's when one is held
+    /// that allows it, else the lock stateid when the file is locked (so a server enforcing
+    /// mandatory locks sees the lock), else the open stateid (RFC 8881 section 8.2.5).
+    fn io_stateid(&self, write: bool) -> Stateid4 {
+        self.server
+            .deleg_stateid(write)
+            .or(lock(&self.locks).stateid)
+            .unwrap_or_else(|| self.stateid())
     }
 
-    /// Re-establishes this open (and its locks) when the server lost it: TEST_STATEID, then
-    /// OPEN with CLAIM_PREVIOUS (in the server's grace period) or, failing that, CLAIM_FH;
-    /// locks likewise with `reclaim` set, or as new locks (RFC 8881 sections 8.4.2, 9.11).
-    pub(crate) async fn reclaim(&self, ep: &Arc<Endpoint>, owner: &Bytes) -> Result<()> {
-        let _g = self.reclaiming.lock().await;
-        let old = self.stateid();
-        let r = ep
-            .compound(vec![NfsArgop4::TestStateid(TestStateidArgs {
-                ts_stateids: vec![old],
-            })])
-            .await?;
-        if let Some(NfsResop4::TestStateid(TestStateidRes::Ok(ok))) = r.results.last() {
-            if ok.tsr_status_codes.first() == Some(&NfsStat4::NFS4_OK) {
-                return Ok(());
-            }
-        }
-        let open = |claim: OpenClaim4| {
-            vec![
-                putfh(&self.fh),
-                NfsArgop4::Open(OpenArgs {
-                    seqid: 0,
-                    share_access: self.access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG,
-                    share_deny: OPEN4_SHARE_DENY_NONE,
-                    owner: ops::state_owner(owner),
-                    openhow: Openflag4::NoCreate,
-                    claim,
-                }),
-            ]
+    /// Re-establishes this File's state when the server lost it: the server open (shared,
+    /// see [`Inner::reclaim_open`]), then this File's locks when the open had to be made
+    /// again, with `reclaim` set in the grace period, as new locks after it (RFC 8881
+    /// sections 8.4.2, 9.11).
+    pub(crate) async fn reclaim(&self, inner: &Inner, ep: &Arc<Endpoint>) -> Result<()> {
+        inner.reclaim_open(&self.server, ep).await?;
+        let _g = self.relocking.lock().await;
+        let (reopens, reclaimed) = {
+            let st = self.server.st();
+            (st.reopens, st.reclaimed)
         };
-        let pick = |results: &[NfsResop4]| {
-            results.iter().find_map(|x| match x {
-                NfsResop4::Open(OpenRes::Ok(ok)) => Some(ok.stateid),
-                _ => None,
-            })
-        };
-        let prev = ep
-            .compound(open(OpenClaim4::Previous(
-                OpenDelegationType4::OPEN_DELEGATE_NONE,
-            )))
-            .await?;
-        let (stateid, reclaimed) = match pick(&prev.results) {
-            Some(s) => (s, true),
-            None => {
-                let fresh = ep.compound(open(OpenClaim4::Fh)).await?;
-                let s = pick(&fresh.results)
-                    .ok_or_else(|| ops::failure(&fresh.results, fresh.status))?;
-                (s, false)
-            }
-        };
-        *lock(&self.stateid) = stateid;
-        tracing::info!(path = %self.path, reclaimed, "open re-established");
         let held = {
             let mut l = lock(&self.locks);
+            if l.epoch == reopens {
+                return Ok(());
+            }
+            l.epoch = reopens;
             l.stateid = None;
             l.held.clone()
         };
         for (kind, off, len) in held {
-            if let Err(e) = self.send_lock(ep, owner, kind, off, len, reclaimed).await {
+            if let Err(e) = self
+                .send_lock(ep, &inner.owner, kind, off, len, reclaimed)
+                .await
+            {
                 tracing::warn!(path = %self.path, "lock {off}+{len} not re-established: {e}");
             }
         }
@@ -277,24 +270,30 @@ impl File {
         (self.client.inner.opts.io_size as usize).clamp(4096, 1 << 20)
     }
 
-    /// Runs `op` with the current stateid; when the server says the state is gone
-    /// (restart, expiry), re-establishes the open and tries again.
-    async fn with_state<T, F, Fut>(&self, op: F) -> Result<T>
+    /// Runs `op` with the stateid for a READ (`write` false) or WRITE; when the server says
+    /// the state is gone, tries again: without the delegation when that was what the server
+    /// no longer knows (revoked, RFC 8881 section 10.4.6), after re-establishing the open
+    /// otherwise (a restart, an expiry).
+    async fn with_state<T, F, Fut>(&self, write: bool, op: F) -> Result<T>
     where
         F: Fn(Stateid4) -> Fut,
         Fut: std::future::Future<Output = Result<T>>,
     {
         let mut tries = 0;
         loop {
-            let s = self.open.io_stateid();
+            let s = self.open.io_stateid(write);
             match op(s).await {
                 Err(e) if e.is_state_lost() && tries < 5 => {
                     tries += 1;
+                    if self.open.server.is_deleg(&s) && deleg_gone(e.nfs_status()) {
+                        self.client.inner.deleg_lost(&self.open.server, s);
+                        continue;
+                    }
                     tracing::info!(path = %self.open.path, "state lost ({e}); re-establishing");
                     tokio::time::sleep(Duration::from_millis(50 * tries)).await;
-                    if self.open.io_stateid() == s {
+                    if self.open.io_stateid(write) == s {
                         self.open
-                            .reclaim(&self.client.inner.mds, &self.client.inner.owner)
+                            .reclaim(&self.client.inner, &self.client.inner.mds)
                             .await?;
                     }
                 }
@@ -306,12 +305,16 @@ impl File {
     /// The current size as this client knows it (the server's, or further if this client
     /// wrote past it).
     pub fn size(&self) -> u64 {
-        lock(&self.open.meta).size
+        self.open.server.st().meta.size
     }
 
-    /// Attributes: cached ones while fresh, else a GETATTR (the size includes this client's
-    /// own writes not yet on the server).
+    /// Attributes: under a delegation, this client's own (nobody else can change them);
+    /// else cached ones while fresh, or a GETATTR (the size includes this client's own
+    /// writes not yet on the server).
     pub async fn metadata(&self) -> Result<Metadata> {
+        if self.open.server.held().is_some() {
+            return Ok(self.open.server.st().meta.clone());
+        }
         if let Some(m) = self.client.inner.cached_attrs(&self.open.fh) {
             let mut m = m;
             m.size = m.size.max(self.size());
@@ -328,12 +331,12 @@ impl File {
         let mut m =
             ops::attrs_of(&r).ok_or_else(|| self.client.protocol("GETATTR without a type"))?;
         self.client.inner.remember_attrs(&self.open.fh, &m);
-        let mut mine = lock(&self.open.meta);
         let pending = self.has_pending();
+        let mut st = self.open.server.st();
         if pending {
-            m.size = m.size.max(mine.size);
+            m.size = m.size.max(st.meta.size);
         }
-        *mine = m.clone();
+        st.meta = m.clone();
         Ok(m)
     }
 
@@ -345,8 +348,33 @@ impl File {
             .unwrap_or(true)
     }
 
+    /// Sends the writes buffered in this client's other Files of the file, so that a read
+    /// through this one sees them (the Files share the file's size; without this, a read
+    /// inside it would find holes where the other File's bytes are still buffered). Run
+    /// before taking this File's data lock: a File never waits for another's lock while
+    /// holding its own. A sibling's failure is its own to report (at its flush).
+    async fn flush_siblings(&self) {
+        if self.open.server.st().users < 2 {
+            return;
+        }
+        let siblings = self
+            .client
+            .inner
+            .open_files()
+            .into_iter()
+            .filter(|f| f.id != self.open.id && Arc::ptr_eq(&f.server, &self.open.server));
+        for f in siblings {
+            let sibling = File::new(self.client.clone(), f);
+            let mut d = sibling.open.data.lock().await;
+            if let Err(e) = sibling.send_dirty(&mut d).await {
+                tracing::debug!(path = %self.open.path, "a sibling's writes before a read: {e}");
+            }
+        }
+    }
+
     /// Reads up to `len` bytes at `offset` (fewer at the end of the file).
     pub async fn read_at(&self, offset: u64, len: u64) -> Result<Bytes> {
+        self.flush_siblings().await;
         let mut d = self.open.data.lock().await;
         if overlaps(&d.dirty, offset, len) {
             self.send_dirty(&mut d).await?;
@@ -359,7 +387,7 @@ impl File {
         let first = offset / BLOCK;
         let last = (end - 1) / BLOCK;
         let missing: Vec<u64> = (first..=last)
-            .filter(|b| !d.cache.contains_key(b))
+            .filter(|b| !d.cache.map.contains_key(b))
             .collect();
         if !missing.is_empty() {
             let ranges: Vec<(u64, u64)> = missing
@@ -367,18 +395,17 @@ impl File {
                 .map(|b| (b * BLOCK, BLOCK.min(size - b * BLOCK)))
                 .collect();
             let got = self.fetch(&ranges).await?;
-            if d.cache_bytes > CACHE_LIMIT {
+            if d.cache.bytes > CACHE_LIMIT {
                 d.cache.clear();
-                d.cache_bytes = 0;
             }
             for (b, data) in missing.into_iter().zip(got) {
-                d.cache_bytes += data.len();
-                d.cache.insert(b, data);
+                d.cache.bytes += data.len();
+                d.cache.map.insert(b, data);
             }
         }
         if first == last {
             // Inside one cached block: a slice of it, not a copy.
-            let block = d.cache.get(&first).cloned().unwrap_or_default();
+            let block = d.cache.map.get(&first).cloned().unwrap_or_default();
             let (from, to) = (
                 (offset - first * BLOCK) as usize,
                 (end - first * BLOCK) as usize,
@@ -389,7 +416,7 @@ impl File {
         }
         let mut out = BytesMut::with_capacity((end - offset) as usize);
         for b in first..=last {
-            let block = d.cache.get(&b).cloned().unwrap_or_default();
+            let block = d.cache.map.get(&b).cloned().unwrap_or_default();
             let bstart = b * BLOCK;
             let from = offset.max(bstart) - bstart;
             let to = (end.min(bstart + BLOCK) - bstart).min(block.len() as u64);
@@ -416,6 +443,7 @@ impl File {
     /// fit (the list I/O of PVFS and MPI-IO). Bypasses the block cache. Each result is
     /// clamped to the file's size.
     pub async fn read_list(&self, extents: &[(u64, u64)]) -> Result<Vec<Bytes>> {
+        self.flush_siblings().await;
         {
             let mut d = self.open.data.lock().await;
             if extents.iter().any(|&(o, l)| overlaps(&d.dirty, o, l)) {
@@ -436,7 +464,8 @@ impl File {
         let mut got = if want.is_empty() {
             Vec::new()
         } else {
-            self.with_state(|s| self.fetch_once(s, &want)).await?
+            self.with_state(false, |s| self.fetch_once(s, &want))
+                .await?
         }
         .into_iter();
         Ok(ranges
@@ -497,10 +526,7 @@ impl File {
         supersede(&mut d, offset, end);
         d.dirty_bytes += data.len();
         d.dirty.push((offset, data));
-        {
-            let mut m = lock(&self.open.meta);
-            m.size = m.size.max(end);
-        }
+        self.wrote(&mut d, end);
         if d.dirty_bytes >= self.client.inner.opts.write_back {
             self.send_dirty(&mut d).await?;
         }
@@ -520,27 +546,58 @@ impl File {
             supersede(&mut d, *o, end);
             d.dirty_bytes += data.len();
             d.dirty.push((*o, data.clone()));
-            let mut m = lock(&self.open.meta);
-            m.size = m.size.max(end);
+            self.wrote(&mut d, end);
         }
         self.send_dirty(&mut d).await
     }
 
-    /// Sends the buffered writes UNSTABLE (through the layout, or the MDS).
+    /// Bookkeeping of a write buffered up to `end`: the file's size, the staleness of other
+    /// Files' caches, and whether the buffer now holds writes made under a write delegation.
+    fn wrote(&self, d: &mut Data, end: u64) {
+        if d.dirty_epoch.is_none() {
+            d.dirty_epoch = self.open.server.write_epoch();
+        }
+        self.open.server.changed(Some(end), None, &mut d.cache_gen);
+    }
+
+    /// Sends the buffered writes UNSTABLE (through the layout, or the MDS). Writes made
+    /// under a write delegation the server has revoked since are dropped instead, with
+    /// [`Error::DataLost`]: another client may have changed the file (RFC 8881 section
+    /// 10.5.1).
     async fn send_dirty(&self, d: &mut Data) -> Result<()> {
         if d.dirty.is_empty() {
+            d.dirty_epoch = None;
             return Ok(());
         }
         let pieces = coalesce(std::mem::take(&mut d.dirty), self.io_size());
         d.dirty_bytes = 0;
+        let epoch = d.dirty_epoch;
         let written = self
-            .with_state(|s| self.send_writes(s, &pieces, StableHow4::UNSTABLE4))
+            .with_state(true, |s| {
+                let lost = self.open.server.revoked_since(epoch);
+                let pieces = &pieces;
+                async move {
+                    if lost {
+                        return Err(Error::DataLost {
+                            path: self.open.path.clone(),
+                            bytes: pieces.iter().map(|p| p.1.len() as u64).sum(),
+                        });
+                    }
+                    self.send_writes(s, pieces, StableHow4::UNSTABLE4).await
+                }
+            })
             .await;
         match written {
             Ok(w) => {
+                d.dirty_epoch = None;
                 d.unstable
                     .extend(w.into_iter().filter(|w| w.stable != StableHow4::FILE_SYNC4));
                 Ok(())
+            }
+            Err(e @ Error::DataLost { .. }) => {
+                tracing::error!(path = %self.open.path, "{e}");
+                d.dirty_epoch = None;
+                Err(e)
             }
             Err(e) => {
                 // Keep the data for a later attempt rather than lose it.
@@ -622,7 +679,9 @@ impl File {
                 let pieces: Vec<(u64, Bytes)> =
                     resend.into_iter().map(|w| (w.offset, w.data)).collect();
                 match self
-                    .with_state(|s| self.send_writes(s, &pieces, StableHow4::UNSTABLE4))
+                    .with_state(true, |s| {
+                        self.send_writes(s, &pieces, StableHow4::UNSTABLE4)
+                    })
                     .await
                 {
                     Ok(w) => d
@@ -641,7 +700,7 @@ impl File {
                     to_mds.into_iter().map(|w| (w.offset, w.data)).collect();
                 let split = coalesce(pieces, self.io_size());
                 let t = self.mds_target();
-                self.with_state(|s| io::write(&t, s, &split, StableHow4::FILE_SYNC4))
+                self.with_state(true, |s| io::write(&t, s, &split, StableHow4::FILE_SYNC4))
                     .await?;
             }
         }
@@ -663,22 +722,26 @@ impl File {
         self.fsync().await?;
         let mut d = self.open.data.lock().await;
         d.cache.clear();
-        d.cache_bytes = 0;
-        self.with_state(|s| self.client.setattr_size(&self.open.fh, s, size))
+        self.with_state(true, |s| self.client.setattr_size(&self.open.fh, s, size))
             .await?;
-        lock(&self.open.meta).size = size;
+        self.open.server.changed(None, Some(size), &mut d.cache_gen);
         Ok(())
     }
 
     /// Drops this file's cached data and attributes and fetches fresh attributes, so the
     /// next read sees what other clients wrote and synced (MPI-IO's sync-barrier-sync).
-    /// This client's own buffered writes are sent first, never dropped.
+    /// This client's own buffered writes are sent first, never dropped. Under a delegation
+    /// nothing is sent or dropped: no other client can have changed the file (RFC 8881
+    /// section 10.4.1), and the attributes are this client's.
     pub async fn revalidate(&self) -> Result<Metadata> {
+        if self.open.server.held().is_some() {
+            return Ok(self.open.server.st().meta.clone());
+        }
         {
             let mut d = self.open.data.lock().await;
             self.send_dirty(&mut d).await?;
             d.cache.clear();
-            d.cache_bytes = 0;
+            d.cache_gen = self.open.server.st().data_gen;
         }
         self.client.inner.forget_attrs(&self.open.fh);
         self.refresh_attrs().await
@@ -702,7 +765,7 @@ impl File {
     /// Takes a byte-range lock or fails at once with NFS4ERR_DENIED.
     pub async fn try_lock(&self, kind: LockKind, offset: u64, len: u64) -> Result<()> {
         let inner = &self.client.inner;
-        self.with_state(|_| {
+        self.with_state(false, |_| {
             self.open
                 .send_lock(&inner.mds, &inner.owner, kind, offset, len, false)
         })
@@ -743,45 +806,41 @@ impl File {
         Ok(())
     }
 
-    /// Flushes, COMMITs, LAYOUTCOMMITs, returns the layout, releases locks and CLOSEs.
+    /// Flushes, COMMITs, LAYOUTCOMMITs and releases locks; then, when no other File of this
+    /// client has the file open and no delegation keeps the open, returns the layout and
+    /// CLOSEs. Under a delegation nothing more is sent, and the read cache is kept for the
+    /// next open of the file. An error of the flush is returned after the rest is done.
     pub async fn close(self) -> Result<()> {
         let synced = self.fsync().await;
-        if let Some(p) = &self.client.inner.pnfs {
-            p.close(&self.open.fh).await;
-        }
         let held = lock(&self.open.locks).held.clone();
         for (_, off, len) in held {
             let _ = self.unlock(off, len).await;
         }
         let lock_state = lock(&self.open.locks).stateid.take();
-        let mut ops = vec![putfh(&self.open.fh)];
-        if let Some(s) = lock_state {
-            // A lock-owner with no locks left is released with the open (RFC 8881 section
-            // 18.12: FREE_STATEID of the lock stateid).
-            ops.push(NfsArgop4::FreeStateid(FreeStateidArgs { fsa_stateid: s }));
-        }
-        ops.push(NfsArgop4::Close(CloseArgs {
-            seqid: 0,
-            open_stateid: self.open.stateid(),
-        }));
-        let r = self.client.inner.mds.compound(ops).await;
+        let cache = {
+            let mut d = self.open.data.lock().await;
+            (d.cache_gen, std::mem::take(&mut d.cache))
+        };
+        let inner = &self.client.inner;
+        let close_now = inner.release(&self.open.server, Some(cache));
         self.client.forget_open(self.open.id);
+        let closed = if close_now {
+            inner.send_close(&self.open.server, lock_state).await
+        } else {
+            if let Some(s) = lock_state {
+                // The lock-owner has no locks left here (RFC 8881 section 18.38); another
+                // File of the file may still hold some under it (NFS4ERR_LOCKS_HELD).
+                let _ = inner
+                    .mds
+                    .compound(vec![NfsArgop4::FreeStateid(FreeStateidArgs {
+                        fsa_stateid: s,
+                    })])
+                    .await;
+            }
+            Ok(())
+        };
         synced?;
-        let r = r?;
-        match r.status {
-            NfsStat4::NFS4_OK => Ok(()),
-            // The server lost the open with a restart or lease expiry, and the data is
-            // committed: nothing is left to close.
-            s if Error::Nfs {
-                op: NfsOpnum4::OP_CLOSE,
-                status: s,
-            }
-            .is_state_lost() =>
-            {
-                Ok(())
-            }
-            s => Err(ops::failure(&r.results, s)),
-        }
+        closed
     }
 }
 
@@ -793,12 +852,12 @@ fn overlaps(dirty: &[(u64, Bytes)], offset: u64, len: u64) -> bool {
 }
 
 fn drop_cached(d: &mut Data, start: u64, end: u64) {
-    if d.cache.is_empty() || end <= start {
+    if d.cache.map.is_empty() || end <= start {
         return;
     }
     for b in start / BLOCK..=(end - 1) / BLOCK {
-        if let Some(x) = d.cache.remove(&b) {
-            d.cache_bytes -= x.len();
+        if let Some(x) = d.cache.map.remove(&b) {
+            d.cache.bytes -= x.len();
         }
     }
 }

@@ -15,6 +15,13 @@
 //!   in parallel; LAYOUTCOMMIT and LAYOUTRETURN at close; CB_LAYOUTRECALL honoured; I/O
 //!   falls back to the MDS when a data server fails.
 //! - Close-to-open: open fetches fresh attributes, close makes everything stable.
+//! - Delegations (RFC 8881 section 10.4): while the server lets this client alone cache a
+//!   file, re-opens and closes of it send nothing, its attributes and read cache need no
+//!   revalidation, and its I/O uses the delegation stateid; a recall (CB_RECALL) flushes the
+//!   file's writes and returns it, CB_GETATTR is answered with this client's size, and a
+//!   revoked one is freed and forgotten (writes made under a revoked write delegation and
+//!   not yet sent are reported lost, [`Error::DataLost`]). `ClientOptions::delegations`
+//!   turns them off.
 //!
 //! ```no_run
 //! # async fn demo() -> client::Result<()> {
@@ -40,6 +47,7 @@
 mod attr;
 mod callback;
 mod client;
+mod deleg;
 mod error;
 mod file;
 mod io;

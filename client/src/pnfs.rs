@@ -687,6 +687,23 @@ impl Pnfs {
         }
     }
 
+    /// The stateids of the layouts held, by file (to TEST_STATEID them when the server says
+    /// some recallable state was revoked).
+    pub(crate) fn layout_stateids(&self) -> Vec<(NfsFh4, Stateid4)> {
+        lock(&self.layouts)
+            .values()
+            .map(|l| (l.fh.clone(), l.stateid()))
+            .collect()
+    }
+
+    /// The server revoked the layout of `fh`: forget it without returning it (its I/O goes
+    /// through the MDS until a new LAYOUTGET succeeds).
+    pub(crate) fn forget_layout(&self, fh: &NfsFh4) {
+        if let Some(l) = lock(&self.layouts).remove(fh) {
+            l.dead.store(true, Ordering::Release);
+        }
+    }
+
     /// The MDS lost our state (restart): every layout is gone with it.
     pub(crate) fn forget_layouts(&self) {
         lock(&self.layouts).clear();

@@ -10,7 +10,9 @@
 //! - a session the server no longer knows (BADSESSION, DEADSESSION, a server restart) is
 //!   replaced: EXCHANGE_ID with the same owner and verifier, CREATE_SESSION, then the
 //!   [`StateRecovery`] hook reclaims opens and locks, then RECLAIM_COMPLETE;
-//! - an idle session is kept alive with a SEQUENCE-only COMPOUND every third of the lease.
+//! - an idle session is kept alive with a SEQUENCE-only COMPOUND every third of the lease;
+//! - a SEQUENCE reply saying some state was revoked (`SEQ4_STATUS_*_STATE_REVOKED`) starts
+//!   [`StateRecovery::some_state_revoked`] (TEST_STATEID, FREE_STATEID) in a task.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -66,6 +68,15 @@ pub trait StateRecovery: Send + Sync {
     /// Re-establishes opens, locks and layouts on `ep`'s new session. Runs before any other
     /// request is sent on it; `restarted` says whether the server lost the client id itself.
     fn recover(&self, ep: Arc<Endpoint>, restarted: bool) -> BoxFuture<'static, ()>;
+
+    /// SEQUENCE said the server revoked some of this client's state (recallable state not
+    /// returned in time, an administrator, a lease: `SEQ4_STATUS_*_REVOKED`, RFC 8881
+    /// section 18.46.3): find which (TEST_STATEID), free it (FREE_STATEID) and forget it.
+    /// Runs in a task of its own; nothing by default.
+    fn some_state_revoked(&self, ep: Arc<Endpoint>) -> BoxFuture<'static, ()> {
+        let _ = ep;
+        Box::pin(async {})
+    }
 }
 
 /// The slot table of one session and the wake-up of callers waiting for a slot.
@@ -507,6 +518,15 @@ impl Endpoint {
                             let me = self.clone();
                             let epoch = live.epoch;
                             tokio::spawn(async move { me.run_recovery(epoch, true).await });
+                        } else if s.sr_status_flags
+                            & (SEQ4_STATUS_RECALLABLE_STATE_REVOKED
+                                | SEQ4_STATUS_ADMIN_STATE_REVOKED
+                                | SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED)
+                            != 0
+                        {
+                            if let Some(r) = self.recovery.get().and_then(Weak::upgrade) {
+                                tokio::spawn(r.some_state_revoked(self.clone()));
+                            }
                         }
                         return Ok(Reply {
                             status: res.status,

@@ -81,10 +81,11 @@ struct Route {
     program: u32,
     cred: OpaqueAuth,
     max_slots: u32,
+    minor: u32,
 }
 
 fn route(core: &Core, sessionid: &Sessionid4) -> Result<Route, CallbackError> {
-    let (conn_id, program, sec, max_slots) = {
+    let (conn_id, program, sec, max_slots, minor) = {
         let st = core.state();
         let s = st
             .sessions
@@ -100,6 +101,7 @@ fn route(core: &Core, sessionid: &Sessionid4) -> Result<Route, CallbackError> {
             s.cb_program(),
             s.cb_sec_parms().first().cloned(),
             s.back_attrs().ca_maxrequests,
+            s.minor(),
         )
     };
     let conn = core
@@ -111,6 +113,7 @@ fn route(core: &Core, sessionid: &Sessionid4) -> Result<Route, CallbackError> {
         program,
         cred: credential(sec),
         max_slots,
+        minor,
     })
 }
 
@@ -231,7 +234,7 @@ async fn cb_compound_inner(
     argarray.extend(ops);
     let args = CbCompoundArgs {
         tag: Utf8String::from(""),
-        minorversion: 1,
+        minorversion: r.minor,
         callback_ident: 0,
         argarray,
     };

@@ -164,7 +164,12 @@ pub async fn create_session<R: Role>(
         let SessionState {
             clients, sessions, ..
         } = &mut *st;
-        sessions.create_session(clients, args, &ctx.principal, ctx.conn.id(), Instant::now())
+        let out =
+            sessions.create_session(clients, args, &ctx.principal, ctx.conn.id(), Instant::now());
+        if let Ok(o) = &out {
+            sessions.set_minor(&o.res.csr_sessionid, ctx.minor);
+        }
+        out
     };
     match out {
         Ok(o) => match persist(server, o.events).await {

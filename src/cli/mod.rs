@@ -384,7 +384,8 @@ impl Clients {
                 eprintln!(
                     "pnfs: {url}: {} data servers: wrote {} B, read {} B; MDS: wrote {} B, \
                      read {} B; layouts {}, fall-backs to the MDS {}, re-sent writes {}, \
-                     recalls {}, recoveries {}",
+                     layout recalls {}, recoveries {}; delegations {} (recalled {}, \
+                     returned {}, revoked {}), opens under a delegation {}",
                     if c.uses_pnfs() { "pNFS," } else { "no pNFS," },
                     s.ds_bytes_written,
                     s.ds_bytes_read,
@@ -394,7 +395,12 @@ impl Clients {
                     s.fallbacks,
                     s.rewrites,
                     s.recalls,
-                    s.recoveries
+                    s.recoveries,
+                    s.delegations,
+                    s.delegations_recalled,
+                    s.delegations_returned,
+                    s.delegations_revoked,
+                    s.delegated_opens
                 );
             }
             c.shutdown().await;

@@ -77,9 +77,7 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::DelegPurge(_) => R::DelegPurge(DelegPurgeRes {
             status: NfsStat4::NFS4ERR_NOTSUPP,
         }),
-        A::WantDelegation(_) => {
-            R::WantDelegation(WantDelegationRes::Err(NfsStat4::NFS4ERR_NOTSUPP))
-        }
+        A::WantDelegation(a) => R::WantDelegation(open::want_delegation(ctx, a)),
         A::ReleaseLockOwner(a) => R::ReleaseLockOwner(open::release_lockowner(ctx, a)),
         // Data.
         A::Read(a) => R::Read(io::read(ctx, a).await),

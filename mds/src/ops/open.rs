@@ -782,16 +782,24 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
             file
         };
         // A freed lock stateid is refused by the data servers too (a revoked one already is).
-        if file.is_some_and(|f| crate::fencing::striped(&ctx.mds, f)) {
-            ctx.mds
-                .fencing
-                .queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
+        if let Some(f) = file {
+            refuse_on_data_servers(ctx, f, stateid.other);
         }
         Ok::<_, NfsStat4>(())
     })()
     .err()
     .unwrap_or(NfsStat4::NFS4_OK);
     FreeStateidRes { status }
+}
+
+/// A stateid of `file` the client is done with (freed, returned): the data servers of a
+/// striped file refuse it from now on, batched in the background.
+fn refuse_on_data_servers(ctx: &Ctx, file: u64, other: crate::devices::Other) {
+    if crate::fencing::striped(&ctx.mds, file) {
+        ctx.mds
+            .fencing
+            .queue([(other, crate::dsctl::RevokeReason::Closed)]);
+    }
 }
 
 /// DELEGRETURN (RFC 8881 section 18.6): the client gives a delegation back (on recall, or
@@ -808,16 +816,112 @@ pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
             .expect("opens")
             .delegs
             .delegreturn(clientid, fileid, &stateid)?;
-        if crate::fencing::striped(&ctx.mds, fileid) {
-            ctx.mds
-                .fencing
-                .queue([(stateid.other, crate::dsctl::RevokeReason::Closed)]);
-        }
+        refuse_on_data_servers(ctx, fileid, stateid.other);
         Ok::<_, NfsStat4>(())
     })()
     .err()
     .unwrap_or(NfsStat4::NFS4_OK);
     DelegReturnRes { status }
+}
+
+/// WANT_DELEGATION (RFC 8881 section 18.49): a delegation of the current file without an
+/// OPEN. `wda_want` names the type (READ, WRITE or ANY; NO_PREFERENCE and NO_DELEG ask for
+/// nothing and are `NFS4ERR_INVAL`; CANCEL cancels wants this server never queues); the
+/// same policy as OPEN decides, as if the client opened for reading (a READ delegation) or
+/// for reading and writing (a WRITE one), and the caller must be allowed that access.
+/// CLAIM_PREVIOUS reclaims the delegation held before a server restart, during the grace
+/// period; CLAIM_DELEG_PREV_FH (a delegation of an earlier client instance) is
+/// `NFS4ERR_NOTSUPP`, as for OPEN: delegations do not outlive their client's state here.
+pub fn want_delegation(ctx: &mut Ctx, a: &WantDelegationArgs) -> WantDelegationRes {
+    match want_delegation_inner(ctx, a) {
+        Ok(d) => WantDelegationRes::Ok(d),
+        Err(s) => WantDelegationRes::Err(s),
+    }
+}
+
+fn want_delegation_inner(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegation4, NfsStat4> {
+    let clientid = ctx.client()?;
+    let export = ctx.fh()?.export;
+    let inode = ctx.inode()?;
+    if inode.ftype == NfsFtype4::NF4DIR {
+        // Directories have GET_DIR_DELEGATION (not offered).
+        return Ok(OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(
+            WhyNoDelegation4::WND4_IS_DIR,
+        )));
+    }
+    regular_file(&inode)?;
+    let want = a.wda_want & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
+    let access = match want {
+        OPEN4_SHARE_ACCESS_WANT_READ_DELEG => OPEN4_SHARE_ACCESS_READ,
+        OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG | OPEN4_SHARE_ACCESS_WANT_ANY_DELEG => {
+            OPEN4_SHARE_ACCESS_BOTH
+        }
+        OPEN4_SHARE_ACCESS_WANT_CANCEL => {
+            return Ok(crate::state::open::no_delegation(want));
+        }
+        _ => return Err(NfsStat4::NFS4ERR_INVAL),
+    };
+    let reclaim = match a.wda_claim {
+        DelegClaim4::Fh => None,
+        DelegClaim4::Previous(t) => Some(t),
+        DelegClaim4::DelegPrevFh => return Err(NfsStat4::NFS4ERR_NOTSUPP),
+    };
+    check_grace(ctx, clientid, reclaim.is_some())?;
+    let fh = super::fh::encode_fh(
+        ctx,
+        crate::compound::Fh {
+            export,
+            fileid: inode.fileid,
+            generation: inode.generation,
+        },
+    );
+    if let Some(t) = reclaim {
+        let kind = match t {
+            OpenDelegationType4::OPEN_DELEGATE_READ => DelegType::Read,
+            OpenDelegationType4::OPEN_DELEGATE_WRITE => DelegType::Write,
+            _ => return Err(NfsStat4::NFS4ERR_INVAL),
+        };
+        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let stateid = opens
+            .delegs
+            .grant(clientid, inode.fileid, fh, kind, inode.change)?;
+        return Ok(delegation_body(kind, stateid));
+    }
+    let needed = if access & OPEN4_SHARE_ACCESS_WRITE != 0 {
+        ACCESS4_MODIFY
+    } else {
+        ACCESS4_READ
+    };
+    if ctx.allowed(&inode, needed) == 0 {
+        return Err(NfsStat4::NFS4ERR_ACCESS);
+    }
+    let enabled = ctx.mds.delegations_enabled(export);
+    let offer = DelegOffer {
+        enabled,
+        callback_up: enabled && crate::delegations::callback_up(&ctx.mds, clientid),
+        fh: &fh,
+        change: inode.change,
+    };
+    let share = OpenShare {
+        access,
+        deny: 0,
+        want,
+    };
+    let mut opens = ctx.mds.opens.lock().expect("opens");
+    let got = opens.offer_delegation(clientid, inode.fileid, &share, offer)?;
+    // ANY settles for a read delegation when a write one is not to be had.
+    if want == OPEN4_SHARE_ACCESS_WANT_ANY_DELEG && !matches!(got, OpenDelegation4::Write(_)) {
+        let read = OpenShare {
+            access: OPEN4_SHARE_ACCESS_READ,
+            ..share
+        };
+        if let r @ OpenDelegation4::Read(_) =
+            opens.offer_delegation(clientid, inode.fileid, &read, offer)?
+        {
+            return Ok(r);
+        }
+    }
+    Ok(got)
 }
 
 /// RELEASE_LOCKOWNER: an NFSv4.0 operation (RFC 7530 section 16.37); NFSv4.1 servers MUST

@@ -52,6 +52,13 @@ pub struct CbClient {
     pub recalls: Mutex<Vec<CbLayoutRecallArgs>>,
     /// The arguments of each CB_NOTIFY_DEVICEID (answered NFS4_OK), in arrival order.
     pub device_notifications: Mutex<Vec<CbNotifyDeviceidArgs>>,
+    /// The arguments of each CB_RECALL (a delegation recall), in arrival order; answered
+    /// NFS4_OK (the test then sends DELEGRETURN, or not).
+    pub deleg_recalls: Mutex<Vec<CbRecallArgs>>,
+    /// The `(change, size)` CB_GETATTR answers with; `None`: NFS4ERR_BADHANDLE.
+    pub getattr_answer: Mutex<Option<(u64, u64)>>,
+    /// The arguments of each CB_GETATTR, in arrival order.
+    pub getattrs: Mutex<Vec<CbGetAttrArgs>>,
 }
 
 impl Default for CbClient {
@@ -71,6 +78,9 @@ impl CbClient {
             compounds: Mutex::new(Vec::new()),
             recalls: Mutex::new(Vec::new()),
             device_notifications: Mutex::new(Vec::new()),
+            deleg_recalls: Mutex::new(Vec::new()),
+            getattr_answer: Mutex::new(None),
+            getattrs: Mutex::new(Vec::new()),
         }
     }
 
@@ -109,6 +119,23 @@ impl CbClient {
         }
     }
 
+    /// Waits (up to `limit`) until `n` CB_RECALLs have arrived, and returns them all.
+    pub async fn wait_deleg_recalls(&self, n: usize, limit: Duration) -> Vec<CbRecallArgs> {
+        let t0 = Instant::now();
+        loop {
+            let seen = self.deleg_recalls.lock().unwrap().clone();
+            if seen.len() >= n {
+                return seen;
+            }
+            assert!(
+                t0.elapsed() < limit,
+                "{} CB_RECALL(s) in {limit:?}, {n} expected",
+                seen.len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// The answer to one CB_COMPOUND (RFC 8881 section 20.9), or `None` for no reply.
     fn compound(&self, args: CbCompoundArgs) -> Option<Reply> {
         let Some(NfsCbArgop4::Sequence(s)) = args.argarray.first() else {
@@ -141,6 +168,30 @@ impl CbClient {
                         RecallAnswer::Silent => return None,
                         RecallAnswer::Refuse => {
                             return Some(Reply::Accepted(AcceptStat::ProgUnavail))
+                        }
+                    }
+                }
+                NfsCbArgop4::Recall(a) => {
+                    self.deleg_recalls.lock().unwrap().push(a.clone());
+                    NfsCbResop4::Recall(CbRecallRes {
+                        status: NfsStat4::NFS4_OK,
+                    })
+                }
+                NfsCbArgop4::GetAttr(a) => {
+                    self.getattrs.lock().unwrap().push(a.clone());
+                    match *self.getattr_answer.lock().unwrap() {
+                        Some((change, size)) => {
+                            let attrs = attr::FileAttrs {
+                                change: Some(change),
+                                size: Some(size),
+                                ..Default::default()
+                            };
+                            NfsCbResop4::GetAttr(CbGetAttrRes::Ok(CbGetAttrResOk {
+                                obj_attributes: attrs.to_fattr(&a.attr_request),
+                            }))
+                        }
+                        None => {
+                            NfsCbResop4::GetAttr(CbGetAttrRes::Err(NfsStat4::NFS4ERR_BADHANDLE))
                         }
                     }
                 }

@@ -158,6 +158,10 @@ pub struct Session {
     wants_back: bool,
     /// Callbacks over the back channel are failing.
     back_down: bool,
+    /// The minor version of the COMPOUND that created it: callbacks use the same one (the
+    /// client's callback service may refuse another, as pynfs's does with
+    /// NFS4ERR_MINOR_VERS_MISMATCH).
+    minor: u32,
 }
 
 impl Session {
@@ -168,6 +172,10 @@ impl Session {
     /// The client that owns it.
     pub fn clientid(&self) -> Clientid4 {
         self.clientid
+    }
+    /// The minor version callbacks on its back channel use.
+    pub fn minor(&self) -> u32 {
+        self.minor
     }
     /// `csr_flags` granted.
     pub fn flags(&self) -> u32 {
@@ -464,6 +472,7 @@ impl SessionTable {
             back_conns: Vec::new(),
             wants_back: false,
             back_down: false,
+            minor: 1,
         };
         session.bind(conn, true, flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN != 0);
         self.sessions.insert(id, session);
@@ -736,6 +745,13 @@ impl SessionTable {
     ) -> Result<(), SessionError> {
         self.get_mut(sessionid)?.back_down = down;
         Ok(())
+    }
+
+    /// Records the minor version of the CREATE_SESSION that made `sessionid` (1 until then).
+    pub fn set_minor(&mut self, sessionid: &Sessionid4, minor: u32) {
+        if let Ok(s) = self.get_mut(sessionid) {
+            s.minor = minor;
+        }
     }
 
     /// Where to send a callback to the client: one of its sessions with a working back

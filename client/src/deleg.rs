@@ -1,0 +1,1026 @@
+//! This client's opens of files on the server, and the delegations that come with them
+//! (RFC 8881 sections 10.2 and 10.4).
+//!
+//! # One server open per file
+//!
+//! The client opens every file under one open-owner, so the server keeps at most one open of
+//! a file for it, however many [`File`](crate::File)s use it: an OPEN of a file the owner has
+//! open upgrades that open (the union of the accesses, the same stateid with a higher seqid:
+//! RFC 8881 sections 9.11 and 18.16.3), and one CLOSE ends it for all. [`ServerOpen`] is that
+//! open on this side: the Files of the file count themselves in it, and it is CLOSEd when the
+//! last one closes, unless a delegation keeps it. (Before, each File CLOSEd the shared open,
+//! pulling it from under the others.) It holds what all Files of the file share: the open
+//! stateid, the attributes, the delegation.
+//!
+//! # Delegations
+//!
+//! OPEN asks for no particular delegation (`OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE`), so the
+//! server grants one when its policy allows. While one is held (section 10.4.1):
+//! - an open of the file whose access the delegation and the server open cover is made here:
+//!   no OPEN, and its close sends no CLOSE (the server open stays with the delegation);
+//! - attributes are not revalidated (no other client can change the file without the
+//!   delegation being recalled first), and the read cache of a closed File is kept for the
+//!   next open of the file;
+//! - I/O uses the delegation stateid (section 8.2.5).
+//!
+//! CB_RECALL is answered at once; a task then flushes every File of the file (write-back,
+//! COMMIT, LAYOUTCOMMIT, as close does), stops using the delegation stateid, sends DELEGRETURN
+//! and CLOSEs the server open when no File uses it (section 10.4.4). CB_GETATTR for a file
+//! under a write delegation is answered from this client's view (section 10.4.3).
+//!
+//! A delegation the server revoked (not returned within its lease: sections 10.4.5 and
+//! 10.4.6), as SEQUENCE's `SEQ4_STATUS_RECALLABLE_STATE_REVOKED` or an operation's
+//! NFS4ERR_DELEG_REVOKED tells, is tested (TEST_STATEID), freed (FREE_STATEID) and forgotten.
+//! Writes made under a revoked write delegation and not yet sent are dropped, never sent:
+//! another client may have changed the file since (section 10.5.1); the File's next flush
+//! fails with [`Error::DataLost`](crate::Error::DataLost).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
+use nfs_proto::nfs4::*;
+
+use crate::attr::Metadata;
+use crate::client::{Client, Counters, Inner};
+use crate::error::Result;
+use crate::file::File;
+use crate::ops::{self, putfh};
+use crate::session::Endpoint;
+
+/// What a delegation lets this client do without asking the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DelegKind {
+    /// Read: opens for reading are local; no other client writes the file.
+    Read,
+    /// Write: any open is local; no other client has the file open.
+    Write,
+}
+
+impl DelegKind {
+    /// Whether an open asking `access` (`OPEN4_SHARE_ACCESS_*` bits) may be made locally under
+    /// this delegation (RFC 8881 section 10.4.1: a read delegation does not cover writing).
+    pub(crate) fn covers(self, access: u32) -> bool {
+        match self {
+            DelegKind::Read => access & OPEN4_SHARE_ACCESS_WRITE == 0,
+            DelegKind::Write => true,
+        }
+    }
+
+    /// The type an OPEN with CLAIM_PREVIOUS names to reclaim it after a server restart
+    /// (sections 10.2.1 and 18.16.3).
+    fn open_type(self) -> OpenDelegationType4 {
+        match self {
+            DelegKind::Read => OpenDelegationType4::OPEN_DELEGATE_READ,
+            DelegKind::Write => OpenDelegationType4::OPEN_DELEGATE_WRITE,
+        }
+    }
+}
+
+/// A delegation granted by an OPEN reply: its stateid, its kind, and whether the server
+/// recalls it at once (`recall`: section 18.16.3); `None` for no delegation.
+pub(crate) fn granted(d: &OpenDelegation4) -> Option<(Stateid4, DelegKind, bool)> {
+    match d {
+        OpenDelegation4::Read(r) => Some((r.stateid, DelegKind::Read, r.recall)),
+        OpenDelegation4::Write(w) => Some((w.stateid, DelegKind::Write, w.recall)),
+        OpenDelegation4::None | OpenDelegation4::NoneExt(_) => None,
+    }
+}
+
+/// A delegation held on a file.
+#[derive(Clone, Debug)]
+pub(crate) struct Delegation {
+    /// Its stateid.
+    pub stateid: Stateid4,
+    /// Read or write.
+    pub kind: DelegKind,
+    /// Recalled, or being given back: no new local opens; I/O still uses it until it goes.
+    pub returning: bool,
+    /// The change attribute when it was granted (the base of CB_GETATTR answers, section
+    /// 10.4.3).
+    pub change: u64,
+    /// Local changes of the file since it was granted (writes, size changes); a CB_GETATTR
+    /// answer adds them to `change`, so the server sees the file change with each.
+    pub modifications: u64,
+}
+
+/// Cached read blocks (block number -> bytes) and their total size.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Blocks {
+    /// The blocks.
+    pub map: BTreeMap<u64, Bytes>,
+    /// Their bytes.
+    pub bytes: usize,
+}
+
+impl Blocks {
+    /// Empties the cache.
+    pub(crate) fn clear(&mut self) {
+        self.map.clear();
+        self.bytes = 0;
+    }
+}
+
+/// The mutable part of a [`ServerOpen`].
+#[derive(Debug)]
+pub(crate) struct OpenState {
+    /// The open stateid (the newest the server answered).
+    pub stateid: Stateid4,
+    /// `OPEN4_SHARE_ACCESS_*` of the server open: the union of what the OPENs asked.
+    pub access: u32,
+    /// Files using the open.
+    pub users: usize,
+    /// Out of the client's table (closed, or being closed): a later open makes another.
+    pub closed: bool,
+    /// The delegation held on the file, if any.
+    pub deleg: Option<Delegation>,
+    /// The file's attributes as this client knows them: fresh from each OPEN or GETATTR, the
+    /// size grown by this client's writes. Under a delegation, the truth (no GETATTR).
+    pub meta: Metadata,
+    /// Counts local changes of the file's data by any of its Files: a read cache started at
+    /// an earlier count may hold bytes another File has since overwritten.
+    pub data_gen: u64,
+    /// The read cache of the last File closed under the delegation, with the `data_gen` it
+    /// is good for: the next local open starts with it.
+    pub stash: Option<(u64, Blocks)>,
+    /// Write delegations of this file revoked so far: a File's unsent writes made under an
+    /// earlier count must not be sent (section 10.5.1).
+    pub write_revocations: u64,
+    /// Times the server open was re-established (a server restart, a lost lease): a File
+    /// whose locks were taken before takes them again.
+    pub reopens: u64,
+    /// Whether the last re-establishment was a reclaim in the grace period (locks are then
+    /// reclaimed too).
+    pub reclaimed: bool,
+}
+
+/// This client's open of one file on the server, shared by the file's Files and kept by a
+/// delegation (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct ServerOpen {
+    /// The file.
+    pub fh: NfsFh4,
+    /// The path it was first opened by (for messages).
+    pub path: String,
+    st: Mutex<OpenState>,
+    /// Serialises re-establishments of the open.
+    reclaiming: tokio::sync::Mutex<()>,
+}
+
+impl ServerOpen {
+    /// A new open (no users yet).
+    fn new(fh: NfsFh4, path: &str, stateid: Stateid4, access: u32, meta: Metadata) -> Self {
+        Self {
+            fh,
+            path: path.to_string(),
+            st: Mutex::new(OpenState {
+                stateid,
+                access,
+                users: 0,
+                closed: false,
+                deleg: None,
+                meta,
+                data_gen: 0,
+                stash: None,
+                write_revocations: 0,
+                reopens: 0,
+                reclaimed: false,
+            }),
+            reclaiming: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The state (a plain mutex: never held across an await).
+    pub(crate) fn st(&self) -> MutexGuard<'_, OpenState> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The open stateid.
+    pub(crate) fn stateid(&self) -> Stateid4 {
+        self.st().stateid
+    }
+
+    /// The delegation stateid to use for a READ (`write` false) or WRITE (true) when a
+    /// delegation is held that allows it (section 8.2.5 puts it before lock and open
+    /// stateids; a read delegation does not allow WRITE).
+    pub(crate) fn deleg_stateid(&self, write: bool) -> Option<Stateid4> {
+        let st = self.st();
+        let d = st.deleg.as_ref()?;
+        (!write || d.kind == DelegKind::Write).then_some(d.stateid)
+    }
+
+    /// The kind of the delegation held and not being returned.
+    pub(crate) fn held(&self) -> Option<DelegKind> {
+        let st = self.st();
+        st.deleg.as_ref().filter(|d| !d.returning).map(|d| d.kind)
+    }
+
+    /// Whether `s` is the delegation held on the file.
+    pub(crate) fn is_deleg(&self, s: &Stateid4) -> bool {
+        self.st()
+            .deleg
+            .as_ref()
+            .is_some_and(|d| d.stateid.other == s.other)
+    }
+
+    /// The revocation count to record with writes buffered now: `Some` while a write
+    /// delegation is held (they are then written under it), `None` otherwise.
+    pub(crate) fn write_epoch(&self) -> Option<u64> {
+        let st = self.st();
+        st.deleg
+            .as_ref()
+            .filter(|d| d.kind == DelegKind::Write)
+            .map(|_| st.write_revocations)
+    }
+
+    /// Whether a write delegation was revoked since `epoch` (see [`Self::write_epoch`]).
+    pub(crate) fn revoked_since(&self, epoch: Option<u64>) -> bool {
+        epoch.is_some_and(|e| self.st().write_revocations > e)
+    }
+
+    /// Records a local change of the file's data by a File whose read cache is at
+    /// `cache_gen`: the size grows to `grow_to` or is set to `set_to`; read caches of other
+    /// Files (and the stash) go stale; a write delegation counts one more modification.
+    pub(crate) fn changed(&self, grow_to: Option<u64>, set_to: Option<u64>, cache_gen: &mut u64) {
+        let mut st = self.st();
+        if let Some(end) = grow_to {
+            st.meta.size = st.meta.size.max(end);
+        }
+        if let Some(size) = set_to {
+            st.meta.size = size;
+        }
+        if *cache_gen == st.data_gen {
+            *cache_gen += 1;
+        }
+        st.data_gen += 1;
+        st.stash = None;
+        if let Some(d) = st.deleg.as_mut().filter(|d| d.kind == DelegKind::Write) {
+            d.modifications += 1;
+        }
+    }
+
+    /// The answer to CB_GETATTR (section 10.4.3): the size as this client sees it (with
+    /// writes not yet sent) and the change attribute at the grant plus the local changes
+    /// since. `None` without a write delegation (NFS4ERR_BADHANDLE, section 20.1.3).
+    pub(crate) fn cb_attrs(&self, request: &Bitmap4) -> Option<Fattr4> {
+        let st = self.st();
+        let d = st.deleg.as_ref().filter(|d| d.kind == DelegKind::Write)?;
+        let attrs = FileAttrs {
+            size: Some(st.meta.size),
+            change: Some(d.change.wrapping_add(d.modifications)),
+            ..FileAttrs::default()
+        };
+        Some(attrs.to_fattr(&request.intersect(&Bitmap4::from_bits([FATTR4_SIZE, FATTR4_CHANGE]))))
+    }
+}
+
+/// What [`Inner::open_local`] found.
+pub(crate) enum Local {
+    /// Opened under the delegation with no request (one more user of the server open).
+    Opened(Arc<ServerOpen>),
+    /// The delegation covers the access but the server open does not: an OPEN with
+    /// CLAIM_DELEG_CUR_FH under this delegation stateid upgrades it (one more user counted).
+    Upgrade(Arc<ServerOpen>, Stateid4),
+    /// No delegation that covers it: OPEN as usual.
+    No,
+}
+
+/// The key of a path in the name cache: its components joined by `/`.
+pub(crate) fn name_key(path: &str) -> String {
+    let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    format!("/{}", parts.join("/"))
+}
+
+/// The statuses with which a server says a delegation stateid is no longer valid (revoked,
+/// or forgotten): the delegation is gone, the open it came with may not be.
+pub(crate) fn deleg_gone(status: Option<NfsStat4>) -> bool {
+    matches!(
+        status,
+        Some(
+            NfsStat4::NFS4ERR_DELEG_REVOKED
+                | NfsStat4::NFS4ERR_ADMIN_REVOKED
+                | NfsStat4::NFS4ERR_BAD_STATEID
+                | NfsStat4::NFS4ERR_EXPIRED
+        )
+    )
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Inner {
+    /// After an OPEN of `fh` (by `path`) answered `stateid`, the file's attributes `meta`
+    /// and perhaps a delegation: the file's [`ServerOpen`], with one more user. A delegation
+    /// is kept (and the path remembered for local opens) unless one is held already; one
+    /// granted pre-recalled is given back at once.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn opened(
+        self: &Arc<Self>,
+        fh: &NfsFh4,
+        path: &str,
+        stateid: Stateid4,
+        access: u32,
+        meta: Metadata,
+        truncated: bool,
+        delegation: &OpenDelegation4,
+    ) -> Arc<ServerOpen> {
+        let mut files = lock(&self.files);
+        let so = match files.get(fh) {
+            Some(so) if !so.st().closed => so.clone(),
+            _ => {
+                let so = Arc::new(ServerOpen::new(
+                    fh.clone(),
+                    path,
+                    stateid,
+                    access,
+                    meta.clone(),
+                ));
+                files.insert(fh.clone(), so.clone());
+                so
+            }
+        };
+        let mut give_back = None;
+        let mut extra = None;
+        {
+            let mut st = so.st();
+            // Replies to concurrent OPENs may arrive out of order: keep the newest seqid of
+            // the same open.
+            if st.stateid.other != stateid.other || stateid.seqid >= st.stateid.seqid {
+                st.stateid = stateid;
+            }
+            st.access |= access;
+            // Other Files may hold writes not sent yet: the size they made stays, unless
+            // this OPEN truncated.
+            let size = if st.users > 0 && !truncated {
+                meta.size.max(st.meta.size)
+            } else {
+                meta.size
+            };
+            st.meta = meta;
+            st.meta.size = size;
+            st.users += 1;
+            if let Some((sid, kind, recall)) = granted(delegation) {
+                match &mut st.deleg {
+                    None => {
+                        st.deleg = Some(Delegation {
+                            stateid: sid,
+                            kind,
+                            returning: recall,
+                            change: st.meta.change,
+                            modifications: 0,
+                        });
+                        Counters::add(&self.counters.delegations, 1);
+                        tracing::debug!(path, ?kind, "delegation granted");
+                        if recall {
+                            give_back = Some(sid);
+                        }
+                    }
+                    Some(d) if d.stateid.other == sid.other => {
+                        d.stateid.seqid = d.stateid.seqid.max(sid.seqid);
+                    }
+                    // One delegation per file is enough; the server should not grant a
+                    // second one (section 10.4 allows one per client and file).
+                    Some(_) => extra = Some(sid),
+                }
+            }
+            if st.deleg.is_some() {
+                lock(&self.names).insert(name_key(path), (fh.clone(), Instant::now()));
+            }
+        }
+        drop(files);
+        if let Some(sid) = give_back {
+            let me = self.clone();
+            let so = so.clone();
+            tokio::spawn(async move { me.give_back(so, sid).await });
+        }
+        if let Some(sid) = extra {
+            let me = self.clone();
+            let fh = fh.clone();
+            tokio::spawn(async move {
+                let _ = me.delegreturn(&fh, sid).await;
+            });
+        }
+        so
+    }
+
+    /// An open of `fh` with `access` under a delegation held, if one covers it.
+    pub(crate) fn open_local(&self, fh: &NfsFh4, access: u32) -> Local {
+        let files = lock(&self.files);
+        let Some(so) = files.get(fh) else {
+            return Local::No;
+        };
+        let mut st = so.st();
+        let Some(d) = st.deleg.as_ref().filter(|d| !d.returning) else {
+            return Local::No;
+        };
+        if st.closed || !d.kind.covers(access) {
+            return Local::No;
+        }
+        let sid = d.stateid;
+        st.users += 1;
+        if st.access & access == access {
+            Local::Opened(so.clone())
+        } else {
+            Local::Upgrade(so.clone(), sid)
+        }
+    }
+
+    /// The file bound to `path` in the name cache, and whether the binding is fresh (checked
+    /// within the attribute timeout). Only paths of files opened under a delegation are
+    /// bound.
+    pub(crate) fn bound_name(&self, path: &str) -> Option<(NfsFh4, bool)> {
+        let names = lock(&self.names);
+        let (fh, at) = names.get(&name_key(path))?;
+        Some((fh.clone(), at.elapsed() < self.opts.attr_timeout))
+    }
+
+    /// `path` was just looked up again and still names `fh`.
+    pub(crate) fn rebind_name(&self, path: &str, fh: &NfsFh4) {
+        lock(&self.names).insert(name_key(path), (fh.clone(), Instant::now()));
+    }
+
+    /// Forgets `path` and every path under it (this client removed or renamed it).
+    pub(crate) fn unbind_names(&self, path: &str) {
+        let key = name_key(path);
+        let under = format!("{key}/");
+        lock(&self.names).retain(|k, _| *k != key && !k.starts_with(&under));
+    }
+
+    fn unbind_fh(&self, fh: &NfsFh4) {
+        lock(&self.names).retain(|_, (f, _)| f != fh);
+    }
+
+    /// The file's [`ServerOpen`] when the client has one.
+    pub(crate) fn server_open(&self, fh: &NfsFh4) -> Option<Arc<ServerOpen>> {
+        lock(&self.files).get(fh).cloned()
+    }
+
+    /// A File of `so` closed, leaving its read cache `cache` (at its `data_gen`). True when
+    /// the server open is to be CLOSEd now (no File and no delegation left); under a
+    /// delegation the cache is kept for the next open.
+    pub(crate) fn release(&self, so: &Arc<ServerOpen>, cache: Option<(u64, Blocks)>) -> bool {
+        let mut files = lock(&self.files);
+        let mut st = so.st();
+        st.users = st.users.saturating_sub(1);
+        if st.deleg.is_some() {
+            if let Some((gen, blocks)) = cache {
+                if gen == st.data_gen && !blocks.map.is_empty() {
+                    st.stash = Some((gen, blocks));
+                }
+            }
+            return false;
+        }
+        if st.users > 0 || st.closed {
+            return false;
+        }
+        st.closed = true;
+        drop(st);
+        if files.get(&so.fh).is_some_and(|x| Arc::ptr_eq(x, so)) {
+            files.remove(&so.fh);
+        }
+        true
+    }
+
+    /// Returns the layout of `so`'s file and CLOSEs its server open (with the FREE_STATEID of
+    /// a lock stateid whose locks are all released, section 18.38). A server that lost the
+    /// open already (a restart, an expiry) has nothing to close.
+    pub(crate) async fn send_close(
+        &self,
+        so: &ServerOpen,
+        lock_stateid: Option<Stateid4>,
+    ) -> Result<()> {
+        if let Some(p) = &self.pnfs {
+            p.close(&so.fh).await;
+        }
+        let mut ops = vec![putfh(&so.fh)];
+        if let Some(s) = lock_stateid {
+            ops.push(NfsArgop4::FreeStateid(FreeStateidArgs { fsa_stateid: s }));
+        }
+        ops.push(NfsArgop4::Close(CloseArgs {
+            seqid: 0,
+            open_stateid: so.stateid(),
+        }));
+        let r = self.mds.compound(ops).await?;
+        match r.status {
+            NfsStat4::NFS4_OK => Ok(()),
+            s if ops::failure(&r.results, s).is_state_lost() => Ok(()),
+            s => Err(ops::failure(&r.results, s)),
+        }
+    }
+
+    /// CLOSEs `so` when no File uses it and no delegation keeps it.
+    async fn close_if_unused(&self, so: &Arc<ServerOpen>) {
+        let close = {
+            let mut files = lock(&self.files);
+            let mut st = so.st();
+            let unused = st.users == 0 && st.deleg.is_none() && !st.closed;
+            if unused {
+                st.closed = true;
+                drop(st);
+                if files.get(&so.fh).is_some_and(|x| Arc::ptr_eq(x, so)) {
+                    files.remove(&so.fh);
+                }
+            }
+            unused
+        };
+        if close {
+            if let Err(e) = self.send_close(so, None).await {
+                tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}");
+            }
+        }
+    }
+
+    /// Marks the delegation of `so` as being returned; its stateid when this caller is the
+    /// one to return it (not already on its way back).
+    pub(crate) fn start_return(&self, so: &ServerOpen) -> Option<Stateid4> {
+        let mut st = so.st();
+        let d = st.deleg.as_mut()?;
+        if d.returning {
+            return None;
+        }
+        d.returning = true;
+        Some(d.stateid)
+    }
+
+    /// Gives back the delegation `stateid` of `so` (recalled, or given up by this client):
+    /// flushes every File of the file as close does, stops using the delegation stateid,
+    /// DELEGRETURN, then CLOSE when no File uses the open (section 10.4.4).
+    pub(crate) async fn give_back(self: &Arc<Self>, so: Arc<ServerOpen>, stateid: Stateid4) {
+        let client = Client {
+            inner: self.clone(),
+        };
+        for f in self
+            .open_files()
+            .into_iter()
+            .filter(|f| Arc::ptr_eq(&f.server, &so))
+        {
+            if let Err(e) = File::new(client.clone(), f).fsync().await {
+                tracing::warn!(path = %so.path, "flush before returning the delegation: {e}");
+            }
+        }
+        {
+            let mut st = so.st();
+            if st.deleg.as_ref().map(|d| d.stateid.other) != Some(stateid.other) {
+                return; // revoked meanwhile
+            }
+            // From here, I/O of the Files uses their open or lock stateid.
+            st.deleg = None;
+            st.stash = None;
+        }
+        self.unbind_fh(&so.fh);
+        match self.delegreturn(&so.fh, stateid).await {
+            Ok(()) => {
+                Counters::add(&self.counters.delegations_returned, 1);
+                tracing::debug!(path = %so.path, "delegation returned");
+            }
+            Err(e) if deleg_gone(e.nfs_status()) => {
+                // Revoked before it came back (section 10.4.6): free it.
+                Counters::add(&self.counters.delegations_revoked, 1);
+                tracing::warn!(path = %so.path, "delegation revoked before it was returned: {e}");
+                self.free_stateid(stateid).await;
+            }
+            Err(e) => tracing::warn!(path = %so.path, "DELEGRETURN: {e}"),
+        }
+        self.close_if_unused(&so).await;
+    }
+
+    async fn delegreturn(&self, fh: &NfsFh4, stateid: Stateid4) -> Result<()> {
+        self.mds
+            .compound(vec![
+                putfh(fh),
+                NfsArgop4::DelegReturn(DelegReturnArgs {
+                    deleg_stateid: stateid,
+                }),
+            ])
+            .await?
+            .ok()
+            .map(drop)
+    }
+
+    async fn free_stateid(&self, stateid: Stateid4) {
+        let r = self
+            .mds
+            .compound(vec![NfsArgop4::FreeStateid(FreeStateidArgs {
+                fsa_stateid: stateid,
+            })])
+            .await;
+        if let Err(e) = r.and_then(|r| r.ok()) {
+            tracing::debug!("FREE_STATEID: {e}");
+        }
+    }
+
+    /// Gives back the delegation of `fh`, if one is held, and waits until it is back: this
+    /// client is about to change the file's name or attributes, which would conflict with
+    /// its own delegation on servers that recall for it.
+    pub(crate) async fn yield_delegation(self: &Arc<Self>, fh: &NfsFh4) {
+        let Some(so) = self.server_open(fh) else {
+            return;
+        };
+        if let Some(sid) = self.start_return(&so) {
+            self.give_back(so, sid).await;
+        }
+    }
+
+    /// Gives back every delegation held (before the client id ends).
+    pub(crate) async fn return_all(self: &Arc<Self>) {
+        let all: Vec<Arc<ServerOpen>> = lock(&self.files).values().cloned().collect();
+        let backs = all.into_iter().filter_map(|so| {
+            let sid = self.start_return(&so)?;
+            Some(self.give_back(so, sid))
+        });
+        futures::future::join_all(backs).await;
+    }
+
+    /// The server no longer knows the delegation `stateid` of `so`: revoked (section
+    /// 10.4.6) or lost. Forgets it, frees its stateid, and CLOSEs the open if no File uses
+    /// it. A write delegation's unsent writes are lost (see [`ServerOpen::write_epoch`]).
+    pub(crate) fn deleg_lost(self: &Arc<Self>, so: &Arc<ServerOpen>, stateid: Stateid4) {
+        {
+            let mut st = so.st();
+            if st.deleg.as_ref().map(|d| d.stateid.other) != Some(stateid.other) {
+                return;
+            }
+            if st
+                .deleg
+                .as_ref()
+                .is_some_and(|d| d.kind == DelegKind::Write)
+            {
+                st.write_revocations += 1;
+            }
+            st.deleg = None;
+            st.stash = None;
+        }
+        self.unbind_fh(&so.fh);
+        Counters::add(&self.counters.delegations_revoked, 1);
+        tracing::warn!(path = %so.path, "the server revoked this client's delegation");
+        let me = self.clone();
+        let so = so.clone();
+        tokio::spawn(async move {
+            me.free_stateid(stateid).await;
+            me.close_if_unused(&so).await;
+        });
+    }
+
+    /// SEQUENCE said some recallable state was revoked (section 18.46.3): TEST_STATEID the
+    /// delegations and layouts held; free and forget the ones the server no longer knows.
+    /// One check at a time, at most one a second (the flag stays up until FREE_STATEID).
+    pub(crate) async fn check_revoked(self: Arc<Self>) {
+        if self.checking_revoked.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let held: Vec<(Arc<ServerOpen>, Stateid4)> = lock(&self.files)
+            .values()
+            .filter_map(|so| {
+                let sid = so.st().deleg.as_ref()?.stateid;
+                Some((so.clone(), sid))
+            })
+            .collect();
+        let layouts = self
+            .pnfs
+            .as_ref()
+            .map(|p| p.layout_stateids())
+            .unwrap_or_default();
+        let mut stateids: Vec<Stateid4> = held.iter().map(|h| h.1).collect();
+        stateids.extend(layouts.iter().map(|l| l.1));
+        if !stateids.is_empty() {
+            match self.test_stateids(stateids).await {
+                Ok(codes) => {
+                    for ((so, sid), code) in held.iter().zip(&codes) {
+                        if *code != NfsStat4::NFS4_OK {
+                            tracing::info!(path = %so.path, %code, "TEST_STATEID of the delegation");
+                            self.deleg_lost(so, *sid);
+                        }
+                    }
+                    for ((fh, sid), code) in layouts.iter().zip(codes.iter().skip(held.len())) {
+                        if *code != NfsStat4::NFS4_OK {
+                            tracing::info!(%code, "TEST_STATEID of a layout");
+                            if let Some(p) = &self.pnfs {
+                                p.forget_layout(fh);
+                            }
+                            self.free_stateid(*sid).await;
+                        }
+                    }
+                }
+                Err(e) => tracing::debug!("TEST_STATEID: {e}"),
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.checking_revoked.store(false, Ordering::Release);
+    }
+
+    async fn test_stateids(&self, stateids: Vec<Stateid4>) -> Result<Vec<NfsStat4>> {
+        let n = stateids.len();
+        let r = self
+            .mds
+            .compound(vec![NfsArgop4::TestStateid(TestStateidArgs {
+                ts_stateids: stateids,
+            })])
+            .await?
+            .ok()?;
+        match r.last() {
+            Some(NfsResop4::TestStateid(TestStateidRes::Ok(ok)))
+                if ok.tsr_status_codes.len() == n =>
+            {
+                Ok(ok.tsr_status_codes.clone())
+            }
+            _ => Err(crate::error::Error::Protocol {
+                addr: self.mds.addr(),
+                what: "TEST_STATEID without one status per stateid".into(),
+            }),
+        }
+    }
+
+    /// CB_RECALL (section 20.2): NFS4_OK at once and the return in a task;
+    /// NFS4ERR_BAD_STATEID for a delegation this client does not hold.
+    pub(crate) fn cb_recall(self: &Arc<Self>, args: &CbRecallArgs) -> NfsStat4 {
+        let Some(so) = self.server_open(&args.fh) else {
+            return NfsStat4::NFS4ERR_BAD_STATEID;
+        };
+        if !so.is_deleg(&args.stateid) {
+            return NfsStat4::NFS4ERR_BAD_STATEID;
+        }
+        Counters::add(&self.counters.delegations_recalled, 1);
+        if self.opts.ignore_recalls {
+            tracing::warn!(path = %so.path, "CB_RECALL ignored (ClientOptions::ignore_recalls)");
+            return NfsStat4::NFS4_OK;
+        }
+        if let Some(sid) = self.start_return(&so) {
+            let me = self.clone();
+            tokio::spawn(async move { me.give_back(so, sid).await });
+        }
+        NfsStat4::NFS4_OK
+    }
+
+    /// CB_GETATTR (section 20.1): this client's view of a file it holds a write delegation
+    /// of; NFS4ERR_BADHANDLE for any other file.
+    pub(crate) fn cb_getattr(&self, args: &CbGetAttrArgs) -> CbGetAttrRes {
+        match self
+            .server_open(&args.fh)
+            .and_then(|so| so.cb_attrs(&args.attr_request))
+        {
+            Some(obj_attributes) => CbGetAttrRes::Ok(CbGetAttrResOk { obj_attributes }),
+            None => CbGetAttrRes::Err(NfsStat4::NFS4ERR_BADHANDLE),
+        }
+    }
+
+    /// Re-establishes `so` when the server lost it (section 8.4.2: a restart, a lost lease):
+    /// TEST_STATEID; if bad, OPEN with CLAIM_PREVIOUS naming the delegation held (in the
+    /// grace period, section 10.2.1), else CLAIM_FH. A delegation not reclaimed is
+    /// forgotten; one lost outside the grace period counts as revoked (its unsent writes
+    /// are not sent).
+    pub(crate) async fn reclaim_open(&self, so: &ServerOpen, ep: &Arc<Endpoint>) -> Result<()> {
+        let _g = so.reclaiming.lock().await;
+        let old = so.stateid();
+        let r = ep
+            .compound(vec![NfsArgop4::TestStateid(TestStateidArgs {
+                ts_stateids: vec![old],
+            })])
+            .await?;
+        if let Some(NfsResop4::TestStateid(TestStateidRes::Ok(ok))) = r.results.last() {
+            if ok.tsr_status_codes.first() == Some(&NfsStat4::NFS4_OK) {
+                return Ok(());
+            }
+        }
+        let (access, kind) = {
+            let st = so.st();
+            (st.access, st.deleg.as_ref().map(|d| d.kind))
+        };
+        let open = |claim: OpenClaim4| {
+            vec![
+                putfh(&so.fh),
+                NfsArgop4::Open(OpenArgs {
+                    seqid: 0,
+                    share_access: access | self.want(),
+                    share_deny: OPEN4_SHARE_DENY_NONE,
+                    owner: ops::state_owner(&self.owner),
+                    openhow: Openflag4::NoCreate,
+                    claim,
+                }),
+            ]
+        };
+        let pick = |results: &[NfsResop4]| {
+            results.iter().find_map(|x| match x {
+                NfsResop4::Open(OpenRes::Ok(ok)) => Some(ok.clone()),
+                _ => None,
+            })
+        };
+        let prev = ep
+            .compound(open(OpenClaim4::Previous(kind.map_or(
+                OpenDelegationType4::OPEN_DELEGATE_NONE,
+                DelegKind::open_type,
+            ))))
+            .await?;
+        let (ok, reclaimed) = match pick(&prev.results) {
+            Some(ok) => (ok, true),
+            None => {
+                let fresh = ep.compound(open(OpenClaim4::Fh)).await?;
+                let ok = pick(&fresh.results)
+                    .ok_or_else(|| ops::failure(&fresh.results, fresh.status))?;
+                (ok, false)
+            }
+        };
+        let mut st = so.st();
+        st.stateid = ok.stateid;
+        st.reopens += 1;
+        st.reclaimed = reclaimed;
+        let old_deleg = st.deleg.take();
+        let forget_name = old_deleg.is_some() && granted(&ok.delegation).is_none();
+        match (granted(&ok.delegation), old_deleg) {
+            (Some((sid, kind, _)), Some(d)) => {
+                st.deleg = Some(Delegation {
+                    stateid: sid,
+                    kind,
+                    ..d
+                });
+            }
+            (Some((sid, kind, _)), None) => {
+                st.deleg = Some(Delegation {
+                    stateid: sid,
+                    kind,
+                    returning: false,
+                    change: st.meta.change,
+                    modifications: 0,
+                });
+                Counters::add(&self.counters.delegations, 1);
+            }
+            (None, Some(d)) => {
+                tracing::info!(path = %so.path, reclaimed, "delegation not re-established");
+                if !reclaimed {
+                    Counters::add(&self.counters.delegations_revoked, 1);
+                    if d.kind == DelegKind::Write {
+                        st.write_revocations += 1;
+                    }
+                }
+                st.stash = None;
+            }
+            (None, None) => {}
+        }
+        drop(st);
+        if forget_name {
+            self.unbind_fh(&so.fh);
+        }
+        tracing::info!(path = %so.path, reclaimed, "open re-established");
+        Ok(())
+    }
+
+    /// The `OPEN4_SHARE_ACCESS_WANT_*` bits of this client's OPENs: no preference (the
+    /// server decides, section 18.16.3) when delegations are on, else WANT_NO_DELEG.
+    pub(crate) fn want(&self) -> u32 {
+        if self.opts.delegations {
+            OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE
+        } else {
+            OPEN4_SHARE_ACCESS_WANT_NO_DELEG
+        }
+    }
+
+    /// Every server open (for recovery).
+    pub(crate) fn server_opens(&self) -> Vec<Arc<ServerOpen>> {
+        lock(&self.files).values().cloned().collect()
+    }
+
+    /// Delegations held now.
+    pub(crate) fn delegations_held(&self) -> u64 {
+        lock(&self.files)
+            .values()
+            .filter(|so| so.st().deleg.is_some())
+            .count() as u64
+    }
+}
+
+/// The files this client has open on the server, by filehandle.
+pub(crate) type OpenTable = HashMap<NfsFh4, Arc<ServerOpen>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attr::FileType;
+
+    fn meta(size: u64, change: u64) -> Metadata {
+        Metadata {
+            file_type: FileType::File,
+            size,
+            mode: 0o644,
+            change,
+            fileid: 7,
+            nlink: 1,
+            owner: "0".into(),
+            group: "0".into(),
+            mtime: std::time::UNIX_EPOCH,
+            ctime: std::time::UNIX_EPOCH,
+            space_used: 0,
+        }
+    }
+
+    fn sid(n: u8) -> Stateid4 {
+        Stateid4 {
+            seqid: 1,
+            other: [n; 12],
+        }
+    }
+
+    fn with_deleg(kind: DelegKind) -> ServerOpen {
+        let so = ServerOpen::new(
+            NfsFh4::default(),
+            "/f",
+            sid(1),
+            OPEN4_SHARE_ACCESS_BOTH,
+            meta(100, 40),
+        );
+        so.st().deleg = Some(Delegation {
+            stateid: sid(2),
+            kind,
+            returning: false,
+            change: 40,
+            modifications: 0,
+        });
+        so
+    }
+
+    #[test]
+    fn a_read_delegation_covers_reading_only_and_a_write_delegation_everything() {
+        assert!(DelegKind::Read.covers(OPEN4_SHARE_ACCESS_READ));
+        assert!(!DelegKind::Read.covers(OPEN4_SHARE_ACCESS_WRITE));
+        assert!(!DelegKind::Read.covers(OPEN4_SHARE_ACCESS_BOTH));
+        assert!(DelegKind::Write.covers(OPEN4_SHARE_ACCESS_BOTH));
+    }
+
+    #[test]
+    fn io_uses_the_delegation_stateid_only_where_the_delegation_allows() {
+        let so = with_deleg(DelegKind::Read);
+        assert_eq!(so.deleg_stateid(false), Some(sid(2)));
+        assert_eq!(
+            so.deleg_stateid(true),
+            None,
+            "WRITE under a read delegation"
+        );
+        let so = with_deleg(DelegKind::Write);
+        assert_eq!(so.deleg_stateid(true), Some(sid(2)));
+        so.st().deleg = None;
+        assert_eq!(so.deleg_stateid(false), None);
+    }
+
+    #[test]
+    fn cb_getattr_answers_the_local_size_and_a_change_that_moves_with_each_local_change() {
+        let so = with_deleg(DelegKind::Write);
+        let ask = Bitmap4::from_bits([FATTR4_SIZE, FATTR4_CHANGE]);
+        let a = FileAttrs::from_fattr(&so.cb_attrs(&ask).unwrap()).unwrap();
+        assert_eq!((a.size, a.change), (Some(100), Some(40)));
+        let mut gen = 0;
+        so.changed(Some(5000), None, &mut gen);
+        let b = FileAttrs::from_fattr(&so.cb_attrs(&ask).unwrap()).unwrap();
+        assert_eq!(b.size, Some(5000));
+        assert!(b.change > a.change);
+        so.changed(None, Some(10), &mut gen);
+        let c = FileAttrs::from_fattr(&so.cb_attrs(&ask).unwrap()).unwrap();
+        assert_eq!(c.size, Some(10));
+        assert!(c.change > b.change);
+        // Only what was asked.
+        let only = FileAttrs::from_fattr(&so.cb_attrs(&Bitmap4::from_bits([FATTR4_SIZE])).unwrap())
+            .unwrap();
+        assert_eq!((only.size, only.change), (Some(10), None));
+        // No write delegation: no answer (NFS4ERR_BADHANDLE).
+        assert!(with_deleg(DelegKind::Read).cb_attrs(&ask).is_none());
+    }
+
+    #[test]
+    fn a_read_cache_goes_stale_when_another_file_writes() {
+        let so = with_deleg(DelegKind::Write);
+        let mut mine = so.st().data_gen;
+        let mut other = so.st().data_gen;
+        so.changed(Some(1), None, &mut mine);
+        assert_eq!(
+            mine,
+            so.st().data_gen,
+            "a File's own write keeps its cache current"
+        );
+        assert_ne!(other, so.st().data_gen, "another File's cache is stale");
+        so.changed(Some(2), None, &mut other);
+        assert_ne!(other, so.st().data_gen, "a stale cache stays stale");
+    }
+
+    #[test]
+    fn writes_buffered_under_a_write_delegation_are_lost_only_when_it_is_revoked() {
+        let so = with_deleg(DelegKind::Write);
+        let epoch = so.write_epoch();
+        assert_eq!(epoch, Some(0));
+        assert!(!so.revoked_since(epoch));
+        so.st().write_revocations += 1;
+        assert!(so.revoked_since(epoch));
+        assert!(
+            !so.revoked_since(None),
+            "writes made without a write delegation"
+        );
+        assert_eq!(with_deleg(DelegKind::Read).write_epoch(), None);
+    }
+
+    #[test]
+    fn name_keys_ignore_extra_slashes() {
+        assert_eq!(name_key("/a//b/"), "/a/b");
+        assert_eq!(name_key("a/b"), "/a/b");
+        assert_eq!(name_key("/"), "/");
+    }
+}

@@ -1,0 +1,609 @@
+//! Delegations (RFC 8881 sections 10.2 to 10.5) over real sockets: which OPEN gets which
+//! delegation, CB_RECALL on another client's conflicting operation (NFS4ERR_DELAY until
+//! DELEGRETURN), revocation of a delegation whose recall is not answered in time (SEQUENCE's
+//! SEQ4_STATUS_RECALLABLE_STATE_REVOKED, TEST_STATEID, FREE_STATEID), opens under a delegation
+//! (CLAIM_DELEG_CUR_FH), CB_GETATTR for another client's GETATTR, and the operator's counters.
+//! The clients are the raw test client with a back channel (`support::callback::CbClient`).
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mds::{Config, Mds};
+use nfs_proto::nfs4::attr::*;
+use nfs_proto::nfs4::*;
+
+use support::callback::{client_with_back_channel, CbClient};
+use support::open::*;
+use support::*;
+
+const RW: u32 = OPEN4_SHARE_ACCESS_BOTH;
+const RD: u32 = OPEN4_SHARE_ACCESS_READ;
+
+async fn server(
+    lease: u32,
+    f: impl FnOnce(&mut Config),
+) -> (tempfile::TempDir, Arc<Mds>, SocketAddr) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.path().to_path_buf(),
+        grace_time: 0,
+        lease_time: lease,
+        cluster: mds::config::ClusterConfig {
+            data_servers: Vec::new(),
+            ..Default::default()
+        },
+        ..Config::default()
+    };
+    f(&mut cfg);
+    let (mds, addr) = start_with(cfg).await;
+    (dir, mds, addr)
+}
+
+/// A client with a back channel answered by its own `CbClient`.
+async fn cb_client(addr: SocketAddr, owner: &str) -> (Client, Arc<CbClient>) {
+    let cb = Arc::new(CbClient::default());
+    let c = client_with_back_channel(addr, owner, cb.clone()).await;
+    (c, cb)
+}
+
+/// OPEN of `name` in the root (created if missing) with `access` and the want bits in it.
+async fn open(c: &mut Client, name: &str, access: u32) -> Compound4Res {
+    c.call(vec![
+        NfsArgop4::PutRootFh,
+        open_op(by_name(name), unchecked(0o644), access, 0, "o"),
+        NfsArgop4::GetFh,
+    ])
+    .await
+}
+
+fn delegation(r: &Compound4Res) -> OpenDelegation4 {
+    open_res(r).delegation.clone()
+}
+
+fn deleg_stateid(d: &OpenDelegation4) -> Stateid4 {
+    match d {
+        OpenDelegation4::Read(r) => r.stateid,
+        OpenDelegation4::Write(w) => w.stateid,
+        other => panic!("no delegation: {other:?}"),
+    }
+}
+
+fn status_flags(r: &Compound4Res) -> u32 {
+    match &r.resarray[0] {
+        NfsResop4::Sequence(SequenceRes::Ok(ok)) => ok.sr_status_flags,
+        other => panic!("no SEQUENCE result: {other:?}"),
+    }
+}
+
+fn counter(mds: &Mds, name: &str) -> u64 {
+    let page = mds::metrics::render(mds, Instant::now());
+    page.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("{name} not on the page:\n{page}"))
+}
+
+async fn delegreturn(c: &mut Client, fh: &NfsFh4, stateid: Stateid4) -> NfsStat4 {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::DelegReturn(DelegReturnArgs {
+                deleg_stateid: stateid,
+            }),
+        ])
+        .await;
+    r.status
+}
+
+#[tokio::test]
+async fn a_lone_writer_gets_a_write_delegation_and_a_reader_of_another_client_recalls_it() {
+    let (_d, mds, addr) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(addr, "a").await;
+    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let r = open(&mut a, "f", RW).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let fh = getfh_res(&r);
+    let d = delegation(&r);
+    assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
+    let sid = deleg_stateid(&d);
+    // I/O under the delegation stateid is allowed (section 10.2).
+    let w = a
+        .call(vec![
+            putfh(&fh),
+            write_op(sid, 0, StableHow4::FILE_SYNC4, "from a".into()),
+        ])
+        .await;
+    assert_eq!(w.status, NfsStat4::NFS4_OK, "{w:?}");
+
+    // B opens for reading: the MDS recalls A's delegation and B waits.
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    let recalls = cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+    assert_eq!(recalls[0].stateid, sid);
+    assert_eq!(recalls[0].fh, fh);
+    // Still DELAY, and no second CB_RECALL, until A returns it.
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    // A turns its local opens into server opens under the delegation while returning it.
+    let r = a
+        .call(vec![
+            putfh(&fh),
+            open_op(
+                OpenClaim4::DelegCurFh(sid),
+                Openflag4::NoCreate,
+                RW,
+                0,
+                "local-open",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(delegation(&r), OpenDelegation4::None);
+    assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
+    assert_eq!(
+        delegreturn(&mut a, &fh, sid).await,
+        NfsStat4::NFS4ERR_BAD_STATEID
+    );
+    // B gets in; A has it open for writing, so B gets no read delegation.
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(delegation(&r), OpenDelegation4::None);
+    assert_eq!(cb_a.deleg_recalls.lock().unwrap().len(), 1);
+    assert_eq!(
+        counter(&mds, "pnfs_delegations_granted_total{type=\"write\"}"),
+        1
+    );
+    assert_eq!(counter(&mds, "pnfs_delegations_recalled_total"), 1);
+    assert_eq!(counter(&mds, "pnfs_delegations_returned_total"), 1);
+    assert_eq!(counter(&mds, "pnfs_delegations_revoked_total"), 0);
+}
+
+#[tokio::test]
+async fn readers_share_read_delegations_and_a_writer_of_another_client_recalls_them() {
+    let (_d, mds, addr) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(addr, "a").await;
+    let (mut b, cb_b) = cb_client(addr, "b").await;
+    let (mut w, _cb_w) = cb_client(addr, "w").await;
+    let ra = open(&mut a, "f", RD).await;
+    let rb = open(&mut b, "f", RD).await;
+    let (da, db) = (delegation(&ra), delegation(&rb));
+    assert!(matches!(da, OpenDelegation4::Read(_)), "{da:?}");
+    assert!(matches!(db, OpenDelegation4::Read(_)), "{db:?}");
+    // A read delegation does not cover writing.
+    let fh = getfh_res(&ra);
+    let wr = a
+        .call(vec![
+            putfh(&fh),
+            write_op(deleg_stateid(&da), 0, StableHow4::FILE_SYNC4, "x".into()),
+        ])
+        .await;
+    assert_eq!(wr.status, NfsStat4::NFS4ERR_OPENMODE, "{wr:?}");
+    // A third client opens for writing: both are recalled.
+    let r = open(&mut w, "f", RW).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+    cb_b.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+    // A new reader meanwhile gets no delegation (a recall of the file is under way).
+    let ra2 = a
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(by_name("f"), Openflag4::NoCreate, RD, 0, "o2"),
+        ])
+        .await;
+    assert_eq!(ra2.status, NfsStat4::NFS4_OK, "{ra2:?}");
+    assert_eq!(delegation(&ra2), OpenDelegation4::None);
+    assert_eq!(
+        delegreturn(&mut a, &fh, deleg_stateid(&da)).await,
+        NfsStat4::NFS4_OK
+    );
+    let r = open(&mut w, "f", RW).await;
+    assert_eq!(
+        r.status,
+        NfsStat4::NFS4ERR_DELAY,
+        "B still holds one: {r:?}"
+    );
+    assert_eq!(
+        delegreturn(&mut b, &fh, deleg_stateid(&db)).await,
+        NfsStat4::NFS4_OK
+    );
+    let r = open(&mut w, "f", RW).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    // Others have it open: no write delegation.
+    assert_eq!(delegation(&r), OpenDelegation4::None);
+    assert_eq!(
+        counter(&mds, "pnfs_delegations_granted_total{type=\"read\"}"),
+        2
+    );
+    assert_eq!(counter(&mds, "pnfs_delegations_recalled_total"), 2);
+    assert_eq!(counter(&mds, "pnfs_delegations_returned_total"), 2);
+}
+
+#[tokio::test]
+async fn an_unreturned_delegation_is_revoked_after_a_lease_and_the_holder_is_told_until_it_frees_it(
+) {
+    let lease = 3;
+    let (_d, mds, addr) = server(lease, |_| {}).await;
+    let (mut a, cb_a) = cb_client(addr, "a").await;
+    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let r = open(&mut a, "f", RW).await;
+    let fh = getfh_res(&r);
+    let sid = deleg_stateid(&delegation(&r));
+    let t0 = Instant::now();
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY);
+    cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+    // A never returns it (but keeps its lease); B retries until the server gives up on A.
+    let opened = loop {
+        assert!(t0.elapsed() < Duration::from_secs(20), "B still waits");
+        let ping = a.call(vec![]).await;
+        assert_eq!(ping.status, NfsStat4::NFS4_OK);
+        let r = open(&mut b, "f", RD).await;
+        if r.status == NfsStat4::NFS4_OK {
+            break t0.elapsed();
+        }
+        assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        opened >= Duration::from_secs(u64::from(lease) - 1),
+        "B got in after {opened:?}, before the recall timed out"
+    );
+    assert_eq!(counter(&mds, "pnfs_delegations_revoked_total"), 1);
+    // A is told, and its stateid says why.
+    let seq = a.call(vec![]).await;
+    assert_ne!(
+        status_flags(&seq) & SEQ4_STATUS_RECALLABLE_STATE_REVOKED,
+        0,
+        "{seq:?}"
+    );
+    let w = a
+        .call(vec![
+            putfh(&fh),
+            write_op(sid, 0, StableHow4::FILE_SYNC4, "late".into()),
+        ])
+        .await;
+    assert_eq!(w.status, NfsStat4::NFS4ERR_DELEG_REVOKED, "{w:?}");
+    let t = a
+        .call(vec![NfsArgop4::TestStateid(TestStateidArgs {
+            ts_stateids: vec![sid],
+        })])
+        .await;
+    match &t.resarray[1] {
+        NfsResop4::TestStateid(TestStateidRes::Ok(ok)) => {
+            assert_eq!(ok.tsr_status_codes, vec![NfsStat4::NFS4ERR_DELEG_REVOKED])
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        delegreturn(&mut a, &fh, sid).await,
+        NfsStat4::NFS4ERR_DELEG_REVOKED
+    );
+    let f = a
+        .call(vec![NfsArgop4::FreeStateid(FreeStateidArgs {
+            fsa_stateid: sid,
+        })])
+        .await;
+    assert_eq!(f.status, NfsStat4::NFS4_OK, "{f:?}");
+    let seq = a.call(vec![]).await;
+    assert_eq!(status_flags(&seq) & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, 0);
+    assert_eq!(counter(&mds, "pnfs_delegations_returned_total"), 0);
+}
+
+#[tokio::test]
+async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_for_its_holder() {
+    let (_d, _mds, addr) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(addr, "a").await;
+    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let r = open(&mut a, "f", RD).await;
+    let fh = getfh_res(&r);
+    let sid = deleg_stateid(&delegation(&r));
+    // The holder itself changes the mode without a recall.
+    let chmod = |mode| {
+        vec![
+            putfh(&fh),
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid: Stateid4::ANONYMOUS,
+                obj_attributes: mode_attrs(mode),
+            }),
+        ]
+    };
+    let r = a.call(chmod(0o600)).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert!(cb_a.deleg_recalls.lock().unwrap().is_empty());
+    // Another client's SETATTR, LINK and REMOVE wait.
+    let r = b.call(chmod(0o644)).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    let link = b
+        .call(vec![
+            putfh(&fh),
+            NfsArgop4::SaveFh,
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Link(LinkArgs {
+                newname: "g".into(),
+            }),
+        ])
+        .await;
+    assert_eq!(link.status, NfsStat4::NFS4ERR_DELAY, "{link:?}");
+    let rm = b
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
+        ])
+        .await;
+    assert_eq!(rm.status, NfsStat4::NFS4ERR_DELAY, "{rm:?}");
+    assert_eq!(
+        cb_a.wait_deleg_recalls(1, Duration::from_secs(5))
+            .await
+            .len(),
+        1
+    );
+    assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
+    let rm = b
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
+        ])
+        .await;
+    assert_eq!(rm.status, NfsStat4::NFS4_OK, "{rm:?}");
+}
+
+#[tokio::test]
+async fn another_clients_getattr_shows_the_size_the_write_delegation_holder_reports() {
+    let (_d, _mds, addr) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(addr, "a").await;
+    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let r = open(&mut a, "f", RW).await;
+    let fh = getfh_res(&r);
+    assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
+    let getattr = || {
+        let mut want = Bitmap4::new();
+        want.set(FATTR4_SIZE);
+        want.set(FATTR4_CHANGE);
+        vec![
+            putfh(&fh),
+            NfsArgop4::GetAttr(GetAttrArgs { attr_request: want }),
+        ]
+    };
+    let attrs = |r: &Compound4Res| match &r.resarray[2] {
+        NfsResop4::GetAttr(GetAttrRes::Ok(ok)) => {
+            FileAttrs::from_fattr(&ok.obj_attributes).unwrap()
+        }
+        other => panic!("{other:?}"),
+    };
+    let before = attrs(&a.call(getattr()).await);
+    assert_eq!(before.size, Some(0));
+    // A has written 5000 bytes it has not sent: its change moved on.
+    *cb_a.getattr_answer.lock().unwrap() = Some((before.change.unwrap() + 1, 5000));
+    let seen = attrs(&b.call(getattr()).await);
+    assert_eq!(seen.size, Some(5000));
+    assert!(seen.change.unwrap() > before.change.unwrap());
+    assert_eq!(cb_a.getattrs.lock().unwrap().len(), 1);
+    // The holder's own GETATTR asks nobody.
+    a.call(getattr()).await;
+    assert_eq!(cb_a.getattrs.lock().unwrap().len(), 1);
+    // A holder that cannot answer has its delegation recalled, and the GETATTR waits.
+    *cb_a.getattr_answer.lock().unwrap() = None;
+    let r = b.call(getattr()).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn no_delegation_without_a_back_channel_when_unwanted_or_when_the_export_turns_them_off() {
+    let (_d, _mds, addr) = server(10, |_| {}).await;
+    // The plain test client binds no back channel.
+    let mut plain = Client::new(addr, "plain").await;
+    let r = open(&mut plain, "f", RW).await;
+    assert_eq!(delegation(&r), OpenDelegation4::None);
+    let (mut a, _cb) = cb_client(addr, "a").await;
+    let r = open(&mut a, "g", RW | OPEN4_SHARE_ACCESS_WANT_NO_DELEG).await;
+    assert_eq!(
+        delegation(&r),
+        OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(
+            WhyNoDelegation4::WND4_NOT_WANTED
+        ))
+    );
+    // Asking for a write delegation of a file another client has open is contention.
+    let r = open(&mut a, "f", RW | OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG).await;
+    assert_eq!(
+        delegation(&r),
+        OpenDelegation4::NoneExt(OpenNoneDelegation4::Contention {
+            ond_server_will_push_deleg: false
+        })
+    );
+
+    let (_d2, _mds2, addr2) = server(10, |c| c.exports[0].delegations = Some(false)).await;
+    let (mut c, _cb) = cb_client(addr2, "c").await;
+    let r = open(&mut c, "f", RW).await;
+    assert_eq!(delegation(&r), OpenDelegation4::None);
+}
+
+#[tokio::test]
+async fn an_open_under_someone_elses_or_a_returned_delegation_is_refused() {
+    let (_d, _mds, addr) = server(10, |_| {}).await;
+    let (mut a, _cb_a) = cb_client(addr, "a").await;
+    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let r = open(&mut a, "f", RD).await;
+    let fh = getfh_res(&r);
+    let sid = deleg_stateid(&delegation(&r));
+    let claim = |c: OpenClaim4| vec![putfh(&fh), open_op(c, Openflag4::NoCreate, RD, 0, "x")];
+    let r = b.call(claim(OpenClaim4::DelegCurFh(sid))).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+    assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
+    let r = a.call(claim(OpenClaim4::DelegCurFh(sid))).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+}
+
+fn want(fh: &NfsFh4, wda_want: u32, wda_claim: DelegClaim4) -> Vec<NfsArgop4> {
+    vec![
+        putfh(fh),
+        NfsArgop4::WantDelegation(WantDelegationArgs {
+            wda_want,
+            wda_claim,
+        }),
+    ]
+}
+
+fn want_res(r: &Compound4Res) -> Result<OpenDelegation4, NfsStat4> {
+    match r.resarray.last() {
+        Some(NfsResop4::WantDelegation(WantDelegationRes::Ok(d))) => Ok(d.clone()),
+        Some(NfsResop4::WantDelegation(WantDelegationRes::Err(s))) => Err(*s),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn want_delegation_grants_by_the_open_policy_without_an_open() {
+    let (_d, _mds, addr) = server(10, |_| {}).await;
+    let (mut a, _cb_a) = cb_client(addr, "a").await;
+    let (mut b, cb_b) = cb_client(addr, "b").await;
+    let r = open(&mut a, "f", RW).await;
+    let fh = getfh_res(&r);
+    let sid = deleg_stateid(&delegation(&r));
+    let close = a
+        .call(vec![
+            putfh(&fh),
+            NfsArgop4::Close(CloseArgs {
+                seqid: 0,
+                open_stateid: open_res(&r).stateid,
+            }),
+        ])
+        .await;
+    assert_eq!(close.status, NfsStat4::NFS4_OK);
+    assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
+    // B has nothing open and asks for any delegation: the file is free, so WRITE.
+    let ops = want(&fh, OPEN4_SHARE_ACCESS_WANT_ANY_DELEG, DelegClaim4::Fh);
+    let d = want_res(&b.call(ops).await).unwrap();
+    assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
+    // A asks for a read delegation: WANT_DELEGATION recalls nothing and never waits; A is
+    // told of the contention.
+    let ops = want(&fh, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, DelegClaim4::Fh);
+    assert_eq!(
+        want_res(&a.call(ops).await).unwrap(),
+        OpenDelegation4::NoneExt(OpenNoneDelegation4::Contention {
+            ond_server_will_push_deleg: false
+        })
+    );
+    assert!(cb_b.deleg_recalls.lock().unwrap().is_empty());
+    // No preference, or no delegation, is not a want.
+    let ops = want(&fh, OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE, DelegClaim4::Fh);
+    assert_eq!(want_res(&a.call(ops).await), Err(NfsStat4::NFS4ERR_INVAL));
+    let ops = want(
+        &fh,
+        OPEN4_SHARE_ACCESS_WANT_READ_DELEG,
+        DelegClaim4::DelegPrevFh,
+    );
+    assert_eq!(want_res(&a.call(ops).await), Err(NfsStat4::NFS4ERR_NOTSUPP));
+    // Out of the grace period a reclaim is refused.
+    let ops = want(
+        &fh,
+        OPEN4_SHARE_ACCESS_WANT_READ_DELEG,
+        DelegClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_READ),
+    );
+    assert_eq!(
+        want_res(&a.call(ops).await),
+        Err(NfsStat4::NFS4ERR_NO_GRACE)
+    );
+}
+
+/// A session with a back channel answered by `cb`, without RECLAIM_COMPLETE (a client that
+/// reclaims after a server restart).
+async fn reclaiming_client(addr: SocketAddr, owner: &str, cb: Arc<CbClient>) -> Client {
+    let sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let local = sock.local_addr().unwrap();
+    let (conn, run) = nfs_proto::transport::start(
+        sock,
+        0,
+        addr,
+        local,
+        cb,
+        nfs_proto::transport::ConnLimits::default(),
+    );
+    tokio::spawn(run);
+    Client::setup(conn, owner, channel(), CREATE_SESSION4_FLAG_CONN_BACK_CHAN).await
+}
+
+#[test]
+fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = |grace| Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.path().to_path_buf(),
+        grace_time: grace,
+        lease_time: 10,
+        cluster: mds::config::ClusterConfig {
+            data_servers: Vec::new(),
+            ..Default::default()
+        },
+        ..Config::default()
+    };
+    let rt = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    // Boot 1: A gets a write delegation. Dropping the runtime stops the server as kill -9.
+    let fh = rt().block_on(async {
+        let (_mds, addr) = start_with(cfg(5)).await;
+        let cb = Arc::new(CbClient::default());
+        let mut a = reclaiming_client(addr, "a", cb).await;
+        let rc = a
+            .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+                rca_one_fs: false,
+            })])
+            .await;
+        assert_eq!(rc.status, NfsStat4::NFS4_OK);
+        let r = open(&mut a, "f", RW).await;
+        assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
+        getfh_res(&r)
+    });
+    // Boot 2: A reclaims the open with its delegation type, then B conflicts with it.
+    rt().block_on(async {
+        let (mds, addr) = start_with(cfg(5)).await;
+        let cb_a = Arc::new(CbClient::default());
+        let mut a = reclaiming_client(addr, "a", cb_a.clone()).await;
+        let r = a
+            .call(vec![
+                putfh(&fh),
+                open_op(
+                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_WRITE),
+                    Openflag4::NoCreate,
+                    RW,
+                    0,
+                    "o",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let d = delegation(&r);
+        assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
+        let rc = a
+            .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
+                rca_one_fs: false,
+            })])
+            .await;
+        assert_eq!(rc.status, NfsStat4::NFS4_OK);
+        assert_eq!(
+            counter(&mds, "pnfs_delegations_granted_total{type=\"write\"}"),
+            1
+        );
+        // B waits for the grace period, then for A's reclaimed delegation.
+        let (mut b, _cb_b) = cb_client(addr, "b").await;
+        let t0 = Instant::now();
+        let status = loop {
+            let r = open(&mut b, "f", RD).await;
+            if r.status != NfsStat4::NFS4ERR_GRACE || t0.elapsed() > Duration::from_secs(15) {
+                break r.status;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(status, NfsStat4::NFS4ERR_DELAY);
+        let recalls = cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+        assert_eq!(recalls[0].stateid, deleg_stateid(&d));
+    });
+}

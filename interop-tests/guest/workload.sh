@@ -633,8 +633,7 @@ cat /tmp/mountstats.txt 2>/dev/null
 check unmount unmount_all
 # What went wrong, for the console log: the server's warnings and the client's messages.
 if [[ $SERVER == pnfs && -n ${RUST_LOG:-} ]]; then
-    # A run by hand with PNFS_INTEROP_RUST_LOG: the whole log.
-    sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log | sed 's/^/pnfs.log: /'
+    server_log_verbose
 elif [[ $SERVER == pnfs ]]; then
     sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log | grep -aE ' (WARN|ERROR) ' | tail -n 60 | sed 's/^/pnfs.log: /'
 fi

@@ -119,3 +119,11 @@ mountstats() {
 # The sum of the samples of the server's counters page (`pnfs stats`, saved in /tmp/stats)
 # whose name and labels are exactly $1.
 stat_of() { { grep -F "$1 " /tmp/stats || true; } | awk '{ n += $NF } END { print n + 0 }'; }
+
+# For a run by hand with PNFS_INTEROP_RUST_LOG (RUST_LOG in the guest): the server's whole log
+# for the console, less the successful routine operations (SEQUENCE, PUTFH, GETATTR, I/O...).
+server_log_verbose() {
+    sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log |
+        grep -avE 'op=OP_(SEQUENCE|PUTFH|PUTROOTFH|GETFH|GETATTR|ACCESS|LOOKUP|READ|WRITE|COMMIT) status=NFS4_OK' |
+        sed 's/^/pnfs.log: /'
+}

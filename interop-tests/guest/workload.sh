@@ -423,6 +423,157 @@ pnfs_traffic() {
     ((bad == 0))
 }
 
+# --- 11. delegations (our server) -------------------------------------------------------------
+
+# The server's delegation counters now (saved in /tmp/stats): write and read delegations
+# granted, recalled, returned, revoked, OPENs answered NFS4ERR_DELAY, and the delegations held
+# now (both kinds).
+deleg_counters() {
+    /scenario/pnfs stats >/tmp/stats || return 1
+    echo "$(stat_of 'pnfs_delegations_granted_total{type="write"}')" \
+        "$(stat_of 'pnfs_delegations_granted_total{type="read"}')" \
+        "$(stat_of pnfs_delegations_recalled_total)" \
+        "$(stat_of pnfs_delegations_returned_total)" \
+        "$(stat_of pnfs_delegations_revoked_total)" \
+        "$(stat_of 'pnfs_ops_total{op="OP_OPEN",status="NFS4ERR_DELAY"}')" \
+        "$(($(stat_of 'pnfs_delegations{type="write"}') + $(stat_of 'pnfs_delegations{type="read"}')))"
+}
+
+# deleg_deltas BEFORE AFTER: the counters' differences (two deleg_counters outputs), in words.
+deleg_deltas() {
+    local -a b=($1) a=($2)
+    echo "granted write $((a[0] - b[0])) read $((a[1] - b[1])), recalled $((a[2] - b[2])), returned $((a[3] - b[3])), revoked $((a[4] - b[4])), OPEN NFS4ERR_DELAY $((a[5] - b[5]))"
+}
+
+# The bytes the all-in-one server holds of file id $1 on its disk: its data server objects
+# (<id:016x>.<stripe>, written through layouts) and the MDS's own copy (<id:016x>, written
+# through the MDS).
+server_bytes() {
+    local hex
+    printf -v hex '%016x' "$1"
+    find /srv/pnfs-data -type f -name "$hex*" -printf '%s\n' | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# The counters before a delegation check, which needs no delegation held: a client may return
+# an unused delegation whenever it likes, and that would count in the check's deltas.
+deleg_baseline() {
+    local s
+    s=$(deleg_counters)
+    set -- $s
+    if (($7 != 0)); then
+        echo "$7 delegations held before the check: its deltas would not be its own" >&2
+        return 1
+    fi
+    echo "$s"
+}
+
+# After a delegation check: client 1 removes FILE, which recalls the read delegation client 2
+# may have taken on its last open (REMOVE waits for its return), so that no delegation is held
+# for the next check.
+deleg_cleanup() {
+    local s
+    rm "$1"
+    s=$(deleg_counters)
+    set -- $s
+    echo -n " after client 1's rm: $7 held"
+    (($7 == 0))
+}
+
+# The server's log lines on file id $1, counted (the recall's CB_RECALL and its answer).
+deleg_log() {
+    sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log | grep -E "fileid=$1( |$)" |
+        sed -E 's/.* (INFO|WARN|ERROR) [a-z_:]+: //; s/ ?(clientid|fileid)=[0-9]+//g' |
+        sort | uniq -c | tr -s ' ' | tr '\n' ';'
+}
+
+# Issue 7's interop scenario, writer still open (RFC 8881 section 10.4): client 1 opens a new
+# file read-write, gets a write delegation and writes to it with no fsync (none of the bytes
+# reaches the server's disk). Client 2 opens the file for reading: the MDS answers its OPEN
+# NFS4ERR_DELAY and recalls client 1's delegation (CB_RECALL), client 1 returns it
+# (DELEGRETURN) and client 2's retried OPEN succeeds. Client 2 gets no read delegation: client
+# 1 still has the file open for write. The counters over this, as deltas: write delegations
+# granted 1, read 0, recalled 1, returned 1, revoked 0, OPENs delayed >= 1. Then client 1
+# closes, and client 2's next open reads client 1's bytes (close-to-open).
+#
+# What client 2's first open reads is reported, not required: section 10.4.4 says a holder
+# whose file is still open flushes its modified data on a recall, but Linux (6.1) returns the
+# delegation without writing its dirty pages (nfs_end_delegation_return: no writeback; older
+# kernels started one in nfs_async_inode_return_delegation), so client 2 may read the file as
+# the server had it.
+deleg_recall_open() {
+    local f=$M/deleg/open size=$(((2 << 20) + 12345)) b m a s i ino w1 w2 first want
+    mkdir -p "$M/deleg"
+    rm -f /tmp/deleg.ready /tmp/deleg.go
+    # Whatever happens, the holder lets go of the file.
+    trap 'touch /tmp/deleg.go' EXIT
+    b=$(deleg_baseline)
+    python3 "$H/delegtest.py" hold "$f" "$size" "$SRC/deleg.open" /tmp/deleg.ready \
+        /tmp/deleg.go >/tmp/deleg.out 2>&1 &
+    local holder=$!
+    for ((i = 0; i < 600; i++)); do
+        [[ -e /tmp/deleg.ready ]] && break
+        kill -0 "$holder" 2>/dev/null || break
+        sleep 0.1
+    done
+    [[ -e /tmp/deleg.ready ]] || { echo "client 1's holder did not write: $(cat /tmp/deleg.out)"; return 1; }
+    ino=$(cat /tmp/deleg.ready)
+    want=$(sha "$SRC/deleg.open")
+    # Client 1 holds a write delegation, and its bytes are only in its page cache.
+    m=$(deleg_counters)
+    w1=$(server_bytes "$ino")
+    s=($m)
+    echo -n "c1 wrote $size B, open: $(deleg_deltas "$b" "$m"), held ${s[6]}; server disk $w1 B;"
+    [[ $(deleg_deltas "$b" "$m") == "granted write 1 read 0,"* && ${s[6]} == 1 ]] ||
+        { echo " want one write delegation"; return 1; }
+    ((w1 == 0)) || { echo " c1 wrote back before c2 opened: nothing left to flush"; return 1; }
+    c2 cp "$C2M/deleg/open" /tmp/deleg.first
+    a=$(deleg_counters)
+    w2=$(server_bytes "$ino")
+    first="$(size /tmp/deleg.first) B"
+    [[ $(sha /tmp/deleg.first) == "$want" ]] && first+=" (c1's bytes)"
+    echo -n " c2's first open read $first, server disk $w2 B;"
+    touch /tmp/deleg.go
+    wait "$holder" || { echo " client 1's holder: $(cat /tmp/deleg.out)"; return 1; }
+    expect_eq "c2's open after c1's close" "$(c2 sha256sum "$C2M/deleg/open" | cut -d' ' -f1)" "$want"
+    echo -n " after c1's close c2 reads c1's bytes; log: $(deleg_log "$ino")"
+    deleg_cleanup "$f"
+    echo "; $(deleg_deltas "$b" "$a")"
+    [[ $(deleg_deltas "$b" "$a") == "granted write 1 read 0, recalled 1, returned 1, revoked 0,"* ]]
+    s=($a) m=($b)
+    ((s[5] - m[5] >= 1))
+}
+
+# The same with client 1's file closed when client 2 opens it: client 1 writes a new file and
+# closes it, keeping its write delegation (a Linux client holding one starts the write-back at
+# close and does not wait for it); client 2's open recalls it (NFS4ERR_DELAY, CB_RECALL), client
+# 1 flushes what is left and returns it, and client 2 reads client 1's bytes (section 10.4.4:
+# a file not open at the recall has all its modified data flushed first). Client 2's retried
+# OPEN gets a read delegation (nobody has the file open for write). Deltas: write delegations
+# granted 1, read 1, recalled 1, returned 1, revoked 0, OPENs delayed >= 1.
+deleg_recall_closed() {
+    local f=$M/deleg/closed size=$(((3 << 20) + 4321)) b m a s ino w1 w2
+    mkdir -p "$M/deleg"
+    b=$(deleg_baseline)
+    head -c "$size" /dev/urandom >"$SRC/deleg.closed"
+    cp "$SRC/deleg.closed" "$f"
+    ino=$(stat -c %i "$f")
+    m=$(deleg_counters)
+    w1=$(server_bytes "$ino")
+    s=($m)
+    echo -n "c1 wrote $size B, closed: $(deleg_deltas "$b" "$m"), held ${s[6]}; server disk $w1 B;"
+    [[ $(deleg_deltas "$b" "$m") == "granted write 1 read 0,"* && ${s[6]} == 1 ]] ||
+        { echo " want one write delegation, still held after the close"; return 1; }
+    expect_eq "c2 reads" "$(c2 sha256sum "$C2M/deleg/closed" | cut -d' ' -f1)" "$(sha "$SRC/deleg.closed")"
+    a=$(deleg_counters)
+    w2=$(server_bytes "$ino")
+    echo -n " c2 reads c1's bytes, server disk $w2 B; log: $(deleg_log "$ino")"
+    deleg_cleanup "$f"
+    echo "; $(deleg_deltas "$b" "$a")"
+    [[ $(deleg_deltas "$b" "$a") == "granted write 1 read 1, recalled 1, returned 1, revoked 0,"* ]]
+    s=($a) m=($b)
+    ((s[5] - m[5] >= 1))
+}
+
 # --- the suite ---------------------------------------------------------------------------------
 
 # Each check runs in its own bash (see check), which needs the functions and settings.
@@ -437,6 +588,11 @@ fi
 check mount_c2 mount_c2
 C2PID=$(cat /tmp/c2.pid 2>/dev/null || true)
 export C2PID
+# First, while no delegation is held: the counters' deltas are then these checks' alone.
+if [[ $SERVER == pnfs ]]; then
+    check deleg_recall_writer_open deleg_recall_open
+    check deleg_recall_writer_closed deleg_recall_closed
+fi
 
 check write_read_0B write_read 0
 check write_read_1B write_read 1
@@ -476,7 +632,9 @@ fi
 cat /tmp/mountstats.txt 2>/dev/null
 check unmount unmount_all
 # What went wrong, for the console log: the server's warnings and the client's messages.
-if [[ $SERVER == pnfs ]]; then
+if [[ $SERVER == pnfs && -n ${RUST_LOG:-} ]]; then
+    server_log_verbose
+elif [[ $SERVER == pnfs ]]; then
     sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log | grep -aE ' (WARN|ERROR) ' | tail -n 60 | sed 's/^/pnfs.log: /'
 fi
 lines=30

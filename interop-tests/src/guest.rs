@@ -84,7 +84,10 @@ impl Scenario {
         };
         // For a run by hand: `PNFS_INTEROP_ONLY=<regex>` narrows any scenario to some checks,
         // `PNFS_INTEROP_NFS_DEBUG=<rpcdebug flags>` turns on the client's debug messages
-        // (`rpcdebug -m nfs -s <flags>`, e.g. `pnfs`), printed at the end of the run.
+        // (`rpcdebug -m nfs -s <flags>`, e.g. `pnfs`), printed at the end of the run, and
+        // `PNFS_INTEROP_RUST_LOG=<filter>` is our server's `RUST_LOG` (e.g.
+        // `info,nfs_server::compound=debug`: every operation and its status), its whole log
+        // then printed at the end of the run.
         let only = std::env::var("PNFS_INTEROP_ONLY")
             .ok()
             .or_else(|| self.only.clone())
@@ -102,7 +105,14 @@ impl Scenario {
             ("NFS_DEBUG", nfs_debug.as_str()),
             ("WORKLOAD", self.workload.as_str()),
         ];
+        // (Unset, not empty: an empty RUST_LOG would silence the server.)
+        let rust_log = std::env::var("PNFS_INTEROP_RUST_LOG").ok();
+        let rust_log = rust_log
+            .iter()
+            .filter(|v| !v.is_empty())
+            .map(|v| ("RUST_LOG", v.as_str()));
         let extra = self.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let extra = rust_log.chain(extra);
         for (k, v) in vars.into_iter().chain(extra) {
             // Single-quoted for the shell; a quote inside becomes '\''.
             let _ = writeln!(env, "{k}='{}'", v.replace('\'', r"'\''"));
@@ -215,7 +225,7 @@ impl Report {
                 c.name,
                 ms.unwrap_or_default()
             );
-            let evidence = ["fio", "tar", "restart"];
+            let evidence = ["fio", "tar", "restart", "deleg"];
             if !c.passed || evidence.iter().any(|e| c.name.starts_with(e)) {
                 let _ = write!(s, "  {}", truncate(&c.detail, 300));
             }

@@ -53,7 +53,12 @@ cluster:
 ";
 
 /// Issue 5's "pnfs-files" scenario: the all-in-one server (MDS and three data servers in the
-/// guest) with vers=4.1; the whole suite, then the pNFS checks of `workload.sh`: a 96 MiB file
+/// guest) with vers=4.1. First issue 7's delegation checks (`deleg_recall_writer_open`,
+/// `deleg_recall_writer_closed` in `workload.sh`): client 1 holds a write delegation, client
+/// 2's OPEN gets NFS4ERR_DELAY while the MDS recalls it, client 1 returns it and client 2
+/// reads client 1's bytes; the server's counters move by granted 1, recalled 1, returned 1,
+/// revoked 0. Then the whole suite (with delegations on, the default), then the pNFS checks of
+/// `workload.sh`: a 96 MiB file
 /// leaves 32 MiB in each data server's objects and reads back intact on both clients (client 2
 /// through the veth pair), both clients' mountstats show GETDEVICEINFO (and client 1's
 /// LAYOUTCOMMIT), and the server's counters show every data server serving READs and WRITEs
@@ -66,6 +71,7 @@ fn pnfs_files_v41_workload_suite() {
     assert_scenario_passes(&s);
 }
 
+/// The suite with vers=4.2, the delegation checks included.
 #[test]
 fn pnfs_v42_workload_suite() {
     assert_scenario_passes(&pnfs_scenario("pnfs-v4.2", "vers=4.2"));

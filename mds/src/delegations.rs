@@ -128,15 +128,23 @@ pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
 }
 
 /// Revokes the delegations whose recall deadline passed (called by the fencing deadline
-/// task): their holders learn it from SEQUENCE's `SEQ4_STATUS_RECALLABLE_STATE_REVOKED`, and
+/// task), and forgets those a restarted client did not reclaim in time: their holders learn it from SEQUENCE's `SEQ4_STATUS_RECALLABLE_STATE_REVOKED`, and
 /// the data servers refuse the delegation stateid (`NFS4ERR_DELEG_REVOKED`) from now on.
 pub async fn revoke_expired(mds: &Mds) {
-    let due = mds
-        .opens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .delegs
-        .expired_recalls(Instant::now());
+    let (due, forgotten) = {
+        let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        (
+            opens.delegs.expired_recalls(now),
+            opens.delegs.expired_prev(now),
+        )
+    };
+    for (clientid, fileid) in forgotten {
+        info!(
+            clientid,
+            fileid, "delegation of a restarted client not reclaimed in time: forgotten"
+        );
+    }
     if due.is_empty() {
         return;
     }

@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Clientid4, NfsArgop4, NfsResop4, NfsStat4};
@@ -13,7 +14,7 @@ use nfs_proto::rpc::{AuthStat, Credential, RejectedReply};
 use nfs_proto::transport::Reply;
 use nfs_server::state::client::{PersistedClient, RemovedClient};
 use nfs_server::{Core, Role, SessionCtx};
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::compound::Ctx;
 use crate::ops;
@@ -72,14 +73,31 @@ impl Role for Mds {
     }
 
     /// Drops the client's layouts and opens and locks (the data servers refusing its
-    /// stateids from then on: [`crate::fencing::client_released`]), deletes the files whose last name went while
+    /// stateids from then on: [`crate::fencing::client_released`]); a restarted client's
+    /// delegations pass to its new instance for reclaim, deletes the files whose last name went while
     /// only this client had them open, and removes its store record.
     async fn release_client(self: &Arc<Self>, r: &RemovedClient) {
         crate::fencing::client_released(self, r.clientid).await;
-        self.opens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .release_client(r.clientid);
+        {
+            let mut opens = self.opens.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(new) = r.successor {
+                // The same client restarted: its delegations wait a lease for CLAIM_DELEGATE_PREV
+                // (RFC 8881 section 10.2.1; their old stateids were fenced just above).
+                let lease = Duration::from_secs(u64::from(self.cfg.lease_time.max(1)));
+                let passed = opens
+                    .delegs
+                    .carry_over(r.clientid, new, Instant::now() + lease);
+                if passed > 0 {
+                    info!(
+                        clientid = r.clientid,
+                        successor = new,
+                        delegations = passed,
+                        "client restarted: its delegations await reclaim"
+                    );
+                }
+            }
+            opens.release_client(r.clientid);
+        }
         ops::dir::reap_released(self);
         if r.was_confirmed {
             if let Err(e) = self.store.remove_client(r.clientid).await {

@@ -15,7 +15,7 @@ use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 
-use support::callback::{client_with_back_channel, CbClient};
+use support::callback::{client_instance_with_back_channel, client_with_back_channel, CbClient};
 use support::cluster::start_cluster;
 use support::layout::*;
 use support::open::*;
@@ -493,12 +493,16 @@ async fn want_delegation_grants_by_the_open_policy_without_an_open() {
     // No preference, or no delegation, is not a want.
     let ops = want(&fh, OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE, DelegClaim4::Fh);
     assert_eq!(want_res(&a.call(ops).await), Err(NfsStat4::NFS4ERR_INVAL));
+    // A's previous instance held no delegation of it.
     let ops = want(
         &fh,
         OPEN4_SHARE_ACCESS_WANT_READ_DELEG,
         DelegClaim4::DelegPrevFh,
     );
-    assert_eq!(want_res(&a.call(ops).await), Err(NfsStat4::NFS4ERR_NOTSUPP));
+    assert_eq!(
+        want_res(&a.call(ops).await),
+        Err(NfsStat4::NFS4ERR_RECLAIM_BAD)
+    );
     // Out of the grace period a reclaim is refused.
     let ops = want(
         &fh,
@@ -669,4 +673,124 @@ async fn a_write_delegation_holder_keeps_its_layout_after_close_until_it_returns
         ])
         .await;
     assert_eq!(commit.status, NfsStat4::NFS4ERR_BAD_STATEID, "{commit:?}");
+}
+
+/// OPEN of the current file (`fh`, or by `name` in the root) claiming the delegation the
+/// client's previous instance held.
+async fn open_prev(c: &mut Client, file: Result<&NfsFh4, &str>) -> Compound4Res {
+    let (first, claim) = match file {
+        Ok(fh) => (putfh(fh), OpenClaim4::DelegPrevFh),
+        Err(name) => (
+            NfsArgop4::PutRootFh,
+            OpenClaim4::DelegatePrev(nfs_proto::xdr::Utf8String::from(name)),
+        ),
+    };
+    c.call(vec![first, open_op(claim, Openflag4::NoCreate, RW, 0, "p")])
+        .await
+}
+
+#[tokio::test]
+async fn a_restarted_client_reclaims_its_delegations_with_the_prev_claims_and_the_rest_go() {
+    let lease = 3;
+    let (_d, mds, addr) = server(lease, |_| {}).await;
+    let (mut a, cb_a) = cb_client(addr, "a").await;
+    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let mut fhs = Vec::new();
+    let mut old = Vec::new();
+    for name in ["f", "g", "h", "k"] {
+        let r = open(&mut a, name, RW).await;
+        let d = delegation(&r);
+        assert!(matches!(d, OpenDelegation4::Write(_)), "{name}: {d:?}");
+        fhs.push(getfh_res(&r));
+        old.push(deleg_stateid(&d));
+    }
+    let [f, g, h, k] = &fhs[..] else {
+        unreachable!()
+    };
+
+    // A restarts (same owner, new verifier): its opens go, its delegations wait for it, and
+    // another client's conflicting open waits for them without any recall being sent.
+    let cb_a2 = Arc::new(CbClient::default());
+    let mut a2 = client_instance_with_back_channel(addr, "a", [8; 8], cb_a2.clone()).await;
+    assert_ne!(a2.clientid, a.clientid);
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(cb_a.deleg_recalls.lock().unwrap().is_empty());
+    assert!(cb_a2.deleg_recalls.lock().unwrap().is_empty());
+
+    // CLAIM_DELEG_PREV_FH, CLAIM_DELEGATE_PREV and WANT_DELEGATION's CLAIM_DELEG_PREV_FH
+    // each get the delegation back under a fresh stateid; a second claim is no reclaim.
+    let r = open_prev(&mut a2, Ok(f)).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let sid_f = deleg_stateid(&delegation(&r));
+    assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
+    assert_ne!(sid_f.other, old[0].other);
+    let r = open_prev(&mut a2, Err("g")).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
+    let ops = want(
+        h,
+        OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG,
+        DelegClaim4::DelegPrevFh,
+    );
+    let d = want_res(&a2.call(ops).await).unwrap();
+    assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
+    let r = open_prev(&mut a2, Ok(f)).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_RECLAIM_BAD, "{r:?}");
+    // The previous instance's stateid is dead.
+    let r = a2
+        .call(vec![
+            putfh(f),
+            open_op(
+                OpenClaim4::DelegCurFh(old[0]),
+                Openflag4::NoCreate,
+                RW,
+                0,
+                "p",
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+
+    // Reclaimed delegations are recalled as any other.
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    let recalls = cb_a2.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+    assert_eq!(recalls[0].stateid, sid_f);
+    assert_eq!(delegreturn(&mut a2, f, sid_f).await, NfsStat4::NFS4_OK);
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+
+    // DELEGPURGE forgets what was not reclaimed: B opens k at once.
+    let r = open(&mut b, "k", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    let r = a2
+        .call(vec![NfsArgop4::DelegPurge(DelegPurgeArgs { clientid: 0 })])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = open(&mut b, "k", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let _ = k;
+
+    // A restarts again and reclaims nothing: after about a lease its delegations are
+    // forgotten (not revoked: its new instance never knew them) and B proceeds.
+    let cb_a3 = Arc::new(CbClient::default());
+    let _a3 = client_instance_with_back_channel(addr, "a", [9; 8], cb_a3).await;
+    let t0 = Instant::now();
+    let status = loop {
+        let r = open(&mut b, "h", RD).await;
+        if r.status != NfsStat4::NFS4ERR_DELAY || t0.elapsed() > Duration::from_secs(10) {
+            break r.status;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(status, NfsStat4::NFS4_OK);
+    let waited = t0.elapsed();
+    assert!(
+        waited >= Duration::from_secs(u64::from(lease)) - Duration::from_millis(500),
+        "kept at least a lease: {waited:?}"
+    );
+    assert_eq!(counter(&mds, "pnfs_delegations_revoked_total"), 0);
+    let _ = g;
 }

@@ -74,9 +74,7 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::TestStateid(a) => R::TestStateid(open::test_stateid(ctx, a)),
         A::FreeStateid(a) => R::FreeStateid(open::free_stateid(ctx, a)),
         A::DelegReturn(a) => R::DelegReturn(open::delegreturn(ctx, a)),
-        A::DelegPurge(_) => R::DelegPurge(DelegPurgeRes {
-            status: NfsStat4::NFS4ERR_NOTSUPP,
-        }),
+        A::DelegPurge(_) => R::DelegPurge(open::delegpurge(ctx)),
         A::WantDelegation(a) => R::WantDelegation(open::want_delegation(ctx, a)),
         A::ReleaseLockOwner(a) => R::ReleaseLockOwner(open::release_lockowner(ctx, a)),
         // Data.

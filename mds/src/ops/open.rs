@@ -1,5 +1,5 @@
 //! Open state and locks: OPEN, CLOSE, OPEN_DOWNGRADE, LOCK, LOCKT, LOCKU, TEST_STATEID,
-//! FREE_STATEID, DELEGRETURN, RELEASE_LOCKOWNER.
+//! FREE_STATEID, DELEGRETURN, DELEGPURGE, WANT_DELEGATION, RELEASE_LOCKOWNER.
 //!
 //! The glue between the COMPOUND context (current filehandle and stateid, the caller, the
 //! session's client), the grace period, the metadata store (OPEN's create and truncation) and
@@ -351,6 +351,9 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     let mut under_delegation = None;
     // A reclaim naming the delegation the client held before the restart.
     let mut reclaim_delegation = None;
+    // A reclaim of the delegation the client's previous instance held (CLAIM_DELEGATE_PREV,
+    // CLAIM_DELEG_PREV_FH).
+    let mut prev_claim = false;
     let target = match &a.claim {
         OpenClaim4::Null(name) => {
             ctx.fh()?;
@@ -388,13 +391,18 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             under_delegation = Some(*stateid);
             open_current(ctx)?
         }
-        // Reclaims of delegations across a client restart are optional for servers (RFC 8881
-        // section 10.2.1); a server that does not keep delegations persistently answers
-        // NFS4ERR_NOTSUPP, as knfsd does. (NFS4ERR_RECLAIM_BAD would tell the client that
-        // this one reclaim failed but that others might succeed, which none can.)
-        OpenClaim4::DelegatePrev(_) | OpenClaim4::DelegPrevFh => {
+        // Reclaims of delegations across a client restart (section 10.2.1): the delegations
+        // of the client's previous instance wait a lease for it (`DelegTable::carry_over`).
+        // No grace check, as under a current delegation: the delegation protects the file.
+        OpenClaim4::DelegatePrev(name) => {
             ctx.fh()?;
-            return Err(NfsStat4::NFS4ERR_NOTSUPP);
+            prev_claim = true;
+            open_by_name(ctx, name, None).await?
+        }
+        OpenClaim4::DelegPrevFh => {
+            ctx.fh()?;
+            prev_claim = true;
+            open_current(ctx)?
         }
     };
     regular_file(&target.inode)?;
@@ -441,6 +449,10 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
                 .check(clientid, fileid, stateid)
                 .map_err(NfsStat4::from)?;
         }
+        // A file the previous instance held no delegation of is no reclaim (section 18.16.3).
+        if prev_claim && opens.delegs.prev_kind(clientid, fileid).is_none() {
+            return Err(NfsStat4::NFS4ERR_RECLAIM_BAD);
+        }
         if let Some(orders) =
             crate::delegations::recall_conflicts(&ctx.mds, &mut opens, fileid, clientid, need)
         {
@@ -462,6 +474,23 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
                 "reclaimed delegation"
             );
             delegation_body(kind, stateid)
+        } else if prev_claim {
+            match opens
+                .delegs
+                .reclaim_prev(clientid, fileid, target.inode.change)?
+            {
+                Some((stateid, kind)) => {
+                    info!(
+                        clientid,
+                        fileid,
+                        kind = kind.label(),
+                        "reclaimed the delegation of a previous client instance"
+                    );
+                    delegation_body(kind, stateid)
+                }
+                // Checked above under the same lock.
+                None => OpenDelegation4::None,
+            }
         } else if under_delegation.is_some() || matches!(a.claim, OpenClaim4::Previous(_)) {
             OpenDelegation4::None
         } else {
@@ -835,14 +864,41 @@ pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
     DelegReturnRes { status }
 }
 
+/// DELEGPURGE (RFC 8881 section 18.5): the client has reclaimed every delegation of its
+/// previous instance it is going to; the rest are forgotten now rather than at their
+/// deadline, so that other clients stop waiting for them. NFSv4.1 ignores `clientid` and
+/// takes the session's.
+pub fn delegpurge(ctx: &Ctx) -> DelegPurgeRes {
+    let status = match ctx.client() {
+        Ok(clientid) => {
+            let purged = ctx
+                .mds
+                .opens
+                .lock()
+                .expect("opens")
+                .delegs
+                .purge_prev(clientid);
+            if purged > 0 {
+                info!(
+                    clientid,
+                    purged, "DELEGPURGE: unreclaimed delegations forgotten"
+                );
+            }
+            NfsStat4::NFS4_OK
+        }
+        Err(e) => e,
+    };
+    DelegPurgeRes { status }
+}
+
 /// WANT_DELEGATION (RFC 8881 section 18.49): a delegation of the current file without an
 /// OPEN. `wda_want` names the type (READ, WRITE or ANY; NO_PREFERENCE and NO_DELEG ask for
 /// nothing and are `NFS4ERR_INVAL`; CANCEL cancels wants this server never queues); the
 /// same policy as OPEN decides, as if the client opened for reading (a READ delegation) or
 /// for reading and writing (a WRITE one), and the caller must be allowed that access.
 /// CLAIM_PREVIOUS reclaims the delegation held before a server restart, during the grace
-/// period; CLAIM_DELEG_PREV_FH (a delegation of an earlier client instance) is
-/// `NFS4ERR_NOTSUPP`, as for OPEN: delegations do not outlive their client's state here.
+/// period; CLAIM_DELEG_PREV_FH the delegation the client's previous instance held before
+/// the client restarted (`NFS4ERR_RECLAIM_BAD` when there is none), as OPEN does.
 pub fn want_delegation(ctx: &mut Ctx, a: &WantDelegationArgs) -> WantDelegationRes {
     match want_delegation_inner(ctx, a) {
         Ok(d) => WantDelegationRes::Ok(d),
@@ -875,7 +931,16 @@ fn want_delegation_inner(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelega
     let reclaim = match a.wda_claim {
         DelegClaim4::Fh => None,
         DelegClaim4::Previous(t) => Some(t),
-        DelegClaim4::DelegPrevFh => return Err(NfsStat4::NFS4ERR_NOTSUPP),
+        DelegClaim4::DelegPrevFh => {
+            let mut opens = ctx.mds.opens.lock().expect("opens");
+            return match opens
+                .delegs
+                .reclaim_prev(clientid, inode.fileid, inode.change)?
+            {
+                Some((stateid, kind)) => Ok(delegation_body(kind, stateid)),
+                None => Err(NfsStat4::NFS4ERR_RECLAIM_BAD),
+            };
+        }
     };
     check_grace(ctx, clientid, reclaim.is_some())?;
     let fh = super::fh::encode_fh(

@@ -11,6 +11,10 @@
 //!   deadline passed (expired_recalls) ─────────> Revoked: NFS4ERR_DELEG_REVOKED until
 //!                                                FREE_STATEID; SEQUENCE says
 //!                                                SEQ4_STATUS_RECALLABLE_STATE_REVOKED
+//!   holder restarts (carry_over) ──────────────> Prev { deadline }: still conflicts, awaits
+//!                                                OPEN CLAIM_DELEGATE_PREV / CLAIM_DELEG_PREV_FH
+//!                                                (reclaim_prev: a fresh stateid), DELEGPURGE
+//!                                                or the deadline (gone)
 //! ```
 //!
 //! Delegations are not kept across a server restart: a client reclaims them with OPEN
@@ -63,6 +67,9 @@ enum Phase {
     Recalled { deadline: Instant },
     /// Revoked: detached from its file, kept until the client frees it (section 8.2.4).
     Revoked,
+    /// Its holder restarted (section 10.2.1): kept for the new client instance to reclaim
+    /// until the deadline. Its old stateid is dead; nobody can be sent a recall for it.
+    Prev { deadline: Instant },
 }
 
 /// What the server learnt from CB_GETATTR of a write delegation (section 10.4.3).
@@ -206,7 +213,7 @@ impl DelegTable {
     /// The unrevoked delegation `clientid` holds on `file`, if any.
     pub fn held_by(&self, clientid: u64, file: u64) -> Option<(Stateid4, DelegType)> {
         self.live_on(file)
-            .find(|(_, d)| d.clientid == clientid)
+            .find(|(_, d)| d.clientid == clientid && !matches!(d.phase, Phase::Prev { .. }))
             .map(|(o, d)| (Self::stateid(*o), d.kind))
     }
 
@@ -219,8 +226,8 @@ impl DelegTable {
             .filter(|(_, d)| d.phase != Phase::Revoked)
     }
 
-    /// Whether a client other than `clientid` holds (or is returning) a delegation of `file`
-    /// that conflicts with `need`.
+    /// Whether a client other than `clientid` holds (or is returning, or may still reclaim
+    /// after a restart) a delegation of `file` that conflicts with `need`.
     pub fn conflicts(&self, file: u64, clientid: u64, need: Need) -> bool {
         self.live_on(file).any(|(_, d)| {
             d.clientid != clientid && (need == Need::Write || d.kind == DelegType::Write)
@@ -317,8 +324,11 @@ impl DelegTable {
         if d.clientid != clientid {
             return Err(StateidError::Bad);
         }
-        if d.phase == Phase::Revoked {
-            return Err(StateidError::DelegRevoked);
+        match d.phase {
+            Phase::Revoked => return Err(StateidError::DelegRevoked),
+            // The stateid of a client instance that is gone.
+            Phase::Prev { .. } => return Err(StateidError::Bad),
+            Phase::Held | Phase::Recalled { .. } => {}
         }
         check_seqid(stateid.seqid, 1)?;
         Ok(d)
@@ -397,8 +407,14 @@ impl DelegTable {
     /// stateid answers `NFS4ERR_DELEG_REVOKED` until freed.
     pub fn revoke(&mut self, other: &Other) -> Option<RevokedDeleg> {
         let d = self.delegs.get_mut(other)?;
-        if d.phase == Phase::Revoked {
-            return None;
+        match d.phase {
+            Phase::Revoked => return None,
+            // Its client never learnt of it: forgotten, not revoked.
+            Phase::Prev { .. } => {
+                self.remove(other);
+                return None;
+            }
+            Phase::Held | Phase::Recalled { .. } => {}
         }
         d.phase = Phase::Revoked;
         let r = RevokedDeleg {
@@ -478,6 +494,112 @@ impl DelegTable {
         v
     }
 
+    /// A client restarted (section 10.2.1): the live delegations of its previous instance
+    /// `old` pass to the new instance `new`, to be reclaimed with CLAIM_DELEGATE_PREV or
+    /// CLAIM_DELEG_PREV_FH until `deadline` (at least a lease away: the new instance may
+    /// first have to find its cached data on stable storage). Meanwhile they still conflict
+    /// with other clients, which wait (NFS4ERR_DELAY) as for a recall; no recall can be sent,
+    /// since the new instance does not know their stateids. Revoked ones are dropped with
+    /// the old instance. Returns how many passed.
+    pub fn carry_over(&mut self, old: u64, new: u64, deadline: Instant) -> usize {
+        let others: Vec<Other> = self
+            .by_client
+            .get(&old)
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default();
+        let mut passed = 0;
+        for other in others {
+            let live = self
+                .delegs
+                .get(&other)
+                .is_some_and(|d| d.phase != Phase::Revoked);
+            if !live {
+                self.remove(&other);
+                continue;
+            }
+            let d = self.delegs.get_mut(&other).expect("indexed delegation");
+            d.clientid = new;
+            d.phase = Phase::Prev { deadline };
+            d.reported = Reported::default();
+            self.by_client.entry(new).or_default().insert(other);
+            passed += 1;
+        }
+        self.by_client.remove(&old);
+        passed
+    }
+
+    /// The type of the delegation of `file` that `clientid` may reclaim after its restart.
+    pub fn prev_kind(&self, clientid: u64, file: u64) -> Option<DelegType> {
+        self.prev_on(file, clientid).map(|(_, kind)| kind)
+    }
+
+    fn prev_on(&self, file: u64, clientid: u64) -> Option<(Other, DelegType)> {
+        self.live_on(file)
+            .find(|(_, d)| d.clientid == clientid && matches!(d.phase, Phase::Prev { .. }))
+            .map(|(o, d)| (*o, d.kind))
+    }
+
+    /// OPEN with CLAIM_DELEGATE_PREV or CLAIM_DELEG_PREV_FH, WANT_DELEGATION with
+    /// CLAIM_DELEG_PREV_FH: the delegation `clientid`'s previous instance held on `file`
+    /// becomes its own again under a fresh stateid (the old one was fenced with the old
+    /// instance). `None` when there is none to reclaim (the caller answers
+    /// NFS4ERR_RECLAIM_BAD).
+    pub fn reclaim_prev(
+        &mut self,
+        clientid: u64,
+        file: u64,
+        change: u64,
+    ) -> Result<Option<(Stateid4, DelegType)>, CounterExhausted> {
+        let Some((old, kind)) = self.prev_on(file, clientid) else {
+            return Ok(None);
+        };
+        let fh = self
+            .delegs
+            .get(&old)
+            .expect("indexed delegation")
+            .fh
+            .clone();
+        // Mint first: an exhausted minter leaves the delegation awaiting its reclaim.
+        let stateid = self.grant(clientid, file, fh, kind, change)?;
+        self.remove(&old);
+        Ok(Some((stateid, kind)))
+    }
+
+    /// DELEGPURGE (section 18.5): the client has reclaimed all it will; the delegations its
+    /// previous instance held and it did not reclaim are forgotten. Returns how many.
+    pub fn purge_prev(&mut self, clientid: u64) -> usize {
+        let due: Vec<Other> = self
+            .by_client
+            .get(&clientid)
+            .into_iter()
+            .flatten()
+            .filter(|o| {
+                self.delegs
+                    .get(*o)
+                    .is_some_and(|d| matches!(d.phase, Phase::Prev { .. }))
+            })
+            .copied()
+            .collect();
+        for o in &due {
+            self.remove(o);
+        }
+        due.len()
+    }
+
+    /// Forgets the delegations awaiting reclaim after a client restart whose deadline passed;
+    /// returns their (client id, file).
+    pub fn expired_prev(&mut self, now: Instant) -> Vec<(u64, u64)> {
+        let due: Vec<Other> = self
+            .delegs
+            .iter()
+            .filter(|(_, d)| matches!(d.phase, Phase::Prev { deadline } if deadline <= now))
+            .map(|(o, _)| *o)
+            .collect();
+        due.iter()
+            .filter_map(|o| self.remove(o).map(|d| (d.clientid, d.file)))
+            .collect()
+    }
+
     /// Whether a recall of some delegation of `file` is under way: no new delegation of it is
     /// granted meanwhile, or the operation waiting for the recall could wait for ever.
     pub fn recalling(&self, file: u64) -> bool {
@@ -489,7 +611,11 @@ impl DelegTable {
     /// (section 10.4.3): its client id, the delegation's `other` and the file's handle.
     pub fn write_holder(&self, file: u64, clientid: u64) -> Option<(u64, Other, NfsFh4)> {
         self.live_on(file)
-            .find(|(_, d)| d.clientid != clientid && d.kind == DelegType::Write)
+            .find(|(_, d)| {
+                d.clientid != clientid
+                    && d.kind == DelegType::Write
+                    && !matches!(d.phase, Phase::Prev { .. })
+            })
             .map(|(o, d)| (d.clientid, *o, d.fh.clone()))
     }
 
@@ -506,7 +632,7 @@ impl DelegTable {
         server_change: u64,
     ) -> Option<Presented> {
         let d = self.delegs.get_mut(other)?;
-        if d.phase == Phase::Revoked {
+        if matches!(d.phase, Phase::Revoked | Phase::Prev { .. }) {
             return None;
         }
         let r = &mut d.reported;
@@ -673,5 +799,78 @@ mod tests {
         let q = t.reported(&sid.other, 105, 8192, 100).unwrap();
         assert_eq!(q.size, 8192);
         assert!(q.change > p.change);
+    }
+
+    const A2: u64 = 3;
+
+    #[test]
+    fn a_restarted_client_reclaims_its_previous_instances_delegation_under_a_fresh_stateid() {
+        let mut t = table();
+        let t0 = Instant::now();
+        let old = t.grant(A, FILE, fh(1), DelegType::Write, 7).unwrap();
+        let revoked = t.grant(A, FILE + 1, fh(2), DelegType::Read, 7).unwrap();
+        t.revoke(&revoked.other);
+        assert_eq!(t.carry_over(A, A2, t0 + Duration::from_secs(10)), 1);
+        assert!(!t.client_has_state(A), "the old instance keeps nothing");
+        assert!(!t.has_revoked(A));
+        // Still in the way of others, but nothing to recall and nobody to ask.
+        assert!(t.conflicts(FILE, B, Need::Read));
+        assert!(t
+            .recall(FILE, B, Need::Write, t0, Duration::from_secs(1))
+            .is_empty());
+        assert_eq!(t.write_holder(FILE, B), None);
+        // Not held (usable) by anyone until reclaimed; the old stateid is dead.
+        assert_eq!(t.held_by(A2, FILE), None);
+        assert_eq!(t.check(A2, FILE, &old), Err(StateidError::Bad));
+        assert_eq!(t.check(A, FILE, &old), Err(StateidError::Bad));
+        assert_eq!(t.prev_kind(A2, FILE), Some(DelegType::Write));
+        assert_eq!(t.prev_kind(B, FILE), None);
+        assert_eq!(t.reclaim_prev(B, FILE, 8).unwrap(), None, "not B's");
+        let (sid, kind) = t.reclaim_prev(A2, FILE, 8).unwrap().unwrap();
+        assert_eq!(kind, DelegType::Write);
+        assert_ne!(sid.other, old.other);
+        assert_eq!(t.held_by(A2, FILE), Some((sid, DelegType::Write)));
+        assert_eq!(t.check(A2, FILE, &sid), Ok(DelegType::Write));
+        assert_eq!(t.reclaim_prev(A2, FILE, 8).unwrap(), None, "reclaimed once");
+        // Now an ordinary delegation: recalled on conflict.
+        assert_eq!(
+            t.recall(FILE, B, Need::Read, t0, Duration::from_secs(1))
+                .len(),
+            1
+        );
+        assert_eq!(t.counts().held_write, 1);
+    }
+
+    #[test]
+    fn delegations_awaiting_reclaim_go_at_delegpurge_or_their_deadline_and_are_never_revoked() {
+        let mut t = table();
+        let t0 = Instant::now();
+        t.grant(A, FILE, fh(1), DelegType::Write, 7).unwrap();
+        t.grant(A, FILE + 1, fh(2), DelegType::Read, 7).unwrap();
+        t.grant(A, FILE + 2, fh(3), DelegType::Read, 7).unwrap();
+        assert_eq!(t.carry_over(A, A2, t0 + Duration::from_secs(10)), 3);
+        let (kept, _) = t.reclaim_prev(A2, FILE + 2, 7).unwrap().unwrap();
+        // The deadline drops what was not reclaimed, not what was.
+        assert!(t.expired_prev(t0 + Duration::from_secs(9)).is_empty());
+        let mut gone = t.expired_prev(t0 + Duration::from_secs(10));
+        gone.sort();
+        assert_eq!(gone, vec![(A2, FILE), (A2, FILE + 1)]);
+        assert!(!t.conflicts(FILE, B, Need::Write));
+        assert_eq!(t.counts().revoked, 0);
+        assert_eq!(t.check(A2, FILE + 2, &kept), Ok(DelegType::Read));
+        // DELEGPURGE: the same, at once; revoking a client forgets (not revokes) them.
+        t.grant(A2, FILE, fh(1), DelegType::Write, 7).unwrap();
+        t.grant(A2, FILE + 1, fh(2), DelegType::Read, 7).unwrap();
+        assert_eq!(t.carry_over(A2, A, t0), 3);
+        assert_eq!(t.purge_prev(A), 3);
+        assert!(!t.client_has_state(A));
+        t.grant(A, FILE, fh(1), DelegType::Write, 7).unwrap();
+        t.carry_over(A, A2, t0 + Duration::from_secs(10));
+        for (other, _) in t.client_delegations(A2) {
+            assert_eq!(t.revoke(&other), None);
+        }
+        assert!(!t.has_revoked(A2));
+        assert!(!t.client_has_state(A2));
+        assert_eq!(t.counts().revoked, 0);
     }
 }

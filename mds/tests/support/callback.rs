@@ -280,11 +280,23 @@ impl CallHandler for CbClient {
 /// A session whose connection is also its back channel (`CREATE_SESSION4_FLAG_CONN_BACK_CHAN`),
 /// served by `cb`.
 pub async fn client_with_back_channel(addr: SocketAddr, owner: &str, cb: Arc<CbClient>) -> Client {
+    client_instance_with_back_channel(addr, owner, [7; 8], cb).await
+}
+
+/// [`client_with_back_channel`] as the client instance `verifier` (another verifier: the
+/// same client restarted).
+pub async fn client_instance_with_back_channel(
+    addr: SocketAddr,
+    owner: &str,
+    verifier: [u8; 8],
+    cb: Arc<CbClient>,
+) -> Client {
     let sock = tokio::net::TcpStream::connect(addr).await.unwrap();
     let local = sock.local_addr().unwrap();
     let (conn, run) = transport::start(sock, 0, addr, local, cb, ConnLimits::default());
     tokio::spawn(run);
-    let mut c = Client::setup(conn, owner, channel(), CREATE_SESSION4_FLAG_CONN_BACK_CHAN).await;
+    let flags = CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
+    let mut c = Client::setup_instance(conn, owner, verifier, channel(), flags).await;
     let r = c
         .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
             rca_one_fs: false,

@@ -168,9 +168,21 @@ impl Client {
     /// attributes and `csa_flags` (CONN_BACK_CHAN for a connection whose handler answers
     /// callbacks).
     pub async fn setup(conn: Conn, owner: &str, fore: ChannelAttrs4, flags: u32) -> Client {
+        Self::setup_instance(conn, owner, [7; 8], fore, flags).await
+    }
+
+    /// [`setup`](Self::setup) as the client instance `verifier` (a new verifier is the same
+    /// client after a restart, RFC 8881 section 2.4).
+    pub async fn setup_instance(
+        conn: Conn,
+        owner: &str,
+        verifier: [u8; 8],
+        fore: ChannelAttrs4,
+        flags: u32,
+    ) -> Client {
         let ex = ExchangeIdArgs {
             eia_clientowner: ClientOwner4 {
-                co_verifier: [7; 8],
+                co_verifier: verifier,
                 co_ownerid: Bytes::copy_from_slice(owner.as_bytes()),
             },
             eia_flags: 0,

@@ -208,6 +208,11 @@ pub struct RemovedClient {
     pub sessions: Vec<Sessionid4>,
     /// Why it was removed.
     pub reason: RemovalReason,
+    /// The confirmed record of the same owner and principal that replaced it: the same client
+    /// after a restart (RFC 8881 section 18.35.5 case 5). A server that lets delegations be
+    /// reclaimed across a client restart (CLAIM_DELEGATE_PREV, section 10.2.1) hands them
+    /// to this client id instead of dropping them.
+    pub successor: Option<Clientid4>,
 }
 
 /// A change the metadata store must apply (in the order given).
@@ -615,8 +620,11 @@ impl ClientTable {
         self.unconfirmed.remove(&ownerid);
         let mut events = Vec::new();
         if let Some(old) = self.confirmed.insert(ownerid, clientid) {
+            let same_principal = self.records.get(&old).map(|r| &r.principal)
+                == self.records.get(&clientid).map(|r| &r.principal);
             // The owner index already names the new record, so `remove` leaves it alone.
-            if let Some(gone) = self.remove(old, RemovalReason::Replaced) {
+            if let Some(mut gone) = self.remove(old, RemovalReason::Replaced) {
+                gone.successor = same_principal.then_some(clientid);
                 events.push(ClientEvent::Removed(gone));
             }
         }
@@ -688,6 +696,7 @@ impl ClientTable {
             was_confirmed: rec.confirmed,
             sessions: rec.sessions.into_iter().collect(),
             reason,
+            successor: None,
         })
     }
 }

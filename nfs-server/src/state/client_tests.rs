@@ -164,6 +164,7 @@ fn case3_other_principal_without_state_removes_the_old_record_at_once() {
         (gone.clientid, gone.was_confirmed, gone.reason),
         (old, true, RemovalReason::Replaced)
     );
+    assert_eq!(gone.successor, None, "another principal inherits nothing");
     assert!(t.get(old).is_none(), "its client id is stale now");
     assert!(t.confirmed_by_owner(b"a").is_none());
     let events = t.confirm(ok.clientid);
@@ -233,6 +234,7 @@ fn case5_client_restart_gets_new_record_and_old_goes_at_confirmation() {
             assert!(r.was_confirmed);
             assert_eq!(r.sessions, vec![[9; 16]]);
             assert_eq!(r.reason, RemovalReason::Replaced);
+            assert_eq!(r.successor, Some(ok.clientid), "the same client, restarted");
         }
         e => panic!("{e:?}"),
     }

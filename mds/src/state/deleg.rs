@@ -499,8 +499,9 @@ impl DelegTable {
     /// CLAIM_DELEG_PREV_FH until `deadline` (at least a lease away: the new instance may
     /// first have to find its cached data on stable storage). Meanwhile they still conflict
     /// with other clients, which wait (NFS4ERR_DELAY) as for a recall; no recall can be sent,
-    /// since the new instance does not know their stateids. Revoked ones are dropped with
-    /// the old instance. Returns how many passed.
+    /// since the new instance does not know their stateids. One being recalled keeps its
+    /// recall deadline if that is sooner; revoked ones are dropped with the old instance.
+    /// Returns how many passed.
     pub fn carry_over(&mut self, old: u64, new: u64, deadline: Instant) -> usize {
         let others: Vec<Other> = self
             .by_client
@@ -519,6 +520,12 @@ impl DelegTable {
             }
             let d = self.delegs.get_mut(&other).expect("indexed delegation");
             d.clientid = new;
+            // One being recalled keeps its recall deadline: another client waits for it,
+            // and the server was taking it back by then anyway.
+            let deadline = match d.phase {
+                Phase::Recalled { deadline: recall } => recall.min(deadline),
+                _ => deadline,
+            };
             d.phase = Phase::Prev { deadline };
             d.reported = Reported::default();
             self.by_client.entry(new).or_default().insert(other);
@@ -839,6 +846,28 @@ mod tests {
             1
         );
         assert_eq!(t.counts().held_write, 1);
+    }
+
+    #[test]
+    fn a_delegation_being_recalled_when_its_holder_restarts_keeps_its_recall_deadline() {
+        let mut t = table();
+        let t0 = Instant::now();
+        t.grant(A, FILE, fh(1), DelegType::Read, 7).unwrap();
+        t.grant(A, FILE + 1, fh(2), DelegType::Read, 7).unwrap();
+        assert_eq!(
+            t.recall(FILE, B, Need::Write, t0, Duration::from_secs(2))
+                .len(),
+            1
+        );
+        assert_eq!(t.carry_over(A, A2, t0 + Duration::from_secs(10)), 2);
+        assert!(t.conflicts(FILE, B, Need::Write));
+        assert_eq!(
+            t.expired_prev(t0 + Duration::from_secs(2)),
+            vec![(A2, FILE)]
+        );
+        assert!(!t.conflicts(FILE, B, Need::Write));
+        assert!(t.conflicts(FILE + 1, B, Need::Write));
+        assert_eq!(t.counts().revoked, 0);
     }
 
     #[test]

@@ -528,8 +528,9 @@ async fn delegation_claims_are_answered_without_delegations() {
     };
     let r = c.call(claim(OpenClaim4::DelegCurFh(f.stateid))).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_BAD_STATEID);
+    // No previous instance of this client held a delegation of it.
     let r = c.call(claim(OpenClaim4::DelegPrevFh)).await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_NOTSUPP);
+    assert_eq!(r.status, NfsStat4::NFS4ERR_RECLAIM_BAD);
     // Outside a grace period a reclaim has no grace.
     let r = c
         .call(claim(OpenClaim4::Previous(

@@ -462,9 +462,18 @@ impl DelegTable {
         self.revoked_by_client.contains_key(&clientid)
     }
 
-    /// Whether the client holds any delegation, revoked or not.
+    /// Whether the client holds any delegation, revoked or not (DESTROY_CLIENTID answers
+    /// NFS4ERR_CLIENTID_BUSY then). Those its previous instance left for it to reclaim do not
+    /// count: a client that destroys its client id will not reclaim them (the Linux client
+    /// unmounting right after a restart would retry DESTROY_CLIENTID for up to 10 s).
     pub fn client_has_state(&self, clientid: u64) -> bool {
-        self.by_client.get(&clientid).is_some_and(|s| !s.is_empty())
+        self.by_client.get(&clientid).is_some_and(|s| {
+            s.iter().any(|o| {
+                self.delegs
+                    .get(o)
+                    .is_some_and(|d| !matches!(d.phase, Phase::Prev { .. }))
+            })
+        })
     }
 
     /// Drops every delegation of a client whose state is released (lease expiry,
@@ -820,6 +829,11 @@ mod tests {
         assert_eq!(t.carry_over(A, A2, t0 + Duration::from_secs(10)), 1);
         assert!(!t.client_has_state(A), "the old instance keeps nothing");
         assert!(!t.has_revoked(A));
+        assert!(
+            !t.client_has_state(A2),
+            "nothing that keeps DESTROY_CLIENTID busy"
+        );
+        assert_eq!(t.client_delegations(A2).len(), 1);
         // Still in the way of others, but nothing to recall and nobody to ask.
         assert!(t.conflicts(FILE, B, Need::Read));
         assert!(t

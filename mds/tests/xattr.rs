@@ -191,22 +191,53 @@ async fn change_of(c: &mut Client, fh: &NfsFh4) -> u64 {
 // xattr_support and minor versions
 // ---------------------------------------------------------------------------------------------
 
+/// `xattr_support` (RFC 8276) and `open_arguments` (RFC 9754) are NFSv4.2 extensions.
 #[tokio::test]
-async fn xattr_support_is_reported_true_in_minor_version_2_only() {
+async fn xattr_support_and_open_arguments_are_reported_in_minor_version_2_only() {
     let s = server().await;
     let mut c = Client::new(s.addr, "support").await;
-    let ask = [FATTR4_SUPPORTED_ATTRS, FATTR4_XATTR_SUPPORT];
+    let ask = [
+        FATTR4_SUPPORTED_ATTRS,
+        FATTR4_XATTR_SUPPORT,
+        FATTR4_OPEN_ARGUMENTS,
+    ];
     let r = call42(&mut c, vec![NfsArgop4::PutRootFh, getattr_op(&ask)]).await;
     let a = attrs_of(&r);
-    assert!(a.supported_attrs.unwrap().contains(FATTR4_XATTR_SUPPORT));
+    let supported = a.supported_attrs.unwrap();
+    assert!(supported.contains(FATTR4_XATTR_SUPPORT));
+    assert!(supported.contains(FATTR4_OPEN_ARGUMENTS));
+    assert!(!supported.contains(FATTR4_TIME_DELEG_MODIFY));
     assert_eq!(a.xattr_support, Some(true));
+    let oa = a.open_arguments.unwrap();
+    // Every claim type, the PREV ones included; every create mode and share deny.
+    assert_eq!(
+        oa.oa_open_claim.iter().collect::<Vec<_>>(),
+        (0..=6).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        oa.oa_create_mode.iter().collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    assert_eq!(
+        oa.oa_share_deny.iter().collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    assert_eq!(oa.oa_share_access.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
+    // Wants: ANY_DELEG, NO_DELEG, CANCEL; no delegated timestamps, no OPEN_XOR_DELEGATION.
+    assert_eq!(
+        oa.oa_share_access_want.iter().collect::<Vec<_>>(),
+        vec![3, 4, 5]
+    );
 
     let r = c
         .call_minor(1, vec![NfsArgop4::PutRootFh, getattr_op(&ask)])
         .await;
     let a = attrs_of(&r);
-    assert!(!a.supported_attrs.unwrap().contains(FATTR4_XATTR_SUPPORT));
+    let supported = a.supported_attrs.unwrap();
+    assert!(!supported.contains(FATTR4_XATTR_SUPPORT));
+    assert!(!supported.contains(FATTR4_OPEN_ARGUMENTS));
     assert_eq!(a.xattr_support, None, "not an NFSv4.1 attribute");
+    assert_eq!(a.open_arguments, None, "not an NFSv4.1 attribute");
 }
 
 #[tokio::test]

@@ -67,8 +67,36 @@ pub const SUPPORTED: &[u32] = &[
 
 /// Attributes reported in minor version 2 besides [`SUPPORTED`]: `xattr_support` (RFC 8276
 /// section 8.2), since the xattr operations are an NFSv4.2 extension (a 4.1 client cannot send
-/// them, so it is not told they exist).
-pub const SUPPORTED_V42: &[u32] = &[FATTR4_XATTR_SUPPORT];
+/// them, so it is not told they exist), and `open_arguments` (RFC 9754, also an NFSv4.2
+/// extension).
+pub const SUPPORTED_V42: &[u32] = &[FATTR4_XATTR_SUPPORT, FATTR4_OPEN_ARGUMENTS];
+
+/// `open_arguments` (RFC 9754 section 6): what this server's OPEN takes. Every share access
+/// and deny, every claim type (CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH too: a restarted
+/// client may reclaim its delegations) and create mode; of the wants, ANY_DELEG, NO_DELEG
+/// and CANCEL (READ_DELEG and WRITE_DELEG are honoured too but have no bit). Not the
+/// SIGNAL/PUSH flags (no delegation is ever pushed), delegated timestamps or
+/// OPEN_XOR_DELEGATION.
+fn open_arguments() -> OpenArguments4 {
+    OpenArguments4 {
+        oa_share_access: Bitmap4::from_bits([
+            OPEN_ARGS_SHARE_ACCESS_READ,
+            OPEN_ARGS_SHARE_ACCESS_WRITE,
+            OPEN_ARGS_SHARE_ACCESS_BOTH,
+        ]),
+        // OPEN4_SHARE_DENY_NONE, READ, WRITE, BOTH.
+        oa_share_deny: Bitmap4::from_bits(0..=3),
+        oa_share_access_want: Bitmap4::from_bits([
+            OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG,
+            OPEN_ARGS_SHARE_ACCESS_WANT_NO_DELEG,
+            OPEN_ARGS_SHARE_ACCESS_WANT_CANCEL,
+        ]),
+        // CLAIM_NULL (0) to CLAIM_DELEG_PREV_FH (6).
+        oa_open_claim: Bitmap4::from_bits(0..=6),
+        // UNCHECKED4, GUARDED4, EXCLUSIVE4, EXCLUSIVE4_1.
+        oa_create_mode: Bitmap4::from_bits(0..=3),
+    }
+}
 
 /// Attributes a client may set (SETATTR, CREATE, OPEN).
 pub const SETTABLE: &[u32] = &[
@@ -266,6 +294,8 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
             FATTR4_TIME_MODIFY_SET,
         ])),
         xattr_support: (ctx.session.minor >= 2).then_some(true),
+        open_arguments: (ctx.session.minor >= 2 && want.contains(FATTR4_OPEN_ARGUMENTS))
+            .then(open_arguments),
         // pNFS (RFC 8881 sections 5.12.1, 5.12.4, 5.12.5): the file layout type when the MDS
         // hands out layouts (none otherwise: the client then does not ask); the preferred I/O
         // size and alignment are the export's stripe unit, since the Linux client cuts I/O at

@@ -417,6 +417,15 @@ file_attrs! {
     // RFC 8276.
     /// `xattr_support` (82): the object supports extended attributes.
     FATTR4_XATTR_SUPPORT = 82 => xattr_support: bool;
+    // RFC 9754 (extensions to OPEN and delegations, NFSv4.2).
+    /// `offline` (83): the file's data is not online (fetching it may take long).
+    FATTR4_OFFLINE = 83 => offline: bool;
+    /// `time_deleg_access` (84): the access time a delegation holder caches.
+    FATTR4_TIME_DELEG_ACCESS = 84 => time_deleg_access: Nfstime4;
+    /// `time_deleg_modify` (85): the modify time a delegation holder caches.
+    FATTR4_TIME_DELEG_MODIFY = 85 => time_deleg_modify: Nfstime4;
+    /// `open_arguments` (86): which OPEN arguments the server supports.
+    FATTR4_OPEN_ARGUMENTS = 86 => open_arguments: OpenArguments4;
 }
 
 /// Whether this module understands attribute `bit`.

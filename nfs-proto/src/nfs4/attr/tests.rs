@@ -92,13 +92,17 @@ fn attribute_numbers_match_the_rfcs() {
         (FATTR4_SEC_LABEL, 80),
         (FATTR4_MODE_UMASK, 81),
         (FATTR4_XATTR_SUPPORT, 82),
+        (FATTR4_OFFLINE, 83),
+        (FATTR4_TIME_DELEG_ACCESS, 84),
+        (FATTR4_TIME_DELEG_MODIFY, 85),
+        (FATTR4_OPEN_ARGUMENTS, 86),
     ];
     for &(c, n) in table {
         assert_eq!(c, n);
     }
-    assert_eq!(ALL_KNOWN, (0..=82).collect::<Vec<u32>>().as_slice());
+    assert_eq!(ALL_KNOWN, (0..=86).collect::<Vec<u32>>().as_slice());
     assert_eq!(all_known_mask().0.len(), 3);
-    assert!(!is_known(83) && !is_known(u32::MAX));
+    assert!(!is_known(87) && !is_known(u32::MAX));
 }
 
 #[test]
@@ -110,7 +114,8 @@ fn attribute_names() {
         Some("suppattr_exclcreat")
     );
     assert_eq!(attr_name(FATTR4_XATTR_SUPPORT), Some("xattr_support"));
-    assert_eq!(attr_name(83), None);
+    assert_eq!(attr_name(FATTR4_OPEN_ARGUMENTS), Some("open_arguments"));
+    assert_eq!(attr_name(87), None);
     for &bit in ALL_KNOWN {
         let name = attr_name(bit).unwrap();
         assert!(!name.starts_with("r#"), "{name}");
@@ -220,8 +225,8 @@ fn decodes_a_getattr_reply_built_by_hand() {
 
 #[test]
 fn unknown_bits_are_unsupported() {
-    // Bit 83 is past the last attribute known; bit 200 is in word 6.
-    for bit in [83, 95, 200] {
+    // Bit 87 is past the last attribute known; bit 200 is in word 6.
+    for bit in [87, 95, 200] {
         let f = Fattr4 {
             attrmask: Bitmap4::from_bits([FATTR4_SIZE, bit]),
             attr_vals: Bytes::from(be64(1).to_vec()),
@@ -232,12 +237,12 @@ fn unknown_bits_are_unsupported() {
     }
     // The lowest unknown bit is reported, even when values before it are malformed.
     let f = Fattr4 {
-        attrmask: Bitmap4::from_bits([FATTR4_OWNER, 90, 84]),
+        attrmask: Bitmap4::from_bits([FATTR4_OWNER, 90, 88]),
         attr_vals: Bytes::new(),
     };
     assert_eq!(
         FileAttrs::from_fattr(&f).unwrap_err(),
-        AttrError::Unsupported(84)
+        AttrError::Unsupported(88)
     );
 }
 
@@ -356,8 +361,8 @@ fn to_fattr_exact_wants_every_bit() {
 
 #[test]
 fn attr_error_converts_and_prints() {
-    let e = AttrError::Unsupported(83);
-    assert_eq!(e.to_string(), "attribute 83 is not supported");
+    let e = AttrError::Unsupported(87);
+    assert_eq!(e.to_string(), "attribute 87 is not supported");
     let d = DecodeError::new(DecodeErrorKind::NonZeroPadding, 4);
     assert_eq!(AttrError::from(d), AttrError::Decode(d));
     assert_eq!(NfsStat4::from(AttrError::from(d)), NfsStat4::NFS4ERR_BADXDR);

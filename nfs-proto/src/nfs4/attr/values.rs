@@ -178,6 +178,48 @@ pub struct ModeUmask4 {
     pub mu_umask: Mode4,
 }
 
+/// The value of `open_arguments` (RFC 9754 section 6): which OPEN arguments the server
+/// supports, one bitmap per argument, bit N set when value N is supported. The bit numbers
+/// are the `OPEN_ARGS_*` enums: share access 1-3, share deny 0-3, the want field's
+/// ANY_DELEG (3), NO_DELEG (4), CANCEL (5) and its flags' bit positions (SIGNAL 17, PUSH 18,
+/// DELEG_TIMESTAMPS 20, OPEN_XOR_DELEGATION 21), the claim types 0-6 and the create modes 0-3.
+#[doc(alias = "open_arguments4")]
+#[derive(Clone, PartialEq, Eq, Debug, Default, Xdr)]
+pub struct OpenArguments4 {
+    /// `oa_share_access`.
+    pub oa_share_access: Bitmap4,
+    /// `oa_share_deny`.
+    pub oa_share_deny: Bitmap4,
+    /// `oa_share_access_want`.
+    pub oa_share_access_want: Bitmap4,
+    /// `oa_open_claim`.
+    pub oa_open_claim: Bitmap4,
+    /// `oa_create_mode`.
+    pub oa_create_mode: Bitmap4,
+}
+
+/// `OPEN_ARGS_SHARE_ACCESS_*` (RFC 9754): the bits of [`OpenArguments4::oa_share_access`].
+pub const OPEN_ARGS_SHARE_ACCESS_READ: u32 = 1;
+/// See [`OPEN_ARGS_SHARE_ACCESS_READ`].
+pub const OPEN_ARGS_SHARE_ACCESS_WRITE: u32 = 2;
+/// See [`OPEN_ARGS_SHARE_ACCESS_READ`].
+pub const OPEN_ARGS_SHARE_ACCESS_BOTH: u32 = 3;
+/// `OPEN_ARGS_SHARE_ACCESS_WANT_*` (RFC 9754): the bits of
+/// [`OpenArguments4::oa_share_access_want`]. (The enum names no READ_DELEG or WRITE_DELEG.)
+pub const OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG: u32 = 3;
+/// See [`OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG`].
+pub const OPEN_ARGS_SHARE_ACCESS_WANT_NO_DELEG: u32 = 4;
+/// See [`OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG`].
+pub const OPEN_ARGS_SHARE_ACCESS_WANT_CANCEL: u32 = 5;
+/// See [`OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG`].
+pub const OPEN_ARGS_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL: u32 = 17;
+/// See [`OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG`].
+pub const OPEN_ARGS_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED: u32 = 18;
+/// See [`OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG`].
+pub const OPEN_ARGS_SHARE_ACCESS_WANT_DELEG_TIMESTAMPS: u32 = 20;
+/// See [`OPEN_ARGS_SHARE_ACCESS_WANT_ANY_DELEG`].
+pub const OPEN_ARGS_SHARE_ACCESS_WANT_OPEN_XOR_DELEGATION: u32 = 21;
+
 // ---------------------------------------------------------------------------------------------
 // Times (RFC 8881 section 5)
 

@@ -114,7 +114,7 @@ impl OpenShare {
     /// want field one of the defined values, the two "when" flags may be set, deny at most
     /// BOTH; anything else is `NFS4ERR_INVAL`. That includes RFC 9754's flags
     /// (`WANT_DELEG_TIMESTAMPS`, `WANT_OPEN_XOR_DELEGATION`): `open_arguments` does not offer
-    /// them, and an extension's unknown flag bit is INVAL (RFC 8178 section 4.4.3).
+    /// them, and a server answers an extension flag bit it does not support with INVAL (RFC 8178).
     pub fn parse(share_access: u32, share_deny: u32) -> Result<Self, StateError> {
         let access = share_access & OPEN4_SHARE_ACCESS_BOTH;
         let want = share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;

@@ -115,8 +115,4 @@ check dskill_layouts_used layouts_used
 check dskill_client_kernel_log client_kernel_messages
 check unmount unmount_all
 for id in 1 2 3; do tail -n 15 "/tmp/pnfs-ds$id.log" | sed "s/^/pnfs-ds$id.log: /"; done
-if [[ -n ${RUST_LOG:-} ]]; then
-    server_log_verbose
-else
-    server_log | tail -n 40 | sed 's/^/pnfs.log: /'
-fi
+server_log_for_console

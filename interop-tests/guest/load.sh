@@ -78,6 +78,17 @@ server_log() {
         sed -nE 's/^[0-9-]+T([0-9:]+\.[0-9]{3})[0-9]*Z +[A-Z]+ +(.*: )?([a-z_]+::)+[a-z_]+: /\1 /p'
 }
 
+# The server's log for the console at the end of a run: with RUST_LOG set by hand
+# (PNFS_INTEROP_RUST_LOG) all of it but the routine successful operations, else its last 40
+# lines.
+server_log_for_console() {
+    if [[ -n ${RUST_LOG:-} ]]; then
+        server_log_verbose
+    else
+        server_log | tail -n 40 | sed 's/^/pnfs.log: /'
+    fi
+}
+
 # What the client's kernel said about the outage (printk stays off the console).
 client_kernel_log() {
     local log

@@ -209,8 +209,4 @@ check restart_writes_through_layouts layouts_used
 check restart_client_kernel_log client_kernel_log
 check unmount unmount_all
 # The server's own account of both boots, for the console log.
-if [[ -n ${RUST_LOG:-} ]]; then
-    server_log_verbose
-else
-    server_log | tail -n 40 | sed 's/^/pnfs.log: /'
-fi
+server_log_for_console

@@ -128,8 +128,9 @@ pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
 }
 
 /// Revokes the delegations whose recall deadline passed (called by the fencing deadline
-/// task), and forgets those a restarted client did not reclaim in time: their holders learn it from SEQUENCE's `SEQ4_STATUS_RECALLABLE_STATE_REVOKED`, and
+/// task): their holders learn it from SEQUENCE's `SEQ4_STATUS_RECALLABLE_STATE_REVOKED`, and
 /// the data servers refuse the delegation stateid (`NFS4ERR_DELEG_REVOKED`) from now on.
+/// Also forgets the delegations a restarted client did not reclaim in time.
 pub async fn revoke_expired(mds: &Mds) {
     let (due, forgotten) = {
         let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
@@ -151,17 +152,7 @@ pub async fn revoke_expired(mds: &Mds) {
     let mut revoke = Vec::new();
     for d in &due {
         // A layout kept for the delegation after the last CLOSE goes with it.
-        let open = mds
-            .opens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .client_has_open(d.clientid, d.file);
-        if !open {
-            mds.layouts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .closed(d.clientid, d.file);
-        }
+        crate::ops::open::drop_layouts_if_done(mds, d.clientid, d.file);
         warn!(
             clientid = d.clientid,
             fileid = d.file,

@@ -73,16 +73,18 @@ impl Role for Mds {
     }
 
     /// Drops the client's layouts and opens and locks (the data servers refusing its
-    /// stateids from then on: [`crate::fencing::client_released`]); a restarted client's
-    /// delegations pass to its new instance for reclaim, deletes the files whose last name went while
-    /// only this client had them open, and removes its store record.
+    /// stateids from then on: [`crate::fencing::client_released`]), and its delegations
+    /// unless the client restarted (they then pass to its new instance for reclaim); deletes
+    /// the files whose last name went while only this client had them open, and removes its
+    /// store record.
     async fn release_client(self: &Arc<Self>, r: &RemovedClient) {
         crate::fencing::client_released(self, r.clientid).await;
         {
             let mut opens = self.opens.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(new) = r.successor {
-                // The same client restarted: its delegations wait a lease for CLAIM_DELEGATE_PREV
-                // (RFC 8881 section 10.2.1; their old stateids were fenced just above).
+                // The same client restarted: its delegations wait a lease for
+                // CLAIM_DELEGATE_PREV (RFC 8881 section 10.2.1; their old stateids were fenced
+                // just above).
                 let lease = Duration::from_secs(u64::from(self.cfg.lease_time.max(1)));
                 let passed = opens
                     .delegs

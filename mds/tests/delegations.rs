@@ -62,6 +62,16 @@ async fn open(c: &mut Client, name: &str, access: u32) -> Compound4Res {
     .await
 }
 
+/// OPEN for reading and writing, without create, of the file `fh` with `claim`, as the
+/// open-owner `who`.
+async fn open_fh(c: &mut Client, fh: &NfsFh4, claim: OpenClaim4, who: &str) -> Compound4Res {
+    c.call(vec![
+        putfh(fh),
+        open_op(claim, Openflag4::NoCreate, RW, 0, who),
+    ])
+    .await
+}
+
 fn delegation(r: &Compound4Res) -> OpenDelegation4 {
     open_res(r).delegation.clone()
 }
@@ -130,18 +140,7 @@ async fn a_lone_writer_gets_a_write_delegation_and_a_reader_of_another_client_re
     let r = open(&mut b, "f", RD).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
     // A turns its local opens into server opens under the delegation while returning it.
-    let r = a
-        .call(vec![
-            putfh(&fh),
-            open_op(
-                OpenClaim4::DelegCurFh(sid),
-                Openflag4::NoCreate,
-                RW,
-                0,
-                "local-open",
-            ),
-        ])
-        .await;
+    let r = open_fh(&mut a, &fh, OpenClaim4::DelegCurFh(sid), "local-open").await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     assert_eq!(delegation(&r), OpenDelegation4::None);
     assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
@@ -574,35 +573,25 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
         let (mds, addr) = start_with(cfg(5)).await;
         let cb_a = Arc::new(CbClient::default());
         let mut a = reclaiming_client(addr, "a", cb_a.clone()).await;
-        let r = a
-            .call(vec![
-                putfh(&fh),
-                open_op(
-                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_WRITE),
-                    Openflag4::NoCreate,
-                    RW,
-                    0,
-                    "o",
-                ),
-            ])
-            .await;
+        let r = open_fh(
+            &mut a,
+            &fh,
+            OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_WRITE),
+            "o",
+        )
+        .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let d = delegation(&r);
         assert!(matches!(d, OpenDelegation4::Write(_)), "{d:?}");
         // A reclaim that names no delegation gets none, though the file is free: no new
         // delegation in the grace period (other clients may still reclaim state of it).
-        let r = a
-            .call(vec![
-                putfh(&fh_g),
-                open_op(
-                    OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
-                    Openflag4::NoCreate,
-                    RW,
-                    0,
-                    "o",
-                ),
-            ])
-            .await;
+        let r = open_fh(
+            &mut a,
+            &fh_g,
+            OpenClaim4::Previous(OpenDelegationType4::OPEN_DELEGATE_NONE),
+            "o",
+        )
+        .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         assert_eq!(delegation(&r), OpenDelegation4::None);
         let rc = a
@@ -678,15 +667,17 @@ async fn a_write_delegation_holder_keeps_its_layout_after_close_until_it_returns
 /// OPEN of the current file (`fh`, or by `name` in the root) claiming the delegation the
 /// client's previous instance held.
 async fn open_prev(c: &mut Client, file: Result<&NfsFh4, &str>) -> Compound4Res {
-    let (first, claim) = match file {
-        Ok(fh) => (putfh(fh), OpenClaim4::DelegPrevFh),
-        Err(name) => (
-            NfsArgop4::PutRootFh,
-            OpenClaim4::DelegatePrev(nfs_proto::xdr::Utf8String::from(name)),
-        ),
-    };
-    c.call(vec![first, open_op(claim, Openflag4::NoCreate, RW, 0, "p")])
-        .await
+    match file {
+        Ok(fh) => open_fh(c, fh, OpenClaim4::DelegPrevFh, "p").await,
+        Err(name) => {
+            let claim = OpenClaim4::DelegatePrev(nfs_proto::xdr::Utf8String::from(name));
+            c.call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(claim, Openflag4::NoCreate, RW, 0, "p"),
+            ])
+            .await
+        }
+    }
 }
 
 #[tokio::test]
@@ -739,18 +730,7 @@ async fn a_restarted_client_reclaims_its_delegations_with_the_prev_claims_and_th
     let r = open_prev(&mut a2, Ok(f)).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_RECLAIM_BAD, "{r:?}");
     // The previous instance's stateid is dead.
-    let r = a2
-        .call(vec![
-            putfh(f),
-            open_op(
-                OpenClaim4::DelegCurFh(old[0]),
-                Openflag4::NoCreate,
-                RW,
-                0,
-                "p",
-            ),
-        ])
-        .await;
+    let r = open_fh(&mut a2, f, OpenClaim4::DelegCurFh(old[0]), "p").await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
 
     // Reclaimed delegations are recalled as any other.

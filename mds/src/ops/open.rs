@@ -13,6 +13,7 @@
 //!        ──> current fh = file, current stateid = open stateid
 //! ```
 
+use std::sync::PoisonError;
 use std::time::Instant;
 
 use nfs_proto::nfs4::*;
@@ -21,6 +22,7 @@ use tracing::info;
 
 use crate::compound::Ctx;
 use crate::ops::fh::check_component;
+use crate::server::Mds;
 use crate::state::deleg::{DelegType, Need};
 use crate::state::open::{delegation_body, DelegOffer, OpenShare};
 use crate::state::stateid::resolve_current;
@@ -595,14 +597,8 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
         };
         // A data server cannot tell that the stateids are gone: it refuses them from now on
         // (RFC 8881 section 13.9.1), batched in the background.
-        if crate::fencing::striped(&ctx.mds, fileid) {
-            ctx.mds.fencing.queue(
-                closed
-                    .into_iter()
-                    .map(|o| (o, crate::dsctl::RevokeReason::Closed)),
-            );
-        }
-        drop_layouts_if_done(ctx, clientid, fileid);
+        refuse_on_data_servers(ctx, fileid, closed);
+        drop_layouts_if_done(&ctx.mds, clientid, fileid);
         Ok::<_, NfsStat4>(out)
     })();
     match r {
@@ -802,7 +798,7 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
         };
         // A freed lock stateid is refused by the data servers too (a revoked one already is).
         if let Some(f) = file {
-            refuse_on_data_servers(ctx, f, stateid.other);
+            refuse_on_data_servers(ctx, f, [stateid.other]);
         }
         Ok::<_, NfsStat4>(())
     })()
@@ -817,27 +813,33 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
 /// locally under the delegation and goes on writing through the layout (the Linux client
 /// returns no layout on close while it holds a delegation, `pnfs_roc`, and returns it with
 /// DELEGRETURN); dropping it made that client's LAYOUTCOMMIT fail and lose the size.
-fn drop_layouts_if_done(ctx: &Ctx, clientid: u64, fileid: u64) {
+/// Also called when a delegation is revoked ([`crate::delegations::revoke_expired`]).
+pub(crate) fn drop_layouts_if_done(mds: &Mds, clientid: u64, fileid: u64) {
     let done = {
-        let opens = ctx.mds.opens.lock().expect("opens");
+        let opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
         !opens.client_has_open(clientid, fileid) && opens.delegs.held_by(clientid, fileid).is_none()
     };
     if done {
-        ctx.mds
-            .layouts
+        mds.layouts
             .lock()
-            .expect("layouts")
+            .unwrap_or_else(PoisonError::into_inner)
             .closed(clientid, fileid);
     }
 }
 
-/// A stateid of `file` the client is done with (freed, returned): the data servers of a
-/// striped file refuse it from now on, batched in the background.
-fn refuse_on_data_servers(ctx: &Ctx, file: u64, other: crate::devices::Other) {
+/// Stateids of `file` the client is done with (closed, freed, returned): the data servers
+/// of a striped file refuse them from now on, batched in the background.
+fn refuse_on_data_servers(
+    ctx: &Ctx,
+    file: u64,
+    others: impl IntoIterator<Item = crate::devices::Other>,
+) {
     if crate::fencing::striped(&ctx.mds, file) {
-        ctx.mds
-            .fencing
-            .queue([(other, crate::dsctl::RevokeReason::Closed)]);
+        ctx.mds.fencing.queue(
+            others
+                .into_iter()
+                .map(|o| (o, crate::dsctl::RevokeReason::Closed)),
+        );
     }
 }
 
@@ -855,8 +857,8 @@ pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
             .expect("opens")
             .delegs
             .delegreturn(clientid, fileid, &stateid)?;
-        refuse_on_data_servers(ctx, fileid, stateid.other);
-        drop_layouts_if_done(ctx, clientid, fileid);
+        refuse_on_data_servers(ctx, fileid, [stateid.other]);
+        drop_layouts_if_done(&ctx.mds, clientid, fileid);
         Ok::<_, NfsStat4>(())
     })()
     .err()

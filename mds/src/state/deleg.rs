@@ -72,6 +72,13 @@ enum Phase {
     Prev { deadline: Instant },
 }
 
+impl Phase {
+    /// Left by a restarted holder for its new instance to reclaim.
+    fn awaits_reclaim(self) -> bool {
+        matches!(self, Self::Prev { .. })
+    }
+}
+
 /// What the server learnt from CB_GETATTR of a write delegation (section 10.4.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Reported {
@@ -213,7 +220,7 @@ impl DelegTable {
     /// The unrevoked delegation `clientid` holds on `file`, if any.
     pub fn held_by(&self, clientid: u64, file: u64) -> Option<(Stateid4, DelegType)> {
         self.live_on(file)
-            .find(|(_, d)| d.clientid == clientid && !matches!(d.phase, Phase::Prev { .. }))
+            .find(|(_, d)| d.clientid == clientid && !d.phase.awaits_reclaim())
             .map(|(o, d)| (Self::stateid(*o), d.kind))
     }
 
@@ -471,7 +478,7 @@ impl DelegTable {
             s.iter().any(|o| {
                 self.delegs
                     .get(o)
-                    .is_some_and(|d| !matches!(d.phase, Phase::Prev { .. }))
+                    .is_some_and(|d| !d.phase.awaits_reclaim())
             })
         })
     }
@@ -551,7 +558,7 @@ impl DelegTable {
 
     fn prev_on(&self, file: u64, clientid: u64) -> Option<(Other, DelegType)> {
         self.live_on(file)
-            .find(|(_, d)| d.clientid == clientid && matches!(d.phase, Phase::Prev { .. }))
+            .find(|(_, d)| d.clientid == clientid && d.phase.awaits_reclaim())
             .map(|(o, d)| (*o, d.kind))
     }
 
@@ -584,31 +591,22 @@ impl DelegTable {
     /// DELEGPURGE (section 18.5): the client has reclaimed all it will; the delegations its
     /// previous instance held and it did not reclaim are forgotten. Returns how many.
     pub fn purge_prev(&mut self, clientid: u64) -> usize {
-        let due: Vec<Other> = self
-            .by_client
-            .get(&clientid)
-            .into_iter()
-            .flatten()
-            .filter(|o| {
-                self.delegs
-                    .get(*o)
-                    .is_some_and(|d| matches!(d.phase, Phase::Prev { .. }))
-            })
-            .copied()
-            .collect();
-        for o in &due {
-            self.remove(o);
-        }
-        due.len()
+        self.forget_prev(|d| d.clientid == clientid).len()
     }
 
     /// Forgets the delegations awaiting reclaim after a client restart whose deadline passed;
     /// returns their (client id, file).
     pub fn expired_prev(&mut self, now: Instant) -> Vec<(u64, u64)> {
+        self.forget_prev(|d| matches!(d.phase, Phase::Prev { deadline } if deadline <= now))
+    }
+
+    /// Removes the delegations awaiting reclaim that `pick` chooses; returns their (client
+    /// id, file).
+    fn forget_prev(&mut self, pick: impl Fn(&Delegation) -> bool) -> Vec<(u64, u64)> {
         let due: Vec<Other> = self
             .delegs
             .iter()
-            .filter(|(_, d)| matches!(d.phase, Phase::Prev { deadline } if deadline <= now))
+            .filter(|(_, d)| d.phase.awaits_reclaim() && pick(d))
             .map(|(o, _)| *o)
             .collect();
         due.iter()
@@ -628,9 +626,7 @@ impl DelegTable {
     pub fn write_holder(&self, file: u64, clientid: u64) -> Option<(u64, Other, NfsFh4)> {
         self.live_on(file)
             .find(|(_, d)| {
-                d.clientid != clientid
-                    && d.kind == DelegType::Write
-                    && !matches!(d.phase, Phase::Prev { .. })
+                d.clientid != clientid && d.kind == DelegType::Write && !d.phase.awaits_reclaim()
             })
             .map(|(o, d)| (d.clientid, *o, d.fh.clone()))
     }
@@ -648,7 +644,7 @@ impl DelegTable {
         server_change: u64,
     ) -> Option<Presented> {
         let d = self.delegs.get_mut(other)?;
-        if matches!(d.phase, Phase::Revoked | Phase::Prev { .. }) {
+        if d.phase == Phase::Revoked || d.phase.awaits_reclaim() {
             return None;
         }
         let r = &mut d.reported;

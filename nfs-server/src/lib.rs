@@ -30,6 +30,7 @@ pub mod counters;
 pub mod ds_fh;
 pub mod io;
 pub mod keys;
+pub mod log_limit;
 pub mod role;
 pub mod serve;
 pub mod session_ops;

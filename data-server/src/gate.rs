@@ -1,15 +1,18 @@
-//! The stateid check of every READ and WRITE, without a round trip to the MDS (RFC 8881
+//! The checks of every READ, WRITE and COMMIT, without a round trip to the MDS (RFC 8881
 //! section 13.9.1; ARCHITECTURE.md "stateids a DS can check alone"). Sans-IO: the server
 //! holds one behind a lock, the control protocol replaces its keys and feeds it revocations.
 //!
 //! ```text
 //!  stateid ─> special? ──────────────────────> NFS4ERR_BAD_STATEID    (13.9.1: never on a DS)
-//!          ─> MAC (MDS's stateid key) fails ─> NFS4ERR_BAD_STATEID    (forged)
-//!          ─> layout stateid ────────────────> NFS4ERR_BAD_STATEID    (13.9.1: not for I/O)
+//!  (READ,  ─> MAC (MDS's stateid key) fails ─> NFS4ERR_BAD_STATEID    (forged)
+//!   WRITE) ─> layout stateid ────────────────> NFS4ERR_BAD_STATEID    (13.9.1: not for I/O)
 //!          ─> other epoch than the MDS's ────> NFS4ERR_STALE_STATEID  (MDS restarted)
 //!          ─> revoked by the MDS ────────────> NFS4ERR_ADMIN_REVOKED / EXPIRED / DELEG_REVOKED
 //!                                               (closed on the MDS: NFS4ERR_BAD_STATEID)
 //!          ─> WRITE, access without write ───> NFS4ERR_OPENMODE       (as on the MDS)
+//!  layout  ─> not of this MDS boot, returned,
+//!  of the      closed, recalled or revoked ──> NFS4ERR_PNFS_NO_LAYOUT (13.6: no I/O without
+//!  handle  ─> WRITE or COMMIT, READ layout ──> NFS4ERR_PNFS_NO_LAYOUT   a layout)
 //!          ─> OK
 //! ```
 //!
@@ -33,15 +36,27 @@
 //! **Seqid.** A client sends seqid 0 to a DS (section 13.9.1: "the most current version");
 //! the DS does not know the current seqid anyway, so the seqid is not checked.
 //!
-//! **What a DS cannot know.** Which client a stateid belongs to (the MAC does not cover the
-//! client: see `nfs_server::stateid`), which file, and whether it was closed or freed: the MDS
-//! pushes revocations for the stateids that must stop working here (fencing a client that
-//! does not return its layouts in time, state revoked by the administrator).
+//! **The file.** A stateid's MAC does not cover its client or file (see
+//! `nfs_server::stateid`), so the stateid alone cannot show that it was issued for the object
+//! being written. The DS filehandle does: it carries, under a 128-bit MAC, the layout stateid
+//! it was handed out under and that layout's iomode (`nfs_server::ds_fh`). The MDS grants a
+//! layout of a file only to a client with state on that file (RW only with write access),
+//! and pushes every layout stateid that goes, as it pushes closed open and lock stateids
+//! ([`StateidGate::check_layout`]). So a client writes an object only through an RW layout
+//! of that file that the MDS still counts as held; a READ layout's handles, or a returned
+//! one's, with a valid write stateid of another file, are refused.
+//!
+//! **Threat model.** Stateids and handles travel in the clear under AUTH_SYS: a client that
+//! sniffs another client's traffic can replay both (it could as well forge its uid). What is
+//! refused is everything a client can do with what the MDS gave *it*: handles of files it may
+//! only read, handles of layouts it returned or lost, stateids closed, revoked, forged or of
+//! another boot.
 
 use std::collections::HashMap;
 
 use nfs_proto::nfs4::{NfsStat4, Stateid4, OPEN4_SHARE_ACCESS_WRITE};
 use nfs_server::counter_set::CounterSet;
+use nfs_server::ds_fh::DsFh;
 use nfs_server::keys::DsKeys;
 use nfs_server::stateid::{classify, Other, StateidError, StateidKind, StateidMinter};
 
@@ -86,9 +101,10 @@ impl From<Revoked> for StateidError {
 pub struct StateidGate {
     verifier: StateidMinter,
     revoked: HashMap<Other, Revoked>,
-    /// Counters of open and lock stateids closed on the MDS, as runs: a closed stateid is
-    /// never minted again, and most are closed soon after they are minted, so this stays
-    /// about as small as the set of live stateids however many files were opened.
+    /// Counters of stateids closed on the MDS (open and lock stateids closed or freed,
+    /// delegations returned, layouts gone), as runs: a closed stateid is never minted again,
+    /// and most are closed soon after they are minted, so this stays about as small as the
+    /// set of live stateids however many files were opened.
     closed: CounterSet,
     access: HashMap<Other, u8>,
 }
@@ -122,11 +138,11 @@ impl StateidGate {
     }
 
     /// Refuses `other` from now on (the MDS pushes this before it answers the operation
-    /// that needed the revocation). A closed open or lock stateid of this epoch is kept as
-    /// its counter ([`StateidGate::close_counters`]).
+    /// that needed the revocation). A closed stateid of this epoch is kept as its
+    /// counter ([`StateidGate::close_counters`]).
     pub fn revoke(&mut self, other: Other, why: Revoked) {
         self.access.remove(&other);
-        match self.verifier.open_or_lock_counter(&other) {
+        match self.verifier.counter_of(&other) {
             Some(c) if why == Revoked::Closed => self.closed.insert(c),
             _ => {
                 self.revoked.insert(other, why);
@@ -134,8 +150,8 @@ impl StateidGate {
         }
     }
 
-    /// Refuses the open and lock stateids whose counters are in these inclusive ranges:
-    /// closed or freed on the MDS (answered NFS4ERR_BAD_STATEID, as `Revoked::Closed`).
+    /// Refuses the stateids whose counters are in these inclusive ranges: closed, freed or
+    /// returned on the MDS (answered as `Revoked::Closed`).
     pub fn close_counters(&mut self, ranges: &[(u32, u32)]) {
         for &(first, last) in ranges {
             self.closed.insert_range(first, last);
@@ -177,9 +193,7 @@ impl StateidGate {
         if let Some(&why) = self.revoked.get(&stateid.other) {
             return Err(StateidError::from(why).into());
         }
-        if matches!(fields.kind, StateidKind::Open | StateidKind::Lock)
-            && self.closed.contains(fields.counter)
-        {
+        if self.closed.contains(fields.counter) {
             return Err(StateidError::from(Revoked::Closed).into());
         }
         let access = self
@@ -195,6 +209,24 @@ impl StateidGate {
             Ok(())
         } else {
             Err(NfsStat4::NFS4ERR_OPENMODE)
+        }
+    }
+
+    /// Checks the layout a DS filehandle was handed out under (see the module documentation):
+    /// of this MDS boot, not returned, closed or revoked, and RW for a WRITE or COMMIT
+    /// (`write`). Everything else is `NFS4ERR_PNFS_NO_LAYOUT` (RFC 8881 section 13.6: a data
+    /// server rejects I/O from a client without a layout); the Linux client answers it by
+    /// dropping the layout and getting a new one, or doing the I/O through the MDS.
+    pub fn check_layout(&self, fh: &DsFh, write: bool) -> Result<(), NfsStat4> {
+        let gone = NfsStat4::NFS4ERR_PNFS_NO_LAYOUT;
+        let fields = self.verifier.verify(&fh.layout).map_err(|_| gone)?;
+        let live = fields.kind == StateidKind::Layout
+            && !self.closed.contains(fields.counter)
+            && !self.revoked.contains_key(&fh.layout);
+        if live && (fh.rw || !write) {
+            Ok(())
+        } else {
+            Err(gone)
         }
     }
 }
@@ -285,6 +317,77 @@ mod tests {
         );
         assert_eq!(gate.check(&sid(wo), Io::Read), Ok(()), "section 9.1.2");
         assert_eq!(gate.check(&sid(wo), Io::Write), Ok(()));
+    }
+
+    fn handle(layout: Other, rw: bool) -> DsFh {
+        DsFh {
+            stripe: 0,
+            fileid: 9,
+            generation: 1,
+            rw,
+            layout,
+        }
+    }
+
+    #[test]
+    fn a_handle_works_while_its_layout_lives_and_writes_need_an_rw_layout() {
+        let mut m = mds(EPOCH);
+        let mut gate = StateidGate::new(&keys(EPOCH));
+        let layout = m.mint(StateidKind::Layout, 0).unwrap();
+        let (read, rw) = (handle(layout, false), handle(layout, true));
+        assert_eq!(gate.check_layout(&read, false), Ok(()));
+        assert_eq!(gate.check_layout(&rw, true), Ok(()));
+        assert_eq!(
+            gate.check_layout(&read, true),
+            Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT),
+            "a READ layout's handle does not write"
+        );
+        // Returned (or closed with the file): pushed as a closed counter.
+        gate.revoke(layout, Revoked::Closed);
+        assert_eq!(gate.revoked_count(), 0, "kept as a counter");
+        for (h, w) in [(read, false), (rw, true), (rw, false)] {
+            assert_eq!(
+                gate.check_layout(&h, w),
+                Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
+            );
+        }
+        // Revoked (fenced) layouts and layouts of another boot are gone too.
+        let fenced = m.mint(StateidKind::Layout, 0).unwrap();
+        gate.revoke(fenced, Revoked::Admin);
+        assert_eq!(
+            gate.check_layout(&handle(fenced, true), false),
+            Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
+        );
+        let old = mds(EPOCH - 1).mint(StateidKind::Layout, 0).unwrap();
+        assert_eq!(
+            gate.check_layout(&handle(old, true), false),
+            Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
+        );
+        // An open stateid is not a layout (the MDS never puts one in a handle).
+        let open = m.mint(StateidKind::Open, 3).unwrap();
+        assert_eq!(
+            gate.check_layout(&handle(open, true), false),
+            Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
+        );
+    }
+
+    #[test]
+    fn returned_delegations_and_layouts_share_the_runs_of_closed_opens() {
+        let m = mds(EPOCH);
+        let mut gate = StateidGate::new(&keys(EPOCH));
+        // One counter space for every kind (the MDS's tables share a minter's clones).
+        let (mut a, mut b, mut c) = (m.clone(), m.clone(), m);
+        let mut all = Vec::new();
+        for _ in 0..100 {
+            all.push(a.mint(StateidKind::Open, 3).unwrap());
+            all.push(b.mint(StateidKind::Layout, 0).unwrap());
+            all.push(c.mint(StateidKind::Delegation, 1).unwrap());
+        }
+        for o in &all {
+            gate.revoke(*o, Revoked::Closed);
+        }
+        assert_eq!(gate.closed_runs(), 1);
+        assert_eq!(gate.revoked_count(), 0);
     }
 
     #[test]

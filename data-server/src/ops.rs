@@ -5,10 +5,10 @@
 //! a server that is only a data server.
 //!
 //! ```text
-//!  PUTFH  : DsFhCodec::decode (MAC) ─> current filehandle (file id, stripe index)
-//!  READ   : stateid (gate, Io::Read)  ─> ObjectStore::read  ─> data (own piece), eof of the object
-//!  WRITE  : stateid (gate, Io::Write) ─> ObjectStore::write(stable) ─> count, committed, verifier
-//!  COMMIT : ObjectStore::commit ─> verifier
+//!  PUTFH  : DsFhCodec::decode (MAC) ─> current filehandle (file id, stripe index, layout)
+//!  READ   : stateid, layout (gate, Io::Read)  ─> ObjectStore::read  ─> data, eof of the object
+//!  WRITE  : stateid, RW layout (gate, Io::Write) ─> ObjectStore::write(stable) ─> count, ...
+//!  COMMIT : RW layout (gate) ─> ObjectStore::commit ─> verifier
 //! ```
 //!
 //! Offsets are object offsets as the client computed them from the layout (dense packing
@@ -65,7 +65,7 @@ pub fn putfh(ctx: &mut DsCtx, a: &PutFhArgs) -> PutFhRes {
 
 async fn read_inner(ctx: &mut DsCtx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     let fh = ctx.fh()?;
-    ctx.ds.check_stateid(&a.stateid, Io::Read)?;
+    ctx.ds.check_io(&fh, &a.stateid, Io::Read)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = a.count.min(ctx.ds.options().max_io);
     let objects = ctx.ds.objects().clone();
@@ -99,7 +99,7 @@ pub async fn read(ctx: &mut DsCtx, a: &ReadArgs) -> ReadRes {
 
 async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
     let fh = ctx.fh()?;
-    ctx.ds.check_stateid(&a.stateid, Io::Write)?;
+    ctx.ds.check_io(&fh, &a.stateid, Io::Write)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
     let payload = clip_write(&a.data, a.offset, ctx.ds.options().max_io as usize)?;
     let len = payload.len() as u64;
@@ -156,6 +156,7 @@ pub async fn write(ctx: &mut DsCtx, a: &WriteArgs) -> WriteRes {
 
 async fn commit_inner(ctx: &mut DsCtx, a: &CommitArgs) -> Result<CommitResOk, NfsStat4> {
     let fh = ctx.fh()?;
+    ctx.ds.check_commit(&fh)?;
     check_commit_range(a.offset, a.count)?;
     let objects = ctx.ds.objects().clone();
     let (offset, len) = (a.offset, u64::from(a.count));

@@ -148,8 +148,8 @@ impl DataServer {
     }
 
     /// The MDS restarted (or the DS learns its keys late): check with these from now on.
-    /// Stateids of the MDS's old boot become `NFS4ERR_STALE_STATEID`; DS filehandles stay
-    /// valid as long as the MDS's server key is the same.
+    /// Stateids of the MDS's old boot become `NFS4ERR_STALE_STATEID`, and the DS filehandles
+    /// of its layouts `NFS4ERR_PNFS_NO_LAYOUT`.
     pub fn set_keys(&self, keys: &DsKeys) {
         let mut c = self.checks_mut();
         c.gate.set_keys(keys);
@@ -191,13 +191,22 @@ impl DataServer {
         self.checks.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Checks a READ or WRITE stateid.
-    pub(crate) fn check_stateid(
+    /// Checks the stateid of a READ or WRITE, then the layout of the object's handle (see
+    /// `crate::gate`), under one lock.
+    pub(crate) fn check_io(
         &self,
+        fh: &DsFh,
         stateid: &nfs_proto::nfs4::Stateid4,
         io: crate::gate::Io,
     ) -> Result<(), NfsStat4> {
-        self.checks().gate.check(stateid, io)
+        let checks = self.checks();
+        checks.gate.check(stateid, io)?;
+        checks.gate.check_layout(fh, io == crate::gate::Io::Write)
+    }
+
+    /// Checks that a COMMIT's handle is of a live RW layout (COMMIT carries no stateid).
+    pub(crate) fn check_commit(&self, fh: &DsFh) -> Result<(), NfsStat4> {
+        self.checks().gate.check_layout(fh, true)
     }
 
     /// Decodes a DS filehandle (`NFS4ERR_BADHANDLE` if it is not one of this cluster's).

@@ -436,8 +436,21 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
         NfsStat4::NFS4ERR_STALE_STATEID
     );
     let mut restarted = Mds::new(MDS_EPOCH + 1);
+    let fresh = restarted.open_stateid(3);
+    // The handles of the old boot's layouts go with it.
     assert_eq!(
-        last_status(&c.call(w(restarted.open_stateid(3))).await),
+        last_status(&c.call(w(fresh)).await),
+        NfsStat4::NFS4ERR_PNFS_NO_LAYOUT
+    );
+    let new_fh = restarted.ds_fh(3, 0);
+    assert_eq!(
+        last_status(
+            &c.call(vec![
+                putfh(&new_fh),
+                write(fresh, 0, StableHow4::FILE_SYNC4, b"new")
+            ])
+            .await
+        ),
         NfsStat4::NFS4_OK
     );
 }

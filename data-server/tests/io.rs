@@ -242,10 +242,12 @@ async fn a_forged_or_foreign_filehandle_is_badhandle() {
             stripe: 0,
             fileid: 5,
             generation: 1,
+            rw: true,
+            layout: mds.layout,
         })
         .0
         .to_vec();
-    for bad in [forged, mds_kind, other_cluster, good[..16].to_vec(), vec![]] {
+    for bad in [forged, mds_kind, other_cluster, good[..32].to_vec(), vec![]] {
         let r = c.call(vec![putfh(&NfsFh4(Bytes::from(bad.clone())))]).await;
         assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BADHANDLE, "{bad:?}");
     }

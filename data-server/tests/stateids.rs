@@ -108,12 +108,19 @@ async fn a_stateid_of_an_earlier_mds_boot_is_stale_after_the_new_keys_arrive() {
         NfsStat4::NFS4ERR_STALE_STATEID
     );
     let mut restarted = Mds::new(MDS_EPOCH + 1);
+    let fresh = restarted.open_stateid(3);
+    // DS filehandles are bound to a layout of their MDS boot: the client gets new layouts
+    // (and so new handles) after the MDS restarts.
     assert_eq!(
-        write_status(&mut c, &fh, restarted.open_stateid(3)).await,
+        write_status(&mut c, &fh, fresh).await,
+        NfsStat4::NFS4ERR_PNFS_NO_LAYOUT
+    );
+    let new_fh = restarted.ds_fh(42, 0);
+    assert_ne!(new_fh, fh);
+    assert_eq!(
+        write_status(&mut c, &new_fh, fresh).await,
         NfsStat4::NFS4_OK
     );
-    // DS filehandles survive an MDS restart (same server key).
-    assert_eq!(restarted.ds_fh(42, 0), fh);
 }
 
 #[tokio::test]

@@ -49,11 +49,12 @@ pub struct Pushed {
     /// The share access of open and lock stateids whose access changed after they were
     /// minted (OPEN upgrade, OPEN_DOWNGRADE).
     access: HashMap<Other, u32>,
-    /// Stateids the data servers must refuse, and why (but closed open and lock stateids,
-    /// which are in `closed`).
+    /// Stateids the data servers must refuse, and why (but closed ones, which are in
+    /// `closed`).
     revoked: HashMap<Other, RevokeReason>,
-    /// Counters of this boot's open and lock stateids closed or freed: runs, not one entry
-    /// per stateid, so a create storm does not grow the table ([`CounterSet`]).
+    /// Counters of this boot's stateids closed, freed or returned (open, lock, delegation,
+    /// layout: one counter space, `StateidMinter`): runs, not one entry per stateid, so a
+    /// create storm does not grow the table ([`CounterSet`]).
     closed: CounterSet,
     /// Moves on every change, so a registration can tell it missed one.
     version: u64,
@@ -434,7 +435,7 @@ impl Devices {
             let mut p = self.inner.pushed();
             for &(o, why) in revoke {
                 p.access.remove(&o);
-                match minted.open_or_lock_counter(&o) {
+                match minted.counter_of(&o) {
                     Some(c) if why == RevokeReason::Closed => {
                         p.closed.insert(c);
                         closed.insert(c);

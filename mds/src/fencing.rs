@@ -6,6 +6,7 @@
 //! ```text
 //!  OPEN upgrade / OPEN_DOWNGRADE ─> push_access (SET_ACCESS, every up DS, before the reply)
 //!  CLOSE, FREE_STATEID ──────────> queue ─> task ─> REVOKE (closed)      (batched)
+//!  any layout gone ──────────────> LayoutTable::take_gone ─> task ─> REVOKE (closed)
 //!  lease expiry (release_client) ─> REVOKE (expired), layouts dropped    (in its task)
 //!  truncate, remove while open ──> recall_file ─> CB_LAYOUTRECALL per holder (background)
 //!                                   task: expired_recalls (lease time) ─> REVOKE (admin)
@@ -57,6 +58,10 @@ impl Fencing {
         if mds.fencing.started.swap(true, Ordering::SeqCst) {
             return;
         }
+        mds.layouts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_gone_to(mds.fencing.wake.clone());
         tokio::spawn(drain(Arc::downgrade(mds), mds.fencing.wake.clone()));
         tokio::spawn(deadlines(Arc::downgrade(mds)));
     }
@@ -268,17 +273,26 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
     }
 }
 
-/// The task that sends queued revocations, in batches.
+/// The task that sends queued revocations and the layouts gone, in batches.
 async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
     loop {
         wake.notified().await;
         let Some(mds) = weak.upgrade() else { return };
-        let batch = std::mem::take(
+        let mut batch = std::mem::take(
             &mut *mds
                 .fencing
                 .queue
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
+        );
+        // Layouts gone: their DS filehandles stop working (nfs_server::ds_fh).
+        batch.extend(
+            mds.layouts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take_gone()
+                .into_iter()
+                .map(|o| (o, RevokeReason::Closed)),
         );
         if let Err(e) = mds.devices.push_revoke(&batch).await {
             // Recorded: the failed data server is marked down and gets it at registration.

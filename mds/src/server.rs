@@ -144,8 +144,9 @@ impl Mds {
         let epoch = store.boot_epoch() as u16;
         let minter =
             StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
-        let layout_minter =
-            StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
+        // One counter for every kind (the clone shares it): the data servers keep closed
+        // stateids of any kind as runs of counters.
+        let layout_minter = minter.clone();
         let core = Core::new(core_config(&cfg, &store), Instant::now());
         let secret = if cfg.cluster.data_servers.is_empty() {
             None

@@ -77,6 +77,19 @@ async fn open_read_with_layout(c: &mut Client, name: &str) -> (Opened, u64, NfsF
     (o, fileid, body.nfl_fh_list[0].clone())
 }
 
+/// LAYOUTGET RW of `fh` under `stateid`: the DS filehandle of stripe index 0 (an RW layout's
+/// handles write; a READ layout's never do).
+async fn rw_layout_fh(c: &mut Client, fh: &NfsFh4, stateid: Stateid4) -> NfsFh4 {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, stateid),
+        ])
+        .await;
+    let (_, body) = granted(&r);
+    body.nfl_fh_list[0].clone()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_takes_it_back() {
     let (k, mds, addr) = cluster(10).await;
@@ -97,6 +110,12 @@ async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_take
     )
     .await;
     assert_eq!(up.stateid.other, o.stateid.other);
+    // The READ layout's handle still does not write; an RW layout (now granted) does.
+    assert_eq!(
+        ds_write(&k, &mds, fileid, &dsfh, up.stateid).await,
+        NfsStat4::NFS4ERR_PNFS_NO_LAYOUT
+    );
+    let dsfh = rw_layout_fh(&mut c, &o.fh, up.stateid).await;
     assert_eq!(
         ds_write(&k, &mds, fileid, &dsfh, up.stateid).await,
         NfsStat4::NFS4_OK
@@ -133,6 +152,8 @@ async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
         "o",
     )
     .await;
+    let _ = dsfh;
+    let dsfh = rw_layout_fh(&mut c, &o.fh, up.stateid).await;
     let set = mds.store.stripes(fileid).unwrap().unwrap();
     let ds = mds.stripe_servers(&set).unwrap()[0];
     let before = mds.devices.status(ds).unwrap().registrations;
@@ -435,24 +456,28 @@ async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_f
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
     assert_eq!(holders(&mds, a.fileid), 0);
 
-    // Past the recall's deadline (the lease time), its lease kept: nothing was fenced, and
-    // the data servers still take its open stateid.
+    // Past the recall's deadline (the lease time), its lease kept: nothing was fenced.
     renew_for(&mut a.c, Duration::from_secs(u64::from(LEASE) + 1)).await;
     assert_eq!(fenced(&mds), 0);
+    // The returned layout's handles are dead on the data servers.
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
-        NfsStat4::NFS4_OK
+        NfsStat4::NFS4ERR_PNFS_NO_LAYOUT
     );
     // Its next LAYOUTGET (under its open stateid: the layout stateid went with the return)
-    // gets a layout again.
+    // gets a layout again, whose handles the data servers take with its open stateid.
     let r =
         a.c.call(vec![
             putfh(&a.open.fh),
             layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, a.open.stateid),
         ])
         .await;
-    let (ok, _) = granted(&r);
+    let (ok, body) = granted(&r);
     assert_eq!(ok.logr_layout[0].lo_iomode, Layoutiomode4::LAYOUTIOMODE4_RW);
+    assert_eq!(
+        ds_write(&k, &mds, a.fileid, &body.nfl_fh_list[0], a.open.stateid).await,
+        NfsStat4::NFS4_OK
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -679,11 +704,17 @@ async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned(
         ])
         .await;
     granted(&r);
-    // And nothing is fenced at the deadline.
+    // And nothing is fenced at the deadline: its open stateid still writes, through a new
+    // layout (the old one's handles went with it).
     renew_for(&mut a.c, Duration::from_secs(u64::from(lease) + 1)).await;
     assert_eq!(fenced(&mds), 0);
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
+        NfsStat4::NFS4ERR_PNFS_NO_LAYOUT
+    );
+    let fresh = rw_layout_fh(&mut a.c, &a.open.fh, a.open.stateid).await;
+    assert_eq!(
+        ds_write(&k, &mds, a.fileid, &fresh, a.open.stateid).await,
         NfsStat4::NFS4_OK
     );
     // The recalled layout stateid went with the layout.

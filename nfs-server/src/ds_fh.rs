@@ -1,35 +1,51 @@
-//! Data server filehandles: 32 bytes that name one object of one file (RFC 8881 section
-//! 13.3: the filehandles of a file layout are the DS's, not the MDS's). The MDS makes them
-//! for LAYOUTGET; a DS checks them with the key its MDS gave it ([`crate::keys::DsKeys`]).
+//! Data server filehandles: 48 bytes that name one object of one file, *for one layout*
+//! (RFC 8881 section 13.3: the filehandles of a file layout are the DS's, not the MDS's).
+//! The MDS makes them for LAYOUTGET; a DS checks them with the key its MDS gave it
+//! ([`crate::keys::DsKeys`]).
 //!
 //! ```text
-//!  byte  0      1      2..4           4..12          12..16        16..32
-//!      +------+------+--------------+--------------+-------------+-----------------------------+
-//!      | ver  | kind | stripe index | file id      | generation  | MAC: first 16 bytes of      |
-//!      | = 1  | = 2  | u16 BE       | u64 BE       | u32 BE      | blake3::keyed_hash(DS fh    |
-//!      |      |      |              |              |             |   key, bytes[0..16])        |
-//!      +------+------+--------------+--------------+-------------+-----------------------------+
+//!  byte  0      1      2..4      4..12     12..16      16       17..20   20..32         32..48
+//!      +------+------+---------+---------+-----------+--------+--------+--------------+---------------+
+//!      | ver  | kind | stripe  | file id | generation| iomode | zero   | layout       | MAC: first 16 |
+//!      | = 2  | = 2  | index   | u64 BE  | u32 BE    | 1 READ |        | stateid      | bytes of      |
+//!      |      |      | u16 BE  |         |           | 2 RW   |        | `other`      | keyed_hash(DS |
+//!      |      |      |         |         |           |        |        | (12 bytes)   | fh key, 0..32)|
+//!      +------+------+---------+---------+-----------+--------+--------+--------------+---------------+
 //! ```
 //!
-//! Same length and version byte as an MDS filehandle, kind 2 where MDS handles have 0 (pseudo
-//! node) and 1 (object), and another key: an MDS handle never verifies as a DS handle, nor the
-//! reverse. The object is `(file id, stripe index)`. The generation is covered by the MAC but
-//! not checked by the DS, which does not know the file's: a DS keeps no namespace, so a
-//! well-formed DS handle is never STALE there (objects of removed files are deleted by the
-//! MDS through the control protocol). Another length, version or kind, or a MAC that does not
+//! **Why a handle is bound to a layout.** A data server cannot tell which client or file a
+//! stateid was issued for (its `other` has room for a 4-byte MAC only, see
+//! [`crate::stateid`]). If DS handles named only the object, a client that had read one file
+//! (a READ layout gives its handles) could write it with a write stateid of any other file it
+//! opened. So the MDS binds each handle, under a 128-bit MAC, to the layout it was handed out
+//! in: the layout stateid (whose client and file the MDS knows) and its iomode. The data
+//! server then serves a READ only through a live layout of this MDS boot, and a WRITE or
+//! COMMIT only through an RW one; the MDS pushes every layout stateid that goes (returned,
+//! closed with its file, recalled, revoked, its client gone) to the data servers as a closed
+//! counter, so the handles die with the layout (`data_server::gate`). A layout is granted
+//! only to a client with open, lock or delegation state of that file, and RW only with write
+//! access: a handle is a capability for what the MDS allowed, for as long as it allows it.
+//!
+//! Same version byte position as an MDS filehandle, kind 2 where MDS handles have 0 (pseudo
+//! node) and 1 (object), another length and another key: an MDS handle never verifies as a
+//! DS handle, nor the reverse. The object is `(file id, stripe index)`. The generation is
+//! covered by the MAC but not checked by the DS, which keeps no namespace. Another length,
+//! version or kind, an iomode other than 1 or 2, nonzero padding, or a MAC that does not
 //! verify, is `NFS4ERR_BADHANDLE`.
 
 use bytes::Bytes;
-use nfs_proto::nfs4::{NfsFh4, NfsStat4};
+use nfs_proto::nfs4::{NfsFh4, NfsStat4, NFS4_OTHER_SIZE};
 
 /// Length of every DS filehandle.
-pub const DS_FH_LEN: usize = 32;
-/// The layout version in byte 0.
-pub const DS_FH_VERSION: u8 = 1;
+pub const DS_FH_LEN: usize = 48;
+/// The layout version in byte 0 (version 1, 32 bytes, named the object only).
+pub const DS_FH_VERSION: u8 = 2;
 /// The kind byte of a DS filehandle.
 pub const DS_FH_KIND: u8 = 2;
+/// Bytes covered by the MAC.
+const HEAD: usize = 32;
 
-/// What a DS filehandle names.
+/// What a DS filehandle names: one object, through one layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DsFh {
     /// The stripe index: which object of the file (`nflda_stripe_indices` order).
@@ -38,6 +54,11 @@ pub struct DsFh {
     pub fileid: u64,
     /// The file's generation when the layout was made.
     pub generation: u32,
+    /// Whether the layout is RW (WRITE and COMMIT need it) rather than READ.
+    pub rw: bool,
+    /// The `other` of the layout stateid the handle was handed out under: the handle works
+    /// while that layout lives.
+    pub layout: [u8; NFS4_OTHER_SIZE],
 }
 
 /// Why bytes are not a DS filehandle: all are `NFS4ERR_BADHANDLE`.
@@ -55,6 +76,9 @@ pub enum DsFhError {
     /// The MAC does not verify: forged, corrupted, or of another cluster.
     #[error("DS filehandle MAC does not verify")]
     Mac,
+    /// The MAC verifies but the iomode byte or the padding is not one this code writes.
+    #[error("DS filehandle fields out of range")]
+    Fields,
 }
 
 impl From<DsFhError> for NfsStat4 {
@@ -88,7 +112,7 @@ impl DsFhCodec {
         mac
     }
 
-    /// The handle of object `fh.stripe` of file `fh.fileid`.
+    /// The handle of object `fh.stripe` of file `fh.fileid` under layout `fh.layout`.
     pub fn encode(&self, fh: DsFh) -> NfsFh4 {
         let mut b = [0u8; DS_FH_LEN];
         b[0] = DS_FH_VERSION;
@@ -96,8 +120,10 @@ impl DsFhCodec {
         b[2..4].copy_from_slice(&fh.stripe.to_be_bytes());
         b[4..12].copy_from_slice(&fh.fileid.to_be_bytes());
         b[12..16].copy_from_slice(&fh.generation.to_be_bytes());
-        let mac = self.mac(&b[..16]);
-        b[16..].copy_from_slice(&mac);
+        b[16] = if fh.rw { 2 } else { 1 };
+        b[20..HEAD].copy_from_slice(&fh.layout);
+        let mac = self.mac(&b[..HEAD]);
+        b[HEAD..].copy_from_slice(&mac);
         NfsFh4(Bytes::copy_from_slice(&b))
     }
 
@@ -114,15 +140,30 @@ impl DsFhCodec {
         if b[1] != DS_FH_KIND {
             return Err(DsFhError::Kind(b[1]));
         }
-        let want = self.mac(&b[..16]);
-        let diff = want.iter().zip(&b[16..]).fold(0u8, |d, (x, y)| d | (x ^ y));
+        let want = self.mac(&b[..HEAD]);
+        let diff = want
+            .iter()
+            .zip(&b[HEAD..])
+            .fold(0u8, |d, (x, y)| d | (x ^ y));
         if diff != 0 {
             return Err(DsFhError::Mac);
         }
+        let rw = match b[16] {
+            1 => false,
+            2 => true,
+            _ => return Err(DsFhError::Fields),
+        };
+        if b[17..20] != [0, 0, 0] {
+            return Err(DsFhError::Fields);
+        }
+        let mut layout = [0u8; NFS4_OTHER_SIZE];
+        layout.copy_from_slice(&b[20..HEAD]);
         Ok(DsFh {
             stripe: u16::from_be_bytes([b[2], b[3]]),
             fileid: u64::from_be_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]]),
             generation: u32::from_be_bytes([b[12], b[13], b[14], b[15]]),
+            rw,
+            layout,
         })
     }
 }
@@ -133,50 +174,70 @@ mod tests {
     use proptest::prelude::*;
 
     const KEY: [u8; 32] = [5; 32];
+    const LAYOUT: [u8; NFS4_OTHER_SIZE] = [4, 0, 0, 1, 0, 0, 0, 9, 1, 2, 3, 4];
+
+    fn fh(stripe: u16, fileid: u64, generation: u32, rw: bool) -> DsFh {
+        DsFh {
+            stripe,
+            fileid,
+            generation,
+            rw,
+            layout: LAYOUT,
+        }
+    }
 
     #[test]
     fn a_handle_decodes_to_what_was_encoded() {
         let c = DsFhCodec::new(KEY);
-        let fh = DsFh {
-            stripe: 2,
-            fileid: 0x0123_4567_89ab_cdef,
-            generation: 9,
-        };
-        let h = c.encode(fh);
-        assert_eq!(h.0.len(), DS_FH_LEN);
-        assert_eq!(&h.0[..4], &[1, 2, 0, 2]);
-        assert_eq!(c.decode(&h), Ok(fh));
+        for rw in [false, true] {
+            let fh = fh(2, 0x0123_4567_89ab_cdef, 9, rw);
+            let h = c.encode(fh);
+            assert_eq!(h.0.len(), DS_FH_LEN);
+            assert_eq!(&h.0[..4], &[2, 2, 0, 2]);
+            assert_eq!(h.0[16], if rw { 2 } else { 1 });
+            assert_eq!(&h.0[20..32], &LAYOUT);
+            assert_eq!(c.decode(&h), Ok(fh));
+        }
     }
 
     #[test]
     fn a_handle_of_another_cluster_is_refused() {
-        let h = DsFhCodec::new(KEY).encode(DsFh {
-            stripe: 0,
-            fileid: 7,
-            generation: 1,
-        });
+        let h = DsFhCodec::new(KEY).encode(fh(0, 7, 1, true));
         assert_eq!(DsFhCodec::new([6; 32]).decode(&h), Err(DsFhError::Mac));
+    }
+
+    #[test]
+    fn the_iomode_and_the_layout_are_under_the_mac() {
+        let c = DsFhCodec::new(KEY);
+        let read = c.encode(fh(0, 7, 1, false)).0.to_vec();
+        let mut upgraded = read.clone();
+        upgraded[16] = 2;
+        assert_eq!(
+            c.decode(&NfsFh4(Bytes::from(upgraded))),
+            Err(DsFhError::Mac),
+            "a READ layout's handle cannot be made an RW one"
+        );
+        let mut moved = read;
+        moved[31] ^= 1;
+        assert_eq!(c.decode(&NfsFh4(Bytes::from(moved))), Err(DsFhError::Mac));
     }
 
     #[test]
     fn wrong_length_version_or_kind_is_refused_before_the_mac() {
         let c = DsFhCodec::new(KEY);
-        let good = c.encode(DsFh {
-            stripe: 1,
-            fileid: 1,
-            generation: 1,
-        });
+        let good = c.encode(fh(1, 1, 1, true));
         assert_eq!(
-            c.decode(&NfsFh4(good.0.slice(..31))),
-            Err(DsFhError::Length(31))
+            c.decode(&NfsFh4(good.0.slice(..32))),
+            Err(DsFhError::Length(32)),
+            "a version 1 handle (32 bytes) is refused"
         );
         let mut v = good.0.to_vec();
-        v[0] = 2;
+        v[0] = 1;
         assert_eq!(
             c.decode(&NfsFh4(Bytes::from(v.clone()))),
-            Err(DsFhError::Version(2))
+            Err(DsFhError::Version(1))
         );
-        v[0] = 1;
+        v[0] = 2;
         v[1] = 1;
         assert_eq!(
             c.decode(&NfsFh4(Bytes::from(v))),
@@ -195,19 +256,23 @@ mod tests {
     proptest! {
         #[test]
         fn any_single_byte_change_is_refused(
-            byte in 0usize..32, flip in 1u8..=255,
-            stripe in any::<u16>(), fileid in any::<u64>(), generation in any::<u32>()
+            byte in 0usize..DS_FH_LEN, flip in 1u8..=255,
+            stripe in any::<u16>(), fileid in any::<u64>(), generation in any::<u32>(),
+            rw in any::<bool>()
         ) {
             let c = DsFhCodec::new(KEY);
-            let mut v = c.encode(DsFh { stripe, fileid, generation }).0.to_vec();
+            let mut v = c.encode(fh(stripe, fileid, generation, rw)).0.to_vec();
             v[byte] ^= flip;
             prop_assert!(c.decode(&NfsFh4(Bytes::from(v))).is_err());
         }
 
         #[test]
-        fn handles_round_trip(stripe in any::<u16>(), fileid in any::<u64>(), generation in any::<u32>()) {
+        fn handles_round_trip(
+            stripe in any::<u16>(), fileid in any::<u64>(), generation in any::<u32>(),
+            rw in any::<bool>(), layout in any::<[u8; NFS4_OTHER_SIZE]>()
+        ) {
             let c = DsFhCodec::new(KEY);
-            let fh = DsFh { stripe, fileid, generation };
+            let fh = DsFh { stripe, fileid, generation, rw, layout };
             prop_assert_eq!(c.decode(&c.encode(fh)), Ok(fh));
         }
     }

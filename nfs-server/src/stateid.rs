@@ -193,14 +193,16 @@ impl From<CounterExhausted> for NfsStat4 {
 
 /// Mints and verifies stateid `other` fields for one boot of the server.
 ///
-/// Several minters may share a key and epoch (the open/lock table, the layout table) as long
-/// as each mints its own kinds: the kind byte keeps their `other` values apart. A data server
-/// builds one from the MDS's stateid key and epoch to [`verify`](Self::verify) only.
+/// Clones share one counter: the open/lock table, the delegation table and the layout table
+/// each hold a clone, so a counter names one stateid of the boot whatever its kind. That is
+/// what lets a data server keep every closed stateid (open, lock, delegation, layout) as runs
+/// of counters ([`crate::counter_set`]) rather than one entry each. A data server builds one
+/// from the MDS's stateid key and epoch to [`verify`](Self::verify) only.
 #[derive(Clone)]
 pub struct StateidMinter {
     key: [u8; 32],
     epoch: u16,
-    next: u32,
+    next: std::sync::Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl std::fmt::Debug for StateidMinter {
@@ -208,7 +210,10 @@ impl std::fmt::Debug for StateidMinter {
         // Never print the key.
         f.debug_struct("StateidMinter")
             .field("epoch", &self.epoch)
-            .field("next", &self.next)
+            .field(
+                "next",
+                &self.next.load(std::sync::atomic::Ordering::Relaxed),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -220,7 +225,7 @@ impl StateidMinter {
         Self {
             key,
             epoch,
-            next: 1,
+            next: std::sync::Arc::new(std::sync::atomic::AtomicU32::new(1)),
         }
     }
 
@@ -239,8 +244,12 @@ impl StateidMinter {
     /// A fresh `other` for state of `kind`, with the access bits (`& 3`) a data server checks
     /// I/O against.
     pub fn mint(&mut self, kind: StateidKind, access: u8) -> Result<Other, CounterExhausted> {
-        let counter = self.next;
-        self.next = self.next.checked_add(1).ok_or(CounterExhausted)?;
+        use std::sync::atomic::Ordering;
+        // The last value is never handed out, so nothing wraps.
+        let counter = self
+            .next
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1))
+            .map_err(|_| CounterExhausted)?;
         let mut head = [0u8; 8];
         head[0] = kind as u8;
         head[1] = access & 3;
@@ -252,14 +261,11 @@ impl StateidMinter {
         Ok(other)
     }
 
-    /// The counter of `other` if it is an open or lock stateid minted with this key in this
-    /// boot: what the MDS and the data servers keep of a closed one (runs of counters,
-    /// `crate::counter_set`).
-    pub fn open_or_lock_counter(&self, other: &Other) -> Option<u32> {
-        self.verify(other)
-            .ok()
-            .filter(|f| matches!(f.kind, StateidKind::Open | StateidKind::Lock))
-            .map(|f| f.counter)
+    /// The counter of `other` if it is a stateid minted with this key in this boot: what the
+    /// MDS and the data servers keep of a closed one (runs of counters, `crate::counter_set`;
+    /// the counter is unique across kinds, see [`StateidMinter`]).
+    pub fn counter_of(&self, other: &Other) -> Option<u32> {
+        self.verify(other).ok().map(|f| f.counter)
     }
 
     /// Checks that `other` was minted with this key (else `NFS4ERR_BAD_STATEID`) in this
@@ -361,7 +367,7 @@ mod tests {
     #[test]
     fn counter_exhaustion_is_an_error_not_a_wrap() {
         let mut m = StateidMinter::new(KEY, 1);
-        m.next = u32::MAX;
+        m.next.store(u32::MAX, std::sync::atomic::Ordering::Relaxed);
         assert_eq!(
             m.mint(StateidKind::Open, 1),
             Err(CounterExhausted),

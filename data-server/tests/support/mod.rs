@@ -62,16 +62,43 @@ pub async fn start_ds_with(opts: DsOptions, dir: tempfile::TempDir) -> Ds {
 pub struct Mds {
     pub minter: StateidMinter,
     pub fh: DsFhCodec,
+    /// The RW layout [`Mds::ds_fh`] makes handles under.
+    pub layout: nfs_server::stateid::Other,
 }
 
 impl Mds {
-    /// The made-up MDS in boot `epoch`.
+    /// The made-up MDS in boot `epoch`, holding one RW layout for the handles it makes.
     pub fn new(epoch: u16) -> Self {
         let k = keys(epoch);
+        let mut minter = StateidMinter::new(k.stateid_key, epoch);
+        let layout = minter.mint(StateidKind::Layout, 0).unwrap();
         Self {
-            minter: StateidMinter::new(k.stateid_key, epoch),
+            minter,
             fh: DsFhCodec::new(k.fh_key),
+            layout,
         }
+    }
+
+    /// A fresh layout stateid's `other`.
+    pub fn layout_stateid(&mut self) -> nfs_server::stateid::Other {
+        self.minter.mint(StateidKind::Layout, 0).unwrap()
+    }
+
+    /// The DS filehandle of object `stripe` of `fileid` under `layout`, READ or RW.
+    pub fn ds_fh_under(
+        &self,
+        fileid: u64,
+        stripe: u16,
+        layout: nfs_server::stateid::Other,
+        rw: bool,
+    ) -> NfsFh4 {
+        self.fh.encode(DsFh {
+            stripe,
+            fileid,
+            generation: 1,
+            rw,
+            layout,
+        })
     }
 
     /// An open stateid with this share access, seqid 0 as a client sends it to a DS.
@@ -82,13 +109,9 @@ impl Mds {
         }
     }
 
-    /// The DS filehandle of object `stripe` of `fileid`.
+    /// The DS filehandle of object `stripe` of `fileid` under the RW layout.
     pub fn ds_fh(&self, fileid: u64, stripe: u16) -> NfsFh4 {
-        self.fh.encode(DsFh {
-            stripe,
-            fileid,
-            generation: 1,
-        })
+        self.ds_fh_under(fileid, stripe, self.layout, true)
     }
 }
 

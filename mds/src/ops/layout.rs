@@ -212,9 +212,14 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     let inode = ctx.inode()?;
     regular_file(&inode)?;
     let stateid = resolve_current(&a.loga_stateid, ctx.cstateid.as_ref())?;
+    let rw = a.loga_iomode == Layoutiomode4::LAYOUTIOMODE4_RW;
     // Section 12.5.2: the first LAYOUTGET of a file carries open, lock or delegation state
     // of this client and file; later ones the layout stateid (checked by the table). A
-    // special stateid shows no state at all.
+    // special stateid shows no state at all. An RW layout needs write access under that
+    // state (an RW layout's DS filehandles write the data servers' objects, which check
+    // only that the layout is live: nfs_server::ds_fh): a read-only open gets
+    // NFS4ERR_OPENMODE, as its WRITE would. The file's mode bits are not asked, as for
+    // WRITE under an open (a file created 0444 is written through its creating open).
     if !LayoutTable::is_layout_stateid(&stateid) {
         if classify(&stateid)?.is_some() {
             return Err(NfsStat4::NFS4ERR_BAD_STATEID);
@@ -223,10 +228,11 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             clientid,
             inode.fileid,
             &stateid,
-            Io::Read,
+            if rw { Io::Write } else { Io::Read },
         )?;
+    } else if rw && !may_write(ctx, clientid, inode.fileid) {
+        return Err(NfsStat4::NFS4ERR_OPENMODE);
     }
-    let rw = a.loga_iomode == Layoutiomode4::LAYOUTIOMODE4_RW;
     let set = file_stripes(ctx, fh.export, &inode, rw)
         .await?
         .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
@@ -237,17 +243,26 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
         }
     }
-    let codec = ds_fh_codec(
-        ctx.mds.store.server_key(),
-        ctx.mds.store.boot_epoch() as u16,
-    );
-    let body = file_layout(&codec, &set, inode.fileid, inode.generation)?;
     let layout_stateid = ctx.mds.layouts.lock().expect("layouts").get(
         clientid,
         inode.fileid,
         &stateid,
         a.loga_iomode,
         true,
+    )?;
+    let codec = ds_fh_codec(
+        ctx.mds.store.server_key(),
+        ctx.mds.store.boot_epoch() as u16,
+    );
+    let body = file_layout(
+        &codec,
+        &set,
+        LayoutOf {
+            fileid: inode.fileid,
+            generation: inode.generation,
+            layout: layout_stateid.other,
+            rw,
+        },
     )?;
     // Granted first, then marked durably (a no-op without a sync when marked already, as
     // after fixing a new file's stripe set above): in this order a concurrent settling of
@@ -568,16 +583,36 @@ fn getdevicelist_inner(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceList
     })
 }
 
+/// Whether the client may write `fileid` under the state it holds: a write open, or a write
+/// delegation (the Linux client asks for an RW layout with its delegation stateid, and keeps
+/// writing under the delegation after CLOSE).
+fn may_write(ctx: &Ctx, clientid: u64, fileid: u64) -> bool {
+    let opens = ctx.mds.opens.lock().expect("opens");
+    opens.client_has_write_open(clientid, fileid)
+        || matches!(
+            opens.delegs.held_by(clientid, fileid),
+            Some((_, crate::state::deleg::DelegType::Write))
+        )
+}
+
+/// Which layout a set of DS filehandles is made for (`nfs_server::ds_fh`).
+#[derive(Clone, Copy, Debug)]
+pub struct LayoutOf {
+    /// The file.
+    pub fileid: u64,
+    /// Its generation.
+    pub generation: u32,
+    /// The layout stateid's `other`: the handles work while it lives.
+    pub layout: crate::devices::Other,
+    /// An RW layout (else READ).
+    pub rw: bool,
+}
+
 /// The `nfsv4_1_file_layout4` of a stripe set (RFC 8881 section 13.3): its device, the
 /// stripe unit (with `NFL4_UFLG_DENSE` for dense packing), first stripe index 0, pattern
 /// offset 0, and one DS filehandle per stripe index, which the Linux client requires for
-/// dense packing and accepts for sparse ("one per data server").
-pub fn file_layout(
-    codec: &DsFhCodec,
-    set: &StripeSet,
-    fileid: u64,
-    generation: u32,
-) -> Result<Bytes, NfsStat4> {
+/// dense packing and accepts for sparse ("one per data server"), each bound to the layout.
+pub fn file_layout(codec: &DsFhCodec, set: &StripeSet, of: LayoutOf) -> Result<Bytes, NfsStat4> {
     let map = set.map().map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
     let dense = if set.packing == layouts::Packing::Dense {
         NFL4_UFLG_DENSE
@@ -593,8 +628,10 @@ pub fn file_layout(
             .map(|stripe| {
                 codec.encode(DsFh {
                     stripe,
-                    fileid,
-                    generation,
+                    fileid: of.fileid,
+                    generation: of.generation,
+                    rw: of.rw,
+                    layout: of.layout,
                 })
             })
             .collect(),
@@ -603,7 +640,7 @@ pub fn file_layout(
 }
 
 /// The DS filehandle codec of this boot's keys (the key derives from the persistent server
-/// key, so DS filehandles survive restarts).
+/// key; the handles themselves die with their layout, and so with the boot).
 pub fn ds_fh_codec(server_key: &[u8; 32], epoch: u16) -> DsFhCodec {
     DsFhCodec::new(DsKeys::derive(server_key, epoch).fh_key)
 }

@@ -12,9 +12,17 @@
 //! recall of a file is outstanding, new LAYOUTGETs of it get NFS4ERR_RECALLCONFLICT (section
 //! 12.5.5.2); a client that does not return in time is fenced: its layout is revoked and the
 //! caller tells the data servers to refuse its stateids.
+//!
+//! Every layout that goes (returned, closed with its file, recalled with nothing to return,
+//! revoked, its client gone) is kept in an outbox ([`LayoutTable::take_gone`]) for the
+//! fencing task to push to the data servers, which then refuse the DS filehandles handed out
+//! under it (`nfs_server::ds_fh`: a handle is bound to its layout).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 use nfs_proto::nfs4::{Layoutiomode4, NfsStat4, Stateid4};
 
@@ -123,6 +131,10 @@ pub struct LayoutTable {
     by_key: HashMap<(u64, u64), Other>,
     by_file: HashMap<u64, HashSet<Other>>,
     by_client: HashMap<u64, HashSet<Other>>,
+    /// Layouts gone since the fencing task last took them, once it is started
+    /// ([`LayoutTable::push_gone_to`]); before that nothing would drain them.
+    gone: Vec<Other>,
+    waker: Option<Arc<Notify>>,
 }
 
 impl LayoutTable {
@@ -134,7 +146,20 @@ impl LayoutTable {
             by_key: HashMap::new(),
             by_file: HashMap::new(),
             by_client: HashMap::new(),
+            gone: Vec::new(),
+            waker: None,
         }
+    }
+
+    /// From now on, keeps every layout that goes for [`take_gone`](Self::take_gone) and wakes
+    /// `waker` (the fencing task's).
+    pub fn push_gone_to(&mut self, waker: Arc<Notify>) {
+        self.waker = Some(waker);
+    }
+
+    /// The layout stateids gone since the last call, for the data servers to refuse.
+    pub fn take_gone(&mut self) -> Vec<Other> {
+        std::mem::take(&mut self.gone)
     }
 
     fn stateid(l: &Layout, other: Other) -> Stateid4 {
@@ -292,6 +317,10 @@ impl LayoutTable {
 
     fn remove(&mut self, other: &Other) -> Option<Layout> {
         let l = self.layouts.remove(other)?;
+        if let Some(w) = &self.waker {
+            self.gone.push(*other);
+            w.notify_one();
+        }
         self.by_key.remove(&(l.clientid, l.fileid));
         if let Some(s) = self.by_file.get_mut(&l.fileid) {
             s.remove(other);

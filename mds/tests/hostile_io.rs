@@ -1,0 +1,304 @@
+//! A hostile client against the data servers of a striped cluster, over real sockets: each
+//! attack a security review found (a data server took any valid stateid with any of its
+//! filehandles) is replayed and must be refused, with the victim file's bytes untouched.
+//!
+//! The victim is a root-owned file. The attacker is uid 1000 on a client of its own: it may
+//! open the victim for reading (which gives it a READ layout and its DS filehandles), and it
+//! has a file of its own open for writing (which gives it a valid write stateid).
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mds::{Config, Mds};
+use nfs_proto::nfs4::attr::FileAttrs;
+use nfs_proto::nfs4::*;
+use support::cluster::{start_cluster, Cluster};
+use support::layout::*;
+use support::open::*;
+use support::*;
+
+const VICTIM: &[u8] = b"root's bytes, not to be overwritten";
+
+async fn cluster() -> (Cluster, Arc<Mds>, SocketAddr) {
+    start_cluster(3, |c: &mut Config| {
+        c.cluster.layouts = true;
+        // The attacks are about layouts and stateids; a delegation would only add recalls.
+        c.delegations = false;
+    })
+    .await
+}
+
+/// The status of a WRITE (FILE_SYNC) of `data` at offset 0 through DS filehandle `fh` of
+/// stripe index 0 of `fileid` under `stateid`, from a fresh data-server client.
+async fn ds_io(k: &Cluster, mds: &Mds, fileid: u64, fh: &NfsFh4, op: NfsArgop4) -> Compound4Res {
+    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    let ds = mds.stripe_servers(&set).unwrap()[0];
+    let addr = k.cfg.cluster.data_server(ds).unwrap().addresses[0];
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = format!("hostile-{}", N.fetch_add(1, Ordering::Relaxed));
+    let mut d = Client::new(addr, &name).await;
+    d.uid = 1000;
+    d.call(vec![putfh(fh), op]).await
+}
+
+fn ds_write(stateid: Stateid4, data: &'static [u8]) -> NfsArgop4 {
+    write_op(
+        Stateid4 {
+            seqid: 0,
+            ..stateid
+        },
+        0,
+        StableHow4::FILE_SYNC4,
+        Bytes::from_static(data),
+    )
+}
+
+fn ds_read(stateid: Stateid4) -> NfsArgop4 {
+    read_op(
+        Stateid4 {
+            seqid: 0,
+            ..stateid
+        },
+        0,
+        64,
+    )
+}
+
+/// Root creates `name` with `mode` and writes `VICTIM` at offset 0 through the MDS (which
+/// puts it on the data servers), then closes it. Returns its filehandle and file id.
+async fn victim(root: &mut Client, name: &str, mode: u32) -> (NfsFh4, u64) {
+    let r = root
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            open_op(
+                by_name(name),
+                unchecked(mode),
+                OPEN4_SHARE_ACCESS_BOTH,
+                OPEN4_SHARE_DENY_NONE,
+                "root",
+            ),
+            NfsArgop4::GetFh,
+            write_op(
+                Stateid4 {
+                    seqid: 1,
+                    other: [0; 12],
+                },
+                0,
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(VICTIM),
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let fh = getfh_res(&r);
+    let open = open_res(&r).stateid;
+    let r = root.call(vec![putfh(&fh), close_op(open)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let (fileid, _) = fileid_of(root, &fh).await;
+    (fh, fileid)
+}
+
+/// The first bytes of the file, read through the MDS by root.
+async fn contents(root: &mut Client, fh: &NfsFh4) -> Vec<u8> {
+    let r = root
+        .call(vec![
+            putfh(fh),
+            read_op(Stateid4::ANONYMOUS, 0, VICTIM.len() as u32),
+        ])
+        .await;
+    read_res(&r).data.to_vec()
+}
+
+/// Opens an existing file `name` (no create) with `access` as `c`'s user.
+async fn open_existing(c: &mut Client, name: &str, access: u32) -> Compound4Res {
+    c.call(vec![
+        NfsArgop4::PutRootFh,
+        open_op(
+            by_name(name),
+            Openflag4::NoCreate,
+            access,
+            OPEN4_SHARE_DENY_NONE,
+            "attacker",
+        ),
+        NfsArgop4::GetFh,
+    ])
+    .await
+}
+
+/// The attacker: uid 1000, with a file of its own open for writing (a valid write stateid
+/// of another file). Root makes that file for it (0666) in the root directory, which only
+/// root may write.
+async fn attacker(root: &mut Client, addr: SocketAddr, owner: &str) -> (Client, Stateid4) {
+    let name = format!("{owner}-own");
+    victim(root, &name, 0o666).await;
+    let mut a = Client::new(addr, owner).await;
+    a.uid = 1000;
+    let r = open_existing(&mut a, &name, OPEN4_SHARE_ACCESS_BOTH).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    (a, open_res(&r).stateid)
+}
+
+/// The attacker opens the victim for reading and takes a READ layout: the DS filehandle of
+/// stripe index 0 and the read open's stateid.
+async fn read_layout(a: &mut Client, name: &str) -> (NfsFh4, Stateid4) {
+    let r = open_existing(a, name, OPEN4_SHARE_ACCESS_READ).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let (fh, open) = (getfh_res(&r), open_res(&r).stateid);
+    let r = a
+        .call(vec![
+            putfh(&fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, open),
+        ])
+        .await;
+    let (_, body) = granted(&r);
+    (body.nfl_fh_list[0].clone(), open)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
+    let (k, mds, addr) = cluster().await;
+    let mut root = Client::new(addr, "root").await;
+    let (vfh, vid) = victim(&mut root, "victim", 0o644).await;
+    let (mut a, own_write) = attacker(&mut root, addr, "same-client").await;
+    let (ds_fh, read_open) = read_layout(&mut a, "victim").await;
+
+    // Reading through the READ layout works: that much the MDS allowed.
+    let r = ds_io(&k, &mds, vid, &ds_fh, ds_read(read_open)).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+
+    // Its own file's write stateid (same client), then another client's write stateid of the
+    // victim itself (root's, as if sniffed): the handle is a READ layout's.
+    let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(own_write, b"PWNED")).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
+    let rooted = open_existing(&mut root, "victim", OPEN4_SHARE_ACCESS_BOTH).await;
+    let root_write = open_res(&rooted).stateid;
+    let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(root_write, b"PWNED")).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
+    // A COMMIT through a READ layout's handle is refused too.
+    let r = ds_io(
+        &k,
+        &mds,
+        vid,
+        &ds_fh,
+        NfsArgop4::Commit(CommitArgs {
+            offset: 0,
+            count: 0,
+        }),
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
+
+    // And the MDS gives no RW layout under a read-only open, by the open stateid or by the
+    // layout stateid it got.
+    let r = a
+        .call(vec![
+            putfh(&vfh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, read_open),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE, "{r:?}");
+    let r = a
+        .call(vec![
+            putfh(&vfh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, read_open),
+        ])
+        .await;
+    let (got, _) = granted(&r);
+    let r = a
+        .call(vec![
+            putfh(&vfh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, got.logr_stateid),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE, "{r:?}");
+
+    assert_eq!(contents(&mut root, &vfh).await, VICTIM);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_files_handles_are_refused_and_a_returned_layouts_handles_die_with_it() {
+    let (k, mds, addr) = cluster().await;
+    let mut root = Client::new(addr, "root").await;
+    // Writable by all for now: the attacker may open it for writing and gets an RW layout.
+    let (vfh, vid) = victim(&mut root, "shared", 0o666).await;
+    let (mut a, own_write) = attacker(&mut root, addr, "closer").await;
+    let r = open_existing(&mut a, "shared", OPEN4_SHARE_ACCESS_BOTH).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let rw_open = open_res(&r).stateid;
+    let r = a
+        .call(vec![
+            putfh(&vfh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, rw_open),
+        ])
+        .await;
+    let (_, body) = granted(&r);
+    let rw_fh = body.nfl_fh_list[0].clone();
+    let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "allowed while open: {r:?}");
+
+    // The owner takes write access away, the attacker closes (its layout goes with the last
+    // CLOSE: return-on-close) and keeps its other file open for a valid write stateid.
+    let r = root
+        .call(vec![
+            putfh(&vfh),
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid: Stateid4::ANONYMOUS,
+                obj_attributes: fattr(&FileAttrs {
+                    mode: Some(0o600),
+                    ..FileAttrs::default()
+                }),
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = a.call(vec![putfh(&vfh), close_op(rw_open)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+
+    // The data servers learn of the gone layout in the background (as of closed stateids):
+    // soon, and for good.
+    let start = Instant::now();
+    loop {
+        let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(own_write)).await;
+        if last_status(&r) == NfsStat4::NFS4ERR_PNFS_NO_LAYOUT {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the returned layout's handle still reads: {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for stateid in [own_write, rw_open] {
+        let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(stateid, b"PWNED")).await;
+        assert_ne!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    }
+    // Nor does another file's RW layout open the victim: the attacker's own file's handles
+    // name its own objects, and a handle's object is under its MAC.
+    let own = open_existing(&mut a, "closer-own", OPEN4_SHARE_ACCESS_BOTH).await;
+    let (own_fh, own_open) = (getfh_res(&own), open_res(&own).stateid);
+    let r = a
+        .call(vec![
+            putfh(&own_fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, own_open),
+        ])
+        .await;
+    let (_, own_body) = granted(&r);
+    let mut forged = own_body.nfl_fh_list[0].0.to_vec();
+    forged[4..12].copy_from_slice(&vid.to_be_bytes());
+    let r = ds_io(
+        &k,
+        &mds,
+        vid,
+        &NfsFh4(Bytes::from(forged)),
+        ds_write(own_open, b"PWNED"),
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BADHANDLE, "{r:?}");
+
+    assert_eq!(contents(&mut root, &vfh).await, VICTIM);
+}

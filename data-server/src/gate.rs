@@ -4,8 +4,11 @@
 //!
 //! ```text
 //!  stateid ─> special? ──────────────────────> NFS4ERR_BAD_STATEID    (13.9.1: never on a DS)
-//!  (READ,  ─> MAC (MDS's stateid key) fails ─> NFS4ERR_BAD_STATEID    (forged)
-//!   WRITE) ─> layout stateid ────────────────> NFS4ERR_BAD_STATEID    (13.9.1: not for I/O)
+//!  (READ,  ─> MAC (MDS's stateid key, over
+//!   WRITE)     the handle's client and file)
+//!              fails ────────────────────────> NFS4ERR_BAD_STATEID    (forged, another
+//!                                                                      client's or file's)
+//!          ─> layout stateid ────────────────> NFS4ERR_BAD_STATEID    (13.9.1: not for I/O)
 //!          ─> other epoch than the MDS's ────> NFS4ERR_STALE_STATEID  (MDS restarted)
 //!          ─> revoked by the MDS ────────────> NFS4ERR_ADMIN_REVOKED / EXPIRED / DELEG_REVOKED
 //!                                               (closed on the MDS: NFS4ERR_BAD_STATEID)
@@ -36,15 +39,16 @@
 //! **Seqid.** A client sends seqid 0 to a DS (section 13.9.1: "the most current version");
 //! the DS does not know the current seqid anyway, so the seqid is not checked.
 //!
-//! **The file.** A stateid's MAC does not cover its client or file (see
-//! `nfs_server::stateid`), so the stateid alone cannot show that it was issued for the object
-//! being written. The DS filehandle does: it carries, under a 128-bit MAC, the layout stateid
-//! it was handed out under and that layout's iomode (`nfs_server::ds_fh`). The MDS grants a
+//! **The file and the client.** The DS filehandle carries, under a 128-bit MAC, the client,
+//! the layout stateid it was handed out under and that layout's iomode (`nfs_server::ds_fh`);
+//! the I/O stateid's MAC covers its client and file, checked against the handle's, so a
+//! stateid of another file or another client is refused as on the MDS. The MDS grants a
 //! layout of a file only to a client with state on that file (RW only with write access),
 //! and pushes every layout stateid that goes, as it pushes closed open and lock stateids
 //! ([`StateidGate::check_layout`]). So a client writes an object only through an RW layout
-//! of that file that the MDS still counts as held; a READ layout's handles, or a returned
-//! one's, with a valid write stateid of another file, are refused.
+//! of that file that the MDS still counts as held, under a stateid of its own for that file;
+//! a READ layout's handles, or a returned one's, with a valid write stateid of another file,
+//! are refused.
 //!
 //! **Threat model.** Stateids and handles travel in the clear under AUTH_SYS: a client that
 //! sniffs another client's traffic can replay both (it could as well forge its uid). What is
@@ -58,7 +62,7 @@ use nfs_proto::nfs4::{NfsStat4, Stateid4, OPEN4_SHARE_ACCESS_WRITE};
 use nfs_server::counter_set::CounterSet;
 use nfs_server::ds_fh::DsFh;
 use nfs_server::keys::DsKeys;
-use nfs_server::stateid::{classify, Other, StateidError, StateidKind, StateidMinter};
+use nfs_server::stateid::{classify, Holder, Other, StateidError, StateidKind, StateidMinter};
 
 /// What an I/O does with the data.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -181,12 +185,13 @@ impl StateidGate {
         self.revoked.len()
     }
 
-    /// Checks the stateid of a READ or WRITE (see the module documentation for the order).
-    pub fn check(&self, stateid: &Stateid4, io: Io) -> Result<(), NfsStat4> {
+    /// Checks the stateid of a READ or WRITE through a handle of `holder`'s layout (see the
+    /// module documentation for the order).
+    pub fn check(&self, stateid: &Stateid4, io: Io, holder: Holder) -> Result<(), NfsStat4> {
         if classify(stateid)?.is_some() {
             return Err(NfsStat4::NFS4ERR_BAD_STATEID);
         }
-        let fields = self.verifier.verify(&stateid.other)?;
+        let fields = self.verifier.verify(&stateid.other, holder)?;
         if fields.kind == StateidKind::Layout {
             return Err(NfsStat4::NFS4ERR_BAD_STATEID);
         }
@@ -219,7 +224,10 @@ impl StateidGate {
     /// dropping the layout and getting a new one, or doing the I/O through the MDS.
     pub fn check_layout(&self, fh: &DsFh, write: bool) -> Result<(), NfsStat4> {
         let gone = NfsStat4::NFS4ERR_PNFS_NO_LAYOUT;
-        let fields = self.verifier.verify(&fh.layout).map_err(|_| gone)?;
+        let fields = self
+            .verifier
+            .verify(&fh.layout, fh.holder())
+            .map_err(|_| gone)?;
         let live = fields.kind == StateidKind::Layout
             && !self.closed.contains(fields.counter)
             && !self.revoked.contains_key(&fh.layout);
@@ -237,6 +245,11 @@ mod tests {
 
     const SERVER_KEY: [u8; 32] = [3; 32];
     const EPOCH: u16 = 12;
+    /// The holder of the stateids and handles below.
+    const H: Holder = Holder {
+        clientid: 5,
+        fileid: 9,
+    };
 
     fn keys(epoch: u16) -> DsKeys {
         DsKeys::derive(&SERVER_KEY, epoch)
@@ -264,11 +277,12 @@ mod tests {
                         StateidKind::Open
                     },
                     3,
+                    H,
                 )
                 .unwrap()
             })
             .collect();
-        let live = m.mint(StateidKind::Open, 3).unwrap();
+        let live = m.mint(StateidKind::Open, 3, H).unwrap();
         for o in &opens {
             gate.revoke(*o, Revoked::Closed);
         }
@@ -276,24 +290,24 @@ mod tests {
         assert_eq!(gate.revoked_count(), 0);
         for o in &opens {
             assert_eq!(
-                gate.check(&sid(*o), Io::Read),
+                gate.check(&sid(*o), Io::Read, H),
                 Err(NfsStat4::NFS4ERR_BAD_STATEID)
             );
         }
-        assert_eq!(gate.check(&sid(live), Io::Write), Ok(()));
+        assert_eq!(gate.check(&sid(live), Io::Write, H), Ok(()));
         // Ranges from the MDS (a resend after a data server restart) do the same.
         let mut fresh = StateidGate::new(&keys(EPOCH));
         let c = |o: &Other| u32::from_be_bytes(o[4..8].try_into().unwrap());
         fresh.close_counters(&[(c(&opens[0]), c(&opens[999]))]);
         assert_eq!(
-            fresh.check(&sid(opens[500]), Io::Read),
+            fresh.check(&sid(opens[500]), Io::Read, H),
             Err(NfsStat4::NFS4ERR_BAD_STATEID)
         );
-        assert_eq!(fresh.check(&sid(live), Io::Read), Ok(()));
+        assert_eq!(fresh.check(&sid(live), Io::Read, H), Ok(()));
         // An admin revocation of a closed stateid keeps its own answer.
         gate.revoke(opens[3], Revoked::Admin);
         assert_eq!(
-            gate.check(&sid(opens[3]), Io::Read),
+            gate.check(&sid(opens[3]), Io::Read, H),
             Err(NfsStat4::NFS4ERR_ADMIN_REVOKED)
         );
         // A new MDS boot forgets them.
@@ -305,18 +319,18 @@ mod tests {
     fn an_open_stateid_of_the_mds_allows_the_io_its_access_allows() {
         let mut m = mds(EPOCH);
         let gate = StateidGate::new(&keys(EPOCH));
-        let rw = m.mint(StateidKind::Open, 3).unwrap();
-        let ro = m.mint(StateidKind::Open, 1).unwrap();
-        let wo = m.mint(StateidKind::Lock, 2).unwrap();
-        assert_eq!(gate.check(&sid(rw), Io::Write), Ok(()));
-        assert_eq!(gate.check(&sid(rw), Io::Read), Ok(()));
-        assert_eq!(gate.check(&sid(ro), Io::Read), Ok(()));
+        let rw = m.mint(StateidKind::Open, 3, H).unwrap();
+        let ro = m.mint(StateidKind::Open, 1, H).unwrap();
+        let wo = m.mint(StateidKind::Lock, 2, H).unwrap();
+        assert_eq!(gate.check(&sid(rw), Io::Write, H), Ok(()));
+        assert_eq!(gate.check(&sid(rw), Io::Read, H), Ok(()));
+        assert_eq!(gate.check(&sid(ro), Io::Read, H), Ok(()));
         assert_eq!(
-            gate.check(&sid(ro), Io::Write),
+            gate.check(&sid(ro), Io::Write, H),
             Err(NfsStat4::NFS4ERR_OPENMODE)
         );
-        assert_eq!(gate.check(&sid(wo), Io::Read), Ok(()), "section 9.1.2");
-        assert_eq!(gate.check(&sid(wo), Io::Write), Ok(()));
+        assert_eq!(gate.check(&sid(wo), Io::Read, H), Ok(()), "section 9.1.2");
+        assert_eq!(gate.check(&sid(wo), Io::Write, H), Ok(()));
     }
 
     fn handle(layout: Other, rw: bool) -> DsFh {
@@ -326,6 +340,7 @@ mod tests {
             generation: 1,
             rw,
             layout,
+            clientid: H.clientid,
         }
     }
 
@@ -333,7 +348,7 @@ mod tests {
     fn a_handle_works_while_its_layout_lives_and_writes_need_an_rw_layout() {
         let mut m = mds(EPOCH);
         let mut gate = StateidGate::new(&keys(EPOCH));
-        let layout = m.mint(StateidKind::Layout, 0).unwrap();
+        let layout = m.mint(StateidKind::Layout, 0, H).unwrap();
         let (read, rw) = (handle(layout, false), handle(layout, true));
         assert_eq!(gate.check_layout(&read, false), Ok(()));
         assert_eq!(gate.check_layout(&rw, true), Ok(()));
@@ -352,23 +367,43 @@ mod tests {
             );
         }
         // Revoked (fenced) layouts and layouts of another boot are gone too.
-        let fenced = m.mint(StateidKind::Layout, 0).unwrap();
+        let fenced = m.mint(StateidKind::Layout, 0, H).unwrap();
         gate.revoke(fenced, Revoked::Admin);
         assert_eq!(
             gate.check_layout(&handle(fenced, true), false),
             Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
         );
-        let old = mds(EPOCH - 1).mint(StateidKind::Layout, 0).unwrap();
+        let old = mds(EPOCH - 1).mint(StateidKind::Layout, 0, H).unwrap();
         assert_eq!(
             gate.check_layout(&handle(old, true), false),
             Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
         );
         // An open stateid is not a layout (the MDS never puts one in a handle).
-        let open = m.mint(StateidKind::Open, 3).unwrap();
+        let open = m.mint(StateidKind::Open, 3, H).unwrap();
         assert_eq!(
             gate.check_layout(&handle(open, true), false),
             Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
         );
+    }
+
+    #[test]
+    fn a_stateid_of_another_file_or_client_is_bad_through_this_handle() {
+        let mut m = mds(EPOCH);
+        let gate = StateidGate::new(&keys(EPOCH));
+        let mine = m.mint(StateidKind::Open, 3, H).unwrap();
+        let other_file = m
+            .mint(StateidKind::Open, 3, Holder { fileid: 10, ..H })
+            .unwrap();
+        let other_client = m
+            .mint(StateidKind::Open, 3, Holder { clientid: 6, ..H })
+            .unwrap();
+        assert_eq!(gate.check(&sid(mine), Io::Write, H), Ok(()));
+        for o in [other_file, other_client] {
+            assert_eq!(
+                gate.check(&sid(o), Io::Write, H),
+                Err(NfsStat4::NFS4ERR_BAD_STATEID)
+            );
+        }
     }
 
     #[test]
@@ -379,9 +414,9 @@ mod tests {
         let (mut a, mut b, mut c) = (m.clone(), m.clone(), m);
         let mut all = Vec::new();
         for _ in 0..100 {
-            all.push(a.mint(StateidKind::Open, 3).unwrap());
-            all.push(b.mint(StateidKind::Layout, 0).unwrap());
-            all.push(c.mint(StateidKind::Delegation, 1).unwrap());
+            all.push(a.mint(StateidKind::Open, 3, H).unwrap());
+            all.push(b.mint(StateidKind::Layout, 0, H).unwrap());
+            all.push(c.mint(StateidKind::Delegation, 1, H).unwrap());
         }
         for o in &all {
             gate.revoke(*o, Revoked::Closed);
@@ -394,9 +429,12 @@ mod tests {
     fn the_seqid_is_not_checked() {
         let mut m = mds(EPOCH);
         let gate = StateidGate::new(&keys(EPOCH));
-        let o = m.mint(StateidKind::Open, 3).unwrap();
+        let o = m.mint(StateidKind::Open, 3, H).unwrap();
         for seqid in [0, 1, 7, u32::MAX] {
-            assert_eq!(gate.check(&Stateid4 { seqid, other: o }, Io::Read), Ok(()));
+            assert_eq!(
+                gate.check(&Stateid4 { seqid, other: o }, Io::Read, H),
+                Ok(())
+            );
         }
     }
 
@@ -411,7 +449,7 @@ mod tests {
         ] {
             for io in [Io::Read, Io::Write] {
                 assert_eq!(
-                    gate.check(&s, io),
+                    gate.check(&s, io, H),
                     Err(NfsStat4::NFS4ERR_BAD_STATEID),
                     "{s:?}"
                 );
@@ -423,17 +461,17 @@ mod tests {
     fn a_forged_or_foreign_stateid_is_bad() {
         let gate = StateidGate::new(&keys(EPOCH));
         let mut m = mds(EPOCH);
-        let mut forged = m.mint(StateidKind::Open, 1).unwrap();
+        let mut forged = m.mint(StateidKind::Open, 1, H).unwrap();
         forged[1] = 3; // claim write access
         assert_eq!(
-            gate.check(&sid(forged), Io::Write),
+            gate.check(&sid(forged), Io::Write, H),
             Err(NfsStat4::NFS4ERR_BAD_STATEID)
         );
         let other_cluster = StateidMinter::new([4; 32], EPOCH)
-            .mint(StateidKind::Open, 3)
+            .mint(StateidKind::Open, 3, H)
             .unwrap();
         assert_eq!(
-            gate.check(&sid(other_cluster), Io::Read),
+            gate.check(&sid(other_cluster), Io::Read, H),
             Err(NfsStat4::NFS4ERR_BAD_STATEID)
         );
     }
@@ -441,9 +479,9 @@ mod tests {
     #[test]
     fn a_layout_stateid_is_bad_for_io() {
         let gate = StateidGate::new(&keys(EPOCH));
-        let layout = mds(EPOCH).mint(StateidKind::Layout, 3).unwrap();
+        let layout = mds(EPOCH).mint(StateidKind::Layout, 3, H).unwrap();
         assert_eq!(
-            gate.check(&sid(layout), Io::Read),
+            gate.check(&sid(layout), Io::Read, H),
             Err(NfsStat4::NFS4ERR_BAD_STATEID)
         );
     }
@@ -451,9 +489,9 @@ mod tests {
     #[test]
     fn a_stateid_of_another_mds_boot_is_stale() {
         let gate = StateidGate::new(&keys(EPOCH));
-        let old = mds(EPOCH - 1).mint(StateidKind::Open, 3).unwrap();
+        let old = mds(EPOCH - 1).mint(StateidKind::Open, 3, H).unwrap();
         assert_eq!(
-            gate.check(&sid(old), Io::Read),
+            gate.check(&sid(old), Io::Read, H),
             Err(NfsStat4::NFS4ERR_STALE_STATEID)
         );
     }
@@ -461,17 +499,17 @@ mod tests {
     #[test]
     fn new_keys_make_the_old_boots_stateids_stale_and_the_new_ones_good() {
         let mut gate = StateidGate::new(&keys(EPOCH));
-        let old = mds(EPOCH).mint(StateidKind::Open, 3).unwrap();
+        let old = mds(EPOCH).mint(StateidKind::Open, 3, H).unwrap();
         gate.revoke(old, Revoked::Admin);
         gate.set_keys(&keys(EPOCH + 1));
         assert_eq!(gate.epoch(), EPOCH + 1);
         assert_eq!(gate.revoked_count(), 0, "the old boot's revocations go");
         assert_eq!(
-            gate.check(&sid(old), Io::Read),
+            gate.check(&sid(old), Io::Read, H),
             Err(NfsStat4::NFS4ERR_STALE_STATEID)
         );
-        let new = mds(EPOCH + 1).mint(StateidKind::Open, 3).unwrap();
-        assert_eq!(gate.check(&sid(new), Io::Write), Ok(()));
+        let new = mds(EPOCH + 1).mint(StateidKind::Open, 3, H).unwrap();
+        assert_eq!(gate.check(&sid(new), Io::Write, H), Ok(()));
     }
 
     #[test]
@@ -485,10 +523,10 @@ mod tests {
             (Revoked::Closed, NfsStat4::NFS4ERR_BAD_STATEID),
         ];
         for (why, status) in cases {
-            let o = m.mint(StateidKind::Open, 3).unwrap();
-            assert_eq!(gate.check(&sid(o), Io::Write), Ok(()));
+            let o = m.mint(StateidKind::Open, 3, H).unwrap();
+            assert_eq!(gate.check(&sid(o), Io::Write, H), Ok(()));
             gate.revoke(o, why);
-            assert_eq!(gate.check(&sid(o), Io::Read), Err(status));
+            assert_eq!(gate.check(&sid(o), Io::Read, H), Err(status));
             gate.forget(&o);
             assert_eq!(gate.revoked_count(), 0);
         }
@@ -497,12 +535,12 @@ mod tests {
     #[test]
     fn an_access_change_pushed_by_the_mds_overrides_the_minted_access() {
         let mut gate = StateidGate::new(&keys(EPOCH));
-        let o = mds(EPOCH).mint(StateidKind::Open, 1).unwrap();
+        let o = mds(EPOCH).mint(StateidKind::Open, 1, H).unwrap();
         gate.set_access(o, 3); // OPEN upgrade to read-write
-        assert_eq!(gate.check(&sid(o), Io::Write), Ok(()));
+        assert_eq!(gate.check(&sid(o), Io::Write, H), Ok(()));
         gate.set_access(o, 1); // OPEN_DOWNGRADE back to read
         assert_eq!(
-            gate.check(&sid(o), Io::Write),
+            gate.check(&sid(o), Io::Write, H),
             Err(NfsStat4::NFS4ERR_OPENMODE)
         );
     }

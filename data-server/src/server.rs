@@ -200,7 +200,7 @@ impl DataServer {
         io: crate::gate::Io,
     ) -> Result<(), NfsStat4> {
         let checks = self.checks();
-        checks.gate.check(stateid, io)?;
+        checks.gate.check(stateid, io, fh.holder())?;
         checks.gate.check_layout(fh, io == crate::gate::Io::Write)
     }
 

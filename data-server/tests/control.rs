@@ -337,8 +337,8 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
     // The made-up MDS of the support module mints with the same keys.
     let mut mds = Mds::new(MDS_EPOCH);
     let fh = mds.ds_fh(42, 0);
-    let rw = mds.open_stateid(3);
-    let ro = mds.open_stateid(OPEN4_SHARE_ACCESS_READ as u8);
+    let rw = mds.open_stateid(42, 3);
+    let ro = mds.open_stateid(42, OPEN4_SHARE_ACCESS_READ as u8);
     let mut c = Client::new(nfs_addr, "ctl").await;
     let w = |sid| vec![putfh(&fh), write(sid, 0, StableHow4::FILE_SYNC4, b"x")];
     assert_eq!(last_status(&c.call(w(rw)).await), NfsStat4::NFS4_OK);
@@ -436,13 +436,13 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
         NfsStat4::NFS4ERR_STALE_STATEID
     );
     let mut restarted = Mds::new(MDS_EPOCH + 1);
-    let fresh = restarted.open_stateid(3);
+    let fresh = restarted.open_stateid(42, 3);
     // The handles of the old boot's layouts go with it.
     assert_eq!(
         last_status(&c.call(w(fresh)).await),
         NfsStat4::NFS4ERR_PNFS_NO_LAYOUT
     );
-    let new_fh = restarted.ds_fh(3, 0);
+    let new_fh = restarted.ds_fh(42, 0);
     assert_eq!(
         last_status(
             &c.call(vec![

@@ -31,7 +31,7 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
     let mut c = Client::new(d.addr, "c").await;
-    let sid = mds.open_stateid(3);
+    let sid = mds.open_stateid(0x1234, 3);
     let fh = mds.ds_fh(0x1234, 2);
     let unit: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
 
@@ -110,7 +110,7 @@ async fn reading_an_object_never_written_reads_zeros() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
     let mut c = Client::new(d.addr, "c").await;
-    let sid = mds.open_stateid(1);
+    let sid = mds.open_stateid(77, 1);
     let got = read_ok(
         &c.call(vec![putfh(&mds.ds_fh(77, 0)), read(sid, 0, 4096)])
             .await,
@@ -124,7 +124,7 @@ async fn reading_an_object_never_written_reads_zeros() {
 async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_data() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let sid = mds.open_stateid(3);
+    let sid = mds.open_stateid(9, 3);
     let fh = mds.ds_fh(9, 1);
     let mut c = Client::new(d.addr, "c").await;
     let before = write_ok(
@@ -173,7 +173,7 @@ async fn a_write_larger_than_max_io_is_cut_short_as_the_rfc_allows() {
         &c.call(vec![
             putfh(&mds.ds_fh(3, 0)),
             write(
-                mds.open_stateid(2),
+                mds.open_stateid(3, 2),
                 0,
                 StableHow4::FILE_SYNC4,
                 &vec![1u8; max + 10],
@@ -193,7 +193,7 @@ async fn getattr_reports_the_object_size_and_the_few_ds_attributes() {
     write_ok(
         &c.call(vec![
             putfh(&fh),
-            write(mds.open_stateid(3), 100, StableHow4::FILE_SYNC4, b"abc"),
+            write(mds.open_stateid(21, 3), 100, StableHow4::FILE_SYNC4, b"abc"),
         ])
         .await,
     );
@@ -243,7 +243,8 @@ async fn a_forged_or_foreign_filehandle_is_badhandle() {
             fileid: 5,
             generation: 1,
             rw: true,
-            layout: mds.layout,
+            layout: mds.layout_stateid(5),
+            clientid: support::CLIENT,
         })
         .0
         .to_vec();
@@ -260,6 +261,6 @@ async fn io_without_a_filehandle_is_nofilehandle() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
     let mut c = Client::new(d.addr, "c").await;
-    let r = c.call(vec![read(mds.open_stateid(1), 0, 10)]).await;
+    let r = c.call(vec![read(mds.open_stateid(1, 1), 0, 10)]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOFILEHANDLE);
 }

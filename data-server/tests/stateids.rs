@@ -31,7 +31,7 @@ async fn read_status(c: &mut Client, fh: &NfsFh4, sid: Stateid4) -> NfsStat4 {
 #[tokio::test]
 async fn a_forged_stateid_is_bad_stateid() {
     let (_d, mut mds, mut c, fh) = setup().await;
-    let mut sid = mds.open_stateid(1);
+    let mut sid = mds.open_stateid(42, 1);
     sid.other[1] = 3; // a read-only open claiming write access
     assert_eq!(
         write_status(&mut c, &fh, sid).await,
@@ -64,7 +64,7 @@ async fn special_stateids_are_refused_on_a_data_server() {
 #[tokio::test]
 async fn a_read_only_opens_stateid_cannot_write() {
     let (d, mut mds, mut c, fh) = setup().await;
-    let ro = mds.open_stateid(OPEN4_SHARE_ACCESS_READ as u8);
+    let ro = mds.open_stateid(42, OPEN4_SHARE_ACCESS_READ as u8);
     assert_eq!(read_status(&mut c, &fh, ro).await, NfsStat4::NFS4_OK);
     assert_eq!(
         write_status(&mut c, &fh, ro).await,
@@ -78,8 +78,8 @@ async fn a_read_only_opens_stateid_cannot_write() {
 #[tokio::test]
 async fn a_revoked_stateid_is_admin_revoked_and_others_keep_working() {
     let (d, mut mds, mut c, fh) = setup().await;
-    let fenced = mds.open_stateid(3);
-    let other = mds.open_stateid(3);
+    let fenced = mds.open_stateid(42, 3);
+    let other = mds.open_stateid(42, 3);
     assert_eq!(write_status(&mut c, &fh, fenced).await, NfsStat4::NFS4_OK);
     d.ds.revoke(fenced.other, Revoked::Admin);
     assert_eq!(
@@ -96,10 +96,10 @@ async fn a_revoked_stateid_is_admin_revoked_and_others_keep_working() {
 #[tokio::test]
 async fn a_stateid_of_an_earlier_mds_boot_is_stale_after_the_new_keys_arrive() {
     let (d, mut mds, mut c, fh) = setup().await;
-    let old = mds.open_stateid(3);
+    let old = mds.open_stateid(42, 3);
     let mut before = Mds::new(MDS_EPOCH - 1);
     assert_eq!(
-        write_status(&mut c, &fh, before.open_stateid(3)).await,
+        write_status(&mut c, &fh, before.open_stateid(42, 3)).await,
         NfsStat4::NFS4ERR_STALE_STATEID
     );
     d.ds.set_keys(&keys(MDS_EPOCH + 1));
@@ -108,7 +108,7 @@ async fn a_stateid_of_an_earlier_mds_boot_is_stale_after_the_new_keys_arrive() {
         NfsStat4::NFS4ERR_STALE_STATEID
     );
     let mut restarted = Mds::new(MDS_EPOCH + 1);
-    let fresh = restarted.open_stateid(3);
+    let fresh = restarted.open_stateid(42, 3);
     // DS filehandles are bound to a layout of their MDS boot: the client gets new layouts
     // (and so new handles) after the MDS restarts.
     assert_eq!(
@@ -130,7 +130,11 @@ async fn a_layout_stateid_is_not_for_io() {
         seqid: 1,
         other: mds
             .minter
-            .mint(nfs_server::stateid::StateidKind::Layout, 3)
+            .mint(
+                nfs_server::stateid::StateidKind::Layout,
+                3,
+                support::holder(42),
+            )
             .unwrap(),
     };
     assert_eq!(

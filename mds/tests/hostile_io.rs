@@ -114,6 +114,18 @@ async fn contents(root: &mut Client, fh: &NfsFh4) -> Vec<u8> {
     read_res(&r).data.to_vec()
 }
 
+/// LAYOUTGET RW of `fh` under `stateid`: the DS filehandle of stripe index 0.
+async fn rw_layout_fh(c: &mut Client, fh: &NfsFh4, stateid: Stateid4) -> NfsFh4 {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, stateid),
+        ])
+        .await;
+    let (_, body) = granted(&r);
+    body.nfl_fh_list[0].clone()
+}
+
 /// Opens an existing file `name` (no create) with `access` as `c`'s user.
 async fn open_existing(c: &mut Client, name: &str, access: u32) -> Compound4Res {
     c.call(vec![
@@ -172,13 +184,17 @@ async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
 
     // Its own file's write stateid (same client), then another client's write stateid of the
-    // victim itself (root's, as if sniffed): the handle is a READ layout's.
+    // victim itself (root's, as if sniffed): neither is this client's state of this file
+    // (the handle names both), and the handle is a READ layout's anyway.
     let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(own_write, b"PWNED")).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
     let rooted = open_existing(&mut root, "victim", OPEN4_SHARE_ACCESS_BOTH).await;
     let root_write = open_res(&rooted).stateid;
     let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(root_write, b"PWNED")).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+    // Its read open does not write either (OPENMODE, as on the MDS).
+    let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(read_open, b"PWNED")).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE, "{r:?}");
     // A COMMIT through a READ layout's handle is refused too.
     let r = ds_io(
         &k,
@@ -221,7 +237,7 @@ async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn another_files_handles_are_refused_and_a_returned_layouts_handles_die_with_it() {
+async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own_stateid_of_it() {
     let (k, mds, addr) = cluster().await;
     let mut root = Client::new(addr, "root").await;
     // Writable by all for now: the attacker may open it for writing and gets an RW layout.
@@ -230,19 +246,78 @@ async fn another_files_handles_are_refused_and_a_returned_layouts_handles_die_wi
     let r = open_existing(&mut a, "shared", OPEN4_SHARE_ACCESS_BOTH).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let rw_open = open_res(&r).stateid;
+    let rw_fh = rw_layout_fh(&mut a, &vfh, rw_open).await;
+    let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "allowed while open: {r:?}");
+    // Even through its live RW layout, only its own stateids of this file are taken: not its
+    // other file's, not another client's (root's open of this very file).
+    let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(own_write, b"PWNED")).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+    let rooted = open_existing(&mut root, "shared", OPEN4_SHARE_ACCESS_BOTH).await;
+    let r = ds_io(
+        &k,
+        &mds,
+        vid,
+        &rw_fh,
+        ds_write(open_res(&rooted).stateid, b"PWNED"),
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
+
+    // A READ layout's handles do not write, even with this client's write open of the file.
     let r = a
         .call(vec![
             putfh(&vfh),
-            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, rw_open),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_READ, rw_open),
         ])
         .await;
-    let (_, body) = granted(&r);
-    let rw_fh = body.nfl_fh_list[0].clone();
-    let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "allowed while open: {r:?}");
+    let (held, read_body) = granted(&r);
+    let r = ds_io(
+        &k,
+        &mds,
+        vid,
+        &read_body.nfl_fh_list[0],
+        ds_write(rw_open, b"PWNED"),
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
 
-    // The owner takes write access away, the attacker closes (its layout goes with the last
-    // CLOSE: return-on-close) and keeps its other file open for a valid write stateid.
+    // The layout returned, its handles die on the data servers (pushed in the background, as
+    // closed stateids are: soon, and for good), while the open stateid lives on.
+    let r = a
+        .call(vec![
+            putfh(&vfh),
+            layoutreturn_op(
+                Layoutiomode4::LAYOUTIOMODE4_ANY,
+                return_file(held.logr_stateid),
+            ),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    let start = Instant::now();
+    loop {
+        let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
+        if last_status(&r) == NfsStat4::NFS4ERR_PNFS_NO_LAYOUT {
+            break;
+        }
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the returned layout's handle still reads"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let pushed_in = start.elapsed();
+    let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(rw_open, b"PWNED")).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
+    eprintln!("a returned layout's handles were refused after {pushed_in:?}");
+
+    // A new layout works again; then the owner takes write access away and the attacker
+    // closes (its layout goes with the last CLOSE: return-on-close), keeping its other file
+    // open for a valid write stateid.
+    let rw_fh = rw_layout_fh(&mut a, &vfh, rw_open).await;
+    let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let r = root
         .call(vec![
             putfh(&vfh),
@@ -258,20 +333,10 @@ async fn another_files_handles_are_refused_and_a_returned_layouts_handles_die_wi
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let r = a.call(vec![putfh(&vfh), close_op(rw_open)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-
-    // The data servers learn of the gone layout in the background (as of closed stateids):
-    // soon, and for good.
     let start = Instant::now();
-    loop {
-        let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(own_write)).await;
-        if last_status(&r) == NfsStat4::NFS4ERR_PNFS_NO_LAYOUT {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the returned layout's handle still reads: {r:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    while ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await.status == NfsStat4::NFS4_OK {
+        assert!(start.elapsed() < Duration::from_secs(10), "still reads");
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     for stateid in [own_write, rw_open] {
         let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(stateid, b"PWNED")).await;

@@ -1,16 +1,16 @@
-//! Data server filehandles: 48 bytes that name one object of one file, *for one layout*
+//! Data server filehandles: 56 bytes that name one object of one file, *for one layout*
 //! (RFC 8881 section 13.3: the filehandles of a file layout are the DS's, not the MDS's).
 //! The MDS makes them for LAYOUTGET; a DS checks them with the key its MDS gave it
 //! ([`crate::keys::DsKeys`]).
 //!
 //! ```text
-//!  byte  0      1      2..4      4..12     12..16      16       17..20   20..32         32..48
-//!      +------+------+---------+---------+-----------+--------+--------+--------------+---------------+
-//!      | ver  | kind | stripe  | file id | generation| iomode | zero   | layout       | MAC: first 16 |
-//!      | = 2  | = 2  | index   | u64 BE  | u32 BE    | 1 READ |        | stateid      | bytes of      |
-//!      |      |      | u16 BE  |         |           | 2 RW   |        | `other`      | keyed_hash(DS |
-//!      |      |      |         |         |           |        |        | (12 bytes)   | fh key, 0..32)|
-//!      +------+------+---------+---------+-----------+--------+--------+--------------+---------------+
+//!  byte  0      1      2..4      4..12     12..16      16       17..20   20..32     32..40    40..56
+//!      +------+------+---------+---------+-----------+--------+--------+----------+---------+-----------+
+//!      | ver  | kind | stripe  | file id | generation| iomode | zero   | layout   | client  | MAC: 16 B |
+//!      | = 2  | = 2  | index   | u64 BE  | u32 BE    | 1 READ |        | stateid  | id (the | of keyed_ |
+//!      |      |      | u16 BE  |         |           | 2 RW   |        | `other`  | MDS's)  | hash(DS fh|
+//!      |      |      |         |         |           |        |        |          | u64 BE  | key,0..40)|
+//!      +------+------+---------+---------+-----------+--------+--------+----------+---------+-----------+
 //! ```
 //!
 //! **Why a handle is bound to a layout.** A data server cannot tell which client or file a
@@ -18,9 +18,10 @@
 //! [`crate::stateid`]). If DS handles named only the object, a client that had read one file
 //! (a READ layout gives its handles) could write it with a write stateid of any other file it
 //! opened. So the MDS binds each handle, under a 128-bit MAC, to the layout it was handed out
-//! in: the layout stateid (whose client and file the MDS knows) and its iomode. The data
-//! server then serves a READ only through a live layout of this MDS boot, and a WRITE or
-//! COMMIT only through an RW one; the MDS pushes every layout stateid that goes (returned,
+//! in: the layout stateid, its client and its iomode. The data server then serves a READ only
+//! through a live layout of this MDS boot and under a stateid of that client and file (the
+//! stateid's MAC covers both, `crate::stateid`), and a WRITE or COMMIT only through an RW
+//! layout; the MDS pushes every layout stateid that goes (returned,
 //! closed with its file, recalled, revoked, its client gone) to the data servers as a closed
 //! counter, so the handles die with the layout (`data_server::gate`). A layout is granted
 //! only to a client with open, lock or delegation state of that file, and RW only with write
@@ -37,13 +38,13 @@ use bytes::Bytes;
 use nfs_proto::nfs4::{NfsFh4, NfsStat4, NFS4_OTHER_SIZE};
 
 /// Length of every DS filehandle.
-pub const DS_FH_LEN: usize = 48;
+pub const DS_FH_LEN: usize = 56;
 /// The layout version in byte 0 (version 1, 32 bytes, named the object only).
 pub const DS_FH_VERSION: u8 = 2;
 /// The kind byte of a DS filehandle.
 pub const DS_FH_KIND: u8 = 2;
 /// Bytes covered by the MAC.
-const HEAD: usize = 32;
+const HEAD: usize = 40;
 
 /// What a DS filehandle names: one object, through one layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,6 +60,18 @@ pub struct DsFh {
     /// The `other` of the layout stateid the handle was handed out under: the handle works
     /// while that layout lives.
     pub layout: [u8; NFS4_OTHER_SIZE],
+    /// The MDS's client id of the layout's holder: the I/O stateid must be this client's.
+    pub clientid: u64,
+}
+
+impl DsFh {
+    /// Whose state the I/O stateid must be: this handle's client, this file.
+    pub fn holder(&self) -> crate::stateid::Holder {
+        crate::stateid::Holder {
+            clientid: self.clientid,
+            fileid: self.fileid,
+        }
+    }
 }
 
 /// Why bytes are not a DS filehandle: all are `NFS4ERR_BADHANDLE`.
@@ -121,7 +134,8 @@ impl DsFhCodec {
         b[4..12].copy_from_slice(&fh.fileid.to_be_bytes());
         b[12..16].copy_from_slice(&fh.generation.to_be_bytes());
         b[16] = if fh.rw { 2 } else { 1 };
-        b[20..HEAD].copy_from_slice(&fh.layout);
+        b[20..32].copy_from_slice(&fh.layout);
+        b[32..HEAD].copy_from_slice(&fh.clientid.to_be_bytes());
         let mac = self.mac(&b[..HEAD]);
         b[HEAD..].copy_from_slice(&mac);
         NfsFh4(Bytes::copy_from_slice(&b))
@@ -157,13 +171,16 @@ impl DsFhCodec {
             return Err(DsFhError::Fields);
         }
         let mut layout = [0u8; NFS4_OTHER_SIZE];
-        layout.copy_from_slice(&b[20..HEAD]);
+        layout.copy_from_slice(&b[20..32]);
+        let mut clientid = [0u8; 8];
+        clientid.copy_from_slice(&b[32..HEAD]);
         Ok(DsFh {
             stripe: u16::from_be_bytes([b[2], b[3]]),
             fileid: u64::from_be_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]]),
             generation: u32::from_be_bytes([b[12], b[13], b[14], b[15]]),
             rw,
             layout,
+            clientid: u64::from_be_bytes(clientid),
         })
     }
 }
@@ -183,6 +200,7 @@ mod tests {
             generation,
             rw,
             layout: LAYOUT,
+            clientid: 0x0102_0304_0506_0708,
         }
     }
 
@@ -196,6 +214,7 @@ mod tests {
             assert_eq!(&h.0[..4], &[2, 2, 0, 2]);
             assert_eq!(h.0[16], if rw { 2 } else { 1 });
             assert_eq!(&h.0[20..32], &LAYOUT);
+            assert_eq!(&h.0[32..40], &[1, 2, 3, 4, 5, 6, 7, 8]);
             assert_eq!(c.decode(&h), Ok(fh));
         }
     }
@@ -217,9 +236,16 @@ mod tests {
             Err(DsFhError::Mac),
             "a READ layout's handle cannot be made an RW one"
         );
-        let mut moved = read;
+        let mut moved = read.clone();
         moved[31] ^= 1;
         assert_eq!(c.decode(&NfsFh4(Bytes::from(moved))), Err(DsFhError::Mac));
+        let mut lent = read;
+        lent[39] ^= 1;
+        assert_eq!(
+            c.decode(&NfsFh4(Bytes::from(lent))),
+            Err(DsFhError::Mac),
+            "nor another client's"
+        );
     }
 
     #[test]
@@ -269,10 +295,10 @@ mod tests {
         #[test]
         fn handles_round_trip(
             stripe in any::<u16>(), fileid in any::<u64>(), generation in any::<u32>(),
-            rw in any::<bool>(), layout in any::<[u8; NFS4_OTHER_SIZE]>()
+            rw in any::<bool>(), layout in any::<[u8; NFS4_OTHER_SIZE]>(), clientid in any::<u64>()
         ) {
             let c = DsFhCodec::new(KEY);
-            let fh = DsFh { stripe, fileid, generation, rw, layout };
+            let fh = DsFh { stripe, fileid, generation, rw, layout, clientid };
             prop_assert_eq!(c.decode(&c.encode(fh)), Ok(fh));
         }
     }

@@ -13,14 +13,17 @@
 //!  +------+--------+-------------+----------------------+------------------------------+
 //! ```
 //!
-//! The MAC covers what a data server can check alone: kind, access, epoch and counter. It
-//! does not cover the client id (a DS sees the client under the client id of its own
-//! EXCHANGE_ID, not the MDS's), so a stateid another client shows verifies here; the MDS
-//! refuses it on its table (each entry knows its client), while a DS accepts it from whoever
-//! shows it, as it accepts a DS filehandle (both travel in the clear; under AUTH_SYS a client
-//! that sniffs them could as well forge its uid). A forged `other` is `NFS4ERR_BAD_STATEID`
-//! without a table lookup, on the MDS and on every DS. Nor does the MAC cover the file: a DS
-//! cannot tell that a stateid was issued for the file whose object it is asked to write.
+//! The MAC covers the state's holder as well: the MDS's client id and the file (they are not
+//! in `other`, only under its MAC). The MDS finds every stateid in its tables, which know
+//! both, so it needs no MAC ([`StateidMinter::fields`]); a data server learns both from the
+//! DS filehandle the I/O comes with, which the MDS bound to one client's layout of one file
+//! under a 128-bit MAC (`crate::ds_fh`), and checks the stateid's MAC against them
+//! ([`StateidMinter::verify`]): a stateid of another file or another client is
+//! `NFS4ERR_BAD_STATEID` there as on the MDS. The stateid's own MAC is 4 bytes (there is no
+//! room for more in `other`); the strong binding is the handle's, and the handle is what
+//! grants I/O (a forged stateid would have to go with a live layout of that very client and
+//! file). Stateids travel in the clear under AUTH_SYS: a client that sniffs another's
+//! traffic can replay its handles and stateids together (it could as well forge its uid).
 //!
 //! The access byte is the access of the state when it was minted; `other` never changes
 //! afterwards (section 8.2.2 keeps it across OPEN upgrades and OPEN_DOWNGRADE), so the MDS
@@ -180,6 +183,16 @@ pub struct OtherFields {
     pub counter: u32,
 }
 
+/// Whose state a stateid is: the MDS's client id and the file. Both are under the stateid's
+/// MAC, not in it (see the module documentation).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Holder {
+    /// The MDS's client id.
+    pub clientid: u64,
+    /// The file id.
+    pub fileid: u64,
+}
+
 /// The per-boot counter ran out: four billion stateids in one boot.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, thiserror::Error)]
 #[error("stateid counter exhausted for this boot")]
@@ -234,16 +247,25 @@ impl StateidMinter {
         self.epoch
     }
 
-    fn mac(&self, head: &[u8; 8]) -> [u8; 4] {
-        let hash = blake3::keyed_hash(&self.key, head);
+    fn mac(&self, head: &[u8; 8], holder: Holder) -> [u8; 4] {
+        let mut input = [0u8; 24];
+        input[..8].copy_from_slice(head);
+        input[8..16].copy_from_slice(&holder.clientid.to_be_bytes());
+        input[16..].copy_from_slice(&holder.fileid.to_be_bytes());
+        let hash = blake3::keyed_hash(&self.key, &input);
         let mut mac = [0u8; 4];
         mac.copy_from_slice(&hash.as_bytes()[..4]);
         mac
     }
 
-    /// A fresh `other` for state of `kind`, with the access bits (`& 3`) a data server checks
-    /// I/O against.
-    pub fn mint(&mut self, kind: StateidKind, access: u8) -> Result<Other, CounterExhausted> {
+    /// A fresh `other` for state of `kind` held by `holder`, with the access bits (`& 3`) a
+    /// data server checks I/O against.
+    pub fn mint(
+        &mut self,
+        kind: StateidKind,
+        access: u8,
+        holder: Holder,
+    ) -> Result<Other, CounterExhausted> {
         use std::sync::atomic::Ordering;
         // The last value is never handed out, so nothing wraps.
         let counter = self
@@ -257,25 +279,26 @@ impl StateidMinter {
         head[4..8].copy_from_slice(&counter.to_be_bytes());
         let mut other = [0u8; NFS4_OTHER_SIZE];
         other[..8].copy_from_slice(&head);
-        other[8..].copy_from_slice(&self.mac(&head));
+        other[8..].copy_from_slice(&self.mac(&head, holder));
         Ok(other)
     }
 
-    /// The counter of `other` if it is a stateid minted with this key in this boot: what the
-    /// MDS and the data servers keep of a closed one (runs of counters, `crate::counter_set`;
-    /// the counter is unique across kinds, see [`StateidMinter`]).
+    /// The counter of `other` if it is a stateid of this boot: what the MDS and the data
+    /// servers keep of a closed one (runs of counters, `crate::counter_set`; the counter is
+    /// unique across kinds, see [`StateidMinter`]). No MAC check: only for stateids the MDS
+    /// itself names (its tables, the control protocol's pushes).
     pub fn counter_of(&self, other: &Other) -> Option<u32> {
-        self.verify(other).ok().map(|f| f.counter)
+        self.fields(other).ok().map(|f| f.counter)
     }
 
-    /// Checks that `other` was minted with this key (else `NFS4ERR_BAD_STATEID`) in this
-    /// boot (else `NFS4ERR_STALE_STATEID`). Which client it belongs to is the caller's
-    /// business. Special stateids must be sorted out first with [`classify`]; here they are
-    /// simply bad.
-    pub fn verify(&self, other: &Other) -> Result<OtherFields, StateidError> {
+    /// Checks that `other` was minted with this key for `holder` (else
+    /// `NFS4ERR_BAD_STATEID`: forged, or another client's or another file's) in this boot
+    /// (else `NFS4ERR_STALE_STATEID`). Special stateids must be sorted out first with
+    /// [`classify`]; here they are simply bad.
+    pub fn verify(&self, other: &Other, holder: Holder) -> Result<OtherFields, StateidError> {
         let mut head = [0u8; 8];
         head.copy_from_slice(&other[..8]);
-        let mac = self.mac(&head);
+        let mac = self.mac(&head, holder);
         // Not secret-dependent timing in any useful way (4 bytes, and a forger learns only
         // accept/refuse), but compare without early exit anyway.
         let diff = mac
@@ -285,6 +308,14 @@ impl StateidMinter {
         if diff != 0 {
             return Err(StateidError::Bad);
         }
+        self.fields(other)
+    }
+
+    /// The fields of `other` without its MAC: `NFS4ERR_BAD_STATEID` for a kind or access this
+    /// code never mints, `NFS4ERR_STALE_STATEID` for another boot. For the MDS, whose tables
+    /// are the authority on which stateids exist (a forged `other` is not in them), and for
+    /// stateids the MDS pushes.
+    pub fn fields(&self, other: &Other) -> Result<OtherFields, StateidError> {
         let kind = StateidKind::of(other).ok_or(StateidError::Bad)?;
         let access = other[1];
         if access & !3 != 0 {
@@ -309,12 +340,16 @@ mod tests {
     use proptest::prelude::*;
 
     const KEY: [u8; 32] = [7; 32];
+    const H: Holder = Holder {
+        clientid: 0x11,
+        fileid: 0x22,
+    };
 
     #[test]
     fn minted_stateid_verifies_with_its_fields() {
         let mut m = StateidMinter::new(KEY, 5);
-        let o = m.mint(StateidKind::Lock, 3).unwrap();
-        let f = m.verify(&o).unwrap();
+        let o = m.mint(StateidKind::Lock, 3, H).unwrap();
+        let f = m.verify(&o, H).unwrap();
         assert_eq!(f.kind, StateidKind::Lock);
         assert_eq!(f.access, 3);
         assert_eq!(f.epoch, 5);
@@ -324,10 +359,39 @@ mod tests {
     }
 
     #[test]
+    fn another_client_or_file_does_not_verify_but_its_fields_read() {
+        let mut m = StateidMinter::new(KEY, 5);
+        let o = m.mint(StateidKind::Open, 3, H).unwrap();
+        for other in [
+            Holder {
+                clientid: 0x12,
+                ..H
+            },
+            Holder { fileid: 0x23, ..H },
+        ] {
+            assert_eq!(m.verify(&o, other), Err(StateidError::Bad), "{other:?}");
+        }
+        assert_eq!(m.fields(&o).map(|f| f.access), Ok(3));
+        assert_eq!(
+            StateidMinter::new(KEY, 6).fields(&o),
+            Err(StateidError::Stale)
+        );
+    }
+
+    #[test]
+    fn clones_share_one_counter() {
+        let mut a = StateidMinter::new(KEY, 5);
+        let mut b = a.clone();
+        let x = a.mint(StateidKind::Open, 3, H).unwrap();
+        let y = b.mint(StateidKind::Layout, 0, H).unwrap();
+        assert_ne!(a.counter_of(&x), a.counter_of(&y));
+    }
+
+    #[test]
     fn successive_mints_differ() {
         let mut m = StateidMinter::new(KEY, 1);
-        let a = m.mint(StateidKind::Open, 1).unwrap();
-        let b = m.mint(StateidKind::Open, 1).unwrap();
+        let a = m.mint(StateidKind::Open, 1, H).unwrap();
+        let b = m.mint(StateidKind::Open, 1, H).unwrap();
         assert_ne!(a, b);
     }
 
@@ -335,33 +399,33 @@ mod tests {
     fn a_verifier_that_never_minted_checks_the_minters_stateids() {
         // What a data server does: the MDS's key and epoch, no table.
         let mut mds = StateidMinter::new(KEY, 4);
-        let o = mds.mint(StateidKind::Open, 2).unwrap();
+        let o = mds.mint(StateidKind::Open, 2, H).unwrap();
         let ds = StateidMinter::new(KEY, 4);
-        assert_eq!(ds.verify(&o).map(|f| f.access), Ok(2));
+        assert_eq!(ds.verify(&o, H).map(|f| f.access), Ok(2));
     }
 
     #[test]
     fn stateid_under_another_key_is_bad() {
         let mut m = StateidMinter::new(KEY, 1);
-        let o = m.mint(StateidKind::Open, 1).unwrap();
+        let o = m.mint(StateidKind::Open, 1, H).unwrap();
         let other_server = StateidMinter::new([8; 32], 1);
-        assert_eq!(other_server.verify(&o), Err(StateidError::Bad));
+        assert_eq!(other_server.verify(&o, H), Err(StateidError::Bad));
     }
 
     #[test]
     fn stateid_of_an_earlier_boot_is_stale() {
         let mut before = StateidMinter::new(KEY, 1);
-        let o = before.mint(StateidKind::Open, 1).unwrap();
+        let o = before.mint(StateidKind::Open, 1, H).unwrap();
         let after = StateidMinter::new(KEY, 2);
-        assert_eq!(after.verify(&o), Err(StateidError::Stale));
+        assert_eq!(after.verify(&o, H), Err(StateidError::Stale));
     }
 
     #[test]
     fn forged_epoch_is_bad_not_stale() {
         let mut m = StateidMinter::new(KEY, 2);
-        let mut o = m.mint(StateidKind::Open, 1).unwrap();
+        let mut o = m.mint(StateidKind::Open, 1, H).unwrap();
         o[3] = 1;
-        assert_eq!(m.verify(&o), Err(StateidError::Bad));
+        assert_eq!(m.verify(&o, H), Err(StateidError::Bad));
     }
 
     #[test]
@@ -369,11 +433,11 @@ mod tests {
         let mut m = StateidMinter::new(KEY, 1);
         m.next.store(u32::MAX, std::sync::atomic::Ordering::Relaxed);
         assert_eq!(
-            m.mint(StateidKind::Open, 1),
+            m.mint(StateidKind::Open, 1, H),
             Err(CounterExhausted),
             "the last counter value is never handed out, so nothing wraps"
         );
-        assert_eq!(m.mint(StateidKind::Open, 1), Err(CounterExhausted));
+        assert_eq!(m.mint(StateidKind::Open, 1, H), Err(CounterExhausted));
     }
 
     #[test]
@@ -470,18 +534,18 @@ mod tests {
             byte in 0usize..12, flip in 1u8..=255, access in 0u8..4
         ) {
             let mut m = StateidMinter::new(KEY, 3);
-            let mut o = m.mint(StateidKind::Open, access).unwrap();
+            let mut o = m.mint(StateidKind::Open, access, H).unwrap();
             o[byte] ^= flip;
             // A changed epoch or access byte could only be Stale or pass if the MAC still
             // matched; it does not.
-            prop_assert_eq!(m.verify(&o), Err(StateidError::Bad));
+            prop_assert_eq!(m.verify(&o, H), Err(StateidError::Bad));
         }
 
         #[test]
         fn random_others_do_not_verify(other in any::<[u8; 12]>()) {
             let m = StateidMinter::new(KEY, 3);
             // A 32-bit MAC: a random value passes with probability 2^-32.
-            prop_assert!(m.verify(&other).is_err());
+            prop_assert!(m.verify(&other, H).is_err());
         }
     }
 }

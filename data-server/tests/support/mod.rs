@@ -16,7 +16,7 @@ use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
 use nfs_proto::transport::{self, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Utf8String};
 use nfs_server::ds_fh::{DsFh, DsFhCodec};
-use nfs_server::stateid::{StateidKind, StateidMinter};
+use nfs_server::stateid::{Holder, StateidKind, StateidMinter};
 
 /// The made-up MDS's server key.
 pub const SERVER_KEY: [u8; 32] = [0x42; 32];
@@ -58,30 +58,41 @@ pub async fn start_ds_with(opts: DsOptions, dir: tempfile::TempDir) -> Ds {
     Ds { ds, addr, dir }
 }
 
+/// The client id the made-up MDS gave the test client: its stateids and layouts are this
+/// client's.
+pub const CLIENT: u64 = 0x5eed;
+
 /// The MDS side of the test: mints stateids and DS filehandles.
 pub struct Mds {
     pub minter: StateidMinter,
     pub fh: DsFhCodec,
-    /// The RW layout [`Mds::ds_fh`] makes handles under.
-    pub layout: nfs_server::stateid::Other,
+}
+
+/// The test client's state of `fileid`.
+pub fn holder(fileid: u64) -> Holder {
+    Holder {
+        clientid: CLIENT,
+        fileid,
+    }
 }
 
 impl Mds {
-    /// The made-up MDS in boot `epoch`, holding one RW layout for the handles it makes.
+    /// The made-up MDS in boot `epoch`.
     pub fn new(epoch: u16) -> Self {
         let k = keys(epoch);
-        let mut minter = StateidMinter::new(k.stateid_key, epoch);
-        let layout = minter.mint(StateidKind::Layout, 0).unwrap();
         Self {
-            minter,
+            minter: StateidMinter::new(k.stateid_key, epoch),
             fh: DsFhCodec::new(k.fh_key),
-            layout,
         }
     }
 
-    /// A fresh layout stateid's `other`.
-    pub fn layout_stateid(&mut self) -> nfs_server::stateid::Other {
-        self.minter.mint(StateidKind::Layout, 0).unwrap()
+    /// A fresh layout stateid's `other` for the test client's layout of `fileid` (clones of
+    /// a minter share its counter, so `&self` will do).
+    pub fn layout_stateid(&self, fileid: u64) -> nfs_server::stateid::Other {
+        self.minter
+            .clone()
+            .mint(StateidKind::Layout, 0, holder(fileid))
+            .unwrap()
     }
 
     /// The DS filehandle of object `stripe` of `fileid` under `layout`, READ or RW.
@@ -98,20 +109,25 @@ impl Mds {
             generation: 1,
             rw,
             layout,
+            clientid: CLIENT,
         })
     }
 
-    /// An open stateid with this share access, seqid 0 as a client sends it to a DS.
-    pub fn open_stateid(&mut self, access: u8) -> Stateid4 {
+    /// An open stateid of `fileid` with this share access, seqid 0 as a client sends it to
+    /// a DS.
+    pub fn open_stateid(&mut self, fileid: u64, access: u8) -> Stateid4 {
         Stateid4 {
             seqid: 0,
-            other: self.minter.mint(StateidKind::Open, access).unwrap(),
+            other: self
+                .minter
+                .mint(StateidKind::Open, access, holder(fileid))
+                .unwrap(),
         }
     }
 
-    /// The DS filehandle of object `stripe` of `fileid` under the RW layout.
+    /// The DS filehandle of object `stripe` of `fileid` under a new RW layout of it.
     pub fn ds_fh(&self, fileid: u64, stripe: u16) -> NfsFh4 {
-        self.ds_fh_under(fileid, stripe, self.layout, true)
+        self.ds_fh_under(fileid, stripe, self.layout_stateid(fileid), true)
     }
 }
 

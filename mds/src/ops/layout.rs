@@ -262,6 +262,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             generation: inode.generation,
             layout: layout_stateid.other,
             rw,
+            clientid,
         },
     )?;
     // Granted first, then marked durably (a no-op without a sync when marked already, as
@@ -606,6 +607,8 @@ pub struct LayoutOf {
     pub layout: crate::devices::Other,
     /// An RW layout (else READ).
     pub rw: bool,
+    /// Its holder.
+    pub clientid: u64,
 }
 
 /// The `nfsv4_1_file_layout4` of a stripe set (RFC 8881 section 13.3): its device, the
@@ -632,6 +635,7 @@ pub fn file_layout(codec: &DsFhCodec, set: &StripeSet, of: LayoutOf) -> Result<B
                     generation: of.generation,
                     rw: of.rw,
                     layout: of.layout,
+                    clientid: of.clientid,
                 })
             })
             .collect(),

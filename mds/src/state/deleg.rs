@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 use nfs_proto::nfs4::{NfsFh4, NfsStat4, Stateid4};
 
 use super::stateid::{
-    check_seqid, classify, CounterExhausted, Other, StateidError, StateidKind, StateidMinter,
+    check_seqid, classify, CounterExhausted, Holder, Other, StateidError, StateidKind,
+    StateidMinter,
 };
 
 /// The two kinds of file delegation.
@@ -295,7 +296,14 @@ impl DelegTable {
         kind: DelegType,
         change: u64,
     ) -> Result<Stateid4, CounterExhausted> {
-        let other = self.minter.mint(StateidKind::Delegation, kind.access())?;
+        let other = self.minter.mint(
+            StateidKind::Delegation,
+            kind.access(),
+            Holder {
+                clientid,
+                fileid: file,
+            },
+        )?;
         self.delegs.insert(
             other,
             Delegation {
@@ -323,7 +331,7 @@ impl DelegTable {
         if classify(stateid)?.is_some() {
             return Err(StateidError::Bad);
         }
-        let fields = self.minter.verify(&stateid.other)?;
+        let fields = self.minter.fields(&stateid.other)?;
         if fields.kind != StateidKind::Delegation {
             return Err(StateidError::Bad);
         }

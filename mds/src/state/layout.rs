@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use nfs_proto::nfs4::{Layoutiomode4, NfsStat4, Stateid4};
 
 use super::stateid::{
-    next_seqid, CounterExhausted, Other, StateidError, StateidKind, StateidMinter,
+    next_seqid, CounterExhausted, Holder, Other, StateidError, StateidKind, StateidMinter,
 };
 
 /// Why a layout request is refused.
@@ -178,7 +178,7 @@ impl LayoutTable {
         stateid: &Stateid4,
     ) -> Result<&Layout, LayoutError> {
         let Some(l) = self.layouts.get(&stateid.other) else {
-            return Err(match self.minter.verify(&stateid.other) {
+            return Err(match self.minter.fields(&stateid.other) {
                 Err(StateidError::Stale) => LayoutError::Stale,
                 _ => LayoutError::BadStateid,
             });
@@ -234,7 +234,9 @@ impl LayoutTable {
         } else if let Some(o) = existing {
             o
         } else {
-            let other = self.minter.mint(StateidKind::Layout, 0)?;
+            let other = self
+                .minter
+                .mint(StateidKind::Layout, 0, Holder { clientid, fileid })?;
             self.layouts.insert(
                 other,
                 Layout {
@@ -481,9 +483,13 @@ mod tests {
     /// the `clientid`-th minted).
     fn open_stateid(clientid: u64) -> Stateid4 {
         let mut m = StateidMinter::new([9; 32], 3);
-        let mut other = m.mint(StateidKind::Open, 3).unwrap();
+        let holder = Holder {
+            clientid,
+            fileid: 0,
+        };
+        let mut other = m.mint(StateidKind::Open, 3, holder).unwrap();
         for _ in 1..clientid {
-            other = m.mint(StateidKind::Open, 3).unwrap();
+            other = m.mint(StateidKind::Open, 3, holder).unwrap();
         }
         Stateid4 { seqid: 1, other }
     }

@@ -18,7 +18,7 @@ use nfs_proto::nfs4::{
 
 use super::open::{Body, Entry, LockBody, StateError, StateTable};
 use super::owner::OwnerKey;
-use super::stateid::{Other, StateidError, StateidKind};
+use super::stateid::{Holder, Other, StateidError, StateidKind};
 
 /// Read (shared) or write (exclusive) lock.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -309,7 +309,14 @@ impl StateTable {
         // Mint before taking the lock, so that a granted lock always has its stateid.
         let new_other = match existing {
             Some(_) => None,
-            None => Some(self.minter.mint(StateidKind::Lock, access as u8)?),
+            None => Some(self.minter.mint(
+                StateidKind::Lock,
+                access as u8,
+                Holder {
+                    clientid,
+                    fileid: file,
+                },
+            )?),
         };
         let table = &mut self.files.entry(file).or_default().locks;
         table

@@ -37,8 +37,8 @@ use super::lock::LockTable;
 use super::orphan::{OrphanFate, Orphans};
 use super::owner::{OwnerIndex, OwnerKey};
 use super::stateid::{
-    check_seqid, classify, next_seqid, CounterExhausted, Other, Special, StateidError, StateidKind,
-    StateidMinter,
+    check_seqid, classify, next_seqid, CounterExhausted, Holder, Other, Special, StateidError,
+    StateidKind, StateidMinter,
 };
 
 /// Why an open or lock operation failed; each variant is one `nfsstat4`, except
@@ -423,7 +423,7 @@ impl StateTable {
         if classify(stateid)?.is_some() {
             return Err(StateidError::Bad);
         }
-        self.minter.verify(&stateid.other)?;
+        self.minter.fields(&stateid.other)?;
         let entry = self.states.get(&stateid.other).ok_or(StateidError::Bad)?;
         if entry.clientid != clientid {
             return Err(StateidError::Bad);
@@ -536,7 +536,14 @@ impl StateTable {
                 (self.bump(&other), true)
             }
             None => {
-                let other = self.minter.mint(StateidKind::Open, access as u8)?;
+                let other = self.minter.mint(
+                    StateidKind::Open,
+                    access as u8,
+                    Holder {
+                        clientid,
+                        fileid: file,
+                    },
+                )?;
                 let body = OpenBody {
                     owner: owner.clone(),
                     access,
@@ -819,7 +826,7 @@ impl StateTable {
                 .free_stateid(clientid, stateid)
                 .map_err(StateError::Status);
         }
-        self.minter.verify(&stateid.other)?;
+        self.minter.fields(&stateid.other)?;
         let other = stateid.other;
         let entry = self.states.get(&other).ok_or(StateidError::Bad)?;
         if entry.clientid != clientid {

@@ -373,7 +373,16 @@ fn stateid_shown_by_another_client_is_bad() {
 #[test]
 fn stateid_of_an_earlier_boot_is_stale_but_tests_as_bad() {
     let mut before = StateidMinter::new(KEY, EPOCH - 1);
-    let other = before.mint(StateidKind::Open, 1).unwrap();
+    let other = before
+        .mint(
+            StateidKind::Open,
+            1,
+            nfs_server::stateid::Holder {
+                clientid: C1,
+                fileid: F,
+            },
+        )
+        .unwrap();
     let s = Stateid4 { seqid: 1, other };
     let mut t = table();
     assert_eq!(
@@ -503,13 +512,22 @@ fn free_stateid_of_a_special_or_unknown_stateid_is_bad() {
         t.free_stateid(C1, &Stateid4::ANONYMOUS),
         Err(StateError::Stateid(StateidError::Bad))
     );
-    let forged = Stateid4 {
+    // An `other` the table does not hold, of this boot: bad; of another boot: stale, as
+    // knfsd answers (the MDS decides by its tables, not by the MAC, whose holder it would
+    // need to know first).
+    let mut forged = Stateid4 {
         seqid: 1,
         other: [1; 12],
     };
+    forged.other[2..4].copy_from_slice(&EPOCH.to_be_bytes());
     assert_eq!(
         t.free_stateid(C1, &forged),
         Err(StateError::Stateid(StateidError::Bad))
+    );
+    forged.other[2..4].copy_from_slice(&(EPOCH - 1).to_be_bytes());
+    assert_eq!(
+        t.free_stateid(C1, &forged),
+        Err(StateError::Stateid(StateidError::Stale))
     );
 }
 

@@ -31,7 +31,9 @@ pub struct User {
 }
 
 impl User {
-    /// The user a credential names.
+    /// The user a credential names: AUTH_SYS's ids, else (AUTH_NONE) the anonymous user.
+    /// RPCSEC_GSS and other flavors are refused before any COMPOUND runs
+    /// ([`nfs_server::auth_policy`]), so they never stand for the anonymous user here.
     pub fn from_credential(cred: &Credential) -> Self {
         match cred {
             Credential::Sys(p) => Self {

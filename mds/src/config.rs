@@ -18,7 +18,7 @@
 //!     clients:
 //!       - network: 127.0.0.0/8
 //!         access: rw      # rw | ro
-//!         root_squash: false
+//!         root_squash: false  # true: uid 0 and gid 0 (also supplementary) act as 65534
 //!       - network: 0.0.0.0/0
 //!         access: ro
 //! limits:
@@ -130,7 +130,8 @@ pub struct ClientRule {
     /// Read-write or read-only.
     #[serde(default)]
     pub access: Access,
-    /// Map uid 0 to the anonymous user (65534).
+    /// Map uid 0 to the anonymous uid and gid 0 (primary or supplementary) to the anonymous
+    /// gid (65534 both), as knfsd's `root_squash`.
     #[serde(default)]
     pub root_squash: bool,
 }

@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -49,6 +50,9 @@ impl Server {
         }
         let cfg = dir.path().join("pnfs.yaml");
         std::fs::write(&cfg, yaml).unwrap();
+        // The file holds the cluster secret: the server refuses it unless only its owner
+        // can read it.
+        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
         let child = Command::new(PNFS)
             .arg("server")

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::Credential;
+use nfs_server::refusals::Refusal;
 use nfs_server::{CompoundCtx, SessionCtx};
 
 pub use nfs_server::compound::{
@@ -30,7 +31,9 @@ pub struct User {
 }
 
 impl User {
-    /// The user a credential names.
+    /// The user a credential names: AUTH_SYS's ids, else (AUTH_NONE) the anonymous user.
+    /// RPCSEC_GSS and other flavors are refused before any COMPOUND runs
+    /// ([`nfs_server::auth_policy`]), so they never stand for the anonymous user here.
     pub fn from_credential(cred: &Credential) -> Self {
         match cred {
             Credential::Sys(p) => Self {
@@ -49,6 +52,21 @@ impl User {
     /// Whether the user is in group `gid`.
     pub fn in_group(&self, gid: u32) -> bool {
         self.gid == gid || self.gids.contains(&gid)
+    }
+
+    /// The user as an export with `root_squash` sees it: uid 0 becomes the anonymous uid,
+    /// and gid 0, as the primary or a supplementary group, the anonymous gid; each
+    /// independently, as knfsd's `nfsd_setuser` does. Squashing the uid alone left root's
+    /// group to anyone: AUTH_SYS lets a client claim any gid, so uid 1000 with gid 0 could
+    /// create files in a root:root 0770 directory that squashed root itself could not.
+    /// Other ids are kept: a client's root can claim them anyway by sending another uid.
+    pub fn root_squashed(&self) -> Self {
+        let squash = |id: u32, anon: u32| if id == 0 { anon } else { id };
+        Self {
+            uid: squash(self.uid, NOBODY),
+            gid: squash(self.gid, NOBODY),
+            gids: self.gids.iter().map(|g| squash(*g, NOBODY)).collect(),
+        }
     }
 }
 
@@ -137,17 +155,17 @@ impl Ctx {
         let read_only = if export == PSEUDO_EXPORT {
             true
         } else {
-            let rule = self
-                .mds
-                .exports
-                .rule(export, self.session.conn.peer().ip())
-                .ok_or(NfsStat4::NFS4ERR_ACCESS)?;
-            if rule.root_squash && user.uid == 0 {
-                user = User {
-                    uid: NOBODY,
-                    gid: NOBODY,
-                    gids: Vec::new(),
-                };
+            let peer = self.session.conn.peer().ip();
+            let Some(rule) = self.mds.exports.rule(export, peer) else {
+                self.mds.core.refusals.note(
+                    peer,
+                    Refusal::ExportAccess,
+                    format_args!("export {export} has no rule for it: NFS4ERR_ACCESS"),
+                );
+                return Err(NfsStat4::NFS4ERR_ACCESS);
+            };
+            if rule.root_squash {
+                user = user.root_squashed();
             }
             rule.read_only
         };
@@ -248,5 +266,32 @@ impl CompoundCtx for Ctx {
 
     fn session_mut(&mut self) -> &mut SessionCtx {
         &mut self.session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_squash_maps_uid_0_gid_0_and_supplementary_gid_0_each_on_its_own() {
+        let u = |uid, gid, gids: &[u32]| User {
+            uid,
+            gid,
+            gids: gids.to_vec(),
+        };
+        assert_eq!(
+            u(0, 0, &[0, 5]).root_squashed(),
+            u(NOBODY, NOBODY, &[NOBODY, 5])
+        );
+        assert_eq!(u(1000, 0, &[]).root_squashed(), u(1000, NOBODY, &[]));
+        assert_eq!(
+            u(1000, 1000, &[7, 0]).root_squashed(),
+            u(1000, 1000, &[7, NOBODY])
+        );
+        assert_eq!(u(0, 1000, &[]).root_squashed(), u(NOBODY, 1000, &[]));
+        let plain = u(1000, 100, &[4, 24]);
+        assert_eq!(plain.root_squashed(), plain);
+        assert!(!u(1000, 0, &[0]).root_squashed().in_group(0));
     }
 }

@@ -18,7 +18,7 @@
 //!     clients:
 //!       - network: 127.0.0.0/8
 //!         access: rw      # rw | ro
-//!         root_squash: false
+//!         root_squash: false  # true: uid 0 and gid 0 (also supplementary) act as 65534
 //!       - network: 0.0.0.0/0
 //!         access: ro
 //! limits:
@@ -28,8 +28,9 @@
 //!   max_slots: 64         # ca_maxrequests
 //! cluster:                # the data servers (pNFS); `data_servers: []`: the MDS serves data
 //!   secret: null          # hex, >= 64 digits, shared by MDS and data servers for the control
-//!                         # protocol; or secret_file: /etc/pnfs/secret (mode 0600); with
-//!                         # neither: <data_dir>/cluster.secret, generated once (one host only)
+//!                         # protocol (then this file must be mode 0600 or stricter); or
+//!                         # secret_file: /etc/pnfs/secret (mode 0600); with neither:
+//!                         # <data_dir>/cluster.secret, generated once (one host only)
 //!   data_servers:         # default: these three, all on this host
 //!     - id: 1             # 1..=65535, stable (`pnfs ds --id 1`)
 //!       addresses: [0.0.0.0:20491]    # ip:port told to clients; 0.0.0.0 = this host, told
@@ -129,7 +130,8 @@ pub struct ClientRule {
     /// Read-write or read-only.
     #[serde(default)]
     pub access: Access,
-    /// Map uid 0 to the anonymous user (65534).
+    /// Map uid 0 to the anonymous uid and gid 0 (primary or supplementary) to the anonymous
+    /// gid (65534 both), as knfsd's `root_squash`.
     #[serde(default)]
     pub root_squash: bool,
 }
@@ -290,16 +292,26 @@ impl Network {
 }
 
 impl Config {
-    /// Reads and validates a YAML file.
+    /// Reads and validates a YAML file. A file with an inline `cluster.secret` must be
+    /// private (mode 0600 or stricter; [`ClusterConfig::check_inline_secret`]). The mode is
+    /// that of the file as opened, so a file swapped after the check is not the one read.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
-        Self::parse(&text).map_err(|mut e| {
+        use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
+        let cannot =
+            |e: std::io::Error| err(path.display().to_string(), format!("cannot read: {e}"));
+        let mut file = std::fs::File::open(path).map_err(cannot)?;
+        let mode = file.metadata().map_err(cannot)?.permissions().mode();
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(cannot)?;
+        let cfg = Self::parse(&text).map_err(|mut e| {
             if e.field.is_empty() {
                 e.field = path.display().to_string();
             }
             e
-        })
+        })?;
+        cfg.cluster.check_inline_secret(path, mode)?;
+        Ok(cfg)
     }
 
     /// Parses and validates YAML text.

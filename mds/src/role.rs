@@ -12,6 +12,7 @@ use bytes::Bytes;
 use nfs_proto::nfs4::{Clientid4, NfsArgop4, NfsResop4, NfsStat4};
 use nfs_proto::rpc::{AuthStat, Credential, RejectedReply};
 use nfs_proto::transport::Reply;
+use nfs_server::refusals::Refusal;
 use nfs_server::state::client::{PersistedClient, RemovedClient};
 use nfs_server::{Core, Role, SessionCtx};
 use tracing::{info, warn};
@@ -30,7 +31,13 @@ impl Role for Mds {
 
     /// A client that no export admits may not use the server at all: AUTH_TOOWEAK.
     fn begin(self: &Arc<Self>, session: SessionCtx, cred: &Credential) -> Result<Ctx, Reply> {
-        if !self.exports.any_allowed(session.conn.peer().ip()) {
+        let peer = session.conn.peer().ip();
+        if !self.exports.any_allowed(peer) {
+            self.core.refusals.note(
+                peer,
+                Refusal::NoExport,
+                format_args!("COMPOUND answered AUTH_TOOWEAK"),
+            );
             return Err(Reply::Denied(RejectedReply::AuthError(
                 AuthStat::AUTH_TOOWEAK,
             )));

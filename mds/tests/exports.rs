@@ -7,7 +7,9 @@ use mds::config::{Access, ClientRule, ExportConfig};
 use mds::Config;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
+use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::Utf8String;
+use support::open::{by_name, mode_attrs, open_op, unchecked};
 use support::*;
 
 fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> ExportConfig {
@@ -306,4 +308,121 @@ async fn an_export_at_the_root_carries_others_as_junctions() {
         .await,
     );
     assert_eq!(up.fileid, root.fileid);
+}
+
+/// `path` then `ops`, in the session of `c` but with the credential `cred`.
+async fn at_as(c: &mut Client, cred: OpaqueAuth, path: &str, ops: Vec<NfsArgop4>) -> Compound4Res {
+    let mut all = vec![c.sequence(), NfsArgop4::PutRootFh];
+    all.extend(lookups(path));
+    all.extend(ops);
+    compound_as(&c.conn, cred, 1, all).await.expect("rpc")
+}
+
+fn create_file(name: &str) -> NfsArgop4 {
+    open_op(
+        by_name(name),
+        unchecked(0o644),
+        OPEN4_SHARE_ACCESS_WRITE,
+        OPEN4_SHARE_DENY_NONE,
+        "squash",
+    )
+}
+
+/// Root squash maps gid 0 as well as uid 0, as knfsd does: otherwise any AUTH_SYS client
+/// could claim group 0 and write where only root's group may. The same directory is exported
+/// twice, with and without root squash, so the same directory and the same credentials show
+/// the difference.
+#[tokio::test]
+async fn root_squash_maps_group_0_and_supplementary_group_0_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = |root_squash| ClientRule {
+        network: "127.0.0.0/8".into(),
+        access: Access::Rw,
+        root_squash,
+    };
+    let (_mds, addr) = start_with(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.path().to_path_buf(),
+        grace_time: 0,
+        lease_time: 10,
+        exports: vec![
+            ExportConfig {
+                clients: vec![rule(false)],
+                ..export(1, "/vol", "/plain", Access::Rw, "")
+            },
+            ExportConfig {
+                clients: vec![rule(true)],
+                ..export(2, "/vol", "/squashed", Access::Rw, "")
+            },
+        ],
+        ..Config::default()
+    })
+    .await;
+    let mut c = Client::new(addr, "squash").await;
+    // Root, unsquashed, makes root:root 0770 and 0777 directories.
+    let root = auth_sys_groups(0, 0, &[]);
+    for (name, mode) in [("private", 0o770), ("public", 0o777)] {
+        let r = at_as(
+            &mut c,
+            root.clone(),
+            "/plain",
+            vec![
+                NfsArgop4::Create(CreateArgs {
+                    objtype: Createtype4::Dir,
+                    objname: Utf8String::from(name),
+                    createattrs: mode_attrs(mode),
+                }),
+                getattr(&[FATTR4_MODE, FATTR4_OWNER, FATTR4_OWNER_GROUP]),
+            ],
+        )
+        .await;
+        let a = attrs(&r);
+        assert_eq!(a.mode, Some(mode));
+        assert_eq!(a.owner.as_ref().map(|o| o.to_string()), Some("0".into()));
+        assert_eq!(
+            a.owner_group.as_ref().map(|o| o.to_string()),
+            Some("0".into())
+        );
+    }
+    let group_0 = auth_sys_groups(1000, 0, &[]);
+    let supplementary_0 = auth_sys_groups(1000, 1000, &[7, 0]);
+    // Through the squashing export none of them may create in the 0770 directory: not root
+    // (as before), and not a user claiming group 0 either way.
+    for (who, cred) in [
+        ("root", root.clone()),
+        ("gid 0", group_0.clone()),
+        ("supplementary gid 0", supplementary_0.clone()),
+    ] {
+        let r = at_as(&mut c, cred, "/squashed/private", vec![create_file(who)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS, "{who}: {r:?}");
+    }
+    // Without squashing, group 0 does grant it (so the refusals above are the squash's).
+    for (who, cred) in [
+        ("gid 0", group_0.clone()),
+        ("supplementary gid 0", supplementary_0),
+    ] {
+        let r = at_as(&mut c, cred, "/plain/private", vec![create_file(who)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{who}: {r:?}");
+    }
+    // A file created through the squashing export with group 0 gets the anonymous group;
+    // a squashed root's gets the anonymous owner and group.
+    for (name, cred, owner) in [("g", group_0, "1000"), ("r", root, "65534")] {
+        let r = at_as(
+            &mut c,
+            cred,
+            "/squashed/public",
+            vec![
+                create_file(name),
+                getattr(&[FATTR4_OWNER, FATTR4_OWNER_GROUP]),
+            ],
+        )
+        .await;
+        let a = attrs(&r);
+        assert_eq!(a.owner.as_ref().map(|o| o.to_string()), Some(owner.into()));
+        assert_eq!(
+            a.owner_group.as_ref().map(|o| o.to_string()),
+            Some("65534".into()),
+            "{name}"
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! What every server built on this crate holds: the client, session and grace state behind one
-//! lock, the server's identity in EXCHANGE_ID, the operation counters and the connection
-//! limits. A role (MDS, DS) owns one [`Core`] and hands it out through
+//! lock, the server's identity in EXCHANGE_ID, the operation counters, the connection limits
+//! and the rate-limited log of refusals. A role (MDS, DS) owns one [`Core`] and hands it out through
 //! [`Role::core`](crate::Role::core).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +14,7 @@ use nfs_proto::xdr::Utf8String;
 use tracing::info;
 
 use crate::counters::Counters;
+use crate::refusals::Refusals;
 use crate::state::client::{ClientTable, ClientTableConfig};
 use crate::state::grace::Grace;
 use crate::state::session::{SessionLimits, SessionTable};
@@ -97,6 +98,8 @@ pub struct Core {
     pub conn_limits: ConnLimits,
     /// When this server started (for leases, grace and uptime).
     pub started: Instant,
+    /// Refusals of peers, logged at a bounded rate.
+    pub refusals: Refusals,
     next_conn: AtomicU64,
 }
 
@@ -127,6 +130,7 @@ impl Core {
             identity: cfg.identity,
             conn_limits: cfg.conn_limits,
             started: now,
+            refusals: Refusals::default(),
             next_conn: AtomicU64::new(1),
         }
     }

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //!  serve (tokio: TCP listener, the NFSv4 program, the lease reaper)
+//!    ├─> auth_policy (AUTH_NONE and AUTH_SYS served; any other flavor MSG_DENIED/AUTH_ERROR)
 //!    └─> compound::process (SEQUENCE first, reply cache, size limits, OP_ILLEGAL, the reply)
 //!          ├─> session_ops (EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION, BIND_CONN_TO_SESSION,
 //!          │                BACKCHANNEL_CTL, DESTROY_CLIENTID, RECLAIM_COMPLETE, SEQUENCE)
@@ -22,6 +23,7 @@
 //! layouts, the DSs check them) and the keys the MDS shares with its DSs ([`keys`]).
 #![warn(missing_docs)]
 
+pub mod auth_policy;
 pub mod callback;
 pub mod compound;
 pub mod core;
@@ -31,6 +33,7 @@ pub mod ds_fh;
 pub mod io;
 pub mod keys;
 pub mod log_limit;
+pub mod refusals;
 pub mod role;
 pub mod serve;
 pub mod session_ops;

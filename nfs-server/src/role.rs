@@ -14,7 +14,8 @@ use nfs_proto::transport::{Conn, Reply};
 use crate::core::Core;
 use crate::state::client::{PersistedClient, Principal, RemovedClient};
 
-/// The uid of the anonymous user (AUTH_NONE, and what root squashing maps root to).
+/// The uid and gid of the anonymous user (AUTH_NONE, and what root squashing maps uid 0 and
+/// gid 0 to).
 pub const NOBODY: u32 = 65534;
 
 /// The session-layer part of a COMPOUND's context: who asked, on which connection, in which
@@ -51,8 +52,9 @@ impl SessionCtx {
 }
 
 /// The principal a credential stands for, as client records compare it: the AUTH_SYS uid,
-/// and for any other flavor the anonymous uid (the caller as the MDS's file permission checks
-/// see it, so a record and the files it opens agree on who the caller is).
+/// and for AUTH_NONE the anonymous uid (the caller as the MDS's file permission checks see
+/// it, so a record and the files it opens agree on who the caller is). Other flavors never
+/// get this far ([`crate::auth_policy`]); were one to, it would be anonymous too.
 pub fn principal_of(cred: &Credential) -> Principal {
     match cred {
         Credential::Sys(p) => Principal::Uid(p.uid),

@@ -1,17 +1,19 @@
-//! The TCP service: accepts connections, answers the NFSv4 program's NULL and COMPOUND
-//! procedures through the engine, unbinds closed connections from their sessions, and runs
-//! the lease reaper.
+//! The TCP service: accepts connections, refuses credential flavors the server does not serve
+//! ([`crate::auth_policy`]), answers the NFSv4 program's NULL and COMPOUND procedures through
+//! the engine, unbinds closed connections from their sessions, and runs the lease reaper.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use nfs_proto::nfs4::{NFS4_PROGRAM, NFSPROC4_COMPOUND, NFSPROC4_NULL, NFS_V4};
-use nfs_proto::rpc::AcceptStat;
+use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{self, CallHandler, Conn, HandlerFuture, IncomingCall, Reply};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
+use crate::auth_policy;
 use crate::compound;
+use crate::refusals::Refusal;
 use crate::role::Role;
 use crate::session_ops;
 
@@ -21,6 +23,16 @@ pub struct Service<R: Role>(pub Arc<R>);
 impl<R: Role> CallHandler for Service<R> {
     fn handle(self: Arc<Self>, conn: Conn, call: IncomingCall) -> HandlerFuture {
         Box::pin(async move {
+            // Credentials first, whatever the program and procedure (as knfsd's
+            // svc_authenticate): a flavor the server does not serve is refused even for NULL.
+            if let Err(stat) = auth_policy::check(&call.cred) {
+                self.0.core().refusals.note(
+                    conn.peer().ip(),
+                    Refusal::Credential,
+                    format_args!("flavor {} answered {stat}", call.cred.flavor()),
+                );
+                return Reply::Denied(RejectedReply::AuthError(stat));
+            }
             if call.prog != NFS4_PROGRAM {
                 return Reply::Accepted(AcceptStat::ProgUnavail);
             }

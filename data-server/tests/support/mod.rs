@@ -13,7 +13,7 @@ use bytes::Bytes;
 use data_server::{DataServer, DsKeys, DsOptions};
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
-use nfs_proto::transport::{self, Conn, ConnLimits, NoCalls};
+use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Utf8String};
 use nfs_server::ds_fh::{DsFh, DsFhCodec};
 use nfs_server::stateid::{Holder, StateidKind, StateidMinter};
@@ -161,6 +161,15 @@ pub async fn connect(addr: SocketAddr) -> Conn {
 
 /// Sends one COMPOUND in minor version 1 as root.
 pub async fn compound_on(conn: &Conn, ops: Vec<NfsArgop4>) -> Compound4Res {
+    compound_as(conn, auth_sys(0), ops).await.expect("rpc")
+}
+
+/// Sends one COMPOUND in minor version 1 with this credential.
+pub async fn compound_as(
+    conn: &Conn,
+    cred: OpaqueAuth,
+    ops: Vec<NfsArgop4>,
+) -> Result<Compound4Res, CallError> {
     let args = Compound4Args {
         tag: Utf8String::from("ds-test"),
         minorversion: 1,
@@ -171,12 +180,11 @@ pub async fn compound_on(conn: &Conn, ops: Vec<NfsArgop4>) -> Compound4Res {
             NFS4_PROGRAM,
             NFS_V4,
             NFSPROC4_COMPOUND,
-            auth_sys(0),
+            cred,
             vec![xdr::to_bytes(&args)],
         )
-        .await
-        .expect("rpc");
-    xdr::from_bytes::<Compound4Res>(body).expect("reply decodes")
+        .await?;
+    Ok(xdr::from_bytes::<Compound4Res>(body).expect("reply decodes"))
 }
 
 fn channel() -> ChannelAttrs4 {
@@ -257,15 +265,20 @@ impl Client {
     /// SEQUENCE on slot 0 followed by `ops`.
     pub async fn call(&mut self, ops: Vec<NfsArgop4>) -> Compound4Res {
         self.seq += 1;
-        let mut all = vec![NfsArgop4::Sequence(SequenceArgs {
+        let mut all = vec![self.sequence_at(self.seq)];
+        all.extend(ops);
+        compound_on(&self.conn, all).await
+    }
+
+    /// The SEQUENCE of slot 0 with this sequence id.
+    pub fn sequence_at(&self, seq: u32) -> NfsArgop4 {
+        NfsArgop4::Sequence(SequenceArgs {
             sa_sessionid: self.sessionid,
-            sa_sequenceid: self.seq,
+            sa_sequenceid: seq,
             sa_slotid: 0,
             sa_highest_slotid: 0,
             sa_cachethis: false,
-        })];
-        all.extend(ops);
-        compound_on(&self.conn, all).await
+        })
     }
 }
 

@@ -317,11 +317,17 @@ fn to_hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// Whether a file with these permission bits may hold the secret: not if group or others
+/// may read it (they would learn the secret) or write it (they would choose it).
+fn private_mode(mode: u32) -> bool {
+    mode & 0o077 == 0
+}
+
 /// Reads a secret file, refusing one that others may read.
 fn read_secret_file(path: &Path) -> Result<Vec<u8>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
+    if !private_mode(mode) {
         return Err(format!(
             "is readable or writable by others (mode {mode:04o}); chmod 600 it"
         ));
@@ -361,6 +367,26 @@ fn generate_secret_file(dir: &Path, path: &Path) -> std::io::Result<()> {
 }
 
 impl ClusterConfig {
+    /// Refuses an inline `secret` in a configuration file (`path`, permission bits `mode`)
+    /// that group or others may read or write, as a `secret_file` is refused: whoever reads
+    /// the secret can sign control calls to the data servers and forge stateids, so it may
+    /// not sit in a file that is typically left world-readable (`/etc` configs are 0644).
+    pub fn check_inline_secret(&self, path: &Path, mode: u32) -> Result<(), ConfigError> {
+        let mode = mode & 0o777;
+        if self.secret.is_none() || private_mode(mode) {
+            return Ok(());
+        }
+        Err(err(
+            "cluster.secret",
+            format!(
+                "{} holds the cluster secret but is readable or writable by group or others \
+                 (mode {mode:04o}); chmod 600 it, or move the secret to a file of mode 0600 \
+                 named by cluster.secret_file",
+                path.display()
+            ),
+        ))
+    }
+
     /// The cluster secret: `secret`, or the contents of `secret_file`, or
     /// `<data_dir>/cluster.secret` (generated with 32 random bytes, mode 0600, on first use,
     /// so restarts and the other processes of one host keep using the same one).
@@ -1051,6 +1077,32 @@ mod tests {
         assert!(e.message.contains("mode 0644"), "{e}");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(c.load_secret(dir.path()).unwrap().as_bytes().len(), 32);
+    }
+
+    #[test]
+    fn an_inline_secret_needs_a_config_file_only_its_owner_can_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pnfs.yaml");
+        std::fs::write(&path, format!("cluster:\n  secret: {SECRET}\n")).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o620] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = Config::load(&path).unwrap_err();
+            assert_eq!(e.field, "cluster.secret", "{mode:o}");
+            let m = &e.message;
+            assert!(m.contains(&format!("mode {mode:04o}")), "{e}");
+            assert!(m.contains("chmod 600") && m.contains("secret_file"), "{e}");
+            assert!(m.contains(&path.display().to_string()), "{e}");
+            assert!(!m.contains(SECRET), "the secret is never printed: {e}");
+        }
+        for mode in [0o600, 0o400] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let c = Config::load(&path).unwrap();
+            assert_eq!(c.cluster.secret.as_deref(), Some(SECRET), "{mode:o}");
+        }
+        // Without an inline secret the file may be world-readable, as before.
+        std::fs::write(&path, "cluster:\n  secret_file: /etc/pnfs/secret\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        Config::load(&path).unwrap();
     }
 
     #[test]

@@ -77,12 +77,17 @@ pub struct Client {
 
 /// AUTH_SYS credentials for `uid`.
 pub fn auth_sys(uid: u32) -> OpaqueAuth {
+    auth_sys_groups(uid, uid, &[])
+}
+
+/// AUTH_SYS credentials for `uid` with primary group `gid` and supplementary `gids`.
+pub fn auth_sys_groups(uid: u32, gid: u32, gids: &[u32]) -> OpaqueAuth {
     let p = AuthSysParms {
         stamp: 1,
         machinename: Utf8String::from("test"),
         uid,
-        gid: uid,
-        gids: vec![],
+        gid,
+        gids: gids.to_vec(),
     };
     OpaqueAuth::new(AuthFlavor::AUTH_SYS, xdr::to_bytes(&p))
 }
@@ -110,6 +115,16 @@ pub async fn compound_on(
     minor: u32,
     ops: Vec<NfsArgop4>,
 ) -> Result<Compound4Res, CallError> {
+    compound_as(conn, auth_sys(uid), minor, ops).await
+}
+
+/// Sends one COMPOUND with the given ops and minor version, with this credential.
+pub async fn compound_as(
+    conn: &Conn,
+    cred: OpaqueAuth,
+    minor: u32,
+    ops: Vec<NfsArgop4>,
+) -> Result<Compound4Res, CallError> {
     let args = Compound4Args {
         tag: Utf8String::from("test"),
         minorversion: minor,
@@ -120,7 +135,7 @@ pub async fn compound_on(
             NFS4_PROGRAM,
             NFS_V4,
             NFSPROC4_COMPOUND,
-            auth_sys(uid),
+            cred,
             vec![xdr::to_bytes(&args)],
         )
         .await?;

@@ -1,0 +1,232 @@
+//! RPC credentials at the MDS over loopback sockets: AUTH_NONE and AUTH_SYS are served; any
+//! other flavor (RPCSEC_GSS, AUTH_SHORT, AUTH_DH, unknown numbers) gets MSG_DENIED /
+//! AUTH_ERROR, for NULL as for COMPOUND; and refusals are logged at a bounded rate.
+
+mod support;
+
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use mds::config::{Access, ClientRule, ExportConfig};
+use mds::Config;
+use nfs_proto::nfs4::*;
+use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
+use nfs_proto::transport::{CallError, Conn};
+use support::*;
+
+/// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc`, sequence number,
+/// service `rpc_gss_svc_none`, and a context handle.
+fn gss(gss_proc: u32, handle: &[u8]) -> OpaqueAuth {
+    let mut b = Vec::new();
+    for w in [1u32, gss_proc, 1, 1, handle.len() as u32] {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    b.extend_from_slice(handle);
+    b.resize(b.len().div_ceil(4) * 4, 0);
+    OpaqueAuth::new(AuthFlavor::RPCSEC_GSS, Bytes::from(b))
+}
+
+/// The credentials the server must refuse, with the `auth_stat` it refuses each with.
+fn refused() -> Vec<(&'static str, OpaqueAuth, AuthStat)> {
+    vec![
+        // RPCSEC_GSS_INIT, as gssd sends it in a NULL call to create a context.
+        ("RPCSEC_GSS init", gss(1, &[]), AuthStat::AUTH_BADCRED),
+        // RPCSEC_GSS_DATA with a context handle the server never made.
+        ("RPCSEC_GSS data", gss(0, b"ctx1"), AuthStat::AUTH_BADCRED),
+        (
+            "AUTH_SHORT",
+            OpaqueAuth::new(AuthFlavor::AUTH_SHORT, Bytes::from_static(&[9; 8])),
+            AuthStat::AUTH_REJECTEDCRED,
+        ),
+        (
+            "AUTH_DH",
+            OpaqueAuth::new(AuthFlavor::AUTH_DH, Bytes::from_static(&[0; 4])),
+            AuthStat::AUTH_BADCRED,
+        ),
+        (
+            "unknown flavor",
+            OpaqueAuth::new(AuthFlavor(0x0bad_f1a0), Bytes::new()),
+            AuthStat::AUTH_BADCRED,
+        ),
+    ]
+}
+
+/// NULL (procedure 0) with this credential: its (empty) result or why not.
+async fn null(conn: &Conn, cred: OpaqueAuth) -> Result<Bytes, CallError> {
+    conn.call(NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, cred, vec![])
+        .await
+}
+
+fn exchange_id(owner: &str) -> NfsArgop4 {
+    NfsArgop4::ExchangeId(ExchangeIdArgs {
+        eia_clientowner: ClientOwner4 {
+            co_verifier: [1; 8],
+            co_ownerid: Bytes::copy_from_slice(owner.as_bytes()),
+        },
+        eia_flags: 0,
+        eia_state_protect: StateProtect4A::None,
+        eia_client_impl_id: vec![],
+    })
+}
+
+fn denied<T: std::fmt::Debug>(r: Result<T, CallError>) -> AuthStat {
+    match r {
+        Err(CallError::Denied(RejectedReply::AuthError(s))) => s,
+        other => panic!("not MSG_DENIED / AUTH_ERROR: {other:?}"),
+    }
+}
+
+fn exchange_id_ok(r: &Compound4Res) -> bool {
+    matches!(
+        r.resarray[..],
+        [NfsResop4::ExchangeId(ExchangeIdRes::Ok(_))]
+    )
+}
+
+#[tokio::test]
+async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compound() {
+    let s = server().await;
+    let conn = connect(s.addr).await;
+    for (what, cred, stat) in refused() {
+        assert_eq!(
+            denied(null(&conn, cred.clone()).await),
+            stat,
+            "NULL, {what}"
+        );
+        let r = compound_as(&conn, cred, 1, vec![exchange_id(what)]).await;
+        assert_eq!(denied(r), stat, "COMPOUND, {what}");
+    }
+    // The connection stays usable, and the flavors SECINFO advertises are served: NULL with
+    // AUTH_NONE is the Linux client's probe.
+    assert!(null(&conn, OpaqueAuth::none()).await.unwrap().is_empty());
+    assert!(null(&conn, auth_sys(1000)).await.unwrap().is_empty());
+    let r = compound_as(&conn, OpaqueAuth::none(), 1, vec![exchange_id("none")]).await;
+    assert!(exchange_id_ok(&r.unwrap()));
+    let r = compound_as(&conn, auth_sys(1000), 1, vec![exchange_id("sys")]).await;
+    assert!(exchange_id_ok(&r.unwrap()));
+    let mut c = Client::new(s.addr, "secinfo").await;
+    let r = c
+        .call(vec![
+            NfsArgop4::PutRootFh,
+            NfsArgop4::SecInfoNoName(SecinfoStyle4::SECINFO_STYLE4_CURRENT_FH),
+        ])
+        .await;
+    let Some(NfsResop4::SecInfoNoName(SecInfoRes::Ok(flavors))) = r.resarray.last() else {
+        panic!("{r:?}")
+    };
+    assert_eq!(flavors, &[Secinfo4::Flavor(1), Secinfo4::Flavor(0)]);
+}
+
+#[tokio::test]
+async fn a_refused_call_in_a_session_does_not_touch_its_slot() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "slot").await;
+    let seq = NfsArgop4::Sequence(SequenceArgs {
+        sa_sessionid: c.sessionid,
+        sa_sequenceid: c.seq + 1,
+        sa_slotid: 0,
+        sa_highest_slotid: 0,
+        sa_cachethis: true,
+    });
+    let r = compound_as(&c.conn, gss(0, b"ctx1"), 1, vec![seq, NfsArgop4::PutRootFh]).await;
+    assert_eq!(denied(r), AuthStat::AUTH_BADCRED);
+    // The same sequence id with AUTH_SYS is a new request, not a retry of the refused one.
+    let r = c.call(vec![NfsArgop4::PutRootFh, NfsArgop4::GetFh]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+/// Log lines written while it is the thread's default subscriber (the tests run on a
+/// current-thread runtime, so the server's tasks log here too).
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn install(&self) -> tracing::subscriber::DefaultGuard {
+        let w = self.clone();
+        let sub = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || w.clone())
+            .finish();
+        tracing::subscriber::set_default(sub)
+    }
+
+    fn lines_with(&self, needle: &str) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .filter(|l| l.contains(needle))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn repeated_refusals_of_one_peer_are_logged_at_a_bounded_rate() {
+    let log = Captured::default();
+    let _guard = log.install();
+    // Only 10.0.0.0/8 may use this server: a loopback client gets AUTH_TOOWEAK.
+    let dir = tempfile::tempdir().unwrap();
+    let (_mds, addr) = start_with(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.path().to_path_buf(),
+        grace_time: 0,
+        lease_time: 10,
+        exports: vec![ExportConfig {
+            id: 1,
+            path: "/".into(),
+            pseudo: "/".into(),
+            clients: vec![ClientRule {
+                network: "10.0.0.0/8".into(),
+                access: Access::Rw,
+                root_squash: false,
+            }],
+            delegations: None,
+        }],
+        cluster: mds::config::ClusterConfig {
+            data_servers: Vec::new(),
+            ..Default::default()
+        },
+        ..Config::default()
+    })
+    .await;
+    // Over several connections, as a peer that reconnects: the budget is per address.
+    for _ in 0..4 {
+        let conn = connect(addr).await;
+        for _ in 0..25 {
+            assert_eq!(
+                denied(null(&conn, gss(1, &[])).await),
+                AuthStat::AUTH_BADCRED
+            );
+            let r = compound_as(&conn, auth_sys(0), 1, vec![exchange_id("x")]).await;
+            assert_eq!(denied(r), AuthStat::AUTH_TOOWEAK);
+        }
+    }
+    let cred = log.lines_with("RPC credential refused");
+    assert_eq!(
+        cred.len(),
+        nfs_server::refusals::BURST as usize,
+        "{cred:#?}"
+    );
+    assert!(
+        cred[0].contains("127.0.0.1") && cred[0].contains("RPCSEC_GSS"),
+        "{cred:#?}"
+    );
+    assert!(cred[0].contains("AUTH_BADCRED"), "{cred:#?}");
+    // The other kind of refusal has its own budget.
+    let tooweak = log.lines_with("no export admits it");
+    assert_eq!(
+        tooweak.len(),
+        nfs_server::refusals::BURST as usize,
+        "{tooweak:#?}"
+    );
+}

@@ -14,6 +14,7 @@ use nfs_proto::xdr::Utf8String;
 use tracing::info;
 
 use crate::counters::Counters;
+use crate::log_limit::LogLimiter;
 use crate::state::client::{ClientTable, ClientTableConfig};
 use crate::state::grace::Grace;
 use crate::state::session::{SessionLimits, SessionTable};
@@ -76,8 +77,11 @@ pub struct CoreConfig {
     pub boot_epoch: u16,
     /// The key that authenticates session ids.
     pub session_key: [u8; 32],
-    /// Channel limits offered in CREATE_SESSION.
+    /// Channel limits offered in CREATE_SESSION, and the caps on sessions.
     pub limits: SessionLimits,
+    /// Most client records before a new owner's EXCHANGE_ID is refused
+    /// ([`ClientTableConfig::max_clients`]).
+    pub max_clients: usize,
     /// Per-connection limits of the TCP service.
     pub conn_limits: ConnLimits,
     /// The EXCHANGE_ID identity.
@@ -97,6 +101,9 @@ pub struct Core {
     pub conn_limits: ConnLimits,
     /// When this server started (for leases, grace and uptime).
     pub started: Instant,
+    /// Budget of log lines for EXCHANGE_ID and CREATE_SESSION refused at the caps on clients
+    /// and sessions (any peer can provoke them), keyed by which cap.
+    pub cap_log: LogLimiter<&'static str>,
     next_conn: AtomicU64,
 }
 
@@ -116,6 +123,7 @@ impl Core {
                 boot_epoch: cfg.boot_epoch,
                 lease_time: cfg.lease_time,
                 roles: cfg.roles,
+                max_clients: cfg.max_clients,
             }),
             sessions: SessionTable::new(cfg.limits, cfg.session_key),
             grace: Grace::new(now, cfg.grace_time, cfg.previous_owners),
@@ -127,6 +135,7 @@ impl Core {
             identity: cfg.identity,
             conn_limits: cfg.conn_limits,
             started: now,
+            cap_log: LogLimiter::new(4, Duration::from_secs(60)),
             next_conn: AtomicU64::new(1),
         }
     }

@@ -1,5 +1,5 @@
-//! Caps on clients and sessions, and the cost of CREATE_SESSION with many clients, over real
-//! loopback sockets.
+//! Caps on clients and sessions (`limits.max_clients`, `limits.max_sessions`), and the cost
+//! of CREATE_SESSION with many clients, over real loopback sockets.
 
 mod support;
 
@@ -69,6 +69,48 @@ async fn create_session(conn: &Conn, clientid: u64, seq: u32) -> Result<Sessioni
         NfsResop4::CreateSession(CreateSessionRes::Err(e)) => Err(*e),
         other => panic!("unexpected result {other:?}"),
     }
+}
+
+/// An MDS (no data servers, no grace) with these caps and this lease (seconds).
+async fn capped_mds(
+    dir: &std::path::Path,
+    max_clients: usize,
+    max_sessions: usize,
+    lease: u32,
+) -> (Arc<mds::Mds>, SocketAddr) {
+    let mut cfg = mds::Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.to_path_buf(),
+        grace_time: 0,
+        lease_time: lease,
+        cluster: mds::config::ClusterConfig {
+            data_servers: Vec::new(),
+            ..Default::default()
+        },
+        ..mds::Config::default()
+    };
+    cfg.limits.max_clients = max_clients;
+    cfg.limits.max_sessions = max_sessions;
+    start_with(cfg).await
+}
+
+/// SEQUENCE alone on slot 0 of `sid` with `seq`: renews the lease.
+async fn renew(conn: &Conn, sid: Sessionid4, seq: u32) -> NfsStat4 {
+    let r = compound_on(
+        conn,
+        0,
+        1,
+        vec![NfsArgop4::Sequence(SequenceArgs {
+            sa_sessionid: sid,
+            sa_sequenceid: seq,
+            sa_slotid: 0,
+            sa_highest_slotid: 0,
+            sa_cachethis: false,
+        })],
+    )
+    .await
+    .expect("rpc");
+    r.status
 }
 
 async fn conns(addr: SocketAddr) -> Arc<Vec<Conn>> {
@@ -150,24 +192,195 @@ async fn time_create_sessions(conns: &Arc<Vec<Conn>>, tag: &str, n: usize) -> Du
     took
 }
 
+/// The number of clients the big test creates (or tries to), and its cap.
+const CLIENTS: usize = 20_000;
+const CAP: usize = 15_000;
+/// How many CREATE_SESSIONs are timed at each size.
+const TIMED: usize = 500;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_session_cost_does_not_grow_with_the_number_of_clients() {
-    let total: usize = std::env::var("LIMITS_CLIENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
+async fn twenty_thousand_clients_meet_the_cap_and_create_session_cost_stays_flat() {
     let dir = tempfile::tempdir().unwrap();
-    let (_mds, addr) = start_mds(dir.path(), 0, 60).await;
+    let (mds, addr) = capped_mds(dir.path(), CAP, 100_000, 120).await;
     let conns = conns(addr).await;
-    assert!(make_clients(&conns, 0..10).await.iter().all(Result::is_ok));
-    let small = time_create_sessions(&conns, "small", 500).await;
-    let t0 = Instant::now();
-    let made = make_clients(&conns, 10..total).await;
-    println!(
-        "created {} clients in {:?}",
-        made.iter().filter(|r| r.is_ok()).count(),
-        t0.elapsed()
+    let t_start = Instant::now();
+
+    // 500 CREATE_SESSIONs with 10 clients there.
+    let first = make_clients(&conns, 0..10).await;
+    let veteran = first[0].expect("first client");
+    let small = time_create_sessions(&conns, "small", TIMED).await;
+
+    // Fill the table to 500 below the cap, then 500 more CREATE_SESSIONs, timed.
+    let filled = 10 + TIMED;
+    let fill = CAP - TIMED - filled;
+    let made = make_clients(&conns, 10..10 + fill).await;
+    assert!(made.iter().all(Result::is_ok), "all below the cap get in");
+    let large = time_create_sessions(&conns, "large", TIMED).await;
+    assert_eq!(mds.core.state().clients.len(), CAP);
+
+    // The rest of the 20,000 are new owners past the cap: NFS4ERR_DELAY.
+    let past = CLIENTS - CAP;
+    let refused = for_each(&conns, 0..past, |conn, i| async move {
+        exchange(&conn, &format!("past-{i}"), [3; 8]).await
+    })
+    .await;
+    assert!(
+        refused.iter().all(|r| *r == Err(NfsStat4::NFS4ERR_DELAY)),
+        "{:?}",
+        refused.iter().find(|r| **r != Err(NfsStat4::NFS4ERR_DELAY))
     );
-    let large = time_create_sessions(&conns, "large", 500).await;
-    println!("500 CREATE_SESSION at 10 clients: {small:?}; at {total} clients: {large:?}");
+    println!(
+        "{CLIENTS} clients ({CAP} admitted, {past} refused) in {:?}",
+        t_start.elapsed()
+    );
+    println!(
+        "{TIMED} CREATE_SESSION (each confirming a new client): at 10 clients {small:?}, \
+         at {} clients {large:?}",
+        CAP - TIMED
+    );
+    assert!(
+        large < small * 5 + Duration::from_millis(500),
+        "CREATE_SESSION cost grew with the number of clients: {small:?} -> {large:?}"
+    );
+    assert_eq!(
+        mds.store.clients().unwrap().len(),
+        CAP,
+        "each one persisted once"
+    );
+
+    // Clients the server knows still get in.
+    let conn = connect(addr).await;
+    let (id, _) = exchange(&conn, "bulk-0", [1; 8]).await.expect("case 2");
+    assert_eq!(id, veteran.0, "the same client id: nothing new");
+    let (id2, seq) = exchange(&conn, "bulk-0", [1; 8]).await.unwrap();
+    assert_eq!(id2, id);
+    let second = create_session(&conn, id, seq).await;
+    assert!(
+        second.is_ok(),
+        "a second session of a known client: {second:?}"
+    );
+    let (restarted, seq) = exchange(&conn, "bulk-1", [9; 8])
+        .await
+        .expect("a rebooted client (case 5) is not refused");
+    create_session(&conn, restarted, seq)
+        .await
+        .expect("and its CREATE_SESSION confirms it");
+    let r = compound_on(
+        &connect(addr).await,
+        0,
+        1,
+        vec![NfsArgop4::BindConnToSession(BindConnToSessionArgs {
+            bctsa_sessid: veteran.1,
+            bctsa_dir: ChannelDirFromClient4::CDFC4_FORE_OR_BOTH,
+            bctsa_use_conn_in_rdma_mode: false,
+        })],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "BIND_CONN_TO_SESSION: {r:?}");
+    assert_eq!(
+        exchange(&conn, "one-more", [1; 8]).await,
+        Err(NfsStat4::NFS4ERR_DELAY)
+    );
+    assert_eq!(
+        mds.core.state().clients.len(),
+        CAP,
+        "the restart replaced its record"
+    );
+}
+
+#[tokio::test]
+async fn unconfirmed_and_expired_clients_make_room_for_new_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_mds, addr) = capped_mds(dir.path(), 3, 100, 2).await;
+    let conn = connect(addr).await;
+    let (a, seq) = exchange(&conn, "a", [1; 8]).await.unwrap();
+    create_session(&conn, a, seq).await.unwrap();
+    let (u, u_seq) = exchange(&conn, "unconfirmed", [1; 8]).await.unwrap();
+    let (b, seq) = exchange(&conn, "b", [1; 8]).await.unwrap();
+    let b_sid = create_session(&conn, b, seq).await.unwrap();
+
+    // Full: the unconfirmed record is given up for a new owner.
+    let (n, seq) = exchange(&conn, "n", [1; 8]).await.expect("room made");
+    assert_eq!(
+        create_session(&conn, u, u_seq).await,
+        Err(NfsStat4::NFS4ERR_STALE_CLIENTID),
+        "the evicted client must start again"
+    );
+    create_session(&conn, n, seq).await.unwrap();
+    assert_eq!(
+        exchange(&conn, "m", [1; 8]).await,
+        Err(NfsStat4::NFS4ERR_DELAY),
+        "three confirmed clients: no room"
+    );
+
+    // b stays alive; a and n fall silent and their leases run out.
+    let t0 = Instant::now();
+    let mut seq = 0;
+    let m = loop {
+        seq += 1;
+        assert_eq!(renew(&conn, b_sid, seq).await, NfsStat4::NFS4_OK);
+        match exchange(&conn, "m", [1; 8]).await {
+            Ok(m) => break m,
+            Err(e) => assert_eq!(e, NfsStat4::NFS4ERR_DELAY),
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no room made");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        t0.elapsed() >= Duration::from_secs(1),
+        "not before a lease ran out"
+    );
+    create_session(&conn, m.0, m.1).await.unwrap();
+    seq += 1;
+    assert_eq!(
+        renew(&conn, b_sid, seq).await,
+        NfsStat4::NFS4_OK,
+        "b kept its place"
+    );
+    let (again, _) = exchange(&conn, "a", [1; 8]).await.unwrap();
+    assert_ne!(again, a, "a expired: a new record");
+}
+
+#[tokio::test]
+async fn sessions_past_the_caps_get_delay_and_a_first_session_never_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_mds, addr) = capped_mds(dir.path(), 100, 2, 60).await;
+    let conn = connect(addr).await;
+    let (a, mut seq) = exchange(&conn, "a", [1; 8]).await.unwrap();
+    let mut next = || {
+        let s = seq;
+        seq += 1;
+        s
+    };
+    create_session(&conn, a, next()).await.unwrap();
+    create_session(&conn, a, next()).await.unwrap();
+    let s3 = next();
+    assert_eq!(
+        create_session(&conn, a, s3).await,
+        Err(NfsStat4::NFS4ERR_DELAY),
+        "a third session past max_sessions 2"
+    );
+    let (b, b_seq) = exchange(&conn, "b", [1; 8]).await.unwrap();
+    create_session(&conn, b, b_seq)
+        .await
+        .expect("a new client's first session is never refused");
+    // The refusal was not cached: the same csa_sequence is a new request, refused again.
+    assert_eq!(
+        create_session(&conn, a, s3).await,
+        Err(NfsStat4::NFS4ERR_DELAY)
+    );
+
+    // One client alone, with room in the table: 16 sessions, then NFS4ERR_DELAY.
+    let (_mds, addr) = capped_mds(dir.path().join("2").as_path(), 100, 1000, 60).await;
+    let conn = connect(addr).await;
+    let (c, seq) = exchange(&conn, "c", [1; 8]).await.unwrap();
+    let per_client = nfs_server::state::session::MAX_SESSIONS_PER_CLIENT as u32;
+    for i in 0..per_client {
+        create_session(&conn, c, seq + i).await.unwrap();
+    }
+    assert_eq!(
+        create_session(&conn, c, seq + per_client).await,
+        Err(NfsStat4::NFS4ERR_DELAY)
+    );
 }

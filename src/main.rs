@@ -275,6 +275,8 @@ async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
     opts.max_io = cfg.limits.max_io;
     opts.max_ops = cfg.limits.max_ops;
     opts.max_slots = cfg.limits.max_slots;
+    opts.max_clients = cfg.limits.max_clients;
+    opts.max_sessions = cfg.limits.max_sessions;
     let nfs = Mutex::new(Some(nfs));
     let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {
         let listener = nfs

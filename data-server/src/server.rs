@@ -45,11 +45,15 @@ pub struct DsOptions {
     pub max_ops: u32,
     /// Slots per session (`ca_maxrequests`).
     pub max_slots: u32,
+    /// Most client records (the config's `limits.max_clients`).
+    pub max_clients: usize,
+    /// Most sessions beyond each client's first (the config's `limits.max_sessions`).
+    pub max_sessions: usize,
 }
 
 impl DsOptions {
     /// Data server `id` with the MDS's defaults (90 s lease, 4 MiB records, 1 MiB I/O, 64
-    /// operations and slots).
+    /// operations and slots, the default caps on clients and sessions).
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -58,6 +62,8 @@ impl DsOptions {
             max_io: 1 << 20,
             max_ops: 64,
             max_slots: 64,
+            max_clients: nfs_server::state::client::DEFAULT_MAX_CLIENTS,
+            max_sessions: nfs_server::state::session::DEFAULT_MAX_SESSIONS,
         }
     }
 }
@@ -244,8 +250,10 @@ fn core_config(opts: &DsOptions, keys: &DsKeys, session_key: [u8; 32], epoch: u1
             max_response_size: opts.max_record,
             max_operations: opts.max_ops,
             max_requests: opts.max_slots,
+            max_sessions: opts.max_sessions,
             ..SessionLimits::default()
         },
+        max_clients: opts.max_clients,
         conn_limits: ConnLimits {
             max_fragment: opts.max_record as usize,
             max_record: opts.max_record as usize,

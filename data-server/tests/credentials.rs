@@ -91,7 +91,7 @@ async fn a_write_with_a_refused_credential_writes_nothing() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
     let mut c = Client::new(d.addr, "c").await;
-    let sid = mds.open_stateid(3);
+    let sid = mds.open_stateid(7, 3);
     let fh = mds.ds_fh(7, 0);
     let ops = vec![
         c.sequence_at(c.seq + 1),

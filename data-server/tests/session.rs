@@ -5,6 +5,7 @@ mod support;
 
 use std::time::Duration;
 
+use data_server::DsOptions;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use support::*;
@@ -152,4 +153,70 @@ async fn secinfo_no_name_offers_auth_sys_and_consumes_the_filehandle() {
     };
     assert_eq!(flavors[0], Secinfo4::Flavor(1));
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOFILEHANDLE);
+}
+
+#[tokio::test]
+async fn the_caps_on_clients_and_sessions_apply_on_a_data_server() {
+    let opts = DsOptions {
+        max_clients: 1,
+        max_sessions: 0,
+        ..DsOptions::new(1)
+    };
+    let d = start_ds_with(opts, tempfile::tempdir().unwrap()).await;
+    let c = Client::new(d.addr, "first").await;
+    let r = compound_on(
+        &c.conn,
+        vec![NfsArgop4::ExchangeId(ds_exchange_id("second"))],
+    )
+    .await;
+    assert!(
+        matches!(
+            r.resarray[0],
+            NfsResop4::ExchangeId(ExchangeIdRes::Err(NfsStat4::NFS4ERR_DELAY))
+        ),
+        "a second owner past max_clients 1: {r:?}"
+    );
+    // The client that is there gets in again, but no second session past max_sessions 0.
+    let r = compound_on(
+        &c.conn,
+        vec![NfsArgop4::ExchangeId(ds_exchange_id("first"))],
+    )
+    .await;
+    let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ex)) = &r.resarray[0] else {
+        panic!("a known client is not refused: {r:?}")
+    };
+    assert_eq!(ex.eir_clientid, c.exchange.eir_clientid);
+    let cs = CreateSessionArgs {
+        csa_clientid: ex.eir_clientid,
+        csa_sequence: ex.eir_sequenceid,
+        csa_flags: 0,
+        csa_fore_chan_attrs: ChannelAttrs4 {
+            ca_headerpadsize: 0,
+            ca_maxrequestsize: 1 << 20,
+            ca_maxresponsesize: 1 << 20,
+            ca_maxresponsesize_cached: 64 << 10,
+            ca_maxoperations: 16,
+            ca_maxrequests: 8,
+            ca_rdma_ird: vec![],
+        },
+        csa_back_chan_attrs: ChannelAttrs4 {
+            ca_headerpadsize: 0,
+            ca_maxrequestsize: 4096,
+            ca_maxresponsesize: 4096,
+            ca_maxresponsesize_cached: 0,
+            ca_maxoperations: 4,
+            ca_maxrequests: 2,
+            ca_rdma_ird: vec![],
+        },
+        csa_cb_program: 0x4000_0000,
+        csa_sec_parms: vec![CallbackSecParms4::AuthNone],
+    };
+    let r = compound_on(&c.conn, vec![NfsArgop4::CreateSession(cs)]).await;
+    assert!(
+        matches!(
+            r.resarray[0],
+            NfsResop4::CreateSession(CreateSessionRes::Err(NfsStat4::NFS4ERR_DELAY))
+        ),
+        "{r:?}"
+    );
 }

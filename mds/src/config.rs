@@ -26,6 +26,10 @@
 //!   max_io: 1048576       # largest READ/WRITE
 //!   max_ops: 64           # ca_maxoperations
 //!   max_slots: 64         # ca_maxrequests
+//!   max_clients: 16384    # client records; past it a new client's EXCHANGE_ID gets
+//!                         # NFS4ERR_DELAY (clients already known always get in)
+//!   max_sessions: 16384   # sessions beyond each client's first; past it, and past 16
+//!                         # for one client, CREATE_SESSION gets NFS4ERR_DELAY
 //! cluster:                # the data servers (pNFS); `data_servers: []`: the MDS serves data
 //!   secret: null          # hex, >= 64 digits, shared by MDS and data servers for the control
 //!                         # protocol (then this file must be mode 0600 or stricter); or
@@ -159,6 +163,15 @@ pub struct Limits {
     pub max_ops: u32,
     /// Slots per session (`ca_maxrequests`).
     pub max_slots: u32,
+    /// Most client records (each a few hundred bytes plus its sessions and state): past it,
+    /// the EXCHANGE_ID of a new client owner gets `NFS4ERR_DELAY` once no unconfirmed or
+    /// expired record can make room; a client the server already knows is never refused
+    /// (see `nfs_server::state::client`). Applies to the MDS and to each data server.
+    pub max_clients: usize,
+    /// Most sessions (each holds up to `max_slots` cached replies), not counting each client's
+    /// first session, which is never refused: past it, CREATE_SESSION gets `NFS4ERR_DELAY`
+    /// (see `nfs_server::state::session`). Applies to the MDS and to each data server.
+    pub max_sessions: usize,
 }
 
 fn slash() -> String {
@@ -209,9 +222,15 @@ impl Default for Limits {
             max_io: 1 << 20,
             max_ops: 64,
             max_slots: 64,
+            max_clients: nfs_server::state::client::DEFAULT_MAX_CLIENTS,
+            max_sessions: nfs_server::state::session::DEFAULT_MAX_SESSIONS,
         }
     }
 }
+
+/// The largest `limits.max_clients` and `limits.max_sessions`: a bound, not a target (a
+/// million clients with their sessions need gigabytes).
+pub const MAX_CAP: usize = 1 << 20;
 
 /// A configuration that cannot be used, naming the field and the value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -408,6 +427,18 @@ impl Config {
                 format!("{} is outside 1..=1024", l.max_slots),
             ));
         }
+        if !(1..=MAX_CAP).contains(&l.max_clients) {
+            return Err(err(
+                "limits.max_clients",
+                format!("{} is outside 1..={MAX_CAP}", l.max_clients),
+            ));
+        }
+        if l.max_sessions > MAX_CAP {
+            return Err(err(
+                "limits.max_sessions",
+                format!("{} is outside 0..={MAX_CAP}", l.max_sessions),
+            ));
+        }
         self.cluster.validate(self)
     }
 }
@@ -468,6 +499,21 @@ mod tests {
         }
         assert_eq!(c.cluster.layout.stripe_unit, d.cluster.layout.stripe_unit);
         assert_eq!(c.limits, d.limits);
+    }
+
+    #[test]
+    fn caps_on_clients_and_sessions_parse_and_are_checked() {
+        let c = Config::parse("limits:\n  max_clients: 15000\n  max_sessions: 0\n").unwrap();
+        assert_eq!(c.limits.max_clients, 15000);
+        assert_eq!(
+            c.limits.max_sessions, 0,
+            "0: each client gets its first session only"
+        );
+        let e = Config::parse("limits:\n  max_clients: 0\n").unwrap_err();
+        assert_eq!(e.field, "limits.max_clients");
+        let e = Config::parse("limits:\n  max_sessions: 2000000\n").unwrap_err();
+        assert_eq!(e.field, "limits.max_sessions");
+        assert!(e.message.contains("2000000"), "{e}");
     }
 
     #[test]

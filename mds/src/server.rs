@@ -322,6 +322,7 @@ fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
         max_response_size: l.max_record,
         max_operations: l.max_ops,
         max_requests: l.max_slots,
+        max_sessions: l.max_sessions,
         ..SessionLimits::default()
     };
     CoreConfig {
@@ -340,6 +341,7 @@ fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
         boot_epoch: store.boot_epoch() as u16,
         session_key: *store.server_key(),
         limits,
+        max_clients: l.max_clients,
         conn_limits: ConnLimits {
             max_fragment: l.max_record as usize,
             max_record: l.max_record as usize,

@@ -15,6 +15,7 @@ use tracing::info;
 
 use crate::counters::Counters;
 use crate::refusals::Refusals;
+use crate::log_limit::LogLimiter;
 use crate::state::client::{ClientTable, ClientTableConfig};
 use crate::state::grace::Grace;
 use crate::state::session::{SessionLimits, SessionTable};
@@ -77,8 +78,11 @@ pub struct CoreConfig {
     pub boot_epoch: u16,
     /// The key that authenticates session ids.
     pub session_key: [u8; 32],
-    /// Channel limits offered in CREATE_SESSION.
+    /// Channel limits offered in CREATE_SESSION, and the caps on sessions.
     pub limits: SessionLimits,
+    /// Most client records before a new owner's EXCHANGE_ID is refused
+    /// ([`ClientTableConfig::max_clients`]).
+    pub max_clients: usize,
     /// Per-connection limits of the TCP service.
     pub conn_limits: ConnLimits,
     /// The EXCHANGE_ID identity.
@@ -100,6 +104,9 @@ pub struct Core {
     pub started: Instant,
     /// Refusals of peers, logged at a bounded rate.
     pub refusals: Refusals,
+    /// Budget of log lines for EXCHANGE_ID and CREATE_SESSION refused at the caps on clients
+    /// and sessions (any peer can provoke them), keyed by which cap.
+    pub cap_log: LogLimiter<&'static str>,
     next_conn: AtomicU64,
 }
 
@@ -119,6 +126,7 @@ impl Core {
                 boot_epoch: cfg.boot_epoch,
                 lease_time: cfg.lease_time,
                 roles: cfg.roles,
+                max_clients: cfg.max_clients,
             }),
             sessions: SessionTable::new(cfg.limits, cfg.session_key),
             grace: Grace::new(now, cfg.grace_time, cfg.previous_owners),
@@ -131,6 +139,7 @@ impl Core {
             conn_limits: cfg.conn_limits,
             started: now,
             refusals: Refusals::default(),
+            cap_log: LogLimiter::new(4, Duration::from_secs(60)),
             next_conn: AtomicU64::new(1),
         }
     }

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
 use nfs_proto::session::request_digest;
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::core::{Core, Identity, SessionState};
 use crate::role::{Role, SessionCtx};
-use crate::state::client::{ClientEvent, ExchangeIdOk, RemovedClient};
-use crate::state::session::{ReplyLimit, SequenceOutcome, SequenceRequest};
+use crate::state::client::{ClientError, ClientEvent, ExchangeIdOk, RemovedClient};
+use crate::state::session::{ReplyLimit, SequenceOutcome, SequenceRequest, SessionError};
 
 /// How a COMPOUND goes on after its SEQUENCE.
 pub enum SequenceStart {
@@ -112,34 +112,58 @@ pub async fn release_client<R: Role>(server: &Arc<R>, r: &RemovedClient) {
     server.core().state().grace.client_removed(r.clientid);
 }
 
+/// Logs a refusal at a cap, within [`Core::cap_log`]'s budget.
+fn log_refusal(core: &Core, cap: &'static str, count: usize) {
+    if let Some(suppressed) = core.cap_log.allow(cap) {
+        warn!(
+            cap,
+            count, suppressed, "at the cap: refused with NFS4ERR_DELAY"
+        );
+    }
+}
+
 /// EXCHANGE_ID. A confirmed record that a client collision replaced (RFC 8881 section
-/// 18.35.4 case 3) loses its sessions and state before the reply.
+/// 18.35.4 case 3) loses its sessions and state before the reply. When the client table is
+/// full ([`ClientTable::is_full`](crate::state::client::ClientTable::is_full)), the clients
+/// whose lease has run out are reaped first, as the reaper would within a second, and their
+/// state released; then the table gives up its oldest unconfirmed record for a new owner, or
+/// refuses it with `NFS4ERR_DELAY`.
 pub async fn exchange_id<R: Role>(
     server: &Arc<R>,
     ctx: &SessionCtx,
     args: &ExchangeIdArgs,
 ) -> ExchangeIdRes {
-    let ok = {
+    let now = Instant::now();
+    let (r, expired) = {
         let mut st = server.core().state();
-        let r = st.clients.exchange_id(
+        let SessionState {
+            clients, sessions, ..
+        } = &mut *st;
+        let expired = if clients.is_full() {
+            sessions.expire(clients, now)
+        } else {
+            Vec::new()
+        };
+        let r = clients.exchange_id(
             args,
             &ctx.principal,
             ctx.minor,
             |c| server.client_has_state(c),
-            Instant::now(),
+            now,
         );
-        if let Ok(ExchangeIdOk {
-            removed: Some(gone),
-            ..
-        }) = &r
-        {
-            st.sessions.remove_client_sessions(gone);
+        if let Ok(ExchangeIdOk { removed, .. }) = &r {
+            for gone in removed {
+                sessions.remove_client_sessions(gone);
+            }
         }
-        r
+        (r, expired)
     };
-    match ok {
+    for gone in &expired {
+        release_client(server, gone).await;
+    }
+    match r {
         Ok(mut ok) => {
-            if let Some(gone) = ok.removed.take() {
+            for gone in std::mem::take(&mut ok.removed) {
                 release_client(server, &gone).await;
             }
             let id = &server.core().identity;
@@ -149,28 +173,47 @@ pub async fn exchange_id<R: Role>(
                 Identity::impl_id(),
             ))
         }
-        Err(e) => ExchangeIdRes::Err(e.into()),
+        Err(e) => {
+            if e == ClientError::NoRoom {
+                let n = server.core().state().clients.len();
+                log_refusal(server.core(), "clients", n);
+            }
+            ExchangeIdRes::Err(e.into())
+        }
     }
 }
 
-/// CREATE_SESSION.
+/// CREATE_SESSION. When the session table is full, the clients whose lease has run out are
+/// reaped first (their sessions go with them), as in [`exchange_id`].
 pub async fn create_session<R: Role>(
     server: &Arc<R>,
     ctx: &SessionCtx,
     args: &CreateSessionArgs,
 ) -> CreateSessionRes {
-    let out = {
+    let now = Instant::now();
+    let (out, expired) = {
         let mut st = server.core().state();
         let SessionState {
             clients, sessions, ..
         } = &mut *st;
-        let out =
-            sessions.create_session(clients, args, &ctx.principal, ctx.conn.id(), Instant::now());
+        let expired = if sessions.is_full() {
+            sessions.expire(clients, now)
+        } else {
+            Vec::new()
+        };
+        let out = sessions.create_session(clients, args, &ctx.principal, ctx.conn.id(), now);
         if let Ok(o) = &out {
             sessions.set_minor(&o.res.csr_sessionid, ctx.minor);
         }
-        out
+        (out, expired)
     };
+    for gone in &expired {
+        release_client(server, gone).await;
+    }
+    if let Err(SessionError::NoRoom) = out {
+        let n = server.core().state().sessions.len();
+        log_refusal(server.core(), "sessions", n);
+    }
     match out {
         Ok(o) => match persist(server, o.events).await {
             Ok(()) => {

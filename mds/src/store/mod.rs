@@ -376,11 +376,7 @@ impl Store {
             b.set_cache_size(c);
         }
         let db = b.create(path)?;
-        let (server_key, epoch) = Self::init(&db, opts, now)?;
-        let previous = {
-            let r = db.begin_read()?;
-            clients::list(&r.open_table(CLIENTS)?)?
-        };
+        let (server_key, epoch, previous) = Self::init(&db, opts, now)?;
         let db = Arc::new(db);
         let committer = Committer::start(db.clone(), opts.max_batch)?;
         Ok(Self {
@@ -395,12 +391,13 @@ impl Store {
         })
     }
 
-    /// First-open initialisation and the per-open epoch bump, in one durable transaction.
+    /// First-open initialisation, the per-open epoch bump, and the check of the client owner
+    /// index, in one durable transaction. Returns the key, the epoch and the client records.
     fn init(
         db: &Database,
         opts: &StoreOptions,
         now: Nfstime4,
-    ) -> Result<([u8; 32], u64), StoreError> {
+    ) -> Result<([u8; 32], u64, Vec<ClientRecord>), StoreError> {
         use redb::ReadableTable;
         check_mode(opts.root_mode)?;
         let wtx = db.begin_write()?;
@@ -410,7 +407,8 @@ impl Store {
             let mut inodes = wtx.open_table(INODES)?;
             wtx.open_table(DIRENTS)?;
             wtx.open_table(COOKIES)?;
-            wtx.open_table(CLIENTS)?;
+            let client_table = wtx.open_table(CLIENTS)?;
+            let mut client_owners = wtx.open_table(CLIENT_OWNERS)?;
             wtx.open_table(ORPHANS)?;
             wtx.open_table(XATTRS)?;
             wtx.open_table(XATTR_COOKIES)?;
@@ -468,7 +466,11 @@ impl Store {
                 .value()
                 + 1;
             counters.insert(K_EPOCH, epoch)?;
-            (key, epoch)
+            let previous = clients::list(&client_table)?;
+            if clients::sync_owner_index(&previous, &mut client_owners)? {
+                tracing::info!(clients = previous.len(), "client owner index rebuilt");
+            }
+            (key, epoch, previous)
         };
         wtx.commit()?;
         Ok(out)

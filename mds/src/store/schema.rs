@@ -8,6 +8,7 @@
 //! | `dirents`     | (dir id u64, name bytes)     | (child id u64, cookie u64)              |
 //! | `dir_cookies` | (dir id u64, cookie u64)     | (child id u64, name bytes)              |
 //! | `clients`     | clientid (u64)               | XDR `client_record` below               |
+//! | `client_owners` | owner id bytes             | clientid (u64) of the owner's record in `clients` |
 //! | `orphans`     | file id (u64)                | boot epoch (u64) in which it was orphaned |
 //! | `xattrs`      | (file id u64, name bytes)    | (cookie u64, value bytes)               |
 //! | `xattr_cookies` | (file id u64, cookie u64)  | name bytes                              |
@@ -51,7 +52,8 @@
 //! GETXATTR/SETXATTR/REMOVEXATTR, by cookie for LISTXATTRS; a name's cookie is the change
 //! counter value of the SETXATTR that created it ([`super::xattr`]). Both tables were added
 //! after format 1 was fixed: opening a store creates them if missing, so the format version
-//! did not change.
+//! did not change. `client_owners` likewise (an index of `clients`, rebuilt at open when it
+//! does not match: [`super::clients`]).
 
 // `#[derive(Xdr)]` also emits a proptest strategy under `cfg(any(test, feature = "arbitrary"))`,
 // a feature of nfs-proto that this crate does not declare.
@@ -75,6 +77,8 @@ pub(super) const DIRENTS: TableDefinition<(u64, &[u8]), (u64, u64)> =
 pub(super) const COOKIES: TableDefinition<(u64, u64), (u64, &[u8])> =
     TableDefinition::new("dir_cookies");
 pub(super) const CLIENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("clients");
+/// `client_owners`: owner id -> client id of its record in `clients` ([`super::clients`]).
+pub(super) const CLIENT_OWNERS: TableDefinition<&[u8], u64> = TableDefinition::new("client_owners");
 pub(super) const ORPHANS: TableDefinition<u64, u64> = TableDefinition::new("orphans");
 /// `xattrs` key: (file id, name).
 pub(super) type XattrKey = (u64, &'static [u8]);

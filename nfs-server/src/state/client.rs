@@ -20,6 +20,17 @@
 //! Linux client writes the UTS nodename of the network namespace that opened each RPC
 //! transport, and it may be truncated or change); knfsd likewise ignores it. RPCSEC_GSS
 //! principals, once supported, are [`Principal::Named`].
+//!
+//! **The cap on records** ([`ClientTableConfig::max_clients`]). Only a new owner (case 1 of
+//! RFC 8881 section 18.35.5) makes the table grow for good, so only it is checked: a full
+//! table first gives up its oldest unconfirmed record (it holds no state and no session;
+//! its client gets `NFS4ERR_STALE_CLIENTID` at CREATE_SESSION and starts again), and with
+//! none left the EXCHANGE_ID is refused with `NFS4ERR_DELAY` ([`ClientError::NoRoom`]). A
+//! client that already has a record is never refused: its EXCHANGE_ID is case 2 or 6, a
+//! retry replaces its own unconfirmed record (case 4), and its restart (case 5) adds one
+//! unconfirmed record beside its confirmed one, at most one per confirmed owner, so the table
+//! never holds more than twice the cap. Expired clients are the caller's to reap before
+//! (their state must be released): see `session_ops::exchange_id`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -93,6 +104,17 @@ pub enum ClientError {
     /// All 2^48 client ids of this boot are used.
     #[error("client ids of this boot exhausted")]
     Exhausted,
+    /// The table holds [`ClientTableConfig::max_clients`] records and none could be given up
+    /// for a new owner.
+    ///
+    /// `NFS4ERR_DELAY`: "the replier could not process this operation in what was deemed a
+    /// reasonable time; the client should wait and then try the request" (RFC 8881 section
+    /// 15.1.1.3), and room comes back as leases run out. It is in EXCHANGE_ID's list of
+    /// errors (section 15.2); `NFS4ERR_RESOURCE` is not (a minor version 0 error), and
+    /// `NFS4ERR_SERVERFAULT` would tell the client to give up. knfsd answers the same
+    /// (`nfserr_jukebox`) when its client count reaches `nfs4_max_clients`.
+    #[error("too many client records")]
+    NoRoom,
 }
 
 impl From<ClientError> for NfsStat4 {
@@ -107,6 +129,7 @@ impl From<ClientError> for NfsStat4 {
             ClientError::EncrAlgUnsupp => NfsStat4::NFS4ERR_ENCR_ALG_UNSUPP,
             ClientError::ClientidBusy => NfsStat4::NFS4ERR_CLIENTID_BUSY,
             ClientError::Exhausted => NfsStat4::NFS4ERR_SERVERFAULT,
+            ClientError::NoRoom => NfsStat4::NFS4ERR_DELAY,
         }
     }
 }
@@ -143,9 +166,10 @@ pub struct ExchangeIdOk {
     pub state_protect: StateProtect4R,
     /// The RFC case, for logs and tests.
     pub case: ExchangeIdCase,
-    /// The confirmed record of another principal that a case 3 collision removed: the caller
-    /// drops its sessions and state, and its store record.
-    pub removed: Option<RemovedClient>,
+    /// Records removed on the way: the confirmed record of another principal that a case 3
+    /// collision replaced, or the unconfirmed records given up to make room for a new owner.
+    /// The caller drops their sessions and state, and their store records.
+    pub removed: Vec<RemovedClient>,
 }
 
 impl ExchangeIdOk {
@@ -192,6 +216,8 @@ pub enum RemovalReason {
     /// A newer record of the same owner was confirmed (client restart, or a collision with a
     /// stateless record).
     Replaced,
+    /// An unconfirmed record given up to make room for a new owner in a full table.
+    Evicted,
 }
 
 /// A client record that is gone: the caller releases its opens, locks, layouts and
@@ -299,7 +325,13 @@ pub struct ClientTableConfig {
     /// The `EXCHGID4_FLAG_USE_*` roles this server plays: `USE_PNFS_MDS` for the MDS,
     /// `USE_PNFS_DS` for a data server.
     pub roles: u32,
+    /// Most client records a new owner may find (`limits.max_clients`); see the module
+    /// documentation for what is refused past it and what is not.
+    pub max_clients: usize,
 }
+
+/// The default of [`ClientTableConfig::max_clients`] (and of `limits.max_clients`).
+pub const DEFAULT_MAX_CLIENTS: usize = 16_384;
 
 impl Default for ClientTableConfig {
     fn default() -> Self {
@@ -307,6 +339,7 @@ impl Default for ClientTableConfig {
             boot_epoch: 1,
             lease_time: Duration::from_secs(90),
             roles: EXCHGID4_FLAG_USE_PNFS_MDS,
+            max_clients: DEFAULT_MAX_CLIENTS,
         }
     }
 }
@@ -343,9 +376,12 @@ pub struct ClientTable {
     epoch: u16,
     roles: u32,
     next_counter: u64,
+    max_clients: usize,
     records: HashMap<Clientid4, ClientRecord>,
     confirmed: HashMap<Bytes, Clientid4>,
     unconfirmed: HashMap<Bytes, Clientid4>,
+    /// The unconfirmed records by client id: oldest first, as ids grow within a boot.
+    unconfirmed_order: BTreeSet<Clientid4>,
     leases: Leases,
 }
 
@@ -356,9 +392,11 @@ impl ClientTable {
             epoch: config.boot_epoch,
             roles: config.roles & EXCHGID4_FLAG_MASK_PNFS,
             next_counter: 1,
+            max_clients: config.max_clients,
             records: HashMap::new(),
             confirmed: HashMap::new(),
             unconfirmed: HashMap::new(),
+            unconfirmed_order: BTreeSet::new(),
             leases: Leases::new(config.lease_time),
         }
     }
@@ -401,6 +439,31 @@ impl ClientTable {
     /// Whether no record exists.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
+    }
+
+    /// How many records are unconfirmed.
+    pub fn unconfirmed_len(&self) -> usize {
+        self.unconfirmed_order.len()
+    }
+
+    /// Whether the table holds `max_clients` records or more: a new owner's EXCHANGE_ID must
+    /// find room (the caller reaps expired clients first).
+    pub fn is_full(&self) -> bool {
+        self.records.len() >= self.max_clients
+    }
+
+    /// Gives up the oldest unconfirmed records until the table is below its cap; `NoRoom` if
+    /// it is still full. An unconfirmed record holds no session and no state, so nothing but
+    /// the record goes.
+    fn make_room(&mut self) -> Result<Vec<RemovedClient>, ClientError> {
+        let mut evicted = Vec::new();
+        while self.is_full() {
+            let Some(&oldest) = self.unconfirmed_order.first() else {
+                return Err(ClientError::NoRoom);
+            };
+            evicted.extend(self.remove(oldest, RemovalReason::Evicted));
+        }
+        Ok(evicted)
     }
 
     /// Renews the client's lease: SEQUENCE, and any operation that uses its state (RFC 8881
@@ -514,7 +577,7 @@ impl ClientTable {
                     now,
                     ExchangeIdCase::CollisionReplaced,
                 )?;
-                ok.removed = removed;
+                ok.removed.extend(removed);
                 return Ok(ok);
             }
             if verf_match {
@@ -532,12 +595,29 @@ impl ClientTable {
         if update {
             return Err(ClientError::NoEnt); // case 7
         }
-        let case = if self.unconfirmed.contains_key(&owner.co_ownerid) {
-            ExchangeIdCase::ReplaceUnconfirmed
-        } else {
-            ExchangeIdCase::NewOwner
-        };
-        self.new_unconfirmed(args, principal, flags, impl_id, now, case)
+        if self.unconfirmed.contains_key(&owner.co_ownerid) {
+            // case 4: the new record takes the old one's place
+            return self.new_unconfirmed(
+                args,
+                principal,
+                flags,
+                impl_id,
+                now,
+                ExchangeIdCase::ReplaceUnconfirmed,
+            );
+        }
+        // case 1: the only one that grows the table for good
+        let evicted = self.make_room()?;
+        let mut ok = self.new_unconfirmed(
+            args,
+            principal,
+            flags,
+            impl_id,
+            now,
+            ExchangeIdCase::NewOwner,
+        )?;
+        ok.removed = evicted;
+        Ok(ok)
     }
 
     fn granted_flags(&self, requested: u32) -> u32 {
@@ -563,7 +643,7 @@ impl ClientTable {
             flags: rec.flags | confirmed,
             state_protect: StateProtect4R::None,
             case,
-            removed: None,
+            removed: Vec::new(),
         }
     }
 
@@ -601,6 +681,7 @@ impl ClientTable {
             },
         );
         self.unconfirmed.insert(owner.co_ownerid.clone(), clientid);
+        self.unconfirmed_order.insert(clientid);
         Ok(self.reply(clientid, case, now))
     }
 
@@ -618,6 +699,7 @@ impl ClientTable {
         let ownerid = rec.ownerid.clone();
         let persisted = rec.to_persisted();
         self.unconfirmed.remove(&ownerid);
+        self.unconfirmed_order.remove(&clientid);
         let mut events = Vec::new();
         if let Some(old) = self.confirmed.insert(ownerid, clientid) {
             let same_principal = self.records.get(&old).map(|r| &r.principal)
@@ -682,6 +764,7 @@ impl ClientTable {
     fn remove(&mut self, clientid: Clientid4, reason: RemovalReason) -> Option<RemovedClient> {
         let rec = self.records.remove(&clientid)?;
         self.leases.remove(clientid);
+        self.unconfirmed_order.remove(&clientid);
         let index = if rec.confirmed {
             &mut self.confirmed
         } else {

@@ -21,6 +21,7 @@ fn table() -> ClientTable {
         boot_epoch: 3,
         lease_time: LEASE,
         roles: EXCHGID4_FLAG_USE_PNFS_MDS,
+        ..Default::default()
     })
 }
 
@@ -159,7 +160,9 @@ fn case3_other_principal_without_state_removes_the_old_record_at_once() {
     let ok = exchange(&mut t, "a", 2, 0, &ALICE, t0).unwrap();
     assert_eq!(ok.case, ExchangeIdCase::CollisionReplaced);
     assert_ne!(ok.clientid, old);
-    let gone = ok.removed.expect("the old record is removed");
+    let [gone] = &ok.removed[..] else {
+        panic!("the old record is removed: {:?}", ok.removed)
+    };
     assert_eq!(
         (gone.clientid, gone.was_confirmed, gone.reason),
         (old, true, RemovalReason::Replaced)
@@ -184,7 +187,8 @@ fn case3_other_principal_with_state_but_expired_lease_is_replaced() {
         .exchange_id(&args("a", 1, 0), &ALICE, 1, |c| c == id, t0 + LEASE)
         .unwrap();
     assert_eq!(ok.case, ExchangeIdCase::CollisionReplaced);
-    assert_eq!(ok.removed.map(|r| r.clientid), Some(id));
+    let removed: Vec<_> = ok.removed.iter().map(|r| r.clientid).collect();
+    assert_eq!(removed, [id]);
 }
 
 #[test]
@@ -504,4 +508,121 @@ fn exchange_id_result_becomes_the_wire_reply() {
     assert_eq!(res.eir_clientid, ok.clientid);
     assert_eq!(res.eir_sequenceid, 1);
     assert_eq!(res.eir_server_scope, Bytes::from_static(b"scope"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cap on client records (`max_clients`)
+// ---------------------------------------------------------------------------------------------
+
+fn capped(max_clients: usize) -> ClientTable {
+    ClientTable::new(ClientTableConfig {
+        boot_epoch: 3,
+        lease_time: LEASE,
+        roles: EXCHGID4_FLAG_USE_PNFS_MDS,
+        max_clients,
+    })
+}
+
+fn new_owner(t: &mut ClientTable, owner: &str, now: Instant) -> Result<ExchangeIdOk, ClientError> {
+    let mut a = args("", 1, 0);
+    a.eia_clientowner.co_ownerid = Bytes::copy_from_slice(owner.as_bytes());
+    t.exchange_id(&a, &ROOT, 1, no_state, now)
+}
+
+#[test]
+fn a_new_owner_past_the_cap_is_refused_with_delay_when_every_record_is_confirmed() {
+    let t0 = Instant::now();
+    let mut t = capped(3);
+    for o in ["a", "b", "c"] {
+        confirmed_client(&mut t, o, 1, t0);
+    }
+    assert!(t.is_full());
+    let e = new_owner(&mut t, "d", t0).unwrap_err();
+    assert_eq!(e, ClientError::NoRoom);
+    assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_DELAY);
+    assert_eq!(t.len(), 3, "nothing was given up");
+    assert!(t.confirmed_by_owner(b"a").is_some());
+}
+
+#[test]
+fn a_full_table_gives_up_its_oldest_unconfirmed_record_for_a_new_owner() {
+    let t0 = Instant::now();
+    let mut t = capped(3);
+    confirmed_client(&mut t, "a", 1, t0);
+    let u1 = new_owner(&mut t, "u1", t0).unwrap().clientid;
+    let u2 = new_owner(&mut t, "u2", t0).unwrap().clientid;
+    let ok = new_owner(&mut t, "d", t0).unwrap();
+    assert_eq!(ok.case, ExchangeIdCase::NewOwner);
+    let gone: Vec<_> = ok
+        .removed
+        .iter()
+        .map(|r| (r.clientid, r.was_confirmed, r.reason))
+        .collect();
+    assert_eq!(gone, [(u1, false, RemovalReason::Evicted)]);
+    assert!(t.get(u1).is_none(), "u1 must start again (STALE_CLIENTID)");
+    assert!(t.get(u2).is_some());
+    assert_eq!((t.len(), t.unconfirmed_len()), (3, 2));
+    // The evicted client starts again; now u2 is the oldest unconfirmed record.
+    let again = new_owner(&mut t, "u1", t0).unwrap();
+    assert_eq!(again.removed[0].clientid, u2);
+}
+
+#[test]
+fn clients_already_known_get_in_past_the_cap() {
+    let t0 = Instant::now();
+    let mut t = capped(2);
+    let a = confirmed_client(&mut t, "a", 1, t0);
+    confirmed_client(&mut t, "b", 1, t0);
+    assert_eq!(new_owner(&mut t, "x", t0).unwrap_err(), ClientError::NoRoom);
+    // case 2: the same instance again
+    let ok = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap();
+    assert_eq!((ok.case, ok.clientid), (ExchangeIdCase::Existing, a));
+    // case 6: an update
+    let ok = exchange(&mut t, "a", 1, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, &ROOT, t0).unwrap();
+    assert_eq!(ok.case, ExchangeIdCase::Update);
+    // case 5: the client rebooted; its new record goes beside the old one, past the cap
+    let ok = exchange(&mut t, "a", 2, 0, &ROOT, t0).unwrap();
+    assert_eq!(ok.case, ExchangeIdCase::ClientRestart);
+    assert_eq!(t.len(), 3);
+    // It retries before CREATE_SESSION: the retry replaces its unconfirmed record.
+    let retry = exchange(&mut t, "a", 2, 0, &ROOT, t0).unwrap();
+    assert_eq!(retry.case, ExchangeIdCase::ClientRestart);
+    assert_ne!(retry.clientid, ok.clientid);
+    assert_eq!((t.len(), t.unconfirmed_len()), (3, 1));
+    // Confirmed, the new record replaces the old one: back at the cap.
+    t.confirm(retry.clientid);
+    assert_eq!((t.len(), t.unconfirmed_len()), (2, 0));
+    assert_eq!(new_owner(&mut t, "x", t0).unwrap_err(), ClientError::NoRoom);
+}
+
+#[test]
+fn an_unconfirmed_owner_retrying_in_a_full_table_replaces_its_own_record() {
+    let t0 = Instant::now();
+    let mut t = capped(2);
+    confirmed_client(&mut t, "a", 1, t0);
+    let u = new_owner(&mut t, "u", t0).unwrap().clientid;
+    let ok = new_owner(&mut t, "u", t0).unwrap();
+    assert_eq!(ok.case, ExchangeIdCase::ReplaceUnconfirmed);
+    assert!(ok.removed.is_empty(), "nothing evicted: {:?}", ok.removed);
+    assert!(t.get(u).is_none());
+    assert_eq!((t.len(), t.unconfirmed_len()), (2, 1));
+}
+
+#[test]
+fn destroyed_and_expired_records_make_room() {
+    let t0 = Instant::now();
+    let mut t = capped(2);
+    let a = confirmed_client(&mut t, "a", 1, t0);
+    confirmed_client(&mut t, "b", 1, t0 + Duration::from_secs(10));
+    assert!(new_owner(&mut t, "x", t0).is_err());
+    t.destroy_clientid(a, false).unwrap();
+    new_owner(&mut t, "x", t0).unwrap();
+    assert!(
+        new_owner(&mut t, "y", t0).is_ok(),
+        "x was unconfirmed: given up"
+    );
+    // y is unconfirmed and b confirmed: expiring b (as the caller does when full) makes room.
+    let gone = t.expire(t0 + Duration::from_secs(10) + LEASE);
+    assert_eq!(gone.len(), 2, "b and y: {gone:?}");
+    assert!(t.is_empty());
 }

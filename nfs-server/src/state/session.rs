@@ -20,6 +20,18 @@
 //! first 4 bytes of `blake3::keyed_hash(server_key, first 12 bytes)`, so ids are unguessable
 //! and ids of an earlier boot (another client id epoch) are never found:
 //! `NFS4ERR_BADSESSION`.
+//!
+//! **Caps** ([`SessionLimits::max_sessions`], [`SessionLimits::max_sessions_per_client`]).
+//! Each session holds a slot table whose reply cache may grow to `ca_maxrequests` replies, so
+//! their number is bounded. A client's first session is never refused for the table-wide
+//! cap: the client already holds a place under `max_clients`, and without a session it could
+//! do nothing with it (this is what keeps established clients, and the first CREATE_SESSION
+//! of a new one, from being locked out by someone else's sessions). Further sessions are
+//! refused past `max_sessions` in all, and past `max_sessions_per_client` for one client,
+//! with `NFS4ERR_DELAY` ([`SessionError::NoRoom`]). So there are never more than
+//! `max_sessions` plus one per client record. BIND_CONN_TO_SESSION creates nothing and is
+//! never refused. The caller reaps expired clients, whose sessions then go, before a
+//! CREATE_SESSION that finds the table full (`session_ops::create_session`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
@@ -77,6 +89,18 @@ pub enum SessionError {
     /// DESTROY_SESSION while other requests are running on the session.
     #[error("session busy")]
     Delay,
+    /// CREATE_SESSION past `max_sessions` (for a client that has a session already) or past
+    /// `max_sessions_per_client`.
+    ///
+    /// `NFS4ERR_DELAY` (RFC 8881 section 15.1.1.3), which CREATE_SESSION may return (section
+    /// 15.2), as knfsd does when it cannot allocate a session: the client retries later with
+    /// the same `csa_sequence` (the refusal is not cached in the CREATE_SESSION slot, so the
+    /// retry is a new request). Not `NFS4ERR_RESOURCE` (not in CREATE_SESSION's list of
+    /// errors: a minor version 0 error), nor `NFS4ERR_NOSPC`, which is about file system
+    /// space (section 15.1.4.11); `NFS4ERR_TOO_MANY_OPS` is about the number of operations
+    /// in a COMPOUND.
+    #[error("too many sessions")]
+    NoRoom,
 }
 
 impl From<SessionError> for NfsStat4 {
@@ -92,7 +116,7 @@ impl From<SessionError> for NfsStat4 {
             SessionError::TooManyOps => NfsStat4::NFS4ERR_TOO_MANY_OPS,
             SessionError::RepTooBig => NfsStat4::NFS4ERR_REP_TOO_BIG,
             SessionError::RepTooBigToCache => NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE,
-            SessionError::Delay => NfsStat4::NFS4ERR_DELAY,
+            SessionError::Delay | SessionError::NoRoom => NfsStat4::NFS4ERR_DELAY,
         }
     }
 }
@@ -121,7 +145,19 @@ pub struct SessionLimits {
     pub min_back_response_size: u32,
     /// Most back channel slots the server will use.
     pub max_back_requests: u32,
+    /// Most sessions in all (`limits.max_sessions`), a client's first session aside (see
+    /// the module documentation).
+    pub max_sessions: usize,
+    /// Most sessions of one client. Not configurable: a client needs one session per server
+    /// (two during a recovery); pynfs's trunking tests make two.
+    pub max_sessions_per_client: usize,
 }
+
+/// The default of [`SessionLimits::max_sessions`] (and of `limits.max_sessions`).
+pub const DEFAULT_MAX_SESSIONS: usize = 16_384;
+
+/// [`SessionLimits::max_sessions_per_client`].
+pub const MAX_SESSIONS_PER_CLIENT: usize = 16;
 
 impl Default for SessionLimits {
     fn default() -> Self {
@@ -135,6 +171,8 @@ impl Default for SessionLimits {
             min_back_request_size: 1024,
             min_back_response_size: 256,
             max_back_requests: 16,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_client: MAX_SESSIONS_PER_CLIENT,
         }
     }
 }
@@ -388,6 +426,12 @@ impl SessionTable {
         self.sessions.is_empty()
     }
 
+    /// Whether `max_sessions` sessions exist: a client's second session must find room (the
+    /// caller reaps expired clients first).
+    pub fn is_full(&self) -> bool {
+        self.sessions.len() >= self.limits.max_sessions
+    }
+
     fn session_id(&self, clientid: Clientid4, n: u32) -> Sessionid4 {
         let mut id = [0u8; 16];
         id[..8].copy_from_slice(&clientid.to_be_bytes());
@@ -413,6 +457,10 @@ impl SessionTable {
     ///   `NFS4ERR_TOOSMALL`.
     /// * Callback security: the AUTH_NONE and AUTH_SYS entries are kept; none of several is
     ///   `NFS4ERR_ENCR_ALG_UNSUPP`, an empty list means AUTH_NONE (see [`usable_cb_sec`]).
+    ///
+    /// * Caps (see the module documentation): a client's first session always; another one
+    ///   past `max_sessions` in all or `max_sessions_per_client` for the client is
+    ///   `NFS4ERR_DELAY`, checked after the arguments.
     ///
     /// Success confirms an unconfirmed record (removing the older confirmed record of the
     /// same owner, whose sessions this table drops), caches the reply, and renews the lease.
@@ -447,6 +495,10 @@ impl SessionTable {
         let fore = self.negotiate_fore(&args.csa_fore_chan_attrs)?;
         let back = self.negotiate_back(&args.csa_back_chan_attrs)?;
         let cb_sec = usable_cb_sec(&args.csa_sec_parms)?;
+        let has = rec.sessions().len();
+        if has >= self.limits.max_sessions_per_client || (has > 0 && self.is_full()) {
+            return Err(SessionError::NoRoom);
+        }
         let flags = args.csa_flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
         let n = clients
             .next_session_number(clientid)

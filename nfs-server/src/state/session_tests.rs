@@ -853,3 +853,104 @@ fn lowered_target_is_reported_in_sequence() {
         o => panic!("{o:?}"),
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The caps on sessions (`max_sessions`, `max_sessions_per_client`)
+// ---------------------------------------------------------------------------------------------
+
+fn capped(max_sessions: usize, per_client: usize) -> Setup {
+    let mut s = setup();
+    s.sessions = SessionTable::new(
+        SessionLimits {
+            max_sessions,
+            max_sessions_per_client: per_client,
+            ..SessionLimits::default()
+        },
+        KEY,
+    );
+    s
+}
+
+/// Another session for a confirmed client, on its CREATE_SESSION sequence `seq`.
+fn another(s: &mut Setup, id: Clientid4, seq: u32) -> Result<Sessionid4, SessionError> {
+    s.create(&cs_args(id, seq, 0)).map(|o| o.res.csr_sessionid)
+}
+
+#[test]
+fn a_client_past_its_own_session_cap_gets_delay_and_may_retry_the_same_sequence() {
+    let mut s = capped(100, 3);
+    let (id, _) = s.session("a");
+    another(&mut s, id, 2).unwrap();
+    another(&mut s, id, 3).unwrap();
+    let e = another(&mut s, id, 4).unwrap_err();
+    assert_eq!(e, SessionError::NoRoom);
+    assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_DELAY);
+    assert_eq!(s.clients.get(id).unwrap().sessions().len(), 3);
+    // The refusal was not cached: after a DESTROY_SESSION the same sequence succeeds.
+    let first = *s.clients.get(id).unwrap().sessions().first().unwrap();
+    s.sessions
+        .destroy_session(&mut s.clients, &first, false)
+        .unwrap();
+    another(&mut s, id, 4).unwrap();
+}
+
+#[test]
+fn the_table_wide_cap_refuses_second_sessions_but_never_a_first() {
+    let mut s = capped(2, 16);
+    let (a, _) = s.session("a");
+    let (_, b_sid) = s.session("b");
+    assert!(s.sessions.is_full());
+    assert_eq!(another(&mut s, a, 2).unwrap_err(), SessionError::NoRoom);
+    // A new client's first CREATE_SESSION (its confirmation) is not refused.
+    let (c, _) = s.session("c");
+    assert_eq!(s.sessions.len(), 3);
+    assert!(s.clients.confirmed(c).is_ok());
+    // A client that lost its session gets a new one.
+    s.sessions
+        .destroy_session(&mut s.clients, &b_sid, false)
+        .unwrap();
+    let b = s.clients.confirmed_by_owner(b"b").unwrap().clientid();
+    let b_sid = another(&mut s, b, 2).unwrap();
+    assert_eq!(s.sessions.len(), 3);
+    // Below the cap again, a second session is allowed.
+    let c_sid = *s.clients.get(c).unwrap().sessions().first().unwrap();
+    for sid in [b_sid, c_sid] {
+        s.sessions
+            .destroy_session(&mut s.clients, &sid, false)
+            .unwrap();
+    }
+    another(&mut s, a, 2).unwrap();
+}
+
+#[test]
+fn bind_conn_to_session_is_never_refused_at_the_caps() {
+    let mut s = capped(1, 1);
+    let (_, sid) = s.session("a");
+    assert!(s.sessions.is_full());
+    let r = s
+        .sessions
+        .bind_conn_to_session(
+            &mut s.clients,
+            &BindConnToSessionArgs {
+                bctsa_sessid: sid,
+                bctsa_dir: ChannelDirFromClient4::CDFC4_FORE_OR_BOTH,
+                bctsa_use_conn_in_rdma_mode: false,
+            },
+            CONN + 1,
+            s.t0,
+        )
+        .unwrap();
+    assert_eq!(r.bctsr_dir, ChannelDirFromServer4::CDFS4_BOTH);
+}
+
+#[test]
+fn expiring_clients_frees_their_sessions() {
+    let mut s = capped(1, 16);
+    let (a, _) = s.session("a");
+    s.session("b");
+    assert!(s.sessions.is_full());
+    let gone = s.sessions.expire(&mut s.clients, s.t0 + LEASE);
+    assert_eq!(gone.len(), 2);
+    assert!(s.sessions.is_empty() && !s.sessions.is_full());
+    assert!(s.clients.get(a).is_none());
+}

@@ -128,6 +128,100 @@ fn a_confirmation_replaces_older_records_of_its_owner_and_unreclaimed_old_owners
     assert_eq!(s.clients().unwrap(), [client(3, 1), back]);
 }
 
+/// The owner index as it is on disk.
+fn owner_index(path: &std::path::Path) -> Vec<(Vec<u8>, u64)> {
+    use redb::{ReadableDatabase, ReadableTable};
+    let db = redb::Database::open(path).unwrap();
+    let r = db.begin_read().unwrap();
+    let t = r.open_table(schema::CLIENT_OWNERS).unwrap();
+    t.iter()
+        .unwrap()
+        .map(|e| {
+            let (k, v) = e.unwrap();
+            (k.value().to_vec(), v.value())
+        })
+        .collect()
+}
+
+#[test]
+fn a_store_without_the_client_owner_index_gets_it_rebuilt_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mds.redb");
+    let s = open_at(&path);
+    for id in 1..=3 {
+        s.put_client(client(id, 1)).wait().unwrap();
+    }
+    drop(s);
+    let before = owner_index(&path);
+    assert_eq!(before.len(), 3);
+    {
+        // As a store of a binary that did not have the index: the table is missing.
+        let db = redb::Database::open(&path).unwrap();
+        let w = db.begin_write().unwrap();
+        assert!(w.delete_table(schema::CLIENT_OWNERS).unwrap());
+        w.commit().unwrap();
+    }
+    let s = open_at(&path);
+    drop(s);
+    assert_eq!(owner_index(&path), before, "rebuilt at open");
+    {
+        // As if an older binary replaced owner-2's record without updating the index.
+        let db = redb::Database::open(&path).unwrap();
+        let w = db.begin_write().unwrap();
+        {
+            let mut t = w.open_table(schema::CLIENTS).unwrap();
+            t.remove(2).unwrap();
+            let newer = ClientRecord {
+                clientid: 20,
+                ..client(2, 1)
+            };
+            t.insert(20, &schema::encode_client(&newer)[..]).unwrap();
+        }
+        w.commit().unwrap();
+    }
+    let s = open_at(&path);
+    // owner-2 confirms again: the index must name record 20 for it to be replaced.
+    let again = ClientRecord {
+        clientid: 21,
+        ..client(2, 2)
+    };
+    s.put_client(again.clone()).wait().unwrap();
+    assert_eq!(s.clients().unwrap(), [client(1, 1), client(3, 1), again]);
+}
+
+#[test]
+fn persisting_a_client_reads_no_other_record() {
+    // A record that does not decode, under another owner: a put that decoded every record
+    // (as it once did, at a cost growing with the number of clients) would fail on it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mds.redb");
+    let s = open_at(&path);
+    s.put_client(client(1, 1)).wait().unwrap();
+    s.write(|tx| {
+        tx.open(schema::CLIENTS)?
+            .write()
+            .insert(99, &b"not a record"[..])?;
+        Ok(())
+    })
+    .wait()
+    .unwrap();
+    let newer = ClientRecord {
+        clientid: 5,
+        ..client(1, 1)
+    };
+    s.put_client(newer).wait().unwrap();
+    s.put_client(client(2, 1)).wait().unwrap();
+    assert!(s.remove_client(2).wait().unwrap());
+    assert!(matches!(s.clients(), Err(StoreError::Corrupt(_))));
+    drop(s);
+    let index: Vec<u64> = owner_index(&path).into_iter().map(|(_, id)| id).collect();
+    assert_eq!(
+        index,
+        [5],
+        "owner-1 names its newer record, owner-2 is gone"
+    );
+}
+
 #[test]
 fn store_written_by_an_unknown_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();

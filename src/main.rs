@@ -296,7 +296,8 @@ async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
         objects,
         start,
         ClusterKey::from_secret(secret.as_bytes()),
-    ));
+    )
+    .with_context(|| format!("data server {id}: control service"))?);
     tracing::info!(ds = id, control = %control_addr, nfs = %nfs_addr, dir = %dir.display(), "data server waiting for the MDS");
     tokio::spawn(async move {
         if let Err(e) = serve(control, service).await {

@@ -45,10 +45,10 @@ use nfs_proto::control::{
     unix_ms, BootNonce, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs,
     CtlCommitOk, CtlCommitRes, CtlCred, CtlObject, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk,
     CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes,
-    DsBoot, HealthOk, HealthRes, HelloOk, HelloRes, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes,
-    RemoveArgs, RemoveOk, RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, TruncateArgs,
-    MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
-    REGISTER_SEAL_PURPOSE,
+    DsBoot, HealthOk, HealthRes, HelloOk, HelloRes, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes,
+    RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk, RemoveRes, ReplayGuard,
+    RevokeArgs, SetAccessArgs, TruncateArgs, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
+    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{

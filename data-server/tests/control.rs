@@ -15,11 +15,12 @@ use bytes::Bytes;
 use data_server::control::{ControlConfig, ControlService, StartOnRegister};
 use data_server::DsOptions;
 use nfs_proto::control::{
-    unix_ms, AccessChange, CallStamp, DsBoot, HelloRes, BOOT_NONCE_LEN, ClusterKey, CtlBackend, CtlCommitArgs, CtlCommitOk,
+    unix_ms, AccessChange, CallStamp, ClusterKey, CtlBackend, CtlCommitArgs, CtlCommitOk,
     CtlCommitRes, CtlCounterRange, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
-    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, RegisterArgs, RegisterRes,
-    RevokeArgs, RevokedState, SetAccessArgs, AUTH_PNFS_CTL, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
-    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, DsBoot, HelloRes,
+    RegisterArgs, RegisterRes, RevokeArgs, RevokedState, SetAccessArgs, AUTH_PNFS_CTL,
+    BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
+    REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::nfs4::{NfsStat4, StableHow4, OPEN4_SHARE_ACCESS_READ};
 use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
@@ -71,12 +72,11 @@ async fn start_with(objects: Arc<dyn ObjectStore>, offset_ms: Arc<AtomicU64>) ->
         },
     ));
     let clock = Arc::new(move || now_ms() + offset_ms.load(Ordering::Relaxed));
-    let service =
-        Arc::new(
-            ControlService::new(config(), objects, target.clone(), key())
-                .unwrap()
-                .with_clock(clock),
-        );
+    let service = Arc::new(
+        ControlService::new(config(), objects, target.clone(), key())
+            .unwrap()
+            .with_clock(clock),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(data_server::control::serve(listener, service.clone()));
@@ -132,9 +132,16 @@ async fn connect(addr: SocketAddr) -> Peer {
     let stamp = stamp_to(hello, now_ms());
     let args = Bytes::new();
     let cred = signed(&key(), stamp, CtlProc::CTLPROC_HELLO, &args);
-    let body = call(&conn, PNFS_CTL_PROGRAM, 1, CtlProc::CTLPROC_HELLO.0, cred.clone(), args)
-        .await
-        .expect("HELLO");
+    let body = call(
+        &conn,
+        PNFS_CTL_PROGRAM,
+        1,
+        CtlProc::CTLPROC_HELLO.0,
+        cred.clone(),
+        args,
+    )
+    .await
+    .expect("HELLO");
     let res: HelloRes = xdr::from_bytes(key().open_reply(&cred, body).unwrap()).unwrap();
     let HelloRes::Ok(ok) = res else {
         panic!("{res:?}")
@@ -194,7 +201,12 @@ async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_n
     let (addr, service) = start(Arc::default()).await;
     let conn = connect(addr).await;
     let args = register_args(1);
-    let cred = signed(&key(), conn.stamp_at(now_ms()), CtlProc::CTLPROC_REGISTER, &args);
+    let cred = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_REGISTER,
+        &args,
+    );
     let p = CtlProc::CTLPROC_REGISTER.0;
     let first = call(&conn, PNFS_CTL_PROGRAM, 1, p, cred.clone(), args.clone()).await;
     let results = key().open_reply(&cred, first.unwrap()).unwrap();
@@ -206,7 +218,12 @@ async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_n
     let other = connect(addr).await;
     let again = call(&other, PNFS_CTL_PROGRAM, 1, p, cred, args.clone()).await;
     assert_eq!(denied(again), AuthStat::AUTH_REJECTEDVERF);
-    let fresh = signed(&key(), conn.stamp_at(now_ms()), CtlProc::CTLPROC_REGISTER, &args);
+    let fresh = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_REGISTER,
+        &args,
+    );
     call(&other, PNFS_CTL_PROGRAM, 1, p, fresh, args)
         .await
         .unwrap();
@@ -269,7 +286,12 @@ async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
         ),
         // Signed for another procedure: the MAC covers the procedure number.
         (
-            signed(&key(), conn.stamp_at(now_ms()), CtlProc::CTLPROC_NULL, &args),
+            signed(
+                &key(),
+                conn.stamp_at(now_ms()),
+                CtlProc::CTLPROC_NULL,
+                &args,
+            ),
             AuthStat::AUTH_BADCRED,
         ),
         // A data server's node id: only the MDS commands data servers.
@@ -289,7 +311,13 @@ async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
         (
             signed(
                 &key(),
-                stamp_to(DsBoot { ds_id: 2, ..conn.to }, now_ms()),
+                stamp_to(
+                    DsBoot {
+                        ds_id: 2,
+                        ..conn.to
+                    },
+                    now_ms(),
+                ),
                 CtlProc::CTLPROC_REGISTER,
                 &args,
             ),
@@ -724,7 +752,12 @@ async fn an_oversized_write_is_refused_without_writing_it_and_an_oversized_recor
         &[Bytes::from(vec![1u8; MAX_CTL_IO as usize + 1])],
     );
     let over: Bytes = over.concat().into();
-    let cred = signed(&key(), conn.stamp_at(now_ms()), CtlProc::CTLPROC_WRITE, &over);
+    let cred = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_WRITE,
+        &over,
+    );
     garbage(
         call(
             &conn,
@@ -747,7 +780,12 @@ async fn an_oversized_write_is_refused_without_writing_it_and_an_oversized_recor
     let len_at = claim.len() - 8;
     claim[len_at..len_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
     let claim = Bytes::from(claim);
-    let cred = signed(&key(), conn.stamp_at(now_ms()), CtlProc::CTLPROC_WRITE, &claim);
+    let cred = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_WRITE,
+        &claim,
+    );
     garbage(
         call(
             &conn,

@@ -14,13 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use data_server::control::{
-    ControlConfig, ControlService, StartOnRegister, REFUSAL_LOG_BURST,
-};
+use data_server::control::{ControlConfig, ControlService, StartOnRegister, REFUSAL_LOG_BURST};
 use data_server::DsOptions;
 use nfs_proto::control::{
-    unix_ms, CallStamp, ClusterKey, CtlBackend, CtlProc, CtlStat, CtlStatusRes, DsBoot,
-    HelloRes, RegisterArgs, RegisterRes, StripeSize, TruncateArgs, BOOT_NONCE_LEN, MDS_NODE,
+    unix_ms, CallStamp, ClusterKey, CtlBackend, CtlProc, CtlStat, CtlStatusRes, DsBoot, HelloRes,
+    RegisterArgs, RegisterRes, StripeSize, TruncateArgs, BOOT_NONCE_LEN, MDS_NODE,
     PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AuthStat, MsgBody, RejectedReply, ReplyBody, RpcMsg};
@@ -114,7 +112,11 @@ impl Ds {
     fn object(&self) -> (u64, Vec<u8>) {
         let size = self.store.size(OBJECT).unwrap();
         let first = self.store.read(OBJECT, 0, 1).unwrap().data;
-        let last = self.store.read(OBJECT, size.saturating_sub(1), 1).unwrap().data;
+        let last = self
+            .store
+            .read(OBJECT, size.saturating_sub(1), 1)
+            .unwrap()
+            .data;
         (size, [&first[..], &last[..]].concat())
     }
 }
@@ -161,7 +163,10 @@ fn records(mut stream: &[u8]) -> Vec<(Vec<u8>, Bytes)> {
         body.extend_from_slice(&stream[4..4 + len]);
         stream = &stream[4 + len..];
         if mark & 0x8000_0000 != 0 {
-            out.push((std::mem::take(&mut raw), Bytes::from(std::mem::take(&mut body))));
+            out.push((
+                std::mem::take(&mut raw),
+                Bytes::from(std::mem::take(&mut body)),
+            ));
         }
     }
     out
@@ -261,8 +266,13 @@ impl Mds {
         );
         let body = tokio::time::timeout(
             TIMEOUT,
-            self.conn
-                .call(PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.0, cred.clone(), vec![args]),
+            self.conn.call(
+                PNFS_CTL_PROGRAM,
+                PNFS_CTL_VERSION,
+                proc_.0,
+                cred.clone(),
+                vec![args],
+            ),
         )
         .await
         .expect("an answer")
@@ -397,7 +407,10 @@ async fn a_captured_register_installs_nothing_after_a_restart_or_on_another_data
         AuthStat::AUTH_REJECTEDCRED
     );
     assert_eq!(a.service.registered_epoch(), None);
-    assert!(a.target.data_server().is_none(), "no data server was started");
+    assert!(
+        a.target.data_server().is_none(),
+        "no data server was started"
+    );
 
     // The MDS of epoch 4 registers it the normal way.
     let mds = Mds::connect(a.addr, 1).await;

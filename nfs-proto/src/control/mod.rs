@@ -67,9 +67,9 @@ mod auth;
 pub mod types;
 
 pub use auth::{
-    unix_ms, BootNonce, CallStamp, ClusterKey, CtlAuthError, CtlCred, DsBoot, ReplayGuard,
-    Stamper, AUTH_PNFS_CTL, BOOT_NONCE_LEN, CTL_AUTH_VERSION, MAC_LEN, MAX_CLOCK_SKEW_MS,
-    MDS_NODE, REPLAY_CACHE_MAX,
+    unix_ms, BootNonce, CallStamp, ClusterKey, CtlAuthError, CtlCred, DsBoot, ReplayGuard, Stamper,
+    AUTH_PNFS_CTL, BOOT_NONCE_LEN, CTL_AUTH_VERSION, MAC_LEN, MAX_CLOCK_SKEW_MS, MDS_NODE,
+    REPLAY_CACHE_MAX,
 };
 pub use types::*;
 

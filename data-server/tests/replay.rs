@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use data_server::control::{ControlConfig, ControlService, StartOnRegister, REFUSAL_LOG_BURST};
+use data_server::control::{ControlConfig, ControlService, StartOnRegister};
 use data_server::DsOptions;
 use nfs_proto::control::{
     unix_ms, CallStamp, ClusterKey, CtlBackend, CtlProc, CtlStat, CtlStatusRes, DsBoot, HelloRes,

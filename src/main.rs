@@ -288,17 +288,20 @@ async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
             tokio::spawn(ds.serve_on(l));
         }
     }));
-    let service = Arc::new(ControlService::new(
-        ControlConfig {
-            ds_id: u32::from(id),
-            lease_time: lease,
-            backend,
-            addresses: d.addresses.clone(),
-        },
-        objects,
-        start,
-        ClusterKey::from_secret(secret.as_bytes()),
-    ));
+    let service = Arc::new(
+        ControlService::new(
+            ControlConfig {
+                ds_id: u32::from(id),
+                lease_time: lease,
+                backend,
+                addresses: d.addresses.clone(),
+            },
+            objects,
+            start,
+            ClusterKey::from_secret(secret.as_bytes()),
+        )
+        .with_context(|| format!("data server {id}: control service"))?,
+    );
     tracing::info!(ds = id, control = %control_addr, nfs = %nfs_addr, dir = %dir.display(), "data server waiting for the MDS");
     tokio::spawn(async move {
         if let Err(e) = serve(control, service).await {

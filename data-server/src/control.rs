@@ -11,8 +11,13 @@
 //! ```
 //!
 //! Every call is authenticated before anything else ([`nfs_proto::control`] module docs):
-//! the MAC under the cluster secret, the MDS as caller, and a [`ReplayGuard`] against stale
-//! and replayed calls; a refused call gets MSG_DENIED / AUTH_ERROR and changes nothing.
+//! the MAC under the cluster secret, the MDS as caller, this data server's id and boot nonce
+//! as target (but for HELLO, which tells the nonce), and a [`ReplayGuard`] against stale and
+//! replayed calls; a refused call gets MSG_DENIED / AUTH_ERROR and changes nothing. The boot
+//! nonce is drawn anew by every [`ControlService`], so calls captured before a restart are
+//! refused after it although the replay cache starts empty. Refusals are logged at most
+//! [`REFUSAL_LOG_BURST`] lines per peer address and [`REFUSAL_LOG_WINDOW`], since anyone who
+//! reaches the port can cause them.
 //! Arguments that do not decode get GARBAGE_ARGS, an unknown procedure PROC_UNAVAIL. Every
 //! procedure is idempotent, so the MDS retries a failed call as a new call. REVOKE and
 //! SET_ACCESS are applied before the reply, so the MDS answers the operation that needed
@@ -29,21 +34,21 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::io;
-use std::net::SocketAddr;
+use std::io::{self, Read};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use nfs_proto::control::{
-    unix_ms, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs, CtlCommitOk,
-    CtlCommitRes, CtlCred, CtlObject, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
-    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes, HealthOk,
-    HealthRes, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes,
-    RemoveArgs, RemoveOk, RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, TruncateArgs,
-    MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
-    REGISTER_SEAL_PURPOSE,
+    unix_ms, BootNonce, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs,
+    CtlCommitOk, CtlCommitRes, CtlCred, CtlObject, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk,
+    CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes,
+    DsBoot, HealthOk, HealthRes, HelloOk, HelloRes, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes,
+    RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk, RemoveRes, ReplayGuard,
+    RevokeArgs, SetAccessArgs, TruncateArgs, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
+    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{
@@ -52,6 +57,7 @@ use nfs_proto::transport::{
 use nfs_proto::xdr::{self, Xdr};
 use nfs_server::io::blocking;
 use nfs_server::keys::DsKeys;
+use nfs_server::log_limit::LogLimiter;
 use nfs_server::stateid::Other;
 use pfs_core::{ObjectId, ObjectStore, Stability, StoreError};
 use tokio::net::TcpListener;
@@ -223,6 +229,23 @@ pub struct ControlConfig {
 /// Source of "now" in milliseconds since 1970 (tests move it).
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
+/// Most log lines of refused control calls per peer address and [`REFUSAL_LOG_WINDOW`]
+/// (then one line saying how many were left out): enough to diagnose a wrong secret or a
+/// clock apart, too few for a hostile peer to fill the disk.
+pub const REFUSAL_LOG_BURST: u32 = 5;
+/// The window of [`REFUSAL_LOG_BURST`].
+pub const REFUSAL_LOG_WINDOW: Duration = Duration::from_secs(60);
+
+/// A fresh boot nonce: 16 bytes of `/dev/urandom`, so no two starts share one and nobody can
+/// guess the next (a call signed for it in advance would pass).
+fn random_boot_nonce() -> Result<BootNonce, DsError> {
+    let mut boot = BootNonce::default();
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut boot))
+        .map_err(DsError::Random)?;
+    Ok(boot)
+}
+
 /// The control service of one data server: a [`CallHandler`] for connections from the MDS.
 pub struct ControlService {
     cfg: ControlConfig,
@@ -230,7 +253,11 @@ pub struct ControlService {
     store: Arc<dyn ObjectStore>,
     target: Arc<dyn DsTarget>,
     key: ClusterKey,
+    /// This data server's id and boot nonce: every call but HELLO must name both.
+    boot: DsBoot,
     guard: Mutex<ReplayGuard>,
+    /// Budget of log lines for refused calls, per peer address.
+    refusals: LogLimiter<IpAddr>,
     /// The epoch of the MDS's last successful REGISTER.
     registered: Mutex<Option<u16>>,
     boot_verifier: [u8; 8],
@@ -297,14 +324,21 @@ fn load_milli() -> u32 {
 impl ControlService {
     /// The service of the data server `cfg` describes, storing objects in `store`, driving
     /// `target`'s checks, authenticating with `key`. Its boot verifier is new (a fresh one
-    /// per process start tells the MDS to send revocations and access changes again).
+    /// per process start tells the MDS to send revocations and access changes again), and
+    /// so is its boot nonce (calls made for another service, or one before a restart, are
+    /// refused). Fails only if `/dev/urandom` cannot be read.
     pub fn new(
         cfg: ControlConfig,
         store: Arc<dyn ObjectStore>,
         target: Arc<dyn DsTarget>,
         key: ClusterKey,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, DsError> {
+        Ok(Self {
+            boot: DsBoot {
+                ds_id: cfg.ds_id,
+                boot: random_boot_nonce()?,
+            },
+            refusals: LogLimiter::new(REFUSAL_LOG_BURST, REFUSAL_LOG_WINDOW),
             addresses: cfg
                 .addresses
                 .iter()
@@ -320,7 +354,7 @@ impl ControlService {
             boot_verifier: pfs_core::new_write_verifier(),
             started: Instant::now(),
             clock: Arc::new(|| unix_ms(SystemTime::now())),
-        }
+        })
     }
 
     /// Replaces the clock (tests of clock skew).
@@ -342,7 +376,12 @@ impl ControlService {
         self.boot_verifier
     }
 
-    /// Checks the credential: MAC, caller, freshness.
+    /// The id and boot nonce calls must name (HELLO tells them).
+    pub fn boot(&self) -> DsBoot {
+        self.boot
+    }
+
+    /// Checks the credential: MAC, caller, target and boot (but for HELLO), freshness.
     fn authenticate(&self, call: &IncomingCall) -> Result<CtlCred, CtlAuthError> {
         let cred = self.key.verify_call(
             &call.cred.to_opaque(),
@@ -353,6 +392,10 @@ impl ControlService {
         )?;
         if cred.node != MDS_NODE {
             return Err(CtlAuthError::WrongNode(cred.node));
+        }
+        // Before the replay cache, so calls of other boots do not fill it.
+        if CtlProc(call.proc_) != CtlProc::CTLPROC_HELLO {
+            self.boot.check(&cred)?;
         }
         self.guard
             .lock()
@@ -399,6 +442,13 @@ impl ControlService {
             CtlProc::CTLPROC_HEALTH => {
                 args!(());
                 encode(&self.health().await)
+            }
+            CtlProc::CTLPROC_HELLO => {
+                args!(());
+                encode(&HelloRes::Ok(HelloOk {
+                    ds_id: self.boot.ds_id,
+                    boot: self.boot.boot,
+                }))
             }
             _ => return Reply::Accepted(AcceptStat::ProcUnavail),
         };
@@ -680,7 +730,7 @@ impl ControlService {
 }
 
 impl CallHandler for ControlService {
-    fn handle(self: Arc<Self>, _conn: Conn, call: IncomingCall) -> HandlerFuture {
+    fn handle(self: Arc<Self>, conn: Conn, call: IncomingCall) -> HandlerFuture {
         Box::pin(async move {
             if call.prog != PNFS_CTL_PROGRAM {
                 return Reply::Accepted(AcceptStat::ProgUnavail);
@@ -694,7 +744,16 @@ impl CallHandler for ControlService {
             let cred = match self.authenticate(&call) {
                 Ok(c) => c,
                 Err(e) => {
-                    tracing::warn!(error = %e, proc = call.proc_, "control call refused");
+                    let peer = conn.peer();
+                    if let Some(suppressed) = self.refusals.allow(peer.ip()) {
+                        tracing::warn!(
+                            %peer,
+                            error = %e,
+                            proc = call.proc_,
+                            suppressed,
+                            "control call refused"
+                        );
+                    }
                     return Reply::Denied(RejectedReply::AuthError(e.auth_stat()));
                 }
             };

@@ -17,9 +17,10 @@ use data_server::DsOptions;
 use nfs_proto::control::{
     unix_ms, AccessChange, CallStamp, ClusterKey, CtlBackend, CtlCommitArgs, CtlCommitOk,
     CtlCommitRes, CtlCounterRange, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
-    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, RegisterArgs, RegisterRes,
-    RevokeArgs, RevokedState, SetAccessArgs, AUTH_PNFS_CTL, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
-    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, DsBoot, HelloRes,
+    RegisterArgs, RegisterRes, RevokeArgs, RevokedState, SetAccessArgs, AUTH_PNFS_CTL,
+    BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION,
+    REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::nfs4::{NfsStat4, StableHow4, OPEN4_SHARE_ACCESS_READ};
 use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
@@ -71,8 +72,11 @@ async fn start_with(objects: Arc<dyn ObjectStore>, offset_ms: Arc<AtomicU64>) ->
         },
     ));
     let clock = Arc::new(move || now_ms() + offset_ms.load(Ordering::Relaxed));
-    let service =
-        Arc::new(ControlService::new(config(), objects, target.clone(), key()).with_clock(clock));
+    let service = Arc::new(
+        ControlService::new(config(), objects, target.clone(), key())
+            .unwrap()
+            .with_clock(clock),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(data_server::control::serve(listener, service.clone()));
@@ -84,21 +88,71 @@ async fn start(offset_ms: Arc<AtomicU64>) -> (SocketAddr, Arc<ControlService>) {
     (addr, service)
 }
 
-async fn connect(addr: SocketAddr) -> Conn {
-    let s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let local = s.local_addr().unwrap();
-    let (conn, run) = transport::start(s, 7, addr, local, Arc::new(NoCalls), ConnLimits::default());
-    tokio::spawn(run);
-    conn
+/// A control connection and the data server boot its calls are for (learnt with HELLO).
+struct Peer {
+    conn: Conn,
+    to: DsBoot,
+}
+
+impl std::ops::Deref for Peer {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl Peer {
+    /// A stamp for a call to this data server's boot at `time_ms`.
+    fn stamp_at(&self, time_ms: u64) -> CallStamp {
+        stamp_to(self.to, time_ms)
+    }
 }
 
 static NONCE: AtomicU64 = AtomicU64::new(1);
 
-fn stamp_at(time_ms: u64) -> CallStamp {
+fn stamp_to(to: DsBoot, time_ms: u64) -> CallStamp {
     CallStamp {
         node: MDS_NODE,
+        to,
         time_ms,
         nonce: NONCE.fetch_add(1, Ordering::Relaxed),
+    }
+}
+
+/// Connects and asks HELLO which boot of data server 1 answers.
+async fn connect(addr: SocketAddr) -> Peer {
+    let s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let local = s.local_addr().unwrap();
+    let (conn, run) = transport::start(s, 7, addr, local, Arc::new(NoCalls), ConnLimits::default());
+    tokio::spawn(run);
+    let hello = DsBoot {
+        ds_id: 1,
+        boot: [0; BOOT_NONCE_LEN],
+    };
+    let stamp = stamp_to(hello, now_ms());
+    let args = Bytes::new();
+    let cred = signed(&key(), stamp, CtlProc::CTLPROC_HELLO, &args);
+    let body = call(
+        &conn,
+        PNFS_CTL_PROGRAM,
+        1,
+        CtlProc::CTLPROC_HELLO.0,
+        cred.clone(),
+        args,
+    )
+    .await
+    .expect("HELLO");
+    let res: HelloRes = xdr::from_bytes(key().open_reply(&cred, body).unwrap()).unwrap();
+    let HelloRes::Ok(ok) = res else {
+        panic!("{res:?}")
+    };
+    assert_eq!(ok.ds_id, 1);
+    Peer {
+        conn,
+        to: DsBoot {
+            ds_id: ok.ds_id,
+            boot: ok.boot,
+        },
     }
 }
 
@@ -147,7 +201,12 @@ async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_n
     let (addr, service) = start(Arc::default()).await;
     let conn = connect(addr).await;
     let args = register_args(1);
-    let cred = signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_REGISTER, &args);
+    let cred = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_REGISTER,
+        &args,
+    );
     let p = CtlProc::CTLPROC_REGISTER.0;
     let first = call(&conn, PNFS_CTL_PROGRAM, 1, p, cred.clone(), args.clone()).await;
     let results = key().open_reply(&cred, first.unwrap()).unwrap();
@@ -159,7 +218,12 @@ async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_n
     let other = connect(addr).await;
     let again = call(&other, PNFS_CTL_PROGRAM, 1, p, cred, args.clone()).await;
     assert_eq!(denied(again), AuthStat::AUTH_REJECTEDVERF);
-    let fresh = signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_REGISTER, &args);
+    let fresh = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_REGISTER,
+        &args,
+    );
     call(&other, PNFS_CTL_PROGRAM, 1, p, fresh, args)
         .await
         .unwrap();
@@ -173,7 +237,7 @@ async fn calls_stamped_too_far_from_the_data_servers_clock_are_refused() {
     let null = |t| {
         let args = Bytes::new();
         (
-            signed(&key(), stamp_at(t), CtlProc::CTLPROC_NULL, &args),
+            signed(&key(), conn.stamp_at(t), CtlProc::CTLPROC_NULL, &args),
             args,
         )
     };
@@ -210,7 +274,7 @@ async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
         (
             signed(
                 &ClusterKey::from_secret(&[0x34; 32]),
-                stamp_at(now_ms()),
+                conn.stamp_at(now_ms()),
                 CtlProc::CTLPROC_REGISTER,
                 &args,
             ),
@@ -222,7 +286,12 @@ async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
         ),
         // Signed for another procedure: the MAC covers the procedure number.
         (
-            signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_NULL, &args),
+            signed(
+                &key(),
+                conn.stamp_at(now_ms()),
+                CtlProc::CTLPROC_NULL,
+                &args,
+            ),
             AuthStat::AUTH_BADCRED,
         ),
         // A data server's node id: only the MDS commands data servers.
@@ -231,12 +300,44 @@ async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
                 &key(),
                 CallStamp {
                     node: 3,
-                    ..stamp_at(now_ms())
+                    ..conn.stamp_at(now_ms())
                 },
                 CtlProc::CTLPROC_REGISTER,
                 &args,
             ),
             AuthStat::AUTH_BADCRED,
+        ),
+        // Made for data server 2 (which has the same secret): not for this one.
+        (
+            signed(
+                &key(),
+                stamp_to(
+                    DsBoot {
+                        ds_id: 2,
+                        ..conn.to
+                    },
+                    now_ms(),
+                ),
+                CtlProc::CTLPROC_REGISTER,
+                &args,
+            ),
+            AuthStat::AUTH_BADCRED,
+        ),
+        // Made for another boot of this data server: learn the nonce again.
+        (
+            signed(
+                &key(),
+                stamp_to(
+                    DsBoot {
+                        boot: [0x77; BOOT_NONCE_LEN],
+                        ..conn.to
+                    },
+                    now_ms(),
+                ),
+                CtlProc::CTLPROC_REGISTER,
+                &args,
+            ),
+            AuthStat::AUTH_REJECTEDCRED,
         ),
     ];
     for (cred, want) in cases {
@@ -272,13 +373,13 @@ async fn bad_arguments_procedures_programs_and_versions_get_their_rpc_errors() {
         (CtlProc::CTLPROC_REMOVE, Bytes::from(too_long[4..].to_vec())),
         (CtlProc::CTLPROC_REVOKE, Bytes::from(too_long.clone())),
     ] {
-        let cred = signed(&k, stamp_at(now_ms()), proc_, &args);
+        let cred = signed(&k, conn.stamp_at(now_ms()), proc_, &args);
         let r = call(&conn, PNFS_CTL_PROGRAM, 1, proc_.0, cred, args).await;
         assert_eq!(accepted(r), AcceptStat::GarbageArgs, "{proc_}");
     }
     assert_eq!(service.registered_epoch(), None);
     let args = Bytes::new();
-    let cred = signed(&k, stamp_at(now_ms()), CtlProc(99), &args);
+    let cred = signed(&k, conn.stamp_at(now_ms()), CtlProc(99), &args);
     let r = call(&conn, PNFS_CTL_PROGRAM, 1, 99, cred, args.clone()).await;
     assert_eq!(accepted(r), AcceptStat::ProcUnavail);
     let r = call(&conn, 100003, 4, 0, OpaqueAuth::none(), args.clone()).await;
@@ -288,8 +389,8 @@ async fn bad_arguments_procedures_programs_and_versions_get_their_rpc_errors() {
 }
 
 /// Makes a signed control call the way the MDS does and returns its verified results.
-async fn ctl<A: Xdr, R: Xdr>(conn: &Conn, proc_: CtlProc, build: impl FnOnce(CallStamp) -> A) -> R {
-    let stamp = stamp_at(now_ms());
+async fn ctl<A: Xdr, R: Xdr>(conn: &Peer, proc_: CtlProc, build: impl FnOnce(CallStamp) -> A) -> R {
+    let stamp = conn.stamp_at(now_ms());
     let args = xdr::to_bytes(&build(stamp));
     let cred = signed(&key(), stamp, proc_, &args);
     let body = call(conn, PNFS_CTL_PROGRAM, 1, proc_.0, cred.clone(), args)
@@ -476,9 +577,9 @@ async fn hostile_input_never_stops_the_service_from_answering() {
     // (a panicking handler would leave the call unanswered and trip the timeout).
     let conn = connect(addr).await;
     for seed in 0..300u64 {
-        let proc_ = CtlProc((seed % 11) as u32);
+        let proc_ = CtlProc((seed % 12) as u32);
         let args = Bytes::from(noise(seed, (seed as usize * 7) % 200));
-        let cred = signed(&k, stamp_at(now_ms()), proc_, &args);
+        let cred = signed(&k, conn.stamp_at(now_ms()), proc_, &args);
         let _ = call(&conn, PNFS_CTL_PROGRAM, 1, proc_.0, cred, args).await;
     }
     // Random credential bodies.
@@ -500,7 +601,7 @@ async fn hostile_input_never_stops_the_service_from_answering() {
         let _ = s.write_all(&noise(seed + 1000, 64)).await;
     }
     let args = Bytes::new();
-    let cred = signed(&k, stamp_at(now_ms()), CtlProc::CTLPROC_NULL, &args);
+    let cred = signed(&k, conn.stamp_at(now_ms()), CtlProc::CTLPROC_NULL, &args);
     let conn = connect(addr).await;
     let body = call(&conn, PNFS_CTL_PROGRAM, 1, 0, cred.clone(), args)
         .await
@@ -664,7 +765,12 @@ async fn an_oversized_write_is_refused_without_writing_it_and_an_oversized_recor
         &[Bytes::from(vec![1u8; MAX_CTL_IO as usize + 1])],
     );
     let over: Bytes = over.concat().into();
-    let cred = signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_WRITE, &over);
+    let cred = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_WRITE,
+        &over,
+    );
     garbage(
         call(
             &conn,
@@ -687,7 +793,12 @@ async fn an_oversized_write_is_refused_without_writing_it_and_an_oversized_recor
     let len_at = claim.len() - 8;
     claim[len_at..len_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
     let claim = Bytes::from(claim);
-    let cred = signed(&key(), stamp_at(now_ms()), CtlProc::CTLPROC_WRITE, &claim);
+    let cred = signed(
+        &key(),
+        conn.stamp_at(now_ms()),
+        CtlProc::CTLPROC_WRITE,
+        &claim,
+    );
     garbage(
         call(
             &conn,

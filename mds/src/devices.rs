@@ -1,8 +1,9 @@
 //! The device registry: which configured data servers are up, and the control connection to
 //! each.
 //!
-//! One task per configured data server connects its control service, REGISTERs (handing it
-//! the MDS's `DsKeys` for this boot), then polls HEALTH. A failed call or connection marks the
+//! One task per configured data server connects its control service, says HELLO (learning
+//! the boot nonce its calls are signed for: `crate::dsctl`), REGISTERs (handing it the MDS's
+//! `DsKeys` for this boot), then polls HEALTH. A failed call or connection marks the
 //! data server down and the task reconnects with exponential backoff; a changed boot verifier
 //! (the data server restarted and lost its keys and revocations) means REGISTER again. The
 //! ring of *up* data servers is what new layouts are cut from (RFC 8881 section 13.3: a
@@ -621,7 +622,12 @@ fn describe(e: &CtlError) -> String {
     match e {
         CtlError::Denied(AuthStat::AUTH_BADCRED) => format!(
             "{e} (the data server does not accept our credential: the MDS and the data \
-             server do not share the cluster secret)"
+             server do not share the cluster secret, or another data server answers at \
+             this address)"
+        ),
+        CtlError::Denied(AuthStat::AUTH_REJECTEDCRED) => format!(
+            "{e} (the data server refused our call as made for another of its boots even \
+             after we asked its boot nonce again: is it restarting over and over?)"
         ),
         CtlError::Denied(AuthStat::AUTH_REJECTEDVERF) => format!(
             "{e} (the data server finds our call stale or replayed: are the clocks of the \
@@ -645,7 +651,7 @@ async fn register(
         .data_server(id)
         .and_then(|d| d.control_addr())
         .ok_or_else(|| format!("cluster.data_servers[id={id}].control: no control address"))?;
-    let ctl = DsControl::connect(addr, key, inner.opts.call_timeout)
+    let ctl = DsControl::connect(addr, id, key, inner.opts.call_timeout)
         .await
         .map_err(|e| format!("{addr}: {}", describe(&e)))?;
     let ok = ctl
@@ -660,7 +666,9 @@ async fn register(
 }
 
 /// The task of one data server: register, poll, mark down and retry, until the registry
-/// goes.
+/// goes. A data server restarted behind the connection refuses the next HEALTH as made for
+/// its old boot; the control client asks HELLO again and repeats it, and the changed boot
+/// verifier in the answer makes this task register it again.
 async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
     let mut backoff = match weak.upgrade() {
         Some(i) => i.opts.backoff_min,
@@ -770,5 +778,7 @@ mod tests {
         assert!(bad.contains("cluster secret"), "{bad}");
         let stale = describe(&CtlError::Denied(AuthStat::AUTH_REJECTEDVERF));
         assert!(stale.contains("clocks"), "{stale}");
+        let boot = describe(&CtlError::Denied(AuthStat::AUTH_REJECTEDCRED));
+        assert!(boot.contains("restarting"), "{boot}");
     }
 }

@@ -2,15 +2,21 @@
 //! (`nfs_proto::control`; the server is `data_server::control`).
 //!
 //! ```text
-//!   DsControl::connect(addr, key) ──TCP──> control service of one data server
+//!   DsControl::connect(addr, id, key) ──TCP──> control service of data server `id`
+//!     .hello()                   its id and boot nonce (asked before the first other call)
 //!     .register(&Registration)   keys, epoch and lease out; id, boot verifier, addresses back
 //!     .revoke, .set_access, .object_sizes, .truncate, .remove, .health, .null
 //!     .read, .write, .commit     I/O through the MDS on the data server's objects
 //! ```
 //!
-//! Every call is signed with the cluster key and a fresh stamp, and its results are accepted
-//! only if the reply's MAC verifies against that call, so neither a peer without the secret
-//! nor a replayed or altered reply can feed the MDS wrong sizes or acknowledgements. Calls
+//! Every call is signed with the cluster key and a fresh stamp naming the data server and its
+//! boot nonce, and its results are accepted only if the reply's MAC verifies against that
+//! call, so neither a peer without the secret nor a replayed or altered reply can feed the
+//! MDS wrong sizes or acknowledgements, and no call is good for another data server or
+//! another boot of this one. The boot nonce is learnt with HELLO before the first call; when
+//! the data server refuses a call as made for another of its boots (AUTH_REJECTEDCRED: it
+//! restarted behind this connection), the client asks HELLO again and makes the call once
+//! more (the refused call changed nothing), so a restart never leaves it stuck. Calls
 //! are bounded by a timeout; after a timeout or a closed connection the caller connects
 //! again (every procedure is idempotent, so it may simply repeat the call). Lists longer than
 //! one call may carry ([`MAX_CTL_LIST`]) are split into several calls.
@@ -19,17 +25,18 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use nfs_proto::control::{
-    unix_ms, AccessChange, ClusterKey, CtlAuthError, CtlCommitArgs, CtlCommitRes, CtlCounterRange,
-    CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes,
-    CtlWriteArgs, CtlWriteRes, HealthOk, HealthRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs,
-    RegisterOk, RegisterRes, RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs,
-    Stamper, StateOther, StripeSize, TruncateArgs, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD,
-    MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    unix_ms, AccessChange, BootNonce, CallStamp, ClusterKey, CtlAuthError, CtlCommitArgs,
+    CtlCommitRes, CtlCounterRange, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
+    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, DsBoot, HealthOk, HealthRes,
+    HelloOk, HelloRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes,
+    RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs, Stamper, StateOther,
+    StripeSize, TruncateArgs, BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD, MDS_NODE,
+    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
@@ -51,8 +58,9 @@ pub enum CtlError {
     Timeout,
     /// The connection closed before the reply.
     Closed,
-    /// The data server refused our credential (wrong cluster secret: AUTH_BADCRED; clocks
-    /// apart by more than five minutes: AUTH_REJECTEDVERF).
+    /// The data server refused our credential (wrong cluster secret, or another data server
+    /// at this address: AUTH_BADCRED; clocks apart by more than five minutes:
+    /// AUTH_REJECTEDVERF; made for another of its boots even after HELLO: AUTH_REJECTEDCRED).
     Denied(AuthStat),
     /// Another RPC-level failure (PROG_UNAVAIL, GARBAGE_ARGS, ...).
     Rpc(String),
@@ -142,13 +150,18 @@ impl RevokeReason {
 /// Connection ids of control clients (for logs), apart from the NFS connections' ids.
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1 << 41);
 
-/// A connection to one data server's control service.
+/// A connection to one data server's control service (clones share it, and the boot nonce
+/// learnt).
 #[derive(Clone)]
 pub struct DsControl {
     conn: Conn,
+    ds_id: u16,
     key: Arc<ClusterKey>,
     stamper: Arc<Stamper>,
     timeout: Duration,
+    /// The data server's boot nonce, once HELLO told it; forgotten when a call is refused
+    /// as made for another boot.
+    boot: Arc<Mutex<Option<BootNonce>>>,
 }
 
 impl fmt::Debug for DsControl {
@@ -158,10 +171,11 @@ impl fmt::Debug for DsControl {
 }
 
 impl DsControl {
-    /// Connects to the control service at `addr` (within `timeout`, which also bounds each
-    /// call).
+    /// Connects to the control service of data server `ds_id` at `addr` (within `timeout`,
+    /// which also bounds each call). Calls are signed for that data server only.
     pub async fn connect(
         addr: SocketAddr,
+        ds_id: u16,
         key: Arc<ClusterKey>,
         timeout: Duration,
     ) -> Result<Self, CtlError> {
@@ -186,9 +200,11 @@ impl DsControl {
         });
         Ok(Self {
             conn,
+            ds_id,
             key,
             stamper: Arc::new(Stamper::new(MDS_NODE)),
             timeout,
+            boot: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -202,19 +218,65 @@ impl DsControl {
         self.conn.is_closed()
     }
 
+    /// The data server boot calls are signed for, once learnt.
+    pub fn boot(&self) -> Option<DsBoot> {
+        let boot = *self.boot.lock().unwrap_or_else(PoisonError::into_inner);
+        boot.map(|boot| DsBoot {
+            ds_id: u32::from(self.ds_id),
+            boot,
+        })
+    }
+
     /// Signs and sends one call whose arguments `build` encodes as pieces (the MAC covers
-    /// them all); returns the verified results.
+    /// them all); returns the verified results. Learns the boot nonce first if need be, and
+    /// again (then calls once more) if the data server says the call was made for another
+    /// of its boots.
     async fn call_raw(
         &self,
         proc_: CtlProc,
-        build: impl FnOnce(&ClusterKey, nfs_proto::control::CallStamp) -> Vec<Bytes>,
+        build: impl Fn(&ClusterKey, CallStamp) -> Vec<Bytes>,
     ) -> Result<Bytes, CtlError> {
-        let stamp = self.stamper.stamp(unix_ms(SystemTime::now()));
+        let to = self.learnt_boot().await?;
+        match self.call_to(to, proc_, &build).await {
+            Err(CtlError::Denied(AuthStat::AUTH_REJECTEDCRED)) => {
+                tracing::info!(
+                    ds = self.ds_id,
+                    peer = %self.peer(),
+                    "data server refused a call as made for another of its boots (it \
+                     restarted): asking its boot nonce again"
+                );
+                let to = self.learnt_boot().await?;
+                self.call_to(to, proc_, &build).await
+            }
+            r => r,
+        }
+    }
+
+    /// The boot to sign calls for: the one learnt, or HELLO's answer.
+    async fn learnt_boot(&self) -> Result<DsBoot, CtlError> {
+        match self.boot() {
+            Some(b) => Ok(b),
+            None => self.hello().await.map(|ok| DsBoot {
+                ds_id: ok.ds_id,
+                boot: ok.boot,
+            }),
+        }
+    }
+
+    /// One signed call for the data server boot `to`. A refusal as made for another boot
+    /// forgets `to`, so the next call asks HELLO again.
+    async fn call_to(
+        &self,
+        to: DsBoot,
+        proc_: CtlProc,
+        build: &impl Fn(&ClusterKey, CallStamp) -> Vec<Bytes>,
+    ) -> Result<Bytes, CtlError> {
+        let stamp = self.stamper.stamp(to, unix_ms(SystemTime::now()));
         let args = build(&self.key, stamp);
         let cred = self
             .key
             .sign_call(stamp, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.0, &args);
-        let body = tokio::time::timeout(
+        let reply = tokio::time::timeout(
             self.timeout,
             self.conn.call(
                 PNFS_CTL_PROGRAM,
@@ -225,8 +287,42 @@ impl DsControl {
             ),
         )
         .await
-        .map_err(|_| CtlError::Timeout)??;
+        .map_err(|_| CtlError::Timeout)?;
+        let body = match reply.map_err(CtlError::from) {
+            Err(CtlError::Denied(AuthStat::AUTH_REJECTEDCRED)) => {
+                let mut boot = self.boot.lock().unwrap_or_else(PoisonError::into_inner);
+                if *boot == Some(to.boot) {
+                    *boot = None;
+                }
+                return Err(CtlError::Denied(AuthStat::AUTH_REJECTEDCRED));
+            }
+            r => r?,
+        };
         self.key.open_reply(&cred, body).map_err(CtlError::BadReply)
+    }
+
+    /// HELLO: which data server answers and its boot nonce, which later calls are signed
+    /// for. Checks it is the data server we meant.
+    pub async fn hello(&self) -> Result<HelloOk, CtlError> {
+        let any = DsBoot {
+            ds_id: u32::from(self.ds_id),
+            boot: [0; BOOT_NONCE_LEN],
+        };
+        let results = self
+            .call_to(any, CtlProc::CTLPROC_HELLO, &|_, _| {
+                vec![xdr::to_bytes(&())]
+            })
+            .await?;
+        match xdr::from_bytes::<HelloRes>(results).map_err(CtlError::Decode)? {
+            HelloRes::Ok(ok) if ok.ds_id != u32::from(self.ds_id) => Err(CtlError::Mismatch(
+                format!("asked data server {}, got {}", self.ds_id, ok.ds_id),
+            )),
+            HelloRes::Ok(ok) => {
+                *self.boot.lock().unwrap_or_else(PoisonError::into_inner) = Some(ok.boot);
+                Ok(ok)
+            }
+            HelloRes::Err(s) => Err(CtlError::Status(s)),
+        }
     }
 
     async fn call<A: Xdr, R: Xdr>(&self, proc_: CtlProc, args: &A) -> Result<R, CtlError> {

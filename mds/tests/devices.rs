@@ -147,6 +147,7 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     // Another MDS boot (another epoch) registers the data server behind our back.
     let other = mds::dsctl::DsControl::connect(
         cfg.cluster.data_server(1).unwrap().control_addr().unwrap(),
+        1,
         Arc::new(ClusterKey::from_secret(&SECRET)),
         Duration::from_secs(5),
     )
@@ -171,4 +172,104 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     .await;
     assert_eq!(mds.devices.generation(), generation, "no membership change");
     assert!(mds.devices.status(1).unwrap().up);
+}
+
+/// A data server's NFS side that does nothing (the registry only needs the control service).
+struct NoNfs;
+
+impl data_server::control::DsTarget for NoNfs {
+    fn set_keys(&self, _: &nfs_server::keys::DsKeys) -> Result<(), data_server::DsError> {
+        Ok(())
+    }
+    fn revoke(&self, _: nfs_server::stateid::Other, _: data_server::Revoked) {}
+    fn forget(&self, _: &nfs_server::stateid::Other) {}
+    fn set_access(&self, _: nfs_server::stateid::Other, _: u8) {}
+    fn close_counters(&self, _: &[(u32, u32)]) {}
+    fn op_counts(&self) -> Vec<nfs_proto::control::CtlOpCount> {
+        Vec::new()
+    }
+}
+
+/// Hands each call to the control service of the moment: a data server that restarts
+/// behind connections that stay (as through a proxy that reconnects upstream).
+struct Swappable(std::sync::Mutex<Arc<data_server::control::ControlService>>);
+
+impl nfs_proto::transport::CallHandler for Swappable {
+    fn handle(
+        self: Arc<Self>,
+        conn: nfs_proto::transport::Conn,
+        call: nfs_proto::transport::IncomingCall,
+    ) -> nfs_proto::transport::HandlerFuture {
+        let service = self.0.lock().unwrap().clone();
+        service.handle(conn, call)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_server_restarted_behind_the_connection_is_registered_again_without_leaving_the_ring(
+) {
+    use data_server::control::{ControlConfig, ControlService, CONTROL_LIMITS};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 1);
+    let d = cfg.cluster.data_server(1).unwrap().clone();
+    let service = || {
+        Arc::new(
+            ControlService::new(
+                ControlConfig {
+                    ds_id: 1,
+                    lease_time: Duration::from_secs(u64::from(LEASE)),
+                    backend: nfs_proto::control::CtlBackend::CTL_BACKEND_NULL,
+                    addresses: d.addresses.clone(),
+                },
+                Arc::new(pfs_core::NullStore::new()),
+                Arc::new(NoNfs),
+                ClusterKey::from_secret(&SECRET),
+            )
+            .unwrap(),
+        )
+    };
+    let first = service();
+    let swap = Arc::new(Swappable(std::sync::Mutex::new(first.clone())));
+    let listener = tokio::net::TcpListener::bind(d.control_addr().unwrap())
+        .await
+        .unwrap();
+    let handler = swap.clone();
+    tokio::spawn(async move {
+        for id in 1.. {
+            let (s, peer) = listener.accept().await.unwrap();
+            let local = s.local_addr().unwrap();
+            let (_c, run) =
+                nfs_proto::transport::start(s, id, peer, local, handler.clone(), CONTROL_LIMITS);
+            tokio::spawn(run);
+        }
+    });
+    let mds = Mds::open(cfg.clone()).unwrap();
+    let epoch = mds.store.boot_epoch() as u16;
+    mds.devices.start();
+    until("up", || ring_ids(&mds) == [1]).await;
+    let generation = mds.devices.generation();
+    assert_eq!(first.registered_epoch(), Some(epoch));
+
+    // It restarts: a new boot nonce and boot verifier, no keys. The registry's next HEALTH
+    // is refused as made for the old boot; its client asks HELLO again, and the new boot
+    // verifier makes the registry register it again, on the same connection.
+    let second = service();
+    *swap.0.lock().unwrap() = second.clone();
+    until("registered again", || {
+        second.registered_epoch() == Some(epoch)
+            && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
+    })
+    .await;
+    let st = mds.devices.status(1).unwrap();
+    assert!(st.up);
+    assert_eq!(st.boot_verifier, Some(second.boot_verifier()));
+    assert_eq!(
+        mds.devices.generation(),
+        generation,
+        "never marked down: no membership change"
+    );
+    assert_eq!(
+        mds.devices.control(1).and_then(|c| c.boot()),
+        Some(second.boot())
+    );
 }

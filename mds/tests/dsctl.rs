@@ -1,6 +1,8 @@
 //! The MDS's control client against a data server's control service, over loopback TCP:
 //! REGISTER, OBJECT_SIZE, TRUNCATE, REMOVE, REVOKE, SET_ACCESS, HEALTH, READ, WRITE, COMMIT,
-//! and what a wrong secret or a forged reply gets. The data server's NFS side is a recorder here; the control
+//! HELLO and the boot nonce (learnt again when the data server restarts behind the
+//! connection; a captured call replayed after a restart or to another data server is
+//! refused), and what a wrong secret or a forged reply gets. The data server's NFS side is a recorder here; the control
 //! service driving a real `DataServer` is tested in `data-server/tests/control.rs`.
 
 use std::net::SocketAddr;
@@ -12,9 +14,9 @@ use data_server::control::{ControlConfig, ControlService, DsTarget};
 use data_server::{DsError, Revoked};
 use mds::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 use nfs_proto::control::{
-    ClusterKey, CtlBackend, CtlOpCount, CtlStat, StateOther, MAX_CTL_IO, MAX_CTL_LIST,
+    ClusterKey, CtlBackend, CtlOpCount, CtlProc, CtlStat, StateOther, MAX_CTL_IO, MAX_CTL_LIST,
 };
-use nfs_proto::rpc::AuthStat;
+use nfs_proto::rpc::{AuthStat, MsgBody, RejectedReply, ReplyBody, RpcMsg};
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
 };
@@ -87,21 +89,33 @@ struct Ds {
     _dir: tempfile::TempDir,
 }
 
+/// A control service for data server `id` over a local store in `dir`, driving `nfs`.
+fn service(id: u16, store: &Arc<LocalStore>, nfs: &Arc<Recorder>) -> Arc<ControlService> {
+    Arc::new(
+        ControlService::new(
+            ControlConfig {
+                ds_id: u32::from(id),
+                lease_time: Duration::from_secs(90),
+                backend: CtlBackend::CTL_BACKEND_LOCAL,
+                addresses: vec!["127.0.0.1:20492".parse().unwrap()],
+            },
+            store.clone(),
+            nfs.clone(),
+            ClusterKey::from_secret(&SECRET),
+        )
+        .unwrap(),
+    )
+}
+
 async fn start_ds() -> Ds {
-    let dir = tempfile::tempdir().unwrap();
+    start_ds_in(DS_ID, tempfile::tempdir().unwrap()).await
+}
+
+/// Data server `id` over the objects in `dir` (a restart, if a data server used it before).
+async fn start_ds_in(id: u16, dir: tempfile::TempDir) -> Ds {
     let store = Arc::new(LocalStore::open(dir.path()).unwrap());
     let nfs = Arc::new(Recorder::default());
-    let service = Arc::new(ControlService::new(
-        ControlConfig {
-            ds_id: u32::from(DS_ID),
-            lease_time: Duration::from_secs(90),
-            backend: CtlBackend::CTL_BACKEND_LOCAL,
-            addresses: vec!["127.0.0.1:20492".parse().unwrap()],
-        },
-        store.clone(),
-        nfs.clone(),
-        ClusterKey::from_secret(&SECRET),
-    ));
+    let service = service(id, &store, &nfs);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let task = tokio::spawn(data_server::control::serve(listener, service.clone()));
@@ -115,10 +129,24 @@ async fn start_ds() -> Ds {
     }
 }
 
+impl Ds {
+    /// Stops it (every connection goes); returns its data directory for a restart.
+    async fn stop(self) -> tempfile::TempDir {
+        self.task.abort();
+        let _ = self.task.await;
+        self._dir
+    }
+}
+
 async fn client(ds: &Ds) -> DsControl {
-    DsControl::connect(ds.addr, Arc::new(ClusterKey::from_secret(&SECRET)), TIMEOUT)
-        .await
-        .unwrap()
+    DsControl::connect(
+        ds.addr,
+        DS_ID,
+        Arc::new(ClusterKey::from_secret(&SECRET)),
+        TIMEOUT,
+    )
+    .await
+    .unwrap()
 }
 
 fn registration(epoch: u16) -> Registration {
@@ -376,6 +404,7 @@ async fn a_client_with_the_wrong_secret_is_refused_and_changes_nothing() {
     let ds = start_ds().await;
     let wrong = DsControl::connect(
         ds.addr,
+        DS_ID,
         Arc::new(ClusterKey::from_secret(&[9u8; 32])),
         TIMEOUT,
     )
@@ -427,9 +456,14 @@ async fn replies_from_a_server_without_the_secret_are_not_believed() {
             let (_c, run) = transport::start(s, 1, peer, local, impostor, ConnLimits::default());
             let _ = run.await;
         });
-        let c = DsControl::connect(addr, Arc::new(ClusterKey::from_secret(&SECRET)), TIMEOUT)
-            .await
-            .unwrap();
+        let c = DsControl::connect(
+            addr,
+            DS_ID,
+            Arc::new(ClusterKey::from_secret(&SECRET)),
+            TIMEOUT,
+        )
+        .await
+        .unwrap();
         let e = c.object_sizes(&[ObjectId::whole(1)]).await.unwrap_err();
         assert!(matches!(e, CtlError::BadReply(_)), "{e}");
     }
@@ -441,8 +475,218 @@ async fn a_data_server_that_stopped_listening_is_a_connect_error() {
     client(&ds).await.null().await.unwrap();
     ds.task.abort();
     let _ = ds.task.await;
-    let e = DsControl::connect(ds.addr, Arc::new(ClusterKey::from_secret(&SECRET)), TIMEOUT)
-        .await
-        .unwrap_err();
+    let e = DsControl::connect(
+        ds.addr,
+        DS_ID,
+        Arc::new(ClusterKey::from_secret(&SECRET)),
+        TIMEOUT,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(e, CtlError::Connect(_)), "{e}");
+}
+
+#[tokio::test]
+async fn a_client_for_another_data_server_id_is_told_so_at_hello() {
+    let ds = start_ds().await;
+    let c = DsControl::connect(
+        ds.addr,
+        DS_ID + 1,
+        Arc::new(ClusterKey::from_secret(&SECRET)),
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    let e = c.remove(&[1]).await.unwrap_err();
+    assert!(
+        matches!(&e, CtlError::Mismatch(m) if m.contains("asked data server 3, got 2")),
+        "{e}"
+    );
+    assert!(c.boot().is_none(), "nothing learnt");
+    // REGISTER goes nowhere either.
+    let e = c.register(&registration(1)).await.unwrap_err();
+    assert!(matches!(e, CtlError::Mismatch(_)), "{e}");
+    assert_eq!(ds.service.registered_epoch(), None);
+}
+
+/// Hands each call to the control service of the moment: a data server that restarts
+/// behind a connection that stays (as through a proxy that reconnects upstream).
+struct Swappable(Mutex<Arc<ControlService>>);
+
+impl CallHandler for Swappable {
+    fn handle(self: Arc<Self>, conn: Conn, call: IncomingCall) -> HandlerFuture {
+        let service = self.0.lock().unwrap().clone();
+        service.handle(conn, call)
+    }
+}
+
+#[tokio::test]
+async fn a_client_learns_the_boot_again_when_its_data_server_restarts_behind_the_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(LocalStore::open(dir.path()).unwrap());
+    let nfs = Arc::new(Recorder::default());
+    let first = service(DS_ID, &store, &nfs);
+    let swap = Arc::new(Swappable(Mutex::new(first.clone())));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handler = swap.clone();
+    tokio::spawn(async move {
+        let (s, peer) = listener.accept().await.unwrap();
+        let local = s.local_addr().unwrap();
+        let (_c, run) = transport::start(
+            s,
+            1,
+            peer,
+            local,
+            handler,
+            data_server::control::CONTROL_LIMITS,
+        );
+        let _ = run.await;
+    });
+    let c = DsControl::connect(
+        addr,
+        DS_ID,
+        Arc::new(ClusterKey::from_secret(&SECRET)),
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    c.register(&registration(1)).await.unwrap();
+    assert_eq!(c.boot(), Some(first.boot()));
+    let id = ObjectId {
+        file: 30,
+        stripe: 0,
+    };
+    store
+        .write(id, 0, &[Bytes::from(vec![1u8; 100])], Stability::FileSync)
+        .unwrap();
+
+    // The data server restarts: a new boot nonce, no registration.
+    let second = service(DS_ID, &store, &nfs);
+    assert_ne!(second.boot(), first.boot());
+    *swap.0.lock().unwrap() = second.clone();
+    // The call made for the old boot is refused, the client asks HELLO and calls again.
+    c.truncate(30, &[(0, 10)]).await.unwrap();
+    assert_eq!(store.size(id).unwrap(), 10);
+    assert_eq!(c.boot(), Some(second.boot()));
+    // What the registry then sees: another boot verifier, not registered with our epoch.
+    let h = c.health().await.unwrap();
+    assert_eq!(h.boot_verifier, second.boot_verifier());
+    assert_eq!(h.mds_epoch, None);
+    c.register(&registration(1)).await.unwrap();
+    assert_eq!(second.registered_epoch(), Some(1));
+}
+
+/// A TCP relay to `upstream` for one connection that keeps a copy of every byte the client
+/// sends: what an attacker on the MDS-to-DS link records.
+async fn tap(upstream: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<u8>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let copy = seen.clone();
+    tokio::spawn(async move {
+        let (client, _) = listener.accept().await.unwrap();
+        let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+        let (mut cr, mut cw) = client.into_split();
+        let (mut sr, mut sw) = server.into_split();
+        tokio::spawn(async move {
+            let _ = tokio::io::copy(&mut sr, &mut cw).await;
+        });
+        let mut buf = vec![0u8; 64 << 10];
+        while let Ok(n @ 1..) = cr.read(&mut buf).await {
+            copy.lock().unwrap().extend_from_slice(&buf[..n]);
+            if sw.write_all(&buf[..n]).await.is_err() {
+                return;
+            }
+        }
+    });
+    (addr, seen)
+}
+
+/// The last record of a captured stream that calls `proc_`, as sent (record marks included).
+fn captured_call(stream: &[u8], proc_: CtlProc) -> Vec<u8> {
+    let (mut at, mut start, mut body) = (0, 0, Vec::new());
+    let mut found = None;
+    while at + 4 <= stream.len() {
+        let mark = u32::from_be_bytes(stream[at..at + 4].try_into().unwrap());
+        let len = (mark & 0x7fff_ffff) as usize;
+        body.extend_from_slice(&stream[at + 4..at + 4 + len]);
+        at += 4 + len;
+        if mark & 0x8000_0000 != 0 {
+            let (msg, _) = RpcMsg::decode_header(Bytes::from(std::mem::take(&mut body))).unwrap();
+            if matches!(msg.body, MsgBody::Call(c) if c.proc_ == proc_.0) {
+                found = Some(stream[start..at].to_vec());
+            }
+            start = at;
+        }
+    }
+    found.expect("the call went over the tap")
+}
+
+/// Sends `record` as it is on a new connection to `addr`; returns how it was refused.
+async fn replay(addr: SocketAddr, record: &[u8]) -> AuthStat {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(record).await.unwrap();
+    let mark = tokio::time::timeout(TIMEOUT, s.read_u32())
+        .await
+        .expect("a reply")
+        .unwrap();
+    assert!(mark & 0x8000_0000 != 0, "one fragment");
+    let mut body = vec![0u8; (mark & 0x7fff_ffff) as usize];
+    s.read_exact(&mut body).await.unwrap();
+    match RpcMsg::decode_header(Bytes::from(body)).unwrap().0.body {
+        MsgBody::Reply(ReplyBody::Denied(RejectedReply::AuthError(stat))) => stat,
+        other => panic!("expected AUTH_ERROR, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_truncate_of_the_mds_client_replayed_after_a_restart_or_elsewhere_is_refused() {
+    let id = ObjectId { file: 7, stripe: 0 };
+    let three_mib = || [Bytes::from(vec![0xab; 3 << 20])];
+    let ds = start_ds().await;
+    let other = start_ds_in(DS_ID + 1, tempfile::tempdir().unwrap()).await;
+    for d in [&ds, &other] {
+        d.store
+            .write(id, 0, &three_mib(), Stability::FileSync)
+            .unwrap();
+    }
+    let (tapped, seen) = tap(ds.addr).await;
+    let c = DsControl::connect(
+        tapped,
+        DS_ID,
+        Arc::new(ClusterKey::from_secret(&SECRET)),
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    c.truncate(7, &[(0, 0)]).await.unwrap();
+    assert_eq!(ds.store.size(id).unwrap(), 0);
+    let truncate = captured_call(&seen.lock().unwrap(), CtlProc::CTLPROC_TRUNCATE);
+    ds.store
+        .write(id, 0, &three_mib(), Stability::FileSync)
+        .unwrap();
+
+    assert_eq!(replay(other.addr, &truncate).await, AuthStat::AUTH_BADCRED);
+    assert_eq!(other.store.size(id).unwrap(), 3 << 20);
+
+    let ds = start_ds_in(DS_ID, ds.stop().await).await;
+    assert_eq!(
+        replay(ds.addr, &truncate).await,
+        AuthStat::AUTH_REJECTEDCRED
+    );
+    assert_eq!(
+        ds.store.size(id).unwrap(),
+        3 << 20,
+        "the object is untouched"
+    );
+    assert_eq!(
+        ds.store.read(id, (3 << 20) - 1, 1).unwrap().data[..],
+        [0xab]
+    );
+    // The MDS's next connection says HELLO and truncates as before.
+    client(&ds).await.truncate(7, &[(0, 1)]).await.unwrap();
+    assert_eq!(ds.store.size(id).unwrap(), 1);
 }

@@ -106,6 +106,10 @@ fn control_seeds(out: &Path, runner: &mut TestRunner) {
         };
         let stamp = CallStamp {
             node: 0,
+            to: ctl::DsBoot {
+                ds_id: 1 + i % 3,
+                boot: [i as u8; ctl::BOOT_NONCE_LEN],
+            },
             time_ms: 1_790_000_000_000 + u64::from(i),
             nonce: u64::from(i),
         };

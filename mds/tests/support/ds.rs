@@ -106,17 +106,20 @@ impl DsProc {
                 tokio::spawn(ds.serve_on(l));
             }
         }));
-        let service = Arc::new(ControlService::new(
-            ControlConfig {
-                ds_id: u32::from(id),
-                lease_time: Duration::from_secs(u64::from(cfg.lease_time)),
-                backend: CtlBackend::CTL_BACKEND_LOCAL,
-                addresses: d.addresses.clone(),
-            },
-            objects.clone(),
-            start.clone(),
-            ClusterKey::from_secret(secret),
-        ));
+        let service = Arc::new(
+            ControlService::new(
+                ControlConfig {
+                    ds_id: u32::from(id),
+                    lease_time: Duration::from_secs(u64::from(cfg.lease_time)),
+                    backend: CtlBackend::CTL_BACKEND_LOCAL,
+                    addresses: d.addresses.clone(),
+                },
+                objects.clone(),
+                start.clone(),
+                ClusterKey::from_secret(secret),
+            )
+            .unwrap(),
+        );
         rt.spawn(serve(control, service.clone()));
         drop(_enter);
         Self {

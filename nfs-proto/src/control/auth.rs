@@ -18,8 +18,11 @@ use crate::xdr::{self, Xdr};
 /// the nodes of one cluster, on the private program [`super::PNFS_CTL_PROGRAM`], whose number
 /// it repeats.
 pub const AUTH_PNFS_CTL: AuthFlavor = AuthFlavor(0x4050_4e46);
-/// Version of [`CtlCred`]'s layout and MAC inputs.
-pub const CTL_AUTH_VERSION: u32 = 1;
+/// Version of [`CtlCred`]'s layout and MAC inputs. Version 2 added the target data server
+/// and its boot nonce, so a call is good for one process of one data server only.
+pub const CTL_AUTH_VERSION: u32 = 2;
+/// Bytes of a data server's boot nonce ([`BootNonce`]).
+pub const BOOT_NONCE_LEN: usize = 16;
 /// How far a call's timestamp may be from the receiver's clock (either way): 5 minutes, as
 /// Kerberos allows. Nodes of a cluster keep their clocks closer than that (NTP).
 pub const MAX_CLOCK_SKEW_MS: u64 = 300_000;
@@ -32,32 +35,71 @@ pub const MAC_LEN: usize = 32;
 /// Node id of the MDS in [`CtlCred::node`]; data servers use their configured id (>= 1).
 pub const MDS_NODE: u32 = 0;
 
-const CALL_DOMAIN: &[u8] = b"pnfs-ctl call v1";
-const REPLY_DOMAIN: &[u8] = b"pnfs-ctl reply v1";
-const SEAL_DOMAIN: &[u8] = b"pnfs-ctl seal v1";
+const CALL_DOMAIN: &[u8] = b"pnfs-ctl call v2";
+const REPLY_DOMAIN: &[u8] = b"pnfs-ctl reply v2";
+const SEAL_DOMAIN: &[u8] = b"pnfs-ctl seal v2";
 
-/// The body of an [`AUTH_PNFS_CTL`] credential: who calls, when, a number used once, and the
-/// MAC over all of it and the call (see the module documentation for the MAC's input).
+/// A random number a data server draws at every start and never reuses: calls name it, so a
+/// call captured in one boot is refused in any other (the replay cache, in memory, only
+/// covers one boot).
+pub type BootNonce = [u8; BOOT_NONCE_LEN];
+
+/// One boot of one data server: what a call is bound to. The MDS learns it with
+/// `CTLPROC_HELLO`; a data server compares every other call's with its own
+/// ([`DsBoot::check`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct DsBoot {
+    /// The data server's configured id.
+    pub ds_id: u32,
+    /// Its boot nonce (all zeros in a HELLO, made before the MDS knows it).
+    pub boot: BootNonce,
+}
+
+impl DsBoot {
+    /// Accepts a verified credential only if it names this data server and this boot: a
+    /// call meant for another data server is [`CtlAuthError::WrongTarget`], one made for an
+    /// earlier boot (or learnt from another data server with this id) is
+    /// [`CtlAuthError::StaleBoot`], which tells the MDS to learn the nonce again.
+    pub fn check(&self, cred: &CtlCred) -> Result<(), CtlAuthError> {
+        if cred.target != self.ds_id {
+            return Err(CtlAuthError::WrongTarget(cred.target));
+        }
+        if cred.boot != self.boot {
+            return Err(CtlAuthError::StaleBoot);
+        }
+        Ok(())
+    }
+}
+
+/// The body of an [`AUTH_PNFS_CTL`] credential: who calls, which data server boot the call
+/// is for, when, a number used once, and the MAC over all of it and the call (see the module
+/// documentation for the MAC's input).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
 pub struct CtlCred {
     /// [`CTL_AUTH_VERSION`].
     pub version: u32,
     /// The calling node: [`MDS_NODE`], or a data server's id.
     pub node: u32,
+    /// The data server the call is for ([`DsBoot::ds_id`]).
+    pub target: u32,
     /// The caller's wall clock, milliseconds since 1970.
     pub time_ms: u64,
     /// Never repeated by the caller (a random per-process base plus a counter).
     pub nonce: u64,
+    /// The boot of the target the call is for ([`DsBoot::boot`]).
+    pub boot: BootNonce,
     /// Keyed BLAKE3 of the call.
     pub mac: [u8; MAC_LEN],
 }
 
-/// Who, when and which nonce: the part of a [`CtlCred`] fixed before the arguments are
-/// encoded, because sealed arguments depend on it.
+/// Who, for whom, when and which nonce: the part of a [`CtlCred`] fixed before the arguments
+/// are encoded, because sealed arguments depend on it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct CallStamp {
     /// The calling node.
     pub node: u32,
+    /// The data server boot the call is for.
+    pub to: DsBoot,
     /// Milliseconds since 1970 on the caller's clock.
     pub time_ms: u64,
     /// A number the caller never uses again.
@@ -68,9 +110,24 @@ impl From<&CtlCred> for CallStamp {
     fn from(c: &CtlCred) -> Self {
         Self {
             node: c.node,
+            to: DsBoot {
+                ds_id: c.target,
+                boot: c.boot,
+            },
             time_ms: c.time_ms,
             nonce: c.nonce,
         }
+    }
+}
+
+impl CallStamp {
+    /// Feeds the stamp to a hasher in credential order (the MAC and sealing inputs).
+    fn hash_into(&self, h: &mut blake3::Hasher) {
+        h.update(&self.node.to_be_bytes());
+        h.update(&self.to.ds_id.to_be_bytes());
+        h.update(&self.time_ms.to_be_bytes());
+        h.update(&self.nonce.to_be_bytes());
+        h.update(&self.to.boot);
     }
 }
 
@@ -87,6 +144,12 @@ pub enum CtlAuthError {
     BadMac,
     /// A node that may not make this call (a data server only takes calls from the MDS).
     WrongNode(u32),
+    /// A call made for another data server (this target id).
+    WrongTarget(u32),
+    /// A call made for another boot of this data server: captured before a restart, or
+    /// signed with a nonce the caller has not learnt again since. The caller must learn the
+    /// current one (HELLO) and call again.
+    StaleBoot,
     /// The timestamp is more than [`MAX_CLOCK_SKEW_MS`] from the receiver's clock, or older
     /// than calls already seen allow (replays are only remembered that long).
     ClockSkew {
@@ -106,14 +169,20 @@ pub enum CtlAuthError {
 
 impl CtlAuthError {
     /// The `auth_stat` a server answers with (MSG_DENIED / AUTH_ERROR): TOOWEAK for another
-    /// flavor, BADCRED for a credential that does not verify, REJECTEDVERF for a stale or
-    /// replayed one; INVALIDRESP is the client's own verdict on a reply.
+    /// flavor, BADCRED for a credential that does not verify or is for another data server,
+    /// REJECTEDCRED ("client must begin new session", RFC 5531) for one made for another boot
+    /// of this data server, REJECTEDVERF for a stale or replayed one; INVALIDRESP is the
+    /// client's own verdict on a reply. REJECTEDCRED is kept apart from REJECTEDVERF so the
+    /// MDS can tell "learn the boot nonce again" from "check the clocks".
     pub fn auth_stat(&self) -> AuthStat {
         match self {
             Self::WrongFlavor(_) => AuthStat::AUTH_TOOWEAK,
-            Self::Malformed | Self::Version(_) | Self::BadMac | Self::WrongNode(_) => {
-                AuthStat::AUTH_BADCRED
-            }
+            Self::Malformed
+            | Self::Version(_)
+            | Self::BadMac
+            | Self::WrongNode(_)
+            | Self::WrongTarget(_) => AuthStat::AUTH_BADCRED,
+            Self::StaleBoot => AuthStat::AUTH_REJECTEDCRED,
             Self::ClockSkew { .. } | Self::Replayed | Self::ReplayCacheFull => {
                 AuthStat::AUTH_REJECTEDVERF
             }
@@ -127,9 +196,17 @@ impl fmt::Display for CtlAuthError {
         match self {
             Self::WrongFlavor(fl) => write!(f, "control call with credential flavor {fl}"),
             Self::Malformed => f.write_str("malformed control credential"),
-            Self::Version(v) => write!(f, "control credential version {v} (expected 1)"),
+            Self::Version(v) => write!(
+                f,
+                "control credential version {v} (expected {CTL_AUTH_VERSION})"
+            ),
             Self::BadMac => f.write_str("control call MAC does not verify (wrong cluster secret?)"),
             Self::WrongNode(n) => write!(f, "control call from node {n}, which may not make it"),
+            Self::WrongTarget(n) => write!(f, "control call made for data server {n}"),
+            Self::StaleBoot => f.write_str(
+                "control call made for another boot of this data server (replayed, or the \
+                 caller has not learnt the new boot nonce yet)",
+            ),
             Self::ClockSkew { time_ms, now_ms } => write!(
                 f,
                 "control call timestamp {time_ms} ms is too far from this clock ({now_ms} ms)"
@@ -186,9 +263,7 @@ impl ClusterKey {
         let mut h = blake3::Hasher::new_keyed(&self.mac);
         h.update(CALL_DOMAIN);
         h.update(&CTL_AUTH_VERSION.to_be_bytes());
-        h.update(&stamp.node.to_be_bytes());
-        h.update(&stamp.time_ms.to_be_bytes());
-        h.update(&stamp.nonce.to_be_bytes());
+        stamp.hash_into(&mut h);
         h.update(&prog.to_be_bytes());
         h.update(&vers.to_be_bytes());
         h.update(&proc_.to_be_bytes());
@@ -208,16 +283,19 @@ impl ClusterKey {
         let cred = CtlCred {
             version: CTL_AUTH_VERSION,
             node: stamp.node,
+            target: stamp.to.ds_id,
             time_ms: stamp.time_ms,
             nonce: stamp.nonce,
+            boot: stamp.to.boot,
             mac: self.call_mac(stamp, prog, vers, proc_, args.iter().map(|b| &b[..])),
         };
         OpaqueAuth::new(AUTH_PNFS_CTL, xdr::to_bytes(&cred))
     }
 
     /// Checks a call's credential against its header fields and arguments (flavor, layout,
-    /// MAC, in constant time), and returns it. Freshness is [`ReplayGuard::check`]'s job, to
-    /// be run after this, so unauthenticated calls cannot fill the replay cache.
+    /// MAC, in constant time), and returns it. Whether it is for this data server and boot is
+    /// [`DsBoot::check`]'s job and freshness [`ReplayGuard::check`]'s, to be run after this,
+    /// so unauthenticated calls cannot fill the replay cache.
     pub fn verify_call(
         &self,
         cred: &OpaqueAuth,
@@ -285,16 +363,14 @@ impl ClusterKey {
     }
 
     /// Encrypts or decrypts (the same XOR) `data` for a call with this stamp: a BLAKE3 XOF
-    /// keystream keyed by the sealing key over the stamp and `purpose`. The stamp is unique
-    /// per call, so no keystream is used twice; the call MAC (over the sealed bytes)
-    /// authenticates the result. Used for the keys REGISTER carries, which must not cross
-    /// the network in the clear.
+    /// keystream keyed by the sealing key over the stamp (target and boot included) and
+    /// `purpose`. The stamp is unique per call, so no keystream is used twice; the call MAC
+    /// (over the sealed bytes) authenticates the result. Used for the keys REGISTER carries,
+    /// which must not cross the network in the clear.
     pub fn seal(&self, stamp: CallStamp, purpose: &[u8], data: &mut [u8]) {
         let mut h = blake3::Hasher::new_keyed(&self.seal);
         h.update(SEAL_DOMAIN);
-        h.update(&stamp.node.to_be_bytes());
-        h.update(&stamp.time_ms.to_be_bytes());
-        h.update(&stamp.nonce.to_be_bytes());
+        stamp.hash_into(&mut h);
         h.update(purpose);
         let mut stream = vec![0u8; data.len()];
         h.finalize_xof().fill(&mut stream);
@@ -332,10 +408,11 @@ impl Stamper {
         }
     }
 
-    /// A stamp for a call made at `now_ms`.
-    pub fn stamp(&self, now_ms: u64) -> CallStamp {
+    /// A stamp for a call to `to` made at `now_ms`.
+    pub fn stamp(&self, to: DsBoot, now_ms: u64) -> CallStamp {
         CallStamp {
             node: self.node,
+            to,
             time_ms: now_ms,
             nonce: self
                 .base
@@ -425,9 +502,15 @@ mod tests {
         ClusterKey::from_secret(&[7u8; 32])
     }
 
+    const BOOT: DsBoot = DsBoot {
+        ds_id: 3,
+        boot: [0xb0; BOOT_NONCE_LEN],
+    };
+
     fn stamp(nonce: u64) -> CallStamp {
         CallStamp {
             node: MDS_NODE,
+            to: BOOT,
             time_ms: NOW,
             nonce,
         }
@@ -480,6 +563,11 @@ mod tests {
                 ..base
             },
             CtlCred { nonce: 2, ..base },
+            CtlCred { target: 4, ..base },
+            CtlCred {
+                boot: [0xb1; BOOT_NONCE_LEN],
+                ..base
+            },
         ] {
             let forged = OpaqueAuth::new(AUTH_PNFS_CTL, xdr::to_bytes(&tweak));
             assert_eq!(
@@ -489,11 +577,12 @@ mod tests {
         }
         let v2 = OpaqueAuth::new(
             AUTH_PNFS_CTL,
-            xdr::to_bytes(&CtlCred { version: 2, ..base }),
+            xdr::to_bytes(&CtlCred { version: 1, ..base }),
         );
         assert_eq!(
             k.verify_call(&v2, 9, 1, 2, &flat),
-            Err(CtlAuthError::Version(2))
+            Err(CtlAuthError::Version(1)),
+            "a version 1 credential (no target, no boot) is refused"
         );
     }
 
@@ -558,18 +647,64 @@ mod tests {
         let mut b = plain;
         k.seal(stamp(2), b"keys", &mut b);
         assert_ne!(a, b, "another call, another keystream");
+        let mut c = plain;
+        k.seal(
+            CallStamp {
+                to: DsBoot {
+                    boot: [0xb2; BOOT_NONCE_LEN],
+                    ..BOOT
+                },
+                ..stamp(1)
+            },
+            b"keys",
+            &mut c,
+        );
+        assert_ne!(a, c, "another boot of the data server, another keystream");
         k.seal(stamp(1), b"keys", &mut a);
         assert_eq!(a, plain);
     }
 
     fn cred_at(time_ms: u64, nonce: u64) -> CtlCred {
         CtlCred {
-            version: 1,
+            version: CTL_AUTH_VERSION,
             node: 0,
+            target: BOOT.ds_id,
             time_ms,
             nonce,
+            boot: BOOT.boot,
             mac: [0; 32],
         }
+    }
+
+    #[test]
+    fn a_credential_is_laid_out_as_docs_design_md_draws_it() {
+        let cred = key().sign_call(stamp(0x0102), 9, 1, 2, &args());
+        let b = &cred.body[..];
+        assert_eq!(b.len(), 76);
+        assert_eq!(&b[..4], &CTL_AUTH_VERSION.to_be_bytes());
+        assert_eq!(&b[8..12], &3u32.to_be_bytes(), "target");
+        assert_eq!(&b[12..20], &NOW.to_be_bytes());
+        assert_eq!(&b[20..28], &0x0102u64.to_be_bytes());
+        assert_eq!(&b[28..44], &BOOT.boot, "boot nonce");
+    }
+
+    #[test]
+    fn a_call_is_good_only_for_the_data_server_and_boot_it_names() {
+        let k = key();
+        let cred = k.sign_call(stamp(1), 9, 1, 2, &args());
+        let c = k.verify_call(&cred, 9, 1, 2, &args().concat()).unwrap();
+        assert_eq!(BOOT.check(&c), Ok(()));
+        let other_ds = DsBoot { ds_id: 4, ..BOOT };
+        let e = other_ds.check(&c).unwrap_err();
+        assert_eq!(e, CtlAuthError::WrongTarget(3));
+        assert_eq!(e.auth_stat(), AuthStat::AUTH_BADCRED);
+        let restarted = DsBoot {
+            boot: [0xb2; BOOT_NONCE_LEN],
+            ..BOOT
+        };
+        let e = restarted.check(&c).unwrap_err();
+        assert_eq!(e, CtlAuthError::StaleBoot);
+        assert_eq!(e.auth_stat(), AuthStat::AUTH_REJECTEDCRED);
     }
 
     #[test]
@@ -634,10 +769,11 @@ mod tests {
     fn stamps_of_one_stamper_never_repeat_and_two_stampers_differ() {
         let s = Stamper::new(0);
         let t = Stamper::new(0);
-        let a: BTreeSet<u64> = (0..1000).map(|_| s.stamp(NOW).nonce).collect();
+        let a: BTreeSet<u64> = (0..1000).map(|_| s.stamp(BOOT, NOW).nonce).collect();
         assert_eq!(a.len(), 1000);
-        assert_ne!(s.stamp(NOW).nonce, t.stamp(NOW).nonce);
-        assert_eq!(s.stamp(NOW + 5).time_ms, NOW + 5);
+        assert_ne!(s.stamp(BOOT, NOW).nonce, t.stamp(BOOT, NOW).nonce);
+        let st = s.stamp(BOOT, NOW + 5);
+        assert_eq!((st.time_ms, st.to), (NOW + 5, BOOT));
     }
 
     #[test]

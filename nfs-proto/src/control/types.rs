@@ -51,6 +51,11 @@ xdr_enum! {
         /// Makes earlier unstable writes to an object durable ([`CtlCommitArgs`],
         /// [`CtlCommitRes`]).
         CTLPROC_COMMIT = 10,
+        /// Which data server and which of its boots answers ([`HelloRes`]; void arguments):
+        /// the boot nonce every other call's credential must name. The one call a data
+        /// server takes whatever target and boot its credential names, since it changes
+        /// nothing and tells only what the data server would say to any holder of the secret.
+        CTLPROC_HELLO = 11,
     }
 }
 
@@ -192,6 +197,20 @@ impl From<CtlAddr> for Netaddr4 {
 ctl_res! {
     /// REGISTER results.
     pub enum RegisterRes => RegisterOk
+}
+
+/// What a data server answers HELLO with: the [`super::DsBoot`] to sign calls for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct HelloOk {
+    /// Its configured id (the MDS checks it is the one it meant).
+    pub ds_id: u32,
+    /// Its boot nonce: random, drawn at each start of its control service.
+    pub boot: super::BootNonce,
+}
+
+ctl_res! {
+    /// HELLO results.
+    pub enum HelloRes => HelloOk
 }
 
 /// One object: a file id and a stripe index (`pfs_core::ObjectId`).
@@ -528,6 +547,7 @@ mod tests {
         ctl_backend: CtlBackend,
         register_args: RegisterArgs,
         register_res: RegisterRes,
+        hello_res: HelloRes,
         ctl_addr: CtlAddr,
         ctl_object: CtlObject,
         object_size_args: ObjectSizeArgs,

@@ -12,9 +12,11 @@
 //!                                   task: expired_recalls (lease time) ─> REVOKE (admin)
 //! ```
 //!
-//! A data server cannot tell which client or file a stateid is of (see `data_server::gate`),
-//! so everything it must refuse is pushed to it; the registry keeps what was pushed and sends
-//! it again to a data server that registers again ([`crate::devices`]).
+//! A data server checks that a stateid and a DS filehandle are of one client's layout of one
+//! file (see `data_server::gate`), but it keeps no tables: whether a stateid or a layout is
+//! still live only the MDS knows, so everything a data server must refuse is pushed to it;
+//! the registry keeps what was pushed and sends it again to a data server that registers
+//! again ([`crate::devices`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};

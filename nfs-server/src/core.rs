@@ -14,8 +14,8 @@ use nfs_proto::xdr::Utf8String;
 use tracing::info;
 
 use crate::counters::Counters;
-use crate::refusals::Refusals;
 use crate::log_limit::LogLimiter;
+use crate::refusals::Refusals;
 use crate::state::client::{ClientTable, ClientTableConfig};
 use crate::state::grace::Grace;
 use crate::state::session::{SessionLimits, SessionTable};

@@ -125,6 +125,13 @@ impl Error {
         )
     }
 
+    /// A data server says the layout the I/O went through is gone (RFC 8881 section 13.6:
+    /// no I/O without a layout): the I/O is to be sent again under a new layout, or through
+    /// the MDS.
+    pub fn is_layout_gone(&self) -> bool {
+        self.nfs_status() == Some(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
+    }
+
     /// The errno a file system interface (FUSE, the CLI's exit) should report.
     pub fn errno(&self) -> i32 {
         const EIO: i32 = 5;

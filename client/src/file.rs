@@ -663,10 +663,19 @@ impl File {
                 futures::future::join_all(groups.iter().map(|(t, _)| io::commit(t))).await;
             let mut resend = Vec::new();
             let mut to_mds = Vec::new();
-            for ((_, ws), r) in groups.into_iter().zip(results) {
+            for ((t, ws), r) in groups.into_iter().zip(results) {
                 match r {
                     Ok(verf) => resend.extend(ws.into_iter().filter(|w| w.verf != verf)),
                     Err(e) if e.is_state_lost() => resend.extend(ws),
+                    // The layout it was written through is gone (returned after a data
+                    // server failed, recalled, or of the MDS's previous boot): what it wrote
+                    // is not known to be stable, so it is written again.
+                    Err(e) if e.is_layout_gone() => {
+                        if let Some(p) = &self.client.inner.pnfs {
+                            p.layout_gone(&self.open.fh, &t.fh);
+                        }
+                        resend.extend(ws)
+                    }
                     Err(e) => {
                         tracing::warn!(path = %self.open.path, "COMMIT failed ({e}); writing through the MDS");
                         to_mds.extend(ws);

@@ -539,8 +539,19 @@ impl Pnfs {
     }
 
     /// A data server failed under `l`: return the layout (so the MDS knows) and do the
-    /// file's I/O through the MDS for a while.
+    /// file's I/O through the MDS for a while. A layout the data server says is gone
+    /// (NFS4ERR_PNFS_NO_LAYOUT) is only dropped: this I/O goes through the MDS, the next
+    /// asks for a new layout at once.
     async fn failed(&self, l: &Arc<Layout>, e: &Error) {
+        if e.is_layout_gone() {
+            tracing::info!("data server: the layout is gone ({e}); asking for a new one");
+            l.dead.store(true, Ordering::Release);
+            let mut m = lock(&self.layouts);
+            if m.get(&l.fh).is_some_and(|x| Arc::ptr_eq(x, l)) {
+                m.remove(&l.fh);
+            }
+            return;
+        }
         tracing::warn!("data server I/O failed, falling back to the MDS: {e}");
         self.counters(|c| Counters::add(&c.fallbacks, 1));
         lock(&self.not_before).insert(l.fh.clone(), Instant::now() + RETRY_LAYOUT_AFTER);
@@ -701,6 +712,19 @@ impl Pnfs {
     pub(crate) fn forget_layout(&self, fh: &NfsFh4) {
         if let Some(l) = lock(&self.layouts).remove(fh) {
             l.dead.store(true, Ordering::Release);
+        }
+    }
+
+    /// A data server answered NFS4ERR_PNFS_NO_LAYOUT through `ds_fh` (the layout it was
+    /// handed out under is gone on the server: returned, recalled, revoked, or of an earlier
+    /// MDS boot): forget the cached layout of `fh` if that handle is one of its, so the next
+    /// I/O asks for a new one.
+    pub(crate) fn layout_gone(&self, fh: &NfsFh4, ds_fh: &NfsFh4) {
+        let mut m = lock(&self.layouts);
+        if m.get(fh).is_some_and(|l| l.fhs.contains(ds_fh)) {
+            if let Some(l) = m.remove(fh) {
+                l.dead.store(true, Ordering::Release);
+            }
         }
     }
 

@@ -19,7 +19,7 @@ use nfs_server::keys::DsKeys;
 use nfs_server::state::client::{PersistedClient, RemovedClient};
 use nfs_server::state::session::SessionLimits;
 use nfs_server::stateid::Other;
-use nfs_server::{CompoundCtx, Core, CoreConfig, Identity, Role, SessionCtx};
+use nfs_server::{CompoundCtx, Core, CoreConfig, Identity, Role, ServeLimits, SessionCtx};
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;
 
@@ -45,11 +45,14 @@ pub struct DsOptions {
     pub max_ops: u32,
     /// Slots per session (`ca_maxrequests`).
     pub max_slots: u32,
+    /// The NFS service's connection cap, idle timeout and reply budget (the MDS's
+    /// `limits:`); the control service takes the same.
+    pub serve: ServeLimits,
 }
 
 impl DsOptions {
     /// Data server `id` with the MDS's defaults (90 s lease, 4 MiB records, 1 MiB I/O, 64
-    /// operations and slots).
+    /// operations and slots, the default connection limits).
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -58,6 +61,7 @@ impl DsOptions {
             max_io: 1 << 20,
             max_ops: 64,
             max_slots: 64,
+            serve: ServeLimits::default(),
         }
     }
 }
@@ -242,6 +246,7 @@ fn core_config(opts: &DsOptions, keys: &DsKeys, session_key: [u8; 32], epoch: u1
             max_record: opts.max_record as usize,
             max_in_flight: opts.max_slots as usize * 2,
         },
+        serve_limits: opts.serve,
         identity: identity(opts.id, keys),
     }
 }

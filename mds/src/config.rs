@@ -26,6 +26,16 @@
 //!   max_io: 1048576       # largest READ/WRITE
 //!   max_ops: 64           # ca_maxoperations
 //!   max_slots: 64         # ca_maxrequests
+//!   max_connections: null # connections open at once per listener (the MDS's NFS port, each
+//!                         # data server's NFS and control ports); past it a new one is
+//!                         # closed at once. null: the descriptor limit (raised to the hard
+//!                         # limit at start) less 128, shared evenly by the process's listeners
+//!   idle_timeout: 360     # seconds before an idle connection that no session holds is
+//!                         # closed, and a peer that takes no reply is dropped; 0: never
+//!   reply_budget: 268435456           # bytes of replies not yet written, per server; past
+//!                                     # it connections stop reading calls until they drain
+//!   connection_reply_budget: 67108864 # the same, per connection (each call reserves
+//!                                     # max_record of it before it runs)
 //! cluster:                # the data servers (pNFS); `data_servers: []`: the MDS serves data
 //!   secret: null          # hex, >= 64 digits, shared by MDS and data servers for the control
 //!                         # protocol; or secret_file: /etc/pnfs/secret (mode 0600); with
@@ -157,6 +167,22 @@ pub struct Limits {
     pub max_ops: u32,
     /// Slots per session (`ca_maxrequests`).
     pub max_slots: u32,
+    /// Connections open at once on each listener (the MDS's NFS port, each data server's NFS
+    /// and control ports); past it a new connection is closed as soon as it is accepted, so
+    /// that the process never runs out of descriptors. `None`: derived from the descriptor
+    /// limit ([`Limits::serve_limits`]).
+    pub max_connections: Option<u32>,
+    /// Seconds an idle connection that no session holds stays open (knfsd ages such
+    /// connections out after about 6 minutes); a peer that takes no reply off the socket for
+    /// as long is dropped too. 0: never.
+    pub idle_timeout: u32,
+    /// Bytes of encoded replies a server holds before they are written, across its
+    /// connections: past it connections stop reading calls until replies drain, so peers that
+    /// do not read cannot grow the server's memory.
+    pub reply_budget: u64,
+    /// The same bound for one connection: a peer that does not read holds at most this much.
+    /// Every call reserves `max_record` of it before it runs (the largest reply it may have).
+    pub connection_reply_budget: u64,
 }
 
 fn slash() -> String {
@@ -207,6 +233,29 @@ impl Default for Limits {
             max_io: 1 << 20,
             max_ops: 64,
             max_slots: 64,
+            max_connections: None,
+            idle_timeout: 360,
+            reply_budget: 256 << 20,
+            connection_reply_budget: 64 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The connection limits of one server of a process with `listeners` listeners: the
+    /// configured cap, or [`nfs_server::fd_limit::auto_max_connections`] of the descriptor
+    /// limit now in effect.
+    pub fn serve_limits(&self, listeners: usize) -> nfs_server::ServeLimits {
+        let auto = || {
+            nfs_server::fd_limit::auto_max_connections(nfs_server::fd_limit::nofile(), listeners)
+        };
+        nfs_server::ServeLimits {
+            max_connections: self.max_connections.map_or_else(auto, |n| n as usize),
+            idle_timeout: (self.idle_timeout > 0)
+                .then(|| std::time::Duration::from_secs(self.idle_timeout.into())),
+            reply_budget: usize::try_from(self.reply_budget).unwrap_or(usize::MAX),
+            connection_reply_budget: usize::try_from(self.connection_reply_budget)
+                .unwrap_or(usize::MAX),
         }
     }
 }
@@ -394,6 +443,29 @@ impl Config {
             return Err(err(
                 "limits.max_slots",
                 format!("{} is outside 1..=1024", l.max_slots),
+            ));
+        }
+        if l.max_connections == Some(0) {
+            return Err(err("limits.max_connections", "0 would refuse every client"));
+        }
+        if l.reply_budget < u64::from(l.max_record) {
+            return Err(err(
+                "limits.reply_budget",
+                format!(
+                    "{} is less than one reply of max_record ({})",
+                    l.reply_budget, l.max_record
+                ),
+            ));
+        }
+        if l.connection_reply_budget < u64::from(l.max_record)
+            || l.connection_reply_budget > l.reply_budget
+        {
+            return Err(err(
+                "limits.connection_reply_budget",
+                format!(
+                    "{} is outside max_record ({})..=reply_budget ({})",
+                    l.connection_reply_budget, l.max_record, l.reply_budget
+                ),
             ));
         }
         self.cluster.validate(self)

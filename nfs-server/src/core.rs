@@ -1,6 +1,6 @@
 //! What every server built on this crate holds: the client, session and grace state behind one
 //! lock, the server's identity in EXCHANGE_ID, the operation counters and the connection
-//! limits. A role (MDS, DS) owns one [`Core`] and hands it out through
+//! limits (per connection, and the cap, idle timeout and reply budget of the service). A role (MDS, DS) owns one [`Core`] and hands it out through
 //! [`Role::core`](crate::Role::core).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +13,7 @@ use nfs_proto::transport::ConnLimits;
 use nfs_proto::xdr::Utf8String;
 use tracing::info;
 
+use crate::accept::ServeLimits;
 use crate::counters::Counters;
 use crate::state::client::{ClientTable, ClientTableConfig};
 use crate::state::grace::Grace;
@@ -80,6 +81,8 @@ pub struct CoreConfig {
     pub limits: SessionLimits,
     /// Per-connection limits of the TCP service.
     pub conn_limits: ConnLimits,
+    /// The connection cap, idle timeout and reply budget of the TCP service.
+    pub serve_limits: ServeLimits,
     /// The EXCHANGE_ID identity.
     pub identity: Identity,
 }
@@ -95,6 +98,8 @@ pub struct Core {
     pub identity: Identity,
     /// Per-connection limits.
     pub conn_limits: ConnLimits,
+    /// The connection cap, idle timeout and reply budget.
+    pub serve_limits: ServeLimits,
     /// When this server started (for leases, grace and uptime).
     pub started: Instant,
     next_conn: AtomicU64,
@@ -126,6 +131,7 @@ impl Core {
             backchannels: Default::default(),
             identity: cfg.identity,
             conn_limits: cfg.conn_limits,
+            serve_limits: cfg.serve_limits,
             started: now,
             next_conn: AtomicU64::new(1),
         }

@@ -1,6 +1,7 @@
 //! `pnfs`: the one binary (server, MDS, DS, client commands).
 
 mod cli;
+mod trim;
 
 use std::path::PathBuf;
 
@@ -128,6 +129,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .init();
     if !matches!(cli.command, Command::Stats(_)) {
         raise_fd_limit();
+        trim::start();
     }
     let (mut cfg, all_in_one) = match &cli.command {
         Command::Server(a) => (load(&a.config)?, true),

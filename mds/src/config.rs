@@ -34,7 +34,7 @@
 //!                         # closed, and a peer that takes no reply is dropped; 0: never
 //!   reply_budget: 268435456           # bytes of replies not yet written, per server; past
 //!                                     # it connections stop reading calls until they drain
-//!   connection_reply_budget: 67108864 # the same, per connection (each call reserves
+//!   connection_reply_budget: 33554432 # the same, per connection (each call reserves
 //!                                     # max_record of it before it runs)
 //! cluster:                # the data servers (pNFS); `data_servers: []`: the MDS serves data
 //!   secret: null          # hex, >= 64 digits, shared by MDS and data servers for the control
@@ -236,7 +236,7 @@ impl Default for Limits {
             max_connections: None,
             idle_timeout: 360,
             reply_budget: 256 << 20,
-            connection_reply_budget: 64 << 20,
+            connection_reply_budget: 32 << 20,
         }
     }
 }

@@ -56,7 +56,7 @@ impl Default for ServeLimits {
             max_connections: crate::fd_limit::auto_max_connections(crate::fd_limit::nofile(), 1),
             idle_timeout: Some(Duration::from_secs(360)),
             reply_budget: 256 << 20,
-            connection_reply_budget: 64 << 20,
+            connection_reply_budget: 32 << 20,
         }
     }
 }

@@ -17,10 +17,13 @@
 //!   writer:         reply written (or dropped) ─> release ─> wake waiting readers
 //! ```
 //!
-//! Bounds: a server holds at most `total` bytes of replies plus, past it, only the excess of
-//! replies larger than `per_call` (none when `per_call` is the largest reply); a connection
-//! at most `per_conn`, or one call's reply when it holds nothing else (a connection always
-//! gets to run one call, so a share smaller than a reply slows it down but never stops it).
+//! Bounds: a connection holds at most `per_conn` bytes, or one call's reply when it holds
+//! nothing else; a server at most `total`, plus one reply for each connection that holds
+//! nothing else when it is full (plus the excess of replies larger than `per_call`: none when
+//! `per_call` is the largest reply). That floor of one call per connection is what keeps a
+//! server whose budget is filled by peers that do not read serving everyone else, one call at
+//! a time per connection, until those peers are dropped (`ServerPolicy::idle_timeout`); the
+//! connection cap bounds it.
 
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -63,7 +66,7 @@ impl ReplyBudget {
         self.total
     }
 
-    /// Takes `n` bytes if they fit (or nothing else is held: one call always runs).
+    /// Takes `n` bytes if they fit (or nothing else is held).
     fn try_take(&self, n: usize) -> bool {
         let mut used = self.used.load(Ordering::Acquire);
         loop {
@@ -104,7 +107,12 @@ impl ReplyBudget {
             let mut freed = pin!(self.freed.notified());
             freed.as_mut().enable();
             // Only this connection's reader adds to its share, so the check above still holds.
-            if self.try_take(n) {
+            // A connection that holds nothing runs its call even past the budget: peers that
+            // do not read can fill the budget, but not stop other clients from being served.
+            if held == 0 {
+                self.used.fetch_add(n, Ordering::AcqRel);
+            }
+            if held == 0 || self.try_take(n) {
                 share.held.fetch_add(n, Ordering::AcqRel);
                 return Reservation {
                     budget: self.clone(),
@@ -215,6 +223,12 @@ mod tests {
         let r6 = at_once(b.reserve(&c3)).await;
         assert_eq!(b.used(), 85);
         assert!(pending(b.reserve(&c3)).await);
+        // A connection that holds nothing still gets one call, past the budget.
+        let c4 = Arc::new(ConnShare::default());
+        let r8 = at_once(b.reserve(&c4)).await;
+        assert_eq!(b.used(), 105);
+        assert!(pending(b.reserve(&c4)).await);
+        drop(r8);
         let waiting = tokio::spawn({
             let (b, c3) = (b.clone(), c3.clone());
             async move { b.reserve(&c3).await }

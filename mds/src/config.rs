@@ -531,6 +531,45 @@ mod tests {
     }
 
     #[test]
+    fn connection_limits_are_checked_and_become_the_servers_limits() {
+        let field = |yaml: &str| Config::parse(yaml).unwrap_err().field;
+        assert_eq!(
+            field("limits:\n  reply_budget: 1000\n"),
+            "limits.reply_budget"
+        );
+        assert_eq!(
+            field("limits:\n  connection_reply_budget: 536870912\n"),
+            "limits.connection_reply_budget"
+        );
+        assert_eq!(
+            field("limits:\n  max_connections: 0\n"),
+            "limits.max_connections"
+        );
+        let c = Config::parse(
+            "limits:\n  max_connections: 10\n  idle_timeout: 0\n  reply_budget: 8388608\n  \
+             connection_reply_budget: 4194304\n",
+        )
+        .unwrap();
+        let s = c.limits.serve_limits(3);
+        assert_eq!(
+            (
+                s.max_connections,
+                s.idle_timeout,
+                s.reply_budget,
+                s.connection_reply_budget
+            ),
+            (10, None, 8 << 20, 4 << 20)
+        );
+        // Left to the descriptor limit: a share of it per listener.
+        let d = Limits::default().serve_limits(3);
+        assert_eq!(
+            d.max_connections,
+            nfs_server::fd_limit::auto_max_connections(nfs_server::fd_limit::nofile(), 3)
+        );
+        assert_eq!(d.idle_timeout, Some(std::time::Duration::from_secs(360)));
+    }
+
+    #[test]
     fn unknown_field_is_named() {
         let e = Config::parse("lease_tme: 30\n").unwrap_err();
         assert!(e.to_string().contains("lease_tme"), "{e}");

@@ -68,7 +68,10 @@ mod tests {
         // `pnfs server` with three data servers: the MDS, and each DS's NFS and control.
         assert_eq!(auto_max_connections(1024, 7), 128);
         assert_eq!(auto_max_connections(100, 2), MIN_AUTO_CONNECTIONS);
-        assert_eq!(auto_max_connections(u64::MAX, 0), usize::MAX);
+        assert_eq!(
+            auto_max_connections(u64::MAX, 0) as u64,
+            u64::MAX - RESERVED_FDS
+        );
     }
 
     #[test]

@@ -256,6 +256,7 @@ impl Limits {
             reply_budget: usize::try_from(self.reply_budget).unwrap_or(usize::MAX),
             connection_reply_budget: usize::try_from(self.connection_reply_budget)
                 .unwrap_or(usize::MAX),
+            call_reserve: self.max_io as usize + nfs_server::accept::REPLY_HEADROOM,
         }
     }
 }

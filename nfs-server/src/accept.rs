@@ -47,7 +47,17 @@ pub struct ServeLimits {
     pub reply_budget: usize,
     /// Bytes of replies not yet written on one connection.
     pub connection_reply_budget: usize,
+    /// What a call reserves before it runs: the largest reply of one READ (`max_io` plus
+    /// room for the COMPOUND around it), not the largest record. Reserving `max_record`
+    /// (4 MiB) for every call, small metadata calls included, left 8 calls running per
+    /// connection and 64 per server; a reply larger than this (several READs in one
+    /// COMPOUND) grows its reservation once it is encoded, before it is queued, so the
+    /// budget still counts every byte waiting for a slow reader.
+    pub call_reserve: usize,
 }
+
+/// Room for the COMPOUND around a READ's data in [`ServeLimits::call_reserve`].
+pub const REPLY_HEADROOM: usize = 64 << 10;
 
 impl Default for ServeLimits {
     /// The configuration's defaults, with a cap from this process's descriptor limit.
@@ -57,6 +67,7 @@ impl Default for ServeLimits {
             idle_timeout: Some(Duration::from_secs(360)),
             reply_budget: 256 << 20,
             connection_reply_budget: 32 << 20,
+            call_reserve: (1 << 20) + REPLY_HEADROOM,
         }
     }
 }
@@ -64,7 +75,7 @@ impl Default for ServeLimits {
 impl ServeLimits {
     /// The policy of one server's connections: a fresh reply budget for this server (every
     /// connection of it gets a clone of the policy) in which each call reserves `per_call`
-    /// bytes, its largest reply.
+    /// bytes before it runs.
     pub fn policy(&self, per_call: usize) -> ServerPolicy {
         ServerPolicy {
             reply_budget: Some(Arc::new(ReplyBudget::new(

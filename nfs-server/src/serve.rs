@@ -68,7 +68,7 @@ impl<R: Role> CallHandler for Service<R> {
 pub async fn serve_on<R: Role>(server: Arc<R>, listener: TcpListener) {
     let limits = server.core().conn_limits;
     let serve = server.core().serve_limits;
-    let policy = serve.policy(limits.max_record);
+    let policy = serve.policy(serve.call_reserve.min(limits.max_record));
     tokio::spawn(session_ops::reaper(server.clone()));
     let handler = Arc::new(Service(server.clone()));
     let mut acceptor = Acceptor::new(listener, "nfs", serve.max_connections);

@@ -1,6 +1,7 @@
 //! `pnfs`: the one binary (server, MDS, DS, client commands).
 
 mod cli;
+mod trim;
 
 use std::path::PathBuf;
 
@@ -126,14 +127,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         // Colour only on a terminal: logs redirected to a file stay plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
-    let (cfg, all_in_one) = match &cli.command {
+    if !matches!(cli.command, Command::Stats(_)) {
+        raise_fd_limit();
+        trim::start();
+    }
+    let (mut cfg, all_in_one) = match &cli.command {
         Command::Server(a) => (load(&a.config)?, true),
         Command::Mds(a) => (load(&a.config)?, false),
         Command::Stats(a) => return stats(a),
         // Handled in main before logging starts.
         Command::Client(_) => anyhow::bail!("a client command reached the server path"),
         Command::Ds(a) => {
-            let cfg = load(&a.config)?;
+            let mut cfg = load(&a.config)?;
+            // Its NFS and control listeners.
+            resolve_max_connections(&mut cfg, 2);
             let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             return rt.block_on(async move {
                 start_ds(&cfg, a.id).await?;
@@ -146,6 +153,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             });
         }
     };
+    // The MDS's listener, and each in-process data server's NFS and control listeners.
+    let listeners = if all_in_one {
+        1 + 2 * cfg.cluster.data_servers.len()
+    } else {
+        1
+    };
+    resolve_max_connections(&mut cfg, listeners);
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
         let mds = Mds::open(cfg.clone()).context("opening the server's stores")?;
@@ -205,12 +219,38 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     })
 }
 
+/// Raises the soft descriptor limit to the hard one (every connection is a descriptor), and
+/// says what it is.
+fn raise_fd_limit() {
+    match nfs_server::fd_limit::raise_nofile() {
+        Ok(n) => tracing::info!(limit = n, "open file limit (RLIMIT_NOFILE)"),
+        Err(e) => tracing::warn!(
+            limit = nfs_server::fd_limit::nofile(),
+            "could not raise the open file limit: {e}"
+        ),
+    }
+}
+
+/// Fixes `limits.max_connections` when the configuration leaves it to the descriptor limit:
+/// an even share of it for each of the process's `listeners`.
+fn resolve_max_connections(cfg: &mut Config, listeners: usize) {
+    let limits = cfg.limits.serve_limits(listeners);
+    if cfg.limits.max_connections.is_none() {
+        tracing::info!(
+            max_connections = limits.max_connections,
+            listeners,
+            "connection cap per listener (limits.max_connections)"
+        );
+    }
+    cfg.limits.max_connections = Some(u32::try_from(limits.max_connections).unwrap_or(u32::MAX));
+}
+
 /// Starts data server `id` of `cfg` on the current runtime: its control service on its
 /// `control_listen` address now, and its NFS service on its `listen` address once the MDS
 /// registers (the data server checks nothing without the MDS's keys). Both sockets are bound
 /// before this returns, so a busy port is reported at start.
 async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
-    use data_server::control::{serve, ControlConfig, ControlService, StartOnRegister};
+    use data_server::control::{serve_with, ControlConfig, ControlService, StartOnRegister};
     use mds::config::Backend;
     use nfs_proto::control::{ClusterKey, CtlBackend};
     use pfs_core::ObjectStore;
@@ -277,6 +317,8 @@ async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
     opts.max_slots = cfg.limits.max_slots;
     opts.max_clients = cfg.limits.max_clients;
     opts.max_sessions = cfg.limits.max_sessions;
+    opts.serve = cfg.limits.serve_limits(1);
+    let control_limits = opts.serve;
     let nfs = Mutex::new(Some(nfs));
     let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {
         let listener = nfs
@@ -304,7 +346,7 @@ async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
     );
     tracing::info!(ds = id, control = %control_addr, nfs = %nfs_addr, dir = %dir.display(), "data server waiting for the MDS");
     tokio::spawn(async move {
-        if let Err(e) = serve(control, service).await {
+        if let Err(e) = serve_with(control, service, control_limits).await {
             tracing::error!(ds = id, "control service ended: {e}");
         }
     });

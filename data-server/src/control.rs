@@ -59,6 +59,7 @@ use nfs_server::io::blocking;
 use nfs_server::keys::DsKeys;
 use nfs_server::log_limit::LogLimiter;
 use nfs_server::stateid::Other;
+use nfs_server::{Acceptor, ServeLimits};
 use pfs_core::{ObjectId, ObjectStore, Stability, StoreError};
 use tokio::net::TcpListener;
 
@@ -784,30 +785,50 @@ pub const CONTROL_LIMITS: ConnLimits = ConnLimits {
     max_in_flight: 64,
 };
 
-/// Serves control connections accepted on `listener` until the task is dropped (it never
-/// returns on its own: accept errors are logged and retried).
+/// Serves control connections accepted on `listener` until the task is dropped, with the
+/// default connection limits ([`serve_with`]).
 pub async fn serve(listener: TcpListener, service: Arc<ControlService>) -> io::Result<()> {
+    serve_with(listener, service, ServeLimits::default()).await
+}
+
+/// Serves control connections accepted on `listener` until the task is dropped (it never
+/// returns on its own: accept errors are waited out). The control port is open to any peer
+/// until a call's MAC is checked, so it gets the NFS side's defences: a connection cap,
+/// back-off on accept errors, an idle timeout (the MDS polls HEALTH every few seconds, so its
+/// connections are never idle that long), and a reply budget in which each call reserves a
+/// whole [`MAX_CTL_RECORD`].
+pub async fn serve_with(
+    listener: TcpListener,
+    service: Arc<ControlService>,
+    limits: ServeLimits,
+) -> io::Result<()> {
+    let policy = limits.policy(MAX_CTL_RECORD as usize);
+    let mut acceptor = Acceptor::new(listener, "control", limits.max_connections);
+    let ends = Arc::new(LogLimiter::<IpAddr>::new(5, Duration::from_secs(60)));
     loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(s) => s,
-            Err(e) => {
-                // EMFILE and friends: back off instead of spinning.
-                tracing::warn!(error = %e, "control accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+        let (stream, peer, slot) = acceptor.accept().await;
         let _ = stream.set_nodelay(true);
         let Ok(local) = stream.local_addr() else {
             continue;
         };
         let id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
-        let (_conn, run) =
-            transport::start(stream, id, peer, local, service.clone(), CONTROL_LIMITS);
+        let (_conn, run) = transport::start_with(
+            stream,
+            id,
+            peer,
+            local,
+            service.clone(),
+            CONTROL_LIMITS,
+            policy.clone(),
+        );
+        let ends = ends.clone();
         tokio::spawn(async move {
             if let Err(e) = run.await {
-                tracing::info!(%peer, error = %e, "control connection ended");
+                if let Some(suppressed) = ends.allow(peer.ip()) {
+                    tracing::info!(%peer, error = %e, suppressed, "control connection ended");
+                }
             }
+            drop(slot);
         });
     }
 }

@@ -19,7 +19,7 @@ use nfs_server::keys::DsKeys;
 use nfs_server::state::client::{PersistedClient, RemovedClient};
 use nfs_server::state::session::SessionLimits;
 use nfs_server::stateid::Other;
-use nfs_server::{CompoundCtx, Core, CoreConfig, Identity, Role, SessionCtx};
+use nfs_server::{CompoundCtx, Core, CoreConfig, Identity, Role, ServeLimits, SessionCtx};
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;
 
@@ -49,11 +49,15 @@ pub struct DsOptions {
     pub max_clients: usize,
     /// Most sessions beyond each client's first (the config's `limits.max_sessions`).
     pub max_sessions: usize,
+    /// The NFS service's connection cap, idle timeout and reply budget (the MDS's
+    /// `limits:`); the control service takes the same.
+    pub serve: ServeLimits,
 }
 
 impl DsOptions {
     /// Data server `id` with the MDS's defaults (90 s lease, 4 MiB records, 1 MiB I/O, 64
-    /// operations and slots, the default caps on clients and sessions).
+    /// operations and slots, the default caps on clients and sessions, the default
+    /// connection limits).
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -64,6 +68,7 @@ impl DsOptions {
             max_slots: 64,
             max_clients: nfs_server::state::client::DEFAULT_MAX_CLIENTS,
             max_sessions: nfs_server::state::session::DEFAULT_MAX_SESSIONS,
+            serve: ServeLimits::default(),
         }
     }
 }
@@ -259,6 +264,7 @@ fn core_config(opts: &DsOptions, keys: &DsKeys, session_key: [u8; 32], epoch: u1
             max_record: opts.max_record as usize,
             max_in_flight: opts.max_slots as usize * 2,
         },
+        serve_limits: opts.serve,
         identity: identity(opts.id, keys),
     }
 }

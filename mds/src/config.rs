@@ -30,6 +30,16 @@
 //!                         # NFS4ERR_DELAY (clients already known always get in)
 //!   max_sessions: 16384   # sessions beyond each client's first; past it, and past 16
 //!                         # for one client, CREATE_SESSION gets NFS4ERR_DELAY
+//!   max_connections: null # connections open at once per listener (the MDS's NFS port, each
+//!                         # data server's NFS and control ports); past it a new one is
+//!                         # closed at once. null: the descriptor limit (raised to the hard
+//!                         # limit at start) less 128, shared evenly by the process's listeners
+//!   idle_timeout: 360     # seconds before an idle connection that no session holds is
+//!                         # closed, and a peer that takes no reply is dropped; 0: never
+//!   reply_budget: 268435456           # bytes of replies not yet written, per server; past
+//!                                     # it connections stop reading calls until they drain
+//!   connection_reply_budget: 33554432 # the same, per connection (each call reserves
+//!                                     # max_io + 64 KiB of it before it runs)
 //! cluster:                # the data servers (pNFS); `data_servers: []`: the MDS serves data
 //!   secret: null          # hex, >= 64 digits, shared by MDS and data servers for the control
 //!                         # protocol (then this file must be mode 0600 or stricter); or
@@ -172,6 +182,22 @@ pub struct Limits {
     /// first session, which is never refused: past it, CREATE_SESSION gets `NFS4ERR_DELAY`
     /// (see `nfs_server::state::session`). Applies to the MDS and to each data server.
     pub max_sessions: usize,
+    /// Connections open at once on each listener (the MDS's NFS port, each data server's NFS
+    /// and control ports); past it a new connection is closed as soon as it is accepted, so
+    /// that the process never runs out of descriptors. `None`: derived from the descriptor
+    /// limit ([`Limits::serve_limits`]).
+    pub max_connections: Option<u32>,
+    /// Seconds an idle connection that no session holds stays open (knfsd ages such
+    /// connections out after about 6 minutes); a peer that takes no reply off the socket for
+    /// as long is dropped too. 0: never.
+    pub idle_timeout: u32,
+    /// Bytes of encoded replies a server holds before they are written, across its
+    /// connections: past it connections stop reading calls until replies drain, so peers that
+    /// do not read cannot grow the server's memory.
+    pub reply_budget: u64,
+    /// The same bound for one connection: a peer that does not read holds at most this much.
+    /// Every call reserves one READ's reply (`max_io` + 64 KiB) of it before it runs.
+    pub connection_reply_budget: u64,
 }
 
 fn slash() -> String {
@@ -224,6 +250,30 @@ impl Default for Limits {
             max_slots: 64,
             max_clients: nfs_server::state::client::DEFAULT_MAX_CLIENTS,
             max_sessions: nfs_server::state::session::DEFAULT_MAX_SESSIONS,
+            max_connections: None,
+            idle_timeout: 360,
+            reply_budget: 256 << 20,
+            connection_reply_budget: 32 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The connection limits of one server of a process with `listeners` listeners: the
+    /// configured cap, or [`nfs_server::fd_limit::auto_max_connections`] of the descriptor
+    /// limit now in effect.
+    pub fn serve_limits(&self, listeners: usize) -> nfs_server::ServeLimits {
+        let auto = || {
+            nfs_server::fd_limit::auto_max_connections(nfs_server::fd_limit::nofile(), listeners)
+        };
+        nfs_server::ServeLimits {
+            max_connections: self.max_connections.map_or_else(auto, |n| n as usize),
+            idle_timeout: (self.idle_timeout > 0)
+                .then(|| std::time::Duration::from_secs(self.idle_timeout.into())),
+            reply_budget: usize::try_from(self.reply_budget).unwrap_or(usize::MAX),
+            connection_reply_budget: usize::try_from(self.connection_reply_budget)
+                .unwrap_or(usize::MAX),
+            call_reserve: self.max_io as usize + nfs_server::accept::REPLY_HEADROOM,
         }
     }
 }
@@ -439,6 +489,29 @@ impl Config {
                 format!("{} is outside 0..={MAX_CAP}", l.max_sessions),
             ));
         }
+        if l.max_connections == Some(0) {
+            return Err(err("limits.max_connections", "0 would refuse every client"));
+        }
+        if l.reply_budget < u64::from(l.max_record) {
+            return Err(err(
+                "limits.reply_budget",
+                format!(
+                    "{} is less than one reply of max_record ({})",
+                    l.reply_budget, l.max_record
+                ),
+            ));
+        }
+        if l.connection_reply_budget < u64::from(l.max_record)
+            || l.connection_reply_budget > l.reply_budget
+        {
+            return Err(err(
+                "limits.connection_reply_budget",
+                format!(
+                    "{} is outside max_record ({})..=reply_budget ({})",
+                    l.connection_reply_budget, l.max_record, l.reply_budget
+                ),
+            ));
+        }
         self.cluster.validate(self)
     }
 }
@@ -514,6 +587,45 @@ mod tests {
         let e = Config::parse("limits:\n  max_sessions: 2000000\n").unwrap_err();
         assert_eq!(e.field, "limits.max_sessions");
         assert!(e.message.contains("2000000"), "{e}");
+    }
+
+    #[test]
+    fn connection_limits_are_checked_and_become_the_servers_limits() {
+        let field = |yaml: &str| Config::parse(yaml).unwrap_err().field;
+        assert_eq!(
+            field("limits:\n  reply_budget: 1000\n"),
+            "limits.reply_budget"
+        );
+        assert_eq!(
+            field("limits:\n  connection_reply_budget: 536870912\n"),
+            "limits.connection_reply_budget"
+        );
+        assert_eq!(
+            field("limits:\n  max_connections: 0\n"),
+            "limits.max_connections"
+        );
+        let c = Config::parse(
+            "limits:\n  max_connections: 10\n  idle_timeout: 0\n  reply_budget: 8388608\n  \
+             connection_reply_budget: 4194304\n",
+        )
+        .unwrap();
+        let s = c.limits.serve_limits(3);
+        assert_eq!(
+            (
+                s.max_connections,
+                s.idle_timeout,
+                s.reply_budget,
+                s.connection_reply_budget
+            ),
+            (10, None, 8 << 20, 4 << 20)
+        );
+        // Left to the descriptor limit: a share of it per listener.
+        let d = Limits::default().serve_limits(3);
+        assert_eq!(
+            d.max_connections,
+            nfs_server::fd_limit::auto_max_connections(nfs_server::fd_limit::nofile(), 3)
+        );
+        assert_eq!(d.idle_timeout, Some(std::time::Duration::from_secs(360)));
     }
 
     #[test]

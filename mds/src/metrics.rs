@@ -16,6 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tracing::debug;
 
 use nfs_proto::nfs4::{NfsOpnum4, NfsStat4};
+use nfs_server::Acceptor;
 
 use crate::server::Mds;
 
@@ -293,19 +294,24 @@ pub fn render(mds: &Mds, now: Instant) -> String {
 }
 
 /// Answers HTTP GETs on `listener` with [`render`] until the process ends.
+/// At most [`MAX_METRICS_CONNECTIONS`] requests are answered at once (each has
+/// [`REQUEST_TIMEOUT`] to arrive); accept errors are waited out ([`Acceptor`]).
 pub async fn serve_metrics(mds: Arc<Mds>, listener: TcpListener) {
+    let mut acceptor = Acceptor::new(listener, "metrics", MAX_METRICS_CONNECTIONS);
     loop {
-        let Ok((sock, peer)) = listener.accept().await else {
-            continue;
-        };
+        let (sock, peer, slot) = acceptor.accept().await;
         let mds = mds.clone();
         tokio::spawn(async move {
             if let Err(e) = answer(&mds, sock).await {
                 debug!(%peer, "metrics request: {e}");
             }
+            drop(slot);
         });
     }
 }
+
+/// Connections to the counters page open at once: a scraper or two, and `pnfs stats`.
+pub const MAX_METRICS_CONNECTIONS: usize = 64;
 
 async fn answer(mds: &Mds, mut sock: TcpStream) -> std::io::Result<()> {
     let mut head = Vec::with_capacity(512);

@@ -347,6 +347,7 @@ fn core_config(cfg: &Config, store: &Store) -> CoreConfig {
             max_record: l.max_record as usize,
             max_in_flight: l.max_slots as usize * 2,
         },
+        serve_limits: l.serve_limits(1),
         identity: Identity {
             // One server instance: the major id names it; clients trunk only with the same
             // one (see [`Identity`]). Derived from the server key, never a piece of it (the

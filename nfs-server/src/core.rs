@@ -1,6 +1,7 @@
 //! What every server built on this crate holds: the client, session and grace state behind one
-//! lock, the server's identity in EXCHANGE_ID, the operation counters, the connection limits
-//! and the rate-limited log of refusals. A role (MDS, DS) owns one [`Core`] and hands it out through
+//! lock, the server's identity in EXCHANGE_ID, the operation counters, the connection
+//! limits (per connection, and the cap, idle timeout and reply budget of the service) and the
+//! rate-limited log of refusals. A role (MDS, DS) owns one [`Core`] and hands it out through
 //! [`Role::core`](crate::Role::core).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,7 @@ use nfs_proto::transport::ConnLimits;
 use nfs_proto::xdr::Utf8String;
 use tracing::info;
 
+use crate::accept::ServeLimits;
 use crate::counters::Counters;
 use crate::log_limit::LogLimiter;
 use crate::refusals::Refusals;
@@ -85,6 +87,8 @@ pub struct CoreConfig {
     pub max_clients: usize,
     /// Per-connection limits of the TCP service.
     pub conn_limits: ConnLimits,
+    /// The connection cap, idle timeout and reply budget of the TCP service.
+    pub serve_limits: ServeLimits,
     /// The EXCHANGE_ID identity.
     pub identity: Identity,
 }
@@ -100,6 +104,8 @@ pub struct Core {
     pub identity: Identity,
     /// Per-connection limits.
     pub conn_limits: ConnLimits,
+    /// The connection cap, idle timeout and reply budget.
+    pub serve_limits: ServeLimits,
     /// When this server started (for leases, grace and uptime).
     pub started: Instant,
     /// Refusals of peers, logged at a bounded rate.
@@ -137,6 +143,7 @@ impl Core {
             backchannels: Default::default(),
             identity: cfg.identity,
             conn_limits: cfg.conn_limits,
+            serve_limits: cfg.serve_limits,
             started: now,
             refusals: Refusals::default(),
             cap_log: LogLimiter::new(4, Duration::from_secs(60)),

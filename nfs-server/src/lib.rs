@@ -20,9 +20,12 @@
 //!
 //! Also here, because both roles need them: the stateid format ([`stateid`]: the MDS mints,
 //! the MDS and the DSs check), the DS filehandle format ([`ds_fh`]: the MDS makes them for
-//! layouts, the DSs check them) and the keys the MDS shares with its DSs ([`keys`]).
+//! layouts, the DSs check them) and the keys the MDS shares with its DSs ([`keys`]); and how
+//! every listener accepts connections ([`accept`]: back-off on errors, a cap) and raises the
+//! descriptor limit they live under ([`fd_limit`]).
 #![warn(missing_docs)]
 
+pub mod accept;
 pub mod auth_policy;
 pub mod callback;
 pub mod compound;
@@ -30,6 +33,7 @@ pub mod core;
 pub mod counter_set;
 pub mod counters;
 pub mod ds_fh;
+pub mod fd_limit;
 pub mod io;
 pub mod keys;
 pub mod log_limit;
@@ -40,6 +44,7 @@ pub mod session_ops;
 pub mod state;
 pub mod stateid;
 
+pub use crate::accept::{Acceptor, ServeLimits};
 pub use crate::core::{Core, CoreConfig, Identity, SessionState};
 pub use crate::counters::Counters;
 pub use crate::role::{principal_of, CompoundCtx, Role, SessionCtx, NOBODY};

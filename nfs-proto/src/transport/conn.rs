@@ -17,8 +17,9 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -26,6 +27,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_util::codec::FramedRead;
 
+use super::budget::{ConnShare, ReplyBudget, Reservation};
 use super::{write_record, RecordCodec};
 use crate::rpc::{
     AcceptStat, AuthStat, Credential, MsgBody, OpaqueAuth, RejectedReply, ReplyBody,
@@ -77,6 +79,13 @@ pub trait CallHandler: Send + Sync + 'static {
 
     /// The connection is gone (to unbind it from sessions, fail callbacks, ...).
     fn closed(&self, _conn: &Conn) {}
+
+    /// Whether `conn`, idle past its [`ServerPolicy::idle_timeout`], may be closed. The NFS
+    /// service keeps connections bound to a session (the Linux client leaves them idle
+    /// between lease renewals and expects its callbacks to reach it over them).
+    fn may_close_idle(&self, _conn: &Conn) -> bool {
+        true
+    }
 }
 
 /// A handler for connections that expect no incoming calls: answers PROG_UNAVAIL.
@@ -139,10 +148,28 @@ struct Inner {
     id: u64,
     peer: SocketAddr,
     local: SocketAddr,
-    out: mpsc::Sender<Vec<Bytes>>,
+    out: mpsc::Sender<Outgoing>,
+    /// Records handed to the writer task and not yet written (for the idle check).
+    unwritten: Arc<AtomicUsize>,
     pending: Mutex<Pending>,
     next_xid: AtomicU32,
     closed: AtomicBool,
+}
+
+impl Inner {
+    /// Hands a record to the writer task; `Err` when the connection is gone.
+    async fn queue(&self, pieces: Vec<Bytes>, hold: Option<Reservation>) -> Result<(), ()> {
+        self.unwritten.fetch_add(1, Ordering::AcqRel);
+        let rec = Outgoing {
+            pieces,
+            _hold: hold,
+        };
+        if self.out.send(rec).await.is_err() {
+            self.unwritten.fetch_sub(1, Ordering::AcqRel);
+            return Err(());
+        }
+        Ok(())
+    }
 }
 
 /// A handle on a live connection: who is on the other end, and a way to call it.
@@ -199,7 +226,7 @@ impl Conn {
         let msg = RpcMsg::call(xid, prog, vers, proc_, cred, OpaqueAuth::none());
         let mut e = Encoder::new();
         msg.encode_with_pieces(&mut e, args);
-        if self.0.out.send(e.into_pieces()).await.is_err() {
+        if self.0.queue(e.into_pieces(), None).await.is_err() {
             self.0.pending.lock().expect("pending lock").remove(&xid);
             return Err(CallError::Closed);
         }
@@ -230,6 +257,34 @@ fn reply_record(xid: u32, reply: Reply) -> Option<Vec<Bytes>> {
     Some(e.into_pieces())
 }
 
+/// What a server adds to the connections it accepts, beyond [`ConnLimits`]: its reply budget
+/// and an idle timeout. A client's connections use the default (neither).
+#[derive(Debug, Clone, Default)]
+pub struct ServerPolicy {
+    /// The server's budget of unwritten replies (see [`ReplyBudget`]): each call reserves its
+    /// largest reply before it runs, and the connection stops reading calls while its share
+    /// or the budget is full. `None`: replies are not counted.
+    pub reply_budget: Option<Arc<ReplyBudget>>,
+    /// Close the connection once it has received no complete record for this long, runs no
+    /// call, has no reply or call queued, and its handler agrees
+    /// ([`CallHandler::may_close_idle`]): knfsd likewise ages out idle temporary transports
+    /// (after about 6 minutes). A reply or call that the peer does not take off the socket
+    /// for this long also closes the connection: a peer that stopped reading is not served
+    /// for ever out of its share of the budget. `None`: never.
+    pub idle_timeout: Option<Duration>,
+}
+
+/// A record on its way to the writer task, with the budget it holds until written.
+struct Outgoing {
+    pieces: Vec<Bytes>,
+    _hold: Option<Reservation>,
+}
+
+/// Why a connection ended that its peer did not end cleanly.
+fn timed_out(what: String) -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, what)
+}
+
 /// Drives a connection until it closes: reads records, runs calls through `handler`, routes
 /// replies to [`Conn::call`]ers, and writes everything through one writer task. Returns the
 /// handle at once; the returned future completes when the connection is done.
@@ -245,23 +300,67 @@ where
     S: AsyncRead + AsyncWrite + Send + 'static,
     H: CallHandler,
 {
+    start_with(
+        stream,
+        id,
+        peer,
+        local,
+        handler,
+        limits,
+        ServerPolicy::default(),
+    )
+}
+
+/// [`start`] with a server's [`ServerPolicy`]: calls reserve reply budget before they run,
+/// and an idle or stalled connection is closed (the future then returns a `TimedOut` error
+/// saying which).
+pub fn start_with<S, H>(
+    stream: S,
+    id: u64,
+    peer: SocketAddr,
+    local: SocketAddr,
+    handler: Arc<H>,
+    limits: ConnLimits,
+    policy: ServerPolicy,
+) -> (Conn, impl Future<Output = io::Result<()>> + Send)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+    H: CallHandler,
+{
     let (read, mut write) = tokio::io::split(stream);
-    let (out_tx, mut out_rx) = mpsc::channel::<Vec<Bytes>>(256);
+    let (out_tx, mut out_rx) = mpsc::channel::<Outgoing>(256);
+    // Records handed to the writer and not yet written (replies and calls alike), for the
+    // idle check: the budget counts only replies, and only with a budget.
+    let unwritten = Arc::new(AtomicUsize::new(0));
     let conn = Conn(Arc::new(Inner {
         id,
         peer,
         local,
         out: out_tx,
+        unwritten: unwritten.clone(),
         pending: Mutex::new(HashMap::new()),
         // Start callback xids away from the peer's own, to ease reading traces.
         next_xid: AtomicU32::new(0x8000_0000 ^ (id as u32).wrapping_mul(0x9e37_79b9)),
         closed: AtomicBool::new(false),
     }));
     let driver_conn = conn.clone();
+    let share = Arc::new(ConnShare::default());
+    let idle_timeout = policy.idle_timeout;
     let driver = async move {
-        let writer = tokio::spawn(async move {
-            while let Some(pieces) = out_rx.recv().await {
-                write_record(&mut write, &pieces).await?;
+        let writer_unwritten = unwritten;
+        let mut writer = tokio::spawn(async move {
+            while let Some(rec) = out_rx.recv().await {
+                let write = write_record(&mut write, &rec.pieces);
+                match idle_timeout {
+                    Some(t) => tokio::time::timeout(t, write).await.map_err(|_| {
+                        timed_out(format!(
+                            "the peer took no record off the socket for {} s: closing",
+                            t.as_secs()
+                        ))
+                    })??,
+                    None => write.await?,
+                }
+                writer_unwritten.fetch_sub(1, Ordering::AcqRel);
             }
             io::Result::Ok(())
         });
@@ -270,17 +369,61 @@ where
             read,
             RecordCodec::new(limits.max_fragment, limits.max_record),
         );
+        // An hour stands in for "never" when there is no idle timeout.
+        let idle_after = idle_timeout.unwrap_or(Duration::from_secs(3600));
+        let idle = tokio::time::sleep(idle_after);
+        tokio::pin!(idle);
         let result = loop {
-            let record = match records.next().await {
+            let next = tokio::select! {
+                r = records.next() => r,
+                // The writer ends only on an error, or when every sender is gone (never while
+                // this driver holds one): either way the connection is over.
+                w = &mut writer => {
+                    match w {
+                        Ok(Err(e)) => break Err(e),
+                        _ => break Ok(()),
+                    }
+                }
+                () = &mut idle => {
+                    let quiet = in_flight.available_permits() == limits.max_in_flight.max(1)
+                        && driver_conn.0.unwritten.load(Ordering::Acquire) == 0
+                        && driver_conn.0.pending.lock().expect("pending lock").is_empty();
+                    if idle_timeout.is_some() && quiet && handler.may_close_idle(&driver_conn) {
+                        break Err(timed_out(format!(
+                            "idle for {} s: closing",
+                            idle_after.as_secs()
+                        )));
+                    }
+                    idle.as_mut().reset(tokio::time::Instant::now() + idle_after);
+                    continue;
+                }
+            };
+            let record = match next {
                 None => break Ok(()),
                 Some(Err(e)) => break Err(io::Error::from(e)),
                 Some(Ok(r)) => r,
             };
+            idle.as_mut()
+                .reset(tokio::time::Instant::now() + idle_after);
             match RpcMsg::decode_header(record) {
                 Ok((msg, body)) => match msg.body {
                     MsgBody::Call(call) => {
+                        // Back-pressure: no new call runs until its largest reply fits in
+                        // this connection's share and the server's budget. A writer that
+                        // fails meanwhile ends the wait (its replies are never coming out).
+                        let hold = match &policy.reply_budget {
+                            None => None,
+                            Some(b) => tokio::select! {
+                                r = b.reserve(&share) => Some(r),
+                                w = &mut writer => {
+                                    match w {
+                                        Ok(Err(e)) => break Err(e),
+                                        _ => break Ok(()),
+                                    }
+                                }
+                            },
+                        };
                         let permit = in_flight.clone().acquire_owned().await.expect("semaphore");
-                        let out = driver_conn.0.out.clone();
                         let conn = driver_conn.clone();
                         let handler = handler.clone();
                         let xid = msg.xid;
@@ -299,11 +442,15 @@ where
                                         verf: call.verf,
                                         args: body,
                                     };
-                                    handler.handle(conn, incoming).await
+                                    handler.handle(conn.clone(), incoming).await
                                 }
                             };
+                            let mut hold = hold;
                             if let Some(rec) = reply_record(xid, reply) {
-                                let _ = out.send(rec).await;
+                                if let Some(h) = hold.as_mut() {
+                                    h.resize(rec.iter().map(Bytes::len).sum::<usize>() + 4);
+                                }
+                                let _ = conn.0.queue(rec, hold).await;
                             }
                             drop(permit);
                         });
@@ -332,7 +479,7 @@ where
                         xid,
                         Reply::Denied(RejectedReply::RpcMismatch { low: 2, high: 2 }),
                     ) {
-                        let _ = driver_conn.0.out.send(rec).await;
+                        let _ = driver_conn.0.queue(rec, None).await;
                     }
                 }
                 // A header that does not parse has no xid to answer to: RFC 5531 leaves it
@@ -498,5 +645,181 @@ mod tests {
             server.await.unwrap().is_err(),
             "the server side reports the oversized record"
         );
+    }
+
+    /// Answers procedure 1 with `size` bytes, counting the calls it ran; `closable` is what
+    /// it says to the idle check.
+    struct Big {
+        size: usize,
+        ran: AtomicUsize,
+        closable: bool,
+    }
+
+    impl CallHandler for Big {
+        fn handle(self: Arc<Self>, _conn: Conn, _call: IncomingCall) -> HandlerFuture {
+            Box::pin(async move {
+                self.ran.fetch_add(1, Ordering::SeqCst);
+                Reply::Success(vec![Bytes::from(vec![7u8; self.size])])
+            })
+        }
+        fn may_close_idle(&self, _conn: &Conn) -> bool {
+            self.closable
+        }
+    }
+
+    fn big(size: usize, closable: bool) -> Arc<Big> {
+        Arc::new(Big {
+            size,
+            ran: AtomicUsize::new(0),
+            closable,
+        })
+    }
+
+    /// One call record (procedure 1, no arguments) as raw bytes.
+    fn call_record(xid: u32) -> Vec<u8> {
+        let msg = RpcMsg::call(xid, 9, 1, 1, OpaqueAuth::none(), OpaqueAuth::none());
+        let mut e = Encoder::new();
+        msg.encode_with_pieces(&mut e, []);
+        let body: Vec<u8> = e.into_pieces().iter().flat_map(|p| p.to_vec()).collect();
+        let mut rec = crate::record::record_header(body.len() as u32, true).to_vec();
+        rec.extend_from_slice(&body);
+        rec
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_does_not_read_stops_getting_calls_run() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        const REPLY: usize = 100_000;
+        // Room for 3 replies on this connection, 10 on the server.
+        let budget = Arc::new(ReplyBudget::new(10 * REPLY, 3 * REPLY, REPLY + 100));
+        let policy = ServerPolicy {
+            reply_budget: Some(budget.clone()),
+            idle_timeout: None,
+        };
+        let (a, mut b) = tokio::io::duplex(16 << 10);
+        let h = big(REPLY, true);
+        let (_s, run) = start_with(
+            a,
+            1,
+            addr(),
+            addr(),
+            h.clone(),
+            ConnLimits::default(),
+            policy,
+        );
+        tokio::spawn(run);
+        let calls: Vec<u8> = (0..50).flat_map(call_record).collect();
+        b.write_all(&calls).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // 16 KiB of the first reply sit in the pipe; the share holds 3 more at most.
+        let ran = h.ran.load(Ordering::SeqCst);
+        assert!(ran <= 4, "{ran} calls ran for a peer that reads nothing");
+        assert!(budget.used() <= 3 * REPLY + 300, "{}", budget.used());
+        // Reading the replies lets the other calls run, and the budget drains.
+        let mut got = 0;
+        let mut buf = vec![0u8; 1 << 16];
+        while got < 50 * (REPLY + 28) {
+            let n = tokio::time::timeout(Duration::from_secs(10), b.read(&mut buf))
+                .await
+                .expect("replies keep coming")
+                .unwrap();
+            assert!(n > 0);
+            got += n;
+        }
+        assert_eq!(h.ran.load(Ordering::SeqCst), 50);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(budget.used(), 0);
+    }
+
+    async fn closes_within(run: impl Future<Output = io::Result<()>>, t: Duration) -> bool {
+        match tokio::time::timeout(t, run).await {
+            Ok(Err(e)) => {
+                assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+                true
+            }
+            Ok(Ok(())) => panic!("closed without an error"),
+            Err(_) => false,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_is_closed_unless_its_handler_keeps_it() {
+        let policy = ServerPolicy {
+            reply_budget: None,
+            idle_timeout: Some(Duration::from_millis(200)),
+        };
+        for closable in [true, false] {
+            let (a, _b) = tokio::io::duplex(1 << 16);
+            let (_s, run) = start_with(
+                a,
+                1,
+                addr(),
+                addr(),
+                big(10, closable),
+                ConnLimits::default(),
+                policy.clone(),
+            );
+            let closed = closes_within(run, Duration::from_millis(1000)).await;
+            assert_eq!(closed, closable, "closable: {closable}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_in_use_is_not_idle() {
+        use tokio::io::AsyncWriteExt;
+        let policy = ServerPolicy {
+            reply_budget: None,
+            idle_timeout: Some(Duration::from_millis(300)),
+        };
+        let (a, b) = tokio::io::duplex(1 << 20);
+        let (_s, run) = start_with(
+            a,
+            1,
+            addr(),
+            addr(),
+            big(10, true),
+            ConnLimits::default(),
+            policy,
+        );
+        let run = tokio::spawn(run);
+        // A call every 100 ms keeps it open; the replies are read.
+        let (mut rd, mut wr) = tokio::io::split(b);
+        tokio::spawn(async move {
+            let mut sink = vec![0u8; 1 << 16];
+            while tokio::io::AsyncReadExt::read(&mut rd, &mut sink)
+                .await
+                .unwrap_or(0)
+                > 0
+            {}
+        });
+        for xid in 0..10 {
+            wr.write_all(&call_record(xid)).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(!run.is_finished(), "closed while in use");
+        }
+        let r = tokio::time::timeout(Duration::from_secs(2), run).await;
+        assert!(matches!(r, Ok(Ok(Err(_)))), "closed once quiet: {r:?}");
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_takes_no_reply_is_dropped_after_the_idle_timeout() {
+        use tokio::io::AsyncWriteExt;
+        let policy = ServerPolicy {
+            reply_budget: None,
+            idle_timeout: Some(Duration::from_millis(200)),
+        };
+        let (a, mut b) = tokio::io::duplex(4096);
+        // Kept bound (not closable): only the stalled writer closes it.
+        let (_s, run) = start_with(
+            a,
+            1,
+            addr(),
+            addr(),
+            big(100_000, false),
+            ConnLimits::default(),
+            policy,
+        );
+        b.write_all(&call_record(1)).await.unwrap();
+        assert!(closes_within(run, Duration::from_secs(2)).await);
     }
 }

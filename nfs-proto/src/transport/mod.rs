@@ -4,10 +4,13 @@
 //! and result pieces from [`crate::xdr::Encoder::into_pieces`]) with [`write_record`], which
 //! hands the pieces to the socket with vectored writes and never copies them.
 
+mod budget;
 mod conn;
 
+pub use budget::ReplyBudget;
 pub use conn::{
-    start, CallError, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, NoCalls, Reply,
+    start, start_with, CallError, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall,
+    NoCalls, Reply, ServerPolicy,
 };
 
 use core::fmt;

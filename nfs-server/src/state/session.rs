@@ -779,6 +779,13 @@ impl SessionTable {
         Ok(())
     }
 
+    /// Whether `conn` is bound to a session (by CREATE_SESSION, BIND_CONN_TO_SESSION or a
+    /// SEQUENCE on it). The network layer keeps such a connection open however long it is
+    /// idle: the client relies on it between lease renewals and for callbacks.
+    pub fn is_bound(&self, conn: ConnId) -> bool {
+        self.conns.get(&conn).is_some_and(|s| !s.is_empty())
+    }
+
     /// The network layer lost connection `conn`: it is unbound from every session.
     pub fn connection_closed(&mut self, conn: ConnId) {
         for id in self.conns.remove(&conn).unwrap_or_default() {

@@ -77,19 +77,6 @@ async fn open_read_with_layout(c: &mut Client, name: &str) -> (Opened, u64, NfsF
     (o, fileid, body.nfl_fh_list[0].clone())
 }
 
-/// LAYOUTGET RW of `fh` under `stateid`: the DS filehandle of stripe index 0 (an RW layout's
-/// handles write; a READ layout's never do).
-async fn rw_layout_fh(c: &mut Client, fh: &NfsFh4, stateid: Stateid4) -> NfsFh4 {
-    let r = c
-        .call(vec![
-            putfh(fh),
-            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, stateid),
-        ])
-        .await;
-    let (_, body) = granted(&r);
-    body.nfl_fh_list[0].clone()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_takes_it_back() {
     let (k, mds, addr) = cluster(10).await;

@@ -114,18 +114,6 @@ async fn contents(root: &mut Client, fh: &NfsFh4) -> Vec<u8> {
     read_res(&r).data.to_vec()
 }
 
-/// LAYOUTGET RW of `fh` under `stateid`: the DS filehandle of stripe index 0.
-async fn rw_layout_fh(c: &mut Client, fh: &NfsFh4, stateid: Stateid4) -> NfsFh4 {
-    let r = c
-        .call(vec![
-            putfh(fh),
-            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, stateid),
-        ])
-        .await;
-    let (_, body) = granted(&r);
-    body.nfl_fh_list[0].clone()
-}
-
 /// Opens an existing file `name` (no create) with `access` as `c`'s user.
 async fn open_existing(c: &mut Client, name: &str, access: u32) -> Compound4Res {
     c.call(vec![

@@ -114,3 +114,17 @@ pub fn layoutcommit_op(stateid: Stateid4, last: Option<u64>, mtime: Option<Nfsti
         loca_layoutupdate: Default::default(),
     })
 }
+
+/// LAYOUTGET RW of `fh` under `stateid`: the DS filehandle of stripe index 0 (an RW layout's
+/// handles write; a READ layout's never do).
+#[allow(dead_code)]
+pub async fn rw_layout_fh(c: &mut Client, fh: &NfsFh4, stateid: Stateid4) -> NfsFh4 {
+    let r = c
+        .call(vec![
+            super::open::putfh(fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, stateid),
+        ])
+        .await;
+    let (_, body) = granted(&r);
+    body.nfl_fh_list[0].clone()
+}

@@ -48,9 +48,8 @@ impl Server {
         let port = free_port();
         let yaml = format!(
             "listen: 127.0.0.1:{port}\nmetrics_listen: null\ndata_dir: {}\ngrace_time: 0\n\
-             cluster:\n  secret: {}\n  data_servers: []\nlimits:\n{limits}",
+             cluster:\n  data_servers: []\nlimits:\n{limits}",
             dir.path().join("data").display(),
-            "5a".repeat(32)
         );
         let cfg = dir.path().join("pnfs.yaml");
         std::fs::write(&cfg, yaml).unwrap();

@@ -51,9 +51,7 @@ use nfs_proto::control::{
     PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
-use nfs_proto::transport::{
-    self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
-};
+use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
 use nfs_proto::xdr::{self, Xdr};
 use nfs_server::io::blocking;
 use nfs_server::keys::DsKeys;
@@ -803,34 +801,12 @@ pub async fn serve_with(
     limits: ServeLimits,
 ) -> io::Result<()> {
     let policy = limits.policy(MAX_CTL_RECORD as usize);
-    let mut acceptor = Acceptor::new(listener, "control", limits.max_connections);
-    let ends = Arc::new(LogLimiter::<IpAddr>::new(5, Duration::from_secs(60)));
-    loop {
-        let (stream, peer, slot) = acceptor.accept().await;
-        let _ = stream.set_nodelay(true);
-        let Ok(local) = stream.local_addr() else {
-            continue;
-        };
-        let id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
-        let (_conn, run) = transport::start_with(
-            stream,
-            id,
-            peer,
-            local,
-            service.clone(),
-            CONTROL_LIMITS,
-            policy.clone(),
-        );
-        let ends = ends.clone();
-        tokio::spawn(async move {
-            if let Err(e) = run.await {
-                if let Some(suppressed) = ends.allow(peer.ip()) {
-                    tracing::info!(%peer, error = %e, suppressed, "control connection ended");
-                }
-            }
-            drop(slot);
-        });
-    }
+    Acceptor::new(listener, "control", limits.max_connections)
+        .serve_calls(service, CONTROL_LIMITS, policy, || {
+            NEXT_CONN.fetch_add(1, Ordering::Relaxed)
+        })
+        .await;
+    Ok(())
 }
 
 #[cfg(test)]

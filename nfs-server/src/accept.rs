@@ -20,10 +20,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nfs_proto::transport::{ReplyBudget, ServerPolicy};
+use nfs_proto::transport::{self, CallHandler, ConnLimits, ReplyBudget, ServerPolicy};
 use rustix::io::Errno;
 use tokio::net::{TcpListener, TcpStream};
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::log_limit::LogLimiter;
 
@@ -189,6 +189,46 @@ impl Acceptor {
                     tokio::time::sleep(self.backoff).await;
                 }
             }
+        }
+    }
+}
+
+impl Acceptor {
+    /// Runs `handler` over every connection admitted, for as long as the task runs: each
+    /// with `limits` and `policy` and an id from `next_id`, holding its slot until it ends.
+    /// Connection ends are logged per peer at a bounded rate (a peer can end connections, or
+    /// have them timed out, as fast as it opens them).
+    pub async fn serve_calls<H: CallHandler>(
+        mut self,
+        handler: Arc<H>,
+        limits: ConnLimits,
+        policy: ServerPolicy,
+        next_id: impl Fn() -> u64,
+    ) {
+        let ends = Arc::new(LogLimiter::<IpAddr>::new(LOG_BURST, LOG_WINDOW));
+        let what = self.what;
+        loop {
+            let (sock, peer, slot) = self.accept().await;
+            let _ = sock.set_nodelay(true);
+            let local = sock.local_addr().unwrap_or(peer);
+            let (_conn, run) = transport::start_with(
+                sock,
+                next_id(),
+                peer,
+                local,
+                handler.clone(),
+                limits,
+                policy.clone(),
+            );
+            let ends = ends.clone();
+            tokio::spawn(async move {
+                if let Err(e) = run.await {
+                    if let Some(suppressed) = ends.allow(peer.ip()) {
+                        info!(listener = what, %peer, suppressed, "connection closed: {e}");
+                    }
+                }
+                drop(slot);
+            });
         }
     }
 }

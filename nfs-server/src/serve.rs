@@ -6,21 +6,17 @@
 //! (`max_io` and room for the COMPOUND) in the server's reply budget before it runs
 //! ([`nfs_proto::transport::ReplyBudget`]).
 
-use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use nfs_proto::nfs4::{NFS4_PROGRAM, NFSPROC4_COMPOUND, NFSPROC4_NULL, NFS_V4};
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
-use nfs_proto::transport::{self, CallHandler, Conn, HandlerFuture, IncomingCall, Reply};
+use nfs_proto::transport::{CallHandler, Conn, HandlerFuture, IncomingCall, Reply};
 use tokio::net::TcpListener;
-use tracing::info;
 
 use crate::accept::Acceptor;
 use crate::auth_policy;
 use crate::compound;
-use crate::log_limit::LogLimiter;
 use crate::refusals::Refusal;
 use crate::role::Role;
 use crate::session_ops;
@@ -84,32 +80,7 @@ pub async fn serve_on<R: Role>(server: Arc<R>, listener: TcpListener) {
     let policy = serve.policy(serve.call_reserve.min(limits.max_record));
     tokio::spawn(session_ops::reaper(server.clone()));
     let handler = Arc::new(Service(server.clone()));
-    let mut acceptor = Acceptor::new(listener, "nfs", serve.max_connections);
-    // Connection ends are logged per peer at a bounded rate: a peer can end connections
-    // (or have them timed out) as fast as it opens them.
-    let ends = Arc::new(LogLimiter::<IpAddr>::new(5, Duration::from_secs(60)));
-    loop {
-        let (sock, peer, slot) = acceptor.accept().await;
-        let _ = sock.set_nodelay(true);
-        let local = sock.local_addr().unwrap_or(peer);
-        let id = server.core().next_conn_id();
-        let (_conn, run) = transport::start_with(
-            sock,
-            id,
-            peer,
-            local,
-            handler.clone(),
-            limits,
-            policy.clone(),
-        );
-        let ends = ends.clone();
-        tokio::spawn(async move {
-            if let Err(e) = run.await {
-                if let Some(suppressed) = ends.allow(peer.ip()) {
-                    info!(%peer, suppressed, "connection closed: {e}");
-                }
-            }
-            drop(slot);
-        });
-    }
+    Acceptor::new(listener, "nfs", serve.max_connections)
+        .serve_calls(handler, limits, policy, || server.core().next_conn_id())
+        .await;
 }

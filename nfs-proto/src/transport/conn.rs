@@ -280,6 +280,14 @@ struct Outgoing {
     _hold: Option<Reservation>,
 }
 
+/// What the connection's result is once its writer task ended: its error, or a clean end.
+fn writer_ended(w: Result<io::Result<()>, tokio::task::JoinError>) -> io::Result<()> {
+    match w {
+        Ok(Err(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Why a connection ended that its peer did not end cleanly.
 fn timed_out(what: String) -> io::Error {
     io::Error::new(io::ErrorKind::TimedOut, what)
@@ -378,12 +386,7 @@ where
                 r = records.next() => r,
                 // The writer ends only on an error, or when every sender is gone (never while
                 // this driver holds one): either way the connection is over.
-                w = &mut writer => {
-                    match w {
-                        Ok(Err(e)) => break Err(e),
-                        _ => break Ok(()),
-                    }
-                }
+                w = &mut writer => break writer_ended(w),
                 () = &mut idle => {
                     let quiet = in_flight.available_permits() == limits.max_in_flight.max(1)
                         && driver_conn.0.unwritten.load(Ordering::Acquire) == 0
@@ -415,12 +418,7 @@ where
                             None => None,
                             Some(b) => tokio::select! {
                                 r = b.reserve(&share) => Some(r),
-                                w = &mut writer => {
-                                    match w {
-                                        Ok(Err(e)) => break Err(e),
-                                        _ => break Ok(()),
-                                    }
-                                }
+                                w = &mut writer => break writer_ended(w),
                             },
                         };
                         let permit = in_flight.clone().acquire_owned().await.expect("semaphore");

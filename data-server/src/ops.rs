@@ -193,6 +193,8 @@ pub const DS_ATTRS: &[u32] = &[
 
 async fn getattr_inner(ctx: &mut DsCtx, a: &GetAttrArgs) -> Result<GetAttrResOk, NfsStat4> {
     let fh = ctx.fh()?;
+    // An object's size tells of the file's data: only through a live layout, as a READ.
+    ctx.ds.check_layout(&fh)?;
     let supported = Bitmap4::from_bits(DS_ATTRS.iter().copied());
     let want = a.attr_request.intersect(&supported);
     let size = if want.contains(FATTR4_SIZE) {
@@ -223,8 +225,9 @@ async fn getattr_inner(ctx: &mut DsCtx, a: &GetAttrArgs) -> Result<GetAttrResOk,
     })
 }
 
-/// GETATTR (RFC 8881 section 18.7) of the current object: [`DS_ATTRS`], the others are left
-/// out of the reply as unsupported attributes are.
+/// GETATTR (RFC 8881 section 18.7) of the current object, through a live layout (else
+/// `NFS4ERR_PNFS_NO_LAYOUT`): [`DS_ATTRS`], the others are left out of the reply as
+/// unsupported attributes are.
 pub async fn getattr(ctx: &mut DsCtx, a: &GetAttrArgs) -> GetAttrRes {
     match getattr_inner(ctx, a).await {
         Ok(ok) => GetAttrRes::Ok(ok),

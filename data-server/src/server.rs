@@ -215,6 +215,11 @@ impl DataServer {
         checks.gate.check_layout(fh, io == crate::gate::Io::Write)
     }
 
+    /// Checks that a handle is of a live layout (GETATTR carries no stateid).
+    pub(crate) fn check_layout(&self, fh: &DsFh) -> Result<(), NfsStat4> {
+        self.checks().gate.check_layout(fh, false)
+    }
+
     /// Checks that a COMMIT's handle is of a live RW layout (COMMIT carries no stateid).
     pub(crate) fn check_commit(&self, fh: &DsFh) -> Result<(), NfsStat4> {
         self.checks().gate.check_layout(fh, true)

@@ -298,6 +298,12 @@ async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own
     let pushed_in = start.elapsed();
     let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(rw_open, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
+    // Nor does it tell the object's size any more.
+    let size = NfsArgop4::GetAttr(GetAttrArgs {
+        attr_request: Bitmap4::from_bits([nfs_proto::nfs4::attr::FATTR4_SIZE]),
+    });
+    let r = ds_io(&k, &mds, vid, &rw_fh, size).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
     eprintln!("a returned layout's handles were refused after {pushed_in:?}");
 
     // A new layout works again; then the owner takes write access away and the attacker

@@ -318,6 +318,8 @@ async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
     opts.max_clients = cfg.limits.max_clients;
     opts.max_sessions = cfg.limits.max_sessions;
     opts.serve = cfg.limits.serve_limits(1);
+    // Sparse packing over one shared file per file: each object is the whole file.
+    opts.whole_file_objects = d.backend == Backend::Shared;
     let control_limits = opts.serve;
     let nfs = Mutex::new(Some(nfs));
     let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {

@@ -160,6 +160,8 @@ pub struct Stats {
     pub rewrites: u64,
     /// Times a data server failed and I/O went through the MDS instead.
     pub fallbacks: u64,
+    /// Reads a data server sent to the MDS because it could not tell where the file ends.
+    pub reads_at_end: u64,
     /// Layouts returned because the server recalled them.
     pub recalls: u64,
     /// Recoveries of state after the server lost it.
@@ -189,6 +191,7 @@ pub(crate) struct Counters {
     pub layouts: AtomicU64,
     pub rewrites: AtomicU64,
     pub fallbacks: AtomicU64,
+    pub reads_at_end: AtomicU64,
     pub recalls: AtomicU64,
     pub recoveries: AtomicU64,
     pub delegations: AtomicU64,
@@ -213,6 +216,7 @@ impl Counters {
             layouts: g(&self.layouts),
             rewrites: g(&self.rewrites),
             fallbacks: g(&self.fallbacks),
+            reads_at_end: g(&self.reads_at_end),
             recalls: g(&self.recalls),
             recoveries: g(&self.recoveries),
             delegations: g(&self.delegations),

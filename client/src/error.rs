@@ -132,6 +132,13 @@ impl Error {
         self.nfs_status() == Some(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
     }
 
+    /// A data server cannot tell where the file ends in the range read
+    /// (`NFS4ERR_NXIO` from a data server's READ: docs/design.md, "End of file on the data
+    /// servers"): the read is to be sent to the MDS, and the layout stays good.
+    pub fn is_read_at_end(&self) -> bool {
+        self.nfs_status() == Some(NfsStat4::NFS4ERR_NXIO)
+    }
+
     /// The errno a file system interface (FUSE, the CLI's exit) should report.
     pub fn errno(&self) -> i32 {
         const EIO: i32 = 5;

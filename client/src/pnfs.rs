@@ -400,6 +400,11 @@ impl Pnfs {
         match self.read_under(&l, open, ranges).await {
             Ok(out) => Ok(Some(out)),
             Err(e) if e.is_state_lost() => Err(e),
+            // The file's end is the MDS's to tell: this read through the MDS, the layout kept.
+            Err(e) if e.is_read_at_end() => {
+                self.counters(|c| Counters::add(&c.reads_at_end, 1));
+                Ok(None)
+            }
             Err(e) => {
                 drop(_guard);
                 self.failed(&l, &e).await;

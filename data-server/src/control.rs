@@ -45,9 +45,9 @@ use nfs_proto::control::{
     unix_ms, BootNonce, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs,
     CtlCommitOk, CtlCommitRes, CtlCred, CtlObject, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk,
     CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes,
-    DsBoot, HealthOk, HealthRes, HelloOk, HelloRes, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes,
+    DsBoot, HealthOk, HealthRes, HelloOk, HelloRes, ObjectEnd, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes,
     RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk, RemoveRes, ReplayGuard,
-    RevokeArgs, SetAccessArgs, TruncateArgs, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
+    RevokeArgs, SetAccessArgs, SizeHintArgs, TruncateArgs, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
     PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
@@ -79,6 +79,20 @@ pub trait DsTarget: Send + Sync + 'static {
     fn close_counters(&self, ranges: &[(u32, u32)]);
     /// Its NFS operations so far, by operation and status (for HEALTH).
     fn op_counts(&self) -> Vec<CtlOpCount>;
+    /// Where files end in objects held here (SIZE_HINT). A target that answers no READ
+    /// (tests) keeps nothing.
+    fn learn_ends(&self, ends: &[ObjectEnd]) {
+        let _ = ends;
+    }
+    /// These objects of `file` were truncated, as planned at change attribute `version`:
+    /// where the file ends there is unknown until a newer hint.
+    fn truncated(&self, file: u64, stripes: &[u32], version: u64) {
+        let _ = (file, stripes, version);
+    }
+    /// These files were removed.
+    fn removed(&self, files: &[u64]) {
+        let _ = files;
+    }
 }
 
 /// `counters` as HEALTH carries them.
@@ -118,6 +132,20 @@ impl DsTarget for DataServer {
 
     fn op_counts(&self) -> Vec<CtlOpCount> {
         op_counts_of(self.counters())
+    }
+
+    fn learn_ends(&self, ends: &[ObjectEnd]) {
+        self.ends().learn(ends);
+    }
+
+    fn truncated(&self, file: u64, stripes: &[u32], version: u64) {
+        self.ends().truncated(file, stripes.iter().copied(), version);
+    }
+
+    fn removed(&self, files: &[u64]) {
+        for &f in files {
+            self.ends().removed(f);
+        }
     }
 }
 
@@ -207,6 +235,26 @@ impl DsTarget for StartOnRegister {
     fn op_counts(&self) -> Vec<CtlOpCount> {
         self.data_server()
             .map_or_else(Vec::new, |ds| op_counts_of(ds.counters()))
+    }
+
+    // Before the first REGISTER there is no data server, and the one made then knows no
+    // ends: nothing to learn or forget.
+    fn learn_ends(&self, ends: &[ObjectEnd]) {
+        if let Some(ds) = self.data_server() {
+            ds.learn_ends(ends);
+        }
+    }
+
+    fn truncated(&self, file: u64, stripes: &[u32], version: u64) {
+        if let Some(ds) = self.data_server() {
+            DsTarget::truncated(&*ds, file, stripes, version);
+        }
+    }
+
+    fn removed(&self, files: &[u64]) {
+        if let Some(ds) = self.data_server() {
+            DsTarget::removed(&*ds, files);
+        }
     }
 }
 
@@ -432,6 +480,11 @@ impl ControlService {
             CtlProc::CTLPROC_REGISTER => encode(&self.register(stamp, args!(RegisterArgs))),
             CtlProc::CTLPROC_OBJECT_SIZE => encode(&self.object_size(args!(ObjectSizeArgs)).await),
             CtlProc::CTLPROC_TRUNCATE => encode(&self.truncate(args!(TruncateArgs)).await),
+            CtlProc::CTLPROC_SIZE_HINT => {
+                let a = args!(SizeHintArgs);
+                self.target.learn_ends(&a.ends);
+                encode(&status(CtlStat::CTL_OK))
+            }
             CtlProc::CTLPROC_REMOVE => encode(&self.remove(args!(RemoveArgs)).await),
             CtlProc::CTLPROC_REVOKE => encode(&self.revoke(args!(RevokeArgs))),
             CtlProc::CTLPROC_SET_ACCESS => encode(&self.set_access(args!(SetAccessArgs))),
@@ -533,6 +586,9 @@ impl ControlService {
         if !a.sizes.iter().all(|s| seen.insert(s.stripe)) {
             return status(CtlStat::CTL_INVAL);
         }
+        // Before the objects change: a READ from now on does not trust the old end.
+        let stripes: Vec<u32> = a.sizes.iter().map(|s| s.stripe).collect();
+        self.target.truncated(a.file, &stripes, a.version);
         let r = self
             .blocking(move |s| {
                 a.sizes.iter().try_for_each(|t| {
@@ -554,6 +610,7 @@ impl ControlService {
     }
 
     async fn remove(&self, a: RemoveArgs) -> RemoveRes {
+        self.target.removed(&a.files);
         let r = self
             .blocking(move |s| {
                 a.files

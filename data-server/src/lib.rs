@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod control;
+pub mod ends;
 pub mod gate;
 pub mod ops;
 pub mod server;

@@ -21,6 +21,9 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use pfs_core::{ObjectId, Stability};
 
+use bytes::Bytes;
+
+use crate::ends::Judged;
 use crate::gate::Io;
 use crate::server::DsCtx;
 use nfs_server::compound::error_result;
@@ -34,6 +37,7 @@ pub async fn dispatch(ctx: &mut DsCtx, op: &NfsArgop4) -> NfsResop4 {
     match op {
         A::PutFh(a) => R::PutFh(putfh(ctx, a)),
         A::Read(a) => R::Read(read(ctx, a).await),
+        A::ReadPlus(a) => R::ReadPlus(read_plus(ctx, a).await),
         A::Write(a) => R::Write(write(ctx, a).await),
         A::Commit(a) => R::Commit(commit(ctx, a).await),
         A::GetAttr(a) => R::GetAttr(getattr(ctx, a).await),
@@ -63,38 +67,106 @@ pub fn putfh(ctx: &mut DsCtx, a: &PutFhArgs) -> PutFhRes {
     PutFhRes { status }
 }
 
-async fn read_inner(ctx: &mut DsCtx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
+/// The answer to a READ of `count` bytes at object offset `offset` of the current object:
+/// the bytes and `eof` ([`answer_read`]), or `NFS4ERR_NXIO` when the client must read the
+/// range through the MDS.
+async fn read_range(
+    ctx: &mut DsCtx,
+    stateid: &Stateid4,
+    offset: u64,
+    count: u32,
+) -> Result<(Bytes, bool), NfsStat4> {
     let fh = ctx.fh()?;
-    ctx.ds.check_io(&fh, &a.stateid, Io::Read)?;
+    ctx.ds.check_io(&fh, stateid, Io::Read)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
-    let count = a.count.min(ctx.ds.options().max_io);
+    let count = count.min(ctx.ds.options().max_io);
     let objects = ctx.ds.objects().clone();
-    let offset = a.offset;
     let done = blocking(move || objects.read(object(fh), offset, count)).await?;
-    Ok(answer_read(done.data, done.eof, count))
+    if ctx.ds.options().whole_file_objects {
+        // The object is the whole file at file offsets: its end is the file's.
+        return Ok((done.data, done.eof));
+    }
+    let end = ctx.ds.ends().end(object(fh));
+    answer_read(done.data, done.eof, offset, count, end)
 }
 
-/// A data server's READ answer: never `eof`, and a read the object ends in is filled with
-/// zeros up to `count`. A DS cannot know where the *file* ends (the MDS does; the client
-/// clips its reads to the file size), and the Linux client judges a DS's `eof` with the
-/// DS offset against the file offset (`nfs_readpage_result`: `args.offset + res.count -
-/// io_start`), so under dense packing an `eof` at the end of an object makes it zero a
-/// whole stripe unit of good data (the second unit of a two- or three-unit file over three
-/// data servers). Past an object's end, inside the file, is a hole: zeros are its bytes.
-/// `count` is bounded by `max_io`, so the fill is too.
-fn answer_read(data: bytes::Bytes, object_ended: bool, count: u32) -> ReadResOk {
-    ReadResOk {
-        eof: false,
-        data: hole_filled(data, object_ended, count as usize),
+/// A data server's READ answer on a dense object ([`crate::ends::judge`]): what the object
+/// holds; zeros past its end while inside the file (a hole, or a stripe unit never written);
+/// `eof` only where the file ends and the client can take it. Where the data server cannot
+/// tell where the file ends, or the client would misjudge an `eof` (the Linux client judges
+/// it against the file offset, `nfs_readpage_result`), `NFS4ERR_NXIO`: the client sends the
+/// READ to the MDS (the Linux file layout driver resends a READ that fails with an error it
+/// does not know of through the MDS, `filelayout_async_handle_error`), which knows the size.
+/// A DS never answers bytes past the file's end. The fill is bounded by `max_io`.
+fn answer_read(
+    data: Bytes,
+    object_ended: bool,
+    offset: u64,
+    count: u32,
+    end: Option<crate::ends::End>,
+) -> Result<(Bytes, bool), NfsStat4> {
+    match crate::ends::judge(offset, count, data.len(), object_ended, end) {
+        Judged::Data { len, eof } => {
+            let mut data = hole_filled(data, true, len as usize);
+            data.truncate(len as usize);
+            Ok((data, eof))
+        }
+        Judged::ToMds => Err(NfsStat4::NFS4ERR_NXIO),
     }
 }
 
 /// READ (RFC 8881 section 18.22) of the current object ([`answer_read`]).
 pub async fn read(ctx: &mut DsCtx, a: &ReadArgs) -> ReadRes {
-    match read_inner(ctx, a).await {
-        Ok(ok) => ReadRes::Ok(ok),
+    match read_range(ctx, &a.stateid, a.offset, a.count).await {
+        Ok((data, eof)) => ReadRes::Ok(ReadResOk { eof, data }),
         Err(s) => ReadRes::Err(s),
     }
+}
+
+/// READ_PLUS (RFC 7862 section 15.10) of the current object: READ's answer, with the part
+/// past the object's end (zeros inside the file) sent as a hole. NFSv4.2 only.
+pub async fn read_plus(ctx: &mut DsCtx, a: &ReadPlusArgs) -> ReadPlusRes {
+    if ctx.session.minor < 2 {
+        return ReadPlusRes::Err(NfsStat4::NFS4ERR_NOTSUPP);
+    }
+    let fh = match ctx.fh() {
+        Ok(fh) => fh,
+        Err(s) => return ReadPlusRes::Err(s),
+    };
+    let objects = ctx.ds.objects().clone();
+    let r = read_range(ctx, &a.rpa_stateid, a.rpa_offset, a.rpa_count).await;
+    let (data, eof) = match r {
+        Ok(ok) => ok,
+        Err(s) => return ReadPlusRes::Err(s),
+    };
+    // The bytes the object holds are data; the zeros after them are the hole.
+    let held = match blocking(move || objects.size(object(fh))).await {
+        Ok(size) => size.saturating_sub(a.rpa_offset).min(data.len() as u64) as usize,
+        Err(s) => return ReadPlusRes::Err(s),
+    };
+    ReadPlusRes::Ok(ReadPlusResOk {
+        rpr_eof: eof,
+        rpr_contents: read_plus_contents(a.rpa_offset, data, held),
+    })
+}
+
+/// `data` read at `offset` as READ_PLUS contents: the first `held` bytes as data, the rest
+/// (zeros) as a hole.
+fn read_plus_contents(offset: u64, data: Bytes, held: usize) -> Vec<ReadPlusContent> {
+    let mut out = Vec::with_capacity(2);
+    if held > 0 {
+        out.push(ReadPlusContent::Data(Data4 {
+            d_offset: offset,
+            d_data: data.slice(..held),
+        }));
+    }
+    if data.len() > held {
+        out.push(ReadPlusContent::Hole(DataInfo4 {
+            di_offset: offset + held as u64,
+            di_length: (data.len() - held) as u64,
+        }));
+    }
+    out
 }
 
 async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
@@ -252,17 +324,55 @@ pub fn secinfo_no_name(ctx: &mut DsCtx, a: &SecInfoNoNameArgs) -> SecInfoNoNameR
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ends::End;
 
     #[test]
-    fn a_ds_read_never_says_eof_and_fills_what_the_object_lacks_with_zeros() {
-        let full = answer_read(bytes::Bytes::from_static(b"abcd"), true, 4);
-        assert_eq!((full.eof, &full.data[..]), (false, &b"abcd"[..]));
-        let short = answer_read(bytes::Bytes::from_static(b"ab"), true, 5);
-        assert_eq!((short.eof, &short.data[..]), (false, &b"ab\0\0\0"[..]));
-        let beyond = answer_read(bytes::Bytes::new(), true, 3);
-        assert_eq!(&beyond.data[..], &[0, 0, 0][..]);
+    fn a_ds_read_answers_holes_inside_the_file_and_never_bytes_past_its_end() {
+        let known = |end, same| {
+            Some(End {
+                end,
+                same_offsets_below: same,
+            })
+        };
+        // Inside the object: as read, no eof.
+        let (d, eof) = answer_read(Bytes::from_static(b"abcd"), true, 0, 4, None).unwrap();
+        assert_eq!((&d[..], eof), (&b"abcd"[..], false));
+        // Past the object's end, inside the file: zeros.
+        let (d, eof) = answer_read(Bytes::from_static(b"ab"), true, 0, 5, known(10, 0)).unwrap();
+        assert_eq!((&d[..], eof), (&b"ab\0\0\0"[..], false));
+        // Across the file's end where offsets agree: cut there, eof.
+        let (d, eof) = answer_read(Bytes::from_static(b"ab"), true, 0, 5, known(3, 64)).unwrap();
+        assert_eq!((&d[..], eof), (&b"ab\0"[..], true));
+        // Unknown end, or offsets that differ: the MDS answers.
+        assert_eq!(
+            answer_read(Bytes::from_static(b"ab"), true, 0, 5, None),
+            Err(NfsStat4::NFS4ERR_NXIO)
+        );
+        assert_eq!(
+            answer_read(Bytes::new(), true, 100, 5, known(102, 0)),
+            Err(NfsStat4::NFS4ERR_NXIO)
+        );
         // A short read that did not reach the object's end is passed on as it is.
-        let partial = answer_read(bytes::Bytes::from_static(b"ab"), false, 5);
-        assert_eq!(&partial.data[..], &b"ab"[..]);
+        let (d, eof) = answer_read(Bytes::from_static(b"ab"), false, 0, 5, None).unwrap();
+        assert_eq!((&d[..], eof), (&b"ab"[..], false));
+    }
+
+    #[test]
+    fn read_plus_sends_the_zeros_past_the_object_as_a_hole() {
+        let c = read_plus_contents(10, Bytes::from_static(b"ab\0\0"), 2);
+        assert_eq!(
+            c,
+            vec![
+                ReadPlusContent::Data(Data4 {
+                    d_offset: 10,
+                    d_data: Bytes::from_static(b"ab")
+                }),
+                ReadPlusContent::Hole(DataInfo4 {
+                    di_offset: 12,
+                    di_length: 2
+                })
+            ]
+        );
+        assert!(read_plus_contents(0, Bytes::new(), 0).is_empty());
     }
 }

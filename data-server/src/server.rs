@@ -23,6 +23,7 @@ use nfs_server::{CompoundCtx, Core, CoreConfig, Identity, Role, ServeLimits, Ses
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;
 
+use crate::ends::FileEnds;
 use crate::gate::{Revoked, StateidGate};
 use crate::ops;
 
@@ -52,6 +53,11 @@ pub struct DsOptions {
     /// The NFS service's connection cap, idle timeout and reply budget (the MDS's
     /// `limits:`); the control service takes the same.
     pub serve: ServeLimits,
+    /// Every object is its whole file, at file offsets (sparse packing over the `shared`
+    /// backend, where all stripes of a file are one file): an object's end is the file's,
+    /// so READ says `eof` there itself. Otherwise (dense packing) the file's end comes
+    /// from the MDS's hints (`crate::ends`).
+    pub whole_file_objects: bool,
 }
 
 impl DsOptions {
@@ -69,6 +75,7 @@ impl DsOptions {
             max_clients: nfs_server::state::client::DEFAULT_MAX_CLIENTS,
             max_sessions: nfs_server::state::session::DEFAULT_MAX_SESSIONS,
             serve: ServeLimits::default(),
+            whole_file_objects: false,
         }
     }
 }
@@ -100,6 +107,8 @@ pub struct DataServer {
     core: Core,
     objects: Arc<dyn ObjectStore>,
     checks: RwLock<Checks>,
+    /// Where files end, as the MDS last said (SIZE_HINT, TRUNCATE, REMOVE).
+    ends: FileEnds,
 }
 
 /// A random key for this process's session ids, and a random epoch for its client ids: a DS
@@ -134,6 +143,7 @@ impl DataServer {
                 gate: StateidGate::new(&keys),
                 fh: DsFhCodec::new(keys.fh_key),
             }),
+            ends: FileEnds::default(),
             opts,
         }))
     }
@@ -187,6 +197,11 @@ impl DataServer {
     /// [`StateidGate::close_counters`]).
     pub fn close_counters(&self, ranges: &[(u32, u32)]) {
         self.checks_mut().gate.close_counters(ranges);
+    }
+
+    /// Where files end in this server's objects, as far as it knows (see [`crate::ends`]).
+    pub fn ends(&self) -> &FileEnds {
+        &self.ends
     }
 
     /// Its NFS operations so far, by operation and status.

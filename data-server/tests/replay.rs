@@ -286,6 +286,7 @@ impl Mds {
                     stripe: OBJECT.stripe,
                     size,
                 }],
+                version: 0,
             })
             .await;
         r.status

@@ -35,7 +35,7 @@ use nfs_proto::control::{
     CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, DsBoot, HealthOk, HealthRes,
     HelloOk, HelloRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes,
     RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs, Stamper, StateOther,
-    StripeSize, TruncateArgs, BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD, MDS_NODE,
+    ObjectEnd, SizeHintArgs, StripeSize, TruncateArgs, BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD, MDS_NODE,
     PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
@@ -390,8 +390,14 @@ impl DsControl {
     }
 
     /// TRUNCATE: sets the sizes of `file`'s objects here, as `(stripe, size)` pairs; durable
-    /// when this returns.
-    pub async fn truncate(&self, file: u64, sizes: &[(u32, u64)]) -> Result<(), CtlError> {
+    /// when this returns. `version` is the file's change attribute when the truncate was
+    /// planned: the data server forgets where the file ends until a newer SIZE_HINT.
+    pub async fn truncate(
+        &self,
+        file: u64,
+        sizes: &[(u32, u64)],
+        version: u64,
+    ) -> Result<(), CtlError> {
         for chunk in sizes.chunks(MAX_CTL_LIST as usize) {
             let args = TruncateArgs {
                 file,
@@ -399,8 +405,21 @@ impl DsControl {
                     .iter()
                     .map(|&(stripe, size)| StripeSize { stripe, size })
                     .collect(),
+                version,
             };
             self.status_call(CtlProc::CTLPROC_TRUNCATE, &args).await?;
+        }
+        Ok(())
+    }
+
+    /// SIZE_HINT: tells the data server where files end in its objects (advisory; see
+    /// docs/design.md, "End of file on the data servers").
+    pub async fn size_hint(&self, ends: &[ObjectEnd]) -> Result<(), CtlError> {
+        for chunk in ends.chunks(MAX_CTL_LIST as usize) {
+            let args = SizeHintArgs {
+                ends: chunk.to_vec(),
+            };
+            self.status_call(CtlProc::CTLPROC_SIZE_HINT, &args).await?;
         }
         Ok(())
     }

@@ -27,9 +27,11 @@
 //! so a data server that is down changes nothing: the client retries after NFS4ERR_DELAY.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use layouts::{Packing, StripeError};
+use nfs_proto::control::{CtlObject, ObjectEnd};
 use nfs_proto::nfs4::{NfsFtype4, NfsStat4};
 use pfs_core::ObjectId;
 use tokio::task::JoinSet;
@@ -227,6 +229,8 @@ struct TruncateCall {
 #[derive(Debug)]
 pub struct Truncate {
     fileid: u64,
+    /// The file's change attribute when planned (TRUNCATE's `version`).
+    version: u64,
     calls: Vec<TruncateCall>,
 }
 
@@ -242,11 +246,16 @@ pub struct Truncate {
 /// several would set the one file to several sizes.
 ///
 /// A data server that is down is [`DsObjectsError::Down`] (NFS4ERR_DELAY for the client).
-pub fn plan_truncate(mds: &Mds, fileid: u64, size: u64) -> Result<Option<Truncate>, NfsStat4> {
+pub fn plan_truncate(
+    mds: &Mds,
+    fileid: u64,
+    size: u64,
+    version: u64,
+) -> Result<Option<Truncate>, NfsStat4> {
     let Some(set) = mds.store.stripes(fileid)? else {
         return Ok(None);
     };
-    match plan_for(mds, fileid, &set, size) {
+    match plan_for(mds, fileid, &set, size, version) {
         Ok(t) => Ok(Some(t)),
         Err(e) => {
             warn!(fileid, size, "truncating on the data servers: {e}");
@@ -260,6 +269,7 @@ fn plan_for(
     fileid: u64,
     set: &StripeSet,
     size: u64,
+    version: u64,
 ) -> Result<Truncate, DsObjectsError> {
     let map = set.map()?;
     let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), set)?;
@@ -291,7 +301,11 @@ fn plan_for(
             }]
         }
     };
-    Ok(Truncate { fileid, calls })
+    Ok(Truncate {
+        fileid,
+        version,
+        calls,
+    })
 }
 
 impl Truncate {
@@ -299,11 +313,11 @@ impl Truncate {
     /// durable there. Any failure is an error (NFS4ERR_DELAY for the client): the caller then
     /// records nothing, and the client's retry truncates again (TRUNCATE is idempotent).
     pub async fn run(self) -> Result<(), DsObjectsError> {
-        let fileid = self.fileid;
+        let (fileid, version) = (self.fileid, self.version);
         let mut calls = JoinSet::new();
         for c in self.calls {
             calls.spawn(async move {
-                let r = c.ctl.truncate(fileid, &c.sizes).await;
+                let r = c.ctl.truncate(fileid, &c.sizes, version).await;
                 (c.ds, r)
             });
         }
@@ -319,6 +333,77 @@ impl Truncate {
         }
         first_err.map_or(Ok(()), Err)
     }
+}
+
+/// Where file `fileid` of size `size` (at change attribute `version`) ends in each of its
+/// objects under dense packing, per data server ([`ObjectEnd`]); nothing under sparse packing,
+/// where every object is the whole file and its data server knows its end.
+fn object_ends(
+    set: &StripeSet,
+    servers: &[u16],
+    fileid: u64,
+    size: u64,
+    version: u64,
+) -> Result<BTreeMap<u16, Vec<ObjectEnd>>, DsObjectsError> {
+    let mut out: BTreeMap<u16, Vec<ObjectEnd>> = BTreeMap::new();
+    if set.packing != Packing::Dense {
+        return Ok(out);
+    }
+    let map = set.map()?;
+    for (ds, indices) in by_server(servers) {
+        let ends = out.entry(ds).or_default();
+        for index in indices {
+            // Object and file offsets agree in index 0's first unit (everywhere with one
+            // stripe): the only place a client takes a data server's eof right.
+            let same_offsets_below = match (index, map.count) {
+                (0, 1) => u64::MAX,
+                (0, _) => u64::from(map.unit),
+                _ => 0,
+            };
+            ends.push(ObjectEnd {
+                object: CtlObject {
+                    file: fileid,
+                    stripe: index,
+                },
+                version,
+                end: map.object_size(index, size),
+                same_offsets_below,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Tells the data servers of file `fileid` where it ends now (SIZE_HINT), in the background:
+/// after a LAYOUTGET, a LAYOUTCOMMIT and a truncate, so that a client reading through its
+/// layout gets the file's end (or the holes before it) from the data servers without going
+/// to the MDS. Advisory (docs/design.md, "End of file on the data servers"): a hint that is
+/// lost or late costs a READ through the MDS, never a wrong answer, so failures are only
+/// logged at debug level.
+pub fn hint_ends(mds: &Arc<Mds>, fileid: u64) {
+    let mds = mds.clone();
+    tokio::spawn(async move {
+        if let Err(e) = send_ends(&mds, fileid).await {
+            tracing::debug!(fileid, "telling the data servers where the file ends: {e}");
+        }
+    });
+}
+
+async fn send_ends(mds: &Mds, fileid: u64) -> Result<(), DsObjectsError> {
+    let (Ok(inode), Ok(Some(set))) = (mds.store.getattr(fileid), mds.store.stripes(fileid)) else {
+        return Ok(());
+    };
+    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), &set)?;
+    let ends = object_ends(&set, &servers, fileid, inode.size, inode.change)?;
+    let mut calls = JoinSet::new();
+    for (ds, ends) in ends {
+        let ctl = control(mds, ds)?;
+        calls.spawn(async move { ctl.size_hint(&ends).await.map_err(|e| DsObjectsError::Call(ds, e)) });
+    }
+    while let Some(joined) = calls.join_next().await {
+        joined.map_err(|_| DsObjectsError::Lost)??;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

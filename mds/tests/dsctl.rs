@@ -228,13 +228,13 @@ async fn object_sizes_truncate_and_remove_act_on_the_store() {
         .unwrap();
     assert_eq!(sizes, vec![100, 50, 7, 0]);
 
-    c.truncate(10, &[(0, 30), (1, 4096)]).await.unwrap();
+    c.truncate(10, &[(0, 30), (1, 4096)], 0).await.unwrap();
     assert_eq!(ds.store.size(obj(10, 0)).unwrap(), 30);
     assert_eq!(ds.store.size(obj(10, 1)).unwrap(), 4096);
-    let e = c.truncate(10, &[(0, 1), (0, 2)]).await.unwrap_err();
+    let e = c.truncate(10, &[(0, 1), (0, 2)], 0).await.unwrap_err();
     assert!(matches!(e, CtlError::Status(CtlStat::CTL_INVAL)), "{e}");
     assert_eq!(ds.store.size(obj(10, 0)).unwrap(), 30, "refused as a whole");
-    let e = c.truncate(10, &[(0, u64::MAX)]).await.unwrap_err();
+    let e = c.truncate(10, &[(0, u64::MAX)], 0).await.unwrap_err();
     assert!(matches!(e, CtlError::Status(CtlStat::CTL_FBIG)), "{e}");
 
     assert_eq!(c.remove(&[10, 99]).await.unwrap(), 2);
@@ -566,7 +566,7 @@ async fn a_client_learns_the_boot_again_when_its_data_server_restarts_behind_the
     assert_ne!(second.boot(), first.boot());
     *swap.0.lock().unwrap() = second.clone();
     // The call made for the old boot is refused, the client asks HELLO and calls again.
-    c.truncate(30, &[(0, 10)]).await.unwrap();
+    c.truncate(30, &[(0, 10)], 0).await.unwrap();
     assert_eq!(store.size(id).unwrap(), 10);
     assert_eq!(c.boot(), Some(second.boot()));
     // What the registry then sees: another boot verifier, not registered with our epoch.
@@ -662,7 +662,7 @@ async fn a_truncate_of_the_mds_client_replayed_after_a_restart_or_elsewhere_is_r
     )
     .await
     .unwrap();
-    c.truncate(7, &[(0, 0)]).await.unwrap();
+    c.truncate(7, &[(0, 0)], 0).await.unwrap();
     assert_eq!(ds.store.size(id).unwrap(), 0);
     let truncate = captured_call(&seen.lock().unwrap(), CtlProc::CTLPROC_TRUNCATE);
     ds.store
@@ -687,6 +687,6 @@ async fn a_truncate_of_the_mds_client_replayed_after_a_restart_or_elsewhere_is_r
         [0xab]
     );
     // The MDS's next connection says HELLO and truncates as before.
-    client(&ds).await.truncate(7, &[(0, 1)]).await.unwrap();
+    client(&ds).await.truncate(7, &[(0, 1)], 0).await.unwrap();
     assert_eq!(ds.store.size(id).unwrap(), 1);
 }

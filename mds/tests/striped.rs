@@ -270,13 +270,12 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
     assert_eq!(f.ds(&ds, 2).object_size(f.fileid, 2), 0);
     assert_eq!(sizes(&mut c, &f.fh).await.0, 1000);
     assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 1000);
-    // Past the new size the object holds nothing (a DS reads it as a hole, zeros, and
-    // never says eof: data_server::ops::answer_read); before it, the data that was there.
-    let past = f.read(&cfg, 0, 1000, 4096).await;
-    assert!(past.data.iter().all(|&b| b == 0) && !past.eof, "{past:?}");
+    // Past the new size the data server answers nothing and eof (the file's first unit,
+    // where object and file offsets agree: data_server::ops::answer_read) once the MDS told
+    // it the new end; before it, the data that was there, and never a byte more.
+    assert_eq!(ds_read_known(&f, &cfg, 0, 1000, 4096).await, (0, true));
     let kept = f.read(&cfg, 0, 0, 4096).await;
-    assert_eq!(&kept.data[..1000], &data[..1000]);
-    assert!(kept.data[1000..].iter().all(|&b| b == 0));
+    assert_eq!((&kept.data[..], kept.eof), (&data[..1000], true));
 
     // Growing leaves holes: each object reaches its part of the new size, reading zeros.
     assert_eq!(
@@ -727,4 +726,137 @@ fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done(
             .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     });
+}
+
+/// READ of `count` bytes at `offset` of stripe index `index`'s object through the layout:
+/// the data and eof, or the error status.
+async fn ds_read(
+    f: &Striped,
+    cfg: &Config,
+    index: usize,
+    offset: u64,
+    count: u32,
+) -> Result<(usize, bool), NfsStat4> {
+    let mut d = f.ds_client(cfg, index).await;
+    let r = d
+        .call(vec![
+            putfh(&f.body.nfl_fh_list[index]),
+            read_op(f.open, offset, count),
+        ])
+        .await;
+    match r.resarray.last() {
+        Some(NfsResop4::Read(ReadRes::Ok(ok))) => {
+            let held = ok.data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            assert!(held <= ok.data.len());
+            Ok((ok.data.len(), ok.eof))
+        }
+        _ => Err(last_status(&r)),
+    }
+}
+
+/// LAYOUTCOMMIT of `f` with `last` as the last byte written: the size becomes `last + 1`.
+async fn layoutcommit(c: &mut Client, f: &Striped, last: u64) {
+    let r = c
+        .call(vec![putfh(&f.fh), layoutcommit_op(f.layout, Some(last), None)])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+}
+
+/// Reads through the layout until the data server answers something other than
+/// NFS4ERR_NXIO (it learns where the file ends from the MDS in the background), for at most
+/// 5 s.
+async fn ds_read_known(
+    f: &Striped,
+    cfg: &Config,
+    index: usize,
+    offset: u64,
+    count: u32,
+) -> (usize, bool) {
+    let t0 = Instant::now();
+    loop {
+        match ds_read(f, cfg, index, offset, count).await {
+            Ok(got) => return got,
+            Err(NfsStat4::NFS4ERR_NXIO) if t0.elapsed() < Duration::from_secs(5) => {
+                tokio::time::sleep(Duration::from_millis(20)).await
+            }
+            Err(s) => panic!("READ at {offset} of index {index}: {s:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "eof").await;
+
+    // A small file: all in the first unit of index 0, where object and file offsets agree.
+    let small = create_striped(&mut c, &mds, "small").await;
+    small.write(&cfg, 0, 0, &pattern(100)).await;
+    layoutcommit(&mut c, &small, 99).await;
+    assert_eq!(ds_read_known(&small, &cfg, 0, 0, 4096).await, (100, true));
+    assert_eq!(ds_read(&small, &cfg, 0, 100, 10).await, Ok((0, true)));
+    assert_eq!(ds_read(&small, &cfg, 0, 8192, 4096).await, Ok((0, true)));
+    // Another index holds nothing of it and cannot say eof: the client asks the MDS.
+    assert_eq!(
+        ds_read(&small, &cfg, 1, 0, 4096).await,
+        Err(NfsStat4::NFS4ERR_NXIO)
+    );
+
+    // 5 MiB + 123 bytes: unit 5 (index 2, object offset 1 MiB) holds the last 123 bytes,
+    // units 1 to 4 are holes but for 100 bytes of unit 0.
+    let big = create_striped(&mut c, &mds, "big").await;
+    big.write(&cfg, 0, 0, &pattern(100)).await;
+    big.write(&cfg, 2, UNIT, &pattern(123)).await;
+    layoutcommit(&mut c, &big, 5 * UNIT + 122).await;
+    // Holes inside the file read as zeros from the data servers.
+    assert_eq!(ds_read_known(&big, &cfg, 0, 0, 8192).await, (8192, false));
+    assert_eq!(ds_read(&big, &cfg, 1, UNIT, 8192).await, Ok((8192, false)));
+    // The file's end in index 2's object (1 MiB + 123) is past its first unit, where the
+    // client would misjudge an eof: the data server sends the READ to the MDS ...
+    assert_eq!(
+        ds_read(&big, &cfg, 2, UNIT, 1 << 20).await,
+        Err(NfsStat4::NFS4ERR_NXIO)
+    );
+    assert_eq!(
+        ds_read(&big, &cfg, 2, 2 * UNIT, 4096).await,
+        Err(NfsStat4::NFS4ERR_NXIO)
+    );
+    // ... which answers the 123 bytes and eof.
+    let r = c
+        .call(vec![putfh(&big.fh), read_op(big.open, 5 * UNIT, 1 << 20)])
+        .await;
+    let ok = read_res(&r);
+    assert_eq!((ok.data.len(), ok.eof), (123, true));
+    assert_eq!(&ok.data[..], &pattern(123)[..]);
+
+    // A shrinking truncate: never the old end again, and the new one once the MDS tells.
+    assert_eq!(set_size(&mut c, &small.fh, small.open, 50).await, NfsStat4::NFS4_OK);
+    match ds_read(&small, &cfg, 0, 0, 4096).await {
+        Ok(got) => assert_eq!(got, (50, true)),
+        Err(s) => assert_eq!(s, NfsStat4::NFS4ERR_NXIO),
+    }
+    assert_eq!(ds_read_known(&small, &cfg, 0, 0, 4096).await, (50, true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_through_the_mds_at_the_end_sees_bytes_written_through_a_layout_before_layoutcommit(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut writer = Client::new(addr, "writer").await;
+    let f = create_striped(&mut writer, &mds, "f").await;
+    // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000), no
+    // LAYOUTCOMMIT yet (the recorded size is 0).
+    f.write(&cfg, 1, 0, &pattern(5000)).await;
+    let r = writer
+        .call(vec![putfh(&f.fh), read_op(f.open, UNIT, 8192)])
+        .await;
+    let ok = read_res(&r);
+    assert_eq!((ok.data.len(), ok.eof), (5000, true));
+    assert_eq!(&ok.data[..], &pattern(5000)[..]);
 }

@@ -86,7 +86,7 @@ fn control_seeds(out: &Path, runner: &mut TestRunner) {
     use nfs_proto::control::{self as ctl, CallStamp, ClusterKey};
     let key = ClusterKey::from_secret(&[0x42; 32]);
     for i in 0..100u32 {
-        let proc_ = (i % 10) as u8;
+        let proc_ = (i % 11) as u8;
         let args = match proc_ {
             0 => arbitrary_bytes::<ctl::RegisterArgs>(runner),
             1 => arbitrary_bytes::<ctl::ObjectSizeArgs>(runner),
@@ -97,7 +97,8 @@ fn control_seeds(out: &Path, runner: &mut TestRunner) {
             6 => arbitrary_bytes::<ctl::CtlReadArgs>(runner),
             7 => arbitrary_bytes::<ctl::CtlWriteArgs>(runner),
             8 => arbitrary_bytes::<ctl::CtlCommitArgs>(runner),
-            _ => match (i / 10) % 4 {
+            9 => arbitrary_bytes::<ctl::SizeHintArgs>(runner),
+            _ => match (i / 11) % 4 {
                 0 => arbitrary_bytes::<ctl::HealthRes>(runner),
                 1 => arbitrary_bytes::<ctl::CtlReadRes>(runner),
                 2 => arbitrary_bytes::<ctl::CtlWriteRes>(runner),

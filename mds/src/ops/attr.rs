@@ -451,7 +451,9 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         let mut striped = false;
         if let Some(size) = s.size {
             s.check()?;
-            if let Some(t) = crate::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size)? {
+            if let Some(t) =
+                crate::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size, inode.change)?
+            {
                 t.run().await?;
                 striped = true;
                 // Other clients' layouts map data that changed under them (RFC 8881 section
@@ -465,7 +467,9 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
             .setattr(inode.fileid, s.clone(), system_time_now())
             .await?;
         if let Some(size) = s.size {
-            if !striped && size != out.old_size {
+            if striped {
+                crate::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+            } else if size != out.old_size {
                 super::open::truncate_data(ctx, inode.fileid, size).await?;
             }
         }

@@ -71,9 +71,16 @@ pub(super) fn check_io(
 
 async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     let (fileid, inode) = check_io(ctx, &a.stateid, Io::Read, ACCESS4_READ | ACCESS4_EXECUTE)?;
-    let size = inode.size;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = a.count.min(ctx.mds.cfg.limits.max_io);
+    // A READ at the recorded end of a file written through layouts (a data server sends a
+    // client here when it cannot tell where the file ends) sees what the data servers hold
+    // before LAYOUTCOMMIT, as GETATTR does.
+    let size = if a.offset.saturating_add(u64::from(count)) > inode.size {
+        crate::dsobjects::sized(&ctx.mds, inode).await.size
+    } else {
+        inode.size
+    };
     if a.offset >= size || count == 0 {
         return Ok(ReadResOk {
             eof: a.offset >= size,

@@ -289,6 +289,9 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     if to_bytes(&ok).len() > a.loga_maxcount as usize {
         return Err(NfsStat4::NFS4ERR_TOOSMALL);
     }
+    // So the data servers answer at the file's end themselves (the client's first READs may
+    // come before the hint and go to the MDS).
+    crate::dsobjects::hint_ends(&ctx.mds, inode.fileid);
     Ok(ok)
 }
 
@@ -437,6 +440,9 @@ async fn layoutcommit_inner(
         .store
         .record_layout_commit(inode.fileid, end, mtime, now)
         .await?;
+    if after.size != inode.size {
+        crate::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+    }
     Ok(LayoutCommitResOk {
         locr_newsize: if after.size != inode.size {
             Newsize4::Changed {

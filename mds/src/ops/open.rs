@@ -416,7 +416,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     // A striped file's data servers must all be up to truncate it: checked before the share
     // reservation, so that a data server that is down (NFS4ERR_DELAY) leaves no open behind.
     let ds_truncate = if target.truncate {
-        crate::dsobjects::plan_truncate(&ctx.mds, target.inode.fileid, 0)?
+        crate::dsobjects::plan_truncate(&ctx.mds, target.inode.fileid, 0, target.inode.change)?
     } else {
         None
     };
@@ -539,7 +539,9 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             .store
             .setattr(target.inode.fileid, size0, system_time_now())
             .await?;
-        if !striped && out.old_size != 0 {
+        if striped {
+            crate::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
+        } else if out.old_size != 0 {
             truncate_data(ctx, target.inode.fileid, 0).await?;
         }
     }

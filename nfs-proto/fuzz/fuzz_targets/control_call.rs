@@ -8,7 +8,7 @@ use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use nfs_proto::control::{
     ClusterKey, CtlCommitArgs, CtlReadArgs, CtlWriteArgs, ObjectSizeArgs, RegisterArgs,
-    RemoveArgs, RevokeArgs, SetAccessArgs, TruncateArgs, AUTH_PNFS_CTL, PNFS_CTL_PROGRAM,
+    RemoveArgs, RevokeArgs, SetAccessArgs, SizeHintArgs, TruncateArgs, AUTH_PNFS_CTL, PNFS_CTL_PROGRAM,
     PNFS_CTL_VERSION,
 };
 use nfs_proto::rpc::OpaqueAuth;
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = key.verify_call(&cred, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.into(), args);
     let _ = key.open_reply(&cred, Bytes::copy_from_slice(args));
     let args = Bytes::copy_from_slice(args);
-    match proc_ % 10 {
+    match proc_ % 11 {
         0 => round_trip::<RegisterArgs>(args),
         1 => round_trip::<ObjectSizeArgs>(args),
         2 => round_trip::<TruncateArgs>(args),
@@ -39,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
         6 => round_trip::<CtlReadArgs>(args),
         7 => round_trip::<CtlWriteArgs>(args),
         8 => round_trip::<CtlCommitArgs>(args),
+        9 => round_trip::<SizeHintArgs>(args),
         _ => {
             round_trip::<nfs_proto::control::RegisterRes>(args.clone());
             round_trip::<nfs_proto::control::HealthRes>(args.clone());

@@ -56,6 +56,9 @@ xdr_enum! {
         /// server takes whatever target and boot its credential names, since it changes
         /// nothing and tells only what the data server would say to any holder of the secret.
         CTLPROC_HELLO = 11,
+        /// Where files end, as the MDS last recorded it, so a data server can answer READ
+        /// at a file's end itself ([`SizeHintArgs`], [`CtlStatusRes`]).
+        CTLPROC_SIZE_HINT = 12,
     }
 }
 
@@ -262,6 +265,36 @@ pub struct TruncateArgs {
     /// One entry per stripe held here; a stripe may appear once.
     #[xdr(max = MAX_CTL_LIST)]
     pub sizes: Vec<StripeSize>,
+    /// The file's change attribute on the MDS when the truncate was planned: the data server
+    /// forgets where the file ends and takes no [`ObjectEnd`] of this version or older (one
+    /// sent before the truncate and delivered after it would tell the old end).
+    pub version: u64,
+}
+
+/// Where a file ends in one of its objects, as the MDS recorded it at change attribute
+/// `version` (docs/design.md, "End of file on the data servers").
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
+pub struct ObjectEnd {
+    /// The object.
+    pub object: CtlObject,
+    /// The file's change attribute the size was read at; a data server keeps the newest.
+    pub version: u64,
+    /// The file's end in this object's offsets (`layouts::StripeMap::object_size` of the
+    /// file size).
+    pub end: u64,
+    /// Object offsets below this are the same file offsets (the first stripe unit of index
+    /// 0 under dense packing; everything with one stripe): a client judges a READ's `eof`
+    /// from the offset it sent, so only there may a data server say `eof`.
+    pub same_offsets_below: u64,
+}
+
+/// SIZE_HINT arguments: where files end in objects held here. Advisory: a data server that
+/// does not know (never told, restarted, forgot) sends the client to the MDS instead.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct SizeHintArgs {
+    /// The hints.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub ends: Vec<ObjectEnd>,
 }
 
 /// A result that is only a status (TRUNCATE, REVOKE, SET_ACCESS).
@@ -553,6 +586,8 @@ mod tests {
         object_size_args: ObjectSizeArgs,
         object_size_res: ObjectSizeRes,
         truncate_args: TruncateArgs,
+        object_end: ObjectEnd,
+        size_hint_args: SizeHintArgs,
         ctl_status_res: CtlStatusRes,
         remove_args: RemoveArgs,
         remove_res: RemoveRes,
@@ -675,6 +710,7 @@ mod tests {
         let r = from_bytes::<TruncateArgs>(to_bytes(&TruncateArgs {
             file: 1,
             sizes: vec![StripeSize { stripe: 0, size: 9 }],
+            version: 3,
         }))
         .unwrap();
         assert_eq!(r.sizes[0].size, 9);

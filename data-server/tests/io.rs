@@ -26,6 +26,17 @@ fn read_ok(r: &Compound4Res) -> ReadResOk {
     }
 }
 
+/// What the MDS's SIZE_HINT would tell data server `d`: file `file` ends at `end` of its
+/// object `stripe`, where object and file offsets differ.
+fn tell_end(d: &Ds, file: u64, stripe: u32, end: u64) {
+    d.ds.ends().learn(&[nfs_proto::control::ObjectEnd {
+        object: nfs_proto::control::CtlObject { file, stripe },
+        version: 1,
+        end,
+        same_offsets_below: 0,
+    }]);
+}
+
 #[tokio::test]
 async fn write_read_commit_round_trip_lands_in_the_named_object() {
     let d = start_ds(1, Duration::from_secs(90)).await;
@@ -75,8 +86,13 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
     assert_eq!(&got.data[..10], &unit[69_990..]);
     assert_eq!(&got.data[10..], &unit[..10]);
     assert!(!got.eof);
-    // Past the object's end is a hole of the file: zeros, and never eof (a DS cannot know
-    // where the file ends; see data_server::ops::answer_read).
+    // Past the object's end a DS cannot tell a hole of the file from its end until the MDS
+    // tells it where the file ends (data_server::ends): the client reads through the MDS.
+    let r = c.call(vec![putfh(&fh), read(sid, 209_000, 4096)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NXIO, "{r:?}");
+    // Told (the file ends past this object's end, where offsets differ), the rest is a
+    // hole: zeros, and no eof.
+    tell_end(&d, 0x1234, 2, 300_000);
     let tail = read_ok(&c.call(vec![putfh(&fh), read(sid, 209_000, 4096)]).await);
     assert_eq!(tail.data.len(), 4096);
     assert_eq!(&tail.data[..1000], &unit[69_000..]);
@@ -111,6 +127,11 @@ async fn reading_an_object_never_written_reads_zeros() {
     let mut mds = Mds::new(MDS_EPOCH);
     let mut c = Client::new(d.addr, "c").await;
     let sid = mds.open_stateid(77, 1);
+    let r = c
+        .call(vec![putfh(&mds.ds_fh(77, 0)), read(sid, 0, 4096)])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NXIO, "{r:?}");
+    tell_end(&d, 77, 0, 1 << 20);
     let got = read_ok(
         &c.call(vec![putfh(&mds.ds_fh(77, 0)), read(sid, 0, 4096)])
             .await,
@@ -154,6 +175,8 @@ async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_da
         before.writeverf, after.writeverf,
         "the client must re-send what it wrote unstable and did not see committed"
     );
+    // The new process knows no file's end: it learns it again from the MDS.
+    tell_end(&again, 9, 1, 10);
     let got = read_ok(&c.call(vec![putfh(&fh), read(sid, 0, 10)]).await);
     assert_eq!(&got.data[..5], b"kept!");
     assert_eq!(&got.data[5..], &[0; 5]);

@@ -26,6 +26,7 @@ pub mod devices;
 pub mod dirlayout;
 pub mod dsctl;
 pub mod dsobjects;
+pub mod dsspace;
 pub mod exports;
 pub mod fencing;
 pub mod metrics;

@@ -163,10 +163,16 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
 
     // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000).
     f.write(&cfg, 1, 0, &pattern(5000)).await;
+    let held = pfs_core::ObjectId {
+        file: f.fileid,
+        stripe: 1,
+    };
+    let allocated = f.ds(&_ds, 1).objects.space_used(held).unwrap();
+    assert!(allocated >= 5000, "{allocated}");
     assert_eq!(
         sizes(&mut reader, &f.fh).await,
-        (UNIT + 5000, UNIT + 5000),
-        "size and space used from the data servers"
+        (UNIT + 5000, allocated),
+        "size and space used (the objects' blocks) from the data servers"
     );
     // A shorter object elsewhere does not shrink it.
     f.write(&cfg, 0, 0, &pattern(10)).await;

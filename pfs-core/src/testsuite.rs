@@ -398,7 +398,8 @@ pub(crate) fn seek_finds_data_and_holes_and_nothing_past_the_end(make: Make, kee
     // Data in [0, 1 MiB) and [3 MiB, 4 MiB), holes in [1 MiB, 3 MiB) and [4 MiB, 5 MiB):
     // MiB-aligned, so no file system's block size blurs the answer.
     let mib = Bytes::from(vec![0xabu8; MIB as usize]);
-    s.write(A, 0, &[mib.clone()], Stability::FileSync).unwrap();
+    s.write(A, 0, std::slice::from_ref(&mib), Stability::FileSync)
+        .unwrap();
     s.write(A, 3 * MIB, &[mib], Stability::FileSync).unwrap();
     s.truncate(A, 5 * MIB).unwrap();
     let at = |off, what| s.seek(A, off, what).unwrap();

@@ -60,7 +60,7 @@ async fn read_plus_inner(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResO
     // One read from the first data to the end of the last: holes between read as zeros
     // that are not sent (no disk I/O for them), and every data piece is a slice of it.
     let mut datas = segments.iter().filter(|s| !s.hole);
-    let (from, data) = match (datas.next(), datas.last()) {
+    let (from, data) = match (datas.next(), datas.next_back()) {
         (Some(first), last) => {
             let (from, to) = (first.offset, last.unwrap_or(first).end());
             let data = match &set {

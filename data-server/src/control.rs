@@ -7,6 +7,7 @@
 //!       ──SET_ACCESS──>                ──set_access────────>   (StartOnRegister makes the
 //!       ──OBJECT_SIZE / TRUNCATE / REMOVE ──> ObjectStore       DataServer on the first
 //!       ──READ / WRITE / COMMIT ────────────> ObjectStore       REGISTER)
+//!       ──ALLOCATE / DEALLOCATE / SEEK / OBJECT_SPACE ──> ObjectStore
 //!       ──HEALTH──────> statfs, load, uptime
 //! ```
 //!
@@ -43,12 +44,14 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use nfs_proto::control::{
     unix_ms, BootNonce, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs,
-    CtlCommitOk, CtlCommitRes, CtlCred, CtlObject, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk,
-    CtlReadRes, CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes,
-    DsBoot, HealthOk, HealthRes, HelloOk, HelloRes, ObjectEnd, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes,
-    RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk, RemoveRes, ReplayGuard,
-    RevokeArgs, SetAccessArgs, SizeHintArgs, TruncateArgs, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE,
-    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlCommitOk, CtlCommitRes, CtlCred, CtlDeallocateOk, CtlDeallocateRes, CtlDeallocated,
+    CtlObject, CtlObjectSpace, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
+    CtlRevokeReason, CtlSeekArgs, CtlSeekOk, CtlSeekRes, CtlSeekWhat, CtlSpaceArgs, CtlStat,
+    CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes, DsBoot, HealthOk, HealthRes, HelloOk,
+    HelloRes, ObjectEnd, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, ObjectSpaceArgs,
+    ObjectSpaceOk, ObjectSpaceRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk,
+    RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, SizeHintArgs, TruncateArgs, MAX_CTL_IO,
+    MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
@@ -58,7 +61,7 @@ use nfs_server::keys::DsKeys;
 use nfs_server::log_limit::LogLimiter;
 use nfs_server::stateid::Other;
 use nfs_server::{Acceptor, ServeLimits};
-use pfs_core::{ObjectId, ObjectStore, Stability, StoreError};
+use pfs_core::{Deallocated, ObjectId, ObjectStore, SeekWhat, Stability, StoreError};
 use tokio::net::TcpListener;
 
 use crate::gate::Revoked;
@@ -139,7 +142,8 @@ impl DsTarget for DataServer {
     }
 
     fn truncated(&self, file: u64, stripes: &[u32], version: u64) {
-        self.ends().truncated(file, stripes.iter().copied(), version);
+        self.ends()
+            .truncated(file, stripes.iter().copied(), version);
     }
 
     fn removed(&self, files: &[u64]) {
@@ -491,6 +495,12 @@ impl ControlService {
             CtlProc::CTLPROC_READ => encode_pieces(&self.read(args!(CtlReadArgs)).await),
             CtlProc::CTLPROC_WRITE => encode(&self.write(args!(CtlWriteArgs)).await),
             CtlProc::CTLPROC_COMMIT => encode(&self.commit(args!(CtlCommitArgs)).await),
+            CtlProc::CTLPROC_ALLOCATE => encode(&self.allocate(args!(CtlSpaceArgs)).await),
+            CtlProc::CTLPROC_DEALLOCATE => encode(&self.deallocate(args!(CtlSpaceArgs)).await),
+            CtlProc::CTLPROC_SEEK => encode(&self.seek(args!(CtlSeekArgs)).await),
+            CtlProc::CTLPROC_OBJECT_SPACE => {
+                encode(&self.object_space(args!(ObjectSpaceArgs)).await)
+            }
             CtlProc::CTLPROC_HEALTH => {
                 args!(());
                 encode(&self.health().await)
@@ -696,6 +706,76 @@ impl ControlService {
                 verifier: self.store.verifier(),
             }),
             Err(s) => CtlCommitRes::Err(CtlStat(s.0)),
+        }
+    }
+
+    /// ALLOCATE: the range reserved (the object grown if it ends past its size), durably.
+    async fn allocate(&self, a: CtlSpaceArgs) -> CtlStatusRes {
+        let store = self.store.clone();
+        let (id, offset, len) = (object_id(a.object), a.offset, a.length);
+        status(
+            match blocking(move || store.allocate(id, offset, len)).await {
+                Ok(()) => CtlStat::CTL_OK,
+                Err(s) => CtlStat(s.0),
+            },
+        )
+    }
+
+    /// DEALLOCATE: the range (clipped to the object's size) reads as zeros, durably; says
+    /// how, so the MDS knows whether anything changed.
+    async fn deallocate(&self, a: CtlSpaceArgs) -> CtlDeallocateRes {
+        let store = self.store.clone();
+        let (id, offset, len) = (object_id(a.object), a.offset, a.length);
+        match blocking(move || store.deallocate(id, offset, len)).await {
+            Ok(how) => CtlDeallocateRes::Ok(CtlDeallocateOk {
+                how: match how {
+                    Deallocated::Nothing => CtlDeallocated::CTL_DEALLOC_NOTHING,
+                    Deallocated::HolePunched => CtlDeallocated::CTL_DEALLOC_PUNCHED,
+                    Deallocated::ZerosWritten => CtlDeallocated::CTL_DEALLOC_ZEROED,
+                },
+            }),
+            Err(s) => CtlDeallocateRes::Err(CtlStat(s.0)),
+        }
+    }
+
+    /// SEEK: the object's next data or hole at or after the offset (`lseek`).
+    async fn seek(&self, a: CtlSeekArgs) -> CtlSeekRes {
+        let what = match a.what {
+            CtlSeekWhat::CTL_SEEK_DATA => SeekWhat::Data,
+            CtlSeekWhat::CTL_SEEK_HOLE => SeekWhat::Hole,
+            _ => return CtlSeekRes::Err(CtlStat::CTL_INVAL),
+        };
+        let store = self.store.clone();
+        let (id, offset) = (object_id(a.object), a.offset);
+        match blocking(move || store.seek(id, offset, what)).await {
+            Ok(found) => CtlSeekRes::Ok(CtlSeekOk {
+                found: found.is_some(),
+                offset: found.unwrap_or(0),
+            }),
+            Err(s) => CtlSeekRes::Err(CtlStat(s.0)),
+        }
+    }
+
+    /// OBJECT_SPACE: each object's size and allocated bytes, in order.
+    async fn object_space(&self, a: ObjectSpaceArgs) -> ObjectSpaceRes {
+        let r = self
+            .blocking(move |s| {
+                a.objects
+                    .iter()
+                    .map(|&o| {
+                        let id = object_id(o);
+                        Ok(CtlObjectSpace {
+                            size: s.size(id)?,
+                            allocated: s.space_used(id)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, StoreError>>()
+            })
+            .await;
+        match r {
+            Some(Ok(objects)) => ObjectSpaceRes::Ok(ObjectSpaceOk { objects }),
+            Some(Err(e)) => ObjectSpaceRes::Err(store_stat(e)),
+            None => ObjectSpaceRes::Err(CtlStat::CTL_IO),
         }
     }
 

@@ -292,20 +292,29 @@ mod tests {
         ends.truncated(1, [0], 8);
         // A third file empties the table; the floor is the newest version forgotten (8).
         ends.learn(&[hint(3, 0, 9, 10)]);
-        assert_eq!(ends.end(ObjectId { file: 3, stripe: 0 }).map(|e| e.end), Some(10));
+        assert_eq!(
+            ends.end(ObjectId { file: 3, stripe: 0 }).map(|e| e.end),
+            Some(10)
+        );
         assert_eq!(ends.end(ObjectId { file: 2, stripe: 0 }), None);
         // The truncated file's stale hint (version 8) cannot come back.
         ends.learn(&[hint(1, 0, 8, 1000)]);
         assert_eq!(ends.end(ObjectId { file: 1, stripe: 0 }), None);
         ends.learn(&[hint(1, 0, 10, 3)]);
-        assert_eq!(ends.end(ObjectId { file: 1, stripe: 0 }).map(|e| e.end), Some(3));
+        assert_eq!(
+            ends.end(ObjectId { file: 1, stripe: 0 }).map(|e| e.end),
+            Some(3)
+        );
     }
 
     #[test]
     fn reads_inside_the_object_are_answered_as_read() {
         assert_eq!(
             judge(0, 10, 10, true, None),
-            Judged::Data { len: 10, eof: false }
+            Judged::Data {
+                len: 10,
+                eof: false
+            }
         );
         assert_eq!(
             judge(0, 10, 4, false, None),
@@ -330,7 +339,10 @@ mod tests {
         // Object ends at 4, file (in this object) at 100: a hole, filled.
         assert_eq!(
             judge(0, 10, 4, true, end(100, 0)),
-            Judged::Data { len: 10, eof: false }
+            Judged::Data {
+                len: 10,
+                eof: false
+            }
         );
         // The read crosses the end where object and file offsets agree: eof.
         assert_eq!(

@@ -17,7 +17,10 @@ async fn setup() -> (Ds, Mds, Client, NfsFh4) {
     // As the MDS's SIZE_HINT would: the file reaches past the READs below, so an empty
     // object reads as a hole (not NFS4ERR_NXIO, "ask the MDS").
     d.ds.ends().learn(&[nfs_proto::control::ObjectEnd {
-        object: nfs_proto::control::CtlObject { file: 42, stripe: 0 },
+        object: nfs_proto::control::CtlObject {
+            file: 42,
+            stripe: 0,
+        },
         version: 1,
         end: 4096,
         same_offsets_below: 0,

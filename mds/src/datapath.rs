@@ -137,13 +137,13 @@ pub struct StripedWrite {
 }
 
 /// A file's stripe set resolved for I/O: its map and the data server of each stripe index.
-struct Striping {
-    map: StripeMap,
-    servers: Vec<u16>,
+pub(crate) struct Striping {
+    pub(crate) map: StripeMap,
+    pub(crate) servers: Vec<u16>,
 }
 
 impl Striping {
-    fn of(mds: &Mds, set: &StripeSet) -> Result<Self, NfsStat4> {
+    pub(crate) fn of(mds: &Mds, set: &StripeSet) -> Result<Self, NfsStat4> {
         let map = set.map().map_err(|e| {
             tracing::error!(?set, error = %e, "a stored stripe set has no valid map");
             NfsStat4::NFS4ERR_SERVERFAULT
@@ -161,7 +161,7 @@ impl Striping {
     }
 
     /// The control connection of the data server of `index`: NFS4ERR_DELAY while it is down.
-    fn control(&self, mds: &Mds, index: u32) -> Result<(u16, DsControl), NfsStat4> {
+    pub(crate) fn control(&self, mds: &Mds, index: u32) -> Result<(u16, DsControl), NfsStat4> {
         let ds = *self
             .servers
             .get(index as usize)
@@ -199,7 +199,7 @@ impl Striping {
 /// The NFS status a failed control call stands for: a data server that went away is
 /// NFS4ERR_DELAY (retry; the registry marks it down), a store error keeps its number, and
 /// anything else is the cluster's fault (NFS4ERR_SERVERFAULT, logged).
-fn ctl_status(ds: u16, e: &CtlError) -> NfsStat4 {
+pub(crate) fn ctl_status(ds: u16, e: &CtlError) -> NfsStat4 {
     match e {
         CtlError::Connect(_) | CtlError::Timeout | CtlError::Closed => {
             tracing::info!(ds, error = %e, "data server unreachable during I/O through the MDS");
@@ -222,7 +222,7 @@ fn ctl_status(ds: u16, e: &CtlError) -> NfsStat4 {
 
 /// Runs `futs` concurrently (each on a task of its own, so a slow data server does not hold
 /// up the others) and returns their outputs in order. One future runs inline.
-async fn concurrently<T, F>(futs: Vec<F>) -> Result<Vec<T>, NfsStat4>
+pub(crate) async fn concurrently<T, F>(futs: Vec<F>) -> Result<Vec<T>, NfsStat4>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,
@@ -249,7 +249,7 @@ where
         .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)
 }
 
-fn object(fileid: u64, index: u32) -> ObjectId {
+pub(crate) fn object(fileid: u64, index: u32) -> ObjectId {
     ObjectId {
         file: fileid,
         stripe: index,

@@ -7,6 +7,7 @@
 //!     .register(&Registration)   keys, epoch and lease out; id, boot verifier, addresses back
 //!     .revoke, .set_access, .object_sizes, .truncate, .remove, .health, .null
 //!     .read, .write, .commit     I/O through the MDS on the data server's objects
+//!     .allocate, .deallocate, .seek, .object_space   space and extents of objects
 //! ```
 //!
 //! Every call is signed with the cluster key and a fresh stamp naming the data server and its
@@ -31,18 +32,20 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use nfs_proto::control::{
     unix_ms, AccessChange, BootNonce, CallStamp, ClusterKey, CtlAuthError, CtlCommitArgs,
-    CtlCommitRes, CtlCounterRange, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
-    CtlRevokeReason, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, DsBoot, HealthOk, HealthRes,
-    HelloOk, HelloRes, ObjectSizeArgs, ObjectSizeRes, RegisterArgs, RegisterOk, RegisterRes,
-    RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs, Stamper, StateOther,
-    ObjectEnd, SizeHintArgs, StripeSize, TruncateArgs, BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD, MDS_NODE,
-    PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlCommitRes, CtlCounterRange, CtlDeallocateRes, CtlDeallocated, CtlObject, CtlObjectSpace,
+    CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlSeekArgs, CtlSeekRes,
+    CtlSeekWhat, CtlSpaceArgs, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, DsBoot, HealthOk,
+    HealthRes, HelloOk, HelloRes, ObjectEnd, ObjectSizeArgs, ObjectSizeRes, ObjectSpaceArgs,
+    ObjectSpaceRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveRes, RevokeArgs,
+    RevokedState, SetAccessArgs, SizeHintArgs, Stamper, StateOther, StripeSize, TruncateArgs,
+    BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM,
+    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, DecodeError, Xdr};
 use nfs_server::keys::DsKeys;
-use pfs_core::{ObjectId, Stability};
+use pfs_core::{Deallocated, ObjectId, SeekWhat, Stability};
 
 /// How long a control call may take by default: long enough for a data server to fsync a
 /// batch of truncates or removes on a busy disk, short enough that a dead one is noticed
@@ -622,6 +625,101 @@ impl DsControl {
             CtlCommitRes::Ok(ok) => Ok(ok.verifier),
             CtlCommitRes::Err(s) => Err(CtlError::Status(s)),
         }
+    }
+}
+
+impl DsControl {
+    /// ALLOCATE: reserves `[offset, offset + length)` of `object` (growing it if the range
+    /// ends past its size); durable when this returns.
+    pub async fn allocate(
+        &self,
+        object: ObjectId,
+        offset: u64,
+        length: u64,
+    ) -> Result<(), CtlError> {
+        let args = CtlSpaceArgs {
+            object: ctl_object(object),
+            offset,
+            length,
+        };
+        self.status_call(CtlProc::CTLPROC_ALLOCATE, &args).await
+    }
+
+    /// DEALLOCATE: `[offset, offset + length)` of `object` (clipped to its size) reads as
+    /// zeros, durably; returns how the data server did it.
+    pub async fn deallocate(
+        &self,
+        object: ObjectId,
+        offset: u64,
+        length: u64,
+    ) -> Result<Deallocated, CtlError> {
+        let args = CtlSpaceArgs {
+            object: ctl_object(object),
+            offset,
+            length,
+        };
+        match self.call(CtlProc::CTLPROC_DEALLOCATE, &args).await? {
+            CtlDeallocateRes::Ok(ok) => match ok.how {
+                CtlDeallocated::CTL_DEALLOC_NOTHING => Ok(Deallocated::Nothing),
+                CtlDeallocated::CTL_DEALLOC_PUNCHED => Ok(Deallocated::HolePunched),
+                CtlDeallocated::CTL_DEALLOC_ZEROED => Ok(Deallocated::ZerosWritten),
+                other => Err(CtlError::Mismatch(format!("DEALLOCATE done as {other:?}"))),
+            },
+            CtlDeallocateRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+
+    /// SEEK: where the next data or hole of `object` at or after `offset` starts (object
+    /// offsets), as [`pfs_core::ObjectStore::seek`] says: `None` past the end, or for data
+    /// when only holes follow.
+    pub async fn seek(
+        &self,
+        object: ObjectId,
+        offset: u64,
+        what: SeekWhat,
+    ) -> Result<Option<u64>, CtlError> {
+        let args = CtlSeekArgs {
+            object: ctl_object(object),
+            offset,
+            what: match what {
+                SeekWhat::Data => CtlSeekWhat::CTL_SEEK_DATA,
+                SeekWhat::Hole => CtlSeekWhat::CTL_SEEK_HOLE,
+            },
+        };
+        match self.call(CtlProc::CTLPROC_SEEK, &args).await? {
+            CtlSeekRes::Ok(ok) if !ok.found => Ok(None),
+            CtlSeekRes::Ok(ok) if ok.offset < offset => Err(CtlError::Mismatch(format!(
+                "SEEK from {offset} answered {}",
+                ok.offset
+            ))),
+            CtlSeekRes::Ok(ok) => Ok(Some(ok.offset)),
+            CtlSeekRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+
+    /// OBJECT_SPACE: the size and allocated bytes of each object, in order.
+    pub async fn object_space(
+        &self,
+        objects: &[ObjectId],
+    ) -> Result<Vec<CtlObjectSpace>, CtlError> {
+        let mut out = Vec::with_capacity(objects.len());
+        for chunk in objects.chunks(MAX_CTL_LIST as usize) {
+            let args = ObjectSpaceArgs {
+                objects: chunk.iter().copied().map(ctl_object).collect(),
+            };
+            match self.call(CtlProc::CTLPROC_OBJECT_SPACE, &args).await? {
+                ObjectSpaceRes::Ok(ok) if ok.objects.len() == chunk.len() => out.extend(ok.objects),
+                ObjectSpaceRes::Ok(ok) => {
+                    return Err(CtlError::Mismatch(format!(
+                        "{} answers for {} objects",
+                        ok.objects.len(),
+                        chunk.len()
+                    )))
+                }
+                ObjectSpaceRes::Err(s) => return Err(CtlError::Status(s)),
+            }
+        }
+        Ok(out)
     }
 }
 

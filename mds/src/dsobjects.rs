@@ -6,10 +6,11 @@
 //!
 //! ```text
 //!  GETATTR size ─> RW layouts of the file? ─ no ──> the MDS's recorded size
-//!                        │ yes
-//!                        └─> stripe set ─> OBJECT_SIZE to each data server of the set
-//!                              ─> max(recorded, StripeMap::file_size(sizes))
-//!                                 (a data server down or failing: the recorded size, logged)
+//!   (space_used)         │ yes (or space_used asked)
+//!                        └─> stripe set ─> OBJECT_SPACE to each data server of the set
+//!                              ─> size: max(recorded, StripeMap::file_size(sizes))
+//!                                 space_used: the objects' allocated bytes, summed
+//!                                 (a data server down or failing: the recorded ones, logged)
 //!
 //!  SETATTR size / OPEN truncate of a striped file
 //!     plan_truncate: stripe set ─> every data server of the set up? (else NFS4ERR_DELAY)
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use layouts::{Packing, StripeError};
+use nfs_proto::control::CtlObjectSpace;
 use nfs_proto::control::{CtlObject, ObjectEnd};
 use nfs_proto::nfs4::{NfsFtype4, NfsStat4};
 use pfs_core::ObjectId;
@@ -175,25 +177,90 @@ pub async fn file_size(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<u64, D
     Ok(map.file_size(&sizes))
 }
 
-/// `inode` with the size (and space used) GETATTR reports: while some client holds an RW
-/// layout of this regular file, or its size is not settled since one was held (perhaps by an
-/// earlier boot, [`crate::settle`]), the larger of the recorded size and the size its
-/// objects on the data servers show ([`file_size`]); otherwise, or when the data servers
-/// cannot tell (one down, failing, slow), the recorded size, with a warning.
-pub async fn sized(mds: &Mds, mut inode: Inode) -> Inode {
-    if inode.ftype != NfsFtype4::NF4REG
-        || !(mds.settler.is_marked(inode.fileid)
-            || mds
-                .layouts
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .has_write_layouts(inode.fileid))
-    {
+/// The size and allocated bytes of every stripe index's object of file `fileid` (OBJECT_SPACE,
+/// asked of all data servers of `set` at once), in index order. Bounded by [`SIZE_TIMEOUT`].
+pub async fn object_space(
+    mds: &Mds,
+    fileid: u64,
+    set: &StripeSet,
+) -> Result<Vec<CtlObjectSpace>, DsObjectsError> {
+    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), set)?;
+    let mut calls = JoinSet::new();
+    for (ds, indices) in by_server(&servers) {
+        let ctl = control(mds, ds)?;
+        calls.spawn(async move {
+            let objects: Vec<ObjectId> = indices
+                .iter()
+                .map(|&stripe| ObjectId {
+                    file: fileid,
+                    stripe,
+                })
+                .collect();
+            let r = tokio::time::timeout(SIZE_TIMEOUT, ctl.object_space(&objects)).await;
+            (ds, indices, r)
+        });
+    }
+    let mut out = vec![CtlObjectSpace::default(); servers.len()];
+    while let Some(joined) = calls.join_next().await {
+        let (ds, indices, r) = joined.map_err(|_| DsObjectsError::Lost)?;
+        let got = r
+            .map_err(|_| DsObjectsError::Timeout(ds))?
+            .map_err(|e| DsObjectsError::Call(ds, e))?;
+        for (index, space) in indices.into_iter().zip(got) {
+            if let Some(s) = out.get_mut(index as usize) {
+                *s = space;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `inode` with the size and space used GETATTR reports (`space`: whether `space_used` is
+/// asked for).
+///
+/// * size: while some client holds an RW layout of this regular file, or its size is not
+///   settled since one was held (perhaps by an earlier boot, [`crate::settle`]), the larger
+///   of the recorded size and the size its objects on the data servers show; otherwise the
+///   recorded size.
+/// * space used (when asked, or when the data servers are asked anyway): the bytes of
+///   storage the file's objects take, so it falls after DEALLOCATE: for a striped file given
+///   an ALLOCATE or DEALLOCATE this boot ([`crate::spacewatch`]) or with RW layouts out, the
+///   sum over its objects on the data servers (under sparse packing every index is the one
+///   shared file: the largest answer), else the MDS's own object
+///   ([`pfs_core::ObjectStore::space_used`]).
+///
+/// When the data servers cannot tell (one down, failing, slower than [`SIZE_TIMEOUT`]) the
+/// recorded figures are answered, with a warning: never an error.
+pub async fn sized(mds: &Mds, mut inode: Inode, space: bool) -> Inode {
+    if inode.ftype != NfsFtype4::NF4REG {
+        return inode;
+    }
+    let layouts_out = mds.settler.is_marked(inode.fileid)
+        || mds
+            .layouts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .has_write_layouts(inode.fileid);
+    if !layouts_out && !space {
         return inode;
     }
     let set = match mds.store.stripes(inode.fileid) {
+        // Space alone is asked of the data servers only for watched files (see
+        // `crate::spacewatch`: a round trip per GETATTR otherwise).
+        Ok(Some(_)) if !layouts_out && !mds.space_watch.is_watched(inode.fileid) => return inode,
         Ok(Some(set)) => set,
-        Ok(None) => return inode,
+        Ok(None) => {
+            if space {
+                let (data, fileid) = (mds.data.clone(), inode.fileid);
+                match nfs_server::io::blocking(move || data.space_used(ObjectId::whole(fileid)))
+                    .await
+                {
+                    Ok(used) => inode.space_used = used,
+                    Err(e) => warn!(fileid, "space used of the MDS's object: {e:?}"),
+                }
+            }
+            return inode;
+        }
         Err(e) => {
             warn!(
                 fileid = inode.fileid,
@@ -202,16 +269,35 @@ pub async fn sized(mds: &Mds, mut inode: Inode) -> Inode {
             return inode;
         }
     };
-    match file_size(mds, inode.fileid, &set).await {
-        Ok(size) => {
-            inode.size = inode.size.max(size);
-            inode.space_used = inode.space_used.max(inode.size);
+    let figures = match set.map() {
+        Ok(map) => object_space(mds, inode.fileid, &set)
+            .await
+            .map(|f| (map, f)),
+        Err(e) => Err(e.into()),
+    };
+    match figures {
+        Ok((map, objects)) => {
+            if layouts_out {
+                let sizes: Vec<u64> = objects.iter().map(|o| o.size).collect();
+                inode.size = inode.size.max(map.file_size(&sizes));
+            }
+            let allocated = objects.iter().map(|o| o.allocated);
+            inode.space_used = match set.packing {
+                Packing::Dense => allocated.fold(0, u64::saturating_add),
+                Packing::Sparse => allocated.max().unwrap_or(0),
+            };
         }
-        Err(e) => warn!(
-            fileid = inode.fileid,
-            size = inode.size,
-            "size from the data servers unavailable, answering the recorded size: {e}"
-        ),
+        Err(e) => {
+            if layouts_out {
+                inode.space_used = inode.space_used.max(inode.size);
+            }
+            warn!(
+                fileid = inode.fileid,
+                size = inode.size,
+                "size and space from the data servers unavailable, answering the recorded \
+                 ones: {e}"
+            );
+        }
     }
     inode
 }
@@ -398,7 +484,11 @@ async fn send_ends(mds: &Mds, fileid: u64) -> Result<(), DsObjectsError> {
     let mut calls = JoinSet::new();
     for (ds, ends) in ends {
         let ctl = control(mds, ds)?;
-        calls.spawn(async move { ctl.size_hint(&ends).await.map_err(|e| DsObjectsError::Call(ds, e)) });
+        calls.spawn(async move {
+            ctl.size_hint(&ends)
+                .await
+                .map_err(|e| DsObjectsError::Call(ds, e))
+        });
     }
     while let Some(joined) = calls.join_next().await {
         joined.map_err(|_| DsObjectsError::Lost)??;

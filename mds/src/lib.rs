@@ -26,6 +26,7 @@ pub mod devices;
 pub mod dirlayout;
 pub mod dsctl;
 pub mod dsobjects;
+pub mod dsspace;
 pub mod exports;
 pub mod fencing;
 pub mod metrics;
@@ -35,6 +36,7 @@ pub mod removals;
 pub mod role;
 pub mod server;
 pub mod settle;
+pub mod spacewatch;
 pub mod state;
 pub mod store;
 

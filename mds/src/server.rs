@@ -123,6 +123,8 @@ pub struct Mds {
     pub fencing: crate::fencing::Fencing,
     /// Files written through RW layouts whose size is not settled with their data servers.
     pub settler: crate::settle::Settler,
+    /// Striped files whose space used GETATTR asks the data servers for.
+    pub space_watch: crate::spacewatch::SpaceWatch,
     /// Which clients asked to hear of which devices' changes (CB_NOTIFY_DEVICEID).
     pub device_watch: crate::notify::DeviceWatch,
 }
@@ -177,6 +179,7 @@ impl Mds {
             removals: crate::removals::Removals::default(),
             fencing: crate::fencing::Fencing::default(),
             settler,
+            space_watch: Default::default(),
             device_watch: crate::notify::DeviceWatch::default(),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),

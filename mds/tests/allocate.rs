@@ -395,3 +395,181 @@ async fn allocate_and_deallocate_are_notsupp_in_minor_version_1() {
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOTSUPP);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Space used, SEEK and READ_PLUS of a file the MDS keeps itself (no data servers)
+// ---------------------------------------------------------------------------------------------
+
+const MIB: u64 = 1 << 20;
+
+/// Writes `len` bytes of `fill` at `offset`, 256 KiB per WRITE (the test session's records
+/// are 1 MiB).
+async fn write_range(c: &mut Client, f: &Opened, offset: u64, len: u64, fill: u8) {
+    let mut at = offset;
+    while at < offset + len {
+        let n = (offset + len - at).min(256 << 10);
+        write(c, f, at, &vec![fill; n as usize]).await;
+        at += n;
+    }
+}
+
+fn seek_op(stateid: Stateid4, offset: u64, hole: bool) -> NfsArgop4 {
+    NfsArgop4::Seek(SeekArgs {
+        sa_stateid: stateid,
+        sa_offset: offset,
+        sa_what: if hole {
+            DataContent4::NFS4_CONTENT_HOLE
+        } else {
+            DataContent4::NFS4_CONTENT_DATA
+        },
+    })
+}
+
+async fn seek(
+    c: &mut Client,
+    f: &Opened,
+    offset: u64,
+    hole: bool,
+) -> Result<(bool, u64), NfsStat4> {
+    let r = call42(c, vec![putfh(&f.fh), seek_op(f.stateid, offset, hole)]).await;
+    match r.resarray.last() {
+        Some(NfsResop4::Seek(SeekRes::Ok(ok))) => Ok((ok.sr_eof, ok.sr_offset)),
+        Some(NfsResop4::Seek(SeekRes::Err(s))) => Err(*s),
+        _ => panic!("SEEK: {r:?}"),
+    }
+}
+
+/// A 3 MiB file: data in `[0, 1)` MiB and `[2, 3)` MiB, a punched hole between.
+async fn holey(c: &mut Client, name: &str) -> Opened {
+    let f = open(c, name, OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    write_range(c, &f, 0, 3 * MIB, 0x77).await;
+    let r = call42(c, vec![putfh(&f.fh), deallocate(f.stateid, MIB, MIB)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    f
+}
+
+#[tokio::test]
+async fn space_used_falls_after_deallocate() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "space").await;
+    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+    write_range(&mut c, &f, 0, 3 * MIB, 0x77).await;
+    let before = attrs(&mut c, &f.fh).await.space_used.unwrap();
+    assert!(before >= 3 * MIB, "{before}");
+    let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, MIB, MIB)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let after = attrs(&mut c, &f.fh).await;
+    assert_eq!(after.size, Some(3 * MIB));
+    assert!(
+        after.space_used.unwrap() + MIB <= before,
+        "{before} -> {:?}",
+        after.space_used
+    );
+}
+
+#[tokio::test]
+async fn seek_finds_the_punched_hole_and_the_end_and_nxio_past_it() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "seek").await;
+    let f = holey(&mut c, "f").await;
+    assert_eq!(seek(&mut c, &f, 0, false).await, Ok((false, 0)));
+    assert_eq!(seek(&mut c, &f, 0, true).await, Ok((false, MIB)));
+    assert_eq!(seek(&mut c, &f, MIB + 1, false).await, Ok((false, 2 * MIB)));
+    assert_eq!(seek(&mut c, &f, MIB + 1, true).await, Ok((false, MIB + 1)));
+    assert_eq!(seek(&mut c, &f, 2 * MIB, true).await, Ok((true, 3 * MIB)));
+    for hole in [false, true] {
+        assert_eq!(
+            seek(&mut c, &f, 3 * MIB, hole).await,
+            Err(NfsStat4::NFS4ERR_NXIO)
+        );
+    }
+    // A size set past the data: a trailing hole, and no data in it.
+    let r = c
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid: f.stateid,
+                obj_attributes: {
+                    let a = FileAttrs {
+                        size: Some(5 * MIB),
+                        ..FileAttrs::default()
+                    };
+                    a.to_fattr(&a.mask())
+                },
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(seek(&mut c, &f, 3 * MIB, false).await, Ok((true, 5 * MIB)));
+    assert_eq!(seek(&mut c, &f, 3 * MIB, true).await, Ok((false, 3 * MIB)));
+    // Minor version 1: no SEEK; a READ open is enough (READ's rules); a directory is not.
+    let r = c
+        .call(vec![putfh(&f.fh), seek_op(f.stateid, 0, true)])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOTSUPP);
+    let r = call42(
+        &mut c,
+        vec![NfsArgop4::PutRootFh, seek_op(Stateid4::default(), 0, true)],
+    )
+    .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ISDIR);
+    let forged = Stateid4 {
+        seqid: 1,
+        other: [9; 12],
+    };
+    let r = call42(&mut c, vec![putfh(&f.fh), seek_op(forged, 0, true)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+}
+
+#[tokio::test]
+async fn read_plus_sends_the_hole_as_a_hole_and_the_data_as_data() {
+    let s = server().await;
+    let mut c = Client::new(s.addr, "read-plus").await;
+    let f = holey(&mut c, "f").await;
+    let read_plus = |offset, count| {
+        vec![
+            putfh(&f.fh),
+            NfsArgop4::ReadPlus(ReadPlusArgs {
+                rpa_stateid: f.stateid,
+                rpa_offset: offset,
+                rpa_count: count,
+            }),
+        ]
+    };
+    // The session's replies are 1 MiB: ask for 512 KiB around the hole's start and end.
+    let half = MIB / 2;
+    let r = call42(&mut c, read_plus(MIB - half / 2, half as u32)).await;
+    let Some(NfsResop4::ReadPlus(ReadPlusRes::Ok(ok))) = r.resarray.last() else {
+        panic!("READ_PLUS: {r:?}")
+    };
+    assert!(!ok.rpr_eof);
+    let [ReadPlusContent::Data(d), ReadPlusContent::Hole(h)] = &ok.rpr_contents[..] else {
+        panic!("{:?}", ok.rpr_contents.len())
+    };
+    assert_eq!(d.d_offset, MIB - half / 2);
+    assert!(d.d_data.len() as u64 == half / 2 && d.d_data.iter().all(|&b| b == 0x77));
+    assert_eq!((h.di_offset, h.di_length), (MIB, half / 2));
+    // The end of the hole and the data to the end of the file, with eof.
+    let r = call42(&mut c, read_plus(2 * MIB - 10, 800_000)).await;
+    let Some(NfsResop4::ReadPlus(ReadPlusRes::Ok(ok))) = r.resarray.last() else {
+        panic!("READ_PLUS: {r:?}")
+    };
+    let [ReadPlusContent::Hole(h), ReadPlusContent::Data(d)] = &ok.rpr_contents[..] else {
+        panic!("{:?}", ok.rpr_contents.len())
+    };
+    assert_eq!((h.di_offset, h.di_length), (2 * MIB - 10, 10));
+    assert_eq!((d.d_offset, d.d_data.len()), (2 * MIB, 800_000 - 10));
+    assert!(!ok.rpr_eof);
+    let r = call42(&mut c, read_plus(3 * MIB - 5, 100)).await;
+    let Some(NfsResop4::ReadPlus(ReadPlusRes::Ok(ok))) = r.resarray.last() else {
+        panic!("READ_PLUS: {r:?}")
+    };
+    assert!(ok.rpr_eof);
+    assert!(matches!(&ok.rpr_contents[..], [ReadPlusContent::Data(d)] if d.d_data.len() == 5));
+    let r = c.call(read_plus(0, 10)).await;
+    assert_eq!(
+        last_status(&r),
+        NfsStat4::NFS4ERR_NOTSUPP,
+        "minor version 1"
+    );
+}

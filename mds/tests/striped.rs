@@ -163,10 +163,16 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
 
     // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000).
     f.write(&cfg, 1, 0, &pattern(5000)).await;
+    let held = pfs_core::ObjectId {
+        file: f.fileid,
+        stripe: 1,
+    };
+    let allocated = f.ds(&_ds, 1).objects.space_used(held).unwrap();
+    assert!(allocated >= 5000, "{allocated}");
     assert_eq!(
         sizes(&mut reader, &f.fh).await,
-        (UNIT + 5000, UNIT + 5000),
-        "size and space used from the data servers"
+        (UNIT + 5000, allocated),
+        "size and space used (the objects' blocks) from the data servers"
     );
     // A shorter object elsewhere does not shrink it.
     f.write(&cfg, 0, 0, &pattern(10)).await;
@@ -757,7 +763,10 @@ async fn ds_read(
 /// LAYOUTCOMMIT of `f` with `last` as the last byte written: the size becomes `last + 1`.
 async fn layoutcommit(c: &mut Client, f: &Striped, last: u64) {
     let r = c
-        .call(vec![putfh(&f.fh), layoutcommit_op(f.layout, Some(last), None)])
+        .call(vec![
+            putfh(&f.fh),
+            layoutcommit_op(f.layout, Some(last), None),
+        ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
 }
@@ -833,7 +842,10 @@ async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
     assert_eq!(&ok.data[..], &pattern(123)[..]);
 
     // A shrinking truncate: never the old end again, and the new one once the MDS tells.
-    assert_eq!(set_size(&mut c, &small.fh, small.open, 50).await, NfsStat4::NFS4_OK);
+    assert_eq!(
+        set_size(&mut c, &small.fh, small.open, 50).await,
+        NfsStat4::NFS4_OK
+    );
     match ds_read(&small, &cfg, 0, 0, 4096).await {
         Ok(got) => assert_eq!(got, (50, true)),
         Err(s) => assert_eq!(s, NfsStat4::NFS4ERR_NXIO),
@@ -842,8 +854,8 @@ async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_read_through_the_mds_at_the_end_sees_bytes_written_through_a_layout_before_layoutcommit(
-) {
+async fn a_read_through_the_mds_at_the_end_sees_bytes_written_through_a_layout_before_layoutcommit()
+{
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let _ds = start_data_servers(&cfg);

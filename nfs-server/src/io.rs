@@ -1,9 +1,13 @@
 //! What the MDS and the data servers do alike around the object store: run its blocking
 //! calls off the async workers, clip a WRITE's payload, read past an object's end as a hole,
-//! check a COMMIT's range, and name the security flavors both accept.
+//! check a COMMIT's range, cut a READ_PLUS range into data and holes, and name the security
+//! flavors both accept.
+
+use std::future::Future;
 
 use bytes::Bytes;
-use nfs_proto::nfs4::{NfsStat4, Secinfo4};
+use nfs_proto::nfs4::{Data4, DataInfo4, NfsStat4, ReadPlusContent, Secinfo4};
+use pfs_core::SeekWhat;
 
 /// The flavors the servers accept, most preferred first (SECINFO, SECINFO_NO_NAME).
 pub fn secinfo_flavors() -> Vec<Secinfo4> {
@@ -64,9 +68,240 @@ pub fn clip_write(data: &Bytes, offset: u64, max_io: usize) -> Result<Bytes, Nfs
     }
 }
 
+/// A piece of a file range: data, or a hole (reads as zeros), as SEEK found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// File offset.
+    pub offset: u64,
+    /// Bytes.
+    pub len: u64,
+    /// A hole (else data).
+    pub hole: bool,
+}
+
+impl Segment {
+    /// The offset just past it.
+    pub fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
+/// Cuts `[offset, end)` into alternating data and hole [`Segment`]s, back to back from
+/// `offset`, with `seek(pos, what)`: the next data (`None`: no data before the end) or hole
+/// (`None`: a hole at `pos`, past the object's end) at or after `pos`, as
+/// [`pfs_core::ObjectStore::seek`] answers. At most `max_segments` (then the segments end
+/// before `end`: a READ_PLUS may return less than asked), so a file of many small extents
+/// costs a bounded number of seeks. A seek answering data where a hole was just found, or a
+/// hole where data was, ends the data at `end`: data is always safe to send, a hole only
+/// where the store says one is.
+pub async fn find_segments<E, F, Fut>(
+    offset: u64,
+    end: u64,
+    max_segments: usize,
+    mut seek: F,
+) -> Result<Vec<Segment>, E>
+where
+    F: FnMut(u64, SeekWhat) -> Fut,
+    Fut: Future<Output = Result<Option<u64>, E>>,
+{
+    let mut out: Vec<Segment> = Vec::new();
+    let mut pos = offset;
+    while pos < end && out.len() < max_segments.max(1) {
+        let data = seek(pos, SeekWhat::Data)
+            .await?
+            .unwrap_or(end)
+            .clamp(pos, end);
+        let (hole, stop) = if data > pos {
+            (true, data)
+        } else {
+            let h = seek(pos, SeekWhat::Hole).await?.unwrap_or(pos).min(end);
+            (false, if h > pos { h } else { end })
+        };
+        match out.last_mut() {
+            Some(last) if last.hole == hole => last.len += stop - pos,
+            _ => out.push(Segment {
+                offset: pos,
+                len: stop - pos,
+                hole,
+            }),
+        }
+        pos = stop;
+    }
+    Ok(out)
+}
+
+/// The READ_PLUS contents (RFC 7862 section 15.10) of `segments` (in file order, back to
+/// back): holes as `NFS4_CONTENT_HOLE`, data as slices of `data` (the bytes read from file
+/// offset `data_offset`, covering the data segments; slices, not copies). The part of a
+/// data segment past the end of `data` (the object ended early: a hole) is sent as a hole.
+pub fn read_plus_contents(
+    segments: &[Segment],
+    data_offset: u64,
+    data: &Bytes,
+) -> Vec<ReadPlusContent> {
+    fn hole(out: &mut Vec<ReadPlusContent>, offset: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        if let Some(ReadPlusContent::Hole(h)) = out.last_mut() {
+            if h.di_offset + h.di_length == offset {
+                h.di_length += len;
+                return;
+            }
+        }
+        out.push(ReadPlusContent::Hole(DataInfo4 {
+            di_offset: offset,
+            di_length: len,
+        }));
+    }
+    let mut out: Vec<ReadPlusContent> = Vec::with_capacity(segments.len());
+    let data_end = data_offset + data.len() as u64;
+    for s in segments {
+        if s.hole {
+            hole(&mut out, s.offset, s.len);
+            continue;
+        }
+        debug_assert!(s.offset >= data_offset, "data before the bytes read");
+        let from = s.offset.clamp(data_offset, data_end);
+        let to = s.end().clamp(data_offset, data_end);
+        if to > from && from == s.offset {
+            out.push(ReadPlusContent::Data(Data4 {
+                d_offset: from,
+                d_data: data.slice((from - data_offset) as usize..(to - data_offset) as usize),
+            }));
+            hole(&mut out, to, s.end() - to);
+        } else {
+            hole(&mut out, s.offset, s.len);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// SEEK over a map of 64-byte blocks (`true`: data), as an object store answers it.
+    fn seek_in(blocks: &[bool], pos: u64, what: SeekWhat) -> Option<u64> {
+        let size = blocks.len() as u64 * 64;
+        if pos >= size {
+            return None;
+        }
+        let want = what == SeekWhat::Data;
+        match (pos / 64..blocks.len() as u64).find(|&b| blocks[b as usize] == want) {
+            Some(b) => Some((b * 64).max(pos)),
+            None if want => None,
+            None => Some(size),
+        }
+    }
+
+    fn run<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_store_that_contradicts_itself_gets_data_not_an_endless_loop() {
+        // Says "no data here" and "no hole here" at every offset.
+        let segs = run(find_segments(0, 100, 8, |pos, what| async move {
+            Ok::<_, ()>(match what {
+                SeekWhat::Data => Some(pos),
+                SeekWhat::Hole => Some(pos),
+            })
+        }))
+        .unwrap();
+        assert_eq!(
+            segs,
+            [Segment {
+                offset: 0,
+                len: 100,
+                hole: false
+            }]
+        );
+    }
+
+    #[test]
+    fn segments_stop_at_the_maximum_and_a_short_object_is_a_hole() {
+        let blocks = [true, false, true, false, true, false];
+        let segs = run(find_segments(0, 384, 3, |pos, what| async move {
+            Ok::<_, ()>(seek_in(&blocks, pos, what))
+        }))
+        .unwrap();
+        assert_eq!(segs.len(), 3);
+        assert_eq!(segs.last().unwrap().end(), 192);
+        // The data segment [0, 64) read as only 10 bytes: the rest is a hole.
+        let c = read_plus_contents(&segs, 0, &Bytes::from(vec![1u8; 10]));
+        assert_eq!(
+            c,
+            [
+                ReadPlusContent::Data(Data4 {
+                    d_offset: 0,
+                    d_data: Bytes::from(vec![1u8; 10])
+                }),
+                ReadPlusContent::Hole(DataInfo4 {
+                    di_offset: 10,
+                    di_length: 182
+                }),
+            ]
+        );
+    }
+
+    proptest! {
+        /// Segments cover the range back to back, alternate, holes only where the store has
+        /// holes, and the contents rebuild the range's bytes, data as slices of the read.
+        #[test]
+        fn segments_and_contents_rebuild_the_range(
+            blocks in proptest::collection::vec(any::<bool>(), 0..40),
+            offset in 0u64..3000,
+            len in 0u64..3000,
+        ) {
+            let size = blocks.len() as u64 * 64;
+            let bytes: Vec<u8> = (0..size)
+                .map(|i| if blocks[(i / 64) as usize] { (i % 251) as u8 | 1 } else { 0 })
+                .collect();
+            let end = (offset + len).min(size);
+            let segs = run(find_segments(offset, end, usize::MAX, |pos, what| {
+                let blocks = &blocks;
+                async move { Ok::<_, ()>(seek_in(blocks, pos, what)) }
+            }))
+            .unwrap();
+            let mut at = offset;
+            for w in segs.windows(2) {
+                prop_assert_ne!(w[0].hole, w[1].hole);
+            }
+            for s in &segs {
+                prop_assert_eq!(s.offset, at);
+                prop_assert!(s.len > 0);
+                if s.hole {
+                    prop_assert!(bytes[s.offset as usize..s.end() as usize].iter().all(|&b| b == 0));
+                }
+                at = s.end();
+            }
+            prop_assert_eq!(at, end.max(offset));
+            if offset < end {
+                let data = Bytes::copy_from_slice(&bytes[offset as usize..end as usize]);
+                let mut rebuilt = vec![0xeeu8; (end - offset) as usize];
+                for c in read_plus_contents(&segs, offset, &data) {
+                    match c {
+                        ReadPlusContent::Data(d) => {
+                            let o = (d.d_offset - offset) as usize;
+                            prop_assert!(d.d_data.as_ptr() >= data.as_ptr(), "a slice");
+                            rebuilt[o..o + d.d_data.len()].copy_from_slice(&d.d_data);
+                        }
+                        ReadPlusContent::Hole(h) => {
+                            let o = (h.di_offset - offset) as usize;
+                            rebuilt[o..o + h.di_length as usize].fill(0);
+                        }
+                        ReadPlusContent::Other(_) => prop_assert!(false),
+                    }
+                }
+                prop_assert_eq!(&rebuilt[..], &bytes[offset as usize..end as usize]);
+            }
+        }
+    }
 
     #[test]
     fn writes_are_cut_at_max_io_and_refused_past_the_largest_offset() {

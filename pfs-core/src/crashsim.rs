@@ -1,6 +1,6 @@
 //! An in-memory store that can simulate a crash, for testing durability contracts.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -9,7 +9,9 @@ use rustix::io::Errno;
 use crate::error::{Result, StoreError};
 use crate::id::ObjectId;
 use crate::lock;
-use crate::store::{range_end, Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone};
+use crate::store::{
+    range_end, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability, WriteDone,
+};
 use crate::verifier::{new_write_verifier, VerifierCell};
 
 /// Space reported by `statfs` when no capacity is set: 1 TiB.
@@ -17,6 +19,9 @@ const DEFAULT_CAPACITY: u64 = 1 << 40;
 /// Default largest object: objects are dense vectors here, so a write at a huge offset must
 /// be refused (NFS4ERR_FBIG) rather than allocate it.
 pub const CRASHSIM_MAX_OBJECT_SIZE: u64 = 1 << 30;
+/// The simulated file system's block: the unit in which space is allocated and freed, and
+/// in which [`ObjectStore::seek`] sees data and holes.
+const BLOCK: u64 = 4096;
 
 #[derive(Debug, Default, Clone)]
 struct SimObject {
@@ -24,6 +29,9 @@ struct SimObject {
     written: Vec<u8>,
     /// What survives a crash (the disk); `None` if the object itself would vanish.
     durable: Option<Vec<u8>>,
+    /// Numbers of the [`BLOCK`]s that hold storage (written or allocated, not punched or cut
+    /// off): what `seek` calls data and `space_used` counts.
+    blocks: BTreeSet<u64>,
 }
 
 impl SimObject {
@@ -43,10 +51,19 @@ impl SimObject {
         durable[offset..end].copy_from_slice(&self.written[offset..end]);
     }
 
-    /// Sets the size in both views, as a synchronous truncate does.
+    /// Sets the size in both views, as a synchronous truncate does; blocks past the new end
+    /// are freed.
     fn resize(&mut self, size: usize) {
         self.written.resize(size, 0);
         self.durable.get_or_insert_with(Vec::new).resize(size, 0);
+        self.blocks.split_off(&(size as u64).div_ceil(BLOCK));
+    }
+
+    /// Marks the blocks of `[offset, end)` as holding storage.
+    fn fill_blocks(&mut self, offset: u64, end: u64) {
+        if offset < end {
+            self.blocks.extend(offset / BLOCK..=(end - 1) / BLOCK);
+        }
     }
 }
 
@@ -84,7 +101,10 @@ impl Sim {
         }
         if let Some(o) = self.objects.get_mut(&id) {
             match o.durable.clone() {
-                Some(d) => o.written = d,
+                Some(d) => {
+                    o.blocks.split_off(&(d.len() as u64).div_ceil(BLOCK));
+                    o.written = d;
+                }
                 None => {
                     self.objects.remove(&id);
                 }
@@ -159,6 +179,7 @@ impl CrashSimStore {
         let mut sim = lock(&self.sim);
         sim.objects.retain(|_, o| match o.durable.take() {
             Some(d) => {
+                o.blocks.split_off(&(d.len() as u64).div_ceil(BLOCK));
                 o.written = d.clone();
                 o.durable = Some(d);
                 true
@@ -213,6 +234,7 @@ impl ObjectStore for CrashSimStore {
             o.written[at..at + piece.len()].copy_from_slice(piece);
             at += piece.len();
         }
+        o.fill_blocks(offset, end);
         if stable.is_stable() {
             sim.sync_fails(id, &self.verifier)?;
             if let Some(o) = sim.objects.get_mut(&id) {
@@ -300,6 +322,7 @@ impl ObjectStore for CrashSimStore {
         let o = sim.objects.entry(id).or_default();
         let size = (o.written.len() as u64).max(end);
         o.resize(size as usize);
+        o.fill_blocks(offset, end);
         Ok(())
     }
 
@@ -322,7 +345,53 @@ impl ObjectStore for CrashSimStore {
         if let Some(d) = o.durable.as_mut() {
             zero(d);
         }
+        // Blocks wholly inside the range are freed, as PUNCH_HOLE frees them; partly
+        // covered ones keep their (now partly zero) storage.
+        let e = end.min(o.written.len() as u64);
+        let (first, last) = (offset.div_ceil(BLOCK), e / BLOCK);
+        if first < last {
+            let mut tail = o.blocks.split_off(&first);
+            let mut rest = tail.split_off(&last);
+            o.blocks.append(&mut rest);
+        }
         Ok(Deallocated::HolePunched)
+    }
+
+    fn seek(&self, id: ObjectId, offset: u64, what: SeekWhat) -> Result<Option<u64>> {
+        let sim = lock(&self.sim);
+        let Some(o) = sim.objects.get(&id) else {
+            return Ok(None);
+        };
+        let size = o.written.len() as u64;
+        if offset >= size {
+            return Ok(None);
+        }
+        let first = offset / BLOCK;
+        Ok(match what {
+            SeekWhat::Data => o
+                .blocks
+                .range(first..)
+                .next()
+                .map(|&b| (b * BLOCK).max(offset))
+                .filter(|&d| d < size),
+            SeekWhat::Hole => {
+                let mut b = first;
+                for &held in o.blocks.range(first..) {
+                    if held != b {
+                        break;
+                    }
+                    b += 1;
+                }
+                Some((b * BLOCK).clamp(offset, size))
+            }
+        })
+    }
+
+    fn space_used(&self, id: ObjectId) -> Result<u64> {
+        Ok(lock(&self.sim)
+            .objects
+            .get(&id)
+            .map_or(0, |o| o.blocks.len() as u64 * BLOCK))
     }
 
     fn verifier(&self) -> [u8; 8] {

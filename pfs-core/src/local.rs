@@ -20,7 +20,8 @@ use crate::error::{Result, StoreError};
 use crate::id::ObjectId;
 use crate::lock;
 use crate::store::{
-    range_end, write_zeros, Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone,
+    range_end, write_zeros, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability,
+    WriteDone,
 };
 use crate::verifier::{new_write_verifier, VerifierCell};
 
@@ -643,6 +644,47 @@ impl ObjectStore for LocalStore {
             Ok(()) => self.sync(id, &fd).map(|()| Deallocated::HolePunched),
             Err(Errno::OPNOTSUPP) => write_zeros(self, id, offset, end - offset),
             Err(e) => Err(StoreError::from_errno("fallocate", e, offset, len)),
+        }
+    }
+
+    fn seek(&self, id: ObjectId, offset: u64, what: SeekWhat) -> Result<Option<u64>> {
+        let id = self.naming.key(id);
+        let Some(fd) = self.file(id, false)? else {
+            return Ok(None);
+        };
+        // lseek takes an off_t: an offset beyond it is past every object's end.
+        if offset > i64::MAX as u64 {
+            return Ok(None);
+        }
+        // The cached descriptor is shared, but nothing else uses its file position (reads
+        // and writes are pread/pwritev), so moving it is harmless.
+        let pos = match what {
+            SeekWhat::Data => rustix::fs::SeekFrom::Data(offset),
+            SeekWhat::Hole => rustix::fs::SeekFrom::Hole(offset),
+        };
+        match rustix::fs::seek(&*fd, pos) {
+            Ok(at) => Ok(Some(at)),
+            Err(Errno::NXIO) => Ok(None),
+            Err(e) => Err(StoreError::from_errno("lseek", e, offset, 0)),
+        }
+    }
+
+    fn space_used(&self, id: ObjectId) -> Result<u64> {
+        let id = self.naming.key(id);
+        let blocks = |st: rustix::fs::Stat| (st.st_blocks.max(0) as u64).saturating_mul(512);
+        if let Some(fd) = lock(&self.cache).get(id) {
+            return rustix::fs::fstat(&*fd)
+                .map(blocks)
+                .map_err(|e| StoreError::from_errno("fstat", e, 0, 0));
+        }
+        match rustix::fs::statat(
+            &self.objects,
+            self.naming.path(id),
+            AtFlags::SYMLINK_NOFOLLOW,
+        ) {
+            Ok(st) => Ok(blocks(st)),
+            Err(Errno::NOENT) => Ok(0),
+            Err(e) => Err(StoreError::from_errno("stat", e, 0, 0)),
         }
     }
 

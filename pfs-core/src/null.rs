@@ -8,7 +8,9 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::lock;
-use crate::store::{range_end, Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone};
+use crate::store::{
+    range_end, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability, WriteDone,
+};
 use crate::verifier::new_write_verifier;
 
 /// Longest read a [`NullStore`] answers in one go (longer reads come back short).
@@ -143,6 +145,24 @@ impl ObjectStore for NullStore {
 
     fn deallocate(&self, _id: ObjectId, _offset: u64, _len: u64) -> Result<Deallocated> {
         Ok(Deallocated::Nothing)
+    }
+
+    /// The null store keeps no data but stands for a store that would: every byte below the
+    /// size is data, and the only hole is the one at the end.
+    fn seek(&self, id: ObjectId, offset: u64, what: SeekWhat) -> Result<Option<u64>> {
+        let size = self.size(id)?;
+        if offset >= size {
+            return Ok(None);
+        }
+        Ok(Some(match what {
+            SeekWhat::Data => offset,
+            SeekWhat::Hole => size,
+        }))
+    }
+
+    /// The size: as [`NullStore::seek`], the object counts as written in full.
+    fn space_used(&self, id: ObjectId) -> Result<u64> {
+        self.size(id)
     }
 
     fn verifier(&self) -> [u8; 8] {

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::local::{LocalOptions, LocalStore, Naming};
-use crate::store::{Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone};
+use crate::store::{Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability, WriteDone};
 
 /// The `shared` backend: one file per file id under `<shared_dir>/files/` (path:
 /// [`crate::shared_relative_path`]), on a file system that every data server (and the MDS,
@@ -100,6 +100,14 @@ impl ObjectStore for SharedStore {
 
     fn deallocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<Deallocated> {
         self.0.deallocate(id, offset, len)
+    }
+
+    fn seek(&self, id: ObjectId, offset: u64, what: SeekWhat) -> Result<Option<u64>> {
+        self.0.seek(id, offset, what)
+    }
+
+    fn space_used(&self, id: ObjectId) -> Result<u64> {
+        self.0.space_used(id)
     }
 
     fn verifier(&self) -> [u8; 8] {

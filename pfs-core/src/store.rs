@@ -89,6 +89,16 @@ pub enum Deallocated {
     Nothing,
 }
 
+/// What [`ObjectStore::seek`] looks for (`lseek`'s `SEEK_DATA` and `SEEK_HOLE`, RFC 7862
+/// section 15.11's `NFS4_CONTENT_DATA` and `NFS4_CONTENT_HOLE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SeekWhat {
+    /// The next byte that holds data.
+    Data,
+    /// The next byte in a hole (the end of the object counts as one).
+    Hole,
+}
+
 /// A place where objects live: files on a local file system, memory, or nothing at all.
 ///
 /// Methods are synchronous and may block on disk: async callers run them in
@@ -160,6 +170,26 @@ pub trait ObjectStore: Send + Sync {
     fn deallocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<Deallocated> {
         write_zeros(self, id, offset, len)
     }
+
+    /// Where the next data or hole at or after `offset` starts, from the object's real
+    /// extents (`lseek(SEEK_DATA / SEEK_HOLE)` on the local backends):
+    ///
+    /// * `offset` at or past the object's size (a missing object has size 0): `None` for
+    ///   both (`ENXIO`): there is nothing, not even a hole, at or after the end.
+    /// * [`SeekWhat::Data`] below the size: `Some(d)` with `offset <= d < size`, the start of
+    ///   the first data at or after `offset`, or `None` when only holes follow up to the end.
+    /// * [`SeekWhat::Hole`] below the size: `Some(h)` with `offset <= h <= size`, the start
+    ///   of the first hole at or after `offset`; every object ends in a virtual hole, so
+    ///   `h = size` when data runs to the end.
+    ///
+    /// A backend may report a hole as data (a file system that does not track holes), never
+    /// data as a hole: every byte from `offset` up to a returned data offset, and every byte
+    /// of a hole, reads as zeros.
+    fn seek(&self, id: ObjectId, offset: u64, what: SeekWhat) -> Result<Option<u64>>;
+
+    /// Bytes of storage the object takes (`st_blocks * 512` on the local backends); 0 for
+    /// a missing object. It falls when a range is deallocated, unlike the size.
+    fn space_used(&self, id: ObjectId) -> Result<u64>;
 
     /// The write verifier (`writeverf4`): it changes whenever unstable data may have been lost
     /// (every process start, and after a failed sync), so clients re-send what they have not

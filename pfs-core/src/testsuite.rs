@@ -8,7 +8,7 @@ use bytes::Bytes;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::{Deallocated, ObjectId, ObjectStore, Stability, StoreError};
+use crate::{Deallocated, ObjectId, ObjectStore, SeekWhat, Stability, StoreError};
 
 /// A store under test and whatever must live as long as it (e.g. its temporary directory).
 pub(crate) struct Fixture {
@@ -76,6 +76,8 @@ macro_rules! object_store_suite {
             commit_of_a_missing_object_succeeds,
             empty_write_does_not_create_the_object,
             deallocate_zeroes_a_range_and_keeps_the_size,
+            seek_finds_data_and_holes_and_nothing_past_the_end,
+            space_used_counts_storage_and_falls_after_deallocate,
             verifier_stays_the_same_while_the_store_lives,
             statfs_figures_are_consistent,
             concurrent_writers_to_different_objects_do_not_interfere,
@@ -380,6 +382,80 @@ pub(crate) fn deallocate_zeroes_a_range_and_keeps_the_size(make: Make, keeps: bo
     assert_eq!(read_all(&*f.store, A), want);
 }
 
+const MIB: u64 = 1 << 20;
+
+pub(crate) fn seek_finds_data_and_holes_and_nothing_past_the_end(make: Make, keeps: bool) {
+    use SeekWhat::{Data, Hole};
+    let f = make();
+    let s = &*f.store;
+    for what in [Data, Hole] {
+        assert_eq!(
+            s.seek(A, 0, what).unwrap(),
+            None,
+            "a missing object is empty"
+        );
+    }
+    // Data in [0, 1 MiB) and [3 MiB, 4 MiB), holes in [1 MiB, 3 MiB) and [4 MiB, 5 MiB):
+    // MiB-aligned, so no file system's block size blurs the answer.
+    let mib = Bytes::from(vec![0xabu8; MIB as usize]);
+    s.write(A, 0, std::slice::from_ref(&mib), Stability::FileSync)
+        .unwrap();
+    s.write(A, 3 * MIB, &[mib], Stability::FileSync).unwrap();
+    s.truncate(A, 5 * MIB).unwrap();
+    let at = |off, what| s.seek(A, off, what).unwrap();
+    if keeps {
+        assert_eq!(at(0, Data), Some(0));
+        assert_eq!(at(100, Data), Some(100));
+        assert_eq!(at(0, Hole), Some(MIB));
+        assert_eq!(at(MIB, Data), Some(3 * MIB));
+        assert_eq!(at(MIB + 5, Data), Some(3 * MIB));
+        assert_eq!(at(2 * MIB, Hole), Some(2 * MIB));
+        assert_eq!(at(3 * MIB, Hole), Some(4 * MIB));
+        assert_eq!(at(4 * MIB, Data), None, "only the hole at the end follows");
+        assert_eq!(at(4 * MIB + 1, Hole), Some(4 * MIB + 1));
+        assert_eq!(at(5 * MIB - 1, Hole), Some(5 * MIB - 1));
+        s.deallocate(A, 3 * MIB, MIB).unwrap();
+        assert_eq!(at(MIB, Data), None, "a punched range is a hole");
+        assert_eq!(at(3 * MIB, Hole), Some(3 * MIB));
+    } else {
+        // Nothing kept: every byte counts as data, the hole is the end.
+        assert_eq!(at(0, Data), Some(0));
+        assert_eq!(at(2 * MIB, Data), Some(2 * MIB));
+        assert_eq!(at(0, Hole), Some(5 * MIB));
+    }
+    for what in [Data, Hole] {
+        for off in [5 * MIB, 5 * MIB + 1, i64::MAX as u64, u64::MAX] {
+            assert_eq!(at(off, what), None, "{what:?} at {off}: past the end");
+        }
+    }
+}
+
+pub(crate) fn space_used_counts_storage_and_falls_after_deallocate(make: Make, keeps: bool) {
+    let f = make();
+    let s = &*f.store;
+    assert_eq!(
+        s.space_used(A).unwrap(),
+        0,
+        "a missing object takes nothing"
+    );
+    let data = Bytes::from(vec![0x11u8; 2 * MIB as usize]);
+    s.write(A, 0, &[data], Stability::FileSync).unwrap();
+    let written = s.space_used(A).unwrap();
+    assert!(written >= 2 * MIB, "{written}");
+    s.deallocate(A, 0, MIB).unwrap();
+    let punched = s.space_used(A).unwrap();
+    s.allocate(A, 4 * MIB, MIB).unwrap();
+    let allocated = s.space_used(A).unwrap();
+    if keeps {
+        assert!(punched + MIB <= written, "{written} -> {punched}");
+        assert!(allocated >= punched + MIB, "{punched} -> {allocated}");
+    } else {
+        assert_eq!((punched, allocated), (2 * MIB, 5 * MIB), "the size");
+    }
+    s.remove(A).unwrap();
+    assert_eq!(s.space_used(A).unwrap(), 0);
+}
+
 pub(crate) fn verifier_stays_the_same_while_the_store_lives(make: Make, _keeps: bool) {
     let f = make();
     let v = f.store.verifier();
@@ -464,6 +540,11 @@ enum Op {
         off: u64,
         len: u64,
     },
+    Seek {
+        obj: usize,
+        off: u64,
+        data: bool,
+    },
 }
 
 const OBJS: [ObjectId; 3] = [A, B, C];
@@ -485,7 +566,9 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(obj, off, len)| Op::Read { obj, off, len }),
         1 => obj.clone().prop_map(|obj| Op::Remove { obj }),
         1 => obj.clone().prop_map(|obj| Op::Commit { obj }),
-        1 => (obj, off, 0u64..3000).prop_map(|(obj, off, len)| Op::Deallocate { obj, off, len }),
+        1 => (obj.clone(), off.clone(), 0u64..3000)
+            .prop_map(|(obj, off, len)| Op::Deallocate { obj, off, len }),
+        2 => (obj, off, any::<bool>()).prop_map(|(obj, off, data)| Op::Seek { obj, off, data }),
     ]
 }
 
@@ -545,6 +628,30 @@ fn check_op(
                 if (off as usize) < end {
                     m[off as usize..end].fill(0);
                 }
+            }
+        }
+        Op::Seek { obj, off, data } => {
+            // The contract, not a file system's exact extents: data may be reported for a
+            // hole, never a hole for data.
+            let what = if data { SeekWhat::Data } else { SeekWhat::Hole };
+            let got = s.seek(OBJS[obj], off, what).unwrap();
+            let m = model.get(&key(obj)).map_or(&[][..], |v| &v[..]);
+            let size = m.len() as u64;
+            let zeros = |from: u64, to: u64| {
+                !keeps || m[from as usize..to as usize].iter().all(|&x| x == 0)
+            };
+            match (what, got) {
+                _ if off >= size => prop_assert_eq!(got, None, "{:?} at or past the end", op),
+                (SeekWhat::Data, Some(d)) => {
+                    prop_assert!(off <= d && d < size, "{:?} -> {}", op, d);
+                    prop_assert!(zeros(off, d), "{:?} skipped data", op);
+                }
+                (SeekWhat::Data, None) => prop_assert!(zeros(off, size), "{:?} missed data", op),
+                (SeekWhat::Hole, Some(h)) => {
+                    prop_assert!(off <= h && h <= size, "{:?} -> {}", op, h);
+                    prop_assert!(h == size || zeros(h, h + 1), "{:?}: data at the hole", op);
+                }
+                (SeekWhat::Hole, None) => prop_assert!(false, "{:?}: no hole below the end", op),
             }
         }
     }

@@ -345,7 +345,8 @@ pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         let fh = ctx.fh()?;
         let mut inode = ctx.inode()?;
         if wants_size(&a.attr_request) {
-            inode = crate::dsobjects::sized(&ctx.mds, inode).await;
+            let space = a.attr_request.contains(FATTR4_SPACE_USED);
+            inode = crate::dsobjects::sized(&ctx.mds, inode, space).await;
         }
         let mut attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
         // Another client's write delegation may hide a newer size and change (RFC 8881
@@ -533,7 +534,7 @@ pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
             }
         }
         let inode = if wants_size(&mask) {
-            crate::dsobjects::sized(&ctx.mds, inode).await
+            crate::dsobjects::sized(&ctx.mds, inode, mask.contains(FATTR4_SPACE_USED)).await
         } else {
             inode
         };

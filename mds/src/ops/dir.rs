@@ -590,6 +590,7 @@ async fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, N
     let (limit, too_small) = reply_budget(ctx, a.maxcount, READDIR_FIXED)?;
     let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
     let wants_size = super::attr::wants_size(&want);
+    let wants_space = want.contains(nfs_proto::nfs4::attr::FATTR4_SPACE_USED);
     let wants_fs = FS_ATTRS.iter().any(|&b| want.contains(b));
     let mut no_fs = want.clone();
     FS_ATTRS.iter().for_each(|&b| no_fs.clear(b));
@@ -616,7 +617,7 @@ async fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, N
                 None => (e.inode, fh.export),
             };
             let inode = if wants_size {
-                crate::dsobjects::sized(&ctx.mds, inode).await
+                crate::dsobjects::sized(&ctx.mds, inode, wants_space).await
             } else {
                 inode
             };

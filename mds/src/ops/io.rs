@@ -77,7 +77,7 @@ async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> 
     // client here when it cannot tell where the file ends) sees what the data servers hold
     // before LAYOUTCOMMIT, as GETATTR does.
     let size = if a.offset.saturating_add(u64::from(count)) > inode.size {
-        crate::dsobjects::sized(&ctx.mds, inode).await.size
+        crate::dsobjects::sized(&ctx.mds, inode, false).await.size
     } else {
         inode.size
     };

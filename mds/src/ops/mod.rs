@@ -8,6 +8,8 @@ pub mod fh;
 pub mod io;
 pub mod layout;
 pub mod open;
+pub mod read_plus;
+pub mod seek;
 pub mod space;
 pub mod xattr;
 
@@ -83,6 +85,8 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::Commit(a) => R::Commit(io::commit(ctx, a).await),
         A::Allocate(a) => R::Allocate(space::allocate(ctx, a).await),
         A::Deallocate(a) => R::Deallocate(space::deallocate(ctx, a).await),
+        A::ReadPlus(a) => R::ReadPlus(read_plus::read_plus(ctx, a).await),
+        A::Seek(a) => R::Seek(seek::seek(ctx, a).await),
         // Extended attributes (RFC 8276).
         A::GetXattr(a) => R::GetXattr(xattr::getxattr(ctx, a)),
         A::SetXattr(a) => R::SetXattr(xattr::setxattr(ctx, a).await),
@@ -108,8 +112,6 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         | A::LayoutStats(_)
         | A::OffloadCancel(_)
         | A::OffloadStatus(_)
-        | A::ReadPlus(_)
-        | A::Seek(_)
         | A::WriteSame(_)
         | A::Clone(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
         A::Illegal | A::Unknown(_) => R::Illegal(IllegalRes {

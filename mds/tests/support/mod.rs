@@ -269,6 +269,7 @@ impl Client {
             matches!(
                 o,
                 NfsArgop4::Read(_)
+                    | NfsArgop4::ReadPlus(_)
                     | NfsArgop4::ReadDir(_)
                     | NfsArgop4::GetXattr(_)
                     | NfsArgop4::ListXattrs(_)

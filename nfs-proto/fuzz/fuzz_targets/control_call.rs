@@ -45,7 +45,13 @@ fuzz_target!(|data: &[u8]| {
             round_trip::<nfs_proto::control::HealthRes>(args.clone());
             round_trip::<nfs_proto::control::CtlReadRes>(args.clone());
             round_trip::<nfs_proto::control::CtlWriteRes>(args.clone());
-            round_trip::<nfs_proto::control::CtlCommitRes>(args);
+            round_trip::<nfs_proto::control::CtlCommitRes>(args.clone());
+            round_trip::<nfs_proto::control::CtlSpaceArgs>(args.clone());
+            round_trip::<nfs_proto::control::CtlSeekArgs>(args.clone());
+            round_trip::<nfs_proto::control::ObjectSpaceArgs>(args.clone());
+            round_trip::<nfs_proto::control::CtlDeallocateRes>(args.clone());
+            round_trip::<nfs_proto::control::CtlSeekRes>(args.clone());
+            round_trip::<nfs_proto::control::ObjectSpaceRes>(args);
         }
     }
 });

@@ -59,6 +59,16 @@ xdr_enum! {
         /// Where files end, as the MDS last recorded it, so a data server can answer READ
         /// at a file's end itself ([`SizeHintArgs`], [`CtlStatusRes`]).
         CTLPROC_SIZE_HINT = 12,
+        /// Reserves space in an object, growing it if the range ends past its size
+        /// ([`CtlSpaceArgs`], [`CtlStatusRes`]); durable before the reply.
+        CTLPROC_ALLOCATE = 13,
+        /// Makes a range of an object read as zeros, its blocks freed where the file system
+        /// can ([`CtlSpaceArgs`], [`CtlDeallocateRes`]); durable before the reply.
+        CTLPROC_DEALLOCATE = 14,
+        /// Where the next data or hole of an object starts ([`CtlSeekArgs`], [`CtlSeekRes`]).
+        CTLPROC_SEEK = 15,
+        /// Sizes and allocated bytes of objects ([`ObjectSpaceArgs`], [`ObjectSpaceRes`]).
+        CTLPROC_OBJECT_SPACE = 18,
     }
 }
 
@@ -174,6 +184,28 @@ pub struct RegisterOk {
     /// addresses); the MDS compares them with its own view and notifies clients of changes.
     #[xdr(max = MAX_CTL_ADDRS)]
     pub addresses: Vec<CtlAddr>,
+}
+
+xdr_enum! {
+    /// How a data server made a DEALLOCATE range read as zeros (`pfs_core::Deallocated`).
+    pub struct CtlDeallocated {
+        /// Nothing to do: the range lay past the object's end, or the store keeps no data.
+        CTL_DEALLOC_NOTHING = 0,
+        /// The blocks were freed (`fallocate(PUNCH_HOLE)`).
+        CTL_DEALLOC_PUNCHED = 1,
+        /// Zeros were written (the file system cannot punch holes); the space stays used.
+        CTL_DEALLOC_ZEROED = 2,
+    }
+}
+
+xdr_enum! {
+    /// What SEEK looks for; the numbers are `data_content4`'s (RFC 7862 section 15.10).
+    pub struct CtlSeekWhat {
+        /// The next byte holding data (`SEEK_DATA`).
+        CTL_SEEK_DATA = 0,
+        /// The next byte in a hole (`SEEK_HOLE`; the object's end counts as one).
+        CTL_SEEK_HOLE = 1,
+    }
 }
 
 /// A network address with bounded strings (a [`Netaddr4`] whose fields a hostile peer cannot
@@ -302,6 +334,93 @@ pub struct SizeHintArgs {
 pub struct CtlStatusRes {
     /// The status.
     pub status: CtlStat,
+}
+
+/// ALLOCATE and DEALLOCATE arguments: a byte range of one object (object offsets: the MDS
+/// cut the file range with the file's stripe map). Both are durable before the reply.
+/// ALLOCATE of a range ending past the object's end grows the object (as `fallocate` mode
+/// 0); DEALLOCATE ignores the part past the end and never changes the size. A range whose
+/// end overflows or passes the store's largest object is `CTL_FBIG`; an empty one does
+/// nothing.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlSpaceArgs {
+    /// The object.
+    pub object: CtlObject,
+    /// Object offset of the range.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub length: u64,
+}
+
+/// DEALLOCATE results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlDeallocateOk {
+    /// How it was done.
+    pub how: CtlDeallocated,
+}
+
+ctl_res! {
+    /// DEALLOCATE results.
+    pub enum CtlDeallocateRes => CtlDeallocateOk
+}
+
+/// SEEK arguments (`pfs_core::ObjectStore::seek`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlSeekArgs {
+    /// The object (a missing one is empty).
+    pub object: CtlObject,
+    /// Object offset to look from.
+    pub offset: u64,
+    /// Data or hole; another value is `CTL_INVAL`.
+    pub what: CtlSeekWhat,
+}
+
+/// SEEK results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlSeekOk {
+    /// Whether there is such a byte at or after the offset and before the object's end.
+    /// Not found: the offset is at or past the end (both kinds), or only holes follow
+    /// (data).
+    pub found: bool,
+    /// Where it starts (object offset; 0 when not found). A hole found may start at the
+    /// object's size (its virtual hole at the end).
+    pub offset: u64,
+}
+
+ctl_res! {
+    /// SEEK results.
+    pub enum CtlSeekRes => CtlSeekOk
+}
+
+/// OBJECT_SPACE arguments: objects whose sizes and allocated bytes the MDS needs (GETATTR
+/// of `space_used`, and of `size` while write layouts are out).
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct ObjectSpaceArgs {
+    /// The objects; a missing one has size 0 and takes no space.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub objects: Vec<CtlObject>,
+}
+
+/// The size and storage of one object.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Xdr)]
+pub struct CtlObjectSpace {
+    /// Size in bytes.
+    pub size: u64,
+    /// Bytes of storage it takes (`pfs_core::ObjectStore::space_used`).
+    pub allocated: u64,
+}
+
+/// OBJECT_SPACE results: one entry per object asked, in order.
+#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+pub struct ObjectSpaceOk {
+    /// The objects' figures.
+    #[xdr(max = MAX_CTL_LIST)]
+    pub objects: Vec<CtlObjectSpace>,
+}
+
+ctl_res! {
+    /// OBJECT_SPACE results.
+    pub enum ObjectSpaceRes => ObjectSpaceOk
 }
 
 /// REMOVE arguments: files whose objects go, every stripe held here, durably. Removing a
@@ -601,6 +720,14 @@ mod tests {
         ctl_write_res: CtlWriteRes,
         ctl_commit_args: CtlCommitArgs,
         ctl_commit_res: CtlCommitRes,
+        ctl_deallocated: CtlDeallocated,
+        ctl_seek_what: CtlSeekWhat,
+        ctl_space_args: CtlSpaceArgs,
+        ctl_deallocate_res: CtlDeallocateRes,
+        ctl_seek_args: CtlSeekArgs,
+        ctl_seek_res: CtlSeekRes,
+        object_space_args: ObjectSpaceArgs,
+        object_space_res: ObjectSpaceRes,
     );
 
     #[test]
@@ -718,6 +845,37 @@ mod tests {
         assert_eq!(res, RemoveRes::Err(CtlStat(0x4000_0099)));
         assert_eq!(res.status(), CtlStat(0x4000_0099));
         assert_eq!(format!("{:?}", CtlStat::CTL_STALE_EPOCH), "CTL_STALE_EPOCH");
+    }
+
+    #[test]
+    fn space_procedures_have_their_assigned_numbers_and_fixed_sizes() {
+        assert_eq!(
+            [
+                CtlProc::CTLPROC_ALLOCATE.0,
+                CtlProc::CTLPROC_DEALLOCATE.0,
+                CtlProc::CTLPROC_SEEK.0,
+                CtlProc::CTLPROC_OBJECT_SPACE.0
+            ],
+            [13, 14, 15, 18]
+        );
+        let object = CtlObject { file: 1, stripe: 2 };
+        let a = CtlSpaceArgs {
+            object,
+            offset: 3,
+            length: 4,
+        };
+        assert_eq!(to_bytes(&a).len(), 12 + 16);
+        let s = CtlSeekArgs {
+            object,
+            offset: 3,
+            what: CtlSeekWhat::CTL_SEEK_HOLE,
+        };
+        assert_eq!(&to_bytes(&s)[20..], &1u32.to_be_bytes());
+        let r = to_bytes(&CtlSeekRes::Ok(CtlSeekOk {
+            found: true,
+            offset: 9,
+        }));
+        assert_eq!(r.len(), 4 + 4 + 8);
     }
 
     #[test]

@@ -1,0 +1,264 @@
+//! Space and extents of striped files on their data servers: ALLOCATE, DEALLOCATE and SEEK
+//! of a file with a stripe set act on its DS objects `{file, stripe index}` through the
+//! control protocol, each index's share of the file range cut with the file's stripe map.
+//!
+//! ```text
+//!  file range [offset, end) ─ dense ─> index i: object range
+//!                                      [object_size(i, offset), object_size(i, end))
+//!                           └ sparse ─> one data server, stripe 0, the file range itself
+//!                                      (the shared backend: every index is one file)
+//!  ALLOCATE   ─> control ALLOCATE per index with a range, concurrently; when the file grows,
+//!               an index with none gets its last byte of the new size allocated, so every
+//!               object reaches its share (StripeMap::object_size) of the new size
+//!  DEALLOCATE ─> control DEALLOCATE per index with a range, concurrently (each data server
+//!               ignores what lies past its object's end) ─> changed if any did something
+//!  SEEK       ─> control SEEK of index i at object_size(i, offset), concurrently,
+//!               answers turned into file offsets (StripeMap::file_offset) ─> smallest
+//! ```
+//!
+//! Under dense packing index `i`'s bytes below file offset `x` are exactly the first
+//! `object_size(i, x)` bytes of its object, in file order, so a file range is one object
+//! range per index, whatever its length: no per-unit list, memory bounded for any range.
+//!
+//! Every data server the operation needs must be up before anything is sent (else
+//! NFS4ERR_DELAY, as for I/O through the MDS), and every call durable before the caller
+//! records anything: a failed call fails the operation, which the client retries (each
+//! procedure is idempotent).
+
+use layouts::{Packing, StripeMap};
+use nfs_proto::nfs4::NfsStat4;
+use pfs_core::{Deallocated, ObjectId, SeekWhat};
+
+use crate::datapath::{concurrently, ctl_status, object, Striping};
+use crate::dsctl::DsControl;
+use crate::server::Mds;
+use crate::store::StripeSet;
+
+/// Index `index`'s object range `(start, end)` holding its bytes of file range
+/// `[offset, end)` under dense packing (empty when `start == end`).
+pub fn dense_object_range(map: &StripeMap, index: u32, offset: u64, end: u64) -> (u64, u64) {
+    (map.object_size(index, offset), map.object_size(index, end))
+}
+
+/// One control call of a space operation: the data server, its connection and the object
+/// range.
+struct Target {
+    ds: u16,
+    ctl: DsControl,
+    object: ObjectId,
+    offset: u64,
+    len: u64,
+}
+
+/// The connection of every stripe index's data server, in index order, checked up before
+/// anything is sent; under sparse packing the first that is up (one is enough: every index
+/// is the same file), with its index.
+fn servers(
+    mds: &Mds,
+    striping: &Striping,
+    packing: Packing,
+) -> Result<Vec<(u32, u16, DsControl)>, NfsStat4> {
+    match packing {
+        Packing::Dense => (0..striping.map.count)
+            .map(|i| striping.control(mds, i).map(|(ds, c)| (i, ds, c)))
+            .collect(),
+        Packing::Sparse => (0..striping.map.count)
+            .find_map(|i| striping.control(mds, i).ok())
+            .map(|(ds, c)| vec![(0, ds, c)])
+            .ok_or(NfsStat4::NFS4ERR_DELAY),
+    }
+}
+
+/// The object ranges a space operation on file range `[offset, end)` touches.
+fn targets(
+    mds: &Mds,
+    fileid: u64,
+    set: &StripeSet,
+    offset: u64,
+    end: u64,
+) -> Result<(Striping, Vec<Target>), NfsStat4> {
+    let striping = Striping::of(mds, set)?;
+    let mut out = Vec::new();
+    for (index, ds, ctl) in servers(mds, &striping, set.packing)? {
+        let (start, stop) = match set.packing {
+            Packing::Dense => dense_object_range(&striping.map, index, offset, end),
+            Packing::Sparse => (offset, end),
+        };
+        out.push(Target {
+            ds,
+            ctl,
+            object: object(fileid, index),
+            offset: start,
+            len: stop - start,
+        });
+    }
+    Ok((striping, out))
+}
+
+/// ALLOCATE of file range `[offset, end)` of striped file `fileid`, whose recorded size is
+/// `size`: every index's share reserved on its data server, durably, before this returns.
+/// When `end > size` the file grows, and every object is made to reach its share of the new
+/// size (an index without bytes in the range gets the last byte of its share allocated:
+/// `fallocate` grows an object atomically, where a truncate could cut off bytes a client
+/// just wrote through a layout).
+pub async fn allocate(
+    mds: &Mds,
+    fileid: u64,
+    set: &StripeSet,
+    offset: u64,
+    end: u64,
+    size: u64,
+) -> Result<(), NfsStat4> {
+    let (striping, targets) = targets(mds, fileid, set, offset, end)?;
+    let calls: Vec<_> = targets
+        .into_iter()
+        .filter_map(|mut t| {
+            if t.len == 0 && end > size && set.packing == Packing::Dense {
+                let share = striping.map.object_size(t.object.stripe, end);
+                if share == 0 {
+                    return None;
+                }
+                (t.offset, t.len) = (share - 1, 1);
+            }
+            (t.len > 0).then_some(t)
+        })
+        .map(|t| async move {
+            t.ctl
+                .allocate(t.object, t.offset, t.len)
+                .await
+                .map_err(|e| ctl_status(t.ds, &e))
+        })
+        .collect();
+    for r in concurrently(calls).await? {
+        r?;
+    }
+    Ok(())
+}
+
+/// DEALLOCATE of file range `[offset, end)` of striped file `fileid`: every index's share
+/// reads as zeros on its data server, durably, before this returns (what lies past an
+/// object's end is left alone there). Returns whether any data server changed anything.
+pub async fn deallocate(
+    mds: &Mds,
+    fileid: u64,
+    set: &StripeSet,
+    offset: u64,
+    end: u64,
+) -> Result<bool, NfsStat4> {
+    let (_, targets) = targets(mds, fileid, set, offset, end)?;
+    let calls: Vec<_> = targets
+        .into_iter()
+        .filter(|t| t.len > 0)
+        .map(|t| async move {
+            t.ctl
+                .deallocate(t.object, t.offset, t.len)
+                .await
+                .map_err(|e| ctl_status(t.ds, &e))
+        })
+        .collect();
+    let mut changed = false;
+    for r in concurrently(calls).await? {
+        changed |= r? != Deallocated::Nothing;
+    }
+    Ok(changed)
+}
+
+/// Where the next data or hole of striped file `fileid` at or after file offset `offset`
+/// starts, combined over its stripe indices (the caller checked `offset` is below the
+/// file's size and clips the answer to it):
+///
+/// * data: the smallest file offset at or after `offset` that holds data in its stripe's
+///   object; `None` when no object holds any there.
+/// * hole: the smallest file offset at or after `offset` in a hole of its stripe's object,
+///   where everything past an object's end is a hole (`None` never: the caller's size is
+///   the virtual hole at the end).
+pub async fn seek(
+    mds: &Mds,
+    fileid: u64,
+    set: &StripeSet,
+    offset: u64,
+    what: SeekWhat,
+) -> Result<Option<u64>, NfsStat4> {
+    let striping = Striping::of(mds, set)?;
+    let map = striping.map;
+    let asks: Vec<_> = servers(mds, &striping, set.packing)?
+        .into_iter()
+        .map(|(index, ds, ctl)| {
+            let at = match set.packing {
+                Packing::Dense => map.object_size(index, offset),
+                Packing::Sparse => offset,
+            };
+            (index, ds, ctl, at)
+        })
+        .collect();
+    let calls: Vec<_> = asks
+        .iter()
+        .map(|(index, ds, ctl, at)| {
+            let (ctl, ds, obj, at) = (ctl.clone(), *ds, object(fileid, *index), *at);
+            async move {
+                ctl.seek(obj, at, what)
+                    .await
+                    .map_err(|e| ctl_status(ds, &e))
+            }
+        })
+        .collect();
+    let answers = concurrently(calls).await?;
+    let mut best: Option<u64> = None;
+    for ((index, _, _, at), answer) in asks.iter().zip(answers) {
+        // An object that ends at or before `at` is all hole from there on.
+        let found = match (answer?, what) {
+            (Some(o), _) => Some(o),
+            (None, SeekWhat::Hole) => Some(*at),
+            (None, SeekWhat::Data) => None,
+        };
+        let Some(o) = found else { continue };
+        let file = match set.packing {
+            Packing::Dense => map.file_offset(*index, o),
+            Packing::Sparse => Some(o),
+        };
+        if let Some(f) = file.filter(|&f| f >= offset) {
+            best = Some(best.map_or(f, |b| b.min(f)));
+        }
+    }
+    Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_object_ranges_hold_exactly_each_indexs_bytes_of_the_range() {
+        let map = StripeMap::new(64, 3, 0, 0, Packing::Dense).unwrap();
+        for (offset, end) in [
+            (0, 64 * 7 + 5),
+            (10, 20),
+            (70, 64 * 3 + 1),
+            (64, 128),
+            (5, 5),
+        ] {
+            for index in 0..3 {
+                let (start, stop) = dense_object_range(&map, index, offset, end);
+                let want: Vec<u64> = (offset..end)
+                    .filter(|&x| map.index_of(x).unwrap() == index)
+                    .map(|x| map.object_offset(x).unwrap())
+                    .collect();
+                let got: Vec<u64> = (start..stop).collect();
+                assert_eq!(got, want, "index {index} of [{offset}, {end})");
+            }
+        }
+    }
+
+    #[test]
+    fn a_huge_range_is_one_object_range_per_index() {
+        let map = StripeMap::new(1 << 20, 3, 0, 0, Packing::Dense).unwrap();
+        let end = i64::MAX as u64;
+        let total: u64 = (0..3)
+            .map(|i| {
+                let (a, b) = dense_object_range(&map, i, 0, end);
+                b - a
+            })
+            .sum();
+        assert_eq!(total, end);
+    }
+}

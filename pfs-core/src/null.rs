@@ -8,7 +8,9 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::lock;
-use crate::store::{range_end, Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone};
+use crate::store::{
+    copy_count, range_end, Deallocated, FsStats, ObjectStore, ReadDone, Stability, WriteDone,
+};
 use crate::verifier::new_write_verifier;
 
 /// Longest read a [`NullStore`] answers in one go (longer reads come back short).
@@ -143,6 +145,34 @@ impl ObjectStore for NullStore {
 
     fn deallocate(&self, _id: ObjectId, _offset: u64, _len: u64) -> Result<Deallocated> {
         Ok(Deallocated::Nothing)
+    }
+
+    fn copy_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<u64> {
+        let count = copy_count(self.size(src)?, src_off, len);
+        let end = range_end(dst_off, count, self.max_object_size)?;
+        if count > 0 {
+            self.grow_to(dst, end);
+        }
+        Ok(count)
+    }
+
+    /// Sizes only, like every other operation here: a clone is a copy of nothing.
+    fn clone_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<()> {
+        self.copy_range(src, dst, src_off, dst_off, len).map(|_| ())
     }
 
     fn verifier(&self) -> [u8; 8] {

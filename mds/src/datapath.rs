@@ -199,7 +199,7 @@ impl Striping {
 /// The NFS status a failed control call stands for: a data server that went away is
 /// NFS4ERR_DELAY (retry; the registry marks it down), a store error keeps its number, and
 /// anything else is the cluster's fault (NFS4ERR_SERVERFAULT, logged).
-fn ctl_status(ds: u16, e: &CtlError) -> NfsStat4 {
+pub(crate) fn ctl_status(ds: u16, e: &CtlError) -> NfsStat4 {
     match e {
         CtlError::Connect(_) | CtlError::Timeout | CtlError::Closed => {
             tracing::info!(ds, error = %e, "data server unreachable during I/O through the MDS");

@@ -125,6 +125,9 @@ pub struct Mds {
     pub settler: crate::settle::Settler,
     /// Which clients asked to hear of which devices' changes (CB_NOTIFY_DEVICEID).
     pub device_watch: crate::notify::DeviceWatch,
+    /// Asynchronous server-side copies (COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL) and the copy
+    /// counters.
+    pub copies: crate::copies::Copies,
 }
 
 impl Mds {
@@ -178,6 +181,7 @@ impl Mds {
             fencing: crate::fencing::Fencing::default(),
             settler,
             device_watch: crate::notify::DeviceWatch::default(),
+            copies: crate::copies::Copies::new(store.server_key(), epoch),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,

@@ -3,6 +3,8 @@
 //! fail to compile until it is handled here).
 
 pub mod attr;
+pub mod clone;
+pub mod copy;
 pub mod dir;
 pub mod fh;
 pub mod io;
@@ -83,6 +85,12 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::Commit(a) => R::Commit(io::commit(ctx, a).await),
         A::Allocate(a) => R::Allocate(space::allocate(ctx, a).await),
         A::Deallocate(a) => R::Deallocate(space::deallocate(ctx, a).await),
+        // Server-side copy (RFC 7862).
+        A::Copy(a) => R::Copy(copy::copy(ctx, a).await),
+        A::CopyNotify(_) => R::CopyNotify(copy::copy_notify(ctx)),
+        A::OffloadStatus(a) => R::OffloadStatus(copy::offload_status(ctx, a)),
+        A::OffloadCancel(a) => R::OffloadCancel(copy::offload_cancel(ctx, a)),
+        A::Clone(a) => R::Clone(clone::clone(ctx, a).await),
         // Extended attributes (RFC 8276).
         A::GetXattr(a) => R::GetXattr(xattr::getxattr(ctx, a)),
         A::SetXattr(a) => R::SetXattr(xattr::setxattr(ctx, a).await),
@@ -101,17 +109,12 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
         A::GetDirDelegation(_)
         | A::SetSsv(_)
-        | A::Copy(_)
-        | A::CopyNotify(_)
         | A::IoAdvise(_)
         | A::LayoutError(_)
         | A::LayoutStats(_)
-        | A::OffloadCancel(_)
-        | A::OffloadStatus(_)
         | A::ReadPlus(_)
         | A::Seek(_)
-        | A::WriteSame(_)
-        | A::Clone(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
+        | A::WriteSame(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
         A::Illegal | A::Unknown(_) => R::Illegal(IllegalRes {
             status: NfsStat4::NFS4ERR_OP_ILLEGAL,
         }),

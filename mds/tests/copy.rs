@@ -331,9 +331,14 @@ async fn big_local_source(s: &Setup, c: &mut Client, len: u64) -> Opened {
     let store = s.mds.data.clone();
     tokio::task::spawn_blocking(move || {
         let mut at = 0;
-        while at + 16 * MIB <= len - 1 {
+        while at + 16 * MIB < len {
             store
-                .write(id, at, &[chunk.clone()], pfs_core::Stability::Unstable)
+                .write(
+                    id,
+                    at,
+                    std::slice::from_ref(&chunk),
+                    pfs_core::Stability::Unstable,
+                )
                 .unwrap();
             at += 16 * MIB;
         }

@@ -123,10 +123,7 @@ async fn dest_stripes(
                     .await?;
             if local == 0 {
                 return Ok(Some(
-                    ctx.mds
-                        .store
-                        .fix_stripes(fileid, src_set.clone(), false)
-                        .await?,
+                    ctx.mds.store.fix_stripes(fileid, *src_set, false).await?,
                 ));
             }
         }

@@ -429,10 +429,15 @@ fn copy_range_keeps_a_sparse_source_sparse_and_uses_copy_file_range() {
     const MIB: u64 = 1 << 20;
     // 1 MiB of data, a 14 MiB hole, 1 MiB of data.
     let data = Bytes::from(vec![0x5Au8; MIB as usize]);
-    s.write(src, 0, &[data.clone()], Stability::FileSync)
+    s.write(src, 0, std::slice::from_ref(&data), Stability::FileSync)
         .unwrap();
-    s.write(src, 15 * MIB, &[data.clone()], Stability::FileSync)
-        .unwrap();
+    s.write(
+        src,
+        15 * MIB,
+        std::slice::from_ref(&data),
+        Stability::FileSync,
+    )
+    .unwrap();
     // The destination had data all over; the hole must be punched, not kept.
     let old = Bytes::from(vec![0xC3u8; 16 * MIB as usize]);
     s.write(dst, 0, &[old], Stability::FileSync).unwrap();

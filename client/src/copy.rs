@@ -262,10 +262,16 @@ impl Wait {
             .max(std::time::Duration::from_millis(10));
         let mut progress = (0u64, Instant::now());
         loop {
-            if let Ok(Ok(info)) = tokio::time::timeout(poll, &mut waiter.rx).await {
-                Counters::add(&inner.counters.offload_callbacks, 1);
-                self.finished = true;
-                return outcome_of(info);
+            match tokio::time::timeout(poll, &mut waiter.rx).await {
+                Ok(Ok(info)) => {
+                    Counters::add(&inner.counters.offload_callbacks, 1);
+                    self.finished = true;
+                    return outcome_of(info);
+                }
+                // No sender any more (none should go without sending): polling alone,
+                // still paced.
+                Ok(Err(_)) => tokio::time::sleep(poll).await,
+                Err(_) => {}
             }
             Counters::add(&inner.counters.offload_polls, 1);
             let status = self.status().await;

@@ -640,4 +640,25 @@ mod tests {
         assert!(parse(&["mkdir", "-m", "9", "nfs://h/a"]).is_err());
         assert!(parse(&["rm"]).is_err());
     }
+
+    #[test]
+    fn only_urls_of_one_server_address_are_one_server() {
+        let ClientCommand::Cp(a) =
+            parse(&["cp", "--no-server-copy", "nfs://h:1/a", "nfs://h:1/b"]).unwrap()
+        else {
+            panic!("not cp")
+        };
+        assert!(a.opts.no_server_copy);
+        let clients = Clients::new(&CommonOpts::default());
+        let at = |s: &str| Location::parse(s).unwrap();
+        assert!(clients.same_server(
+            &at("nfs://127.0.0.1:20490/a"),
+            &at("nfs://127.0.0.1:20490/d/b")
+        ));
+        assert!(!clients.same_server(
+            &at("nfs://127.0.0.1:20490/a"),
+            &at("nfs://127.0.0.1:20491/a")
+        ));
+        assert!(!clients.same_server(&at("nfs://127.0.0.1:20490/a"), &at("local/a")));
+    }
 }

@@ -114,13 +114,14 @@ mod tests {
     #[tokio::test]
     async fn an_outcome_reaches_its_waiter_whether_it_comes_before_or_after() {
         let o = Offloads::default();
-        let w = o.wait_for(&sid(1));
+        let mut w = o.wait_for(&sid(1));
         o.arrived(&sid(2), failed(2));
         o.arrived(&Stateid4 { seqid: 7, ..sid(1) }, failed(1));
-        assert_eq!(w.rx.await.unwrap(), failed(1));
+        assert_eq!((&mut w.rx).await.unwrap(), failed(1));
         // Stateid 2 came before its copier asked.
-        let w2 = o.wait_for(&sid(2));
-        assert_eq!(w2.rx.await.unwrap(), failed(2));
+        let mut w2 = o.wait_for(&sid(2));
+        assert_eq!((&mut w2.rx).await.unwrap(), failed(2));
+        drop((w, w2));
         assert_eq!(o.sizes(), (0, 0));
     }
 

@@ -2,7 +2,7 @@
 //! CB_COMPOUND on the connection the client bound to its session. CB_SEQUENCE is answered
 //! for the sessions this client made; each other operation goes to the [`CallbackSink`]
 //! (the client's layout and delegation state: CB_LAYOUTRECALL, CB_NOTIFY_DEVICEID,
-//! CB_RECALL, CB_GETATTR).
+//! CB_RECALL, CB_GETATTR; and the copies waiting for CB_OFFLOAD).
 
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -29,6 +29,10 @@ pub trait CallbackSink: Send + Sync {
     /// CB_GETATTR (RFC 8881 section 20.1): the size and change of a file under a write
     /// delegation as the client sees them; NFS4ERR_BADHANDLE for any other file.
     fn getattr(&self, args: &CbGetAttrArgs) -> CbGetAttrRes;
+    /// CB_OFFLOAD (RFC 7862 section 16.1): how an asynchronous COPY ended, for the copy
+    /// waiting on its stateid. NFS4_OK: the client took it (the server has nothing to
+    /// resend whatever the client makes of it).
+    fn offload(&self, args: &CbOffloadArgs) -> NfsStat4;
 }
 
 /// The back channel's server.
@@ -134,8 +138,8 @@ impl CallbackService {
                         status: NfsStat4::NFS4_OK,
                     })
                 }
-                (_, NfsCbArgop4::Offload(_)) => NfsCbResop4::Offload(CbOffloadRes {
-                    status: NfsStat4::NFS4ERR_NOTSUPP,
+                (_, NfsCbArgop4::Offload(a)) => NfsCbResop4::Offload(CbOffloadRes {
+                    status: sink.as_ref().map_or(NfsStat4::NFS4_OK, |s| s.offload(a)),
                 }),
                 (_, NfsCbArgop4::Sequence(_) | NfsCbArgop4::Illegal | NfsCbArgop4::Unknown(_)) => {
                     NfsCbResop4::Illegal(CbIllegalRes {

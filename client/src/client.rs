@@ -18,6 +18,7 @@ use crate::callback::{CallbackService, CallbackSink};
 use crate::deleg::{self, Local, OpenTable};
 use crate::error::{Error, Result};
 use crate::file::{File, OpenFile};
+use crate::offload::Offloads;
 use crate::ops::{self, components, parent_and_name, putfh};
 use crate::pnfs::Pnfs;
 use crate::rpc::Credentials;
@@ -54,6 +55,14 @@ pub struct ClientOptions {
     /// after about a lease (RFC 8881 section 10.4.5), which is what a test of that path
     /// needs to see. Never set it otherwise: other clients wait a lease for the file.
     pub ignore_recalls: bool,
+    /// How long an asynchronous server-side copy waits for its CB_OFFLOAD before asking
+    /// the server with OFFLOAD_STATUS (and again every as long until it ends): the back
+    /// channel may be down, or the server may not send it.
+    pub offload_poll: Duration,
+    /// **Fault injection, for tests only.** Answer CB_OFFLOAD with NFS4_OK and drop it, as
+    /// a back channel that loses it would: asynchronous copies then learn their outcome
+    /// from OFFLOAD_STATUS.
+    pub ignore_offload_callbacks: bool,
 }
 
 impl Default for ClientOptions {
@@ -70,6 +79,8 @@ impl Default for ClientOptions {
             io_size: 1 << 20,
             delegations: true,
             ignore_recalls: false,
+            offload_poll: Duration::from_secs(5),
+            ignore_offload_callbacks: false,
         }
     }
 }
@@ -179,6 +190,18 @@ pub struct Stats {
     pub delegations_revoked: u64,
     /// Opens made under a delegation, with no OPEN sent.
     pub delegated_opens: u64,
+    /// Server-side copies (COPY, RFC 7862 section 15.2) that ended well: their bytes moved
+    /// inside the server and are in none of the byte counters above.
+    pub server_copies: u64,
+    /// Bytes those copies moved.
+    pub server_copy_bytes: u64,
+    /// Of `server_copies`, those the server ran asynchronously (ended by CB_OFFLOAD or
+    /// found ended with OFFLOAD_STATUS).
+    pub server_copies_async: u64,
+    /// CB_OFFLOADs that ended a copy this client waited for.
+    pub offload_callbacks: u64,
+    /// OFFLOAD_STATUS requests sent while waiting for a CB_OFFLOAD.
+    pub offload_polls: u64,
 }
 
 /// Counters behind [`Stats`].
@@ -199,6 +222,11 @@ pub(crate) struct Counters {
     pub delegations_returned: AtomicU64,
     pub delegations_revoked: AtomicU64,
     pub delegated_opens: AtomicU64,
+    pub server_copies: AtomicU64,
+    pub server_copy_bytes: AtomicU64,
+    pub server_copies_async: AtomicU64,
+    pub offload_callbacks: AtomicU64,
+    pub offload_polls: AtomicU64,
 }
 
 impl Counters {
@@ -225,6 +253,11 @@ impl Counters {
             delegations_returned: g(&self.delegations_returned),
             delegations_revoked: g(&self.delegations_revoked),
             delegated_opens: g(&self.delegated_opens),
+            server_copies: g(&self.server_copies),
+            server_copy_bytes: g(&self.server_copy_bytes),
+            server_copies_async: g(&self.server_copies_async),
+            offload_callbacks: g(&self.offload_callbacks),
+            offload_polls: g(&self.offload_polls),
         }
     }
 }
@@ -253,6 +286,8 @@ pub(crate) struct Inner {
     /// A TEST_STATEID check of delegations and layouts is running (SEQUENCE said some
     /// recallable state was revoked).
     pub checking_revoked: AtomicBool,
+    /// Asynchronous copies waiting for their CB_OFFLOAD.
+    pub offloads: Offloads,
     /// This client, for the tasks that callbacks start.
     pub me: Weak<Inner>,
     _callbacks: Arc<CallbackService>,
@@ -348,6 +383,7 @@ impl Client {
             files: Mutex::new(HashMap::new()),
             names: Mutex::new(HashMap::new()),
             checking_revoked: AtomicBool::new(false),
+            offloads: Offloads::default(),
             me: weak.clone(),
             _callbacks: callbacks.clone(),
         });
@@ -929,5 +965,15 @@ impl CallbackSink for Inner {
 
     fn getattr(&self, args: &CbGetAttrArgs) -> CbGetAttrRes {
         self.cb_getattr(args)
+    }
+
+    fn offload(&self, args: &CbOffloadArgs) -> NfsStat4 {
+        if self.opts.ignore_offload_callbacks {
+            tracing::debug!("CB_OFFLOAD dropped (ignore_offload_callbacks)");
+        } else {
+            self.offloads
+                .arrived(&args.coa_stateid, args.coa_offload_info.clone());
+        }
+        NfsStat4::NFS4_OK
     }
 }

@@ -139,6 +139,26 @@ impl Error {
         self.nfs_status() == Some(NfsStat4::NFS4ERR_NXIO)
     }
 
+    /// The server cannot copy these files itself ([`crate::File::copy_to`]), and the caller
+    /// should copy through the client instead: COPY not supported (NFS4ERR_NOTSUPP, or
+    /// NFS4ERR_OP_ILLEGAL from a server that does not know the operation, or no NFSv4.2 at
+    /// all: NFS4ERR_MINOR_VERS_MISMATCH), not with the requirements asked
+    /// (NFS4ERR_OFFLOAD_NO_REQS), refused by policy (NFS4ERR_OFFLOAD_DENIED), or files of
+    /// two file systems (NFS4ERR_XDEV).
+    pub fn is_no_server_copy(&self) -> bool {
+        matches!(
+            self.nfs_status(),
+            Some(
+                NfsStat4::NFS4ERR_NOTSUPP
+                    | NfsStat4::NFS4ERR_OP_ILLEGAL
+                    | NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH
+                    | NfsStat4::NFS4ERR_OFFLOAD_NO_REQS
+                    | NfsStat4::NFS4ERR_OFFLOAD_DENIED
+                    | NfsStat4::NFS4ERR_XDEV
+            )
+        )
+    }
+
     /// The errno a file system interface (FUSE, the CLI's exit) should report.
     pub fn errno(&self) -> i32 {
         const EIO: i32 = 5;

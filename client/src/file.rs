@@ -238,8 +238,8 @@ impl OpenFile {
 /// An open file. Dropping it without [`File::close`] leaves the open on the server until
 /// the client shuts down (the server then releases it with the lease).
 pub struct File {
-    client: Client,
-    open: Arc<OpenFile>,
+    pub(crate) client: Client,
+    pub(crate) open: Arc<OpenFile>,
 }
 
 impl std::fmt::Debug for File {
@@ -274,7 +274,7 @@ impl File {
     /// the state is gone, tries again: without the delegation when that was what the server
     /// no longer knows (revoked, RFC 8881 section 10.4.6), after re-establishing the open
     /// otherwise (a restart, an expiry).
-    async fn with_state<T, F, Fut>(&self, write: bool, op: F) -> Result<T>
+    pub(crate) async fn with_state<T, F, Fut>(&self, write: bool, op: F) -> Result<T>
     where
         F: Fn(Stateid4) -> Fut,
         Fut: std::future::Future<Output = Result<T>>,
@@ -353,7 +353,7 @@ impl File {
     /// inside it would find holes where the other File's bytes are still buffered). Run
     /// before taking this File's data lock: a File never waits for another's lock while
     /// holding its own. A sibling's failure is its own to report (at its flush).
-    async fn flush_siblings(&self) {
+    pub(crate) async fn flush_siblings(&self) {
         if self.open.server.st().users < 2 {
             return;
         }
@@ -724,6 +724,16 @@ impl File {
         }
         self.client.inner.forget_attrs(&self.open.fh);
         Ok(())
+    }
+
+    /// The server changed the file's bytes (a server-side copy into it) up to `end`: the
+    /// read cache goes (this File's and, by the data generation, every other's), and the
+    /// size grows to `end` when it ended before.
+    pub(crate) async fn changed_by_server(&self, end: u64) {
+        let mut d = self.open.data.lock().await;
+        d.cache.clear();
+        self.open.server.changed(Some(end), None, &mut d.cache_gen);
+        self.client.inner.forget_attrs(&self.open.fh);
     }
 
     /// Sets the file's size (flushing buffered writes first).

@@ -14,6 +14,10 @@
 //! - pNFS: with an MDS that grants file layouts, READ/WRITE/COMMIT go to the data servers
 //!   in parallel; LAYOUTCOMMIT and LAYOUTRETURN at close; CB_LAYOUTRECALL honoured; I/O
 //!   falls back to the MDS when a data server fails.
+//! - Server-side copy ([`File::copy_to`], COPY of RFC 7862): the bytes move inside the
+//!   server (between its data servers); asynchronous copies end with CB_OFFLOAD, or are
+//!   followed with OFFLOAD_STATUS when it does not come. [`Error::is_no_server_copy`] says
+//!   when the server cannot, so the caller copies through the client instead.
 //! - Close-to-open: open fetches fresh attributes, close makes everything stable.
 //! - Delegations (RFC 8881 section 10.4): while the server lets this client alone cache a
 //!   file, re-opens and closes of it send nothing, its attributes and read cache need no
@@ -47,10 +51,12 @@
 mod attr;
 mod callback;
 mod client;
+mod copy;
 mod deleg;
 mod error;
 mod file;
 mod io;
+mod offload;
 mod ops;
 mod pnfs;
 mod rpc;
@@ -59,6 +65,7 @@ pub mod url;
 
 pub use attr::{FileType, Metadata};
 pub use client::{Client, ClientOptions, DirEntry, LockKind, OpenOptions, Stats};
+pub use copy::Copied;
 pub use error::{Error, Result};
 pub use file::File;
 pub use rpc::Credentials;

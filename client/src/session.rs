@@ -405,15 +405,26 @@ impl Endpoint {
     /// The future is boxed (and `Send` by declaration): recovery runs requests from inside a
     /// request, and a recursive `async fn` cannot prove itself `Send`.
     pub fn compound(self: &Arc<Self>, ops: Vec<NfsArgop4>) -> BoxFuture<'static, Result<Reply>> {
-        let me = self.clone();
-        Box::pin(async move { me.compound_now(ops).await })
+        self.compound_minor(1, ops)
     }
 
-    async fn compound_now(self: &Arc<Self>, ops: Vec<NfsArgop4>) -> Result<Reply> {
+    /// [`Self::compound`] in minor version `minor`: 2 for the NFSv4.2 operations (COPY,
+    /// OFFLOAD_STATUS, ...), which a server may refuse in a 4.1 COMPOUND (RFC 8178 section 8).
+    /// A server without 4.2 answers NFS4ERR_MINOR_VERS_MISMATCH (as a SEQUENCE error).
+    pub fn compound_minor(
+        self: &Arc<Self>,
+        minor: u32,
+        ops: Vec<NfsArgop4>,
+    ) -> BoxFuture<'static, Result<Reply>> {
+        let me = self.clone();
+        Box::pin(async move { me.compound_now(minor, ops).await })
+    }
+
+    async fn compound_now(self: &Arc<Self>, minor: u32, ops: Vec<NfsArgop4>) -> Result<Reply> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(20);
         loop {
-            let reply = self.sequenced(&ops, started).await?;
+            let reply = self.sequenced(minor, &ops, started).await?;
             let failed_at = reply.results.len().saturating_sub(1);
             let retry = matches!(
                 reply.status,
@@ -447,7 +458,12 @@ impl Endpoint {
 
     /// One request on a slot, re-sent on the same slot across connection losses and
     /// SEQUENCE-level NFS4ERR_DELAY; a new session when the server lost this one.
-    async fn sequenced(self: &Arc<Self>, ops: &[NfsArgop4], started: Instant) -> Result<Reply> {
+    async fn sequenced(
+        self: &Arc<Self>,
+        minor: u32,
+        ops: &[NfsArgop4],
+        started: Instant,
+    ) -> Result<Reply> {
         let cache = cacheable(ops);
         let mut pause = Duration::from_millis(20);
         'session: loop {
@@ -465,7 +481,8 @@ impl Endpoint {
                 all.push(sequence_op(&live, ticket, cache));
                 all.extend(ops.iter().cloned());
                 let conn = live.conn();
-                let sent = rpc::compound(&conn, &self.cfg.cred, 1, all, self.cfg.rpc_timeout).await;
+                let sent =
+                    rpc::compound(&conn, &self.cfg.cred, minor, all, self.cfg.rpc_timeout).await;
                 let res = match sent {
                     Ok(r) => r,
                     Err(e) if is_connection_lost(&e) => {

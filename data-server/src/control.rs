@@ -44,14 +44,15 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use nfs_proto::control::{
     unix_ms, BootNonce, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs,
-    CtlCommitOk, CtlCommitRes, CtlCred, CtlDeallocateOk, CtlDeallocateRes, CtlDeallocated,
-    CtlObject, CtlObjectSpace, CtlOpCount, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
-    CtlRevokeReason, CtlSeekArgs, CtlSeekOk, CtlSeekRes, CtlSeekWhat, CtlSpaceArgs, CtlStat,
-    CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes, DsBoot, HealthOk, HealthRes, HelloOk,
-    HelloRes, ObjectEnd, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes, ObjectSpaceArgs,
-    ObjectSpaceOk, ObjectSpaceRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveOk,
-    RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, SizeHintArgs, TruncateArgs, MAX_CTL_IO,
-    MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlCommitOk, CtlCommitRes, CtlCopyArgs, CtlCopyOk, CtlCopyRes, CtlCred, CtlDeallocateOk,
+    CtlDeallocateRes, CtlDeallocated, CtlObject, CtlObjectSpace, CtlOpCount, CtlProc, CtlReadArgs,
+    CtlReadOk, CtlReadRes, CtlRevokeReason, CtlSeekArgs, CtlSeekOk, CtlSeekRes, CtlSeekWhat,
+    CtlSpaceArgs, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteOk, CtlWriteRes, DsBoot, HealthOk,
+    HealthRes, HelloOk, HelloRes, ObjectEnd, ObjectSizeArgs, ObjectSizeOk, ObjectSizeRes,
+    ObjectSpaceArgs, ObjectSpaceOk, ObjectSpaceRes, RegisterArgs, RegisterOk, RegisterRes,
+    RemoveArgs, RemoveOk, RemoveRes, ReplayGuard, RevokeArgs, SetAccessArgs, SizeHintArgs,
+    TruncateArgs, MAX_CTL_COPY, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM,
+    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
@@ -314,6 +315,8 @@ pub struct ControlService {
     boot_verifier: [u8; 8],
     started: Instant,
     clock: Clock,
+    /// Bytes COPY calls copied since start (HEALTH's `copy_bytes`).
+    copy_bytes: AtomicU64,
 }
 
 impl fmt::Debug for ControlService {
@@ -405,6 +408,7 @@ impl ControlService {
             boot_verifier: pfs_core::new_write_verifier(),
             started: Instant::now(),
             clock: Arc::new(|| unix_ms(SystemTime::now())),
+            copy_bytes: AtomicU64::new(0),
         })
     }
 
@@ -501,6 +505,8 @@ impl ControlService {
             CtlProc::CTLPROC_OBJECT_SPACE => {
                 encode(&self.object_space(args!(ObjectSpaceArgs)).await)
             }
+            CtlProc::CTLPROC_COPY => encode(&self.copy(args!(CtlCopyArgs)).await),
+            CtlProc::CTLPROC_CLONE => encode(&self.clone_range(args!(CtlCopyArgs)).await),
             CtlProc::CTLPROC_HEALTH => {
                 args!(());
                 encode(&self.health().await)
@@ -779,6 +785,36 @@ impl ControlService {
         }
     }
 
+    /// COPY: at most [`MAX_CTL_COPY`] bytes from one object to another, durable before the
+    /// reply (the store syncs the destination), holes kept.
+    async fn copy(&self, a: CtlCopyArgs) -> CtlCopyRes {
+        if a.count > MAX_CTL_COPY {
+            return CtlCopyRes::Err(CtlStat::CTL_INVAL);
+        }
+        let store = self.store.clone();
+        let (src, dst) = (object_id(a.src), object_id(a.dst));
+        let (so, d, n) = (a.src_offset, a.dst_offset, a.count);
+        match blocking(move || store.copy_range(src, dst, so, d, n)).await {
+            Ok(copied) => {
+                self.copy_bytes.fetch_add(copied, Ordering::Relaxed);
+                CtlCopyRes::Ok(CtlCopyOk { copied })
+            }
+            Err(s) => CtlCopyRes::Err(CtlStat(s.0)),
+        }
+    }
+
+    /// CLONE: reflink of a range, durable before the reply; `CTL_NOTSUPP` where the store
+    /// cannot share blocks.
+    async fn clone_range(&self, a: CtlCopyArgs) -> CtlStatusRes {
+        let store = self.store.clone();
+        let (src, dst) = (object_id(a.src), object_id(a.dst));
+        let (so, d, n) = (a.src_offset, a.dst_offset, a.count);
+        match blocking(move || store.clone_range(src, dst, so, d, n)).await {
+            Ok(()) => status(CtlStat::CTL_OK),
+            Err(s) => status(CtlStat(s.0)),
+        }
+    }
+
     /// The registration lock, if the MDS registered with `epoch`; else the status to answer.
     fn registered_as(&self, epoch: u32) -> Result<std::sync::MutexGuard<'_, Option<u16>>, CtlStat> {
         let registered = self
@@ -861,6 +897,7 @@ impl ControlService {
             load_milli: load_milli(),
             uptime_s: self.started.elapsed().as_secs(),
             ops: self.target.op_counts(),
+            copy_bytes: self.copy_bytes.load(Ordering::Relaxed),
         })
     }
 }

@@ -114,7 +114,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
 }
 
 /// One of the client's sessions with a working back channel.
-fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
+pub(crate) fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
     let st = mds.core.state();
     st.sessions
         .callback_path(&st.clients, clientid)

@@ -144,6 +144,8 @@ struct Entry {
     /// Its NFS operations by operation and status, from its last HEALTH reply (kept out of
     /// [`DsStatus`], which every LAYOUTGET copies).
     ops: Vec<CtlOpCount>,
+    /// Bytes its COPY calls moved, as its last HEALTH reply told.
+    copy_bytes: u64,
     /// Where its NFS service answers as clients are told (GETDEVICEINFO): the configured
     /// addresses until it registers, then those it reports (REGISTER), which win: a data
     /// server restarted elsewhere with the same id moves its devices.
@@ -220,6 +222,7 @@ impl Devices {
                 },
                 ctl: None,
                 ops: Vec::new(),
+                copy_bytes: 0,
                 addresses: d.addresses.clone(),
             })
             .collect();
@@ -298,6 +301,16 @@ impl Devices {
             .0
             .iter()
             .map(|e| (e.status.id, e.ops.clone()))
+            .collect()
+    }
+
+    /// Bytes each data server copied for server-side COPY since it started, as its last
+    /// HEALTH reply told (0 before one).
+    pub fn copy_bytes(&self) -> Vec<(u16, u64)> {
+        self.state()
+            .0
+            .iter()
+            .map(|e| (e.status.id, e.copy_bytes))
             .collect()
     }
 
@@ -500,10 +513,11 @@ impl Devices {
 }
 
 impl Inner {
-    fn set_op_counts(&self, id: u16, ops: Vec<CtlOpCount>) {
+    fn set_op_counts(&self, id: u16, ops: Vec<CtlOpCount>, copy_bytes: u64) {
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(e) = st.0.iter_mut().find(|e| e.status.id == id) {
             e.ops = ops;
+            e.copy_bytes = copy_bytes;
         }
     }
 
@@ -707,7 +721,7 @@ async fn watch(weak: std::sync::Weak<Inner>, id: u16, key: Arc<ClusterKey>) {
                     }
                     match ctl.health().await {
                         Ok(h) if h.boot_verifier == verifier && h.mds_epoch == Some(epoch) => {
-                            inner.set_op_counts(id, h.ops);
+                            inner.set_op_counts(id, h.ops, h.copy_bytes);
                         }
                         Ok(_) => {
                             // Restarted behind the same connection, or registered by another

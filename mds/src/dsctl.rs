@@ -32,14 +32,14 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use nfs_proto::control::{
     unix_ms, AccessChange, BootNonce, CallStamp, ClusterKey, CtlAuthError, CtlCommitArgs,
-    CtlCommitRes, CtlCounterRange, CtlDeallocateRes, CtlDeallocated, CtlObject, CtlObjectSpace,
-    CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason, CtlSeekArgs, CtlSeekRes,
-    CtlSeekWhat, CtlSpaceArgs, CtlStat, CtlStatusRes, CtlWriteArgs, CtlWriteRes, DsBoot, HealthOk,
-    HealthRes, HelloOk, HelloRes, ObjectEnd, ObjectSizeArgs, ObjectSizeRes, ObjectSpaceArgs,
-    ObjectSpaceRes, RegisterArgs, RegisterOk, RegisterRes, RemoveArgs, RemoveRes, RevokeArgs,
-    RevokedState, SetAccessArgs, SizeHintArgs, Stamper, StateOther, StripeSize, TruncateArgs,
-    BOOT_NONCE_LEN, MAX_CTL_IO, MAX_CTL_LIST, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM,
-    PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
+    CtlCommitRes, CtlCopyArgs, CtlCopyRes, CtlCounterRange, CtlDeallocateRes, CtlDeallocated,
+    CtlObject, CtlObjectSpace, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlRevokeReason,
+    CtlSeekArgs, CtlSeekRes, CtlSeekWhat, CtlSpaceArgs, CtlStat, CtlStatusRes, CtlWriteArgs,
+    CtlWriteRes, DsBoot, HealthOk, HealthRes, HelloOk, HelloRes, ObjectEnd, ObjectSizeArgs,
+    ObjectSizeRes, ObjectSpaceArgs, ObjectSpaceRes, RegisterArgs, RegisterOk, RegisterRes,
+    RemoveArgs, RemoveRes, RevokeArgs, RevokedState, SetAccessArgs, SizeHintArgs, Stamper,
+    StateOther, StripeSize, TruncateArgs, BOOT_NONCE_LEN, MAX_CTL_COPY, MAX_CTL_IO, MAX_CTL_LIST,
+    MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
@@ -625,6 +625,59 @@ impl DsControl {
             CtlCommitRes::Ok(ok) => Ok(ok.verifier),
             CtlCommitRes::Err(s) => Err(CtlError::Status(s)),
         }
+    }
+
+    /// COPY: `[src_offset, src_offset + count)` of `src` to `dst` at `dst_offset` inside this
+    /// data server, durable on return; `count` at most `MAX_CTL_COPY` (the caller cuts longer
+    /// copies). Returns the bytes copied (short only at the source object's end).
+    pub async fn copy(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_offset: u64,
+        dst_offset: u64,
+        count: u64,
+    ) -> Result<u64, CtlError> {
+        if count > MAX_CTL_COPY {
+            return Err(CtlError::TooLong(
+                usize::try_from(count).unwrap_or(usize::MAX),
+            ));
+        }
+        let args = CtlCopyArgs {
+            src: ctl_object(src),
+            dst: ctl_object(dst),
+            src_offset,
+            dst_offset,
+            count,
+        };
+        match self.call(CtlProc::CTLPROC_COPY, &args).await? {
+            CtlCopyRes::Ok(ok) if ok.copied > count => Err(CtlError::Mismatch(format!(
+                "COPY of {count} bytes answered {}",
+                ok.copied
+            ))),
+            CtlCopyRes::Ok(ok) => Ok(ok.copied),
+            CtlCopyRes::Err(s) => Err(CtlError::Status(s)),
+        }
+    }
+
+    /// CLONE: reflink of `[src_offset, src_offset + count)` of `src` into `dst` at
+    /// `dst_offset`, durable on return; `Status(CTL_NOTSUPP)` where the store cannot.
+    pub async fn clone_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_offset: u64,
+        dst_offset: u64,
+        count: u64,
+    ) -> Result<(), CtlError> {
+        let args = CtlCopyArgs {
+            src: ctl_object(src),
+            dst: ctl_object(dst),
+            src_offset,
+            dst_offset,
+            count,
+        };
+        self.status_call(CtlProc::CTLPROC_CLONE, &args).await
     }
 }
 

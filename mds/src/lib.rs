@@ -20,6 +20,7 @@
 
 pub mod compound;
 pub mod config;
+pub mod copies;
 pub mod datapath;
 pub mod delegations;
 pub mod devices;

@@ -189,6 +189,50 @@ pub fn render(mds: &Mds, now: Instant) -> String {
          I/O through layouts shows here, I/O through the MDS in pnfs_ops_total).",
         &ds_ops,
     );
+    let ds_copy: Vec<(String, u64)> = mds
+        .devices
+        .copy_bytes()
+        .into_iter()
+        .map(|(id, n)| (format!("{{ds=\"{id}\"}}"), n))
+        .collect();
+    metric(
+        "ds_copy_bytes_total",
+        "counter",
+        "Bytes each data server copied inside itself for server-side COPY (from its last \
+         HEALTH reply): bytes that crossed no network.",
+        &ds_copy,
+    );
+    let c = mds.copies.counters();
+    metric(
+        "copies_total",
+        "counter",
+        "Server-side COPY operations by how they ran and ended.",
+        &[
+            ("{kind=\"sync\"}".into(), c.sync),
+            ("{kind=\"async\"}".into(), c.asynchronous),
+            ("{kind=\"cancelled\"}".into(), c.cancelled),
+            ("{kind=\"failed\"}".into(), c.failed),
+        ],
+    );
+    metric(
+        "copy_bytes_total",
+        "counter",
+        "Bytes server-side COPY and CLONE wrote into destination files (no client moved them).",
+        &one(c.bytes),
+    );
+    metric(
+        "copy_streamed_bytes_total",
+        "counter",
+        "Of those, bytes the MDS streamed between objects with control READ and WRITE (stripe \
+         maps that do not line up, or a striped and an unstriped file).",
+        &one(c.streamed_bytes),
+    );
+    metric(
+        "copies_running",
+        "gauge",
+        "Asynchronous copies in the copy table now (running or kept for OFFLOAD_STATUS).",
+        &one(c.in_table),
+    );
     metric(
         "data_server_ring_generation",
         "gauge",

@@ -86,6 +86,8 @@ impl Role for Mds {
     /// store record.
     async fn release_client(self: &Arc<Self>, r: &RemovedClient) {
         crate::fencing::client_released(self, r.clientid).await;
+        // Its background copies stop at their next window and are forgotten.
+        self.copies.client_gone(r.clientid);
         {
             let mut opens = self.opens.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(new) = r.successor {

@@ -127,6 +127,9 @@ pub struct Mds {
     pub space_watch: crate::spacewatch::SpaceWatch,
     /// Which clients asked to hear of which devices' changes (CB_NOTIFY_DEVICEID).
     pub device_watch: crate::notify::DeviceWatch,
+    /// Asynchronous server-side copies (COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL) and the copy
+    /// counters.
+    pub copies: crate::copies::Copies,
 }
 
 impl Mds {
@@ -181,6 +184,7 @@ impl Mds {
             settler,
             space_watch: Default::default(),
             device_watch: crate::notify::DeviceWatch::default(),
+            copies: crate::copies::Copies::new(store.server_key(), epoch),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,

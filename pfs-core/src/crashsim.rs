@@ -10,7 +10,8 @@ use crate::error::{Result, StoreError};
 use crate::id::ObjectId;
 use crate::lock;
 use crate::store::{
-    range_end, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability, WriteDone,
+    copy_count, range_end, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability,
+    WriteDone,
 };
 use crate::verifier::{new_write_verifier, VerifierCell};
 
@@ -392,6 +393,48 @@ impl ObjectStore for CrashSimStore {
             .objects
             .get(&id)
             .map_or(0, |o| o.blocks.len() as u64 * BLOCK))
+    }
+
+    fn copy_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<u64> {
+        let mut sim = lock(&self.sim);
+        let source = sim.objects.get(&src).map_or(&[][..], |o| &o.written[..]);
+        let count = copy_count(source.len() as u64, src_off, len);
+        if count == 0 {
+            return Ok(0);
+        }
+        let end = range_end(dst_off, count, self.max_object_size)?;
+        let bytes = source[src_off as usize..(src_off + count) as usize].to_vec();
+        sim.check_space(dst, end)?;
+        let o = sim.objects.entry(dst).or_default();
+        if (o.written.len() as u64) < end {
+            o.written.resize(end as usize, 0);
+        }
+        o.written[dst_off as usize..end as usize].copy_from_slice(&bytes);
+        sim.sync_fails(dst, &self.verifier)?;
+        if let Some(o) = sim.objects.get_mut(&dst) {
+            o.persist(dst_off, end);
+        }
+        Ok(count)
+    }
+
+    /// Memory has no blocks to share, so a clone is a copy: this store stands in for a
+    /// reflink-capable file system in tests.
+    fn clone_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<()> {
+        self.copy_range(src, dst, src_off, dst_off, len).map(|_| ())
     }
 
     fn verifier(&self) -> [u8; 8] {

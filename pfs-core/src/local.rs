@@ -1,5 +1,6 @@
 //! Objects as files under a local directory.
 
+mod copy;
 mod fdcache;
 #[cfg(test)]
 mod tests;
@@ -72,6 +73,8 @@ pub struct IoCounts {
     pub fdatasync: u64,
     /// `fsync` calls on fan-out directories (the first sync of a new object).
     pub dir_fsync: u64,
+    /// `copy_file_range` calls (server-side copies).
+    pub copy_file_range: u64,
 }
 
 #[derive(Debug, Default)]
@@ -81,6 +84,7 @@ struct Counters {
     pread: AtomicU64,
     fdatasync: AtomicU64,
     dir_fsync: AtomicU64,
+    copy_file_range: AtomicU64,
 }
 
 fn bump(c: &AtomicU64) {
@@ -272,6 +276,7 @@ impl LocalStore {
             pread: g(&c.pread),
             fdatasync: g(&c.fdatasync),
             dir_fsync: g(&c.dir_fsync),
+            copy_file_range: g(&c.copy_file_range),
         }
     }
 
@@ -686,6 +691,28 @@ impl ObjectStore for LocalStore {
             Err(Errno::NOENT) => Ok(0),
             Err(e) => Err(StoreError::from_errno("stat", e, 0, 0)),
         }
+    }
+
+    fn copy_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<u64> {
+        self.copy_objects(src, dst, src_off, dst_off, len)
+    }
+
+    fn clone_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<()> {
+        self.clone_objects(src, dst, src_off, dst_off, len)
     }
 
     fn verifier(&self) -> [u8; 8] {

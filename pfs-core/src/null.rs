@@ -9,7 +9,8 @@ use crate::error::Result;
 use crate::id::ObjectId;
 use crate::lock;
 use crate::store::{
-    range_end, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability, WriteDone,
+    copy_count, range_end, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability,
+    WriteDone,
 };
 use crate::verifier::new_write_verifier;
 
@@ -163,6 +164,34 @@ impl ObjectStore for NullStore {
     /// The size: as [`NullStore::seek`], the object counts as written in full.
     fn space_used(&self, id: ObjectId) -> Result<u64> {
         self.size(id)
+    }
+
+    fn copy_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<u64> {
+        let count = copy_count(self.size(src)?, src_off, len);
+        let end = range_end(dst_off, count, self.max_object_size)?;
+        if count > 0 {
+            self.grow_to(dst, end);
+        }
+        Ok(count)
+    }
+
+    /// Sizes only, like every other operation here: a clone is a copy of nothing.
+    fn clone_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<()> {
+        self.copy_range(src, dst, src_off, dst_off, len).map(|_| ())
     }
 
     fn verifier(&self) -> [u8; 8] {

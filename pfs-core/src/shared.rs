@@ -110,6 +110,28 @@ impl ObjectStore for SharedStore {
         self.0.space_used(id)
     }
 
+    fn copy_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<u64> {
+        self.0.copy_range(src, dst, src_off, dst_off, len)
+    }
+
+    fn clone_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<()> {
+        self.0.clone_range(src, dst, src_off, dst_off, len)
+    }
+
     fn verifier(&self) -> [u8; 8] {
         self.0.verifier()
     }

@@ -190,6 +190,45 @@ pub trait ObjectStore: Send + Sync {
     /// Bytes of storage the object takes (`st_blocks * 512` on the local backends); 0 for
     /// a missing object. It falls when a range is deallocated, unlike the size.
     fn space_used(&self, id: ObjectId) -> Result<u64>;
+    /// Copies `[src_off, src_off + len)` of `src` to `dst` at `dst_off` inside the store (the
+    /// bytes never leave the server: server-side COPY, RFC 7862 section 15.2), durably on
+    /// return. Holes of the source stay holes: the matching destination range reads as zeros
+    /// and, where the backend can, holds no blocks. The source is read as its size allows:
+    /// the result is the count copied, `min(len, size(src) - src_off)` (0 when `src_off` is at
+    /// or past the end, or the source is missing), and the destination grows to
+    /// `dst_off + count` if it was shorter (a trailing hole of the range is copied as size).
+    /// `src` and `dst` may be the same object only with disjoint ranges.
+    ///
+    /// Fails with [`StoreError::TooBig`] when `dst_off + count` is past the maximum object
+    /// size (nothing is copied then). The default reads and writes 1 MiB at a time through
+    /// [`ObjectStore::read`] and [`ObjectStore::write`] (FILE_SYNC), which fills holes.
+    fn copy_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<u64> {
+        copy_by_reads(self, src, dst, src_off, dst_off, len)
+    }
+
+    /// Makes `[dst_off, dst_off + len)` of `dst` share the blocks of `[src_off, src_off + len)`
+    /// of `src` (reflink: CLONE, RFC 7862 section 15.13), durably on return, clipped to the
+    /// source's size as [`ObjectStore::copy_range`] is. [`StoreError::NotSupported`] when the
+    /// backend or its file system cannot share blocks, or the offsets are not aligned as the
+    /// file system needs (the caller may then copy instead). The default is NotSupported.
+    fn clone_range(
+        &self,
+        src: ObjectId,
+        dst: ObjectId,
+        src_off: u64,
+        dst_off: u64,
+        len: u64,
+    ) -> Result<()> {
+        let _ = (src, dst, src_off, dst_off, len);
+        Err(StoreError::NotSupported)
+    }
 
     /// The write verifier (`writeverf4`): it changes whenever unstable data may have been lost
     /// (every process start, and after a failed sync), so clients re-send what they have not
@@ -198,6 +237,41 @@ pub trait ObjectStore: Send + Sync {
 
     /// Space and inode figures of the backing file system.
     fn statfs(&self) -> Result<FsStats>;
+}
+
+/// Bytes of the source a copy of `len` at `src_off` covers when the source is `size` long.
+pub(crate) fn copy_count(size: u64, src_off: u64, len: u64) -> u64 {
+    size.saturating_sub(src_off).min(len)
+}
+
+/// The portable [`ObjectStore::copy_range`]: 1 MiB reads written back FILE_SYNC (holes are
+/// written as zeros), then the destination grown to the copied range's end.
+pub(crate) fn copy_by_reads<S: ObjectStore + ?Sized>(
+    store: &S,
+    src: ObjectId,
+    dst: ObjectId,
+    src_off: u64,
+    dst_off: u64,
+    len: u64,
+) -> Result<u64> {
+    const CHUNK: u32 = 1 << 20;
+    let count = copy_count(store.size(src)?, src_off, len);
+    range_end(dst_off, count, u64::MAX)?;
+    let mut done = 0;
+    while done < count {
+        let want = (count - done).min(u64::from(CHUNK)) as u32;
+        let r = store.read(src, src_off + done, want)?;
+        if r.data.is_empty() {
+            break;
+        }
+        let n = r.data.len() as u64;
+        store.write(dst, dst_off + done, &[r.data], Stability::FileSync)?;
+        done += n;
+    }
+    if store.size(dst)? < dst_off + count {
+        store.truncate(dst, dst_off + count)?;
+    }
+    Ok(count)
 }
 
 /// Checks that `[offset, offset + len)` fits below `max` and returns its end.

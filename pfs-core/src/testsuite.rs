@@ -80,6 +80,9 @@ macro_rules! object_store_suite {
             space_used_counts_storage_and_falls_after_deallocate,
             verifier_stays_the_same_while_the_store_lives,
             statfs_figures_are_consistent,
+            copy_range_copies_what_the_source_holds_and_says_how_much,
+            copy_range_copies_holes_as_zeros_and_a_trailing_hole_as_size,
+            clone_range_clones_or_says_not_supported_and_changes_nothing,
             concurrent_writers_to_different_objects_do_not_interfere,
             random_operations_match_a_model
         );
@@ -454,6 +457,92 @@ pub(crate) fn space_used_counts_storage_and_falls_after_deallocate(make: Make, k
     }
     s.remove(A).unwrap();
     assert_eq!(s.space_used(A).unwrap(), 0);
+}
+
+/// A deterministic pattern whose every 4 KiB block differs.
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i / 7) as u8 ^ (i >> 12) as u8 ^ seed)
+        .collect()
+}
+
+pub(crate) fn copy_range_copies_what_the_source_holds_and_says_how_much(make: Make, keeps: bool) {
+    let f = make();
+    let s = &*f.store;
+    let data = pattern(100_000, 1);
+    s.write(A, 0, &[b(&data)], Stability::FileSync).unwrap();
+    assert_eq!(s.copy_range(A, C, 1000, 5000, 50_000).unwrap(), 50_000);
+    assert_eq!(s.size(C).unwrap(), 55_000);
+    let mut want = vec![0u8; 5000];
+    want.extend_from_slice(&data[1000..51_000]);
+    assert_eq!(read_all(s, C), seen(keeps, &want));
+    // A range past the source's end copies what there is and says so.
+    assert_eq!(s.copy_range(A, C, 90_000, 0, 1 << 40).unwrap(), 10_000);
+    want[..10_000].copy_from_slice(&data[90_000..]);
+    assert_eq!(read_all(s, C), seen(keeps, &want));
+    assert_eq!(
+        s.size(C).unwrap(),
+        55_000,
+        "a copy inside the destination keeps its size"
+    );
+    // Nothing to copy: at or past the end, a missing source, an empty range.
+    let missing = ObjectId::whole(0x77_0000);
+    assert_eq!(s.copy_range(A, C, 100_000, 0, 10).unwrap(), 0);
+    assert_eq!(s.copy_range(missing, C, 0, 0, 10).unwrap(), 0);
+    assert_eq!(s.copy_range(A, C, 0, 0, 0).unwrap(), 0);
+    assert_eq!(read_all(s, C), seen(keeps, &want));
+    // A destination range past the largest offset is refused and copies nothing.
+    let far = s.copy_range(A, missing, 0, u64::MAX - 10, 100);
+    assert!(matches!(far, Err(StoreError::TooBig { .. })), "{far:?}");
+    assert_eq!(s.size(missing).unwrap(), 0);
+}
+
+pub(crate) fn copy_range_copies_holes_as_zeros_and_a_trailing_hole_as_size(
+    make: Make,
+    keeps: bool,
+) {
+    let f = make();
+    let s = &*f.store;
+    const MIB: u64 = 1 << 20;
+    let head = pattern(64 << 10, 2);
+    let tail = pattern(64 << 10, 3);
+    s.write(A, 0, &[b(&head)], Stability::FileSync).unwrap();
+    s.write(A, 2 * MIB, &[b(&tail)], Stability::FileSync)
+        .unwrap();
+    s.truncate(A, 4 * MIB).unwrap();
+    // The destination holds data where the source has its holes.
+    let old = vec![0xBBu8; 5 * MIB as usize];
+    s.write(C, 0, &[b(&old)], Stability::FileSync).unwrap();
+    assert_eq!(s.copy_range(A, C, 0, 0, 4 * MIB).unwrap(), 4 * MIB);
+    let mut want = vec![0u8; 4 * MIB as usize];
+    want[..head.len()].copy_from_slice(&head);
+    want[2 * MIB as usize..2 * MIB as usize + tail.len()].copy_from_slice(&tail);
+    let mut want_c = want.clone();
+    want_c.extend_from_slice(&old[4 * MIB as usize..]);
+    assert_eq!(read_all(s, C), seen(keeps, &want_c));
+    // Into a new object: the trailing hole is copied as size.
+    let d = ObjectId::whole(0x55_0000);
+    assert_eq!(s.copy_range(A, d, 0, 0, 8 * MIB).unwrap(), 4 * MIB);
+    assert_eq!(s.size(d).unwrap(), 4 * MIB);
+    assert_eq!(read_all(s, d), seen(keeps, &want));
+}
+
+pub(crate) fn clone_range_clones_or_says_not_supported_and_changes_nothing(
+    make: Make,
+    keeps: bool,
+) {
+    let f = make();
+    let s = &*f.store;
+    let data = pattern(256 << 10, 4);
+    s.write(A, 0, &[b(&data)], Stability::FileSync).unwrap();
+    match s.clone_range(A, C, 64 << 10, 0, 128 << 10) {
+        Ok(()) => {
+            assert_eq!(s.size(C).unwrap(), 128 << 10);
+            assert_eq!(read_all(s, C), seen(keeps, &data[64 << 10..192 << 10]));
+        }
+        Err(StoreError::NotSupported) => assert_eq!(s.size(C).unwrap(), 0),
+        Err(e) => panic!("clone_range: {e}"),
+    }
 }
 
 pub(crate) fn verifier_stays_the_same_while_the_store_lives(make: Make, _keeps: bool) {

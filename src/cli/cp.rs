@@ -2,6 +2,11 @@
 //! servers, in 4 MiB chunks with reading and writing overlapped (a reader task feeds the
 //! writer through a short queue; the library buffers and stripes the writes). Optional
 //! progress bar and sha256 check of what arrived.
+//!
+//! Within one server (both URLs name the same server address) the server copies
+//! (COPY, RFC 7862: [`File::copy_to`]) and no byte goes through this client; a server that
+//! cannot (NFS4ERR_NOTSUPP, no NFSv4.2, two exports: [`client::Error::is_no_server_copy`])
+//! gets the copy through the client instead, as does `--no-server-copy`.
 
 use std::fmt;
 use std::io::IsTerminal;
@@ -73,6 +78,23 @@ pub async fn copy(
         }
     };
     let bar = progress(opts, size, &format!("{src} -> {dst}"));
+    let writer = if opts.no_server_copy || !clients.same_server(&src, &dst) {
+        writer
+    } else {
+        match server_copy(&reader, writer, size, &src, &dst, opts, &bar).await {
+            Ok(ServerCopy::Done) => {
+                close_reader(reader).await;
+                bar.finish_and_clear();
+                return check_digests(clients, &src, &dst, opts).await;
+            }
+            Ok(ServerCopy::Refused(writer)) => writer,
+            Err(f) => {
+                close_reader(reader).await;
+                bar.finish_and_clear();
+                return Err(f);
+            }
+        }
+    };
     let copied = pump(&mut reader, &src, size, writer, &dst, opts.sha256, &bar).await;
     close_reader(reader).await;
     bar.finish_and_clear();
@@ -84,6 +106,90 @@ pub async fn copy(
     let dst_digest = digest_of(clients, &dst, &bar).await;
     bar.finish_and_clear();
     let dst_digest = dst_digest?;
+    if dst_digest != src_digest {
+        return Err(Failure {
+            code: EXIT_MISMATCH,
+            message: format!(
+                "sha256 mismatch: source {src} {src_digest}, destination {dst} {dst_digest}"
+            ),
+        });
+    }
+    println!("{dst_digest}  {dst}");
+    Ok(())
+}
+
+/// How a server-side copy went.
+enum ServerCopy {
+    /// Copied, and the destination closed.
+    Done,
+    /// The server cannot copy these files: the destination, still open, for a copy
+    /// through the client.
+    Refused(Writer),
+}
+
+/// The server copies `size` bytes of `reader` into `writer` (both files on one server),
+/// then the destination is closed.
+async fn server_copy(
+    reader: &Reader,
+    writer: Writer,
+    size: u64,
+    src: &Location,
+    dst: &Location,
+    opts: &CopyOpts,
+    bar: &ProgressBar,
+) -> CmdResult<ServerCopy> {
+    let d = match writer {
+        Writer::Nfs(d) => d,
+        w => return Ok(ServerCopy::Refused(w)),
+    };
+    let Reader::Nfs(s) = reader else {
+        return Ok(ServerCopy::Refused(Writer::Nfs(d)));
+    };
+    let copied = if size == 0 {
+        Ok(0)
+    } else {
+        s.copy_to(0, &d, 0, size).await.map(|c| c.bytes)
+    };
+    let copied = match copied {
+        Err(e) if e.is_no_server_copy() => {
+            if opts.common.verbose {
+                eprintln!(
+                    "pnfs: {src} -> {dst}: no server-side copy ({e}); copying through this client"
+                );
+            }
+            return Ok(ServerCopy::Refused(Writer::Nfs(d)));
+        }
+        other => other,
+    };
+    let closed = d.close().await.map_err(|e| Failure::nfs(dst, &e));
+    let copied = copied.map_err(|e| Failure::nfs(format!("{src} -> {dst}"), &e))?;
+    closed?;
+    bar.set_position(copied);
+    if copied < size {
+        return Err(Failure {
+            code: EXIT_ERROR,
+            message: format!("{src}: {copied} bytes copied of {size} (the file shrank?)"),
+        });
+    }
+    Ok(ServerCopy::Done)
+}
+
+/// With `--sha256`, after a server-side copy: the digests of source and destination, both
+/// read back from the server.
+async fn check_digests(
+    clients: &mut Clients,
+    src: &Location,
+    dst: &Location,
+    opts: &CopyOpts,
+) -> CmdResult {
+    if !opts.sha256 {
+        return Ok(());
+    }
+    let bar = progress(opts, 0, &format!("verifying {src} and {dst}"));
+    let src_digest = digest_of(clients, src, &bar).await;
+    let dst_digest = digest_of(clients, dst, &bar).await;
+    bar.finish_and_clear();
+    let (src_digest, dst_digest) = (src_digest?, dst_digest?);
     if dst_digest != src_digest {
         return Err(Failure {
             code: EXIT_MISMATCH,

@@ -78,6 +78,11 @@ pub struct CopyOpts {
     /// fail (exit code 3) and print both digests when they differ.
     #[arg(long)]
     pub sha256: bool,
+    /// Copy through this client even when both files are on one server (by default the
+    /// server copies them itself, with NFSv4.2 COPY, and no byte goes through this client;
+    /// a server that cannot gets the copy through the client anyway).
+    #[arg(long)]
+    pub no_server_copy: bool,
     #[command(flatten)]
     pub common: CommonOpts,
 }
@@ -189,7 +194,8 @@ pub enum ClientCommand {
     Stat(UrlArgs),
     /// Write a file's contents to stdout.
     Cat(UrlArgs),
-    /// Copy a file: local -> nfs://, nfs:// -> local, or nfs:// -> nfs://.
+    /// Copy a file: local -> nfs://, nfs:// -> local, or nfs:// -> nfs:// (within one
+    /// server the server copies, unless --no-server-copy).
     Cp(CpArgs),
     /// Copy a local file to a server.
     Put(PutArgs),
@@ -376,6 +382,18 @@ impl Clients {
         Ok(c)
     }
 
+    /// True when `a` and `b` are both files on one server (the same address): one client
+    /// of that server holds both, and the server can copy between them.
+    pub fn same_server(&self, a: &Location, b: &Location) -> bool {
+        match (a, b) {
+            (Location::Nfs(a), Location::Nfs(b)) => match (a.addr(), b.addr()) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Prints the counters (with `-v`) and ends every session.
     pub async fn finish(self) {
         for (url, c) in self.by_addr.into_values() {
@@ -385,7 +403,8 @@ impl Clients {
                     "pnfs: {url}: {} data servers: wrote {} B, read {} B; MDS: wrote {} B, \
                      read {} B; layouts {}, fall-backs to the MDS {}, re-sent writes {}, \
                      layout recalls {}, recoveries {}; delegations {} (recalled {}, \
-                     returned {}, revoked {}), opens under a delegation {}",
+                     returned {}, revoked {}), opens under a delegation {}; server-side \
+                     copies {} ({} B, {} in the background)",
                     if c.uses_pnfs() { "pNFS," } else { "no pNFS," },
                     s.ds_bytes_written,
                     s.ds_bytes_read,
@@ -400,7 +419,10 @@ impl Clients {
                     s.delegations_recalled,
                     s.delegations_returned,
                     s.delegations_revoked,
-                    s.delegated_opens
+                    s.delegated_opens,
+                    s.server_copies,
+                    s.server_copy_bytes,
+                    s.server_copies_async
                 );
             }
             c.shutdown().await;
@@ -617,5 +639,26 @@ mod tests {
         assert_eq!((m.parents, m.mode, m.urls.len()), (true, 0o700, 2));
         assert!(parse(&["mkdir", "-m", "9", "nfs://h/a"]).is_err());
         assert!(parse(&["rm"]).is_err());
+    }
+
+    #[test]
+    fn only_urls_of_one_server_address_are_one_server() {
+        let ClientCommand::Cp(a) =
+            parse(&["cp", "--no-server-copy", "nfs://h:1/a", "nfs://h:1/b"]).unwrap()
+        else {
+            panic!("not cp")
+        };
+        assert!(a.opts.no_server_copy);
+        let clients = Clients::new(&CommonOpts::default());
+        let at = |s: &str| Location::parse(s).unwrap();
+        assert!(clients.same_server(
+            &at("nfs://127.0.0.1:20490/a"),
+            &at("nfs://127.0.0.1:20490/d/b")
+        ));
+        assert!(!clients.same_server(
+            &at("nfs://127.0.0.1:20490/a"),
+            &at("nfs://127.0.0.1:20491/a")
+        ));
+        assert!(!clients.same_server(&at("nfs://127.0.0.1:20490/a"), &at("local/a")));
     }
 }

@@ -45,10 +45,23 @@ pub(super) fn check_io(
     io: Io,
     want: u32,
 ) -> Result<(u64, Inode), NfsStat4> {
-    let clientid = ctx.client()?;
     let inode = ctx.inode()?;
+    check_io_on(ctx, inode, stateid, ctx.cstateid.as_ref(), io, want)
+}
+
+/// [`check_io`] on `inode` (the current file, or COPY's and CLONE's source, the saved one),
+/// with `current` the stateid that the special "current stateid" stands for there.
+pub(super) fn check_io_on(
+    ctx: &Ctx,
+    inode: Inode,
+    stateid: &Stateid4,
+    current: Option<&Stateid4>,
+    io: Io,
+    want: u32,
+) -> Result<(u64, Inode), NfsStat4> {
+    let clientid = ctx.client()?;
     regular_file(&inode)?;
-    let stateid = resolve_current(stateid, ctx.cstateid.as_ref())?;
+    let stateid = resolve_current(stateid, current)?;
     ctx.mds
         .opens
         .lock()

@@ -3,6 +3,8 @@
 //! fail to compile until it is handled here).
 
 pub mod attr;
+pub mod clone;
+pub mod copy;
 pub mod dir;
 pub mod fh;
 pub mod io;
@@ -87,6 +89,12 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         A::Deallocate(a) => R::Deallocate(space::deallocate(ctx, a).await),
         A::ReadPlus(a) => R::ReadPlus(read_plus::read_plus(ctx, a).await),
         A::Seek(a) => R::Seek(seek::seek(ctx, a).await),
+        // Server-side copy (RFC 7862).
+        A::Copy(a) => R::Copy(copy::copy(ctx, a).await),
+        A::CopyNotify(_) => R::CopyNotify(copy::copy_notify(ctx)),
+        A::OffloadStatus(a) => R::OffloadStatus(copy::offload_status(ctx, a)),
+        A::OffloadCancel(a) => R::OffloadCancel(copy::offload_cancel(ctx, a)),
+        A::Clone(a) => R::Clone(clone::clone(ctx, a).await),
         // Extended attributes (RFC 8276).
         A::GetXattr(a) => R::GetXattr(xattr::getxattr(ctx, a)),
         A::SetXattr(a) => R::SetXattr(xattr::setxattr(ctx, a).await),
@@ -105,15 +113,10 @@ pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
         // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
         A::GetDirDelegation(_)
         | A::SetSsv(_)
-        | A::Copy(_)
-        | A::CopyNotify(_)
         | A::IoAdvise(_)
         | A::LayoutError(_)
         | A::LayoutStats(_)
-        | A::OffloadCancel(_)
-        | A::OffloadStatus(_)
-        | A::WriteSame(_)
-        | A::Clone(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
+        | A::WriteSame(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
         A::Illegal | A::Unknown(_) => R::Illegal(IllegalRes {
             status: NfsStat4::NFS4ERR_OP_ILLEGAL,
         }),

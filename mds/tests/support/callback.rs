@@ -59,6 +59,8 @@ pub struct CbClient {
     pub getattr_answer: Mutex<Option<(u64, u64)>>,
     /// The arguments of each CB_GETATTR, in arrival order.
     pub getattrs: Mutex<Vec<CbGetAttrArgs>>,
+    /// The arguments of each CB_OFFLOAD (answered NFS4_OK), in arrival order.
+    pub offloads: Mutex<Vec<CbOffloadArgs>>,
 }
 
 impl Default for CbClient {
@@ -81,6 +83,7 @@ impl CbClient {
             deleg_recalls: Mutex::new(Vec::new()),
             getattr_answer: Mutex::new(None),
             getattrs: Mutex::new(Vec::new()),
+            offloads: Mutex::new(Vec::new()),
         }
     }
 
@@ -130,6 +133,24 @@ impl CbClient {
             assert!(
                 t0.elapsed() < limit,
                 "{} CB_RECALL(s) in {limit:?}, {n} expected",
+                seen.len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits (up to `limit`) until `n` CB_OFFLOADs have arrived, and returns them all.
+    #[allow(dead_code)]
+    pub async fn wait_offloads(&self, n: usize, limit: Duration) -> Vec<CbOffloadArgs> {
+        let t0 = Instant::now();
+        loop {
+            let seen = self.offloads.lock().unwrap().clone();
+            if seen.len() >= n {
+                return seen;
+            }
+            assert!(
+                t0.elapsed() < limit,
+                "{} CB_OFFLOAD(s) in {limit:?}, {n} expected",
                 seen.len()
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -194,6 +215,12 @@ impl CbClient {
                             NfsCbResop4::GetAttr(CbGetAttrRes::Err(NfsStat4::NFS4ERR_BADHANDLE))
                         }
                     }
+                }
+                NfsCbArgop4::Offload(a) => {
+                    self.offloads.lock().unwrap().push(a.clone());
+                    NfsCbResop4::Offload(CbOffloadRes {
+                        status: NfsStat4::NFS4_OK,
+                    })
                 }
                 NfsCbArgop4::NotifyDeviceid(a) => {
                     self.device_notifications.lock().unwrap().push(a.clone());

@@ -51,7 +51,9 @@ fuzz_target!(|data: &[u8]| {
             round_trip::<nfs_proto::control::ObjectSpaceArgs>(args.clone());
             round_trip::<nfs_proto::control::CtlDeallocateRes>(args.clone());
             round_trip::<nfs_proto::control::CtlSeekRes>(args.clone());
-            round_trip::<nfs_proto::control::ObjectSpaceRes>(args);
+            round_trip::<nfs_proto::control::ObjectSpaceRes>(args.clone());
+            round_trip::<nfs_proto::control::CtlCopyArgs>(args.clone());
+            round_trip::<nfs_proto::control::CtlCopyRes>(args);
         }
     }
 });

@@ -69,6 +69,13 @@ xdr_enum! {
         CTLPROC_SEEK = 15,
         /// Sizes and allocated bytes of objects ([`ObjectSpaceArgs`], [`ObjectSpaceRes`]).
         CTLPROC_OBJECT_SPACE = 18,
+        /// Copies a byte range of one object into another on the same data server, durably
+        /// (server-side COPY, RFC 7862 section 15.2): [`CtlCopyArgs`], [`CtlCopyRes`].
+        CTLPROC_COPY = 16,
+        /// Shares a byte range of one object into another on the same data server by
+        /// reflink (CLONE, RFC 7862 section 15.13): [`CtlCopyArgs`], [`CtlStatusRes`]
+        /// (`CTL_NOTSUPP` where the backend cannot).
+        CTLPROC_CLONE = 17,
     }
 }
 
@@ -554,6 +561,10 @@ pub struct HealthOk {
     /// (`pnfs_ds_ops_total`), so an operator sees I/O reach the data servers and not the MDS.
     #[xdr(max = MAX_CTL_OP_COUNTS)]
     pub ops: Vec<CtlOpCount>,
+    /// Bytes its store copied for COPY calls since it started: the bytes a server-side copy
+    /// moved without a client (`pnfs_ds_copy_bytes_total`). CLONE shares blocks and moves
+    /// none, so it is not counted.
+    pub copy_bytes: u64,
 }
 
 /// The most (operation, status) pairs a HEALTH reply carries: a data server serves a dozen
@@ -688,6 +699,41 @@ ctl_res! {
     pub enum CtlCommitRes => CtlCommitOk
 }
 
+/// Most bytes one COPY call copies: a longer `count` is `CTL_INVAL`. The MDS cuts a long
+/// copy into calls of at most this, so no call holds a connection for minutes and a cancel
+/// takes effect between calls.
+pub const MAX_CTL_COPY: u64 = 64 << 20;
+
+/// COPY and CLONE arguments: `[src_offset, src_offset + count)` of `src` to `dst` at
+/// `dst_offset`, both objects held by the data server called. Like READ and WRITE, no
+/// stateid: the MDS checked the client's.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlCopyArgs {
+    /// The object read.
+    pub src: CtlObject,
+    /// The object written (made if missing).
+    pub dst: CtlObject,
+    /// Object offset in `src`.
+    pub src_offset: u64,
+    /// Object offset in `dst`.
+    pub dst_offset: u64,
+    /// Bytes; COPY takes at most [`MAX_CTL_COPY`], CLONE any count.
+    pub count: u64,
+}
+
+/// COPY results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Xdr)]
+pub struct CtlCopyOk {
+    /// Bytes copied, durable: `count` clipped to the source object's end (0 at or past it).
+    /// The destination grew to `dst_offset + copied` if it was shorter.
+    pub copied: u64,
+}
+
+ctl_res! {
+    /// COPY results.
+    pub enum CtlCopyRes => CtlCopyOk
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -702,6 +748,8 @@ mod tests {
         hello_res: HelloRes,
         ctl_addr: CtlAddr,
         ctl_object: CtlObject,
+        ctl_copy_args: CtlCopyArgs,
+        ctl_copy_res: CtlCopyRes,
         object_size_args: ObjectSizeArgs,
         object_size_res: ObjectSizeRes,
         truncate_args: TruncateArgs,

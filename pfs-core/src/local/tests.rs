@@ -67,6 +67,7 @@ fn delta(before: IoCounts, after: IoCounts) -> IoCounts {
         pread: after.pread - before.pread,
         fdatasync: after.fdatasync - before.fdatasync,
         dir_fsync: after.dir_fsync - before.dir_fsync,
+        copy_file_range: after.copy_file_range - before.copy_file_range,
     }
 }
 
@@ -411,4 +412,78 @@ fn one_mib_write_of_three_pieces_is_one_pwritev_syscall() {
     );
     let obj = dir.path().join("objects").join(ID.relative_path());
     assert_eq!(std::fs::read(obj).unwrap(), three_pieces().1);
+}
+
+/// Blocks (512-byte units) an object file holds on disk.
+fn blocks(dir: &tempfile::TempDir, id: ObjectId) -> u64 {
+    std::fs::metadata(dir.path().join("objects").join(id.relative_path()))
+        .unwrap()
+        .blocks()
+}
+
+#[test]
+fn copy_range_keeps_a_sparse_source_sparse_and_uses_copy_file_range() {
+    let (s, dir) = store();
+    let src = ObjectId::whole(1);
+    let dst = ObjectId::whole(2);
+    const MIB: u64 = 1 << 20;
+    // 1 MiB of data, a 14 MiB hole, 1 MiB of data.
+    let data = Bytes::from(vec![0x5Au8; MIB as usize]);
+    s.write(src, 0, std::slice::from_ref(&data), Stability::FileSync)
+        .unwrap();
+    s.write(
+        src,
+        15 * MIB,
+        std::slice::from_ref(&data),
+        Stability::FileSync,
+    )
+    .unwrap();
+    // The destination had data all over; the hole must be punched, not kept.
+    let old = Bytes::from(vec![0xC3u8; 16 * MIB as usize]);
+    s.write(dst, 0, &[old], Stability::FileSync).unwrap();
+    let before = s.io_counts();
+    assert_eq!(s.copy_range(src, dst, 0, 0, 16 * MIB).unwrap(), 16 * MIB);
+    let d = delta(before, s.io_counts());
+    assert!(d.copy_file_range >= 2, "{d:?}");
+    assert_eq!(d.pread, 0, "no bytes through user space: {d:?}");
+    assert!(d.fdatasync >= 1, "durable on return: {d:?}");
+    // 2 MiB of data is 4096 blocks; allow file system metadata, never the 16 MiB hole.
+    assert!(
+        blocks(&dir, dst) < 4 * MIB / 512,
+        "{} blocks",
+        blocks(&dir, dst)
+    );
+    let mid = s.read(dst, 8 * MIB, 4096).unwrap();
+    assert!(mid.data.iter().all(|&x| x == 0));
+    assert_eq!(s.read(dst, 15 * MIB, 4).unwrap().data, data.slice(..4));
+}
+
+#[test]
+fn clone_range_on_a_file_system_without_reflink_is_not_supported() {
+    let (s, dir) = store();
+    let src = ObjectId::whole(1);
+    let dst = ObjectId::whole(2);
+    s.write(
+        src,
+        0,
+        &[Bytes::from(vec![7u8; 65536])],
+        Stability::FileSync,
+    )
+    .unwrap();
+    // Whether this directory's file system can reflink is its business: FICLONE of a whole
+    // file answers the same question independently of our ioctl.
+    let probe_src =
+        std::fs::File::open(dir.path().join("objects").join(src.relative_path())).unwrap();
+    let probe_dst = std::fs::File::create(dir.path().join("probe")).unwrap();
+    let can_reflink = rustix::fs::ioctl_ficlone(&probe_dst, &probe_src).is_ok();
+    match s.clone_range(src, dst, 0, 0, 65536) {
+        Ok(()) => {
+            assert!(can_reflink, "clone succeeded where FICLONE fails");
+            assert_eq!(s.read(dst, 0, 65536).unwrap().data.len(), 65536);
+        }
+        Err(StoreError::NotSupported) => {
+            assert!(!can_reflink, "FICLONE works but FICLONERANGE refused")
+        }
+        Err(e) => panic!("{e}"),
+    }
 }

@@ -326,6 +326,24 @@ op_stats() {
 # its labels.
 stat_sum() { awk -v name="$1" 'index($1, name "{") == 1 || $1 == name { n += $NF } END { print n + 0 }' /tmp/stats; }
 
+# Our server's counters page in /tmp/stats once the data servers' counters on it are current:
+# the MDS learns them from the data servers' HEALTH replies (every 2 s), so the page is read
+# until two reads 3 s apart agree on them (at least one reply came in between).
+settled_stats() {
+    local a b i
+    /scenario/pnfs stats >/tmp/stats
+    a=$(grep -E '^pnfs_ds_(ops|copy_bytes)_total' /tmp/stats | md5sum)
+    for ((i = 0; i < 10; i++)); do
+        sleep 3
+        /scenario/pnfs stats >/tmp/stats
+        b=$(grep -E '^pnfs_ds_(ops|copy_bytes)_total' /tmp/stats | md5sum)
+        [[ $a != "$b" ]] || return 0
+        a=$b
+    done
+    echo "the data servers' counters did not settle in 30 s"
+    return 1
+}
+
 # The KiB used on the file system of the server's data directory (the server is in the guest).
 backend_used_kib() { sync; df -k --output=used "$(backend_dir)" | tail -n 1 | tr -d ' '; }
 
@@ -392,8 +410,16 @@ fallocate_grow() {
     expect_eq "new file's size" "$(size "$d/new")" $(((3 << 20) + 5))
     expect_eq "new file's nonzero bytes" "$(tr -d '\0' <"$d/new" | wc -c)" 0
     blocks=$(($(stat -c '%b * %B' "$f")))
-    echo "space used: $blocks B of the file, $(($(stat -c '%b * %B' "$d/new"))) B of the new one"
+    echo "space used: $blocks B of the file, $(($(stat -c '%b * %B' "$d/new"))) B of the new one;"
     ((blocks >= l - (64 << 10))) || { echo "space_used $blocks B does not cover the $l B allocated"; return 1; }
+    if [[ $SERVER == pnfs ]]; then
+        # The allocation is on the data servers, in the objects of the file's stripes.
+        local hex ds_blocks
+        printf -v hex '%016x' "$(stat -c %i "$f")"
+        ds_blocks=$(find $DS_DIRS -type f -name "$hex.*" -printf '%b\n' | awk '{ n += $1 * 512 } END { print n + 0 }')
+        echo "the data servers' objects of the file use $ds_blocks B;"
+        ((ds_blocks >= l - (192 << 10))) || { echo "want the $l B allocated"; return 1; }
+    fi
 }
 
 # Our server: a new file given space with fallocate keeps its layout. Client 1 writes 3 MiB
@@ -405,7 +431,7 @@ fallocate_layout() {
     fallocate -l "$n" "$f"
     head -c "$n" /dev/urandom >"$SRC/alloc-layout"
     ds_writes() {
-        /scenario/pnfs stats >/tmp/stats
+        settled_stats >&2
         local ds n=0
         for ds in 1 2 3; do
             n=$((n + $(stat_of "pnfs_ds_ops_total{ds=\"$ds\",op=\"OP_WRITE\",status=\"ok\"}")))
@@ -464,14 +490,17 @@ copy_range() {
     mkdir -p "$d"
     head -c "$n" /dev/urandom >"$SRC/copy"
     cp "$SRC/copy" "$d/src"
-    sync
+    # (Nothing cached: a copy through the client would have to READ the source.)
+    drop_caches
     read -r c0 _ <<<"$(op_stats COPY)"
     r0=$(op_stats READ) w0=$(op_stats WRITE)
-    if [[ $SERVER == pnfs ]]; then /scenario/pnfs stats >/tmp/stats; k0=$(stat_sum pnfs_ds_copy_bytes_total); fi
+    if [[ $SERVER == pnfs ]]; then settled_stats; k0=$(stat_sum pnfs_ds_copy_bytes_total); fi
     python3 "$H/iotest.py" copy "$d/src" "$d/dst"
+    # (A copy through the client would leave dirty pages: their WRITEs count too.)
+    sync
     read -r c1 _ <<<"$(op_stats COPY)"
     r1=$(op_stats READ) w1=$(op_stats WRITE)
-    if [[ $SERVER == pnfs ]]; then /scenario/pnfs stats >/tmp/stats; k1=$(stat_sum pnfs_ds_copy_bytes_total); fi
+    if [[ $SERVER == pnfs ]]; then settled_stats; k1=$(stat_sum pnfs_ds_copy_bytes_total); fi
     local -a ra=($r0) rb=($r1) wa=($w0) wb=($w1)
     local reads=$((rb[0] - ra[0])) rbytes=$((rb[4] - ra[4])) writes=$((wb[0] - wa[0])) wbytes=$((wb[3] - wa[3]))
     echo -n "client: COPY $((c1 - c0)), READ $reads ($rbytes B received), WRITE $writes ($wbytes B sent);"

@@ -112,7 +112,8 @@ cp -a "$work/kernel/lib/modules/$kver" "$root/usr/lib/modules/"
         drivers/iio drivers/hid drivers/input drivers/usb drivers/isdn sound net/bluetooth \
         net/mac80211 net/wireless)
 chroot "$root" depmod "$kver"
-for m in nfs nfsv4 nfs_layout_nfsv41_files nfs_layout_flexfiles nfsd rdma_rxe rpcrdma veth; do
+# (xfs and loop: the XFS image servers.sh makes for SERVER_FS=xfs.)
+for m in nfs nfsv4 nfs_layout_nfsv41_files nfs_layout_flexfiles nfsd rdma_rxe rpcrdma veth xfs loop; do
     chroot "$root" modinfo -k "$kver" -F filename "$m" >/dev/null ||
         { log "kernel $kver has no module $m"; exit 1; }
 done

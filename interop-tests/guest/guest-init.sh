@@ -12,6 +12,7 @@
 #   PNFS_ARGS    pnfs arguments (SERVER=pnfs; the binary is /scenario/pnfs)
 #   MODE         run | shell
 #   WORKLOAD     the script MODE=run runs (default workload.sh; restart.sh is the restart scenario)
+#   SERVER_FS    xfs: the server keeps its data on an XFS image with reflink (servers.sh)
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
 
@@ -44,7 +45,7 @@ set +a
 echo "GUEST kernel $(uname -r) server=$SERVER mount=$MOUNT_OPTS mode=$MODE"
 # (To a file, not a pipe: the daemons started keep their output open.)
 if start_server >/tmp/server-start.log 2>&1; then
-    echo "CHECK server_start PASS $SERVER"
+    echo "CHECK server_start PASS $SERVER, data on $(findmnt -no FSTYPE -T "$(backend_dir)" 2>/dev/null)"
 else
     sed 's/^/server start: /' /tmp/server-start.log
     echo "CHECK server_start FAIL $SERVER did not start: $(head -c 400 /tmp/server-start.log | tr '\n' ' ')"

@@ -15,6 +15,34 @@ wait_port_2049() {
     return 1
 }
 
+# Where the server keeps file data in the guest: knfsd's export, or our server's data
+# directory (the MDS's and the data servers' objects; `pnfs server` runs in /srv).
+backend_dir() {
+    case $SERVER in
+    knfsd) echo "$SERVER_DIR" ;;
+    pnfs) echo /srv/pnfs-data ;;
+    esac
+}
+
+# SERVER_FS=xfs: the server's data directory (backend_dir) on its own XFS file system with
+# reflink (mkfs.xfs -m reflink=1 on a sparse file of the root, through a loop device), so that
+# CLONE can reflink and SEEK_DATA/SEEK_HOLE see XFS's extents. Otherwise the data lives on the
+# guest's ext4 root (no reflink). Mounted once: the restart scenario starts the server again.
+mount_backend_fs() {
+    local dir img=/var/tmp/backend.xfs
+    [[ ${SERVER_FS:-} == xfs ]] || return 0
+    dir=$(backend_dir)
+    [[ -n $dir ]] || return 1
+    mountpoint -q "$dir" && return 0
+    modprobe -a loop xfs || return 1
+    # (The root image has about 2 GiB free; the file is sparse.)
+    truncate -s 1536M "$img" || return 1
+    mkfs.xfs -q -f -m reflink=1 "$img" || return 1
+    mkdir -p "$dir"
+    mount -t xfs -o loop "$img" "$dir" || return 1
+    echo "$dir: $(findmnt -no FSTYPE,SOURCE "$dir"), reflink=$(xfs_info "$dir" | grep -o 'reflink=[01]')"
+}
+
 # The kernel's own server: the control against which the workload itself is validated.
 start_knfsd() {
     modprobe nfsd || return 1
@@ -72,6 +100,7 @@ start_pnfs() {
 }
 
 start_server() {
+    mount_backend_fs || return 1
     case $SERVER in
     knfsd) start_knfsd ;;
     pnfs) start_pnfs ;;

@@ -7,6 +7,8 @@
 # mounts it on /mnt/c1 with MOUNT_OPTIONS (default vers=4.1) and gives a shell. In the guest,
 # `bash /scenario/workload.sh` runs the whole workload (ONLY=<regex> to pick checks), `exit`
 # powers off, and Ctrl-A X kills qemu. Builds the guest first if it is not cached.
+# SERVER_FS=xfs in the environment puts the server's data on an XFS image with reflink, as the
+# vers=4.2 scenarios do (servers.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -27,6 +29,7 @@ MOUNT_OPTS='${2:-vers=4.1}'
 EXPORT='$export_path'
 SERVER_DIR='$server_dir'
 PNFS_ARGS='server'
+SERVER_FS='${SERVER_FS:-}'
 MODE='shell'
 ENV
 exec "$here/run.sh" "$dir" --interactive

@@ -15,6 +15,9 @@
 # the mounts, mountstats and unmount. The helpers (check, expect_eq, mounts) are in common.sh.
 # shellcheck source=common.sh
 . /scenario/common.sh
+# (backend_dir: where the server keeps file data)
+# shellcheck source=servers.sh
+. /scenario/servers.sh
 
 # --- 1. sizes ----------------------------------------------------------------------------------
 
@@ -302,7 +305,245 @@ tar_tree() {
     echo "$(tar -tf "$SRC/tree.tar" | wc -l) entries, $(($(size "$SRC/tree.tar") / 1024)) KiB"
 }
 
-# --- 9. mountstats -----------------------------------------------------------------------------
+# --- 9. end of file, space, SEEK, COPY and CLONE (issue 18) ------------------------------------
+
+# The NFS version of the mounts. ALLOCATE, DEALLOCATE, SEEK, COPY and CLONE are NFSv4.2
+# operations: on a vers=4.1 mount the Linux client answers fallocate and FICLONE with
+# EOPNOTSUPP itself, copies through the page cache and seeks generically, so those checks run
+# on vers=4.2 only; the O_DIRECT end-of-file checks run on both.
+NFS_VERS=$(sed -n 's/.*vers=\([0-9.]*\).*/\1/p' <<<"$MOUNT_OPTS")
+
+# The per-op statistics of op $1 on client 1's mount, from /proc/self/mountstats: "ops
+# transmissions timeouts bytes_sent bytes_received ..." (zeros if the op never ran).
+op_stats() {
+    awk -v mnt="$M" -v op="$1:" '
+        /^device / { inmnt = ($5 == mnt); next }
+        inmnt && $1 == op { $1 = ""; print; found = 1; exit }
+        END { if (!found) print "0 0 0 0 0" }' /proc/self/mountstats
+}
+
+# The sum of every sample of counter $1 on the server's counters page (/tmp/stats), whatever
+# its labels.
+stat_sum() { awk -v name="$1" 'index($1, name "{") == 1 || $1 == name { n += $NF } END { print n + 0 }' /tmp/stats; }
+
+# Our server's counters page in /tmp/stats once the data servers' counters on it are current:
+# the MDS learns them from the data servers' HEALTH replies (every 2 s), so the page is read
+# until two reads 3 s apart agree on them (at least one reply came in between).
+settled_stats() {
+    local a b i
+    /scenario/pnfs stats >/tmp/stats
+    a=$(grep -E '^pnfs_ds_(ops|copy_bytes)_total' /tmp/stats | md5sum)
+    for ((i = 0; i < 10; i++)); do
+        sleep 3
+        /scenario/pnfs stats >/tmp/stats
+        b=$(grep -E '^pnfs_ds_(ops|copy_bytes)_total' /tmp/stats | md5sum)
+        [[ $a != "$b" ]] || return 0
+        a=$b
+    done
+    echo "the data servers' counters did not settle in 30 s"
+    return 1
+}
+
+# The KiB used on the file system of the server's data directory (the server is in the guest).
+backend_used_kib() { sync; df -k --output=used "$(backend_dir)" | tail -n 1 | tr -d ' '; }
+
+# sha256 of LEN bytes of FILE from OFFSET.
+region_sha() { tail -c +$(($2 + 1)) "$1" | head -c "$3" | sha256sum | cut -d' ' -f1; }
+
+# The bytes of FILE's range [OFFSET, OFFSET + LEN) that are not zero.
+nonzero_in() { tail -c +$(($2 + 1)) "$1" | head -c "$3" | tr -d '\0' | wc -c; }
+
+# The file of N random bytes the O_DIRECT checks read: $M/odirect/f.N, its source $SRC/od.N
+# (written once, reused by the next check on the same size).
+odirect_file() {
+    local n=$1
+    mkdir -p "$M/odirect"
+    if [[ ! -f $SRC/od.$n || ! -f $M/odirect/f.$n ]]; then
+        head -c "$n" /dev/urandom >"$SRC/od.$n"
+        cp "$SRC/od.$n" "$M/odirect/f.$n"
+    fi
+    drop_caches
+}
+
+# `dd bs=1M iflag=direct` of an N-byte file ends, having read exactly the file. The Linux client
+# does not cap O_DIRECT reads at its cached size: only the server's eof (or a short read) stops
+# dd. Its output is capped at N + 2 MiB (a server that never says eof would otherwise fill the
+# guest's memory with zeros) and dd at 60 s.
+odirect_dd() {
+    local n=$1 f=$M/odirect/f.$1 rc got
+    odirect_file "$n"
+    { timeout 60 dd if="$f" bs=1M iflag=direct status=none; echo $? >/tmp/od.rc; } |
+        head -c $((n + (2 << 20))) >/tmp/od.out || true
+    rc=$(cat /tmp/od.rc) got=$(size /tmp/od.out)
+    if ((got > n)); then
+        echo "dd read past the end of the $n B file: $got B or more (dd exit $rc, stopped at N + 2 MiB), $(nonzero_in /tmp/od.out "$n" $((got - n))) of the $((got - n)) B past the end not zero"
+        return 1
+    fi
+    ((rc != 124)) || { echo "dd did not end within 60 s, $got of $n B read"; return 1; }
+    ((rc == 0)) || { echo "dd failed (exit $rc) after $got of $n B"; return 1; }
+    expect_eq "bytes read" "$got" "$n"
+    expect_eq "sha256 of dd's output" "$(sha /tmp/od.out)" "$(sha "$SRC/od.$n")"
+    echo "dd read the $n B and ended"
+    rm -f /tmp/od.out
+}
+
+# pread with O_DIRECT at the last byte (1 byte, the file's), at the end and past it (0 bytes).
+odirect_pread() {
+    odirect_file "$1"
+    python3 "$H/iotest.py" pread-eof "$M/odirect/f.$1" "$SRC/od.$1"
+}
+
+# fallocate -l on a file with data and on a new file: the size grows to the length, the new
+# range reads as zeros, the old bytes are unchanged, and space_used covers the allocation.
+fallocate_grow() {
+    local d=$M/space f n=$(((2 << 20) + 4097)) l=$((7 << 20)) blocks
+    mkdir -p "$d"
+    f=$d/grow
+    head -c "$n" /dev/urandom >"$SRC/grow"
+    cp "$SRC/grow" "$f"
+    fallocate -l "$l" "$f"
+    fallocate -l $(((3 << 20) + 5)) "$d/new"
+    drop_caches
+    expect_eq "size after fallocate -l $l" "$(size "$f")" "$l"
+    expect_eq "old bytes" "$(region_sha "$f" 0 "$n")" "$(sha "$SRC/grow")"
+    expect_eq "nonzero bytes in the allocated range" "$(nonzero_in "$f" "$n" $((l - n)))" 0
+    expect_eq "new file's size" "$(size "$d/new")" $(((3 << 20) + 5))
+    expect_eq "new file's nonzero bytes" "$(tr -d '\0' <"$d/new" | wc -c)" 0
+    blocks=$(($(stat -c '%b * %B' "$f")))
+    echo "space used: $blocks B of the file, $(($(stat -c '%b * %B' "$d/new"))) B of the new one;"
+    ((blocks >= l - (64 << 10))) || { echo "space_used $blocks B does not cover the $l B allocated"; return 1; }
+    if [[ $SERVER == pnfs ]]; then
+        # The allocation is on the data servers, in the objects of the file's stripes.
+        local hex ds_blocks
+        printf -v hex '%016x' "$(stat -c %i "$f")"
+        ds_blocks=$(find $DS_DIRS -type f -name "$hex.*" -printf '%b\n' | awk '{ n += $1 * 512 } END { print n + 0 }')
+        echo "the data servers' objects of the file use $ds_blocks B;"
+        ((ds_blocks >= l - (192 << 10))) || { echo "want the $l B allocated"; return 1; }
+    fi
+}
+
+# Our server: a new file given space with fallocate keeps its layout. Client 1 writes 3 MiB
+# into it with O_DIRECT; the server's counters show the data servers serving those WRITEs and
+# the MDS none (the bytes went through the layout).
+fallocate_layout() {
+    local f=$M/space/alloc-layout n=$((3 << 20)) ds0 ds1 mds0 mds1 ds
+    mkdir -p "$M/space"
+    fallocate -l "$n" "$f"
+    head -c "$n" /dev/urandom >"$SRC/alloc-layout"
+    ds_writes() {
+        settled_stats >&2
+        local ds n=0
+        for ds in 1 2 3; do
+            n=$((n + $(stat_of "pnfs_ds_ops_total{ds=\"$ds\",op=\"OP_WRITE\",status=\"ok\"}")))
+        done
+        echo "$n $(stat_of 'pnfs_ops_total{op="OP_WRITE",status="ok"}')"
+    }
+    read -r ds0 mds0 <<<"$(ds_writes)"
+    dd if="$SRC/alloc-layout" of="$f" bs=1M oflag=direct conv=notrunc,fsync status=none
+    read -r ds1 mds1 <<<"$(ds_writes)"
+    drop_caches
+    expect_eq "sha256 read back" "$(sha "$f")" "$(sha "$SRC/alloc-layout")"
+    echo "WRITEs of the 3 MiB after fallocate: data servers $((ds1 - ds0)), MDS $((mds1 - mds0))"
+    ((ds1 - ds0 >= 3 && mds1 == mds0))
+}
+
+# fallocate --punch-hole of an unaligned range over five stripe units (all three data servers
+# of our server): read fresh by client 1 (caches dropped) and by client 2, the range is zeros,
+# the bytes before and after it are unchanged, the size too, and space_used drops.
+fallocate_punch() {
+    local f=$M/space/punch n=$(((6 << 20) + 123)) off=$(((1 << 20) - 12345)) len=$(((3 << 20) + 23456))
+    local end b0 b1 who
+    mkdir -p "$M/space"
+    end=$((off + len))
+    head -c "$n" /dev/urandom >"$SRC/punch"
+    cp "$SRC/punch" "$f"
+    drop_caches
+    b0=$(($(stat -c '%b * %B' "$f")))
+    fallocate --punch-hole -o "$off" -l "$len" "$f"
+    drop_caches
+    b1=$(($(stat -c '%b * %B' "$f")))
+    for who in c1 c2; do
+        if [[ $who == c1 ]]; then cp "$f" /tmp/punch.read; else c2 cat "$C2M/space/punch" >/tmp/punch.read; fi
+        expect_eq "$who: size" "$(size /tmp/punch.read)" "$n"
+        expect_eq "$who: nonzero bytes of the $len B punched at $off" "$(nonzero_in /tmp/punch.read "$off" "$len")" 0
+        expect_eq "$who: bytes before the hole" "$(region_sha /tmp/punch.read 0 "$off")" "$(region_sha "$SRC/punch" 0 "$off")"
+        expect_eq "$who: bytes after the hole" "$(region_sha /tmp/punch.read "$end" $((n - end)))" "$(region_sha "$SRC/punch" "$end" $((n - end)))"
+    done
+    rm -f /tmp/punch.read
+    echo "space used $b0 B before the punch, $b1 B after"
+    ((b0 - b1 >= len / 2)) || { echo "space_used dropped by $((b0 - b1)) B, want at least $((len / 2))"; return 1; }
+}
+
+# SEEK_DATA and SEEK_HOLE on a 16 MiB file with runs of data and holes in every data server's
+# objects (iotest.py has the layout and the expected answers).
+seek_data_hole() {
+    mkdir -p "$M/space"
+    python3 "$H/iotest.py" seek "$M/space/sparse"
+}
+
+# copy_file_range of 64 MiB within the mount: the client sends COPY and neither reads nor
+# writes the bytes (its mountstats: COPY ops grow, READ and WRITE not at all), the copy reads
+# back as the source; on our server the data servers' copy counters grow by at least the size
+# (the bytes moved between the data servers, not through the MDS).
+copy_range() {
+    local d=$M/copy n=$((64 << 20)) c0 c1 r0 r1 w0 w1 k0=0 k1=0
+    mkdir -p "$d"
+    head -c "$n" /dev/urandom >"$SRC/copy"
+    cp "$SRC/copy" "$d/src"
+    # (Nothing cached: a copy through the client would have to READ the source.)
+    drop_caches
+    read -r c0 _ <<<"$(op_stats COPY)"
+    r0=$(op_stats READ) w0=$(op_stats WRITE)
+    if [[ $SERVER == pnfs ]]; then settled_stats; k0=$(stat_sum pnfs_ds_copy_bytes_total); fi
+    python3 "$H/iotest.py" copy "$d/src" "$d/dst"
+    # (A copy through the client would leave dirty pages: their WRITEs count too.)
+    sync
+    read -r c1 _ <<<"$(op_stats COPY)"
+    r1=$(op_stats READ) w1=$(op_stats WRITE)
+    if [[ $SERVER == pnfs ]]; then settled_stats; k1=$(stat_sum pnfs_ds_copy_bytes_total); fi
+    local -a ra=($r0) rb=($r1) wa=($w0) wb=($w1)
+    local reads=$((rb[0] - ra[0])) rbytes=$((rb[4] - ra[4])) writes=$((wb[0] - wa[0])) wbytes=$((wb[3] - wa[3]))
+    echo -n "client: COPY $((c1 - c0)), READ $reads ($rbytes B received), WRITE $writes ($wbytes B sent);"
+    [[ $SERVER != pnfs ]] || echo -n " data servers copied $((k1 - k0)) B (pnfs_ds_copy_bytes_total);"
+    drop_caches
+    expect_eq "sha256 of the copy" "$(sha "$d/dst")" "$(sha "$SRC/copy")"
+    rm -f "$SRC/copy"
+    ((c1 > c0)) || { echo " no COPY sent"; return 1; }
+    ((reads == 0 && writes == 0)) || { echo " the client read or wrote during the copy"; return 1; }
+    if [[ $SERVER == pnfs ]] && ((k1 - k0 < n)); then
+        echo " the data servers copied $((k1 - k0)) B, want at least $n"
+        return 1
+    fi
+}
+
+# cp --reflink=always of a 16 MiB + 123 B file (five stripes and a piece on our server): the
+# client sends CLONE, the clone reads back as the source, the server's file system (XFS with
+# reflink, SERVER_FS=xfs) shares the blocks (its used space grows by less than a quarter of
+# the file), and a write into the clone leaves the source as it was (copy on write).
+reflink_clone() {
+    local d=$M/clone n=$(((16 << 20) + 123)) c0 c1 u0 u1
+    mkdir -p "$d"
+    head -c "$n" /dev/urandom >"$SRC/clone"
+    cp "$SRC/clone" "$d/src"
+    read -r c0 _ <<<"$(op_stats CLONE)"
+    u0=$(backend_used_kib)
+    cp --reflink=always "$d/src" "$d/dst"
+    u1=$(backend_used_kib)
+    read -r c1 _ <<<"$(op_stats CLONE)"
+    echo -n "client: CLONE $((c1 - c0)); $(findmnt -no FSTYPE -T "$(backend_dir)") under the server grew by $((u1 - u0)) KiB;"
+    drop_caches
+    expect_eq "sha256 of the clone" "$(sha "$d/dst")" "$(sha "$SRC/clone")"
+    ((c1 > c0)) || { echo " no CLONE sent"; return 1; }
+    (((u1 - u0) * 1024 < n / 4)) || { echo " the clone does not share the source's blocks"; return 1; }
+    head -c 4096 /dev/urandom >/tmp/clone.patch
+    dd if=/tmp/clone.patch of="$d/dst" bs=4096 seek=$(((5 << 20) / 4096)) conv=notrunc,fsync status=none
+    drop_caches
+    expect_eq "source after a write into the clone" "$(sha "$d/src")" "$(sha "$SRC/clone")"
+    expect_eq "the clone's written block" "$(region_sha "$d/dst" $((5 << 20)) 4096)" "$(sha /tmp/clone.patch)"
+    rm -f "$SRC/clone"
+}
+
+# --- 10. mountstats ----------------------------------------------------------------------------
 
 report_mountstats() {
     mountstats "$M" c1 </proc/self/mountstats >/tmp/ms1
@@ -316,7 +557,7 @@ report_mountstats() {
     echo "$(wc -l </tmp/ms1) ops on c1, $(wc -l </tmp/ms2) on c2"
 }
 
-# --- 10. pNFS (PNFS_CHECKS=1: our server handing out file layouts) -----------------------------
+# --- 11. pNFS (PNFS_CHECKS=1: our server handing out file layouts) -----------------------------
 
 # The data server directories of the all-in-one server (`pnfs server` in /srv, default config).
 DS_DIRS="/srv/pnfs-data/ds1 /srv/pnfs-data/ds2 /srv/pnfs-data/ds3"
@@ -423,7 +664,7 @@ pnfs_traffic() {
     ((bad == 0))
 }
 
-# --- 11. delegations (our server) -------------------------------------------------------------
+# --- 12. delegations (our server) ------------------------------------------------------------
 
 # The server's delegation counters now (saved in /tmp/stats): write and read delegations
 # granted, recalled, returned, revoked, OPENs answered NFS4ERR_DELAY, and the delegations held
@@ -621,6 +862,20 @@ check sync sync_check
 check dd_conv_fsync dd_fsync
 check fio_randwrite_verify_64MiB fio_verify
 check tar_extract_diff tar_tree
+check odirect_dd_1MiB odirect_dd $((1 << 20))
+check odirect_pread_eof_1MiB odirect_pread $((1 << 20))
+check odirect_dd_1MiB_plus_1 odirect_dd $(((1 << 20) + 1))
+check odirect_pread_eof_1MiB_plus_1 odirect_pread $(((1 << 20) + 1))
+check odirect_dd_32MiB_plus_123 odirect_dd $(((32 << 20) + 123))
+check odirect_pread_eof_32MiB_plus_123 odirect_pread $(((32 << 20) + 123))
+if [[ $NFS_VERS == 4.2 ]]; then
+    check fallocate_grow fallocate_grow
+    [[ $SERVER != pnfs ]] || check fallocate_keeps_layout fallocate_layout
+    check fallocate_punch_hole fallocate_punch
+    check seek_data_hole seek_data_hole
+    check copy_file_range_64MiB copy_range
+    check cp_reflink_always reflink_clone
+fi
 if [[ -n ${PNFS_CHECKS:-} ]]; then
     check pnfs_striping_96MiB pnfs_striping
     check pnfs_recall_on_truncate pnfs_recall

@@ -27,8 +27,9 @@ use std::time::{Duration, Instant};
 /// The server a scenario starts inside the guest.
 #[derive(Clone, Debug)]
 pub enum Server {
-    /// The Linux kernel's own server, exporting `/srv/export` from the guest's ext4 root: the
-    /// control that validates the harness and the workload.
+    /// The Linux kernel's own server, exporting `/srv/export` from the guest's ext4 root (or
+    /// from an XFS image with `SERVER_FS=xfs` in [`Scenario::extra_env`]): the control that
+    /// validates the harness and the workload.
     Knfsd,
     /// Our `pnfs` binary, copied onto the scenario disk and started as `/scenario/pnfs ARGS`
     /// from `/srv`.
@@ -59,7 +60,8 @@ pub struct Scenario {
     /// server is killed and restarted under load; needs [`Server::Pnfs`]).
     pub workload: String,
     /// More variables for the guest scripts, e.g. `PNFS_CHECKS=1` (the pNFS checks of
-    /// `workload.sh`).
+    /// `workload.sh`) or `SERVER_FS=xfs` (the server's data on an XFS file system with
+    /// reflink, made in the guest by `servers.sh`).
     pub extra_env: Vec<(String, String)>,
 }
 

@@ -8,7 +8,12 @@ fn knfsd_v41_workload_suite() {
     assert_scenario_passes(&Scenario::knfsd("knfsd-v4.1", "vers=4.1"));
 }
 
+/// With vers=4.2 the export is an XFS file system with reflink (`SERVER_FS=xfs`,
+/// `guest/servers.sh`): the control for issue 18's checks (fallocate, punch hole,
+/// SEEK_DATA/SEEK_HOLE, copy_file_range through COPY, `cp --reflink=always` through CLONE).
 #[test]
 fn knfsd_v42_workload_suite() {
-    assert_scenario_passes(&Scenario::knfsd("knfsd-v4.2", "vers=4.2"));
+    let mut s = Scenario::knfsd("knfsd-v4.2", "vers=4.2");
+    s.extra_env.push(("SERVER_FS".into(), "xfs".into()));
+    assert_scenario_passes(&s);
 }

@@ -956,9 +956,7 @@ async fn a_file_written_through_the_mds_reads_back_through_its_layouts_ds_fileha
         let mut d = Client::new(s.nfs_addr(ds), "reader").await;
         // Each object's share of the file, all inside the object: no eof.
         let share = map.object_size(index as u32, data.len() as u64) as u32;
-        let r = d
-            .call(vec![putfh(fh), read_op(o.stateid, 0, share)])
-            .await;
+        let r = d.call(vec![putfh(fh), read_op(o.stateid, 0, share)]).await;
         let got = read_res(&r);
         assert_eq!((got.data.len(), got.eof), (share as usize, false));
         objects.push(got.data);

@@ -69,7 +69,9 @@ pub(super) async fn check_pair(
     if sfh.export != dfh.export {
         return Err(NfsStat4::NFS4ERR_XDEV);
     }
-    let size = crate::dsobjects::sized(&ctx.mds, src_inode, false).await.size;
+    let size = crate::dsobjects::sized(&ctx.mds, src_inode, false)
+        .await
+        .size;
     let count = match count {
         0 => size.checked_sub(src_offset),
         n => src_offset

@@ -631,3 +631,53 @@ async fn copy_between_striped_files_whose_servers_do_not_line_up_is_streamed() {
     assert!(counters.streamed_bytes > 0, "{counters:?}");
     assert!(counters.streamed_bytes <= body.len() as u64);
 }
+
+#[tokio::test]
+async fn a_new_destination_laid_out_elsewhere_takes_the_sources_stripe_set_and_the_data_servers_copy(
+) {
+    use support::layout::{layoutget_op, layoutreturn_op, return_file};
+    let s = setup(true).await;
+    let mut c = Client::new(s.addr, "adopter").await;
+    let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
+    let body = data((4 * MIB + 99) as usize, 3);
+    put(&mut c, &src, 0, &body).await;
+    // The destination's LAYOUTGET fixes its own window of the ring, as the Linux client's
+    // OPEN does before copy_file_range or FICLONE.
+    let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
+    let r = c
+        .call(vec![
+            putfh(&dst.fh),
+            layoutget_op(Layoutiomode4::LAYOUTIOMODE4_RW, dst.stateid),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let NfsResop4::LayoutGet(LayoutGetRes::Ok(got)) = r.resarray.last().unwrap() else {
+        panic!("{r:?}")
+    };
+    let (src_id, _) = fileid_of(&mut c, &src.fh).await;
+    let (dst_id, _) = fileid_of(&mut c, &dst.fh).await;
+    let src_set = s.mds.store.stripes(src_id).unwrap().unwrap();
+    assert_ne!(s.mds.store.stripes(dst_id).unwrap(), Some(src_set));
+    // Its layout is out: recalled, and the client told to come back.
+    let op = copy_op(src.stateid, dst.stateid, 0, 0, 0, true);
+    let r = on_pair(&mut c, &src, &dst, op.clone()).await;
+    assert_eq!(copy_res(&r).unwrap_err(), NfsStat4::NFS4ERR_DELAY);
+    // Returned (or revoked by the recall, this client having no back channel), the copy
+    // goes ahead on the source's set, inside the data servers.
+    let _ = c
+        .call(vec![
+            putfh(&dst.fh),
+            layoutreturn_op(
+                Layoutiomode4::LAYOUTIOMODE4_ANY,
+                return_file(got.logr_stateid),
+            ),
+        ])
+        .await;
+    let r = on_pair(&mut c, &src, &dst, op).await;
+    let ok = copy_res(&r).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(ok.cr_response.wr_count, body.len() as u64);
+    assert_eq!(s.mds.store.stripes(dst_id).unwrap(), Some(src_set));
+    assert_eq!(s.mds.copies.counters().streamed_bytes, 0);
+    assert!(ds_copy_bytes(&s.mds, body.len() as u64).await >= body.len() as u64);
+    assert!(get(&mut c, &dst).await == body, "copied bytes differ");
+}

@@ -105,6 +105,40 @@ pub(super) async fn check_pair(
     })
 }
 
+/// An empty destination whose stripe set differs from the source's takes the source's, so
+/// that every data server copies (or clones) what it holds instead of the MDS streaming the
+/// bytes between them (and CLONE, which cannot stream, works at all). The Linux client fixes
+/// a new file's set with the LAYOUTGET of its OPEN, before the COPY or CLONE, so this is the
+/// common case of `cp` and `copy_file_range` into a new file. The layouts of the file are
+/// recalled first, the caller's too (NFS4ERR_DELAY meanwhile: the client retries once it
+/// returned them); the set moves only if no layout is out and its objects hold nothing.
+async fn adopt_source_set(
+    ctx: &Ctx,
+    inode: &Inode,
+    set: crate::store::StripeSet,
+    src: crate::store::StripeSet,
+) -> Result<crate::store::StripeSet, NfsStat4> {
+    let fileid = inode.fileid;
+    let held = !ctx
+        .mds
+        .layouts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .holders(fileid)
+        .is_empty();
+    if held {
+        let fh = ctx.fh()?;
+        let fh = crate::ops::fh::encode_fh(ctx, fh);
+        crate::fencing::recall_file(&ctx.mds, fileid, fh, None);
+        return Err(NfsStat4::NFS4ERR_DELAY);
+    }
+    match crate::dsobjects::file_size(&ctx.mds, fileid, &set).await {
+        Ok(0) => Ok(ctx.mds.store.restripe_empty(fileid, set, src).await?),
+        Ok(_) => Ok(set),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The destination's stripe set: the one it has; else the source's when the MDS grants
 /// layouts and its own object is empty; else what its first WRITE would get.
 async fn dest_stripes(
@@ -115,7 +149,12 @@ async fn dest_stripes(
 ) -> Result<Option<crate::store::StripeSet>, NfsStat4> {
     let fileid = inode.fileid;
     if let Some(set) = ctx.mds.store.stripes(fileid)? {
-        return Ok(Some(set));
+        return match src_set {
+            Some(src) if *src != set && inode.size == 0 => {
+                adopt_source_set(ctx, inode, set, *src).await.map(Some)
+            }
+            _ => Ok(Some(set)),
+        };
     }
     if let Some(src_set) = src_set {
         if ctx.mds.cfg.cluster.grants_layouts() {

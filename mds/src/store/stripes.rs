@@ -167,4 +167,33 @@ impl Store {
         let mark = rw.then(|| self.boot_epoch());
         self.write(move |tx| fix(tx, fileid, proposed, mark))
     }
+
+    /// Moves empty regular file `fileid` from stripe set `from` to `to`, durably, and returns
+    /// the set in force: `to`, or the set it has if that is not `from` or its recorded size is
+    /// not 0 (then nothing changes). For a COPY or CLONE into a new file, so that its objects
+    /// lie on the source's data servers (`ops::copy`); the caller has checked that no layout
+    /// of the file is out and that its objects hold nothing.
+    pub fn restripe_empty(
+        &self,
+        fileid: u64,
+        from: StripeSet,
+        to: StripeSet,
+    ) -> Pending<StripeSet> {
+        self.write(move |tx| {
+            let mut ns = Ns::open(tx)?;
+            let rec = load(ns.inodes.read(), fileid)?;
+            let existing = match ns.stripes.read().get(fileid)? {
+                Some(v) => Some(decode(v.value())?),
+                None => None,
+            };
+            match existing {
+                Some(set) if set == from && rec.size == 0 => {
+                    ns.stripes.write().insert(fileid, &encode(&to)[..])?;
+                    Ok(to)
+                }
+                Some(set) => Ok(set),
+                None => Err(StoreError::Inval("no stripe set to move")),
+            }
+        })
+    }
 }

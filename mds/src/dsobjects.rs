@@ -141,39 +141,16 @@ fn control(mds: &Mds, ds: u16) -> Result<DsControl, DsObjectsError> {
     mds.devices.control(ds).ok_or(DsObjectsError::Down(ds))
 }
 
-/// The size of file `fileid` as its objects on the data servers of `set` show it: OBJECT_SIZE
-/// of every stripe index's object (asked of all data servers at once), turned into a file
-/// size by the stripe map ([`layouts::StripeMap::file_size`]). Bounded by [`SIZE_TIMEOUT`].
+/// The size of file `fileid` as its objects on the data servers of `set` show it: their
+/// sizes ([`object_space`], all data servers asked at once) turned into a file size by the
+/// stripe map ([`layouts::StripeMap::file_size`]). Bounded by [`SIZE_TIMEOUT`].
 pub async fn file_size(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<u64, DsObjectsError> {
     let map = set.map()?;
-    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), set)?;
-    let mut calls = JoinSet::new();
-    for (ds, indices) in by_server(&servers) {
-        let ctl = control(mds, ds)?;
-        calls.spawn(async move {
-            let objects: Vec<ObjectId> = indices
-                .iter()
-                .map(|&stripe| ObjectId {
-                    file: fileid,
-                    stripe,
-                })
-                .collect();
-            let r = tokio::time::timeout(SIZE_TIMEOUT, ctl.object_sizes(&objects)).await;
-            (ds, indices, r)
-        });
-    }
-    let mut sizes = vec![0u64; servers.len()];
-    while let Some(joined) = calls.join_next().await {
-        let (ds, indices, r) = joined.map_err(|_| DsObjectsError::Lost)?;
-        let got = r
-            .map_err(|_| DsObjectsError::Timeout(ds))?
-            .map_err(|e| DsObjectsError::Call(ds, e))?;
-        for (index, size) in indices.into_iter().zip(got) {
-            if let Some(s) = sizes.get_mut(index as usize) {
-                *s = size;
-            }
-        }
-    }
+    let sizes: Vec<u64> = object_space(mds, fileid, set)
+        .await?
+        .iter()
+        .map(|o| o.size)
+        .collect();
     Ok(map.file_size(&sizes))
 }
 

@@ -92,8 +92,15 @@ impl Striped {
         assert_eq!(write_res(&r).count as usize, data.len(), "{r:?}");
     }
 
-    /// Reads `count` bytes at `offset` of stripe index `index`'s object through the layout.
-    async fn read(&self, cfg: &Config, index: usize, offset: u64, count: u32) -> ReadResOk {
+    /// Reads `count` bytes at `offset` of stripe index `index`'s object through the layout:
+    /// the result, or the status the data server answered.
+    async fn try_read(
+        &self,
+        cfg: &Config,
+        index: usize,
+        offset: u64,
+        count: u32,
+    ) -> Result<ReadResOk, NfsStat4> {
         let mut d = self.ds_client(cfg, index).await;
         let r = d
             .call(vec![
@@ -101,7 +108,17 @@ impl Striped {
                 read_op(self.open, offset, count),
             ])
             .await;
-        read_res(&r)
+        match r.resarray.last() {
+            Some(NfsResop4::Read(ReadRes::Ok(ok))) => Ok(ok.clone()),
+            _ => Err(last_status(&r)),
+        }
+    }
+
+    /// [`Striped::try_read`] that must succeed.
+    async fn read(&self, cfg: &Config, index: usize, offset: u64, count: u32) -> ReadResOk {
+        self.try_read(cfg, index, offset, count)
+            .await
+            .unwrap_or_else(|s| panic!("READ at {offset} of index {index}: {s:?}"))
     }
 
     /// The data server process of stripe index `index`.
@@ -734,8 +751,7 @@ fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done(
     });
 }
 
-/// READ of `count` bytes at `offset` of stripe index `index`'s object through the layout:
-/// the data and eof, or the error status.
+/// (bytes, eof) of a READ through the layout ([`Striped::try_read`]).
 async fn ds_read(
     f: &Striped,
     cfg: &Config,
@@ -743,21 +759,8 @@ async fn ds_read(
     offset: u64,
     count: u32,
 ) -> Result<(usize, bool), NfsStat4> {
-    let mut d = f.ds_client(cfg, index).await;
-    let r = d
-        .call(vec![
-            putfh(&f.body.nfl_fh_list[index]),
-            read_op(f.open, offset, count),
-        ])
-        .await;
-    match r.resarray.last() {
-        Some(NfsResop4::Read(ReadRes::Ok(ok))) => {
-            let held = ok.data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-            assert!(held <= ok.data.len());
-            Ok((ok.data.len(), ok.eof))
-        }
-        _ => Err(last_status(&r)),
-    }
+    let ok = f.try_read(cfg, index, offset, count).await?;
+    Ok((ok.data.len(), ok.eof))
 }
 
 /// LAYOUTCOMMIT of `f` with `last` as the last byte written: the size becomes `last + 1`.

@@ -1,21 +1,22 @@
-//! The data server's operations (RFC 8881 section 13.6): PUTFH, READ, WRITE and COMMIT on the
-//! object a DS filehandle names, SECINFO_NO_NAME (a housekeeping operation the section lists),
-//! and GETATTR of the few attributes a DS can answer. SEQUENCE and the session operations are
-//! run by the shared engine; anything else is `NFS4ERR_NOTSUPP`, as section 13.6 requires of
-//! a server that is only a data server.
+//! The data server's operations (RFC 8881 section 13.6): PUTFH, READ, READ_PLUS (NFSv4.2),
+//! WRITE and COMMIT on the object a DS filehandle names, SECINFO_NO_NAME (a housekeeping
+//! operation the section lists), and GETATTR of the few attributes a DS can answer. SEQUENCE
+//! and the session operations are run by the shared engine; anything else is
+//! `NFS4ERR_NOTSUPP`, as section 13.6 requires of a server that is only a data server.
 //!
 //! ```text
-//!  PUTFH  : DsFhCodec::decode (MAC) ─> current filehandle (file id, stripe index, layout)
-//!  READ   : stateid, layout (gate, Io::Read)  ─> ObjectStore::read  ─> data, eof of the object
-//!  WRITE  : stateid, RW layout (gate, Io::Write) ─> ObjectStore::write(stable) ─> count, ...
-//!  COMMIT : RW layout (gate) ─> ObjectStore::commit ─> verifier
+//!  PUTFH    : DsFhCodec::decode (MAC) ─> current filehandle (file id, stripe index, layout)
+//!  READ     : stateid, layout (gate, Io::Read) ─> ObjectStore::read ─> ends::judge (where the
+//!             file ends, as the MDS said) ─> data (holes as zeros), eof | NFS4ERR_NXIO (MDS)
+//!  READ_PLUS: as READ, the zeros past the object's end as a hole
+//!  WRITE    : stateid, RW layout (gate, Io::Write) ─> ObjectStore::write(stable) ─> count, ...
+//!  COMMIT   : RW layout (gate) ─> ObjectStore::commit ─> verifier
 //! ```
 //!
 //! Offsets are object offsets as the client computed them from the layout (dense packing
-//! compacts them; sparse packing keeps file offsets): the DS does no striping math. It does not
-//! know the file's size either: READ's `eof` is the object's end, which for a client reading a
-//! striped file means "zeros up to the file size" (a hole, or a stripe unit never written). The
-//! size and mtime of the file are the MDS's business (LAYOUTCOMMIT).
+//! compacts them; sparse packing keeps file offsets): the DS does no striping math. Where the
+//! file ends it learns from the MDS's hints (`crate::ends`, docs/design.md "End of file on the
+//! data servers"); the size and mtime of the file are the MDS's business (LAYOUTCOMMIT).
 
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;

@@ -29,7 +29,10 @@ use crate::gate::Io;
 use crate::server::DsCtx;
 use nfs_server::compound::error_result;
 use nfs_server::ds_fh::DsFh;
-use nfs_server::io::{blocking, check_commit_range, clip_write, hole_filled, secinfo_flavors};
+use nfs_server::io::{
+    blocking, check_commit_range, clip_write, find_segments, hole_filled, read_plus_contents,
+    secinfo_flavors,
+};
 
 /// Runs one operation of the data server's own.
 pub async fn dispatch(ctx: &mut DsCtx, op: &NfsArgop4) -> NfsResop4 {
@@ -124,50 +127,38 @@ pub async fn read(ctx: &mut DsCtx, a: &ReadArgs) -> ReadRes {
     }
 }
 
-/// READ_PLUS (RFC 7862 section 15.10) of the current object: READ's answer, with the part
-/// past the object's end (zeros inside the file) sent as a hole. NFSv4.2 only.
+/// READ_PLUS (RFC 7862 section 15.10) of the current object: READ's answer (the same end of
+/// file rules), cut into data and holes with the object's SEEK_DATA/SEEK_HOLE (at most
+/// [`READ_PLUS_SEGMENTS`] pieces), the zeros past the object's end a hole too. NFSv4.2 only.
 pub async fn read_plus(ctx: &mut DsCtx, a: &ReadPlusArgs) -> ReadPlusRes {
     if ctx.session.minor < 2 {
         return ReadPlusRes::Err(NfsStat4::NFS4ERR_NOTSUPP);
     }
-    let fh = match ctx.fh() {
-        Ok(fh) => fh,
-        Err(s) => return ReadPlusRes::Err(s),
-    };
-    let objects = ctx.ds.objects().clone();
-    let r = read_range(ctx, &a.rpa_stateid, a.rpa_offset, a.rpa_count).await;
-    let (data, eof) = match r {
-        Ok(ok) => ok,
-        Err(s) => return ReadPlusRes::Err(s),
-    };
-    // The bytes the object holds are data; the zeros after them are the hole.
-    let held = match blocking(move || objects.size(object(fh))).await {
-        Ok(size) => size.saturating_sub(a.rpa_offset).min(data.len() as u64) as usize,
-        Err(s) => return ReadPlusRes::Err(s),
-    };
-    ReadPlusRes::Ok(ReadPlusResOk {
-        rpr_eof: eof,
-        rpr_contents: read_plus_contents(a.rpa_offset, data, held),
-    })
+    match read_plus_inner(ctx, a).await {
+        Ok(ok) => ReadPlusRes::Ok(ok),
+        Err(s) => ReadPlusRes::Err(s),
+    }
 }
 
-/// `data` read at `offset` as READ_PLUS contents: the first `held` bytes as data, the rest
-/// (zeros) as a hole.
-fn read_plus_contents(offset: u64, data: Bytes, held: usize) -> Vec<ReadPlusContent> {
-    let mut out = Vec::with_capacity(2);
-    if held > 0 {
-        out.push(ReadPlusContent::Data(Data4 {
-            d_offset: offset,
-            d_data: data.slice(..held),
-        }));
-    }
-    if data.len() > held {
-        out.push(ReadPlusContent::Hole(DataInfo4 {
-            di_offset: offset + held as u64,
-            di_length: (data.len() - held) as u64,
-        }));
-    }
-    out
+/// Most data and hole pieces in one READ_PLUS reply (each costs a seek on the object).
+const READ_PLUS_SEGMENTS: usize = 32;
+
+async fn read_plus_inner(ctx: &mut DsCtx, a: &ReadPlusArgs) -> Result<ReadPlusResOk, NfsStat4> {
+    let fh = ctx.fh()?;
+    let (data, eof) = read_range(ctx, &a.rpa_stateid, a.rpa_offset, a.rpa_count).await?;
+    let end = a.rpa_offset + data.len() as u64;
+    let objects = ctx.ds.objects().clone();
+    let segments = find_segments(a.rpa_offset, end, READ_PLUS_SEGMENTS, |pos, what| {
+        let objects = objects.clone();
+        blocking(move || objects.seek(object(fh), pos, what))
+    })
+    .await?;
+    // Fewer pieces than the range needs: the reply ends where they do, without eof.
+    let covered = segments.last().map_or(a.rpa_offset, |s| s.end());
+    Ok(ReadPlusResOk {
+        rpr_eof: eof && covered == end,
+        rpr_contents: read_plus_contents(&segments, a.rpa_offset, &data),
+    })
 }
 
 async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
@@ -356,24 +347,5 @@ mod tests {
         // A short read that did not reach the object's end is passed on as it is.
         let (d, eof) = answer_read(Bytes::from_static(b"ab"), false, 0, 5, None).unwrap();
         assert_eq!((&d[..], eof), (&b"ab"[..], false));
-    }
-
-    #[test]
-    fn read_plus_sends_the_zeros_past_the_object_as_a_hole() {
-        let c = read_plus_contents(10, Bytes::from_static(b"ab\0\0"), 2);
-        assert_eq!(
-            c,
-            vec![
-                ReadPlusContent::Data(Data4 {
-                    d_offset: 10,
-                    d_data: Bytes::from_static(b"ab")
-                }),
-                ReadPlusContent::Hole(DataInfo4 {
-                    di_offset: 12,
-                    di_length: 2
-                })
-            ]
-        );
-        assert!(read_plus_contents(0, Bytes::new(), 0).is_empty());
     }
 }

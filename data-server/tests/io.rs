@@ -287,3 +287,63 @@ async fn io_without_a_filehandle_is_nofilehandle() {
     let r = c.call(vec![read(mds.open_stateid(1, 1), 0, 10)]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOFILEHANDLE);
 }
+
+#[tokio::test]
+async fn read_plus_sends_holes_in_and_past_the_object_as_holes() {
+    let d = start_ds(1, Duration::from_secs(90)).await;
+    let mut mds = Mds::new(MDS_EPOCH);
+    let mut c = Client::new(d.addr, "c").await;
+    let sid = mds.open_stateid(0x77, 3);
+    let fh = mds.ds_fh(0x77, 1);
+    const MIB: u64 = 1 << 20;
+    for (at, byte) in [(0, b'a'), (MIB, b'b')] {
+        write_ok(
+            &c.call(vec![
+                putfh(&fh),
+                write(sid, at, StableHow4::FILE_SYNC4, &[byte; 4096]),
+            ])
+            .await,
+        );
+    }
+    tell_end(&d, 0x77, 1, 2 * MIB);
+    let read_plus = |offset| {
+        NfsArgop4::ReadPlus(ReadPlusArgs {
+            rpa_stateid: sid,
+            rpa_offset: offset,
+            rpa_count: MIB as u32,
+        })
+    };
+    let contents = |r: &Compound4Res| match r.resarray.last() {
+        Some(NfsResop4::ReadPlus(ReadPlusRes::Ok(ok))) => ok.clone(),
+        _ => panic!("READ_PLUS failed: {r:?}"),
+    };
+    let hole = |di_offset, di_length| {
+        ReadPlusContent::Hole(DataInfo4 {
+            di_offset,
+            di_length,
+        })
+    };
+    let data = |d_offset, byte| {
+        ReadPlusContent::Data(Data4 {
+            d_offset,
+            d_data: Bytes::from(vec![byte; 4096]),
+        })
+    };
+    // A hole inside the object (the file system's own), then one past its end (the file
+    // goes on to 2 MiB on other data servers' stripes or in holes).
+    let got = contents(&c.call_minor(2, vec![putfh(&fh), read_plus(0)]).await);
+    assert_eq!(
+        got.rpr_contents,
+        vec![data(0, b'a'), hole(4096, MIB - 4096)]
+    );
+    assert!(!got.rpr_eof);
+    let got = contents(&c.call_minor(2, vec![putfh(&fh), read_plus(MIB)]).await);
+    assert_eq!(
+        got.rpr_contents,
+        vec![data(MIB, b'b'), hole(MIB + 4096, MIB - 4096)]
+    );
+    assert!(!got.rpr_eof);
+    // NFSv4.2 only.
+    let r = c.call(vec![putfh(&fh), read_plus(0)]).await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOTSUPP);
+}

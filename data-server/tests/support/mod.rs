@@ -170,9 +170,19 @@ pub async fn compound_as(
     cred: OpaqueAuth,
     ops: Vec<NfsArgop4>,
 ) -> Result<Compound4Res, CallError> {
+    compound_minor(conn, cred, 1, ops).await
+}
+
+/// Sends one COMPOUND in minor version `minor` with this credential.
+pub async fn compound_minor(
+    conn: &Conn,
+    cred: OpaqueAuth,
+    minor: u32,
+    ops: Vec<NfsArgop4>,
+) -> Result<Compound4Res, CallError> {
     let args = Compound4Args {
         tag: Utf8String::from("ds-test"),
-        minorversion: 1,
+        minorversion: minor,
         argarray: ops,
     };
     let body = conn
@@ -264,10 +274,18 @@ impl Client {
 
     /// SEQUENCE on slot 0 followed by `ops`.
     pub async fn call(&mut self, ops: Vec<NfsArgop4>) -> Compound4Res {
+        self.call_minor(1, ops).await
+    }
+
+    /// [`Client::call`] in minor version `minor` (NFSv4.2 operations).
+    #[allow(dead_code)]
+    pub async fn call_minor(&mut self, minor: u32, ops: Vec<NfsArgop4>) -> Compound4Res {
         self.seq += 1;
         let mut all = vec![self.sequence_at(self.seq)];
         all.extend(ops);
-        compound_on(&self.conn, all).await
+        compound_minor(&self.conn, auth_sys(0), minor, all)
+            .await
+            .expect("rpc")
     }
 
     /// The SEQUENCE of slot 0 with this sequence id.

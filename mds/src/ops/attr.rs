@@ -178,7 +178,7 @@ fn layout_unit(ctx: &Ctx, export: u16) -> u32 {
 /// `mounted_on_fileid` (RFC 8881 section 5.8.2.23): for an export's root, the file id of what
 /// it is grafted on (a pseudo node, or the directory of the covering export); else its own.
 fn mounted_on_fileid(ctx: &Ctx, inode: &Inode, export: u16) -> u64 {
-    use crate::exports::{pseudo_fileid, Place};
+    use crate::compound::exports::{pseudo_fileid, Place};
     let mds = &ctx.mds;
     if mds.export_root_fileid(export) != Some(inode.fileid) {
         return inode.fileid;
@@ -332,7 +332,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
 
 /// Whether `want` asks for an attribute the MDS answers from a file's size (`size`,
 /// `space_used`): for a file that clients write through layouts, those need the data
-/// servers ([`crate::dsobjects::sized`]).
+/// servers ([`crate::pnfs::dsobjects::sized`]).
 pub fn wants_size(want: &Bitmap4) -> bool {
     want.contains(FATTR4_SIZE) || want.contains(FATTR4_SPACE_USED)
 }
@@ -346,7 +346,7 @@ pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         let mut inode = ctx.inode()?;
         if wants_size(&a.attr_request) {
             let space = a.attr_request.contains(FATTR4_SPACE_USED);
-            inode = crate::dsobjects::sized(&ctx.mds, inode, space).await;
+            inode = crate::pnfs::dsobjects::sized(&ctx.mds, inode, space).await;
         }
         let mut attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
         // Another client's write delegation may hide a newer size and change (RFC 8881
@@ -356,7 +356,7 @@ pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         {
             let clientid = ctx.client()?;
             let presented =
-                crate::delegations::holder_attrs(&ctx.mds, inode.fileid, clientid, inode.change)
+                crate::state::recall::holder_attrs(&ctx.mds, inode.fileid, clientid, inode.change)
                     .await?;
             if let Some(p) = presented {
                 attrs.size = attrs.size.map(|_| p.size);
@@ -445,7 +445,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         }
         // Changing another client's delegated file waits for its delegation (RFC 8881
         // section 10.4.4; knfsd breaks delegations on every attribute change).
-        crate::delegations::break_conflicts(&ctx.mds, inode.fileid, ctx.client()?, Need::Write)?;
+        crate::state::recall::break_conflicts(&ctx.mds, inode.fileid, ctx.client()?, Need::Write)?;
         // A striped file's objects are truncated on its data servers before the store records
         // the size, so a data server that is down changes nothing (NFS4ERR_DELAY); the store's
         // own checks come first, so it does not refuse what the data servers already did.
@@ -453,7 +453,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         if let Some(size) = s.size {
             s.check()?;
             if let Some(t) =
-                crate::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size, inode.change)?
+                crate::pnfs::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size, inode.change)?
             {
                 t.run().await?;
                 striped = true;
@@ -469,7 +469,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
             .await?;
         if let Some(size) = s.size {
             if striped {
-                crate::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+                crate::pnfs::dsobjects::hint_ends(&ctx.mds, inode.fileid);
             } else if size != out.old_size {
                 super::open::truncate_data(ctx, inode.fileid, size).await?;
             }
@@ -534,7 +534,7 @@ pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
             }
         }
         let inode = if wants_size(&mask) {
-            crate::dsobjects::sized(&ctx.mds, inode, mask.contains(FATTR4_SPACE_USED)).await
+            crate::pnfs::dsobjects::sized(&ctx.mds, inode, mask.contains(FATTR4_SPACE_USED)).await
         } else {
             inode
         };

@@ -1,6 +1,6 @@
 //! COPY, COPY_NOTIFY, OFFLOAD_STATUS, OFFLOAD_CANCEL (RFC 7862 sections 15.2, 15.3, 15.8,
 //! 15.9): intra-server copies whose bytes never go through the client. The engine and the
-//! table of background copies are `crate::copies`.
+//! table of background copies are `crate::state::copies`.
 //!
 //! ```text
 //!  COPY: SAVED_FH = source (read stateid), CURRENT_FH = destination (write stateid)
@@ -18,8 +18,8 @@ use nfs_proto::nfs4::callback::{CbOffloadArgs, NfsCbArgop4, NfsCbResop4, Offload
 use nfs_proto::nfs4::*;
 
 use crate::compound::Ctx;
-use crate::copies::{self, Outcome, Place, Plan, SYNC_COPY_MAX};
-use crate::datapath;
+use crate::state::copies::{self, Outcome, Place, Plan, SYNC_COPY_MAX};
+use crate::pnfs::datapath;
 use crate::ops::io::check_io_on;
 use crate::server::Mds;
 use crate::state::open::Io;
@@ -69,7 +69,7 @@ pub(super) async fn check_pair(
     if sfh.export != dfh.export {
         return Err(NfsStat4::NFS4ERR_XDEV);
     }
-    let size = crate::dsobjects::sized(&ctx.mds, src_inode, false)
+    let size = crate::pnfs::dsobjects::sized(&ctx.mds, src_inode, false)
         .await
         .size;
     let count = match count {
@@ -129,10 +129,10 @@ async fn adopt_source_set(
     if held {
         let fh = ctx.fh()?;
         let fh = crate::ops::fh::encode_fh(ctx, fh);
-        crate::fencing::recall_file(&ctx.mds, fileid, fh, None);
+        crate::pnfs::fencing::recall_file(&ctx.mds, fileid, fh, None);
         return Err(NfsStat4::NFS4ERR_DELAY);
     }
-    match crate::dsobjects::file_size(&ctx.mds, fileid, &set).await {
+    match crate::pnfs::dsobjects::file_size(&ctx.mds, fileid, &set).await {
         Ok(0) => Ok(ctx.mds.store.restripe_empty(fileid, set, src).await?),
         Ok(_) => Ok(set),
         Err(e) => Err(e.into()),
@@ -306,7 +306,7 @@ async fn send_offload(
             coa_bytes_copied: copied,
         },
     };
-    let Some(session) = crate::delegations::callback_session(mds, clientid) else {
+    let Some(session) = crate::state::recall::callback_session(mds, clientid) else {
         tracing::info!(
             clientid,
             "no back channel for CB_OFFLOAD: OFFLOAD_STATUS will tell"

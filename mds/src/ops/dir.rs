@@ -24,7 +24,7 @@ use tracing::warn;
 use super::attr::{file_attrs, supported_mask, to_setattrs};
 use super::fh::check_component;
 use crate::compound::{Ctx, Fh, User};
-use crate::exports::{Place, PSEUDO_EXPORT};
+use crate::compound::exports::{Place, PSEUDO_EXPORT};
 use crate::server::Mds;
 use crate::state::orphan::OrphanFate;
 use crate::store::{
@@ -115,7 +115,7 @@ pub async fn remove_data(mds: &Mds, fileid: u64) {
 /// committed in the background). In that order a crash in between leaves an orphan that the
 /// next start finds and deletes again, never data without an inode. A striped file's objects
 /// on the data servers are queued for removal in the transaction that deletes the inode, and
-/// the removal task ([`crate::removals`]) is woken once it commits. Until the inode is gone
+/// the removal task ([`crate::pnfs::removals`]) is woken once it commits. Until the inode is gone
 /// the opens table marks the file as being deleted, so PUTFH already answers NFS4ERR_STALE.
 pub async fn reap(mds: Arc<Mds>, fileid: u64) {
     remove_data(&mds, fileid).await;
@@ -124,7 +124,7 @@ pub async fn reap(mds: Arc<Mds>, fileid: u64) {
     let rings = mds.ring_book();
     let deleted = mds.store.delete_orphan(fileid, move |set| {
         let ring = rings.ring(set.device.generation);
-        crate::dsobjects::removal_servers(ring.as_ref(), &rings.cluster, set)
+        crate::pnfs::dsobjects::removal_servers(ring.as_ref(), &rings.cluster, set)
     });
     tokio::spawn(async move {
         match deleted.await {
@@ -210,7 +210,7 @@ async fn after_unlink(ctx: &Ctx, r: &Removed) {
 }
 
 /// Starts recalling the layouts other clients hold of `fileid` (its truncate or removal
-/// changes what they map): [`crate::fencing::recall_file`], in the background.
+/// changes what they map): [`crate::pnfs::fencing::recall_file`], in the background.
 pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
     let held = !ctx
         .mds
@@ -234,7 +234,7 @@ pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
             generation: inode.generation,
         },
     );
-    crate::fencing::recall_file(&ctx.mds, fileid, fh, ctx.client().ok());
+    crate::pnfs::fencing::recall_file(&ctx.mds, fileid, fh, ctx.client().ok());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ fn break_delegations(ctx: &Ctx, file: &Inode) -> Result<(), NfsStat4> {
     if file.ftype != NfsFtype4::NF4REG {
         return Ok(());
     }
-    crate::delegations::break_conflicts(
+    crate::state::recall::break_conflicts(
         &ctx.mds,
         file.fileid,
         ctx.client()?,
@@ -574,7 +574,7 @@ pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
 /// NFS4_OK).
 ///
 /// An entry's size is the one GETATTR reports: asked of the data servers while a client holds
-/// an RW layout of the file ([`crate::dsobjects::sized`]).
+/// an RW layout of the file ([`crate::pnfs::dsobjects::sized`]).
 pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> ReadDirRes {
     match readdir_inner(ctx, a).await {
         Ok(ok) => ReadDirRes::Ok(ok),
@@ -617,7 +617,7 @@ async fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, N
                 None => (e.inode, fh.export),
             };
             let inode = if wants_size {
-                crate::dsobjects::sized(&ctx.mds, inode, wants_space).await
+                crate::pnfs::dsobjects::sized(&ctx.mds, inode, wants_space).await
             } else {
                 inode
             };

@@ -1,7 +1,7 @@
 //! Filehandle and name operations: PUTROOTFH, PUTFH, GETFH, SAVEFH, RESTOREFH, LOOKUP,
 //! LOOKUPP, SECINFO, SECINFO_NO_NAME.
 //!
-//! The root is the root of the joined tree (see [`crate::exports`]): the export at `/`, or a
+//! The root is the root of the joined tree (see [`crate::compound::exports`]): the export at `/`, or a
 //! pseudo node above the exports. LOOKUP and LOOKUPP cross between file systems at pseudo
 //! nodes and export roots, entering each export's access rule on the way.
 
@@ -9,7 +9,7 @@ use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 
 use crate::compound::{Ctx, Fh};
-use crate::exports::{Place, PSEUDO_EXPORT};
+use crate::compound::exports::{Place, PSEUDO_EXPORT};
 use crate::store::FhKind;
 use nfs_server::io::secinfo_flavors;
 

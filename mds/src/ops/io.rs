@@ -1,5 +1,5 @@
 //! Data: READ, WRITE, COMMIT, in the MDS's own object store or, for a file with a stripe set,
-//! on its DS objects through the control protocol (`crate::datapath`), so a client without a
+//! on its DS objects through the control protocol (`crate::pnfs::datapath`), so a client without a
 //! layout sees the bytes a client with one wrote, and the other way round.
 //!
 //! The object store is blocking (pread/pwrite/fdatasync), so every call runs on tokio's
@@ -25,7 +25,7 @@ use nfs_proto::nfs4::*;
 use pfs_core::{ObjectId, Stability};
 
 use crate::compound::Ctx;
-use crate::datapath;
+use crate::pnfs::datapath;
 use crate::ops::layout::file_stripes;
 use crate::ops::open::regular_file;
 use crate::state::open::Io;
@@ -77,7 +77,7 @@ pub(super) fn check_io_on(
             Io::Read => crate::state::deleg::Need::Read,
             Io::Write => crate::state::deleg::Need::Write,
         };
-        crate::delegations::break_conflicts(&ctx.mds, inode.fileid, clientid, need)?;
+        crate::state::recall::break_conflicts(&ctx.mds, inode.fileid, clientid, need)?;
     }
     Ok((inode.fileid, inode))
 }
@@ -90,7 +90,7 @@ async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> 
     // client here when it cannot tell where the file ends) sees what the data servers hold
     // before LAYOUTCOMMIT, as GETATTR does.
     let size = if a.offset.saturating_add(u64::from(count)) > inode.size {
-        crate::dsobjects::sized(&ctx.mds, inode, false).await.size
+        crate::pnfs::dsobjects::sized(&ctx.mds, inode, false).await.size
     } else {
         inode.size
     };

@@ -32,7 +32,7 @@ use crate::store::{system_time_now, StripeSet};
 const WHOLE_FILE: u64 = u64::MAX;
 
 /// The stripe set a file gets under `policy` (its export's, [`ClusterConfig::layout_for`], or
-/// its directory's, [`crate::dirlayout`]): the policy's stripe unit, count and packing, and a
+/// its directory's, [`crate::pnfs::dirlayout`]): the policy's stripe unit, count and packing, and a
 /// window of `ring` (the current generation's) whose first server is the file id modulo the
 /// ring size, so files spread over the ring without a device id per file (docs/design.md,
 /// "pNFS plan"). Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a
@@ -80,7 +80,7 @@ pub fn new_stripe_set(
 
 /// Fixes the stripe set of regular file `fileid`, just created by OPEN in directory `dir` of
 /// `export`, from the policy of the nearest configured directory at or above `dir`
-/// ([`crate::dirlayout`]), before the OPEN reply, so that its first layout (or WRITE) finds
+/// ([`crate::pnfs::dirlayout`]), before the OPEN reply, so that its first layout (or WRITE) finds
 /// the directory's policy rather than the export's. Does nothing unless the MDS grants
 /// layouts and some directory has a policy, nor when no configured directory is above `dir`.
 /// Never fails the OPEN (the file exists already): when no data server is up, or the store
@@ -131,13 +131,13 @@ pub async fn fix_directory_stripes(ctx: &Ctx, export: u16, dir: u64, fileid: u64
 
 /// The stripe set regular file `inode` of `export` keeps its data on, fixed (durably) at its
 /// first LAYOUTGET or its first WRITE through the MDS, whichever comes first, so both paths
-/// find the same DS objects (`crate::datapath`): the set it has; else, when the MDS grants
+/// find the same DS objects (`crate::pnfs::datapath`): the set it has; else, when the MDS grants
 /// layouts, the policy's ([`stripe_set_for`]) unless its MDS-local object already holds
 /// something (written before layouts were on: a stripe set would hide it); else `None`, and
 /// its data stays in the MDS's own object (LAYOUTGET answers NFS4ERR_LAYOUTUNAVAILABLE).
 ///
 /// `rw`: an RW layout is being granted, so a new set is fixed in the same transaction as
-/// the file's mark ([`crate::settle`]).
+/// the file's mark ([`crate::pnfs::settle`]).
 pub async fn file_stripes(
     ctx: &Ctx,
     export: u16,
@@ -267,7 +267,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     )?;
     // Granted first, then marked durably (a no-op without a sync when marked already, as
     // after fixing a new file's stripe set above): in this order a concurrent settling of
-    // the file either sees the grant or is followed by this mark (crate::settle).
+    // the file either sees the grant or is followed by this mark (crate::pnfs::settle).
     if rw {
         ctx.mds.settler.granted(inode.fileid);
         ctx.mds.settler.mark(&ctx.mds, inode.fileid).await?;
@@ -291,7 +291,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     }
     // So the data servers answer at the file's end themselves (the client's first READs may
     // come before the hint and go to the MDS).
-    crate::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+    crate::pnfs::dsobjects::hint_ends(&ctx.mds, inode.fileid);
     Ok(ok)
 }
 
@@ -343,7 +343,7 @@ fn layoutreturn_inner(
         }
         Layoutreturn4::Fsid => {
             // The pseudo file system holds no regular files, so no layouts.
-            if ctx.fh()?.export == crate::exports::PSEUDO_EXPORT {
+            if ctx.fh()?.export == crate::compound::exports::PSEUDO_EXPORT {
                 return Ok(LayoutreturnStateid::Absent);
             }
             if ctx.mds.cfg.exports.len() != 1 {
@@ -407,7 +407,7 @@ async fn layoutcommit_inner(
         // when the MDS went down, resent after the client's recovery with the stateid it
         // had (the Linux client never sets loca_reclaim). Taken from a client that has the
         // file open for writing again; the data servers hold the bytes either way, and
-        // the file is marked until its size is settled with them (crate::settle).
+        // the file is marked until its size is settled with them (crate::pnfs::settle).
         Err(LayoutError::Stale)
             if ctx
                 .mds
@@ -441,7 +441,7 @@ async fn layoutcommit_inner(
         .record_layout_commit(inode.fileid, end, mtime, now)
         .await?;
     if after.size != inode.size {
-        crate::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+        crate::pnfs::dsobjects::hint_ends(&ctx.mds, inode.fileid);
     }
     Ok(LayoutCommitResOk {
         locr_newsize: if after.size != inode.size {
@@ -463,7 +463,7 @@ async fn layoutcommit_inner(
 /// Device ID notifications (CHANGE, DELETE) are accepted when asked for: a device's servers
 /// come from the ring generation named in its id and never change, no device is ever
 /// deleted, and a change of a data server's addresses (one that registers from elsewhere) is
-/// told with CB_NOTIFY_DEVICEID to the clients that asked ([`crate::notify`]). It matters:
+/// told with CB_NOTIFY_DEVICEID to the clients that asked ([`crate::pnfs::notify`]). It matters:
 /// the Linux client keeps a device in its cache only while the server accepts both
 /// (otherwise `nocache`, and a GETDEVICEINFO for every new file's layout).
 pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
@@ -610,7 +610,7 @@ pub struct LayoutOf {
     /// Its generation.
     pub generation: u32,
     /// The layout stateid's `other`: the handles work while it lives.
-    pub layout: crate::devices::Other,
+    pub layout: crate::pnfs::devices::Other,
     /// An RW layout (else READ).
     pub rw: bool,
     /// Its holder.

@@ -89,7 +89,7 @@ fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> 
 /// Truncates the data object of a file without a stripe set, in the MDS's own store (after
 /// the store recorded the new size): OPEN's truncate and SETATTR of the size. A striped
 /// file's objects are truncated on its data servers instead, before the store records the
-/// size ([`crate::dsobjects::plan_truncate`]).
+/// size ([`crate::pnfs::dsobjects::plan_truncate`]).
 ///
 /// While the MDS grants layouts, a file whose own object holds nothing keeps nothing there:
 /// its new size is metadata only (reads through the MDS fill the range with zeros), and the
@@ -416,7 +416,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     // A striped file's data servers must all be up to truncate it: checked before the share
     // reservation, so that a data server that is down (NFS4ERR_DELAY) leaves no open behind.
     let ds_truncate = if target.truncate {
-        crate::dsobjects::plan_truncate(&ctx.mds, target.inode.fileid, 0, target.inode.change)?
+        crate::pnfs::dsobjects::plan_truncate(&ctx.mds, target.inode.fileid, 0, target.inode.change)?
     } else {
         None
     };
@@ -434,7 +434,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     // A reclaim gets back only the delegation it names.
     let in_grace = ctx.mds.core.state().grace.in_grace(Instant::now());
     let offer_enabled = ctx.mds.delegations_enabled(target.export) && !in_grace;
-    let callback_up = offer_enabled && crate::delegations::callback_up(&ctx.mds, clientid);
+    let callback_up = offer_enabled && crate::state::recall::callback_up(&ctx.mds, clientid);
     // Other clients' delegations that conflict with this open are recalled, and the open
     // waits (RFC 8881 section 10.4.4): reading conflicts with write delegations, writing
     // (or truncating) with all.
@@ -456,10 +456,10 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             return Err(NfsStat4::NFS4ERR_RECLAIM_BAD);
         }
         if let Some(orders) =
-            crate::delegations::recall_conflicts(&ctx.mds, &mut opens, fileid, clientid, need)
+            crate::state::recall::recall_conflicts(&ctx.mds, &mut opens, fileid, clientid, need)
         {
             drop(opens);
-            crate::delegations::send_recalls(&ctx.mds, orders);
+            crate::state::recall::send_recalls(&ctx.mds, orders);
             return Err(NfsStat4::NFS4ERR_DELAY);
         }
         let owner_open = opens.open_of(clientid, fileid, &a.owner);
@@ -518,7 +518,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             .first()
             .map(|f| f.1);
         if new != old_access {
-            crate::fencing::push_access(&ctx.mds, target.inode.fileid, &grant.stateid.other)
+            crate::pnfs::fencing::push_access(&ctx.mds, target.inode.fileid, &grant.stateid.other)
                 .await?;
         }
     }
@@ -540,7 +540,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             .setattr(target.inode.fileid, size0, system_time_now())
             .await?;
         if striped {
-            crate::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
+            crate::pnfs::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
         } else if out.old_size != 0 {
             truncate_data(ctx, target.inode.fileid, 0).await?;
         }
@@ -555,7 +555,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         );
     }
     ctx.set_fh(target.export, &target.inode);
-    if target.truncate && crate::fencing::striped(&ctx.mds, target.inode.fileid) {
+    if target.truncate && crate::pnfs::fencing::striped(&ctx.mds, target.inode.fileid) {
         // Other clients' layouts map data that changed under them (RFC 8881 section
         // 12.5.5.1): recalled in the background.
         super::dir::recall_layouts(ctx, target.inode.fileid);
@@ -619,7 +619,7 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
 /// The data servers of a striped file learn the narrower access before the reply. The MDS's
 /// downgrade is done by then, so a data server that fails the push does not change the
 /// answer (a retried downgrade would be `NFS4ERR_OLD_STATEID`): the registry marks it down
-/// and brings it up to date before it is up again ([`crate::devices`]).
+/// and brings it up to date before it is up again ([`crate::pnfs::devices`]).
 pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngradeRes {
     let r = (|| {
         let clientid = ctx.client()?;
@@ -634,7 +634,7 @@ pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngra
         Ok((out, fileid, changed)) => {
             if changed {
                 // Failure: logged and handled by the registry (see above).
-                let _ = crate::fencing::push_access(&ctx.mds, fileid, &out.other).await;
+                let _ = crate::pnfs::fencing::push_access(&ctx.mds, fileid, &out.other).await;
             }
             Ok(out)
         }
@@ -815,7 +815,7 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
 /// locally under the delegation and goes on writing through the layout (the Linux client
 /// returns no layout on close while it holds a delegation, `pnfs_roc`, and returns it with
 /// DELEGRETURN); dropping it made that client's LAYOUTCOMMIT fail and lose the size.
-/// Also called when a delegation is revoked ([`crate::delegations::revoke_expired`]).
+/// Also called when a delegation is revoked ([`crate::state::recall::revoke_expired`]).
 pub(crate) fn drop_layouts_if_done(mds: &Mds, clientid: u64, fileid: u64) {
     let done = {
         let opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
@@ -834,13 +834,13 @@ pub(crate) fn drop_layouts_if_done(mds: &Mds, clientid: u64, fileid: u64) {
 fn refuse_on_data_servers(
     ctx: &Ctx,
     file: u64,
-    others: impl IntoIterator<Item = crate::devices::Other>,
+    others: impl IntoIterator<Item = crate::pnfs::devices::Other>,
 ) {
-    if crate::fencing::striped(&ctx.mds, file) {
+    if crate::pnfs::fencing::striped(&ctx.mds, file) {
         ctx.mds.fencing.queue(
             others
                 .into_iter()
-                .map(|o| (o, crate::dsctl::RevokeReason::Closed)),
+                .map(|o| (o, crate::pnfs::dsctl::RevokeReason::Closed)),
         );
     }
 }
@@ -978,7 +978,7 @@ fn want_delegation_inner(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelega
     let enabled = ctx.mds.delegations_enabled(export);
     let offer = DelegOffer {
         enabled,
-        callback_up: enabled && crate::delegations::callback_up(&ctx.mds, clientid),
+        callback_up: enabled && crate::state::recall::callback_up(&ctx.mds, clientid),
         fh: &fh,
         change: inode.change,
     };

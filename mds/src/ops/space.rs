@@ -1,7 +1,7 @@
 //! Space reservation (RFC 7862 section 7): ALLOCATE and DEALLOCATE through `pfs-core`
 //! (`fallocate` mode 0 and `PUNCH_HOLE | KEEP_SIZE` on the local backend), on the MDS's own
 //! object of a file without a stripe set, or on the DS objects of a striped file
-//! ([`crate::dsspace`]: each stripe index's share of the range to its data server).
+//! ([`crate::pnfs::dsspace`]: each stripe index's share of the range to its data server).
 //!
 //! ```text
 //!  ALLOCATE  : stateid (check_io Write) ─> file_stripes (fixes a set as WRITE does, so a
@@ -30,7 +30,7 @@ use nfs_proto::nfs4::*;
 use pfs_core::{Deallocated, ObjectId};
 
 use crate::compound::Ctx;
-use crate::dsspace;
+use crate::pnfs::dsspace;
 use crate::ops::layout::file_stripes;
 use crate::state::open::Io;
 use crate::store::{system_time_now, Inode};
@@ -80,7 +80,7 @@ async fn allocate_inner(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
             // The size the objects must reach is the larger of the file's and the range's
             // end: the objects may already reach past the recorded size (layout writes not
             // yet committed), and are only ever grown here.
-            let size = crate::dsobjects::sized(&ctx.mds, inode, false).await.size;
+            let size = crate::pnfs::dsobjects::sized(&ctx.mds, inode, false).await.size;
             ctx.mds.space_watch.watch(fileid);
             dsspace::allocate(&ctx.mds, fileid, &set, offset, end, size).await?;
         }
@@ -94,7 +94,7 @@ async fn allocate_inner(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
         .record_write(fileid, end, system_time_now())
         .await?;
     // A striped file that grew: its data servers learn its new end.
-    crate::dsobjects::hint_ends(&ctx.mds, fileid);
+    crate::pnfs::dsobjects::hint_ends(&ctx.mds, fileid);
     Ok(())
 }
 

@@ -17,8 +17,8 @@ use nfs_server::{Core, CoreConfig, Identity};
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;
 
-use crate::config::Config;
 use crate::compound::exports::Exports;
+use crate::config::Config;
 use crate::state::layout::LayoutTable;
 use crate::state::open::StateTable;
 use crate::state::stateid::StateidMinter;

@@ -8,8 +8,8 @@
 use nfs_proto::nfs4::*;
 
 use crate::compound::Ctx;
-use crate::state::copies;
 use crate::ops::copy::check_pair;
+use crate::state::copies;
 use crate::store::system_time_now;
 
 async fn clone_inner(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {

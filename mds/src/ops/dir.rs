@@ -300,14 +300,7 @@ fn initial_ids(
 /// CREATE (RFC 8881 section 18.4): makes a directory, symbolic link, device, socket or FIFO
 /// in the current directory, with the initial attributes given (mode, owner, group, times;
 /// `attrset` lists them), and makes it the current filehandle.
-pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> CreateRes {
-    match create_inner(ctx, a).await {
-        Ok(ok) => CreateRes::Ok(ok),
-        Err(s) => CreateRes::Err(s),
-    }
-}
-
-async fn create_inner(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsStat4> {
+pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsStat4> {
     let (fh, dir) = current_dir(ctx)?;
     let object = new_object(&a.objtype)?;
     let name = check_component(&a.objname)?;
@@ -352,14 +345,7 @@ async fn create_inner(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsS
 /// directory, or any other object; NFS4ERR_NOTEMPTY for a directory with entries). When that
 /// was a regular file's last name, the file goes now, or when its last open goes if it is
 /// open (section 18.25.4 lets the server keep an open file until then).
-pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> RemoveRes {
-    match remove_inner(ctx, a).await {
-        Ok(cinfo) => RemoveRes::Ok(RemoveResOk { cinfo }),
-        Err(s) => RemoveRes::Err(s),
-    }
-}
-
-async fn remove_inner(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsStat4> {
+pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsStat4> {
     let (_, dir) = current_dir(ctx)?;
     let name = check_component(&a.target)?;
     ctx.writable()?;
@@ -401,14 +387,7 @@ fn break_delegations(ctx: &Ctx, file: &Inode) -> Result<(), NfsStat4> {
 /// by the caller; the sticky rule applies to the source entry and to a replaced target; a
 /// directory moving to another parent needs write permission on itself (its `..` changes),
 /// as on Linux. A replaced file's data goes as for REMOVE.
-pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> RenameRes {
-    match rename_inner(ctx, a).await {
-        Ok(ok) => RenameRes::Ok(ok),
-        Err(s) => RenameRes::Err(s),
-    }
-}
-
-async fn rename_inner(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsStat4> {
+pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsStat4> {
     let sfh = saved_fh(ctx)?;
     let (tfh, tdir) = current_dir(ctx)?;
     let sdir = dir_at(ctx, sfh)?;
@@ -453,14 +432,7 @@ async fn rename_inner(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsS
 
 /// LINK (RFC 8881 section 18.9): `newname` in the current directory becomes another name of
 /// the saved object (not a directory: NFS4ERR_ISDIR), in the same export (NFS4ERR_XDEV).
-pub async fn link(ctx: &mut Ctx, a: &LinkArgs) -> LinkRes {
-    match link_inner(ctx, a).await {
-        Ok(cinfo) => LinkRes::Ok(LinkResOk { cinfo }),
-        Err(s) => LinkRes::Err(s),
-    }
-}
-
-async fn link_inner(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4> {
+pub async fn link(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4> {
     let sfh = saved_fh(ctx)?;
     let (tfh, dir) = current_dir(ctx)?;
     let source = ctx.mds.store.getattr_checked(sfh.fileid, sfh.generation)?;
@@ -575,14 +547,7 @@ pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
 ///
 /// An entry's size is the one GETATTR reports: asked of the data servers while a client holds
 /// an RW layout of the file ([`crate::dsobjects::sized`]).
-pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> ReadDirRes {
-    match readdir_inner(ctx, a).await {
-        Ok(ok) => ReadDirRes::Ok(ok),
-        Err(s) => ReadDirRes::Err(s),
-    }
-}
-
-async fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat4> {
+pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat4> {
     let (fh, dir) = current_dir(ctx)?;
     if ctx.allowed(&dir, ACCESS4_READ) == 0 {
         return Err(NfsStat4::NFS4ERR_ACCESS);

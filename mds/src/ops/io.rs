@@ -82,7 +82,9 @@ pub(super) fn check_io_on(
     Ok((inode.fileid, inode))
 }
 
-async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
+/// READ (RFC 8881 section 18.22). `eof` is judged against the size in the metadata store,
+/// which WRITE keeps up to date before it replies.
+pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     let (fileid, inode) = check_io(ctx, &a.stateid, Io::Read, ACCESS4_READ | ACCESS4_EXECUTE)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = a.count.min(ctx.mds.cfg.limits.max_io);
@@ -119,16 +121,12 @@ async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> 
     Ok(ReadResOk { eof, data: bytes })
 }
 
-/// READ (RFC 8881 section 18.22). `eof` is judged against the size in the metadata store,
-/// which WRITE keeps up to date before it replies.
-pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> ReadRes {
-    match read_inner(ctx, a).await {
-        Ok(ok) => ReadRes::Ok(ok),
-        Err(s) => ReadRes::Err(s),
-    }
-}
-
-async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
+/// WRITE (RFC 8881 section 18.32): UNSTABLE4, DATA_SYNC4 or FILE_SYNC4 as asked (the store
+/// may do better and says so in `committed`); the write verifier changes on every server
+/// start (of the MDS, or for a striped file of any of its data servers:
+/// `datapath::stripe_verifier`), so a client re-sends unstable data it has not seen
+/// committed. NFS4ERR_DELAY while a data server the WRITE needs is down.
+pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
     ctx.writable()?;
     let (fileid, inode) = check_io(ctx, &a.stateid, Io::Write, ACCESS4_MODIFY)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
@@ -182,19 +180,9 @@ async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat
     })
 }
 
-/// WRITE (RFC 8881 section 18.32): UNSTABLE4, DATA_SYNC4 or FILE_SYNC4 as asked (the store
-/// may do better and says so in `committed`); the write verifier changes on every server
-/// start (of the MDS, or for a striped file of any of its data servers:
-/// `datapath::stripe_verifier`), so a client re-sends unstable data it has not seen
-/// committed. NFS4ERR_DELAY while a data server the WRITE needs is down.
-pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> WriteRes {
-    match write_inner(ctx, a).await {
-        Ok(ok) => WriteRes::Ok(ok),
-        Err(s) => WriteRes::Err(s),
-    }
-}
-
-async fn commit_inner(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsStat4> {
+/// COMMIT (RFC 8881 section 18.3): makes earlier unstable writes durable; `count` 0 means
+/// to the end of the file. A striped file commits on every data server of its set.
+pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsStat4> {
     ctx.client()?;
     let inode = ctx.inode()?;
     regular_file(&inode)?;
@@ -211,13 +199,4 @@ async fn commit_inner(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsS
     Ok(CommitResOk {
         writeverf: ctx.mds.data.verifier(),
     })
-}
-
-/// COMMIT (RFC 8881 section 18.3): makes earlier unstable writes durable; `count` 0 means
-/// to the end of the file. A striped file commits on every data server of its set.
-pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> CommitRes {
-    match commit_inner(ctx, a).await {
-        Ok(ok) => CommitRes::Ok(ok),
-        Err(s) => CommitRes::Err(s),
-    }
 }

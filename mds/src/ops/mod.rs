@@ -1,6 +1,6 @@
-//! One function per operation, grouped by concern, and the exhaustive dispatch that maps each
-//! `NfsArgop4` to its function (adding an operation to `nfs-proto`'s op table makes this match
-//! fail to compile until it is handled here).
+//! One function per operation, grouped by concern, and the MDS's [`OpHandler`]: the op
+//! table's dispatch calls its method for each operation (an operation added to `nfs-proto`'s
+//! op table answers `NFS4ERR_NOTSUPP` until the MDS writes its method here).
 
 pub mod attr;
 pub mod clone;
@@ -17,108 +17,248 @@ pub mod xattr;
 
 use nfs_proto::nfs4::*;
 
-use crate::compound::{error_result, Ctx};
+use crate::compound::Ctx;
 
-/// Runs one operation. SEQUENCE and the session operations are run by the shared COMPOUND
-/// engine ([`nfs_server::compound`]) and never reach this function; they are listed so that
-/// the match stays exhaustive.
-pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
-    use NfsArgop4 as A;
-    use NfsResop4 as R;
-    match op {
-        // Sessions and clients: run by the engine before the role is asked.
-        A::ExchangeId(_)
-        | A::CreateSession(_)
-        | A::DestroySession(_)
-        | A::BindConnToSession(_)
-        | A::BackchannelCtl(_)
-        | A::DestroyClientId(_)
-        | A::ReclaimComplete(_)
-        | A::Sequence(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_SERVERFAULT),
-        // Filehandles and names.
-        A::PutRootFh => R::PutRootFh(fh::putrootfh(ctx)),
-        A::PutPubFh => R::PutPubFh(PutPubFhRes {
-            status: fh::putrootfh(ctx).status,
-        }),
-        A::PutFh(a) => R::PutFh(fh::putfh(ctx, a)),
-        A::GetFh => R::GetFh(fh::getfh(ctx)),
-        A::SaveFh => R::SaveFh(fh::savefh(ctx)),
-        A::RestoreFh => R::RestoreFh(fh::restorefh(ctx)),
-        A::Lookup(a) => R::Lookup(fh::lookup(ctx, a)),
-        A::LookupP => R::LookupP(fh::lookupp(ctx)),
-        A::SecInfo(a) => R::SecInfo(fh::secinfo(ctx, a)),
-        A::SecInfoNoName(a) => R::SecInfoNoName(fh::secinfo_no_name(ctx, a)),
-        // Attributes.
-        A::GetAttr(a) => R::GetAttr(attr::getattr(ctx, a).await),
-        A::SetAttr(a) => R::SetAttr(attr::setattr(ctx, a).await),
-        A::Access(a) => R::Access(attr::access(ctx, a)),
-        A::Verify(a) => R::Verify(VerifyRes {
-            status: attr::verify(ctx, &a.obj_attributes, true).await,
-        }),
-        A::NVerify(a) => R::NVerify(NVerifyRes {
-            status: attr::verify(ctx, &a.obj_attributes, false).await,
-        }),
-        // Directories.
-        A::Create(a) => R::Create(dir::create(ctx, a).await),
-        A::Remove(a) => R::Remove(dir::remove(ctx, a).await),
-        A::Rename(a) => R::Rename(dir::rename(ctx, a).await),
-        A::Link(a) => R::Link(dir::link(ctx, a).await),
-        A::ReadDir(a) => R::ReadDir(dir::readdir(ctx, a).await),
-        A::ReadLink => R::ReadLink(dir::readlink(ctx)),
-        A::OpenAttr(_) => R::OpenAttr(OpenAttrRes {
-            status: NfsStat4::NFS4ERR_NOTSUPP,
-        }),
-        // Open state and locks.
-        A::Open(a) => R::Open(open::open(ctx, a).await),
-        A::Close(a) => R::Close(open::close(ctx, a)),
-        A::OpenDowngrade(a) => R::OpenDowngrade(open::open_downgrade(ctx, a).await),
-        A::Lock(a) => R::Lock(open::lock(ctx, a)),
-        A::LockT(a) => R::LockT(open::lockt(ctx, a)),
-        A::LockU(a) => R::LockU(open::locku(ctx, a)),
-        A::TestStateid(a) => R::TestStateid(open::test_stateid(ctx, a)),
-        A::FreeStateid(a) => R::FreeStateid(open::free_stateid(ctx, a)),
-        A::DelegReturn(a) => R::DelegReturn(open::delegreturn(ctx, a)),
-        A::DelegPurge(_) => R::DelegPurge(open::delegpurge(ctx)),
-        A::WantDelegation(a) => R::WantDelegation(open::want_delegation(ctx, a)),
-        A::ReleaseLockOwner(a) => R::ReleaseLockOwner(open::release_lockowner(ctx, a)),
-        // Data.
-        A::Read(a) => R::Read(io::read(ctx, a).await),
-        A::Write(a) => R::Write(io::write(ctx, a).await),
-        A::Commit(a) => R::Commit(io::commit(ctx, a).await),
-        A::Allocate(a) => R::Allocate(space::allocate(ctx, a).await),
-        A::Deallocate(a) => R::Deallocate(space::deallocate(ctx, a).await),
-        A::ReadPlus(a) => R::ReadPlus(read_plus::read_plus(ctx, a).await),
-        A::Seek(a) => R::Seek(seek::seek(ctx, a).await),
-        // Server-side copy (RFC 7862).
-        A::Copy(a) => R::Copy(copy::copy(ctx, a).await),
-        A::CopyNotify(_) => R::CopyNotify(copy::copy_notify(ctx)),
-        A::OffloadStatus(a) => R::OffloadStatus(copy::offload_status(ctx, a)),
-        A::OffloadCancel(a) => R::OffloadCancel(copy::offload_cancel(ctx, a)),
-        A::Clone(a) => R::Clone(clone::clone(ctx, a).await),
-        // Extended attributes (RFC 8276).
-        A::GetXattr(a) => R::GetXattr(xattr::getxattr(ctx, a)),
-        A::SetXattr(a) => R::SetXattr(xattr::setxattr(ctx, a).await),
-        A::ListXattrs(a) => R::ListXattrs(xattr::listxattrs(ctx, a)),
-        A::RemoveXattr(a) => R::RemoveXattr(xattr::removexattr(ctx, a).await),
-        // NFSv4.0 only: not valid in minor version 1 and later (RFC 8881 section 15.2).
-        A::OpenConfirm(_) | A::Renew(_) | A::SetClientId(_) | A::SetClientIdConfirm(_) => {
-            error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP)
+/// The MDS's operations: the op table's dispatch ([`nfs_proto::nfs4::dispatch`]) runs each
+/// operation's method here. What the MDS does not offer (NFSv4.0-only operations, OPENATTR,
+/// directory delegations, SSV, IO_ADVISE, LAYOUTERROR, LAYOUTSTATS, WRITE_SAME) keeps the
+/// trait's `NFS4ERR_NOTSUPP`; SEQUENCE and the session operations are run by the shared
+/// COMPOUND engine ([`nfs_server::compound`]) and never reach the role. Operations written as
+/// a `Result` become their result type through the conversion the op table generates.
+impl OpHandler for Ctx {
+    // Filehandles and names.
+    async fn putrootfh(&mut self) -> PutRootFhRes {
+        fh::putrootfh(self)
+    }
+
+    async fn putpubfh(&mut self) -> PutPubFhRes {
+        PutPubFhRes {
+            status: fh::putrootfh(self).status,
         }
-        // pNFS file layouts (RFC 8881 chapter 13).
-        A::LayoutGet(a) => R::LayoutGet(layout::layoutget(ctx, a).await),
-        A::LayoutReturn(a) => R::LayoutReturn(layout::layoutreturn(ctx, a)),
-        A::LayoutCommit(a) => R::LayoutCommit(layout::layoutcommit(ctx, a).await),
-        A::GetDeviceInfo(a) => R::GetDeviceInfo(layout::getdeviceinfo(ctx, a)),
-        A::GetDeviceList(a) => R::GetDeviceList(layout::getdevicelist(ctx, a)),
-        // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
-        A::GetDirDelegation(_)
-        | A::SetSsv(_)
-        | A::IoAdvise(_)
-        | A::LayoutError(_)
-        | A::LayoutStats(_)
-        | A::WriteSame(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
-        A::Illegal | A::Unknown(_) => R::Illegal(IllegalRes {
-            status: NfsStat4::NFS4ERR_OP_ILLEGAL,
-        }),
+    }
+
+    async fn putfh(&mut self, a: &PutFhArgs) -> PutFhRes {
+        fh::putfh(self, a)
+    }
+
+    async fn getfh(&mut self) -> GetFhRes {
+        fh::getfh(self)
+    }
+
+    async fn savefh(&mut self) -> SaveFhRes {
+        fh::savefh(self)
+    }
+
+    async fn restorefh(&mut self) -> RestoreFhRes {
+        fh::restorefh(self)
+    }
+
+    async fn lookup(&mut self, a: &LookupArgs) -> LookupRes {
+        fh::lookup(self, a)
+    }
+
+    async fn lookupp(&mut self) -> LookupPRes {
+        fh::lookupp(self)
+    }
+
+    async fn secinfo(&mut self, a: &SecInfoArgs) -> SecInfoRes {
+        fh::secinfo(self, a)
+    }
+
+    async fn secinfo_no_name(&mut self, a: &SecInfoNoNameArgs) -> SecInfoNoNameRes {
+        fh::secinfo_no_name(self, a)
+    }
+
+    // Attributes.
+    async fn getattr(&mut self, a: &GetAttrArgs) -> GetAttrRes {
+        attr::getattr(self, a).await
+    }
+
+    async fn setattr(&mut self, a: &SetAttrArgs) -> SetAttrRes {
+        attr::setattr(self, a).await
+    }
+
+    async fn access(&mut self, a: &AccessArgs) -> AccessRes {
+        attr::access(self, a)
+    }
+
+    async fn verify(&mut self, a: &VerifyArgs) -> VerifyRes {
+        VerifyRes {
+            status: attr::verify(self, &a.obj_attributes, true).await,
+        }
+    }
+
+    async fn nverify(&mut self, a: &NVerifyArgs) -> NVerifyRes {
+        NVerifyRes {
+            status: attr::verify(self, &a.obj_attributes, false).await,
+        }
+    }
+
+    // Directories.
+    async fn create(&mut self, a: &CreateArgs) -> CreateRes {
+        dir::create(self, a).await.into()
+    }
+
+    async fn remove(&mut self, a: &RemoveArgs) -> RemoveRes {
+        dir::remove(self, a)
+            .await
+            .map(|cinfo| RemoveResOk { cinfo })
+            .into()
+    }
+
+    async fn rename(&mut self, a: &RenameArgs) -> RenameRes {
+        dir::rename(self, a).await.into()
+    }
+
+    async fn link(&mut self, a: &LinkArgs) -> LinkRes {
+        dir::link(self, a)
+            .await
+            .map(|cinfo| LinkResOk { cinfo })
+            .into()
+    }
+
+    async fn readdir(&mut self, a: &ReadDirArgs) -> ReadDirRes {
+        dir::readdir(self, a).await.into()
+    }
+
+    async fn readlink(&mut self) -> ReadLinkRes {
+        dir::readlink(self)
+    }
+
+    // Open state and locks.
+    async fn open(&mut self, a: &OpenArgs) -> OpenRes {
+        open::open(self, a).await.into()
+    }
+
+    async fn close(&mut self, a: &CloseArgs) -> CloseRes {
+        open::close(self, a)
+    }
+
+    async fn open_downgrade(&mut self, a: &OpenDowngradeArgs) -> OpenDowngradeRes {
+        open::open_downgrade(self, a).await
+    }
+
+    async fn lock(&mut self, a: &LockArgs) -> LockRes {
+        open::lock(self, a)
+    }
+
+    async fn lockt(&mut self, a: &LockTArgs) -> LockTRes {
+        open::lockt(self, a)
+    }
+
+    async fn locku(&mut self, a: &LockUArgs) -> LockURes {
+        open::locku(self, a)
+    }
+
+    async fn test_stateid(&mut self, a: &TestStateidArgs) -> TestStateidRes {
+        open::test_stateid(self, a)
+    }
+
+    async fn free_stateid(&mut self, a: &FreeStateidArgs) -> FreeStateidRes {
+        open::free_stateid(self, a)
+    }
+
+    async fn delegreturn(&mut self, a: &DelegReturnArgs) -> DelegReturnRes {
+        open::delegreturn(self, a)
+    }
+
+    async fn delegpurge(&mut self, _: &DelegPurgeArgs) -> DelegPurgeRes {
+        open::delegpurge(self)
+    }
+
+    async fn want_delegation(&mut self, a: &WantDelegationArgs) -> WantDelegationRes {
+        open::want_delegation(self, a).into()
+    }
+
+    async fn release_lockowner(&mut self, a: &ReleaseLockOwnerArgs) -> ReleaseLockOwnerRes {
+        open::release_lockowner(self, a)
+    }
+
+    // Data.
+    async fn read(&mut self, a: &ReadArgs) -> ReadRes {
+        io::read(self, a).await.into()
+    }
+
+    async fn write(&mut self, a: &WriteArgs) -> WriteRes {
+        io::write(self, a).await.into()
+    }
+
+    async fn commit(&mut self, a: &CommitArgs) -> CommitRes {
+        io::commit(self, a).await.into()
+    }
+
+    async fn allocate(&mut self, a: &AllocateArgs) -> AllocateRes {
+        space::allocate(self, a).await.into()
+    }
+
+    async fn deallocate(&mut self, a: &DeallocateArgs) -> DeallocateRes {
+        space::deallocate(self, a).await.into()
+    }
+
+    async fn read_plus(&mut self, a: &ReadPlusArgs) -> ReadPlusRes {
+        read_plus::read_plus(self, a).await.into()
+    }
+
+    async fn seek(&mut self, a: &SeekArgs) -> SeekRes {
+        seek::seek(self, a).await.into()
+    }
+
+    // Server-side copy (RFC 7862).
+    async fn copy(&mut self, a: &CopyArgs) -> CopyRes {
+        copy::copy(self, a).await.into()
+    }
+
+    async fn copy_notify(&mut self, _: &CopyNotifyArgs) -> CopyNotifyRes {
+        copy::copy_notify(self)
+    }
+
+    async fn offload_status(&mut self, a: &OffloadStatusArgs) -> OffloadStatusRes {
+        copy::offload_status(self, a)
+    }
+
+    async fn offload_cancel(&mut self, a: &OffloadCancelArgs) -> OffloadCancelRes {
+        copy::offload_cancel(self, a)
+    }
+
+    async fn clone(&mut self, a: &CloneArgs) -> CloneRes {
+        clone::clone(self, a).await.into()
+    }
+
+    // Extended attributes (RFC 8276).
+    async fn getxattr(&mut self, a: &GetXattrArgs) -> GetXattrRes {
+        xattr::getxattr(self, a).into()
+    }
+
+    async fn setxattr(&mut self, a: &SetXattrArgs) -> SetXattrRes {
+        xattr::setxattr(self, a).await.into()
+    }
+
+    async fn listxattrs(&mut self, a: &ListXattrsArgs) -> ListXattrsRes {
+        xattr::listxattrs(self, a).into()
+    }
+
+    async fn removexattr(&mut self, a: &RemoveXattrArgs) -> RemoveXattrRes {
+        xattr::removexattr(self, a).await.into()
+    }
+
+    // pNFS file layouts (RFC 8881 chapter 13).
+    async fn layoutget(&mut self, a: &LayoutGetArgs) -> LayoutGetRes {
+        layout::layoutget(self, a).await
+    }
+
+    async fn layoutreturn(&mut self, a: &LayoutReturnArgs) -> LayoutReturnRes {
+        layout::layoutreturn(self, a)
+    }
+
+    async fn layoutcommit(&mut self, a: &LayoutCommitArgs) -> LayoutCommitRes {
+        layout::layoutcommit(self, a).await.into()
+    }
+
+    async fn getdeviceinfo(&mut self, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
+        layout::getdeviceinfo(self, a)
+    }
+
+    async fn getdevicelist(&mut self, a: &GetDeviceListArgs) -> GetDeviceListRes {
+        layout::getdevicelist(self, a).into()
     }
 }

@@ -335,7 +335,8 @@ fn check_open_permission(ctx: &Ctx, t: &Target, share: &OpenShare) -> Result<(),
     Ok(())
 }
 
-async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
+/// OPEN (RFC 8881 section 18.16).
+pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     let clientid = ctx.client()?;
     let share = OpenShare::parse(a.share_access, a.share_deny)?;
     let create = match &a.openhow {
@@ -568,14 +569,6 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         attrset: target.attrset,
         delegation: grant.delegation,
     })
-}
-
-/// OPEN (RFC 8881 section 18.16).
-pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> OpenRes {
-    match open_inner(ctx, a).await {
-        Ok(ok) => OpenRes::Ok(ok),
-        Err(s) => OpenRes::Err(s),
-    }
 }
 
 /// The stateid argument with the current stateid substituted (RFC 8881 section 16.2.3.1.2).
@@ -903,14 +896,7 @@ pub fn delegpurge(ctx: &Ctx) -> DelegPurgeRes {
 /// CLAIM_PREVIOUS reclaims the delegation held before a server restart, during the grace
 /// period; CLAIM_DELEG_PREV_FH the delegation the client's previous instance held before
 /// the client restarted (`NFS4ERR_RECLAIM_BAD` when there is none), as OPEN does.
-pub fn want_delegation(ctx: &mut Ctx, a: &WantDelegationArgs) -> WantDelegationRes {
-    match want_delegation_inner(ctx, a) {
-        Ok(d) => WantDelegationRes::Ok(d),
-        Err(s) => WantDelegationRes::Err(s),
-    }
-}
-
-fn want_delegation_inner(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegation4, NfsStat4> {
+pub fn want_delegation(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegation4, NfsStat4> {
     let clientid = ctx.client()?;
     let export = ctx.fh()?.export;
     let inode = ctx.inode()?;

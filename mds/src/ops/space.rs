@@ -61,7 +61,10 @@ fn check(
     }
 }
 
-async fn allocate_inner(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
+/// ALLOCATE (RFC 7862 section 15.1): reserves the range so later writes there do not fail
+/// for want of space, growing the file when the range ends past its size. The reservation is
+/// durable before the reply, and so are the new size and change attribute.
+pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
     let (inode, end) = check(ctx, &a.aa_stateid, a.aa_offset, a.aa_length)?;
     let fileid = inode.fileid;
     let (offset, length) = (a.aa_offset, a.aa_length);
@@ -98,19 +101,11 @@ async fn allocate_inner(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
     Ok(())
 }
 
-/// ALLOCATE (RFC 7862 section 15.1): reserves the range so later writes there do not fail
-/// for want of space, growing the file when the range ends past its size. The reservation is
-/// durable before the reply, and so are the new size and change attribute.
-pub async fn allocate(ctx: &mut Ctx, a: &AllocateArgs) -> AllocateRes {
-    AllocateRes {
-        status: match allocate_inner(ctx, a).await {
-            Ok(()) => NfsStat4::NFS4_OK,
-            Err(s) => s,
-        },
-    }
-}
-
-async fn deallocate_inner(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
+/// DEALLOCATE (RFC 7862 section 15.4): the range reads as zeros afterwards, its blocks freed
+/// where the file system can punch holes (else zeros are written); the size does not change,
+/// and the part of the range past the end of the file is ignored. Durable before the reply.
+/// `space_used` falls by the blocks freed (GETATTR asks the objects: `dsobjects::sized`).
+pub async fn deallocate(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
     let (inode, end) = check(ctx, &a.da_stateid, a.da_offset, a.da_length)?;
     let fileid = inode.fileid;
     let (offset, length) = (a.da_offset, a.da_length);
@@ -136,17 +131,4 @@ async fn deallocate_inner(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4>
             .await?;
     }
     Ok(())
-}
-
-/// DEALLOCATE (RFC 7862 section 15.4): the range reads as zeros afterwards, its blocks freed
-/// where the file system can punch holes (else zeros are written); the size does not change,
-/// and the part of the range past the end of the file is ignored. Durable before the reply.
-/// `space_used` falls by the blocks freed (GETATTR asks the objects: `dsobjects::sized`).
-pub async fn deallocate(ctx: &mut Ctx, a: &DeallocateArgs) -> DeallocateRes {
-    DeallocateRes {
-        status: match deallocate_inner(ctx, a).await {
-            Ok(()) => NfsStat4::NFS4_OK,
-            Err(s) => s,
-        },
-    }
 }

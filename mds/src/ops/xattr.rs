@@ -75,7 +75,9 @@ fn check_read(ctx: &Ctx, want: u32) -> Result<Inode, NfsStat4> {
     Ok(inode)
 }
 
-fn getxattr_inner(ctx: &Ctx, a: &GetXattrArgs) -> Result<GetXattrResOk, NfsStat4> {
+/// GETXATTR (RFC 8276 section 8.4.1): NFS4ERR_NOXATTR when the object has no attribute of
+/// that name.
+pub fn getxattr(ctx: &Ctx, a: &GetXattrArgs) -> Result<GetXattrResOk, NfsStat4> {
     let inode = check_read(ctx, ACCESS4_XAREAD)?;
     crate::store::check_xattr_name(a.gxa_name.as_bytes())?;
     if !holds_xattrs(&inode) {
@@ -95,16 +97,10 @@ fn getxattr_inner(ctx: &Ctx, a: &GetXattrArgs) -> Result<GetXattrResOk, NfsStat4
     Ok(GetXattrResOk { gxr_value: value })
 }
 
-/// GETXATTR (RFC 8276 section 8.4.1): NFS4ERR_NOXATTR when the object has no attribute of
-/// that name.
-pub fn getxattr(ctx: &mut Ctx, a: &GetXattrArgs) -> GetXattrRes {
-    match getxattr_inner(ctx, a) {
-        Ok(ok) => GetXattrRes::Ok(ok),
-        Err(s) => GetXattrRes::Err(s),
-    }
-}
-
-async fn setxattr_inner(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, NfsStat4> {
+/// SETXATTR (RFC 8276 section 8.4.2): SETXATTR4_CREATE on an existing name is NFS4ERR_EXIST,
+/// SETXATTR4_REPLACE on a missing one NFS4ERR_NOXATTR; a value over 64 KiB is
+/// NFS4ERR_XATTR2BIG.
+pub async fn setxattr(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, NfsStat4> {
     let how = match a.sxa_option {
         SetxattrOption4::SETXATTR4_EITHER => XattrSet::Either,
         SetxattrOption4::SETXATTR4_CREATE => XattrSet::Create,
@@ -127,17 +123,13 @@ async fn setxattr_inner(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, Nf
     Ok(SetXattrResOk { sxr_info: cinfo })
 }
 
-/// SETXATTR (RFC 8276 section 8.4.2): SETXATTR4_CREATE on an existing name is NFS4ERR_EXIST,
-/// SETXATTR4_REPLACE on a missing one NFS4ERR_NOXATTR; a value over 64 KiB is
-/// NFS4ERR_XATTR2BIG.
-pub async fn setxattr(ctx: &mut Ctx, a: &SetXattrArgs) -> SetXattrRes {
-    match setxattr_inner(ctx, a).await {
-        Ok(ok) => SetXattrRes::Ok(ok),
-        Err(s) => SetXattrRes::Err(s),
-    }
-}
-
-fn listxattrs_inner(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, NfsStat4> {
+/// LISTXATTRS (RFC 8276 section 8.4.3): names in the order they were created, resuming after
+/// `lxa_cookie` (0: from the start). `lxa_maxcount` bounds the whole `LISTXATTRS4resok` as the
+/// Linux client computes it (cookie, array, names, eof), lowered to fit the session's reply
+/// size; if not even one name fits, NFS4ERR_TOOSMALL. Cookies stay valid across calls, the
+/// removal of their own name and restarts; one this server never issued is
+/// NFS4ERR_BAD_COOKIE.
+pub fn listxattrs(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, NfsStat4> {
     let inode = check_read(ctx, ACCESS4_XALIST)?;
     let (limit, too_small) = reply_budget(ctx, a.lxa_maxcount, LIST_FIXED)?;
     if !holds_xattrs(&inode) {
@@ -175,20 +167,8 @@ fn listxattrs_inner(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, Nf
     })
 }
 
-/// LISTXATTRS (RFC 8276 section 8.4.3): names in the order they were created, resuming after
-/// `lxa_cookie` (0: from the start). `lxa_maxcount` bounds the whole `LISTXATTRS4resok` as the
-/// Linux client computes it (cookie, array, names, eof), lowered to fit the session's reply
-/// size; if not even one name fits, NFS4ERR_TOOSMALL. Cookies stay valid across calls, the
-/// removal of their own name and restarts; one this server never issued is
-/// NFS4ERR_BAD_COOKIE.
-pub fn listxattrs(ctx: &mut Ctx, a: &ListXattrsArgs) -> ListXattrsRes {
-    match listxattrs_inner(ctx, a) {
-        Ok(ok) => ListXattrsRes::Ok(ok),
-        Err(s) => ListXattrsRes::Err(s),
-    }
-}
-
-async fn removexattr_inner(ctx: &Ctx, a: &RemoveXattrArgs) -> Result<RemoveXattrResOk, NfsStat4> {
+/// REMOVEXATTR (RFC 8276 section 8.4.4): NFS4ERR_NOXATTR when there is no such attribute.
+pub async fn removexattr(ctx: &Ctx, a: &RemoveXattrArgs) -> Result<RemoveXattrResOk, NfsStat4> {
     let inode = check_change(ctx)?;
     let cinfo = ctx
         .mds
@@ -196,12 +176,4 @@ async fn removexattr_inner(ctx: &Ctx, a: &RemoveXattrArgs) -> Result<RemoveXattr
         .remove_xattr(inode.fileid, a.rxa_name.as_bytes(), system_time_now())
         .await?;
     Ok(RemoveXattrResOk { rxr_info: cinfo })
-}
-
-/// REMOVEXATTR (RFC 8276 section 8.4.4): NFS4ERR_NOXATTR when there is no such attribute.
-pub async fn removexattr(ctx: &mut Ctx, a: &RemoveXattrArgs) -> RemoveXattrRes {
-    match removexattr_inner(ctx, a).await {
-        Ok(ok) => RemoveXattrRes::Ok(ok),
-        Err(s) => RemoveXattrRes::Err(s),
-    }
 }

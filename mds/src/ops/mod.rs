@@ -1,18 +1,66 @@
-//! One function per operation, grouped by concern, and the MDS's [`OpHandler`]: the op
-//! table's dispatch calls its method for each operation (an operation added to `nfs-proto`'s
-//! op table answers `NFS4ERR_NOTSUPP` until the MDS writes its method here).
+//! One file per operation (as nfs4j and nfs-ganesha keep them), a few files of what related
+//! operations share (`attr`, `dir`, `fh`, `io`, `layout`, `open`, `space`, `xattr`), and the
+//! MDS's [`OpHandler`]: the op table's dispatch calls its method for each operation (an
+//! operation added to `nfs-proto`'s op table answers `NFS4ERR_NOTSUPP` until the MDS writes
+//! its method here).
 
+pub mod access;
+pub mod allocate;
 pub mod attr;
 pub mod clone;
+pub mod close;
+pub mod commit;
 pub mod copy;
+pub mod copy_notify;
+pub mod create;
+pub mod deallocate;
+pub mod delegpurge;
+pub mod delegreturn;
 pub mod dir;
 pub mod fh;
+pub mod free_stateid;
+pub mod getattr;
+pub mod getdeviceinfo;
+pub mod getdevicelist;
+pub mod getfh;
+pub mod getxattr;
 pub mod io;
 pub mod layout;
+pub mod layoutcommit;
+pub mod layoutget;
+pub mod layoutreturn;
+pub mod link;
+pub mod listxattrs;
+pub mod lock;
+pub mod lockt;
+pub mod locku;
+pub mod lookup;
+pub mod lookupp;
+pub mod offload_cancel;
+pub mod offload_status;
 pub mod open;
+pub mod open_downgrade;
+pub mod putfh;
+pub mod putrootfh;
+pub mod read;
 pub mod read_plus;
+pub mod readdir;
+pub mod readlink;
+pub mod release_lockowner;
+pub mod remove;
+pub mod removexattr;
+pub mod rename;
+pub mod restorefh;
+pub mod savefh;
+pub mod secinfo;
 pub mod seek;
+pub mod setattr;
+pub mod setxattr;
 pub mod space;
+pub mod test_stateid;
+pub mod verify;
+pub mod want_delegation;
+pub mod write;
 pub mod xattr;
 
 use nfs_proto::nfs4::*;
@@ -28,101 +76,101 @@ use crate::compound::Ctx;
 impl OpHandler for Ctx {
     // Filehandles and names.
     async fn putrootfh(&mut self) -> PutRootFhRes {
-        fh::putrootfh(self)
+        putrootfh::putrootfh(self)
     }
 
     async fn putpubfh(&mut self) -> PutPubFhRes {
         PutPubFhRes {
-            status: fh::putrootfh(self).status,
+            status: putrootfh::putrootfh(self).status,
         }
     }
 
     async fn putfh(&mut self, a: &PutFhArgs) -> PutFhRes {
-        fh::putfh(self, a)
+        putfh::putfh(self, a)
     }
 
     async fn getfh(&mut self) -> GetFhRes {
-        fh::getfh(self)
+        getfh::getfh(self)
     }
 
     async fn savefh(&mut self) -> SaveFhRes {
-        fh::savefh(self)
+        savefh::savefh(self)
     }
 
     async fn restorefh(&mut self) -> RestoreFhRes {
-        fh::restorefh(self)
+        restorefh::restorefh(self)
     }
 
     async fn lookup(&mut self, a: &LookupArgs) -> LookupRes {
-        fh::lookup(self, a)
+        lookup::lookup(self, a)
     }
 
     async fn lookupp(&mut self) -> LookupPRes {
-        fh::lookupp(self)
+        lookupp::lookupp(self)
     }
 
     async fn secinfo(&mut self, a: &SecInfoArgs) -> SecInfoRes {
-        fh::secinfo(self, a)
+        secinfo::secinfo(self, a)
     }
 
     async fn secinfo_no_name(&mut self, a: &SecInfoNoNameArgs) -> SecInfoNoNameRes {
-        fh::secinfo_no_name(self, a)
+        secinfo::secinfo_no_name(self, a)
     }
 
     // Attributes.
     async fn getattr(&mut self, a: &GetAttrArgs) -> GetAttrRes {
-        attr::getattr(self, a).await
+        getattr::getattr(self, a).await
     }
 
     async fn setattr(&mut self, a: &SetAttrArgs) -> SetAttrRes {
-        attr::setattr(self, a).await
+        setattr::setattr(self, a).await
     }
 
     async fn access(&mut self, a: &AccessArgs) -> AccessRes {
-        attr::access(self, a)
+        access::access(self, a)
     }
 
     async fn verify(&mut self, a: &VerifyArgs) -> VerifyRes {
         VerifyRes {
-            status: attr::verify(self, &a.obj_attributes, true).await,
+            status: verify::verify(self, &a.obj_attributes, true).await,
         }
     }
 
     async fn nverify(&mut self, a: &NVerifyArgs) -> NVerifyRes {
         NVerifyRes {
-            status: attr::verify(self, &a.obj_attributes, false).await,
+            status: verify::verify(self, &a.obj_attributes, false).await,
         }
     }
 
     // Directories.
     async fn create(&mut self, a: &CreateArgs) -> CreateRes {
-        dir::create(self, a).await.into()
+        create::create(self, a).await.into()
     }
 
     async fn remove(&mut self, a: &RemoveArgs) -> RemoveRes {
-        dir::remove(self, a)
+        remove::remove(self, a)
             .await
             .map(|cinfo| RemoveResOk { cinfo })
             .into()
     }
 
     async fn rename(&mut self, a: &RenameArgs) -> RenameRes {
-        dir::rename(self, a).await.into()
+        rename::rename(self, a).await.into()
     }
 
     async fn link(&mut self, a: &LinkArgs) -> LinkRes {
-        dir::link(self, a)
+        link::link(self, a)
             .await
             .map(|cinfo| LinkResOk { cinfo })
             .into()
     }
 
     async fn readdir(&mut self, a: &ReadDirArgs) -> ReadDirRes {
-        dir::readdir(self, a).await.into()
+        readdir::readdir(self, a).await.into()
     }
 
     async fn readlink(&mut self) -> ReadLinkRes {
-        dir::readlink(self)
+        readlink::readlink(self)
     }
 
     // Open state and locks.
@@ -131,68 +179,68 @@ impl OpHandler for Ctx {
     }
 
     async fn close(&mut self, a: &CloseArgs) -> CloseRes {
-        open::close(self, a)
+        close::close(self, a)
     }
 
     async fn open_downgrade(&mut self, a: &OpenDowngradeArgs) -> OpenDowngradeRes {
-        open::open_downgrade(self, a).await
+        open_downgrade::open_downgrade(self, a).await
     }
 
     async fn lock(&mut self, a: &LockArgs) -> LockRes {
-        open::lock(self, a)
+        lock::lock(self, a)
     }
 
     async fn lockt(&mut self, a: &LockTArgs) -> LockTRes {
-        open::lockt(self, a)
+        lockt::lockt(self, a)
     }
 
     async fn locku(&mut self, a: &LockUArgs) -> LockURes {
-        open::locku(self, a)
+        locku::locku(self, a)
     }
 
     async fn test_stateid(&mut self, a: &TestStateidArgs) -> TestStateidRes {
-        open::test_stateid(self, a)
+        test_stateid::test_stateid(self, a)
     }
 
     async fn free_stateid(&mut self, a: &FreeStateidArgs) -> FreeStateidRes {
-        open::free_stateid(self, a)
+        free_stateid::free_stateid(self, a)
     }
 
     async fn delegreturn(&mut self, a: &DelegReturnArgs) -> DelegReturnRes {
-        open::delegreturn(self, a)
+        delegreturn::delegreturn(self, a)
     }
 
     async fn delegpurge(&mut self, _: &DelegPurgeArgs) -> DelegPurgeRes {
-        open::delegpurge(self)
+        delegpurge::delegpurge(self)
     }
 
     async fn want_delegation(&mut self, a: &WantDelegationArgs) -> WantDelegationRes {
-        open::want_delegation(self, a).into()
+        want_delegation::want_delegation(self, a).into()
     }
 
     async fn release_lockowner(&mut self, a: &ReleaseLockOwnerArgs) -> ReleaseLockOwnerRes {
-        open::release_lockowner(self, a)
+        release_lockowner::release_lockowner(self, a)
     }
 
     // Data.
     async fn read(&mut self, a: &ReadArgs) -> ReadRes {
-        io::read(self, a).await.into()
+        read::read(self, a).await.into()
     }
 
     async fn write(&mut self, a: &WriteArgs) -> WriteRes {
-        io::write(self, a).await.into()
+        write::write(self, a).await.into()
     }
 
     async fn commit(&mut self, a: &CommitArgs) -> CommitRes {
-        io::commit(self, a).await.into()
+        commit::commit(self, a).await.into()
     }
 
     async fn allocate(&mut self, a: &AllocateArgs) -> AllocateRes {
-        space::allocate(self, a).await.into()
+        allocate::allocate(self, a).await.into()
     }
 
     async fn deallocate(&mut self, a: &DeallocateArgs) -> DeallocateRes {
-        space::deallocate(self, a).await.into()
+        deallocate::deallocate(self, a).await.into()
     }
 
     async fn read_plus(&mut self, a: &ReadPlusArgs) -> ReadPlusRes {
@@ -209,15 +257,15 @@ impl OpHandler for Ctx {
     }
 
     async fn copy_notify(&mut self, _: &CopyNotifyArgs) -> CopyNotifyRes {
-        copy::copy_notify(self)
+        copy_notify::copy_notify(self)
     }
 
     async fn offload_status(&mut self, a: &OffloadStatusArgs) -> OffloadStatusRes {
-        copy::offload_status(self, a)
+        offload_status::offload_status(self, a)
     }
 
     async fn offload_cancel(&mut self, a: &OffloadCancelArgs) -> OffloadCancelRes {
-        copy::offload_cancel(self, a)
+        offload_cancel::offload_cancel(self, a)
     }
 
     async fn clone(&mut self, a: &CloneArgs) -> CloneRes {
@@ -226,39 +274,39 @@ impl OpHandler for Ctx {
 
     // Extended attributes (RFC 8276).
     async fn getxattr(&mut self, a: &GetXattrArgs) -> GetXattrRes {
-        xattr::getxattr(self, a).into()
+        getxattr::getxattr(self, a).into()
     }
 
     async fn setxattr(&mut self, a: &SetXattrArgs) -> SetXattrRes {
-        xattr::setxattr(self, a).await.into()
+        setxattr::setxattr(self, a).await.into()
     }
 
     async fn listxattrs(&mut self, a: &ListXattrsArgs) -> ListXattrsRes {
-        xattr::listxattrs(self, a).into()
+        listxattrs::listxattrs(self, a).into()
     }
 
     async fn removexattr(&mut self, a: &RemoveXattrArgs) -> RemoveXattrRes {
-        xattr::removexattr(self, a).await.into()
+        removexattr::removexattr(self, a).await.into()
     }
 
     // pNFS file layouts (RFC 8881 chapter 13).
     async fn layoutget(&mut self, a: &LayoutGetArgs) -> LayoutGetRes {
-        layout::layoutget(self, a).await
+        layoutget::layoutget(self, a).await
     }
 
     async fn layoutreturn(&mut self, a: &LayoutReturnArgs) -> LayoutReturnRes {
-        layout::layoutreturn(self, a)
+        layoutreturn::layoutreturn(self, a)
     }
 
     async fn layoutcommit(&mut self, a: &LayoutCommitArgs) -> LayoutCommitRes {
-        layout::layoutcommit(self, a).await.into()
+        layoutcommit::layoutcommit(self, a).await.into()
     }
 
     async fn getdeviceinfo(&mut self, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
-        layout::getdeviceinfo(self, a)
+        getdeviceinfo::getdeviceinfo(self, a)
     }
 
     async fn getdevicelist(&mut self, a: &GetDeviceListArgs) -> GetDeviceListRes {
-        layout::getdevicelist(self, a).into()
+        getdevicelist::getdevicelist(self, a).into()
     }
 }

@@ -2,6 +2,9 @@
 //! the current export sees it) and its place in the shared COMPOUND engine
 //! ([`nfs_server::compound`]: SEQUENCE first, the reply cache, size limits, the reply).
 
+pub mod exports;
+pub mod role;
+
 use std::sync::Arc;
 
 use nfs_proto::nfs4::*;
@@ -12,7 +15,7 @@ use nfs_server::{CompoundCtx, SessionCtx};
 pub use nfs_server::compound::{process, rpc_call_header_size, RPC_REPLY_HEADER, SEQUENCE_RESULT};
 pub use nfs_server::NOBODY;
 
-use crate::exports::{Place, PSEUDO_EXPORT};
+use crate::compound::exports::{Place, PSEUDO_EXPORT};
 use crate::ops;
 use crate::server::Mds;
 use crate::store::Inode;

@@ -6,7 +6,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Clientid4, NfsArgop4, NfsResop4, NfsStat4};
@@ -97,7 +97,7 @@ impl Role for Mds {
                 let lease = Duration::from_secs(u64::from(self.cfg.lease_time.max(1)));
                 let passed = opens
                     .delegs
-                    .carry_over(r.clientid, new, Instant::now() + lease);
+                    .carry_over(r.clientid, new, self.core.now() + lease);
                 if passed > 0 {
                     info!(
                         clientid = r.clientid,

@@ -28,6 +28,7 @@
 pub mod accept;
 pub mod auth_policy;
 pub mod callback;
+pub mod clock;
 pub mod compound;
 pub mod core;
 pub mod counter_set;
@@ -45,6 +46,7 @@ pub mod state;
 pub mod stateid;
 
 pub use crate::accept::{Acceptor, ServeLimits};
+pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use crate::core::{Core, CoreConfig, Identity, SessionState};
 pub use crate::counters::Counters;
 pub use crate::role::{principal_of, CompoundCtx, Role, SessionCtx, NOBODY};

@@ -9,7 +9,7 @@ use nfs_proto::xdr::Utf8String;
 
 use crate::compound::{Ctx, User, NOBODY};
 use crate::state::deleg::Need;
-use crate::store::{system_time_now, Inode, SetAttrs};
+use crate::store::{Inode, SetAttrs};
 
 /// The attributes this server reports (GETATTR answers the requested subset of these).
 pub const SUPPORTED: &[u32] = &[
@@ -465,7 +465,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         let out = ctx
             .mds
             .store
-            .setattr(inode.fileid, s.clone(), system_time_now())
+            .setattr(inode.fileid, s.clone(), ctx.mds.wall_time())
             .await?;
         if let Some(size) = s.size {
             if striped {

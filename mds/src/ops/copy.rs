@@ -23,7 +23,7 @@ use crate::datapath;
 use crate::ops::io::check_io_on;
 use crate::server::Mds;
 use crate::state::open::Io;
-use crate::store::{system_time_now, Inode};
+use crate::store::Inode;
 
 /// The source and destination of a COPY or CLONE, checked.
 pub(super) struct Pair {
@@ -195,7 +195,7 @@ async fn record(mds: &Mds, plan: &Plan, copied: u64) -> Result<(), NfsStat4> {
         Place::Local(f) | Place::Striped(f, _) => f,
     };
     mds.store
-        .record_write(fileid, plan.dst_offset + copied, system_time_now())
+        .record_write(fileid, plan.dst_offset + copied, mds.wall_time())
         .await?;
     Ok(())
 }

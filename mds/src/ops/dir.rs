@@ -27,9 +27,7 @@ use crate::compound::{Ctx, Fh, User};
 use crate::exports::{Place, PSEUDO_EXPORT};
 use crate::server::Mds;
 use crate::state::orphan::OrphanFate;
-use crate::store::{
-    system_time_now, CreateSpec, DirEntry, Inode, NewObject, ReadDir, Removed, SetAttrs,
-};
+use crate::store::{CreateSpec, DirEntry, Inode, NewObject, ReadDir, Removed, SetAttrs};
 
 /// Mode bit: set-group-id (new objects in such a directory get its group; new directories
 /// inherit the bit, as on Linux and BSD).
@@ -325,7 +323,7 @@ async fn create_inner(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsS
         uid,
         gid,
     };
-    let now = system_time_now();
+    let now = ctx.mds.wall_time();
     let created = ctx.mds.store.create(dir.fileid, name, spec, now).await?;
     let mut inode = created.inode;
     if attrs.atime.is_some() || attrs.mtime.is_some() {
@@ -370,7 +368,7 @@ async fn remove_inner(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsS
     let removed = ctx
         .mds
         .store
-        .remove(dir.fileid, name, system_time_now())
+        .remove(dir.fileid, name, ctx.mds.wall_time())
         .await?;
     after_unlink(ctx, &removed).await;
     Ok(removed.cinfo)
@@ -436,7 +434,7 @@ async fn rename_inner(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsS
     let r = ctx
         .mds
         .store
-        .rename(sdir.fileid, old, tdir.fileid, new, system_time_now())
+        .rename(sdir.fileid, old, tdir.fileid, new, ctx.mds.wall_time())
         .await?;
     if let Some(replaced) = &r.replaced {
         after_unlink(ctx, replaced).await;
@@ -477,7 +475,7 @@ async fn link_inner(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4
     let linked = ctx
         .mds
         .store
-        .link(source.fileid, dir.fileid, name, system_time_now())
+        .link(source.fileid, dir.fileid, name, ctx.mds.wall_time())
         .await?;
     Ok(linked.cinfo)
 }

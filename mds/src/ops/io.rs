@@ -30,7 +30,7 @@ use crate::ops::layout::file_stripes;
 use crate::ops::open::regular_file;
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
-use crate::store::{system_time_now, Inode};
+use crate::store::Inode;
 use nfs_server::io::{blocking, check_commit_range, clip_write, hole_filled};
 
 /// The checks READ and WRITE share (RFC 8881 sections 18.22.3, 18.32.3, 8.2.3 and 9.1.2):
@@ -173,7 +173,7 @@ async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat
     // Size, mtime and change: committed (group commit) before the reply is sent.
     ctx.mds
         .store
-        .record_write(fileid, offset + count, system_time_now())
+        .record_write(fileid, offset + count, ctx.mds.wall_time())
         .await?;
     Ok(WriteResOk {
         count: count as Count4,

@@ -25,7 +25,7 @@ use crate::config::{ClusterConfig, LayoutPolicy};
 use crate::state::layout::{LayoutError, LayoutTable};
 use crate::state::open::Io;
 use crate::state::stateid::{classify, resolve_current};
-use crate::store::{system_time_now, StripeSet};
+use crate::store::StripeSet;
 
 /// The whole file: the only range this server grants (`NFS4_UINT64_MAX`, RFC 8881 section
 /// 12.2.9); the Linux file layout driver does I/O through the MDS for any other.
@@ -430,7 +430,7 @@ async fn layoutcommit_inner(
         }
         Newoffset4::Absent => 0,
     };
-    let now = system_time_now();
+    let now = ctx.mds.wall_time();
     let mtime = match a.loca_time_modify {
         Newtime4::Changed { nt_time } => nt_time,
         Newtime4::Unchanged => now,

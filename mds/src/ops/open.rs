@@ -14,7 +14,6 @@
 //! ```
 
 use std::sync::PoisonError;
-use std::time::Instant;
 
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
@@ -26,9 +25,7 @@ use crate::server::Mds;
 use crate::state::deleg::{DelegType, Need};
 use crate::state::open::{delegation_body, DelegOffer, OpenShare};
 use crate::state::stateid::resolve_current;
-use crate::store::{
-    system_time_now, CreateHow, CreateSpec, Inode, NewObject, SetAttrs, StoreError,
-};
+use crate::store::{CreateHow, CreateSpec, Inode, NewObject, SetAttrs, StoreError};
 
 /// The mode of a file OPEN creates when the client gives none (EXCLUSIVE4 carries no
 /// attributes; the Linux client follows it with a SETATTR of the mode).
@@ -71,7 +68,7 @@ pub(crate) fn regular_file(inode: &Inode) -> Result<(), NfsStat4> {
 /// lock waits for the grace period to end and for the client's own RECLAIM_COMPLETE
 /// (NFS4ERR_GRACE, section 18.51.3).
 fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
-    let now = Instant::now();
+    let now = ctx.mds.core.now();
     let st = ctx.mds.core.state();
     if reclaim {
         let owner = st
@@ -241,7 +238,7 @@ async fn open_by_name(
         }
     }
     let spec = create_spec(ctx, &dir, &plan)?;
-    let now = system_time_now();
+    let now = ctx.mds.wall_time();
     let made = ctx.mds.store.create(dir.fileid, name, spec, now).await?;
     let mut inode = made.inode;
     regular_file(&inode)?;
@@ -432,7 +429,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     // No new delegation while the grace period lasts: a client reclaiming its opens and
     // locks must not find them behind another client's fresh delegation (knfsd waits too).
     // A reclaim gets back only the delegation it names.
-    let in_grace = ctx.mds.core.state().grace.in_grace(Instant::now());
+    let in_grace = ctx.mds.core.state().grace.in_grace(ctx.mds.core.now());
     let offer_enabled = ctx.mds.delegations_enabled(target.export) && !in_grace;
     let callback_up = offer_enabled && crate::delegations::callback_up(&ctx.mds, clientid);
     // Other clients' delegations that conflict with this open are recalled, and the open
@@ -537,7 +534,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         let out = ctx
             .mds
             .store
-            .setattr(target.inode.fileid, size0, system_time_now())
+            .setattr(target.inode.fileid, size0, ctx.mds.wall_time())
             .await?;
         if striped {
             crate::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
@@ -726,7 +723,7 @@ pub fn lockt(ctx: &mut Ctx, a: &LockTArgs) -> LockTRes {
     let r = (|| {
         let clientid = ctx.client()?;
         let fileid = lock_file(ctx)?;
-        let now = Instant::now();
+        let now = ctx.mds.core.now();
         ctx.mds
             .core
             .state()

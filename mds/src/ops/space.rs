@@ -33,7 +33,7 @@ use crate::compound::Ctx;
 use crate::dsspace;
 use crate::ops::layout::file_stripes;
 use crate::state::open::Io;
-use crate::store::{system_time_now, Inode};
+use crate::store::Inode;
 
 use super::io::check_io;
 use nfs_server::io::blocking;
@@ -91,7 +91,7 @@ async fn allocate_inner(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
     }
     ctx.mds
         .store
-        .record_write(fileid, end, system_time_now())
+        .record_write(fileid, end, ctx.mds.wall_time())
         .await?;
     // A striped file that grew: its data servers learn its new end.
     crate::dsobjects::hint_ends(&ctx.mds, fileid);
@@ -132,7 +132,7 @@ async fn deallocate_inner(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4>
         // The data changed but the size did not: an end of 0 never grows the file.
         ctx.mds
             .store
-            .record_write(fileid, 0, system_time_now())
+            .record_write(fileid, 0, ctx.mds.wall_time())
             .await?;
     }
     Ok(())

@@ -19,7 +19,7 @@ use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 
 use crate::compound::Ctx;
-use crate::store::{system_time_now, Inode, XattrSet};
+use crate::store::{Inode, XattrSet};
 
 use super::dir::{reply_budget, session_reply_limit, REPLY_RESERVE};
 
@@ -121,7 +121,7 @@ async fn setxattr_inner(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, Nf
             a.sxa_key.as_bytes(),
             value,
             how,
-            system_time_now(),
+            ctx.mds.wall_time(),
         )
         .await?;
     Ok(SetXattrResOk { sxr_info: cinfo })
@@ -193,7 +193,7 @@ async fn removexattr_inner(ctx: &Ctx, a: &RemoveXattrArgs) -> Result<RemoveXattr
     let cinfo = ctx
         .mds
         .store
-        .remove_xattr(inode.fileid, a.rxa_name.as_bytes(), system_time_now())
+        .remove_xattr(inode.fileid, a.rxa_name.as_bytes(), ctx.mds.wall_time())
         .await?;
     Ok(RemoveXattrResOk { rxr_info: cinfo })
 }

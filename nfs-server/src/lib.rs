@@ -14,7 +14,9 @@
 //! ```
 //!
 //! A server is a type implementing [`Role`]: it owns a [`Core`] (the session state behind one
-//! lock, counters, identity), runs its own operations, and answers the engine's hooks
+//! lock, counters, identity, and the server's one [`Clock`]: every reading of the time and every
+//! protocol timer of the engine and its role goes through it, so tests run leases, recalls and
+//! grace on a [`ManualClock`]), runs its own operations, and answers the engine's hooks
 //! (persist a confirmed client, release a removed client's state, say whether a client still
 //! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener.
 //!

@@ -38,6 +38,7 @@ use nfs_server::stateid::StateidMinter;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
+use crate::dsconnect::{DsConnector, TcpConnector};
 use crate::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 
 /// A stateid's `other` field (`nfs_server::stateid::Other`).
@@ -158,6 +159,8 @@ struct Inner {
     keys: DsKeys,
     lease_time: u32,
     opts: DevicesOptions,
+    /// How control connections are made (TCP but in the test kit's in-memory cluster).
+    connector: Arc<dyn DsConnector>,
     /// Per data server, in configuration order, and the ring generation.
     state: Mutex<(Vec<Entry>, u32)>,
     started: AtomicBool,
@@ -207,6 +210,25 @@ impl Devices {
         lease_time: u32,
         opts: DevicesOptions,
     ) -> Self {
+        Self::with_connector(
+            cluster,
+            secret,
+            keys,
+            lease_time,
+            opts,
+            Arc::new(TcpConnector),
+        )
+    }
+
+    /// [`Devices::new`] reaching the data servers through `connector`.
+    pub fn with_connector(
+        cluster: ClusterConfig,
+        secret: Option<&[u8]>,
+        keys: DsKeys,
+        lease_time: u32,
+        opts: DevicesOptions,
+        connector: Arc<dyn DsConnector>,
+    ) -> Self {
         let entries = cluster
             .data_servers
             .iter()
@@ -236,6 +258,7 @@ impl Devices {
                 keys,
                 lease_time,
                 opts,
+                connector,
                 state: Mutex::new((entries, generation)),
                 started: AtomicBool::new(false),
                 tasks: Mutex::new(Vec::new()),
@@ -665,7 +688,7 @@ async fn register(
         .data_server(id)
         .and_then(|d| d.control_addr())
         .ok_or_else(|| format!("cluster.data_servers[id={id}].control: no control address"))?;
-    let ctl = DsControl::connect(addr, id, key, inner.opts.call_timeout)
+    let ctl = DsControl::connect_with(&*inner.connector, addr, id, key, inner.opts.call_timeout)
         .await
         .map_err(|e| format!("{addr}: {}", describe(&e)))?;
     let ok = ctl

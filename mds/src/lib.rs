@@ -25,6 +25,7 @@ pub mod datapath;
 pub mod delegations;
 pub mod devices;
 pub mod dirlayout;
+pub mod dsconnect;
 pub mod dsctl;
 pub mod dsobjects;
 pub mod dsspace;
@@ -44,4 +45,4 @@ pub mod store;
 pub use config::Config;
 /// The back channel, shared with the session layer (delegation and layout recalls use it).
 pub use nfs_server::callback;
-pub use server::Mds;
+pub use server::{Mds, MdsOptions, MetadataStore};

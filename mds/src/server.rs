@@ -132,17 +132,69 @@ pub struct Mds {
     pub copies: crate::copies::Copies,
 }
 
+/// Where the MDS keeps its metadata store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MetadataStore {
+    /// In redb at `<data_dir>/metadata.redb` (production; survives a restart).
+    #[default]
+    Redb,
+    /// In memory (tests): nothing on disk, gone with the server.
+    InMemory,
+}
+
+/// How the MDS is built beyond its configuration: the parts the test kit's in-memory
+/// cluster swaps. The default is what [`Mds::open`] builds.
+#[derive(Default)]
+pub struct MdsOptions {
+    /// Where the metadata lives.
+    pub metadata: MetadataStore,
+    /// The object store of files without a stripe set; `None`: the `local` backend under
+    /// `<data_dir>/data`.
+    pub objects: Option<Arc<dyn ObjectStore>>,
+    /// How the device registry reaches the data servers; `None`: TCP.
+    pub connector: Option<Arc<dyn crate::dsconnect::DsConnector>>,
+    /// Timing of the device registry.
+    pub devices: crate::devices::DevicesOptions,
+}
+
+impl std::fmt::Debug for MdsOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MdsOptions")
+            .field("metadata", &self.metadata)
+            .field("objects", &self.objects.is_some())
+            .field("connector", &self.connector.is_some())
+            .field("devices", &self.devices)
+            .finish()
+    }
+}
+
 impl Mds {
     /// Opens the stores under `cfg.data_dir` and builds the server state.
     pub fn open(cfg: Config) -> Result<Arc<Self>, StartError> {
-        std::fs::create_dir_all(&cfg.data_dir)
-            .map_err(|e| StartError::DataDir(cfg.data_dir.clone(), e))?;
-        let store = Store::open(
-            cfg.data_dir.join("metadata.redb"),
-            &StoreOptions::default(),
-            system_time_now(),
-        )?;
-        let data: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(cfg.data_dir.join("data"))?);
+        Self::open_with(cfg, MdsOptions::default())
+    }
+
+    /// [`Mds::open`] with the parts `opts` names swapped. The data directory is made only
+    /// when something is kept in it.
+    pub fn open_with(cfg: Config, opts: MdsOptions) -> Result<Arc<Self>, StartError> {
+        if opts.metadata == MetadataStore::Redb || opts.objects.is_none() {
+            std::fs::create_dir_all(&cfg.data_dir)
+                .map_err(|e| StartError::DataDir(cfg.data_dir.clone(), e))?;
+        }
+        let store = match opts.metadata {
+            MetadataStore::Redb => Store::open(
+                cfg.data_dir.join("metadata.redb"),
+                &StoreOptions::default(),
+                system_time_now(),
+            )?,
+            MetadataStore::InMemory => {
+                Store::open_in_memory(&StoreOptions::default(), system_time_now())?
+            }
+        };
+        let data: Arc<dyn ObjectStore> = match opts.objects {
+            Some(objects) => objects,
+            None => Arc::new(LocalStore::open(cfg.data_dir.join("data"))?),
+        };
         let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
         let export_roots = make_export_dirs(&store, &exports)?;
         let dir_layouts = crate::dirlayout::DirLayouts::resolve(&store, &cfg, &export_roots)?;
@@ -168,12 +220,14 @@ impl Mds {
         };
         let rings = Arc::new(store.rings()?);
         let settler = crate::settle::Settler::load(store.layout_writes()?);
-        let devices = crate::devices::Devices::new(
+        let devices = crate::devices::Devices::with_connector(
             cfg.cluster.clone(),
             secret.as_ref().map(|s| s.as_bytes()),
             DsKeys::derive(store.server_key(), epoch),
             cfg.lease_time,
-            crate::devices::DevicesOptions::default(),
+            opts.devices,
+            opts.connector
+                .unwrap_or_else(|| Arc::new(crate::dsconnect::TcpConnector)),
         );
         Ok(Arc::new(Self {
             devices,
@@ -305,11 +359,18 @@ impl Mds {
     /// files written through layouts ([`crate::settle`]), and the one that tells clients of
     /// devices whose data servers moved ([`crate::notify`]).
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
-        crate::removals::Removals::start(&self);
-        crate::fencing::Fencing::start(&self);
-        crate::settle::Settler::start(&self);
-        crate::notify::DeviceWatch::start(&self);
+        self.start_tasks();
         nfs_server::serve_on(self, listener).await;
+    }
+
+    /// Starts the tasks [`Mds::serve_on`] runs beside the connections, for a server whose
+    /// connections come another way ([`nfs_server::StreamServer`]: the test kit's
+    /// in-memory cluster). Call it once.
+    pub fn start_tasks(self: &Arc<Self>) {
+        crate::removals::Removals::start(self);
+        crate::fencing::Fencing::start(self);
+        crate::settle::Settler::start(self);
+        crate::notify::DeviceWatch::start(self);
     }
 }
 

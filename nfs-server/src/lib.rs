@@ -16,7 +16,8 @@
 //! A server is a type implementing [`Role`]: it owns a [`Core`] (the session state behind one
 //! lock, counters, identity), runs its own operations, and answers the engine's hooks
 //! (persist a confirmed client, release a removed client's state, say whether a client still
-//! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener.
+//! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener;
+//! [`StreamServer`] on byte streams handed over one by one (in-process connections in tests).
 //!
 //! Also here, because both roles need them: the stateid format ([`stateid`]: the MDS mints,
 //! the MDS and the DSs check), the DS filehandle format ([`ds_fh`]: the MDS makes them for
@@ -43,9 +44,11 @@ pub mod serve;
 pub mod session_ops;
 pub mod state;
 pub mod stateid;
+pub mod stream;
 
 pub use crate::accept::{Acceptor, ServeLimits};
 pub use crate::core::{Core, CoreConfig, Identity, SessionState};
 pub use crate::counters::Counters;
 pub use crate::role::{principal_of, CompoundCtx, Role, SessionCtx, NOBODY};
 pub use crate::serve::{serve_on, Service};
+pub use crate::stream::StreamServer;

@@ -162,36 +162,20 @@ impl ClusterBuilder {
         for n in ds::lock(&nodes).iter_mut() {
             n.start();
         }
-        let mds_objects = Arc::new(CrashSimStore::new());
-        let opts = MdsOptions {
-            metadata: match self.store {
-                StoreKind::Memory => MetadataStore::InMemory,
-                StoreKind::Redb(_) => MetadataStore::Redb,
-            },
-            objects: match self.store {
-                StoreKind::Memory => Some(mds_objects.clone() as Arc<dyn ObjectStore>),
-                StoreKind::Redb(_) => None,
-            },
-            connector: Some(Arc::new(ds::Connector(nodes.clone()))),
+        let boot = MdsBoot {
+            store: self.store.clone(),
+            objects: Arc::new(CrashSimStore::new()),
+            connector: Arc::new(ds::Connector(nodes.clone())),
             devices: self.devices,
         };
-        let mds = Mds::open_with(cfg.clone(), opts).expect("open the MDS");
-        mds.start_tasks();
-        let server = StreamServer::for_role(mds.clone());
-        mds.devices.start();
-        let cluster = Cluster {
+        let mut cluster = Cluster {
             cfg,
-            mds,
-            server,
+            boot,
+            running: None,
             mds_tasks: Tasks::default(),
             nodes,
         };
-        let n = usize::from(self.data_servers);
-        cluster
-            .until("every data server registered", || {
-                cluster.mds.devices.counts().0 == n
-            })
-            .await;
+        cluster.start_mds().await;
         cluster
     }
 
@@ -226,12 +210,27 @@ impl ClusterBuilder {
     }
 }
 
+/// What the MDS is opened with, at start and at every restart.
+struct MdsBoot {
+    store: StoreKind,
+    /// The MDS's own object store when its metadata is in memory.
+    objects: Arc<CrashSimStore>,
+    connector: Arc<ds::Connector>,
+    devices: DevicesOptions,
+}
+
+/// The MDS while it runs, and its server (whose drop stops the lease reaper).
+struct RunningMds {
+    mds: Arc<Mds>,
+    server: StreamServer<Service<Mds>>,
+}
+
 /// A running in-memory cluster (see the module documentation). Dropping it ends every
 /// connection and task it made.
 pub struct Cluster {
     cfg: Config,
-    mds: Arc<Mds>,
-    server: StreamServer<Service<Mds>>,
+    boot: MdsBoot,
+    running: Option<RunningMds>,
     /// The MDS's connections.
     mds_tasks: Tasks,
     nodes: Nodes,
@@ -258,15 +257,79 @@ impl Cluster {
 
     /// The MDS.
     pub fn mds(&self) -> &Arc<Mds> {
-        &self.mds
+        &self.running().mds
+    }
+
+    fn running(&self) -> &RunningMds {
+        self.running.as_ref().expect("the MDS is not running")
+    }
+
+    /// Opens the MDS, starts its tasks and device registry, and waits (up to 10 s each)
+    /// until every running data server is registered.
+    async fn start_mds(&mut self) {
+        let b = &self.boot;
+        let opts = MdsOptions {
+            metadata: match b.store {
+                StoreKind::Memory => MetadataStore::InMemory,
+                StoreKind::Redb(_) => MetadataStore::Redb,
+            },
+            objects: match b.store {
+                StoreKind::Memory => Some(b.objects.clone() as Arc<dyn ObjectStore>),
+                StoreKind::Redb(_) => None,
+            },
+            connector: Some(b.connector.clone()),
+            devices: b.devices,
+        };
+        let mds = Mds::open_with(self.cfg.clone(), opts).expect("open the MDS");
+        mds.start_tasks();
+        let server = StreamServer::for_role(mds.clone());
+        mds.devices.start();
+        self.running = Some(RunningMds { mds, server });
+        let running: Vec<u16> = ds::lock(&self.nodes)
+            .iter()
+            .filter(|n| n.is_running())
+            .map(|n| n.id)
+            .collect();
+        for id in running {
+            self.until_up(id).await;
+        }
+    }
+
+    /// Stops the MDS (its connections close, its tasks end, its store closes) and opens it
+    /// again over the same metadata: needs [`StoreKind::Redb`], and no handle of the old
+    /// MDS left with the test (drop clones of [`Cluster::mds`] first). Returns once every
+    /// running data server is registered with the new boot.
+    pub async fn restart_mds(&mut self) {
+        assert!(
+            matches!(self.boot.store, StoreKind::Redb(_)),
+            "restart_mds needs the metadata in redb on disk"
+        );
+        self.stop_mds().await;
+        self.start_mds().await;
+    }
+
+    /// Stops the MDS and waits (up to 10 s) until it is gone and its store closed.
+    pub async fn stop_mds(&mut self) {
+        self.mds_tasks.abort_all();
+        let Some(RunningMds { mds, server }) = self.running.take() else {
+            return;
+        };
+        let gone = Arc::downgrade(&mds);
+        drop((mds, server));
+        self.until(
+            "the MDS dropped (does the test still hold a clone?)",
+            || gone.strong_count() == 0,
+        )
+        .await;
     }
 
     /// A new connection to the MDS, from a client address of its own.
     pub fn connect_mds(&self) -> DuplexStream {
         let (client, end, relay) = link::pipe();
         self.mds_tasks.add(relay);
-        self.mds_tasks
-            .add(tokio::spawn(self.server.serve(end, client_addr(), MDS_ADDR)).abort_handle());
+        self.mds_tasks.add(
+            tokio::spawn(self.running().server.serve(end, client_addr(), MDS_ADDR)).abort_handle(),
+        );
         client
     }
 
@@ -348,7 +411,7 @@ impl Cluster {
     /// running NFS service.
     pub async fn until_up(&self, id: u16) {
         self.until(&format!("data server {id} up"), || {
-            self.mds.devices.status(id).is_some_and(|s| s.up) && self.data_server(id).is_some()
+            self.mds().devices.status(id).is_some_and(|s| s.up) && self.data_server(id).is_some()
         })
         .await;
     }
@@ -356,7 +419,7 @@ impl Cluster {
     /// Waits (up to 10 s) until the MDS sees data server `id` down.
     pub async fn until_down(&self, id: u16) {
         self.until(&format!("data server {id} down"), || {
-            self.mds.devices.status(id).is_some_and(|s| !s.up)
+            self.mds().devices.status(id).is_some_and(|s| !s.up)
         })
         .await;
     }

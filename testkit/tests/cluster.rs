@@ -442,9 +442,9 @@ fn fileid(cluster: &Cluster, name: &str) -> u64 {
 }
 
 #[tokio::test]
-async fn the_metadata_store_can_be_redb_on_disk() {
+async fn the_metadata_store_can_be_redb_on_disk_and_the_mds_restarts_over_it() {
     let dir = std::env::temp_dir().join(format!("testkit-cluster-{}", std::process::id()));
-    let cluster = Cluster::builder()
+    let mut cluster = Cluster::builder()
         .data_servers(1)
         .store(StoreKind::Redb(dir.clone()))
         .start()
@@ -456,7 +456,14 @@ async fn the_metadata_store_can_be_redb_on_disk() {
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     assert!(dir.join("metadata.redb").exists());
-    assert_eq!(fileid(&cluster, "kept"), fileid(&cluster, "kept"));
+    let before = fileid(&cluster, "kept");
+    let epoch = cluster.mds().store.boot_epoch();
+    drop(c);
+    cluster.restart_mds().await;
+    assert_eq!(cluster.mds().store.boot_epoch(), epoch + 1);
+    assert_eq!(fileid(&cluster, "kept"), before);
+    assert_eq!(cluster.mds().devices.counts().0, 1, "registered again");
+    let _ = Session::new(cluster.connect_mds(), "after").await;
     drop(cluster);
     let _ = std::fs::remove_dir_all(&dir);
 }

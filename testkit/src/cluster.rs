@@ -29,6 +29,7 @@ use data_server::control::ControlService;
 use data_server::DataServer;
 use mds::config::{ClusterConfig, DataServerConfig};
 use mds::devices::DevicesOptions;
+use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
 use nfs_server::{Service, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};
@@ -268,7 +269,7 @@ impl Cluster {
     /// until every running data server is registered.
     async fn start_mds(&mut self) {
         let b = &self.boot;
-        let opts = MdsOptions {
+        let opts = || MdsOptions {
             metadata: match b.store {
                 StoreKind::Memory => MetadataStore::InMemory,
                 StoreKind::Redb(_) => MetadataStore::Redb,
@@ -280,7 +281,20 @@ impl Cluster {
             connector: Some(b.connector.clone()),
             devices: b.devices,
         };
-        let mds = Mds::open_with(self.cfg.clone(), opts).expect("open the MDS");
+        // The last handle of the previous boot may have gone on another thread, which may
+        // still be closing its store: wait that out.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let mds = loop {
+            match Mds::open_with(self.cfg.clone(), opts()) {
+                Ok(mds) => break mds,
+                Err(StartError::Store(e))
+                    if e.is_already_open() && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(1)).await
+                }
+                Err(e) => panic!("open the MDS: {e}"),
+            }
+        };
         mds.start_tasks();
         let server = StreamServer::for_role(mds.clone());
         mds.devices.start();

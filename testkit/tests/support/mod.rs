@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod callback;
+pub mod ds;
 pub mod layout;
 pub mod open;
 

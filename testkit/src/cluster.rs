@@ -28,7 +28,7 @@ use std::time::Duration;
 use data_server::control::ControlService;
 use data_server::DataServer;
 use mds::config::{ClusterConfig, DataServerConfig};
-use mds::devices::DevicesOptions;
+use mds::pnfs::devices::DevicesOptions;
 use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
 use nfs_server::{Service, StreamServer};

@@ -12,7 +12,7 @@ use data_server::control::{
     stream_server, ControlConfig, ControlService, DsTarget, StartOnRegister,
 };
 use data_server::{DataServer, DsOptions};
-use mds::dsconnect::{ConnectFuture, Connected, DsConnector};
+use mds::pnfs::dsconnect::{ConnectFuture, Connected, DsConnector};
 use nfs_proto::control::{ClusterKey, CtlBackend};
 use nfs_server::{ServeLimits, Service, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};

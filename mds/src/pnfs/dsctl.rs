@@ -47,7 +47,7 @@ use nfs_proto::xdr::{self, DecodeError, Xdr};
 use nfs_server::keys::DsKeys;
 use pfs_core::{Deallocated, ObjectId, SeekWhat, Stability};
 
-use crate::dsconnect::{Connected, DsConnector, TcpConnector};
+use crate::pnfs::dsconnect::{Connected, DsConnector, TcpConnector};
 
 /// How long a control call may take by default: long enough for a data server to fsync a
 /// batch of truncates or removes on a busy disk, short enough that a dead one is noticed

@@ -1,7 +1,7 @@
 //! How the MDS reaches a data server's control service: over TCP in production
 //! ([`TcpConnector`]); the test kit's in-memory cluster injects a [`DsConnector`] of its own
-//! that hands back in-process streams, so the same control client ([`crate::dsctl`]) and
-//! device registry ([`crate::devices`]) run without sockets.
+//! that hands back in-process streams, so the same control client ([`crate::pnfs::dsctl`]) and
+//! device registry ([`crate::pnfs::devices`]) run without sockets.
 
 use std::future::Future;
 use std::io;

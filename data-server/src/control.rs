@@ -1019,6 +1019,20 @@ pub async fn serve_with(
     Ok(())
 }
 
+/// The control service over streams handed over one by one (the test kit's in-memory
+/// cluster), with the limits and reply budget [`serve_with`] gives TCP connections.
+pub fn stream_server(
+    service: Arc<ControlService>,
+    limits: ServeLimits,
+) -> nfs_server::StreamServer<ControlService> {
+    nfs_server::StreamServer::new(
+        service,
+        CONTROL_LIMITS,
+        limits.policy(MAX_CTL_RECORD as usize),
+        || NEXT_CONN.fetch_add(1, Ordering::Relaxed),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

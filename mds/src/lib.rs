@@ -46,4 +46,4 @@ pub mod store;
 pub use config::Config;
 /// The back channel, shared with the session layer (delegation and layout recalls use it).
 pub use nfs_server::callback;
-pub use server::Mds;
+pub use server::{Mds, MdsOptions, MetadataStore};

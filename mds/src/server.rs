@@ -131,27 +131,87 @@ pub struct Mds {
     pub copies: crate::state::copies::Copies,
 }
 
+/// Where the MDS keeps its metadata store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MetadataStore {
+    /// In redb at `<data_dir>/metadata.redb` (production; survives a restart).
+    #[default]
+    Redb,
+    /// In memory (tests): nothing on disk, gone with the server.
+    InMemory,
+}
+
+/// How the MDS is built beyond its configuration: the parts the test kit's in-memory
+/// cluster swaps. The default is what [`Mds::open`] builds.
+#[derive(Default)]
+pub struct MdsOptions {
+    /// Where the metadata lives.
+    pub metadata: MetadataStore,
+    /// The object store of files without a stripe set; `None`: the `local` backend under
+    /// `<data_dir>/data`.
+    pub objects: Option<Arc<dyn ObjectStore>>,
+    /// How the device registry reaches the data servers; `None`: TCP.
+    pub connector: Option<Arc<dyn crate::pnfs::dsconnect::DsConnector>>,
+    /// Timing of the device registry.
+    pub devices: crate::pnfs::devices::DevicesOptions,
+    /// The server's one source of time; `None`: the system's.
+    pub clock: Option<SharedClock>,
+}
+
+impl std::fmt::Debug for MdsOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MdsOptions")
+            .field("metadata", &self.metadata)
+            .field("objects", &self.objects.is_some())
+            .field("connector", &self.connector.is_some())
+            .field("devices", &self.devices)
+            .field("clock", &self.clock.is_some())
+            .finish()
+    }
+}
+
 impl Mds {
     /// Opens the stores under `cfg.data_dir` and builds the server state, on the system's
     /// clock.
     pub fn open(cfg: Config) -> Result<Arc<Self>, StartError> {
-        Self::open_with(cfg, nfs_server::clock::system())
+        Self::open_with(cfg, MdsOptions::default())
     }
 
     /// [`Mds::open`] on `clock`: the server's one source of time (leases, grace, recall
     /// deadlines and revocation, the reapers' periods, the times stored in the metadata).
     /// Tests pass a [`ManualClock`](nfs_server::ManualClock) and move it on instead of
     /// sleeping.
-    pub fn open_with(cfg: Config, clock: SharedClock) -> Result<Arc<Self>, StartError> {
+    pub fn open_on(cfg: Config, clock: SharedClock) -> Result<Arc<Self>, StartError> {
+        Self::open_with(
+            cfg,
+            MdsOptions {
+                clock: Some(clock),
+                ..MdsOptions::default()
+            },
+        )
+    }
+
+    /// [`Mds::open`] with the parts `opts` names swapped. The data directory is made only
+    /// when something is kept in it.
+    pub fn open_with(cfg: Config, opts: MdsOptions) -> Result<Arc<Self>, StartError> {
+        let clock = opts.clock.clone().unwrap_or_else(nfs_server::clock::system);
         let started = nfstime(clock.wall());
-        std::fs::create_dir_all(&cfg.data_dir)
-            .map_err(|e| StartError::DataDir(cfg.data_dir.clone(), e))?;
-        let store = Store::open(
-            cfg.data_dir.join("metadata.redb"),
-            &StoreOptions::default(),
-            started,
-        )?;
-        let data: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(cfg.data_dir.join("data"))?);
+        if opts.metadata == MetadataStore::Redb || opts.objects.is_none() {
+            std::fs::create_dir_all(&cfg.data_dir)
+                .map_err(|e| StartError::DataDir(cfg.data_dir.clone(), e))?;
+        }
+        let store = match opts.metadata {
+            MetadataStore::Redb => Store::open(
+                cfg.data_dir.join("metadata.redb"),
+                &StoreOptions::default(),
+                started,
+            )?,
+            MetadataStore::InMemory => Store::open_in_memory(&StoreOptions::default(), started)?,
+        };
+        let data: Arc<dyn ObjectStore> = match opts.objects {
+            Some(objects) => objects,
+            None => Arc::new(LocalStore::open(cfg.data_dir.join("data"))?),
+        };
         let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
         let export_roots = make_export_dirs(&store, &exports, started)?;
         let dir_layouts =
@@ -178,13 +238,15 @@ impl Mds {
         };
         let rings = Arc::new(store.rings()?);
         let settler = crate::pnfs::settle::Settler::load(store.layout_writes()?);
-        let devices = crate::pnfs::devices::Devices::new(
+        let devices = crate::pnfs::devices::Devices::with_connector(
             cfg.cluster.clone(),
             secret.as_ref().map(|s| s.as_bytes()),
             DsKeys::derive(store.server_key(), epoch),
             cfg.lease_time,
-            crate::pnfs::devices::DevicesOptions::default(),
+            opts.devices,
             clock.clone(),
+            opts.connector
+                .unwrap_or_else(|| Arc::new(crate::pnfs::dsconnect::TcpConnector)),
         );
         Ok(Arc::new(Self {
             devices,
@@ -330,11 +392,18 @@ impl Mds {
     /// files written through layouts ([`crate::pnfs::settle`]), and the one that tells clients of
     /// devices whose data servers moved ([`crate::pnfs::notify`]).
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
-        crate::pnfs::removals::Removals::start(&self);
-        crate::pnfs::fencing::Fencing::start(&self);
-        crate::pnfs::settle::Settler::start(&self);
-        crate::pnfs::notify::DeviceWatch::start(&self);
+        self.start_tasks();
         nfs_server::serve_on(self, listener).await;
+    }
+
+    /// Starts the tasks [`Mds::serve_on`] runs beside the connections, for a server whose
+    /// connections come another way ([`nfs_server::StreamServer`]: the test kit's
+    /// in-memory cluster). Call it once.
+    pub fn start_tasks(self: &Arc<Self>) {
+        crate::pnfs::removals::Removals::start(self);
+        crate::pnfs::fencing::Fencing::start(self);
+        crate::pnfs::settle::Settler::start(self);
+        crate::pnfs::notify::DeviceWatch::start(self);
     }
 }
 

@@ -19,7 +19,8 @@
 //! protocol timer of the engine and its role goes through it, so tests run leases, recalls and
 //! grace on a [`ManualClock`]), runs its own operations, and answers the engine's hooks
 //! (persist a confirmed client, release a removed client's state, say whether a client still
-//! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener.
+//! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener;
+//! [`StreamServer`] on byte streams handed over one by one (in-process connections in tests).
 //!
 //! Also here, because both roles need them: the stateid format ([`stateid`]: the MDS mints,
 //! the MDS and the DSs check), the DS filehandle format ([`ds_fh`]: the MDS makes them for
@@ -47,6 +48,7 @@ pub mod serve;
 pub mod session_ops;
 pub mod state;
 pub mod stateid;
+pub mod stream;
 
 pub use crate::accept::{Acceptor, ServeLimits};
 pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
@@ -54,3 +56,4 @@ pub use crate::core::{Core, CoreConfig, Identity, SessionState};
 pub use crate::counters::Counters;
 pub use crate::role::{principal_of, CompoundCtx, Role, SessionCtx, NOBODY};
 pub use crate::serve::{serve_on, Service};
+pub use crate::stream::StreamServer;

@@ -39,6 +39,7 @@ use nfs_server::stateid::StateidMinter;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
+use crate::pnfs::dsconnect::{DsConnector, TcpConnector};
 use crate::pnfs::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 
 /// A stateid's `other` field (`nfs_server::stateid::Other`).
@@ -161,6 +162,8 @@ struct Inner {
     opts: DevicesOptions,
     /// The MDS's clock (the wall time that stamps control calls).
     clock: SharedClock,
+    /// How control connections are made (TCP but in the test kit's in-memory cluster).
+    connector: Arc<dyn DsConnector>,
     /// Per data server, in configuration order, and the ring generation.
     state: Mutex<(Vec<Entry>, u32)>,
     started: AtomicBool,
@@ -211,6 +214,27 @@ impl Devices {
         opts: DevicesOptions,
         clock: SharedClock,
     ) -> Self {
+        Self::with_connector(
+            cluster,
+            secret,
+            keys,
+            lease_time,
+            opts,
+            clock,
+            Arc::new(TcpConnector),
+        )
+    }
+
+    /// [`Devices::new`] reaching the data servers through `connector`.
+    pub fn with_connector(
+        cluster: ClusterConfig,
+        secret: Option<&[u8]>,
+        keys: DsKeys,
+        lease_time: u32,
+        opts: DevicesOptions,
+        clock: SharedClock,
+        connector: Arc<dyn DsConnector>,
+    ) -> Self {
         let entries = cluster
             .data_servers
             .iter()
@@ -241,6 +265,7 @@ impl Devices {
                 lease_time,
                 opts,
                 clock,
+                connector,
                 state: Mutex::new((entries, generation)),
                 started: AtomicBool::new(false),
                 tasks: Mutex::new(Vec::new()),
@@ -670,7 +695,7 @@ async fn register(
         .data_server(id)
         .and_then(|d| d.control_addr())
         .ok_or_else(|| format!("cluster.data_servers[id={id}].control: no control address"))?;
-    let ctl = DsControl::connect(addr, id, key, inner.opts.call_timeout)
+    let ctl = DsControl::connect_with(&*inner.connector, addr, id, key, inner.opts.call_timeout)
         .await
         .map_err(|e| format!("{addr}: {}", describe(&e)))?
         .with_clock(inner.clock.clone());

@@ -48,6 +48,8 @@ use nfs_server::clock::SharedClock;
 use nfs_server::keys::DsKeys;
 use pfs_core::{Deallocated, ObjectId, SeekWhat, Stability};
 
+use crate::pnfs::dsconnect::{Connected, DsConnector, TcpConnector};
+
 /// How long a control call may take by default: long enough for a data server to fsync a
 /// batch of truncates or removes on a busy disk, short enough that a dead one is noticed
 /// well within a lease.
@@ -56,7 +58,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// Why a control call gave no result.
 #[derive(Debug)]
 pub enum CtlError {
-    /// The TCP connection could not be made.
+    /// The connection could not be made.
     Connect(io::Error),
     /// No reply within the timeout (the connection may be wedged: reconnect).
     Timeout,
@@ -185,12 +187,23 @@ impl DsControl {
         key: Arc<ClusterKey>,
         timeout: Duration,
     ) -> Result<Self, CtlError> {
-        let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(addr))
-            .await
-            .map_err(|_| CtlError::Timeout)?
-            .map_err(CtlError::Connect)?;
-        let _ = stream.set_nodelay(true);
-        let local = stream.local_addr().map_err(CtlError::Connect)?;
+        Self::connect_with(&TcpConnector, addr, ds_id, key, timeout).await
+    }
+
+    /// [`DsControl::connect`] through `connector` (TCP in production, in-process streams
+    /// in the test kit's cluster).
+    pub async fn connect_with(
+        connector: &dyn DsConnector,
+        addr: SocketAddr,
+        ds_id: u16,
+        key: Arc<ClusterKey>,
+        timeout: Duration,
+    ) -> Result<Self, CtlError> {
+        let Connected { stream, local } =
+            tokio::time::timeout(timeout, connector.connect(addr, ds_id))
+                .await
+                .map_err(|_| CtlError::Timeout)?
+                .map_err(CtlError::Connect)?;
         // Replies carry READ data of up to MAX_CTL_IO: records up to MAX_CTL_RECORD.
         let limits = ConnLimits {
             max_fragment: MAX_CTL_RECORD as usize,

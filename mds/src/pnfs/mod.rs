@@ -2,7 +2,8 @@
 //!
 //! ```text
 //!  devices   the registry of data servers (up or down, addresses, device ids) and their
-//!            control connections ─> dsctl (the control protocol's client)
+//!            control connections ─> dsctl (the control protocol's client), made over TCP
+//!            or through an injected connector (dsconnect: the test kit's in-memory cluster)
 //!  dirlayout placement: which directories have a layout policy of their own
 //!  datapath  striped file data read and written through the MDS
 //!  dsobjects sizes, truncates and end-of-file hints of striped files' objects
@@ -16,6 +17,7 @@
 pub mod datapath;
 pub mod devices;
 pub mod dirlayout;
+pub mod dsconnect;
 pub mod dsctl;
 pub mod dsobjects;
 pub mod dsspace;

@@ -91,6 +91,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// True when the store file is held by another open store: in one process, an earlier
+    /// boot still closing on another thread (the test kit's MDS restart waits it out).
+    pub fn is_already_open(&self) -> bool {
+        matches!(self, Self::Storage(e) if matches!(**e, redb::Error::DatabaseAlreadyOpen))
+    }
+
     /// True for failures of the storage itself rather than of the request.
     pub fn is_storage(&self) -> bool {
         matches!(

@@ -393,11 +393,28 @@ impl Store {
         opts: &StoreOptions,
         now: Nfstime4,
     ) -> Result<Self, StoreError> {
+        let db = Self::builder(opts).create(path)?;
+        Self::start(db, opts, now)
+    }
+
+    /// A store in memory (redb's in-memory backend), new and empty: for tests, which need
+    /// no file and lose it all when the store goes (a restart of the MDS over it is not
+    /// possible; open one on a file for that).
+    pub fn open_in_memory(opts: &StoreOptions, now: Nfstime4) -> Result<Self, StoreError> {
+        let db = Self::builder(opts).create_with_backend(redb::backends::InMemoryBackend::new())?;
+        Self::start(db, opts, now)
+    }
+
+    fn builder(opts: &StoreOptions) -> redb::Builder {
         let mut b = redb::Builder::new();
         if let Some(c) = opts.cache_size {
             b.set_cache_size(c);
         }
-        let db = b.create(path)?;
+        b
+    }
+
+    /// Initialises `db` ([`Store::init`]) and starts its committer.
+    fn start(db: Database, opts: &StoreOptions, now: Nfstime4) -> Result<Self, StoreError> {
         let (server_key, epoch, previous) = Self::init(&db, opts, now)?;
         let db = Arc::new(db);
         let committer = Committer::start(db.clone(), opts.max_batch)?;

@@ -67,7 +67,7 @@ pub async fn start_with(cfg: Config) -> (Arc<Mds>, SocketAddr) {
 /// [`start_with`] on `clock`: the server's leases, grace period, recall deadlines and
 /// reapers run on it (a [`ManualClock`] the test moves on instead of sleeping).
 pub async fn start_on(cfg: Config, clock: nfs_server::SharedClock) -> (Arc<Mds>, SocketAddr) {
-    let mds = Mds::open_with(cfg, clock).expect("open mds");
+    let mds = Mds::open_on(cfg, clock).expect("open mds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(mds.clone().serve_on(listener));

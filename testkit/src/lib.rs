@@ -8,3 +8,12 @@
 //! Tests that involve more than one role (the MDS with its data servers) live in this crate's
 //! `tests/`, so neither `mds` nor `data-server` depends on the other for its tests.
 #![warn(missing_docs)]
+
+pub mod client;
+pub mod compound;
+pub mod loopback;
+pub mod ops;
+pub mod prelude;
+
+pub use client::{Client, Setup};
+pub use compound::{Compound, Reply};

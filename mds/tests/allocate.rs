@@ -1,8 +1,6 @@
 //! ALLOCATE and DEALLOCATE (RFC 7862 sections 15.1 and 15.4) over real loopback sockets: the
 //! effect on the data and the file's attributes, and WRITE's stateid rules.
 
-mod support;
-
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
@@ -11,7 +9,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 use pfs_core::ObjectId;
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

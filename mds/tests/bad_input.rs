@@ -1,14 +1,12 @@
 //! Bad input over real sockets (issue 4, "Bad input"): each case gets the error RFC 8881 and
 //! RFC 5531 name, and the server keeps serving.
 
-mod support;
-
 use bytes::{BufMut, Bytes, BytesMut};
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::AcceptStat;
 use nfs_proto::transport::CallError;
 use nfs_proto::xdr::{self, Utf8String};
-use support::*;
+use testkit::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn getattr_type() -> NfsArgop4 {

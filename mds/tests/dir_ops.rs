@@ -1,8 +1,6 @@
 //! Directory operations over loopback sockets: CREATE, REMOVE, RENAME, LINK, READDIR and
 //! READLINK (RFC 8881 sections 18.4, 18.25, 18.26, 18.9, 18.23, 18.24).
 
-mod support;
-
 use std::collections::HashSet;
 
 use bytes::Bytes;
@@ -11,7 +9,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 use pfs_core::{ObjectId, Stability};
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -1,16 +1,13 @@
 //! The pseudo file system joining several exports (RFC 8881 section 7.3), and per-export
 //! access rules, over loopback sockets.
 
-mod support;
-
 use mds::config::{Access, ClientRule, ExportConfig};
 use mds::Config;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::Utf8String;
-use support::open::{by_name, mode_attrs, open_op, unchecked};
-use support::*;
+use testkit::prelude::*;
 
 fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> ExportConfig {
     ExportConfig {

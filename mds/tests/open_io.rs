@@ -1,8 +1,6 @@
 //! OPEN, CLOSE, locks, READ, WRITE and COMMIT over real loopback sockets (RFC 8881 sections
 //! 18.2, 18.3, 18.10-18.12, 18.16, 18.18, 18.22, 18.32, and 8.4.2 for the grace period).
 
-mod support;
-
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -11,8 +9,7 @@ use bytes::Bytes;
 use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
-use support::open::*;
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Data

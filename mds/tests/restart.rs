@@ -5,16 +5,13 @@
 //! Each boot is its own runtime over the same data directory; dropping the runtime stops the
 //! server and closes its store, as a `kill -9` would (every acknowledged change is committed).
 
-mod support;
-
 use std::path::Path;
 use std::time::Duration;
 
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use support::open::*;
-use support::*;
+use testkit::prelude::*;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -1,11 +1,9 @@
 //! Session and COMPOUND rules over real loopback sockets (RFC 8881 sections 2.10 and 15-16).
 
-mod support;
-
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use support::*;
+use testkit::prelude::*;
 
 #[tokio::test]
 async fn session_setup_and_root_getattr() {

@@ -2,8 +2,6 @@
 //! they stay usable through their filehandle until the last open goes (CLOSE, or the
 //! holder's lease), then they are deleted; across a restart they wait for the grace period.
 
-mod support;
-
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -14,8 +12,7 @@ use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
-use support::open::*;
-use support::*;
+use testkit::prelude::*;
 
 fn rename_in_root(old: &str, new: &str) -> Vec<NfsArgop4> {
     vec![

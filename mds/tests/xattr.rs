@@ -1,15 +1,13 @@
 //! Extended attributes (RFC 8276: GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR, the
 //! `xattr_support` attribute and the ACCESS xattr bits) over real loopback sockets.
 
-mod support;
-
 use bytes::Bytes;
 use mds::config::{Access, ClientRule};
 use mds::Config;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -10,6 +10,7 @@
 mod callback;
 mod files;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -144,6 +145,9 @@ pub struct Setup {
     /// Whether SEQUENCE asks for replies to be cached (`sa_cachethis`), for COMPOUNDs that
     /// read no data: a Linux client talking to a data server asks for none.
     pub cache_replies: bool,
+    /// How long any COMPOUND, set-up included, may take before the test gives up on the server
+    /// (none: forever; a peer in another process may hang).
+    pub timeout: Option<Duration>,
 }
 
 impl Setup {
@@ -158,6 +162,7 @@ impl Setup {
             session_flags: 0,
             reclaim_complete: true,
             cache_replies: true,
+            timeout: None,
         }
     }
 
@@ -195,6 +200,12 @@ impl Setup {
     /// With the back channel on the session's connection.
     pub fn back_channel(self) -> Self {
         self.session_flags(CREATE_SESSION4_FLAG_CONN_BACK_CHAN)
+    }
+
+    /// Giving up on any COMPOUND after `limit` (a panic naming the server).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
     }
 
     /// Without RECLAIM_COMPLETE: a client that may still reclaim after a restart.
@@ -307,14 +318,10 @@ impl Client {
     /// each step checks its status and names the server in its panic.
     pub async fn establish(conn: Conn, setup: &Setup) -> Client {
         let peer = conn.peer();
-        let r = compound_on(
-            &conn,
-            0,
-            1,
-            vec![NfsArgop4::ExchangeId(setup.exchange_id())],
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{peer}: EXCHANGE_ID: {e}"));
+        let exchange = vec![NfsArgop4::ExchangeId(setup.exchange_id())];
+        let r = within(setup.timeout, peer, compound_on(&conn, 0, 1, exchange))
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: EXCHANGE_ID: {e}"));
         let Some(NfsResop4::ExchangeId(ExchangeIdRes::Ok(ex))) = r.resarray.first() else {
             panic!("{peer}: EXCHANGE_ID failed: {r:?}")
         };
@@ -331,7 +338,8 @@ impl Client {
             csa_cb_program: CB_PROGRAM,
             csa_sec_parms: vec![CallbackSecParms4::AuthNone],
         };
-        let r = compound_on(&conn, 0, 1, vec![NfsArgop4::CreateSession(cs)])
+        let create = compound_on(&conn, 0, 1, vec![NfsArgop4::CreateSession(cs)]);
+        let r = within(setup.timeout, peer, create)
             .await
             .unwrap_or_else(|e| panic!("{peer}: CREATE_SESSION: {e}"));
         let Some(NfsResop4::CreateSession(CreateSessionRes::Ok(s))) = r.resarray.first() else {
@@ -346,7 +354,7 @@ impl Client {
             seq: 0,
             uid: 0,
             cache_replies: setup.cache_replies,
-            timeout: None,
+            timeout: setup.timeout,
         };
         if setup.reclaim_complete {
             let r = c.run(Compound::new().reclaim_complete()).await;
@@ -412,13 +420,19 @@ impl Client {
         all.extend(ops);
         let call = compound_on(&self.conn, self.uid, minor, all);
         let peer = self.conn.peer();
-        let r = match self.timeout {
-            Some(limit) => tokio::time::timeout(limit, call)
-                .await
-                .unwrap_or_else(|_| panic!("{peer}: no reply in {limit:?}")),
-            None => call.await,
-        };
-        r.unwrap_or_else(|e| panic!("{peer}: COMPOUND: {e}"))
+        within(self.timeout, peer, call)
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: COMPOUND: {e}"))
+    }
+}
+
+/// `f`'s output, or a panic naming `peer` once `limit` (when given) has passed.
+async fn within<T>(limit: Option<Duration>, peer: SocketAddr, f: impl Future<Output = T>) -> T {
+    match limit {
+        Some(limit) => tokio::time::timeout(limit, f)
+            .await
+            .unwrap_or_else(|_| panic!("{peer}: no reply in {limit:?}")),
+        None => f.await,
     }
 }
 

@@ -6,8 +6,6 @@
 //! open the victim for reading (which gives it a READ layout and its DS filehandles), and it
 //! has a file of its own open for writing (which gives it a valid write stateid).
 
-mod support;
-
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -17,10 +15,8 @@ use bytes::Bytes;
 use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
-use support::cluster::{start_cluster, Cluster};
-use support::layout::*;
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::prelude::*;
 
 const VICTIM: &[u8] = b"root's bytes, not to be overwritten";
 

@@ -3,8 +3,6 @@
 //! packing, 1 MiB stripe unit), over real loopback sockets: each stripe's share of a range
 //! reaches its data server, through the MDS, through a layout and across an MDS restart.
 
-mod support;
-
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -14,11 +12,9 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
-use support::cluster::{start_data_servers, start_registered_mds};
-use support::ds::*;
-use support::layout::*;
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::loopback::ds::*;
+use testkit::prelude::*;
 
 /// The stripe unit: index `i` of the 3-wide dense set holds file units `i, i + 3, ...`,
 /// back to back in its object.

@@ -4,8 +4,6 @@
 //! holes, asynchronous copies end with CB_OFFLOAD, and on the cluster the data servers copy
 //! their own objects.
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,10 +12,8 @@ use bytes::Bytes;
 use mds::Mds;
 use nfs_proto::nfs4::callback::OffloadInfo4;
 use nfs_proto::nfs4::*;
-use support::callback::*;
-use support::cluster::{start_cluster, Cluster};
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::prelude::*;
 
 const MIB: u64 = 1 << 20;
 const BOTH: u32 = OPEN4_SHARE_ACCESS_BOTH;
@@ -280,7 +276,9 @@ fn object_files(s: &Setup, fileid: u64) -> Vec<std::path::PathBuf> {
             .ds
             .iter()
             .flatten()
-            .flat_map(|d| (0..3).map(move |i| support::ds::object_path(&d.data_dir, fileid, i)))
+            .flat_map(|d| {
+                (0..3).map(move |i| testkit::loopback::ds::object_path(&d.data_dir, fileid, i))
+            })
             .collect(),
     }
 }
@@ -635,7 +633,7 @@ async fn copy_between_striped_files_whose_servers_do_not_line_up_is_streamed() {
 #[tokio::test]
 async fn a_new_destination_laid_out_elsewhere_takes_the_sources_stripe_set_and_the_data_servers_copy(
 ) {
-    use support::layout::{layoutget_op, layoutreturn_op, return_file};
+    use testkit::ops::{layoutget_op, layoutreturn_op, return_file};
     let s = setup(true).await;
     let mut c = Client::new(s.addr, "adopter").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;

@@ -3,8 +3,6 @@
 //! deleted files through its durable queue, also when a data server is down for a while and
 //! across a restart of the MDS.
 
-mod support;
-
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -15,11 +13,9 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use support::cluster::{start_data_servers, start_registered_mds};
-use support::ds::*;
-use support::layout::*;
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::loopback::ds::*;
+use testkit::prelude::*;
 
 const LEASE: u32 = 30;
 /// The default stripe unit (1 MiB): stripe index `i` of a 3-wide dense set holds file bytes

@@ -6,8 +6,6 @@
 //! stateids, one that does not (or cannot be called back) is fenced on the data servers
 //! (section 13.11).
 
-mod support;
-
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -17,12 +15,9 @@ use bytes::Bytes;
 use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
-use support::callback::{client_with_back_channel, CbClient, RecallAnswer};
-use support::cluster::{start_cluster, Cluster};
-use support::ds::until;
-use support::layout::*;
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::loopback::ds::*;
+use testkit::prelude::*;
 
 async fn cluster(lease: u32) -> (Cluster, Arc<Mds>, SocketAddr) {
     start_cluster(3, |c: &mut Config| {

@@ -1,8 +1,6 @@
 //! pNFS file layouts on the MDS (RFC 8881 chapter 13), over loopback sockets. The data
 //! servers are configured but need not run for the layout operations; I/O through the MDS
-//! on striped files runs against real data servers (`support::cluster`).
-
-mod support;
+//! on striped files runs against real data servers (`testkit::loopback::cluster`).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -21,13 +19,9 @@ use nfs_proto::xdr::Utf8String;
 use nfs_server::ds_fh::DsFhCodec;
 use nfs_server::keys::DsKeys;
 use pfs_core::ObjectStore;
-use support::cluster::{
-    boot_cluster, start_cluster, start_data_servers, start_registered_mds, Cluster,
-};
-use support::ds::{cluster_config, until, DsProc, SECRET};
-use support::layout::*;
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::loopback::ds::*;
+use testkit::prelude::*;
 
 /// A server with three running data servers, its configuration changed by `f` (from the
 /// test defaults).
@@ -620,8 +614,8 @@ async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_moves_changes_its_devices_addresses() {
     let (mut k, mds, addr) = server_with(layouts_on).await;
-    let cb = Arc::new(support::callback::CbClient::default());
-    let mut c = support::callback::client_with_back_channel(addr, "watcher", cb.clone()).await;
+    let cb = Arc::new(testkit::client::CbClient::default());
+    let mut c = testkit::client::client_with_back_channel(addr, "watcher", cb.clone()).await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (_, body) = granted(&r);
     let before = device_ports(&mut c, body.nfl_deviceid).await;
@@ -630,7 +624,7 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
         vec![body.nfl_deviceid]
     );
     // Data server 2 comes back at another port.
-    let moved = support::ds::free_port();
+    let moved = testkit::loopback::ds::free_port();
     let mut cfg = k.cfg.clone();
     cfg.cluster
         .data_servers

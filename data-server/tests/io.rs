@@ -69,15 +69,7 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
         assert_eq!(w.committed, StableHow4::DATA_SYNC4, "{w:?}");
         assert_eq!(w.writeverf, verifier, "one verifier per DS start");
     }
-    let r = c
-        .call(vec![
-            putfh(&fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&fh), commit_op(0, 0)]).await;
     let Some(NfsResop4::Commit(CommitRes::Ok(done))) = r.resarray.last() else {
         panic!("COMMIT failed: {r:?}")
     };
@@ -156,15 +148,7 @@ async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_da
         ])
         .await,
     );
-    let r = c
-        .call(vec![
-            putfh(&fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&fh), commit_op(0, 0)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK);
     let again = start_ds_in(1, Duration::from_secs(90), d.dir).await;
     let mut c = Client::data_server(again.addr, "c").await;

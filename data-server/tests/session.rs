@@ -110,10 +110,8 @@ async fn operations_a_data_server_does_not_offer_are_notsupp() {
         NfsArgop4::PutRootFh,
         NfsArgop4::GetFh,
         NfsArgop4::SaveFh,
-        NfsArgop4::Lookup(LookupArgs {
-            objname: "x".into(),
-        }),
-        NfsArgop4::Remove(RemoveArgs { target: "x".into() }),
+        lookup("x"),
+        remove_op("x"),
         NfsArgop4::SetAttr(SetAttrArgs {
             stateid: Stateid4::ANONYMOUS,
             obj_attributes: Fattr4::default(),
@@ -145,10 +143,7 @@ async fn secinfo_no_name_offers_auth_sys_and_consumes_the_filehandle() {
         .call(vec![
             putfh(&mds.ds_fh(5, 0)),
             NfsArgop4::SecInfoNoName(SecinfoStyle4::SECINFO_STYLE4_CURRENT_FH),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
+            commit_op(0, 0),
         ])
         .await;
     let NfsResop4::SecInfoNoName(SecInfoRes::Ok(flavors)) = &r.resarray[2] else {

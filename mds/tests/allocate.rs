@@ -19,10 +19,6 @@ async fn call42(c: &mut Client, ops: Vec<NfsArgop4>) -> Compound4Res {
     c.call_minor(2, ops).await
 }
 
-fn putfh(fh: &NfsFh4) -> NfsArgop4 {
-    NfsArgop4::PutFh(PutFhArgs { object: fh.clone() })
-}
-
 fn allocate(stateid: Stateid4, offset: u64, length: u64) -> NfsArgop4 {
     NfsArgop4::Allocate(AllocateArgs {
         aa_stateid: stateid,
@@ -37,20 +33,6 @@ fn deallocate(stateid: Stateid4, offset: u64, length: u64) -> NfsArgop4 {
         da_offset: offset,
         da_length: length,
     })
-}
-
-fn mode_attrs(mode: u32) -> Fattr4 {
-    let a = FileAttrs {
-        mode: Some(mode),
-        ..FileAttrs::default()
-    };
-    a.to_fattr(&a.mask())
-}
-
-/// An open file: handle and open stateid.
-struct Opened {
-    fh: NfsFh4,
-    stateid: Stateid4,
 }
 
 /// OPEN (creating, mode `mode`) of `name` in the root with `access`, as the client's user.

@@ -18,10 +18,6 @@ async fn call42(c: &mut Client, ops: Vec<NfsArgop4>) -> Compound4Res {
     c.call_minor(2, ops).await
 }
 
-fn putfh(fh: &NfsFh4) -> NfsArgop4 {
-    NfsArgop4::PutFh(PutFhArgs { object: fh.clone() })
-}
-
 fn key(name: &str) -> Utf8String {
     Utf8String::from(name)
 }
@@ -53,12 +49,6 @@ fn list_op(cookie: u64, maxcount: u32) -> NfsArgop4 {
     })
 }
 
-fn getattr_op(bits: &[u32]) -> NfsArgop4 {
-    NfsArgop4::GetAttr(GetAttrArgs {
-        attr_request: Bitmap4::from_bits(bits.iter().copied()),
-    })
-}
-
 fn attrs_of(r: &Compound4Res) -> FileAttrs {
     match r.resarray.last() {
         Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) => {
@@ -66,14 +56,6 @@ fn attrs_of(r: &Compound4Res) -> FileAttrs {
         }
         _ => panic!("GETATTR failed: {r:?}"),
     }
-}
-
-fn mode_attrs(mode: u32) -> Fattr4 {
-    let a = FileAttrs {
-        mode: Some(mode),
-        ..FileAttrs::default()
-    };
-    a.to_fattr(&a.mask())
 }
 
 /// Gives the object to `uid` (SETATTR owner, as root).

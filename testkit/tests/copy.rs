@@ -176,15 +176,7 @@ async fn sync_copy_moves_every_byte(striped: bool) {
         );
     }
     // A COMMIT after the copy answers the verifier the copy did.
-    let r = c
-        .call(vec![
-            putfh(&dst.fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&dst.fh), commit_op(0, 0)]).await;
     let Some(NfsResop4::Commit(CommitRes::Ok(k))) = r.resarray.last() else {
         panic!("{r:?}")
     };

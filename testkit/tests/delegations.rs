@@ -323,12 +323,7 @@ async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_fo
         ])
         .await;
     assert_eq!(link.status, NfsStat4::NFS4ERR_DELAY, "{link:?}");
-    let rm = b
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
-        ])
-        .await;
+    let rm = b.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
     assert_eq!(rm.status, NfsStat4::NFS4ERR_DELAY, "{rm:?}");
     assert_eq!(
         cb_a.wait_deleg_recalls(1, Duration::from_secs(5))
@@ -337,12 +332,7 @@ async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_fo
         1
     );
     assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
-    let rm = b
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
-        ])
-        .await;
+    let rm = b.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
     assert_eq!(rm.status, NfsStat4::NFS4_OK, "{rm:?}");
 }
 

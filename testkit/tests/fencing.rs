@@ -592,14 +592,7 @@ async fn removing_a_file_another_client_has_open_with_a_layout_recalls_that_layo
     let (_k, mds, addr) = cluster(LEASE).await;
     let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
     let mut b = Client::new(addr, "remover").await;
-    let r = b
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs {
-                target: nfs_proto::xdr::Utf8String::from("f"),
-            }),
-        ])
-        .await;
+    let r = b.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
     let recalls = a.cb.wait_recalls(1, Duration::from_secs(5)).await;
     let recalled = check_recall(&a, &recalls[0]);

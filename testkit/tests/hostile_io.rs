@@ -180,17 +180,7 @@ async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
     let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(read_open, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE, "{r:?}");
     // A COMMIT through a READ layout's handle is refused too.
-    let r = ds_io(
-        &k,
-        &mds,
-        vid,
-        &ds_fh,
-        NfsArgop4::Commit(CommitArgs {
-            offset: 0,
-            count: 0,
-        }),
-    )
-    .await;
+    let r = ds_io(&k, &mds, vid, &ds_fh, commit_op(0, 0)).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
 
     // And the MDS gives no RW layout under a read-only open, by the open stateid or by the

@@ -1086,13 +1086,6 @@ fn syncs(s: &Striped, servers: &[u16]) -> Vec<u64> {
         .collect()
 }
 
-fn commit_op() -> NfsArgop4 {
-    NfsArgop4::Commit(CommitArgs {
-        offset: 0,
-        count: 0,
-    })
-}
-
 fn commit_verifier(r: &Compound4Res) -> Verifier4 {
     match r.resarray.last() {
         Some(NfsResop4::Commit(CommitRes::Ok(ok))) => ok.writeverf,
@@ -1114,7 +1107,7 @@ async fn commit_through_the_mds_syncs_every_data_server_of_a_striped_file() {
     );
     let servers = s.servers(fileid);
     let before = syncs(&s, &servers);
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     assert_eq!(commit_verifier(&r), w.writeverf, "nothing was lost");
     let after = syncs(&s, &servers);
     for (b, a) in before.iter().zip(&after) {
@@ -1131,7 +1124,7 @@ async fn a_data_server_restart_between_an_unstable_write_and_its_commit_changes_
     let index0 = s.servers(fileid)[0];
     s.kill(index0).await;
     s.restart(index0).await;
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     let after = commit_verifier(&r);
     assert_ne!(
         after, before,
@@ -1140,7 +1133,7 @@ async fn a_data_server_restart_between_an_unstable_write_and_its_commit_changes_
     // Once re-sent, the verifier holds still.
     let r = mds_write(&mut c, &o, 0, StableHow4::UNSTABLE4, &pattern(1000)).await;
     assert_eq!(write_res(&r).writeverf, after);
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     assert_eq!(commit_verifier(&r), after);
 }
 
@@ -1161,7 +1154,7 @@ async fn io_through_the_mds_needing_a_down_data_server_is_delayed() {
         .call(vec![putfh(&o.fh), read_op(o.stateid, 0, 1 << 20)])
         .await;
     assert_eq!(status(&r), NfsStat4::NFS4ERR_DELAY);
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     assert_eq!(status(&r), NfsStat4::NFS4ERR_DELAY);
     // What needs only data servers that are up goes on.
     let r = mds_write(&mut c, &o, 5, StableHow4::FILE_SYNC4, b"y").await;
@@ -1356,19 +1349,13 @@ async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("narrow"),
-            }),
+            lookup("narrow"),
             mkdir_op("sub"),
             NfsArgop4::PutRootFh,
             mkdir_op("other"),
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("narrow"),
-            }),
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("wide"),
-            }),
+            lookup("narrow"),
+            lookup("wide"),
             mkdir_op("deeper"),
         ])
         .await;
@@ -1402,9 +1389,7 @@ async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("narrow"),
-            }),
+            lookup("narrow"),
             NfsArgop4::SaveFh,
             NfsArgop4::PutRootFh,
             NfsArgop4::Rename(RenameArgs {

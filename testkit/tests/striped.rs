@@ -12,7 +12,6 @@ use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
 use nfs_proto::nfs4::*;
-use nfs_proto::xdr::Utf8String;
 use testkit::loopback::cluster::*;
 use testkit::loopback::ds::*;
 use testkit::prelude::*;
@@ -407,12 +406,6 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
         ])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
-}
-
-fn remove_op(name: &str) -> NfsArgop4 {
-    NfsArgop4::Remove(RemoveArgs {
-        target: Utf8String::from(name),
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

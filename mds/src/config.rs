@@ -448,7 +448,7 @@ impl Config {
             }
         }
         // How the exports join (nesting rules, networks) is checked by building the tree.
-        crate::exports::Exports::new(&self.exports)?;
+        crate::compound::exports::Exports::new(&self.exports)?;
         let l = &self.limits;
         if !(1024..=64 << 20).contains(&l.max_record) {
             return Err(err(

@@ -48,7 +48,7 @@ pub struct ClusterConfig {
     pub layout: LayoutConfig,
     /// Hand out file layouts (and grant `EXCHGID4_FLAG_USE_PNFS_MDS` in EXCHANGE_ID instead
     /// of `USE_NON_PNFS`); with it, I/O through the MDS stripes files over the data servers
-    /// too (`crate::datapath`), so a client without a layout sees the same bytes. On by
+    /// too (`crate::pnfs::datapath`), so a client without a layout sees the same bytes. On by
     /// default; off, the data servers hold nothing and the MDS keeps all data itself.
     pub layouts: bool,
 }
@@ -118,7 +118,7 @@ pub struct LayoutConfig {
     pub exports: Vec<ExportLayout>,
     /// Per-directory overrides: a regular file created (by OPEN) in one of these directories,
     /// or anywhere below it, gets the policy of the nearest one at or above its directory,
-    /// as Lustre's directory striping is inherited by new files (`crate::dirlayout`).
+    /// as Lustre's directory striping is inherited by new files (`crate::pnfs::dirlayout`).
     pub directories: Vec<DirectoryLayout>,
 }
 
@@ -628,7 +628,7 @@ impl ClusterConfig {
         if self.layout.directories.is_empty() {
             return Ok(());
         }
-        let exports = crate::exports::Exports::new(&cfg.exports)?;
+        let exports = crate::compound::exports::Exports::new(&cfg.exports)?;
         let mut seen = HashSet::new();
         for (i, d) in self.layout.directories.iter().enumerate() {
             let f = |name: &str| format!("cluster.layout.directories[{i}].{name}");

@@ -21,7 +21,7 @@ use crate::state::deleg::{DelegType, Need};
 use crate::state::open::{delegation_body, DelegOffer, OpenShare};
 use crate::state::stateid::resolve_current;
 use crate::store::{
-    system_time_now, CreateHow, CreateSpec, Inode, NewObject, SetAttrs, StoreError,
+    system_time_now, CreateHow, CreateSpec, Inode, NewFileExtras, NewObject, SetAttrs, StoreError,
 };
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
@@ -241,8 +241,27 @@ async fn open_by_name(
     }
     let spec = create_spec(ctx, &dir, &plan)?;
     let now = system_time_now();
-    let made = ctx.mds.store.create(dir.fileid, name, spec, now).await?;
-    let mut inode = made.inode;
+    // Times and size are not part of the create itself, and a new file under a directory
+    // with a layout policy of its own gets its stripe set: all in the create's transaction.
+    let rest = SetAttrs {
+        size: plan.attrs.size.filter(|&s| s != 0),
+        atime: plan.attrs.atime,
+        mtime: plan.attrs.mtime,
+        ..SetAttrs::default()
+    };
+    let stripes = crate::ops::layout::directory_stripe_plan(ctx, export, dir.fileid);
+    let placed = stripes.is_some();
+    let extras = NewFileExtras {
+        attrs: rest.clone(),
+        stripes,
+    };
+    let out = ctx
+        .mds
+        .store
+        .create_file(dir.fileid, name, spec, extras, now)
+        .await?;
+    let made = out.made;
+    let inode = made.inode;
     regular_file(&inode)?;
     let exclusive = matches!(plan.how, CreateHow::Exclusive(_));
     if !made.created && !exclusive {
@@ -264,27 +283,13 @@ async fn open_by_name(
             truncate,
         });
     }
-    // Times and size are not part of the create itself: apply them to the new file.
-    let rest = SetAttrs {
-        size: plan.attrs.size.filter(|&s| s != 0),
-        atime: plan.attrs.atime,
-        mtime: plan.attrs.mtime,
-        ..SetAttrs::default()
-    };
-    if made.created && !rest.is_empty() {
-        let out = ctx
-            .mds
-            .store
-            .setattr(inode.fileid, rest.clone(), now)
-            .await?;
-        inode = out.inode;
+    if made.created {
         if let Some(size) = rest.size {
             truncate_data(ctx, inode.fileid, size).await?;
         }
-    }
-    // A new file under a directory with a layout policy of its own gets its stripe set now.
-    if made.created {
-        crate::ops::layout::fix_directory_stripes(ctx, export, dir.fileid, inode.fileid).await;
+        if placed && out.stripes.is_none() {
+            crate::ops::layout::warn_unplaced(inode.fileid);
+        }
     }
     Ok(Target {
         export,

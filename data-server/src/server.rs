@@ -2,16 +2,13 @@
 //! the handles the control protocol uses (new keys, revocations, access changes, the object
 //! store).
 
-use std::future::Future;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use nfs_proto::nfs4::{
-    Clientid4, NfsArgop4, NfsResop4, NfsStat4, ServerOwner4, EXCHGID4_FLAG_USE_PNFS_DS,
-};
+use nfs_proto::nfs4::{Clientid4, NfsStat4, OpFlags, ServerOwner4, EXCHGID4_FLAG_USE_PNFS_DS};
 use nfs_proto::rpc::Credential;
 use nfs_proto::transport::{ConnLimits, Reply};
 use nfs_server::ds_fh::{DsFh, DsFhCodec};
@@ -25,7 +22,6 @@ use tokio::net::TcpListener;
 
 use crate::ends::FileEnds;
 use crate::gate::{Revoked, StateidGate};
-use crate::ops;
 
 /// How a data server runs. The cluster's topology config (listen addresses, backend, data
 /// directory) is read by the binary, which builds this.
@@ -339,6 +335,10 @@ impl CompoundCtx for DsCtx {
 impl Role for DataServer {
     type Ctx = DsCtx;
 
+    /// RFC 8881 section 13.6: a server that is only a data server answers anything but the
+    /// data operations and the session operations with `NFS4ERR_NOTSUPP`.
+    const OFFERED: OpFlags = OpFlags::ON_DS;
+
     fn core(&self) -> &Core {
         &self.core
     }
@@ -349,13 +349,6 @@ impl Role for DataServer {
             session,
             fh: None,
         })
-    }
-
-    fn dispatch<'a>(
-        ctx: &'a mut DsCtx,
-        op: &'a NfsArgop4,
-    ) -> impl Future<Output = NfsResop4> + Send + 'a {
-        ops::dispatch(ctx, op)
     }
 
     fn client_has_state(&self, _clientid: Clientid4) -> bool {

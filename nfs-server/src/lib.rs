@@ -9,7 +9,8 @@
 //!          ├─> session_ops (EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION, BIND_CONN_TO_SESSION,
 //!          │                BACKCHANNEL_CTL, DESTROY_CLIENTID, RECLAIM_COMPLETE, SEQUENCE)
 //!          │     └─> state/ (clients, sessions, leases, grace)                      sans-IO
-//!          └─> Role::dispatch: the role's own operations
+//!          └─> nfs_proto's op table dispatch: the role's context as an OpHandler (one method
+//!              per operation, NFS4ERR_NOTSUPP by default; a DS offers only ON_DS operations)
 //!                MDS: namespace, opens, locks, I/O      DS: PUTFH, READ, WRITE, COMMIT, GETATTR
 //! ```
 //!

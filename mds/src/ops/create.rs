@@ -67,14 +67,7 @@ pub(super) fn initial_ids(
 /// CREATE (RFC 8881 section 18.4): makes a directory, symbolic link, device, socket or FIFO
 /// in the current directory, with the initial attributes given (mode, owner, group, times;
 /// `attrset` lists them), and makes it the current filehandle.
-pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> CreateRes {
-    match create_inner(ctx, a).await {
-        Ok(ok) => CreateRes::Ok(ok),
-        Err(s) => CreateRes::Err(s),
-    }
-}
-
-async fn create_inner(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsStat4> {
+pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsStat4> {
     let (fh, dir) = current_dir(ctx)?;
     let object = new_object(&a.objtype)?;
     let name = check_component(&a.objname)?;

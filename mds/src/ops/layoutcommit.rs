@@ -13,14 +13,7 @@ use nfs_proto::nfs4::*;
 /// `loca_time_modify` if given (else now), and the change attribute moves on, durably
 /// before the reply. Needs an RW layout of this file under the client's layout stateid:
 /// another stateid is NFS4ERR_BAD_STATEID, a layout without RW NFS4ERR_BADLAYOUT.
-pub async fn layoutcommit(ctx: &mut Ctx, a: &LayoutCommitArgs) -> LayoutCommitRes {
-    match layoutcommit_inner(ctx, a).await {
-        Ok(ok) => LayoutCommitRes::Ok(ok),
-        Err(s) => LayoutCommitRes::Err(s),
-    }
-}
-
-async fn layoutcommit_inner(
+pub async fn layoutcommit(
     ctx: &mut Ctx,
     a: &LayoutCommitArgs,
 ) -> Result<LayoutCommitResOk, NfsStat4> {

@@ -339,7 +339,8 @@ fn check_open_permission(ctx: &Ctx, t: &Target, share: &OpenShare) -> Result<(),
     Ok(())
 }
 
-async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
+/// OPEN (RFC 8881 section 18.16).
+pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     let clientid = ctx.client()?;
     let share = OpenShare::parse(a.share_access, a.share_deny)?;
     let create = match &a.openhow {
@@ -577,14 +578,6 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         attrset: target.attrset,
         delegation: grant.delegation,
     })
-}
-
-/// OPEN (RFC 8881 section 18.16).
-pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> OpenRes {
-    match open_inner(ctx, a).await {
-        Ok(ok) => OpenRes::Ok(ok),
-        Err(s) => OpenRes::Err(s),
-    }
 }
 
 /// The stateid argument with the current stateid substituted (RFC 8881 section 16.2.3.1.2).

@@ -11,14 +11,7 @@ use nfs_proto::nfs4::*;
 /// directory, or any other object; NFS4ERR_NOTEMPTY for a directory with entries). When that
 /// was a regular file's last name, the file goes now, or when its last open goes if it is
 /// open (section 18.25.4 lets the server keep an open file until then).
-pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> RemoveRes {
-    match remove_inner(ctx, a).await {
-        Ok(cinfo) => RemoveRes::Ok(RemoveResOk { cinfo }),
-        Err(s) => RemoveRes::Err(s),
-    }
-}
-
-async fn remove_inner(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsStat4> {
+pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsStat4> {
     let (_, dir) = current_dir(ctx)?;
     let name = check_component(&a.target)?;
     ctx.writable()?;

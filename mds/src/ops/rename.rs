@@ -15,14 +15,7 @@ use nfs_proto::nfs4::*;
 /// by the caller; the sticky rule applies to the source entry and to a replaced target; a
 /// directory moving to another parent needs write permission on itself (its `..` changes),
 /// as on Linux. A replaced file's data goes as for REMOVE.
-pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> RenameRes {
-    match rename_inner(ctx, a).await {
-        Ok(ok) => RenameRes::Ok(ok),
-        Err(s) => RenameRes::Err(s),
-    }
-}
-
-async fn rename_inner(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsStat4> {
+pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsStat4> {
     let sfh = saved_fh(ctx)?;
     let (tfh, tdir) = current_dir(ctx)?;
     let sdir = dir_at(ctx, sfh)?;

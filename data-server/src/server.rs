@@ -5,12 +5,13 @@
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Clientid4, NfsStat4, OpFlags, ServerOwner4, EXCHGID4_FLAG_USE_PNFS_DS};
 use nfs_proto::rpc::Credential;
 use nfs_proto::transport::{ConnLimits, Reply};
+use nfs_server::clock::SharedClock;
 use nfs_server::ds_fh::{DsFh, DsFhCodec};
 use nfs_server::keys::DsKeys;
 use nfs_server::state::client::{PersistedClient, RemovedClient};
@@ -121,17 +122,26 @@ fn random_boot() -> Result<([u8; 32], u16), DsError> {
 }
 
 impl DataServer {
-    /// A data server over `objects`, checking I/O with the MDS's `keys`.
+    /// A data server over `objects`, checking I/O with the MDS's `keys`, on the system's
+    /// clock.
     pub fn new(
         opts: DsOptions,
         keys: DsKeys,
         objects: Arc<dyn ObjectStore>,
     ) -> Result<Arc<Self>, DsError> {
+        Self::with_clock(opts, keys, objects, nfs_server::clock::system())
+    }
+
+    /// [`DataServer::new`] on `clock`: its leases and reaper run on that time (tests pass a
+    /// [`ManualClock`](nfs_server::ManualClock)).
+    pub fn with_clock(
+        opts: DsOptions,
+        keys: DsKeys,
+        objects: Arc<dyn ObjectStore>,
+        clock: SharedClock,
+    ) -> Result<Arc<Self>, DsError> {
         let (session_key, epoch) = random_boot()?;
-        let core = Core::new(
-            core_config(&opts, &keys, session_key, epoch),
-            Instant::now(),
-        );
+        let core = Core::new(core_config(&opts, &keys, session_key, epoch), clock);
         Ok(Arc::new(Self {
             core,
             objects,

@@ -26,6 +26,11 @@
 //!  config     the configuration file
 //! ```
 //!
+//! Time: the server reads it, and waits on its protocol timers (lease reaper, recall
+//! deadlines, grace), only through the one clock its `Core` holds (`mds.core.now()`,
+//! [`Mds::wall_time`] for the times the store records). [`Mds::open`] runs on the system's
+//! clock; [`Mds::open_with`] takes another, e.g. a `nfs_server::ManualClock` in tests.
+//!
 //! docs/design.md walks a WRITE and an OPEN that creates through these files.
 #![warn(missing_docs)]
 

@@ -12,5 +12,7 @@ pub use crate::compound::{
     getfh_res, granted, last_status, layoutget_res, lock_stateid, open_res, read_res, status_of,
     write_res, Compound, Reply as _,
 };
-pub use crate::loopback::{server, server_in, start_mds, start_with, Server};
+pub use crate::loopback::{
+    advance, server, server_in, start_mds, start_on, start_with, ManualClock, Server,
+};
 pub use crate::ops::*;

@@ -5,7 +5,7 @@
 //! unlinked while only it held them open, and its store record.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Clientid4, NfsStat4};
@@ -89,7 +89,7 @@ impl Role for Mds {
                 let lease = Duration::from_secs(u64::from(self.cfg.lease_time.max(1)));
                 let passed = opens
                     .delegs
-                    .carry_over(r.clientid, new, Instant::now() + lease);
+                    .carry_over(r.clientid, new, self.core.now() + lease);
                 if passed > 0 {
                     info!(
                         clientid = r.clientid,

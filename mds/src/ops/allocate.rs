@@ -4,7 +4,6 @@ use super::space::check;
 use crate::compound::Ctx;
 use crate::ops::layout::file_stripes;
 use crate::pnfs::dsspace;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 use nfs_server::io::blocking;
 use pfs_core::ObjectId;
@@ -44,7 +43,7 @@ pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
     }
     ctx.mds
         .store
-        .record_write(fileid, end, system_time_now())
+        .record_write(fileid, end, ctx.mds.wall_time())
         .await?;
     // A striped file that grew: its data servers learn its new end.
     crate::pnfs::dsobjects::hint_ends(&ctx.mds, fileid);

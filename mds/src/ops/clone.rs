@@ -10,7 +10,6 @@ use nfs_proto::nfs4::*;
 use crate::compound::Ctx;
 use crate::ops::copy::check_pair;
 use crate::state::copies;
-use crate::store::system_time_now;
 
 /// CLONE (RFC 7862 section 15.13).
 pub async fn clone(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {
@@ -34,7 +33,7 @@ pub async fn clone(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {
     // Durable before the reply, as a WRITE's size is.
     ctx.mds
         .store
-        .record_write(fileid, plan.dst_offset + plan.count, system_time_now())
+        .record_write(fileid, plan.dst_offset + plan.count, ctx.mds.wall_time())
         .await?;
     ctx.mds.copies.note_bytes(plan.count, 0);
     Ok(())

@@ -17,7 +17,7 @@ use crate::pnfs::datapath;
 use crate::server::Mds;
 use crate::state::copies::{self, Outcome, Place, Plan, SYNC_COPY_MAX};
 use crate::state::open::Io;
-use crate::store::{system_time_now, Inode};
+use crate::store::Inode;
 use nfs_proto::nfs4::callback::{CbOffloadArgs, NfsCbArgop4, NfsCbResop4, OffloadInfo4};
 use nfs_proto::nfs4::*;
 use std::sync::Arc;
@@ -193,7 +193,7 @@ async fn record(mds: &Mds, plan: &Plan, copied: u64) -> Result<(), NfsStat4> {
         Place::Local(f) | Place::Striped(f, _) => f,
     };
     mds.store
-        .record_write(fileid, plan.dst_offset + copied, system_time_now())
+        .record_write(fileid, plan.dst_offset + copied, mds.wall_time())
         .await?;
     Ok(())
 }

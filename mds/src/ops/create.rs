@@ -5,7 +5,7 @@ use super::dir::{current_dir, may_change_entries, S_ISGID};
 use super::fh::check_component;
 use super::setattr::to_setattrs;
 use crate::compound::{Ctx, User};
-use crate::store::{system_time_now, CreateSpec, Inode, NewObject, SetAttrs};
+use crate::store::{CreateSpec, Inode, NewObject, SetAttrs};
 use nfs_proto::nfs4::*;
 
 /// The store's description of what CREATE makes (NF4REG and the named-attribute types are
@@ -85,7 +85,7 @@ pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsSta
         uid,
         gid,
     };
-    let now = system_time_now();
+    let now = ctx.mds.wall_time();
     let created = ctx.mds.store.create(dir.fileid, name, spec, now).await?;
     let mut inode = created.inode;
     if attrs.atime.is_some() || attrs.mtime.is_some() {

@@ -3,7 +3,6 @@
 use super::space::check;
 use crate::compound::Ctx;
 use crate::pnfs::dsspace;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 use nfs_server::io::blocking;
 use pfs_core::{Deallocated, ObjectId};
@@ -34,7 +33,7 @@ pub async fn deallocate(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
         // The data changed but the size did not: an end of 0 never grows the file.
         ctx.mds
             .store
-            .record_write(fileid, 0, system_time_now())
+            .record_write(fileid, 0, ctx.mds.wall_time())
             .await?;
     }
     Ok(())

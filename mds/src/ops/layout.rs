@@ -32,7 +32,7 @@ pub(super) const WHOLE_FILE: u64 = u64::MAX;
 /// its directory's, [`crate::pnfs::dirlayout`]): the policy's stripe unit, count and packing, and a
 /// window of `ring` (the current generation's) whose first server is the file id modulo the
 /// ring size, so files spread over the ring without a device id per file (docs/design.md,
-/// "pNFS plan"). Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a
+/// "pNFS"). Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a
 /// layout names servers the client can use) are skipped: the window moves on around the
 /// ring, and if no window of the policy's count has only usable servers, the widest one that
 /// does is taken. `None` when the ring is empty or none of it is usable.

@@ -5,7 +5,6 @@ use super::open::regular_file;
 use crate::compound::Ctx;
 use crate::state::layout::{LayoutError, LayoutTable};
 use crate::state::stateid::resolve_current;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// LAYOUTCOMMIT (RFC 8881 section 18.42): after writes through the data servers, the size
@@ -63,7 +62,7 @@ pub async fn layoutcommit(
         }
         Newoffset4::Absent => 0,
     };
-    let now = system_time_now();
+    let now = ctx.mds.wall_time();
     let mtime = match a.loca_time_modify {
         Newtime4::Changed { nt_time } => nt_time,
         Newtime4::Unchanged => now,

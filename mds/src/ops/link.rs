@@ -3,7 +3,6 @@
 use super::dir::{break_delegations, current_dir, may_change_entries, saved_fh};
 use super::fh::check_component;
 use crate::compound::Ctx;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// LINK (RFC 8881 section 18.9): `newname` in the current directory becomes another name of
@@ -25,7 +24,7 @@ pub async fn link(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4> 
     let linked = ctx
         .mds
         .store
-        .link(source.fileid, dir.fileid, name, system_time_now())
+        .link(source.fileid, dir.fileid, name, ctx.mds.wall_time())
         .await?;
     Ok(linked.cinfo)
 }

@@ -4,7 +4,6 @@
 use super::dir::{after_unlink, break_delegations, check_sticky, current_dir, may_change_entries};
 use super::fh::check_component;
 use crate::compound::Ctx;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// REMOVE (RFC 8881 section 18.25): removes `target` from the current directory (an empty
@@ -22,7 +21,7 @@ pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsSta
     let removed = ctx
         .mds
         .store
-        .remove(dir.fileid, name, system_time_now())
+        .remove(dir.fileid, name, ctx.mds.wall_time())
         .await?;
     after_unlink(ctx, &removed).await;
     Ok(removed.cinfo)

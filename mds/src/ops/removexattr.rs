@@ -2,7 +2,6 @@
 
 use super::xattr::check_change;
 use crate::compound::Ctx;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// REMOVEXATTR (RFC 8276 section 8.4.4): NFS4ERR_NOXATTR when there is no such attribute.
@@ -11,7 +10,7 @@ pub async fn removexattr(ctx: &Ctx, a: &RemoveXattrArgs) -> Result<RemoveXattrRe
     let cinfo = ctx
         .mds
         .store
-        .remove_xattr(inode.fileid, a.rxa_name.as_bytes(), system_time_now())
+        .remove_xattr(inode.fileid, a.rxa_name.as_bytes(), ctx.mds.wall_time())
         .await?;
     Ok(RemoveXattrResOk { rxr_info: cinfo })
 }

@@ -6,7 +6,6 @@ use super::dir::{
 };
 use super::fh::check_component;
 use crate::compound::Ctx;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// RENAME (RFC 8881 section 18.26): `oldname` in the saved directory becomes `newname` in the
@@ -43,7 +42,7 @@ pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsSta
     let r = ctx
         .mds
         .store
-        .rename(sdir.fileid, old, tdir.fileid, new, system_time_now())
+        .rename(sdir.fileid, old, tdir.fileid, new, ctx.mds.wall_time())
         .await?;
     if let Some(replaced) = &r.replaced {
         after_unlink(ctx, replaced).await;

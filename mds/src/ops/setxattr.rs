@@ -2,7 +2,7 @@
 
 use super::xattr::check_change;
 use crate::compound::Ctx;
-use crate::store::{system_time_now, XattrSet};
+use crate::store::XattrSet;
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
 
@@ -26,7 +26,7 @@ pub async fn setxattr(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, NfsS
             a.sxa_key.as_bytes(),
             value,
             how,
-            system_time_now(),
+            ctx.mds.wall_time(),
         )
         .await?;
     Ok(SetXattrResOk { sxr_info: cinfo })

@@ -5,7 +5,6 @@ use crate::compound::Ctx;
 use crate::ops::layout::file_stripes;
 use crate::pnfs::datapath;
 use crate::state::open::Io;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 use nfs_server::io::{blocking, clip_write};
 use pfs_core::{ObjectId, Stability};
@@ -60,7 +59,7 @@ pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4>
     // Size, mtime and change: committed (group commit) before the reply is sent.
     ctx.mds
         .store
-        .record_write(fileid, offset + count, system_time_now())
+        .record_write(fileid, offset + count, ctx.mds.wall_time())
         .await?;
     Ok(WriteResOk {
         count: count as Count4,

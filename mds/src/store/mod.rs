@@ -373,11 +373,11 @@ fn random_key() -> Result<[u8; 32], StoreError> {
     Ok(key)
 }
 
-/// The current wall-clock time as an `nfstime4`, for the edge code that calls the store.
-pub fn system_time_now() -> Nfstime4 {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+/// A wall-clock time as an `nfstime4` (times before 1970 as 1970), for the edge code that
+/// calls the store: the server reads the time from its clock ([`crate::server::Mds::wall_time`])
+/// and hands it in, so the store never reads the system's time itself.
+pub fn nfstime(t: std::time::SystemTime) -> Nfstime4 {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     Nfstime4 {
         seconds: d.as_secs() as i64,
         nseconds: d.subsec_nanos(),

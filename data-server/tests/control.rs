@@ -418,7 +418,8 @@ fn sealed_register(stamp: CallStamp, keys: &data_server::DsKeys) -> RegisterArgs
 
 #[tokio::test]
 async fn the_data_server_starts_on_register_and_enforces_what_the_control_protocol_pushes() {
-    use support::{last_status, putfh, read, write, Client, Mds, MDS_EPOCH};
+    use support::{Mds, MDS_EPOCH};
+    use testkit::prelude::{last_status, putfh, read_op, write_op, Client};
     let dir = tempfile::tempdir().unwrap();
     let objects: Arc<dyn ObjectStore> = Arc::new(pfs_core::LocalStore::open(dir.path()).unwrap());
     let (addr, _service, target, nfs_addr) = start_with(objects, Arc::default()).await;
@@ -440,8 +441,8 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
     let fh = mds.ds_fh(42, 0);
     let rw = mds.open_stateid(42, 3);
     let ro = mds.open_stateid(42, OPEN4_SHARE_ACCESS_READ as u8);
-    let mut c = Client::new(nfs_addr, "ctl").await;
-    let w = |sid| vec![putfh(&fh), write(sid, 0, StableHow4::FILE_SYNC4, b"x")];
+    let mut c = Client::data_server(nfs_addr, "ctl").await;
+    let w = |sid| vec![putfh(&fh), write_op(sid, 0, StableHow4::FILE_SYNC4, b"x")];
     assert_eq!(last_status(&c.call(w(rw)).await), NfsStat4::NFS4_OK);
     assert_eq!(
         last_status(&c.call(w(ro)).await),
@@ -477,7 +478,7 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
         NfsStat4::NFS4ERR_ADMIN_REVOKED
     );
     assert_eq!(
-        last_status(&c.call(vec![putfh(&fh), read(rw, 0, 1)]).await),
+        last_status(&c.call(vec![putfh(&fh), read_op(rw, 0, 1)]).await),
         NfsStat4::NFS4ERR_ADMIN_REVOKED
     );
     // An unknown reason refuses the whole call.
@@ -521,7 +522,7 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
     .await;
     assert_eq!(r.status, CtlStat::CTL_OK);
     assert_eq!(
-        last_status(&c.call(vec![putfh(&fh), read(ro, 0, 1)]).await),
+        last_status(&c.call(vec![putfh(&fh), read_op(ro, 0, 1)]).await),
         NfsStat4::NFS4ERR_BAD_STATEID
     );
 
@@ -548,7 +549,7 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
         last_status(
             &c.call(vec![
                 putfh(&new_fh),
-                write(fresh, 0, StableHow4::FILE_SYNC4, b"new")
+                write_op(fresh, 0, StableHow4::FILE_SYNC4, b"new")
             ])
             .await
         ),

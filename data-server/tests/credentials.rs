@@ -12,6 +12,7 @@ use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{CallError, Conn};
 use pfs_core::ObjectId;
 use support::*;
+use testkit::prelude::*;
 
 /// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc`, sequence number 1,
 /// service `rpc_gss_svc_none`, and a context handle.
@@ -64,9 +65,9 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
             stat,
             "NULL, {what}"
         );
-        let ex = NfsArgop4::ExchangeId(ds_exchange_id(what));
+        let ex = NfsArgop4::ExchangeId(Setup::data_server(what).exchange_id());
         assert_eq!(
-            denied(compound_as(&conn, cred, vec![ex]).await),
+            denied(compound_as(&conn, cred, 1, vec![ex]).await),
             stat,
             "COMPOUND, {what}"
         );
@@ -74,8 +75,8 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
     assert!(null(&conn, OpaqueAuth::none()).await.unwrap().is_empty());
     assert!(null(&conn, auth_sys(1000)).await.unwrap().is_empty());
     for (owner, cred) in [("none", OpaqueAuth::none()), ("sys", auth_sys(1000))] {
-        let ex = NfsArgop4::ExchangeId(ds_exchange_id(owner));
-        let r = compound_as(&conn, cred, vec![ex]).await.unwrap();
+        let ex = NfsArgop4::ExchangeId(Setup::data_server(owner).exchange_id());
+        let r = compound_as(&conn, cred, 1, vec![ex]).await.unwrap();
         assert!(
             matches!(
                 r.resarray[..],
@@ -90,15 +91,15 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
 async fn a_write_with_a_refused_credential_writes_nothing() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let sid = mds.open_stateid(7, 3);
     let fh = mds.ds_fh(7, 0);
     let ops = vec![
         c.sequence_at(c.seq + 1),
         putfh(&fh),
-        write(sid, 0, StableHow4::FILE_SYNC4, b"forged"),
+        write_op(sid, 0, StableHow4::FILE_SYNC4, b"forged"),
     ];
-    let r = compound_as(&c.conn, gss(0, b"ctx1"), ops).await;
+    let r = compound_as(&c.conn, gss(0, b"ctx1"), 1, ops).await;
     assert_eq!(denied(r), AuthStat::AUTH_BADCRED);
     let id = ObjectId { file: 7, stripe: 0 };
     assert_eq!(d.ds.objects().size(id).unwrap(), 0);
@@ -106,7 +107,7 @@ async fn a_write_with_a_refused_credential_writes_nothing() {
     let r = c
         .call(vec![
             putfh(&fh),
-            write(sid, 0, StableHow4::FILE_SYNC4, b"real"),
+            write_op(sid, 0, StableHow4::FILE_SYNC4, b"real"),
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");

@@ -11,6 +11,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
 use support::*;
+use testkit::prelude::*;
 
 fn write_ok(r: &Compound4Res) -> WriteResOk {
     match r.resarray.last() {
@@ -41,7 +42,7 @@ fn tell_end(d: &Ds, file: u64, stripe: u32, end: u64) {
 async fn write_read_commit_round_trip_lands_in_the_named_object() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let sid = mds.open_stateid(0x1234, 3);
     let fh = mds.ds_fh(0x1234, 2);
     let unit: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
@@ -49,7 +50,7 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
     let w = write_ok(
         &c.call(vec![
             putfh(&fh),
-            write(sid, 0, StableHow4::UNSTABLE4, &unit),
+            write_op(sid, 0, StableHow4::UNSTABLE4, &unit),
         ])
         .await,
     );
@@ -60,7 +61,7 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
         (StableHow4::FILE_SYNC4, 140_000),
     ] {
         let w = write_ok(
-            &c.call(vec![putfh(&fh), write(sid, at, stable, &unit)])
+            &c.call(vec![putfh(&fh), write_op(sid, at, stable, &unit)])
                 .await,
         );
         // Synced either way, and never FILE_SYNC4 from a data server: that would tell the
@@ -68,32 +69,24 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
         assert_eq!(w.committed, StableHow4::DATA_SYNC4, "{w:?}");
         assert_eq!(w.writeverf, verifier, "one verifier per DS start");
     }
-    let r = c
-        .call(vec![
-            putfh(&fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&fh), commit_op(0, 0)]).await;
     let Some(NfsResop4::Commit(CommitRes::Ok(done))) = r.resarray.last() else {
         panic!("COMMIT failed: {r:?}")
     };
     assert_eq!(done.writeverf, verifier);
 
-    let got = read_ok(&c.call(vec![putfh(&fh), read(sid, 69_990, 20)]).await);
+    let got = read_ok(&c.call(vec![putfh(&fh), read_op(sid, 69_990, 20)]).await);
     assert_eq!(&got.data[..10], &unit[69_990..]);
     assert_eq!(&got.data[10..], &unit[..10]);
     assert!(!got.eof);
     // Past the object's end a DS cannot tell a hole of the file from its end until the MDS
     // tells it where the file ends (data_server::ends): the client reads through the MDS.
-    let r = c.call(vec![putfh(&fh), read(sid, 209_000, 4096)]).await;
+    let r = c.call(vec![putfh(&fh), read_op(sid, 209_000, 4096)]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NXIO, "{r:?}");
     // Told (the file ends past this object's end, where offsets differ), the rest is a
     // hole: zeros, and no eof.
     tell_end(&d, 0x1234, 2, 300_000);
-    let tail = read_ok(&c.call(vec![putfh(&fh), read(sid, 209_000, 4096)]).await);
+    let tail = read_ok(&c.call(vec![putfh(&fh), read_op(sid, 209_000, 4096)]).await);
     assert_eq!(tail.data.len(), 4096);
     assert_eq!(&tail.data[..1000], &unit[69_000..]);
     assert!(tail.data[1000..].iter().all(|&b| b == 0));
@@ -125,15 +118,15 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
 async fn reading_an_object_never_written_reads_zeros() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let sid = mds.open_stateid(77, 1);
     let r = c
-        .call(vec![putfh(&mds.ds_fh(77, 0)), read(sid, 0, 4096)])
+        .call(vec![putfh(&mds.ds_fh(77, 0)), read_op(sid, 0, 4096)])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NXIO, "{r:?}");
     tell_end(&d, 77, 0, 1 << 20);
     let got = read_ok(
-        &c.call(vec![putfh(&mds.ds_fh(77, 0)), read(sid, 0, 4096)])
+        &c.call(vec![putfh(&mds.ds_fh(77, 0)), read_op(sid, 0, 4096)])
             .await,
     );
     assert_eq!(got.data.len(), 4096);
@@ -147,29 +140,24 @@ async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_da
     let mut mds = Mds::new(MDS_EPOCH);
     let sid = mds.open_stateid(9, 3);
     let fh = mds.ds_fh(9, 1);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let before = write_ok(
         &c.call(vec![
             putfh(&fh),
-            write(sid, 0, StableHow4::UNSTABLE4, b"kept"),
+            write_op(sid, 0, StableHow4::UNSTABLE4, b"kept"),
         ])
         .await,
     );
-    let r = c
-        .call(vec![
-            putfh(&fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&fh), commit_op(0, 0)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK);
     let again = start_ds_in(1, Duration::from_secs(90), d.dir).await;
-    let mut c = Client::new(again.addr, "c").await;
+    let mut c = Client::data_server(again.addr, "c").await;
     let after = write_ok(
-        &c.call(vec![putfh(&fh), write(sid, 4, StableHow4::UNSTABLE4, b"!")])
-            .await,
+        &c.call(vec![
+            putfh(&fh),
+            write_op(sid, 4, StableHow4::UNSTABLE4, b"!"),
+        ])
+        .await,
     );
     assert_ne!(
         before.writeverf, after.writeverf,
@@ -177,7 +165,7 @@ async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_da
     );
     // The new process knows no file's end: it learns it again from the MDS.
     tell_end(&again, 9, 1, 10);
-    let got = read_ok(&c.call(vec![putfh(&fh), read(sid, 0, 10)]).await);
+    let got = read_ok(&c.call(vec![putfh(&fh), read_op(sid, 0, 10)]).await);
     assert_eq!(&got.data[..5], b"kept!");
     assert_eq!(&got.data[5..], &[0; 5]);
 }
@@ -190,16 +178,16 @@ async fn a_write_larger_than_max_io_is_cut_short_as_the_rfc_allows() {
     };
     let d = start_ds_with(opts, tempfile::tempdir().unwrap()).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let max = d.ds.options().max_io as usize;
     let w = write_ok(
         &c.call(vec![
             putfh(&mds.ds_fh(3, 0)),
-            write(
+            write_op(
                 mds.open_stateid(3, 2),
                 0,
                 StableHow4::FILE_SYNC4,
-                &vec![1u8; max + 10],
+                vec![1u8; max + 10],
             ),
         ])
         .await,
@@ -211,12 +199,12 @@ async fn a_write_larger_than_max_io_is_cut_short_as_the_rfc_allows() {
 async fn getattr_reports_the_object_size_and_the_few_ds_attributes() {
     let d = start_ds(4, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let fh = mds.ds_fh(21, 3);
     write_ok(
         &c.call(vec![
             putfh(&fh),
-            write(mds.open_stateid(21, 3), 100, StableHow4::FILE_SYNC4, b"abc"),
+            write_op(mds.open_stateid(21, 3), 100, StableHow4::FILE_SYNC4, b"abc"),
         ])
         .await,
     );
@@ -254,7 +242,7 @@ async fn getattr_reports_the_object_size_and_the_few_ds_attributes() {
 async fn a_forged_or_foreign_filehandle_is_badhandle() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let good = mds.ds_fh(5, 0).0.to_vec();
     let mut forged = good.clone();
     forged[11] ^= 1; // another file id under the old MAC
@@ -283,8 +271,8 @@ async fn a_forged_or_foreign_filehandle_is_badhandle() {
 async fn io_without_a_filehandle_is_nofilehandle() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
-    let r = c.call(vec![read(mds.open_stateid(1, 1), 0, 10)]).await;
+    let mut c = Client::data_server(d.addr, "c").await;
+    let r = c.call(vec![read_op(mds.open_stateid(1, 1), 0, 10)]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOFILEHANDLE);
 }
 
@@ -292,7 +280,7 @@ async fn io_without_a_filehandle_is_nofilehandle() {
 async fn read_plus_sends_holes_in_and_past_the_object_as_holes() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let sid = mds.open_stateid(0x77, 3);
     let fh = mds.ds_fh(0x77, 1);
     const MIB: u64 = 1 << 20;
@@ -300,7 +288,7 @@ async fn read_plus_sends_holes_in_and_past_the_object_as_holes() {
         write_ok(
             &c.call(vec![
                 putfh(&fh),
-                write(sid, at, StableHow4::FILE_SYNC4, &[byte; 4096]),
+                write_op(sid, at, StableHow4::FILE_SYNC4, [byte; 4096]),
             ])
             .await,
         );

@@ -9,11 +9,12 @@ use data_server::DsOptions;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use support::*;
+use testkit::prelude::*;
 
 #[tokio::test]
 async fn exchange_id_grants_the_ds_role_and_a_session_follows() {
     let d = start_ds(1, Duration::from_secs(90)).await;
-    let mut c = Client::new(d.addr, "linux-client").await;
+    let mut c = Client::data_server(d.addr, "linux-client").await;
     let flags = c.exchange.eir_flags;
     assert_ne!(flags & EXCHGID4_FLAG_USE_PNFS_DS, 0, "{flags:#x}");
     assert_eq!(
@@ -29,9 +30,11 @@ async fn exchange_id_grants_the_ds_role_and_a_session_follows() {
 async fn a_client_asking_for_no_role_gets_the_ds_role() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let conn = connect(d.addr).await;
-    let mut args = ds_exchange_id("plain");
+    let mut args = Setup::data_server("plain").exchange_id();
     args.eia_flags = EXCHGID4_FLAG_SUPP_MOVED_REFER;
-    let r = compound_on(&conn, vec![NfsArgop4::ExchangeId(args)]).await;
+    let r = compound_on(&conn, 0, 1, vec![NfsArgop4::ExchangeId(args)])
+        .await
+        .expect("rpc");
     let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ok)) = &r.resarray[0] else {
         panic!("{r:?}")
     };
@@ -45,15 +48,15 @@ async fn a_client_asking_for_no_role_gets_the_ds_role() {
 async fn each_data_server_has_its_own_server_owner_stable_across_restarts() {
     let one = start_ds(1, Duration::from_secs(90)).await;
     let two = start_ds(2, Duration::from_secs(90)).await;
-    let a = Client::new(one.addr, "c").await.exchange;
-    let b = Client::new(two.addr, "c").await.exchange;
+    let a = Client::data_server(one.addr, "c").await.exchange;
+    let b = Client::data_server(two.addr, "c").await.exchange;
     assert_ne!(
         a.eir_server_owner.so_major_id, b.eir_server_owner.so_major_id,
         "two DSs with one major id would be trunked into one server by the client"
     );
     assert_eq!(a.eir_server_scope, b.eir_server_scope);
     let again = start_ds(1, Duration::from_secs(90)).await;
-    let a2 = Client::new(again.addr, "c").await.exchange;
+    let a2 = Client::data_server(again.addr, "c").await.exchange;
     assert_eq!(a.eir_server_owner, a2.eir_server_owner);
     assert_ne!(
         a.eir_clientid >> 48,
@@ -65,7 +68,7 @@ async fn each_data_server_has_its_own_server_owner_stable_across_restarts() {
 #[tokio::test]
 async fn a_second_reclaim_complete_is_complete_already() {
     let d = start_ds(1, Duration::from_secs(90)).await;
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let r = c
         .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
             rca_one_fs: false,
@@ -79,7 +82,7 @@ async fn the_lease_is_the_configured_one_and_a_silent_client_loses_its_session()
     let clock = nfs_server::ManualClock::new();
     let d = start_ds_on(1, Duration::from_secs(1), clock.shared()).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let r = c
         .call(vec![
             putfh(&mds.ds_fh(5, 0)),
@@ -109,16 +112,14 @@ async fn the_lease_is_the_configured_one_and_a_silent_client_loses_its_session()
 async fn operations_a_data_server_does_not_offer_are_notsupp() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let fh = mds.ds_fh(5, 0);
     let not_offered = [
         NfsArgop4::PutRootFh,
         NfsArgop4::GetFh,
         NfsArgop4::SaveFh,
-        NfsArgop4::Lookup(LookupArgs {
-            objname: "x".into(),
-        }),
-        NfsArgop4::Remove(RemoveArgs { target: "x".into() }),
+        lookup("x"),
+        remove_op("x"),
         NfsArgop4::SetAttr(SetAttrArgs {
             stateid: Stateid4::ANONYMOUS,
             obj_attributes: Fattr4::default(),
@@ -145,15 +146,12 @@ async fn operations_a_data_server_does_not_offer_are_notsupp() {
 async fn secinfo_no_name_offers_auth_sys_and_consumes_the_filehandle() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::new(d.addr, "c").await;
+    let mut c = Client::data_server(d.addr, "c").await;
     let r = c
         .call(vec![
             putfh(&mds.ds_fh(5, 0)),
             NfsArgop4::SecInfoNoName(SecinfoStyle4::SECINFO_STYLE4_CURRENT_FH),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
+            commit_op(0, 0),
         ])
         .await;
     let NfsResop4::SecInfoNoName(SecInfoRes::Ok(flavors)) = &r.resarray[2] else {
@@ -171,12 +169,17 @@ async fn the_caps_on_clients_and_sessions_apply_on_a_data_server() {
         ..DsOptions::new(1)
     };
     let d = start_ds_with(opts, tempfile::tempdir().unwrap()).await;
-    let c = Client::new(d.addr, "first").await;
+    let c = Client::data_server(d.addr, "first").await;
     let r = compound_on(
         &c.conn,
-        vec![NfsArgop4::ExchangeId(ds_exchange_id("second"))],
+        0,
+        1,
+        vec![NfsArgop4::ExchangeId(
+            Setup::data_server("second").exchange_id(),
+        )],
     )
-    .await;
+    .await
+    .expect("rpc");
     assert!(
         matches!(
             r.resarray[0],
@@ -187,9 +190,14 @@ async fn the_caps_on_clients_and_sessions_apply_on_a_data_server() {
     // The client that is there gets in again, but no second session past max_sessions 0.
     let r = compound_on(
         &c.conn,
-        vec![NfsArgop4::ExchangeId(ds_exchange_id("first"))],
+        0,
+        1,
+        vec![NfsArgop4::ExchangeId(
+            Setup::data_server("first").exchange_id(),
+        )],
     )
-    .await;
+    .await
+    .expect("rpc");
     let NfsResop4::ExchangeId(ExchangeIdRes::Ok(ex)) = &r.resarray[0] else {
         panic!("a known client is not refused: {r:?}")
     };
@@ -198,15 +206,7 @@ async fn the_caps_on_clients_and_sessions_apply_on_a_data_server() {
         csa_clientid: ex.eir_clientid,
         csa_sequence: ex.eir_sequenceid,
         csa_flags: 0,
-        csa_fore_chan_attrs: ChannelAttrs4 {
-            ca_headerpadsize: 0,
-            ca_maxrequestsize: 1 << 20,
-            ca_maxresponsesize: 1 << 20,
-            ca_maxresponsesize_cached: 64 << 10,
-            ca_maxoperations: 16,
-            ca_maxrequests: 8,
-            ca_rdma_ird: vec![],
-        },
+        csa_fore_chan_attrs: channel(),
         csa_back_chan_attrs: ChannelAttrs4 {
             ca_headerpadsize: 0,
             ca_maxrequestsize: 4096,
@@ -219,7 +219,9 @@ async fn the_caps_on_clients_and_sessions_apply_on_a_data_server() {
         csa_cb_program: 0x4000_0000,
         csa_sec_parms: vec![CallbackSecParms4::AuthNone],
     };
-    let r = compound_on(&c.conn, vec![NfsArgop4::CreateSession(cs)]).await;
+    let r = compound_on(&c.conn, 0, 1, vec![NfsArgop4::CreateSession(cs)])
+        .await
+        .expect("rpc");
     assert!(
         matches!(
             r.resarray[0],

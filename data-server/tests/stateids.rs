@@ -8,11 +8,12 @@ use std::time::Duration;
 use data_server::Revoked;
 use nfs_proto::nfs4::*;
 use support::*;
+use testkit::prelude::*;
 
 async fn setup() -> (Ds, Mds, Client, NfsFh4) {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let c = Client::new(d.addr, "c").await;
+    let c = Client::data_server(d.addr, "c").await;
     let fh = mds.ds_fh(42, 0);
     // As the MDS's SIZE_HINT would: the file reaches past the READs below, so an empty
     // object reads as a hole (not NFS4ERR_NXIO, "ask the MDS").
@@ -30,13 +31,16 @@ async fn setup() -> (Ds, Mds, Client, NfsFh4) {
 
 async fn write_status(c: &mut Client, fh: &NfsFh4, sid: Stateid4) -> NfsStat4 {
     let r = c
-        .call(vec![putfh(fh), write(sid, 0, StableHow4::FILE_SYNC4, b"x")])
+        .call(vec![
+            putfh(fh),
+            write_op(sid, 0, StableHow4::FILE_SYNC4, b"x"),
+        ])
         .await;
     last_status(&r)
 }
 
 async fn read_status(c: &mut Client, fh: &NfsFh4, sid: Stateid4) -> NfsStat4 {
-    last_status(&c.call(vec![putfh(fh), read(sid, 0, 1)]).await)
+    last_status(&c.call(vec![putfh(fh), read_op(sid, 0, 1)]).await)
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use std::time::Instant;
 use interop_tests::peers::{nfs_null, Ganesha, GaneshaOptions};
 use nfs_proto::nfs4::attr::{FATTR4_FS_LAYOUT_TYPES, FATTR4_LEASE_TIME};
 use nfs_proto::nfs4::{Layouttype4, NfsStat4, OpenDelegation4};
-use support::{block_on, Client};
+use support::block_on;
 
 /// EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE, PUTROOTFH + LOOKUP of the export's pseudo
 /// path + GETFH, OPEN (create), WRITE FILE_SYNC4, CLOSE through ganesha; then the bytes are in
@@ -33,7 +33,7 @@ fn ganesha_serves_an_nfsv41_open_write_close_into_its_export_directory() {
     );
     let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     block_on(async {
-        let mut c = Client::new(g.addr(), "ganesha-peer-write").await;
+        let mut c = support::client(g.addr(), "ganesha-peer-write").await;
         let export = c.lookup_path(g.pseudo_path()).await;
         let (fh, stateid, open) = c.open_create(&export, "hello.bin").await;
         assert_eq!(
@@ -46,7 +46,7 @@ fn ganesha_serves_an_nfsv41_open_write_close_into_its_export_directory() {
         // pnfs_mds off, but offers no layout type and refuses LAYOUTGET: a client must go by
         // fs_layout_types (RFC 8881 section 5.12.1), not by the flags, and do its I/O through
         // the server.
-        eprintln!("ganesha's EXCHANGE_ID flags: {:#x}", c.exchange_flags);
+        eprintln!("ganesha's EXCHANGE_ID flags: {:#x}", c.exchange.eir_flags);
         let attrs = c
             .getattr(&export, &[FATTR4_FS_LAYOUT_TYPES, FATTR4_LEASE_TIME])
             .await;
@@ -55,7 +55,7 @@ fn ganesha_serves_an_nfsv41_open_write_close_into_its_export_directory() {
             attrs.lease_time,
             Some(GaneshaOptions::default().lease_lifetime)
         );
-        let (asked, got) = (support::channel(), &c.fore);
+        let (asked, got) = (testkit::client::channel(), &c.fore);
         assert!(
             got.ca_maxrequests <= asked.ca_maxrequests
                 && got.ca_maxoperations <= asked.ca_maxoperations
@@ -123,7 +123,7 @@ fn two_ganesha_instances_run_at_once_each_with_its_own_port_and_export() {
     }
     block_on(async {
         for (g, name) in [(&a, "only-in-a"), (&b, "only-in-b")] {
-            let mut c = Client::new(g.addr(), name).await;
+            let mut c = support::client(g.addr(), name).await;
             let export = c.lookup_path(g.pseudo_path()).await;
             c.create_and_write(&export, name, name.as_bytes()).await;
         }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use interop_tests::peers::{nfs_null, PnfsCluster, PnfsOptions};
 use nfs_proto::nfs4::{NfsStat4, EXCHGID4_FLAG_USE_PNFS_MDS};
-use support::{block_on, Client};
+use support::block_on;
 
 /// The MDS answers EXCHANGE_ID (with the pNFS MDS role: layouts are on), the three data
 /// servers answer NULL on their own ports, and the counters page parses, counts the session
@@ -31,12 +31,12 @@ fn pnfs_server_answers_nfsv41_and_its_counters_page_parses() {
             .unwrap_or_else(|e| panic!("data server {a}: {e}\n{}", cluster.log_tail()));
     }
     block_on(async {
-        let mut c = Client::new(cluster.mds_addr(), "pnfs-process-probe").await;
+        let mut c = support::client(cluster.mds_addr(), "pnfs-process-probe").await;
         assert_ne!(
-            c.exchange_flags & EXCHGID4_FLAG_USE_PNFS_MDS,
+            c.exchange.eir_flags & EXCHGID4_FLAG_USE_PNFS_MDS,
             0,
             "no pNFS MDS role: {:#x}",
-            c.exchange_flags
+            c.exchange.eir_flags
         );
         let root = c.lookup_path("/").await;
         c.create_and_write(&root, "probe", b"through the MDS").await;
@@ -95,7 +95,7 @@ fn pnfs_server_killed_with_sigkill_restarts_over_its_data_and_answers_again() {
         std::thread::sleep(Duration::from_millis(200));
     }
     block_on(async {
-        let mut c = Client::new(mds, "pnfs-process-before").await;
+        let mut c = support::client(mds, "pnfs-process-before").await;
         let root = c.lookup_path("/").await;
         c.create_and_write(&root, "before-kill", b"durable").await;
     });
@@ -132,7 +132,7 @@ fn pnfs_server_killed_with_sigkill_restarts_over_its_data_and_answers_again() {
         Some(3.0)
     );
     block_on(async {
-        let mut c = Client::new(mds, "pnfs-process-after").await;
+        let mut c = support::client(mds, "pnfs-process-after").await;
         let root = c.lookup_path("/").await;
         assert_eq!(
             c.lookup_status(&root, "before-kill").await,

@@ -1,8 +1,6 @@
 //! ALLOCATE and DEALLOCATE (RFC 7862 sections 15.1 and 15.4) over real loopback sockets: the
 //! effect on the data and the file's attributes, and WRITE's stateid rules.
 
-mod support;
-
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
@@ -11,7 +9,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 use pfs_core::ObjectId;
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -19,10 +17,6 @@ use support::*;
 
 async fn call42(c: &mut Client, ops: Vec<NfsArgop4>) -> Compound4Res {
     c.call_minor(2, ops).await
-}
-
-fn putfh(fh: &NfsFh4) -> NfsArgop4 {
-    NfsArgop4::PutFh(PutFhArgs { object: fh.clone() })
 }
 
 fn allocate(stateid: Stateid4, offset: u64, length: u64) -> NfsArgop4 {
@@ -39,20 +33,6 @@ fn deallocate(stateid: Stateid4, offset: u64, length: u64) -> NfsArgop4 {
         da_offset: offset,
         da_length: length,
     })
-}
-
-fn mode_attrs(mode: u32) -> Fattr4 {
-    let a = FileAttrs {
-        mode: Some(mode),
-        ..FileAttrs::default()
-    };
-    a.to_fattr(&a.mask())
-}
-
-/// An open file: handle and open stateid.
-struct Opened {
-    fh: NfsFh4,
-    stateid: Stateid4,
 }
 
 /// OPEN (creating, mode `mode`) of `name` in the root with `access`, as the client's user.

@@ -1,14 +1,12 @@
 //! Bad input over real sockets (issue 4, "Bad input"): each case gets the error RFC 8881 and
 //! RFC 5531 name, and the server keeps serving.
 
-mod support;
-
 use bytes::{BufMut, Bytes, BytesMut};
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::AcceptStat;
 use nfs_proto::transport::CallError;
 use nfs_proto::xdr::{self, Utf8String};
-use support::*;
+use testkit::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn getattr_type() -> NfsArgop4 {
@@ -133,21 +131,9 @@ async fn the_handle_of_a_removed_object_is_stale_and_a_forged_one_badhandle() {
         panic!("{r:?}")
     };
     let fh = fh.object.clone();
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs {
-                target: Utf8String::from("gone"),
-            }),
-        ])
-        .await;
+    let r = c.call(vec![NfsArgop4::PutRootFh, remove_op("gone")]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let r = c
-        .call(vec![
-            NfsArgop4::PutFh(PutFhArgs { object: fh.clone() }),
-            getattr_type(),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&fh), getattr_type()]).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_STALE, "{r:?}");
     // One flipped bit anywhere makes the MAC fail: BADHANDLE, never another file.
     for i in [0, 3, 8, 15, 20, 31] {

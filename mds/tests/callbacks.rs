@@ -2,15 +2,12 @@
 //! a bound back channel with CB_NULL, sends CB_COMPOUNDs that start with CB_SEQUENCE on its
 //! back channel slots, and reports SEQ4_STATUS_CB_PATH_DOWN when callbacks fail.
 
-mod support;
-
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nfs_proto::nfs4::*;
-use support::callback::{client_with_back_channel, CbClient, RecallAnswer};
-use support::*;
+use testkit::prelude::*;
 
 async fn status_flags(c: &mut Client) -> u32 {
     let r = c.call(vec![NfsArgop4::PutRootFh]).await;

@@ -1,13 +1,11 @@
 //! Connections the MDS closes on its own: idle ones that no session holds (knfsd ages out idle
 //! temporary transports the same way), never those bound to a session.
 
-mod support;
-
 use std::time::Duration;
 
 use mds::Config;
 use nfs_proto::nfs4::*;
-use support::*;
+use testkit::prelude::*;
 
 #[tokio::test]
 async fn an_idle_connection_without_a_session_is_closed_and_one_with_a_session_is_not() {

@@ -2,8 +2,6 @@
 //! other flavor (RPCSEC_GSS, AUTH_SHORT, AUTH_DH, unknown numbers) gets MSG_DENIED /
 //! AUTH_ERROR, for NULL as for COMPOUND; and refusals are logged at a bounded rate.
 
-mod support;
-
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -13,7 +11,7 @@ use mds::Config;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{CallError, Conn};
-use support::*;
+use testkit::prelude::*;
 
 /// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc`, sequence number,
 /// service `rpc_gss_svc_none`, and a context handle.

@@ -1,8 +1,6 @@
 //! Directory operations over loopback sockets: CREATE, REMOVE, RENAME, LINK, READDIR and
 //! READLINK (RFC 8881 sections 18.4, 18.25, 18.26, 18.9, 18.23, 18.24).
 
-mod support;
-
 use std::collections::HashSet;
 
 use bytes::Bytes;
@@ -11,7 +9,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 use pfs_core::{ObjectId, Stability};
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -41,12 +39,6 @@ fn mkdir(name: &str, mode: u32) -> NfsArgop4 {
     create(Createtype4::Dir, name, mode_attrs(mode))
 }
 
-fn remove(name: &str) -> NfsArgop4 {
-    NfsArgop4::Remove(RemoveArgs {
-        target: Utf8String::from(name),
-    })
-}
-
 fn rename(old: &str, new: &str) -> NfsArgop4 {
     NfsArgop4::Rename(RenameArgs {
         oldname: Utf8String::from(old),
@@ -57,12 +49,6 @@ fn rename(old: &str, new: &str) -> NfsArgop4 {
 fn link(name: &str) -> NfsArgop4 {
     NfsArgop4::Link(LinkArgs {
         newname: Utf8String::from(name),
-    })
-}
-
-fn getattr(bits: &[u32]) -> NfsArgop4 {
-    NfsArgop4::GetAttr(GetAttrArgs {
-        attr_request: Bitmap4::from_bits(bits.iter().copied()),
     })
 }
 
@@ -207,7 +193,7 @@ async fn create_makes_every_non_regular_type_and_it_becomes_current() {
             "pub",
             vec![
                 create(t.clone(), &name, no_attrs()),
-                getattr(&[FATTR4_TYPE, FATTR4_MODE, FATTR4_NUMLINKS, FATTR4_RAWDEV]),
+                getattr_op(&[FATTR4_TYPE, FATTR4_MODE, FATTR4_NUMLINKS, FATTR4_RAWDEV]),
             ],
         )
         .await;
@@ -247,7 +233,7 @@ async fn create_applies_the_given_attributes_and_reports_them_in_attrset() {
         "pub",
         vec![
             create(Createtype4::Dir, "given", attrs.to_fattr(&mask)),
-            getattr(&[FATTR4_MODE, FATTR4_OWNER, FATTR4_TIME_MODIFY]),
+            getattr_op(&[FATTR4_MODE, FATTR4_OWNER, FATTR4_TIME_MODIFY]),
         ],
     )
     .await;
@@ -335,7 +321,7 @@ async fn create_needs_write_permission_and_only_root_gives_objects_away() {
         "pub",
         vec![
             mkdir("mine", 0o750),
-            getattr(&[FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_MODE]),
+            getattr_op(&[FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_MODE]),
         ],
     )
     .await;
@@ -398,14 +384,14 @@ async fn remove_takes_the_name_and_the_data_of_the_last_link() {
     let (s, mut c) = setup().await;
     let id = regular_file(&s, "pub", "f", 0, b"hello").await;
     assert_eq!(data_size(&s, id), 5);
-    let r = ok(&mut c, "pub", vec![remove("f")]).await;
+    let r = ok(&mut c, "pub", vec![remove_op("f")]).await;
     let NfsResop4::Remove(RemoveRes::Ok(res)) = last(&r) else {
         panic!("{r:?}")
     };
     assert!(res.cinfo.after > res.cinfo.before);
     assert_eq!(data_size(&s, id), 0, "the data object is gone");
     assert_eq!(
-        status(&mut c, "pub", vec![remove("f")]).await,
+        status(&mut c, "pub", vec![remove_op("f")]).await,
         NfsStat4::NFS4ERR_NOENT
     );
     assert_eq!(
@@ -420,9 +406,9 @@ async fn remove_of_one_of_two_links_keeps_the_data() {
     let id = regular_file(&s, "pub", "f", 0, b"hello").await;
     let r = from_to(&mut c, "pub/f", "pub", vec![link("g")]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    ok(&mut c, "pub", vec![remove("f")]).await;
+    ok(&mut c, "pub", vec![remove_op("f")]).await;
     assert_eq!(data_size(&s, id), 5);
-    let r = ok(&mut c, "pub/g", vec![getattr(&[FATTR4_NUMLINKS])]).await;
+    let r = ok(&mut c, "pub/g", vec![getattr_op(&[FATTR4_NUMLINKS])]).await;
     assert_eq!(attrs_of(&r).numlinks, Some(1));
 }
 
@@ -440,7 +426,7 @@ async fn remove_of_an_open_file_keeps_it_for_its_holder() {
         .unwrap()
         .open(c.clientid, id, &owner, OPEN4_SHARE_ACCESS_BOTH, 0)
         .unwrap();
-    ok(&mut c, "pub", vec![remove("open")]).await;
+    ok(&mut c, "pub", vec![remove_op("open")]).await;
     assert_eq!(data_size(&s, id), 10, "kept while open");
     assert_eq!(s.mds.store.getattr(id).unwrap().nlink, 0, "an orphan");
     assert_eq!(
@@ -460,11 +446,11 @@ async fn remove_of_a_non_empty_directory_is_notempty() {
     let (_s, mut c) = setup().await;
     ok(&mut c, "pub", vec![mkdir("d", 0o755), mkdir("sub", 0o755)]).await;
     assert_eq!(
-        status(&mut c, "pub", vec![remove("d")]).await,
+        status(&mut c, "pub", vec![remove_op("d")]).await,
         NfsStat4::NFS4ERR_NOTEMPTY
     );
-    ok(&mut c, "pub/d", vec![remove("sub")]).await;
-    ok(&mut c, "pub", vec![remove("d")]).await;
+    ok(&mut c, "pub/d", vec![remove_op("sub")]).await;
+    ok(&mut c, "pub", vec![remove_op("d")]).await;
 }
 
 #[tokio::test]
@@ -479,11 +465,11 @@ async fn remove_needs_write_permission_on_the_directory() {
     .await;
     let mut u = as_user(&s, 1000, "user-1000").await;
     assert_eq!(
-        status(&mut u, "pub/closed", vec![remove("p")]).await,
+        status(&mut u, "pub/closed", vec![remove_op("p")]).await,
         NfsStat4::NFS4ERR_ACCESS
     );
     assert_eq!(
-        status(&mut u, "pub", vec![remove(".")]).await,
+        status(&mut u, "pub", vec![remove_op(".")]).await,
         NfsStat4::NFS4ERR_BADNAME
     );
 }
@@ -500,15 +486,13 @@ async fn sticky_directory_lets_only_the_owners_remove() {
         vec![
             create(Createtype4::Fifo, "a1", no_attrs()),
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: "tmp".into(),
-            }),
+            lookup("tmp"),
             create(Createtype4::Fifo, "a2", no_attrs()),
         ],
     )
     .await;
     assert_eq!(
-        status(&mut bob, "tmp", vec![remove("a1")]).await,
+        status(&mut bob, "tmp", vec![remove_op("a1")]).await,
         NfsStat4::NFS4ERR_ACCESS
     );
     assert_eq!(
@@ -517,9 +501,9 @@ async fn sticky_directory_lets_only_the_owners_remove() {
             .status,
         NfsStat4::NFS4ERR_ACCESS
     );
-    ok(&mut alice, "tmp", vec![remove("a1")]).await;
+    ok(&mut alice, "tmp", vec![remove_op("a1")]).await;
     // Root (the directory's owner too) may.
-    ok(&mut c, "tmp", vec![remove("a2")]).await;
+    ok(&mut c, "tmp", vec![remove_op("a2")]).await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -652,7 +636,7 @@ async fn link_adds_a_name_and_refuses_directories() {
         &mut c,
         "pub/f",
         "pub/d",
-        vec![link("g"), getattr(&[FATTR4_FILEID])],
+        vec![link("g"), getattr_op(&[FATTR4_FILEID])],
     )
     .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
@@ -668,7 +652,7 @@ async fn link_adds_a_name_and_refuses_directories() {
     let r = ok(
         &mut c,
         "pub/d/g",
-        vec![getattr(&[FATTR4_NUMLINKS, FATTR4_FILEID])],
+        vec![getattr_op(&[FATTR4_NUMLINKS, FATTR4_FILEID])],
     )
     .await;
     assert_eq!(attrs_of(&r).numlinks, Some(2));
@@ -794,7 +778,7 @@ async fn readdir_pages_through_2000_entries_with_stable_cookies() {
     // The second page again, after removing the entry whose cookie it continues from.
     let (second_from, second_len, _) = pages[1];
     let removed = seen.iter().find(|e| e.0 == second_from).unwrap().1.clone();
-    ok(&mut c, "pub/big", vec![remove(&removed)]).await;
+    ok(&mut c, "pub/big", vec![remove_op(&removed)]).await;
     let again = read_page(
         &mut c,
         "pub/big",

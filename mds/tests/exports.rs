@@ -1,16 +1,13 @@
 //! The pseudo file system joining several exports (RFC 8881 section 7.3), and per-export
 //! access rules, over loopback sockets.
 
-mod support;
-
 use mds::config::{Access, ClientRule, ExportConfig};
 use mds::Config;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::Utf8String;
-use support::open::{by_name, mode_attrs, open_op, unchecked};
-use support::*;
+use testkit::prelude::*;
 
 fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> ExportConfig {
     ExportConfig {
@@ -40,12 +37,6 @@ fn pseudo_config(dir: &std::path::Path) -> Config {
         ],
         ..Config::default()
     }
-}
-
-fn getattr(bits: &[u32]) -> NfsArgop4 {
-    NfsArgop4::GetAttr(GetAttrArgs {
-        attr_request: Bitmap4::from_bits(bits.iter().copied()),
-    })
 }
 
 fn attrs(r: &Compound4Res) -> FileAttrs {
@@ -114,7 +105,7 @@ async fn the_pseudo_root_lists_the_paths_to_the_exports_the_client_may_use() {
     let (_mds, addr) = start_with(pseudo_config(dir.path())).await;
     let mut c = Client::new(addr, "pseudo").await;
 
-    let root = attrs(&at(&mut c, "/", vec![getattr(&ID_ATTRS)]).await);
+    let root = attrs(&at(&mut c, "/", vec![getattr_op(&ID_ATTRS)]).await);
     assert_eq!(root.r#type, Some(NfsFtype4::NF4DIR));
     let entries = readdir_names(&at(&mut c, "/", vec![readdir(&ID_ATTRS)]).await);
     let names: Vec<_> = entries.iter().map(|(n, _)| n.as_str()).collect();
@@ -123,7 +114,7 @@ async fn the_pseudo_root_lists_the_paths_to_the_exports_the_client_may_use() {
     // `home` is the root of export 1: another file system, grafted on the pseudo root.
     let home = &entries[1].1;
     assert_ne!(home.fsid, root.fsid);
-    let home_direct = attrs(&at(&mut c, "/home", vec![getattr(&ID_ATTRS)]).await);
+    let home_direct = attrs(&at(&mut c, "/home", vec![getattr_op(&ID_ATTRS)]).await);
     assert_eq!(home.fileid, home_direct.fileid);
     assert_eq!(home.fsid, home_direct.fsid);
     assert_eq!(home.mounted_on_fileid, home_direct.mounted_on_fileid);
@@ -131,7 +122,7 @@ async fn the_pseudo_root_lists_the_paths_to_the_exports_the_client_may_use() {
     // `data` is a pseudo directory on the way to `data/ro`.
     let data = &entries[0].1;
     assert_eq!(data.fsid, root.fsid);
-    let ro = attrs(&at(&mut c, "/data/ro", vec![getattr(&ID_ATTRS)]).await);
+    let ro = attrs(&at(&mut c, "/data/ro", vec![getattr_op(&ID_ATTRS)]).await);
     assert_ne!(ro.fsid, root.fsid);
     assert_ne!(ro.fsid, home.fsid);
     assert_eq!(
@@ -145,13 +136,13 @@ async fn lookupp_climbs_from_an_export_root_through_the_pseudo_tree() {
     let dir = tempfile::tempdir().unwrap();
     let (_mds, addr) = start_with(pseudo_config(dir.path())).await;
     let mut c = Client::new(addr, "up").await;
-    let data = attrs(&at(&mut c, "/data", vec![getattr(&ID_ATTRS)]).await);
-    let root = attrs(&at(&mut c, "/", vec![getattr(&ID_ATTRS)]).await);
+    let data = attrs(&at(&mut c, "/data", vec![getattr_op(&ID_ATTRS)]).await);
+    let root = attrs(&at(&mut c, "/", vec![getattr_op(&ID_ATTRS)]).await);
     let up = attrs(
         &at(
             &mut c,
             "/data/ro",
-            vec![NfsArgop4::LookupP, getattr(&ID_ATTRS)],
+            vec![NfsArgop4::LookupP, getattr_op(&ID_ATTRS)],
         )
         .await,
     );
@@ -159,7 +150,11 @@ async fn lookupp_climbs_from_an_export_root_through_the_pseudo_tree() {
     let r = at(
         &mut c,
         "/data/ro",
-        vec![NfsArgop4::LookupP, NfsArgop4::LookupP, getattr(&ID_ATTRS)],
+        vec![
+            NfsArgop4::LookupP,
+            NfsArgop4::LookupP,
+            getattr_op(&ID_ATTRS),
+        ],
     )
     .await;
     assert_eq!(attrs(&r).fileid, root.fileid);
@@ -193,9 +188,7 @@ async fn pseudo_nodes_are_read_only_and_exports_follow_their_rules() {
     assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
     // Nor reach it by a handle: the rule holds for PUTFH too.
     let hidden_fh = mds_handle_of_export_root(&mds, 3);
-    let r = c
-        .call(vec![NfsArgop4::PutFh(PutFhArgs { object: hidden_fh })])
-        .await;
+    let r = c.call(vec![putfh(&hidden_fh)]).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
     // SAVEFH in one export, then RESTOREFH after moving into a read-only one, keeps each
     // export's rule with its handle.
@@ -205,12 +198,8 @@ async fn pseudo_nodes_are_read_only_and_exports_follow_their_rules() {
         vec![
             NfsArgop4::SaveFh,
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: "data".into(),
-            }),
-            NfsArgop4::Lookup(LookupArgs {
-                objname: "ro".into(),
-            }),
+            lookup("data"),
+            lookup("ro"),
             NfsArgop4::RestoreFh,
             mkdir("y"),
         ],
@@ -253,12 +242,7 @@ fn pseudo_handles_and_export_handles_survive_a_restart() {
         assert_eq!(mds.export_root_fileid(1), Some(fileid));
         let mut c = Client::new(addr, "restart2").await;
         for fh in handles {
-            let r = c
-                .call(vec![
-                    NfsArgop4::PutFh(PutFhArgs { object: fh }),
-                    getattr(&ID_ATTRS),
-                ])
-                .await;
+            let r = c.call(vec![putfh(&fh), getattr_op(&ID_ATTRS)]).await;
             assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         }
     });
@@ -280,7 +264,7 @@ async fn an_export_at_the_root_carries_others_as_junctions() {
     };
     let (_mds, addr) = start_with(cfg).await;
     let mut c = Client::new(addr, "junction").await;
-    let root = attrs(&at(&mut c, "/", vec![getattr(&ID_ATTRS)]).await);
+    let root = attrs(&at(&mut c, "/", vec![getattr_op(&ID_ATTRS)]).await);
     let entries = readdir_names(&at(&mut c, "/", vec![readdir(&ID_ATTRS)]).await);
     let mut names: Vec<_> = entries.iter().map(|(n, _)| n.as_str()).collect();
     names.sort();
@@ -296,14 +280,14 @@ async fn an_export_at_the_root_carries_others_as_junctions() {
         at(&mut c, "/scratch", vec![mkdir("made")]).await.status,
         NfsStat4::NFS4_OK
     );
-    let via_path = attrs(&at(&mut c, "/vol/scratch/made", vec![getattr(&ID_ATTRS)]).await);
-    let via_junction = attrs(&at(&mut c, "/scratch/made", vec![getattr(&ID_ATTRS)]).await);
+    let via_path = attrs(&at(&mut c, "/vol/scratch/made", vec![getattr_op(&ID_ATTRS)]).await);
+    let via_junction = attrs(&at(&mut c, "/scratch/made", vec![getattr_op(&ID_ATTRS)]).await);
     assert_eq!(via_path.fileid, via_junction.fileid);
     let up = attrs(
         &at(
             &mut c,
             "/scratch",
-            vec![NfsArgop4::LookupP, getattr(&ID_ATTRS)],
+            vec![NfsArgop4::LookupP, getattr_op(&ID_ATTRS)],
         )
         .await,
     );
@@ -372,7 +356,7 @@ async fn root_squash_maps_group_0_and_supplementary_group_0_too() {
                     objname: Utf8String::from(name),
                     createattrs: mode_attrs(mode),
                 }),
-                getattr(&[FATTR4_MODE, FATTR4_OWNER, FATTR4_OWNER_GROUP]),
+                getattr_op(&[FATTR4_MODE, FATTR4_OWNER, FATTR4_OWNER_GROUP]),
             ],
         )
         .await;
@@ -413,7 +397,7 @@ async fn root_squash_maps_group_0_and_supplementary_group_0_too() {
             "/squashed/public",
             vec![
                 create_file(name),
-                getattr(&[FATTR4_OWNER, FATTR4_OWNER_GROUP]),
+                getattr_op(&[FATTR4_OWNER, FATTR4_OWNER_GROUP]),
             ],
         )
         .await;

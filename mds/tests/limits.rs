@@ -1,8 +1,6 @@
 //! Caps on clients and sessions (`limits.max_clients`, `limits.max_sessions`), and the cost
 //! of CREATE_SESSION with many clients, over real loopback sockets.
 
-mod support;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,7 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
 use nfs_proto::transport::Conn;
-use support::*;
+use testkit::prelude::*;
 
 /// How many EXCHANGE_ID + CREATE_SESSION pairs run at once while filling the table.
 const IN_FLIGHT: usize = 64;
@@ -58,7 +56,7 @@ async fn create_session(conn: &Conn, clientid: u64, seq: u32) -> Result<Sessioni
             ca_maxoperations: 4,
             ..channel()
         },
-        csa_cb_program: support::callback::CB_PROGRAM,
+        csa_cb_program: testkit::client::CB_PROGRAM,
         csa_sec_parms: vec![CallbackSecParms4::AuthNone],
     };
     let r = compound_on(conn, 0, 1, vec![NfsArgop4::CreateSession(cs)])

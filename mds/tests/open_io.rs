@@ -1,8 +1,6 @@
 //! OPEN, CLOSE, locks, READ, WRITE and COMMIT over real loopback sockets (RFC 8881 sections
 //! 18.2, 18.3, 18.10-18.12, 18.16, 18.18, 18.22, 18.32, and 8.4.2 for the grace period).
 
-mod support;
-
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -11,8 +9,7 @@ use bytes::Bytes;
 use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
-use support::open::*;
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -47,15 +44,7 @@ async fn create_write_and_read_back_a_mebibyte_and_a_byte_with_every_stable_how(
         offset = end;
         i += 1;
     }
-    let r = c
-        .call(vec![
-            putfh(&f.fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     assert_eq!(fileid_of(&mut c, &f.fh).await.1, content.len() as u64);
 
@@ -113,15 +102,7 @@ async fn write_verifier_is_the_same_for_two_writes_and_a_commit() {
         ])
         .await,
     );
-    let r = c
-        .call(vec![
-            putfh(&f.fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 6,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&f.fh), commit_op(0, 6)]).await;
     let Some(NfsResop4::Commit(CommitRes::Ok(cm))) = r.resarray.last() else {
         panic!("COMMIT failed: {r:?}")
     };
@@ -778,15 +759,7 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
             ])
             .await,
         );
-        let r = c
-            .call(vec![
-                putfh(&f.fh),
-                NfsArgop4::Commit(CommitArgs {
-                    offset: 0,
-                    count: 0,
-                }),
-            ])
-            .await;
+        let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         (f.fh, w.writeverf)
     });

@@ -5,8 +5,6 @@
 //! Each boot is its own runtime over the same data directory; dropping the runtime stops the
 //! server and closes its store, as a `kill -9` would (every acknowledged change is committed).
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,8 +13,7 @@ use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use support::open::*;
-use support::*;
+use testkit::prelude::*;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

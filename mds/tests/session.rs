@@ -1,11 +1,9 @@
 //! Session and COMPOUND rules over real loopback sockets (RFC 8881 sections 2.10 and 15-16).
 
-mod support;
-
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use support::*;
+use testkit::prelude::*;
 
 #[tokio::test]
 async fn session_setup_and_root_getattr() {
@@ -199,12 +197,7 @@ async fn a_change_whose_reply_could_not_be_cached_is_not_made() {
         .await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE, "{r:?}");
     assert_eq!(r.resarray.len(), 3, "{r:?}");
-    let lookup = vec![
-        NfsArgop4::PutRootFh,
-        NfsArgop4::Lookup(LookupArgs {
-            objname: "d".into(),
-        }),
-    ];
+    let lookup = vec![NfsArgop4::PutRootFh, lookup("d")];
     let r = c.call_caching(false, lookup.clone()).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_NOENT, "not created: {r:?}");
     // Without asking for the reply to be cached, the limit is ca_maxresponsesize.
@@ -224,12 +217,7 @@ async fn a_request_over_ca_maxrequestsize_is_req_too_big() {
     let mut c = Client::with_fore_channel(s.addr, "small-requests", fore(256, 8192, 1024)).await;
     let long = "n".repeat(200);
     let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: long.as_str().into(),
-            }),
-        ])
+        .call(vec![NfsArgop4::PutRootFh, lookup(long.as_str())])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_REQ_TOO_BIG, "{r:?}");
     assert_eq!(r.resarray.len(), 1);

@@ -2,8 +2,6 @@
 //! they stay usable through their filehandle until the last open goes (CLOSE, or the
 //! holder's lease), then they are deleted; across a restart they wait for the grace period.
 
-mod support;
-
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -14,8 +12,7 @@ use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
-use support::open::*;
-use support::*;
+use testkit::prelude::*;
 
 fn rename_in_root(old: &str, new: &str) -> Vec<NfsArgop4> {
     vec![
@@ -30,12 +27,7 @@ fn rename_in_root(old: &str, new: &str) -> Vec<NfsArgop4> {
 }
 
 fn remove_in_root(name: &str) -> Vec<NfsArgop4> {
-    vec![
-        NfsArgop4::PutRootFh,
-        NfsArgop4::Remove(RemoveArgs {
-            target: name.into(),
-        }),
-    ]
+    vec![NfsArgop4::PutRootFh, remove_op(name)]
 }
 
 async fn numlinks(c: &mut Client, fh: &NfsFh4) -> u32 {
@@ -153,14 +145,7 @@ async fn a_file_removed_while_two_clients_have_it_open_goes_with_the_last_close(
 
     let r = a.call(remove_in_root("shared")).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let r = a
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: "shared".into(),
-            }),
-        ])
-        .await;
+    let r = a.call(vec![NfsArgop4::PutRootFh, lookup("shared")]).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_NOENT, "the name is gone");
 
     close(&mut a, &fa).await;

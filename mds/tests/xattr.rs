@@ -1,15 +1,13 @@
 //! Extended attributes (RFC 8276: GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR, the
 //! `xattr_support` attribute and the ACCESS xattr bits) over real loopback sockets.
 
-mod support;
-
 use bytes::Bytes;
 use mds::config::{Access, ClientRule};
 use mds::Config;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use support::*;
+use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -18,10 +16,6 @@ use support::*;
 /// SEQUENCE and `ops` in minor version 2, where the xattr operations live.
 async fn call42(c: &mut Client, ops: Vec<NfsArgop4>) -> Compound4Res {
     c.call_minor(2, ops).await
-}
-
-fn putfh(fh: &NfsFh4) -> NfsArgop4 {
-    NfsArgop4::PutFh(PutFhArgs { object: fh.clone() })
 }
 
 fn key(name: &str) -> Utf8String {
@@ -55,12 +49,6 @@ fn list_op(cookie: u64, maxcount: u32) -> NfsArgop4 {
     })
 }
 
-fn getattr_op(bits: &[u32]) -> NfsArgop4 {
-    NfsArgop4::GetAttr(GetAttrArgs {
-        attr_request: Bitmap4::from_bits(bits.iter().copied()),
-    })
-}
-
 fn attrs_of(r: &Compound4Res) -> FileAttrs {
     match r.resarray.last() {
         Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) => {
@@ -68,14 +56,6 @@ fn attrs_of(r: &Compound4Res) -> FileAttrs {
         }
         _ => panic!("GETATTR failed: {r:?}"),
     }
-}
-
-fn mode_attrs(mode: u32) -> Fattr4 {
-    let a = FileAttrs {
-        mode: Some(mode),
-        ..FileAttrs::default()
-    };
-    a.to_fattr(&a.mask())
 }
 
 /// Gives the object to `uid` (SETATTR owner, as root).

@@ -9,4 +9,12 @@
 //! `tests/`, so neither `mds` nor `data-server` depends on the other for its tests.
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod cluster;
+pub mod compound;
+pub mod loopback;
+pub mod ops;
+pub mod prelude;
+
+pub use client::{Client, Setup};
+pub use compound::{Compound, Reply};

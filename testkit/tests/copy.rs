@@ -1,12 +1,10 @@
-//! Server-side COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL and CLONE (RFC 7862) on the in-memory
-//! cluster, on an MDS without data servers (data in its own store) and on a cluster of three
-//! data servers (files striped, dense packing, the `local` backend on disk, so holes and
-//! reflinks are the file system's): the bytes arrive, holes stay holes, asynchronous copies
-//! end with CB_OFFLOAD, and on the cluster the data servers copy their own objects.
+//! Server-side COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL and CLONE (RFC 7862) over real sockets,
+//! on an MDS without data servers (data in its own store) and on a cluster of three data
+//! servers (files striped, dense packing, local backend): the bytes arrive, holes stay
+//! holes, asynchronous copies end with CB_OFFLOAD, and on the cluster the data servers copy
+//! their own objects.
 
-mod support;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,55 +12,37 @@ use bytes::Bytes;
 use mds::Mds;
 use nfs_proto::nfs4::callback::OffloadInfo4;
 use nfs_proto::nfs4::*;
-use pfs_core::{LocalStore, ObjectId, ObjectStore};
-use support::callback::*;
-use support::open::*;
-use support::*;
-use testkit::cluster::{Cluster, StoreKind};
-use tokio::io::DuplexStream;
+use testkit::loopback::cluster::*;
+use testkit::prelude::*;
 
 const MIB: u64 = 1 << 20;
 const BOTH: u32 = OPEN4_SHARE_ACCESS_BOTH;
 
-/// An MDS without data servers, or a three-server cluster with layouts on; metadata in
-/// redb and objects under a temporary directory.
+/// An MDS without data servers, or a three-server cluster with layouts on.
 struct Setup {
     mds: Arc<Mds>,
-    cluster: Cluster,
-    /// Data server `id`'s objects are under `ds{id}` here (none without data servers).
-    dir: tempfile::TempDir,
-    striped: bool,
-}
-
-impl Setup {
-    /// A new connection to the MDS.
-    fn connect(&self) -> DuplexStream {
-        self.cluster.connect_mds()
-    }
-
-    /// Where data server `id` keeps its objects.
-    fn ds_dir(&self, id: u16) -> PathBuf {
-        self.dir.path().join(format!("ds{id}"))
-    }
+    addr: std::net::SocketAddr,
+    cluster: Option<Cluster>,
+    _dir: Option<tempfile::TempDir>,
 }
 
 async fn setup(striped: bool) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let top = dir.path().to_path_buf();
-    let cluster = Cluster::builder()
-        .data_servers(if striped { 3 } else { 0 })
-        .store(StoreKind::Redb(top.join("mds")))
-        .ds_store(move |id| {
-            Arc::new(LocalStore::open(top.join(format!("ds{id}"))).unwrap()) as Arc<dyn ObjectStore>
-        })
-        .configure(|cfg| cfg.cluster.layouts = true)
-        .start()
-        .await;
-    Setup {
-        mds: cluster.mds().clone(),
-        cluster,
-        dir,
-        striped,
+    if striped {
+        let (cluster, mds, addr) = start_cluster(3, |cfg| cfg.cluster.layouts = true).await;
+        Setup {
+            mds,
+            addr,
+            cluster: Some(cluster),
+            _dir: None,
+        }
+    } else {
+        let s = server().await;
+        Setup {
+            mds: s.mds,
+            addr: s.addr,
+            cluster: None,
+            _dir: Some(s.dir),
+        }
     }
 }
 
@@ -152,7 +132,7 @@ fn data(len: usize, seed: u8) -> Vec<u8> {
 }
 
 /// The data servers' COPY byte counters, once every one has answered a HEALTH after `since`
-/// copies (the cluster's registry polls them every 200 ms).
+/// copies (they are polled every 2 s).
 async fn ds_copy_bytes(mds: &Mds, at_least: u64) -> u64 {
     let t0 = Instant::now();
     loop {
@@ -166,7 +146,7 @@ async fn ds_copy_bytes(mds: &Mds, at_least: u64) -> u64 {
 
 async fn sync_copy_moves_every_byte(striped: bool) {
     let s = setup(striped).await;
-    let mut c = Client::new(s.connect(), "copier").await;
+    let mut c = Client::new(s.addr, "copier").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data((3 * MIB + 123) as usize, 1);
@@ -196,15 +176,7 @@ async fn sync_copy_moves_every_byte(striped: bool) {
         );
     }
     // A COMMIT after the copy answers the verifier the copy did.
-    let r = c
-        .call(vec![
-            putfh(&dst.fh),
-            NfsArgop4::Commit(CommitArgs {
-                offset: 0,
-                count: 0,
-            }),
-        ])
-        .await;
+    let r = c.call(vec![putfh(&dst.fh), commit_op(0, 0)]).await;
     let Some(NfsResop4::Commit(CommitRes::Ok(k))) = r.resarray.last() else {
         panic!("{r:?}")
     };
@@ -224,7 +196,7 @@ async fn sync_copy_moves_every_byte_striped_inside_the_data_servers() {
 async fn async_copy_ends_with_cb_offload(striped: bool) {
     let s = setup(striped).await;
     let cb = Arc::new(CbClient::default());
-    let mut c = client_with_back_channel(s.connect(), "async-copier", cb.clone()).await;
+    let mut c = client_with_back_channel(s.addr, "async-copier", cb.clone()).await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data((20 * MIB + 5) as usize, 2);
@@ -285,33 +257,27 @@ fn blocks(paths: &[std::path::PathBuf]) -> u64 {
 
 /// Where the objects of `fileid` live: the MDS's own object, or each data server's.
 fn object_files(s: &Setup, fileid: u64) -> Vec<std::path::PathBuf> {
-    if !s.striped {
-        return vec![s
+    match &s.cluster {
+        None => vec![s
             .mds
             .cfg
             .data_dir
             .join("data/objects")
-            .join(ObjectId::whole(fileid).relative_path())];
-    }
-    (1..=3)
-        .flat_map(|id| {
-            let dir = s.ds_dir(id);
-            (0..3).map(move |stripe| {
-                dir.join("objects").join(
-                    ObjectId {
-                        file: fileid,
-                        stripe,
-                    }
-                    .relative_path(),
-                )
+            .join(pfs_core::ObjectId::whole(fileid).relative_path())],
+        Some(cl) => cl
+            .ds
+            .iter()
+            .flatten()
+            .flat_map(|d| {
+                (0..3).map(move |i| testkit::loopback::ds::object_path(&d.data_dir, fileid, i))
             })
-        })
-        .collect()
+            .collect(),
+    }
 }
 
 async fn holes_stay_holes(striped: bool) {
     let s = setup(striped).await;
-    let mut c = Client::new(s.connect(), "sparse").await;
+    let mut c = Client::new(s.addr, "sparse").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     // 1 MiB of data, 30 MiB of hole, 1 MiB of data.
@@ -380,7 +346,7 @@ fn offload_status_op(id: Stateid4) -> NfsArgop4 {
 #[tokio::test]
 async fn offload_status_reports_progress_while_a_copy_runs() {
     let s = setup(false).await;
-    let mut c = Client::new(s.connect(), "poller").await;
+    let mut c = Client::new(s.addr, "poller").await;
     let len = 512 * MIB;
     let src = big_local_source(&s, &mut c, len).await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
@@ -416,7 +382,7 @@ async fn offload_status_reports_progress_while_a_copy_runs() {
     assert_eq!(fileid_of(&mut c, &dst.fh).await.1, len);
     // Without a back channel there was no CB_OFFLOAD to send; OFFLOAD_STATUS told it all.
     // Another client cannot ask about it.
-    let mut other = Client::new(s.connect(), "stranger").await;
+    let mut other = Client::new(s.addr, "stranger").await;
     let r = other.call(vec![offload_status_op(id)]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
 }
@@ -425,7 +391,7 @@ async fn offload_status_reports_progress_while_a_copy_runs() {
 async fn offload_cancel_stops_a_copy_and_forgets_it() {
     let s = setup(false).await;
     let cb = Arc::new(CbClient::default());
-    let mut c = client_with_back_channel(s.connect(), "canceller", cb.clone()).await;
+    let mut c = client_with_back_channel(s.addr, "canceller", cb.clone()).await;
     let len = 512 * MIB;
     let src = big_local_source(&s, &mut c, len).await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
@@ -465,7 +431,7 @@ async fn offload_cancel_stops_a_copy_and_forgets_it() {
 #[tokio::test]
 async fn copy_checks_stateids_ranges_and_what_it_does_not_offer() {
     let s = setup(false).await;
-    let mut c = Client::new(s.connect(), "checker").await;
+    let mut c = Client::new(s.addr, "checker").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     put(&mut c, &src, 0, &data(100_000, 5)).await;
@@ -589,15 +555,14 @@ fn clone_op(src: Stateid4, dst: Stateid4, count: u64) -> NfsArgop4 {
 
 async fn clone_reflinks_or_says_notsupp(striped: bool) {
     let s = setup(striped).await;
-    let mut c = Client::new(s.connect(), "cloner").await;
+    let mut c = Client::new(s.addr, "cloner").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data(4 * MIB as usize, 6);
     put(&mut c, &src, 0, &body).await;
-    let probe_dir = if s.striped {
-        s.ds_dir(1)
-    } else {
-        s.mds.cfg.data_dir.join("data")
+    let probe_dir = match &s.cluster {
+        None => s.mds.cfg.data_dir.join("data"),
+        Some(cl) => cl.ds[0].as_ref().unwrap().data_dir.clone(),
     };
     let can = reflink_works(&probe_dir);
     let r = on_pair(&mut c, &src, &dst, clone_op(src.stateid, dst.stateid, 0)).await;
@@ -629,7 +594,7 @@ async fn clone_reflinks_or_says_notsupp_striped() {
 #[tokio::test]
 async fn copy_between_striped_files_whose_servers_do_not_line_up_is_streamed() {
     let s = setup(true).await;
-    let mut c = Client::new(s.connect(), "streamer").await;
+    let mut c = Client::new(s.addr, "streamer").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data((5 * MIB + 77) as usize, 7);
@@ -660,9 +625,9 @@ async fn copy_between_striped_files_whose_servers_do_not_line_up_is_streamed() {
 #[tokio::test]
 async fn a_new_destination_laid_out_elsewhere_takes_the_sources_stripe_set_and_the_data_servers_copy(
 ) {
-    use support::layout::{layoutget_op, layoutreturn_op, return_file};
+    use testkit::ops::{layoutget_op, layoutreturn_op, return_file};
     let s = setup(true).await;
-    let mut c = Client::new(s.connect(), "adopter").await;
+    let mut c = Client::new(s.addr, "adopter").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let body = data((4 * MIB + 99) as usize, 3);
     put(&mut c, &src, 0, &body).await;

@@ -1,4 +1,4 @@
-//! The data servers' view of stateids follows the MDS, on the in-memory cluster:
+//! The data servers' view of stateids follows the MDS over loopback with real data servers:
 //! OPEN upgrades and OPEN_DOWNGRADE reach them before the reply (SET_ACCESS), a closed
 //! stateid is refused there (REVOKE, closed), and so is an expired client's. A truncate or
 //! a remove while open recalls other clients' layouts (CB_LAYOUTRECALL over their back
@@ -6,49 +6,50 @@
 //! stateids, one that does not (or cannot be called back) is fenced on the data servers
 //! (section 13.11).
 
-mod support;
-
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mds::Mds;
+use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
-use support::callback::{client_with_back_channel, CbClient, RecallAnswer};
-use support::ds::until;
-use support::layout::*;
-use support::open::*;
-use support::*;
-use testkit::cluster::Cluster;
+use testkit::loopback::cluster::*;
+use testkit::loopback::ds::*;
+use testkit::prelude::*;
 
-async fn cluster(lease: u32) -> (Cluster, Arc<Mds>) {
-    let k = Cluster::builder()
-        .data_servers(3)
-        .lease(lease)
-        .configure(|c| {
+async fn cluster(lease: u32) -> (Cluster, Arc<Mds>, SocketAddr) {
+    cluster_on(lease, nfs_server::clock::system()).await
+}
+
+/// [`cluster`] with the MDS on `clock` (the recall tests move a [`ManualClock`] on past the
+/// deadlines instead of waiting for them).
+async fn cluster_on(lease: u32, clock: nfs_server::SharedClock) -> (Cluster, Arc<Mds>, SocketAddr) {
+    start_cluster_on(
+        3,
+        |c: &mut Config| {
+            c.lease_time = lease;
             c.cluster.layouts = true;
-            // Layout recalls alone: with delegations on, the other client's truncate or
-            // open would first wait for the holder's delegation (tests/delegations.rs covers
-            // that).
+            // Layout recalls alone: with delegations on, the other client's truncate or open
+            // would first wait for the holder's delegation (tests/delegations.rs covers that).
             c.delegations = false;
-        })
-        .start()
-        .await;
-    let mds = k.mds().clone();
-    (k, mds)
+        },
+        clock,
+    )
+    .await
 }
 
 /// The status of a one-byte WRITE at offset 0 of stripe index 0's object under `stateid`.
 async fn ds_write(k: &Cluster, mds: &Mds, fileid: u64, fh: &NfsFh4, stateid: Stateid4) -> NfsStat4 {
     let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
     let ds = mds.stripe_servers(&set).unwrap()[0];
+    let addr = k.cfg.cluster.data_server(ds).unwrap().addresses[0];
     // A new client each time (a data server answers a second RECLAIM_COMPLETE of one
     // owner with NFS4ERR_COMPLETE_ALREADY).
     static N: AtomicU32 = AtomicU32::new(0);
     let name = format!("ds-writer-{}", N.fetch_add(1, Ordering::Relaxed));
-    let mut d = Client::new(k.connect_ds(ds).unwrap(), &name).await;
+    let mut d = Client::new(addr, &name).await;
     let r = d
         .call(vec![
             putfh(fh),
@@ -83,8 +84,8 @@ async fn open_read_with_layout(c: &mut Client, name: &str) -> (Opened, u64, NfsF
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_takes_it_back() {
-    let (k, mds) = cluster(10).await;
-    let mut c = Client::new(k.connect_mds(), "upgrader").await;
+    let (k, mds, addr) = cluster(10).await;
+    let mut c = Client::new(addr, "upgrader").await;
     let (o, fileid, dsfh) = open_read_with_layout(&mut c, "f").await;
     assert_eq!(
         ds_write(&k, &mds, fileid, &dsfh, o.stateid).await,
@@ -132,8 +133,8 @@ async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_take
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
-    let (k, mds) = cluster(10).await;
-    let mut c = Client::new(k.connect_mds(), "upgrader").await;
+    let (mut k, mds, addr) = cluster(10).await;
+    let mut c = Client::new(addr, "upgrader").await;
     let (o, fileid, dsfh) = open_read_with_layout(&mut c, "f").await;
     let up = open_in_root(
         &mut c,
@@ -148,10 +149,10 @@ async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
     let set = mds.store.stripes(fileid).unwrap().unwrap();
     let ds = mds.stripe_servers(&set).unwrap()[0];
     let before = mds.devices.status(ds).unwrap().registrations;
-    k.kill_ds(ds);
+    k.kill(ds);
     let m = mds.clone();
     until("the data server down", || m.devices.control(ds).is_none()).await;
-    k.restart_ds(ds);
+    k.restart(ds);
     until("the data server registered again", || {
         m.devices
             .status(ds)
@@ -168,8 +169,8 @@ async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_stateid_is_refused_by_the_data_servers() {
-    let (k, mds) = cluster(10).await;
-    let mut c = Client::new(k.connect_mds(), "closer").await;
+    let (k, mds, addr) = cluster(10).await;
+    let mut c = Client::new(addr, "closer").await;
     let o = open_in_root(
         &mut c,
         "f",
@@ -214,8 +215,8 @@ async fn a_closed_stateid_is_refused_by_the_data_servers() {
 /// entry per closed stateid.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_closed_stateids_are_kept_as_a_run_of_counters() {
-    let (k, mds) = cluster(10).await;
-    let mut c = Client::new(k.connect_mds(), "storm").await;
+    let (k, mds, addr) = cluster(10).await;
+    let mut c = Client::new(addr, "storm").await;
     let mut first = None;
     for i in 0..200 {
         let o = open_in_root(
@@ -278,9 +279,9 @@ struct Holder {
 
 /// A client `owner` with a back channel answering CB_LAYOUTRECALL with `answer`, which opens
 /// `name` (creating it) and takes an RW layout in the same COMPOUND, as the Linux client does.
-async fn rw_holder(k: &Cluster, owner: &str, name: &str, answer: RecallAnswer) -> Holder {
+async fn rw_holder(addr: SocketAddr, owner: &str, name: &str, answer: RecallAnswer) -> Holder {
     let cb = Arc::new(CbClient::answering(answer));
-    let mut c = client_with_back_channel(k.connect_mds(), owner, cb.clone()).await;
+    let mut c = client_with_back_channel(addr, owner, cb.clone()).await;
     let r = open_and_layoutget(&mut c, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (ok, body) = granted(&r);
     let open = Opened {
@@ -300,8 +301,8 @@ async fn rw_holder(k: &Cluster, owner: &str, name: &str, answer: RecallAnswer) -
 
 /// Another client opens `name` for reading and writing and truncates it to 0 with SETATTR
 /// under its open stateid; returns it and its open.
-async fn truncated_by_another(k: &Cluster, name: &str) -> (Client, Opened) {
-    let mut b = Client::new(k.connect_mds(), "truncater").await;
+async fn truncated_by_another(addr: SocketAddr, name: &str) -> (Client, Opened) {
+    let mut b = Client::new(addr, "truncater").await;
     let o = open_in_root(
         &mut b,
         name,
@@ -357,24 +358,31 @@ fn check_recall(h: &Holder, r: &CbLayoutRecallArgs) -> Stateid4 {
     f.lor_stateid
 }
 
-/// Renews `c`'s lease (SEQUENCE every 200 ms) for `d`.
-async fn renew_for(c: &mut Client, d: Duration) {
-    let t0 = Instant::now();
-    while t0.elapsed() < d {
+/// Renews `c`'s lease (SEQUENCE every 200 ms of `clock`) while `clock` moves on by `d`.
+async fn renew_for(c: &mut Client, clock: &ManualClock, d: Duration) {
+    let t0 = clock.elapsed();
+    while clock.elapsed() - t0 < d {
         let r = c.call(vec![]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        advance(clock, Duration::from_millis(200)).await;
     }
 }
 
-/// Renews `c`'s lease until `f` holds (up to `limit`).
-async fn renew_until(c: &mut Client, what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
+/// Renews `c`'s lease, moving `clock` on by 50 ms a time, until `f` holds (up to `limit` of
+/// `clock`).
+async fn renew_until(
+    c: &mut Client,
+    clock: &ManualClock,
+    what: &str,
+    limit: Duration,
+    mut f: impl FnMut() -> bool,
+) {
+    let t0 = clock.elapsed();
     while !f() {
-        assert!(t0.elapsed() < limit, "timed out: {what}");
+        assert!(clock.elapsed() - t0 < limit, "timed out: {what}");
         let r = c.call(vec![]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        advance(clock, Duration::from_millis(50)).await;
     }
 }
 
@@ -411,13 +419,14 @@ fn holders(mds: &Mds, fileid: u64) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_fenced() {
-    let (k, mds) = cluster(LEASE).await;
-    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
         NfsStat4::NFS4_OK
     );
-    let (mut b, bo) = truncated_by_another(&k, "f").await;
+    let (mut b, bo) = truncated_by_another(addr, "f").await;
 
     let recalls = a.cb.wait_recalls(1, Duration::from_secs(5)).await;
     assert_eq!(recalls.len(), 1, "{recalls:?}");
@@ -448,7 +457,7 @@ async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_f
     assert_eq!(holders(&mds, a.fileid), 0);
 
     // Past the recall's deadline (the lease time), its lease kept: nothing was fenced.
-    renew_for(&mut a.c, Duration::from_secs(u64::from(LEASE) + 1)).await;
+    renew_for(&mut a.c, &clock, Duration::from_secs(u64::from(LEASE) + 1)).await;
     assert_eq!(fenced(&mds), 0);
     // The returned layout's handles are dead on the data servers.
     assert_eq!(
@@ -473,26 +482,28 @@ async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_f
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_the_data_servers() {
-    let (k, mds) = cluster(LEASE).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
     // It answers CB_LAYOUTRECALL with NFS4_OK and then never sends LAYOUTRETURN.
-    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
         NfsStat4::NFS4_OK
     );
-    let _b = truncated_by_another(&k, "f").await;
-    let asked = Instant::now();
+    let _b = truncated_by_another(addr, "f").await;
+    let asked = clock.elapsed();
     let recalled = check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
 
     let m = mds.clone();
     renew_until(
         &mut a.c,
+        &clock,
         "the holder fenced",
         Duration::from_secs(10),
         || fenced(&m) == 1,
     )
     .await;
-    let after = asked.elapsed();
+    let after = clock.elapsed() - asked;
     assert!(
         after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
         "fenced {after:?} after the recall, before its deadline"
@@ -538,22 +549,24 @@ async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_that_never_answers_the_recall_is_fenced_at_the_deadline() {
-    let (k, mds) = cluster(LEASE).await;
-    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Silent).await;
-    let _b = truncated_by_another(&k, "f").await;
-    let asked = Instant::now();
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Silent).await;
+    let _b = truncated_by_another(addr, "f").await;
+    let asked = clock.elapsed();
     check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     // The CB_COMPOUND is still unanswered (its timeout is longer than the lease): the
     // deadline alone revokes the layout.
     let m = mds.clone();
     renew_until(
         &mut a.c,
+        &clock,
         "the holder fenced",
         Duration::from_secs(8),
         || fenced(&m) == 1,
     )
     .await;
-    let after = asked.elapsed();
+    let after = clock.elapsed() - asked;
     assert!(
         after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
         "fenced {after:?} after the recall, before its deadline"
@@ -570,25 +583,19 @@ async fn a_holder_that_never_answers_the_recall_is_fenced_at_the_deadline() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_whose_back_channel_refuses_the_recall_is_fenced_at_once() {
-    // A long lease: the fence must come from the failed callback, not the deadline.
-    let (k, mds) = cluster(20).await;
-    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Refuse).await;
-    let _b = truncated_by_another(&k, "f").await;
-    let asked = Instant::now();
+    // A long lease, and the MDS's clock stands still: the fence must come from the failed
+    // callback, not the deadline.
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(20, clock.shared()).await;
+    let a = rw_holder(addr, "holder", "f", RecallAnswer::Refuse).await;
+    let _b = truncated_by_another(addr, "f").await;
     check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     let m = mds.clone();
-    renew_until(
-        &mut a.c,
-        "the holder fenced",
-        Duration::from_secs(5),
-        || fenced(&m) == 1,
-    )
+    until_within("the holder fenced", Duration::from_secs(5), || {
+        fenced(&m) == 1
+    })
     .await;
-    assert!(
-        asked.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        asked.elapsed()
-    );
+    assert_eq!(clock.elapsed(), Duration::ZERO);
     assert_eq!(holders(&mds, a.fileid), 0);
     assert_eq!(
         ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
@@ -598,17 +605,10 @@ async fn a_holder_whose_back_channel_refuses_the_recall_is_fenced_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removing_a_file_another_client_has_open_with_a_layout_recalls_that_layout() {
-    let (k, mds) = cluster(LEASE).await;
-    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
-    let mut b = Client::new(k.connect_mds(), "remover").await;
-    let r = b
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs {
-                target: nfs_proto::xdr::Utf8String::from("f"),
-            }),
-        ])
-        .await;
+    let (_k, mds, addr) = cluster(LEASE).await;
+    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    let mut b = Client::new(addr, "remover").await;
+    let r = b.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
     let recalls = a.cb.wait_recalls(1, Duration::from_secs(5)).await;
     let recalled = check_recall(&a, &recalls[0]);
@@ -627,32 +627,32 @@ async fn removing_a_file_another_client_has_open_with_a_layout_recalls_that_layo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_data_servers() {
-    let (k, mds) = cluster(LEASE).await;
-    let mut c = Client::new(k.connect_mds(), "silent").await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
+    let mut c = Client::new(addr, "silent").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let dsfh = granted(&r).1.nfl_fh_list[0].clone();
     let open = open_res(&r).stateid;
     let fh = getfh_res(&r);
     let (fileid, _) = fileid_of(&mut c, &fh).await;
     // Its last call: from here on the client says nothing.
-    let last = Instant::now();
+    let last = clock.elapsed();
     assert_eq!(
         ds_write(&k, &mds, fileid, &dsfh, open).await,
         NfsStat4::NFS4_OK
     );
-    let t0 = Instant::now();
     let status = loop {
         let s = ds_write(&k, &mds, fileid, &dsfh, open).await;
         if s != NfsStat4::NFS4_OK {
             break s;
         }
         assert!(
-            t0.elapsed() < Duration::from_secs(u64::from(LEASE) + 5),
+            clock.elapsed() - last < Duration::from_secs(u64::from(LEASE) + 5),
             "the data servers still accept the expired client's stateid"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        advance(&clock, Duration::from_millis(50)).await;
     };
-    let after = last.elapsed();
+    let after = clock.elapsed() - last;
     assert_eq!(status, NfsStat4::NFS4ERR_EXPIRED);
     assert!(
         after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
@@ -666,26 +666,24 @@ async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned() {
     let lease = 4;
-    let (k, mds) = cluster(lease).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(lease, clock.shared()).await;
     let mut a = rw_holder(
-        &k,
+        addr,
         "holder",
         "f",
         RecallAnswer::Status(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT),
     )
     .await;
-    let (mut b, bo) = truncated_by_another(&k, "f").await;
+    let (mut b, bo) = truncated_by_another(addr, "f").await;
     let recalled = check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     // No LAYOUTRETURN follows, and none is needed (RFC 8881 section 20.3.4): the layout
     // goes with the answer, long before the deadline.
     let m = mds.clone();
     let fileid = a.fileid;
-    renew_until(
-        &mut a.c,
-        "the layout dropped",
-        Duration::from_secs(2),
-        || holders(&m, fileid) == 0,
-    )
+    until_within("the layout dropped", Duration::from_secs(2), || {
+        holders(&m, fileid) == 0
+    })
     .await;
     // So the recall no longer holds up other clients' layouts.
     let r = b
@@ -697,7 +695,7 @@ async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned(
     granted(&r);
     // And nothing is fenced at the deadline: its open stateid still writes, through a new
     // layout (the old one's handles went with it).
-    renew_for(&mut a.c, Duration::from_secs(u64::from(lease) + 1)).await;
+    renew_for(&mut a.c, &clock, Duration::from_secs(u64::from(lease) + 1)).await;
     assert_eq!(fenced(&mds), 0);
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,

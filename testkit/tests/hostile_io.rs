@@ -1,4 +1,4 @@
-//! A hostile client against the data servers of a striped in-memory cluster: each
+//! A hostile client against the data servers of a striped cluster, over real sockets: each
 //! attack a security review found (a data server took any valid stateid with any of its
 //! filehandles) is replayed and must be refused, with the victim file's bytes untouched.
 //!
@@ -6,36 +6,27 @@
 //! open the victim for reading (which gives it a READ layout and its DS filehandles), and it
 //! has a file of its own open for writing (which gives it a valid write stateid).
 
-mod support;
-
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mds::Mds;
+use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
-use support::layout::*;
-use support::open::*;
-use support::*;
-use testkit::cluster::Cluster;
+use testkit::loopback::cluster::*;
+use testkit::prelude::*;
 
 const VICTIM: &[u8] = b"root's bytes, not to be overwritten";
 
-async fn cluster() -> (Cluster, Arc<Mds>) {
-    let k = Cluster::builder()
-        .data_servers(3)
-        .configure(|c| {
-            c.cluster.layouts = true;
-            // The attacks are about layouts and stateids; a delegation would only add
-            // recalls.
-            c.delegations = false;
-        })
-        .start()
-        .await;
-    let mds = k.mds().clone();
-    (k, mds)
+async fn cluster() -> (Cluster, Arc<Mds>, SocketAddr) {
+    start_cluster(3, |c: &mut Config| {
+        c.cluster.layouts = true;
+        // The attacks are about layouts and stateids; a delegation would only add recalls.
+        c.delegations = false;
+    })
+    .await
 }
 
 /// The status of a WRITE (FILE_SYNC) of `data` at offset 0 through DS filehandle `fh` of
@@ -43,9 +34,10 @@ async fn cluster() -> (Cluster, Arc<Mds>) {
 async fn ds_io(k: &Cluster, mds: &Mds, fileid: u64, fh: &NfsFh4, op: NfsArgop4) -> Compound4Res {
     let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
     let ds = mds.stripe_servers(&set).unwrap()[0];
+    let addr = k.cfg.cluster.data_server(ds).unwrap().addresses[0];
     static N: AtomicU32 = AtomicU32::new(0);
     let name = format!("hostile-{}", N.fetch_add(1, Ordering::Relaxed));
-    let mut d = Client::new(k.connect_ds(ds).unwrap(), &name).await;
+    let mut d = Client::new(addr, &name).await;
     d.uid = 1000;
     d.call(vec![putfh(fh), op]).await
 }
@@ -137,10 +129,10 @@ async fn open_existing(c: &mut Client, name: &str, access: u32) -> Compound4Res 
 /// The attacker: uid 1000, with a file of its own open for writing (a valid write stateid
 /// of another file). Root makes that file for it (0666) in the root directory, which only
 /// root may write.
-async fn attacker(root: &mut Client, k: &Cluster, owner: &str) -> (Client, Stateid4) {
+async fn attacker(root: &mut Client, addr: SocketAddr, owner: &str) -> (Client, Stateid4) {
     let name = format!("{owner}-own");
     victim(root, &name, 0o666).await;
-    let mut a = Client::new(k.connect_mds(), owner).await;
+    let mut a = Client::new(addr, owner).await;
     a.uid = 1000;
     let r = open_existing(&mut a, &name, OPEN4_SHARE_ACCESS_BOTH).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
@@ -165,10 +157,10 @@ async fn read_layout(a: &mut Client, name: &str) -> (NfsFh4, Stateid4) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
-    let (k, mds) = cluster().await;
-    let mut root = Client::new(k.connect_mds(), "root").await;
+    let (k, mds, addr) = cluster().await;
+    let mut root = Client::new(addr, "root").await;
     let (vfh, vid) = victim(&mut root, "victim", 0o644).await;
-    let (mut a, own_write) = attacker(&mut root, &k, "same-client").await;
+    let (mut a, own_write) = attacker(&mut root, addr, "same-client").await;
     let (ds_fh, read_open) = read_layout(&mut a, "victim").await;
 
     // Reading through the READ layout works: that much the MDS allowed.
@@ -188,17 +180,7 @@ async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
     let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(read_open, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE, "{r:?}");
     // A COMMIT through a READ layout's handle is refused too.
-    let r = ds_io(
-        &k,
-        &mds,
-        vid,
-        &ds_fh,
-        NfsArgop4::Commit(CommitArgs {
-            offset: 0,
-            count: 0,
-        }),
-    )
-    .await;
+    let r = ds_io(&k, &mds, vid, &ds_fh, commit_op(0, 0)).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
 
     // And the MDS gives no RW layout under a read-only open, by the open stateid or by the
@@ -230,11 +212,11 @@ async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own_stateid_of_it() {
-    let (k, mds) = cluster().await;
-    let mut root = Client::new(k.connect_mds(), "root").await;
+    let (k, mds, addr) = cluster().await;
+    let mut root = Client::new(addr, "root").await;
     // Writable by all for now: the attacker may open it for writing and gets an RW layout.
     let (vfh, vid) = victim(&mut root, "shared", 0o666).await;
-    let (mut a, own_write) = attacker(&mut root, &k, "closer").await;
+    let (mut a, own_write) = attacker(&mut root, addr, "closer").await;
     let r = open_existing(&mut a, "shared", OPEN4_SHARE_ACCESS_BOTH).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let rw_open = open_res(&r).stateid;

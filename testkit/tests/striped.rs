@@ -1,70 +1,31 @@
-//! Striped files on data servers of the in-memory cluster (the `local` backend on disk): the
-//! MDS asks them for sizes while a client writes through a layout, truncates their objects,
-//! and removes the objects of deleted files through its durable queue, also when a data
-//! server is down for a while and across a restart of the MDS.
+//! Striped files on real data servers over loopback: the MDS asks them for sizes while a
+//! client writes through a layout, truncates their objects, and removes the objects of
+//! deleted files through its durable queue, also when a data server is down for a while and
+//! across a restart of the MDS.
 
-mod support;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mds::Mds;
+use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
 use nfs_proto::nfs4::*;
-use nfs_proto::xdr::Utf8String;
-use pfs_core::{LocalStore, ObjectId, ObjectStore};
-use support::ds::*;
-use support::layout::*;
-use support::open::*;
-use support::*;
-use testkit::cluster::{Cluster, StoreKind};
+use testkit::loopback::cluster::*;
+use testkit::loopback::ds::*;
+use testkit::prelude::*;
 
 const LEASE: u32 = 30;
 /// The default stripe unit (1 MiB): stripe index `i` of a 3-wide dense set holds file bytes
 /// `[i MiB, (i + 1) MiB)` at object offsets `[0, 1 MiB)`, then `[(i + 3) MiB, ...)`, ...
 const UNIT: u64 = 1 << 20;
 
-/// The cluster under `dir`: three data servers with their objects under `dir/ds<id>`, the
-/// MDS's metadata and data in `dir`, layouts on.
-async fn cluster(dir: &Path) -> Cluster {
-    let top = dir.to_path_buf();
-    Cluster::builder()
-        .data_servers(3)
-        .lease(LEASE)
-        .store(StoreKind::Redb(top.clone()))
-        .ds_store(move |id| {
-            Arc::new(LocalStore::open(top.join(format!("ds{id}"))).unwrap()) as Arc<dyn ObjectStore>
-        })
-        .configure(|cfg| cfg.cluster.layouts = true)
-        .start()
-        .await
-}
-
-/// Where data server `id` of [`cluster`] keeps its objects.
-fn ds_dir(cl: &Cluster, id: u16) -> PathBuf {
-    cl.config().data_dir.join(format!("ds{id}"))
-}
-
-/// A data server's objects as a test looks at them.
-struct DsView {
-    objects: Arc<dyn ObjectStore>,
-    data_dir: PathBuf,
-}
-
-impl DsView {
-    /// The size of object `(file, stripe)` here (0 when missing).
-    fn object_size(&self, file: u64, stripe: u32) -> u64 {
-        self.objects.size(ObjectId { file, stripe }).unwrap()
-    }
-
-    /// Whether object `(file, stripe)` exists here.
-    fn has_object(&self, file: u64, stripe: u32) -> bool {
-        object_path(&self.data_dir, file, stripe).exists()
-    }
+/// The cluster's configuration under `dir`: three data servers, layouts on.
+fn config(dir: &Path) -> Config {
+    let mut cfg = cluster_config(dir, 3, LEASE);
+    cfg.cluster.layouts = true;
+    cfg
 }
 
 /// A file created and opened for reading and writing by one client, with an RW layout.
@@ -97,17 +58,21 @@ async fn create_striped(c: &mut Client, mds: &Mds, name: &str) -> Striped {
 impl Striped {
     /// A session with the data server of stripe index `index`, as a client of its own (a
     /// data server takes RECLAIM_COMPLETE once per client).
-    async fn ds_client(&self, cl: &Cluster, index: usize) -> Client {
+    async fn ds_client(&self, cfg: &Config, index: usize) -> Client {
         static N: AtomicU32 = AtomicU32::new(0);
+        let addr = cfg
+            .cluster
+            .data_server(self.servers[index])
+            .unwrap()
+            .addresses[0];
         let n = N.fetch_add(1, Ordering::Relaxed);
-        let stream = cl.connect_ds(self.servers[index]).expect("data server up");
-        Client::new(stream, &format!("striped-{n}")).await
+        Client::new(addr, &format!("striped-{n}")).await
     }
 
     /// Writes `data` at `offset` of stripe index `index`'s object, FILE_SYNC, through the
     /// layout's DS filehandle, as a client with the layout does.
-    async fn write(&self, cl: &Cluster, index: usize, offset: u64, data: &[u8]) {
-        let mut d = self.ds_client(cl, index).await;
+    async fn write(&self, cfg: &Config, index: usize, offset: u64, data: &[u8]) {
+        let mut d = self.ds_client(cfg, index).await;
         let r = d
             .call(vec![
                 putfh(&self.body.nfl_fh_list[index]),
@@ -126,12 +91,12 @@ impl Striped {
     /// the result, or the status the data server answered.
     async fn try_read(
         &self,
-        cl: &Cluster,
+        cfg: &Config,
         index: usize,
         offset: u64,
         count: u32,
     ) -> Result<ReadResOk, NfsStat4> {
-        let mut d = self.ds_client(cl, index).await;
+        let mut d = self.ds_client(cfg, index).await;
         let r = d
             .call(vec![
                 putfh(&self.body.nfl_fh_list[index]),
@@ -145,19 +110,17 @@ impl Striped {
     }
 
     /// [`Striped::try_read`] that must succeed.
-    async fn read(&self, cl: &Cluster, index: usize, offset: u64, count: u32) -> ReadResOk {
-        self.try_read(cl, index, offset, count)
+    async fn read(&self, cfg: &Config, index: usize, offset: u64, count: u32) -> ReadResOk {
+        self.try_read(cfg, index, offset, count)
             .await
             .unwrap_or_else(|s| panic!("READ at {offset} of index {index}: {s:?}"))
     }
 
-    /// The objects of the data server of stripe index `index`.
-    fn ds(&self, cl: &Cluster, index: usize) -> DsView {
-        let id = self.servers[index];
-        DsView {
-            objects: cl.ds_objects(id),
-            data_dir: ds_dir(cl, id),
-        }
+    /// The data server process of stripe index `index`.
+    fn ds<'a>(&self, ds: &'a [Option<DsProc>], index: usize) -> &'a DsProc {
+        ds[usize::from(self.servers[index]) - 1]
+            .as_ref()
+            .expect("data server running")
     }
 }
 
@@ -202,20 +165,21 @@ async fn set_size(c: &mut Client, fh: &NfsFh4, stateid: Stateid4, size: u64) -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_layoutcommit() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut writer = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut writer = Client::new(addr, "writer").await;
     let f = create_striped(&mut writer, &mds, "f").await;
-    let mut reader = Client::new(cl.connect_mds(), "reader").await;
+    let mut reader = Client::new(addr, "reader").await;
     assert_eq!(sizes(&mut reader, &f.fh).await, (0, 0));
 
     // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000).
-    f.write(&cl, 1, 0, &pattern(5000)).await;
+    f.write(&cfg, 1, 0, &pattern(5000)).await;
     let held = pfs_core::ObjectId {
         file: f.fileid,
         stripe: 1,
     };
-    let allocated = f.ds(&cl, 1).objects.space_used(held).unwrap();
+    let allocated = f.ds(&_ds, 1).objects.space_used(held).unwrap();
     assert!(allocated >= 5000, "{allocated}");
     assert_eq!(
         sizes(&mut reader, &f.fh).await,
@@ -223,7 +187,7 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
         "size and space used (the objects' blocks) from the data servers"
     );
     // A shorter object elsewhere does not shrink it.
-    f.write(&cl, 0, 0, &pattern(10)).await;
+    f.write(&cfg, 0, 0, &pattern(10)).await;
     assert_eq!(sizes(&mut reader, &f.fh).await.0, UNIT + 5000);
     // The MDS has recorded nothing yet: no LAYOUTCOMMIT.
     assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
@@ -275,11 +239,12 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let mut ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cl, 0, 0, &pattern(100)).await;
+    f.write(&cfg, 0, 0, &pattern(100)).await;
     let r = c
         .call(vec![
             putfh(&f.fh),
@@ -287,11 +252,11 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
         ])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
-    f.write(&cl, 2, 0, &pattern(5000)).await;
+    f.write(&cfg, 2, 0, &pattern(5000)).await;
     assert_eq!(sizes(&mut c, &f.fh).await.0, 2 * UNIT + 5000);
 
     let down = f.servers[2];
-    cl.kill_ds(down);
+    ds[usize::from(down) - 1].take().unwrap().kill();
     // Whether the registry has noticed yet or the call finds the connection gone, GETATTR
     // answers with the size the MDS recorded.
     assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
@@ -305,28 +270,29 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     let data = pattern(5000);
-    f.write(&cl, 0, 0, &data).await;
-    f.write(&cl, 1, 0, &data).await;
+    f.write(&cfg, 0, 0, &data).await;
+    f.write(&cfg, 1, 0, &data).await;
 
     assert_eq!(
         set_size(&mut c, &f.fh, f.open, 1000).await,
         NfsStat4::NFS4_OK
     );
-    assert_eq!(f.ds(&cl, 0).object_size(f.fileid, 0), 1000);
-    assert_eq!(f.ds(&cl, 1).object_size(f.fileid, 1), 0);
-    assert_eq!(f.ds(&cl, 2).object_size(f.fileid, 2), 0);
+    assert_eq!(f.ds(&ds, 0).object_size(f.fileid, 0), 1000);
+    assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 0);
+    assert_eq!(f.ds(&ds, 2).object_size(f.fileid, 2), 0);
     assert_eq!(sizes(&mut c, &f.fh).await.0, 1000);
     assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 1000);
     // Past the new size the data server answers nothing and eof (the file's first unit,
     // where object and file offsets agree: data_server::ops::answer_read) once the MDS told
     // it the new end; before it, the data that was there, and never a byte more.
-    assert_eq!(ds_read_known(&f, &cl, 0, 1000, 4096).await, (0, true));
-    let kept = f.read(&cl, 0, 0, 4096).await;
+    assert_eq!(ds_read_known(&f, &cfg, 0, 1000, 4096).await, (0, true));
+    let kept = f.read(&cfg, 0, 0, 4096).await;
     assert_eq!((&kept.data[..], kept.eof), (&data[..1000], true));
 
     // Growing leaves holes: each object reaches its part of the new size, reading zeros.
@@ -335,10 +301,10 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
         NfsStat4::NFS4_OK
     );
     for i in 0..3 {
-        assert_eq!(f.ds(&cl, i).object_size(f.fileid, i as u32), UNIT, "{i}");
+        assert_eq!(f.ds(&ds, i).object_size(f.fileid, i as u32), UNIT, "{i}");
     }
     assert_eq!(sizes(&mut c, &f.fh).await.0, 3 * UNIT);
-    let hole = f.read(&cl, 1, 0, 5000).await;
+    let hole = f.read(&cfg, 1, 0, 5000).await;
     assert_eq!(
         hole.data,
         Bytes::from(vec![0u8; 5000]),
@@ -349,19 +315,20 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cl, 0, 0, &pattern(5000)).await;
-    f.write(&cl, 2, 0, &pattern(300)).await;
+    f.write(&cfg, 0, 0, &pattern(5000)).await;
+    f.write(&cfg, 2, 0, &pattern(300)).await;
     assert_eq!(
         mds.store.getattr(f.fileid).unwrap().size,
         0,
         "not committed"
     );
 
-    let mut other = Client::new(cl.connect_mds(), "truncator").await;
+    let mut other = Client::new(addr, "truncator").await;
     let r = other
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -376,7 +343,7 @@ async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     for i in 0..3 {
-        assert_eq!(f.ds(&cl, i).object_size(f.fileid, i as u32), 0, "{i}");
+        assert_eq!(f.ds(&ds, i).object_size(f.fileid, i as u32), 0, "{i}");
     }
     assert_eq!(sizes(&mut c, &f.fh).await.0, 0);
 }
@@ -384,12 +351,13 @@ async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let mut ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cl, 0, 0, &pattern(5000)).await;
-    f.write(&cl, 1, 0, &pattern(5000)).await;
+    f.write(&cfg, 0, 0, &pattern(5000)).await;
+    f.write(&cfg, 1, 0, &pattern(5000)).await;
     let r = c
         .call(vec![
             putfh(&f.fh),
@@ -399,7 +367,7 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
 
     let down = f.servers[2];
-    cl.kill_ds(down);
+    ds[usize::from(down) - 1].take().unwrap().kill();
     until("the registry notices", || {
         mds.devices.control(down).is_none()
     })
@@ -409,10 +377,10 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
         NfsStat4::NFS4ERR_DELAY
     );
     assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
-    assert_eq!(f.ds(&cl, 0).object_size(f.fileid, 0), 5000);
-    assert_eq!(f.ds(&cl, 1).object_size(f.fileid, 1), 5000);
+    assert_eq!(f.ds(&ds, 0).object_size(f.fileid, 0), 5000);
+    assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 5000);
     // OPEN with truncate is refused the same way, and leaves no open behind.
-    let mut other = Client::new(cl.connect_mds(), "truncator").await;
+    let mut other = Client::new(addr, "truncator").await;
     let r = other
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -440,22 +408,17 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
 }
 
-fn remove_op(name: &str) -> NfsArgop4 {
-    NfsArgop4::Remove(RemoveArgs {
-        target: Utf8String::from(name),
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     for i in 0..3 {
-        f.write(&cl, i, 0, &pattern(4096)).await;
-        assert!(f.ds(&cl, i).has_object(f.fileid, i as u32));
+        f.write(&cfg, i, 0, &pattern(4096)).await;
+        assert!(f.ds(&ds, i).has_object(f.fileid, i as u32));
     }
     // An unstriped file beside it is not the data servers' business.
     let g = open_in_root(&mut c, "g", OPEN4_SHARE_ACCESS_BOTH, 0, "g").await;
@@ -469,7 +432,7 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     until("the objects are gone", || {
-        (0..3).all(|i| !f.ds(&cl, i).has_object(f.fileid, i as u32))
+        (0..3).all(|i| !f.ds(&ds, i).has_object(f.fileid, i as u32))
     })
     .await;
     until("the queue is empty", || {
@@ -481,22 +444,32 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_mds_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cl = cluster(dir.path()).await;
+/// A runtime for one boot of the MDS (dropping it stops the server and closes the store).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
 
-    let (fileid, down) = {
-        let mds = cl.mds().clone();
-        let mut c = Client::new(cl.connect_mds(), "writer").await;
+#[test]
+fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_mds_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let mut ds = start_data_servers(&cfg);
+
+    let (fileid, down) = runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
         for i in 0..3 {
-            f.write(&cl, i, 0, &pattern(4096)).await;
+            f.write(&cfg, i, 0, &pattern(4096)).await;
         }
         let r = c.call(vec![putfh(&f.fh), close_op(f.open)]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let down = f.servers[1];
-        cl.kill_ds(down);
+        ds[usize::from(down) - 1].take().unwrap().kill();
         until("the registry notices", || {
             mds.devices.control(down).is_none()
         })
@@ -516,36 +489,39 @@ async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_afte
         })
         .await;
         for i in [0, 2] {
-            assert!(!f.ds(&cl, i).has_object(f.fileid, i as u32), "{i}");
+            assert!(!f.ds(&ds, i).has_object(f.fileid, i as u32), "{i}");
         }
         let page = mds::net::metrics::render(&mds, mds.core.now());
         assert!(page.contains("pnfs_ds_removal_queue 1\n"), "{page}");
         (f.fileid, down)
-    };
+    });
     // The MDS is gone; the object of the data server that was down is still on its disk.
-    cl.stop_mds().await;
-    let down_dir = ds_dir(&cl, down);
+    let down_dir = cfg
+        .cluster
+        .data_server(down)
+        .unwrap()
+        .data_dir_in(&cfg.data_dir);
     assert!(object_path(&down_dir, fileid, 1).exists());
 
-    {
-        cl.restart_mds().await;
-        let mds = cl.mds().clone();
+    runtime().block_on(async {
+        let (mds, _addr) = start_with(cfg.clone()).await;
         assert_eq!(
             mds.store.ds_removal_count().unwrap(),
             1,
             "the queue is durable"
         );
+        mds.devices.start();
         until_within("the others up", Duration::from_secs(20), || {
             mds.devices.counts() == (2, 1)
         })
         .await;
-        cl.restart_ds(down);
+        ds[usize::from(down) - 1] = Some(DsProc::start(&cfg, down, &SECRET));
         until_within("the object is removed", Duration::from_secs(30), || {
             !object_path(&down_dir, fileid, 1).exists()
                 && mds.store.ds_removal_count().unwrap() == 0
         })
         .await;
-    }
+    });
 }
 
 /// fio sizes its file with ftruncate before its first write: that must not keep the file's
@@ -553,9 +529,10 @@ async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_afte
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "sizer").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "sizer").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -594,15 +571,15 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_not_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "counted").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "counted").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cl, 2, 0, &pattern(100)).await;
-    f.write(&cl, 2, 100, &pattern(100)).await;
-    assert_eq!(f.read(&cl, 2, 0, 200).await.data.len(), 200);
-    // The MDS learns a data server's counts from its next HEALTH reply (polled every 200 ms
-    // on the cluster).
+    f.write(&cfg, 2, 0, &pattern(100)).await;
+    f.write(&cfg, 2, 100, &pattern(100)).await;
+    assert_eq!(f.read(&cfg, 2, 0, 200).await.data.len(), 200);
+    // The MDS learns a data server's counts from its next HEALTH reply (polled every 2 s).
     let ds = f.servers[2];
     let writes = |mds: &Mds| {
         mds.devices
@@ -650,13 +627,14 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
 /// The MDS was killed after a client wrote through its RW layout and before any LAYOUTCOMMIT
 /// (the Linux client drops a pending one when it recovers from an MDS restart): the restarted
 /// MDS answers the size the data servers hold, then records it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart() {
+#[test]
+fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cl = cluster(dir.path()).await;
-    let (fh, fileid) = {
-        let mds = cl.mds().clone();
-        let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (fh, fileid) = runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
         assert_eq!(
             mds.store.layout_writes().unwrap(),
@@ -664,14 +642,13 @@ async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_re
             "marked durably by the RW LAYOUTGET"
         );
         // File bytes [1 MiB, 1 MiB + 5000) on stripe index 1.
-        f.write(&cl, 1, 0, &pattern(5000)).await;
+        f.write(&cfg, 1, 0, &pattern(5000)).await;
         assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
         (f.fh, f.fileid)
-    };
-    cl.restart_mds().await;
-    {
-        let mds = cl.mds().clone();
-        let mut c = Client::new(cl.connect_mds(), "reader").await;
+    });
+    runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "reader").await;
         assert_eq!(
             sizes(&mut c, &fh).await.0,
             UNIT + 5000,
@@ -686,18 +663,19 @@ async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_re
         let page = mds::net::metrics::render(&mds, mds.core.now());
         assert!(page.contains("pnfs_layout_sizes_grown_total 1\n"), "{page}");
         assert!(page.contains("pnfs_layout_write_marks 0\n"), "{page}");
-    }
+    });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     // Object bytes [10, 100) of stripe index 2: file bytes up to 2 MiB + 100.
-    f.write(&cl, 2, 10, &pattern(90)).await;
+    f.write(&cfg, 2, 10, &pattern(90)).await;
     // While the layout is out, the mark stays whatever the settling task sees.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(mds.store.layout_writes().unwrap(), vec![f.fileid]);
@@ -719,21 +697,21 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
 /// After a restart, a LAYOUTCOMMIT under the layout stateid of the earlier boot (one in
 /// flight when the MDS went down, resent by the client after its recovery) is taken from a
 /// client that has the file open for writing, and a LAYOUTRETURN of it is simply done.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done() {
+#[test]
+fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cl = cluster(dir.path()).await;
-    let (fh, fileid, old_layout) = {
-        let mds = cl.mds().clone();
-        let mut c = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (fh, fileid, old_layout) = runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
-        f.write(&cl, 0, 0, &pattern(5000)).await;
+        f.write(&cfg, 0, 0, &pattern(5000)).await;
         (f.fh, f.fileid, f.layout)
-    };
-    cl.restart_mds().await;
-    {
-        let mds = cl.mds().clone();
-        let mut c = Client::new(cl.connect_mds(), "back").await;
+    });
+    runtime().block_on(async {
+        let (mds, addr) = start_registered_mds(&cfg).await;
+        let mut c = Client::new(addr, "back").await;
         let commit = |fh: &NfsFh4| vec![putfh(fh), layoutcommit_op(old_layout, Some(9999), None)];
         let open = |access, who| {
             vec![
@@ -759,18 +737,18 @@ async fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as
             ])
             .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    }
+    });
 }
 
 /// (bytes, eof) of a READ through the layout ([`Striped::try_read`]).
 async fn ds_read(
     f: &Striped,
-    cl: &Cluster,
+    cfg: &Config,
     index: usize,
     offset: u64,
     count: u32,
 ) -> Result<(usize, bool), NfsStat4> {
-    let ok = f.try_read(cl, index, offset, count).await?;
+    let ok = f.try_read(cfg, index, offset, count).await?;
     Ok((ok.data.len(), ok.eof))
 }
 
@@ -790,14 +768,14 @@ async fn layoutcommit(c: &mut Client, f: &Striped, last: u64) {
 /// 5 s.
 async fn ds_read_known(
     f: &Striped,
-    cl: &Cluster,
+    cfg: &Config,
     index: usize,
     offset: u64,
     count: u32,
 ) -> (usize, bool) {
     let t0 = Instant::now();
     loop {
-        match ds_read(f, cl, index, offset, count).await {
+        match ds_read(f, cfg, index, offset, count).await {
             Ok(got) => return got,
             Err(NfsStat4::NFS4ERR_NXIO) if t0.elapsed() < Duration::from_secs(5) => {
                 tokio::time::sleep(Duration::from_millis(20)).await
@@ -810,40 +788,41 @@ async fn ds_read_known(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut c = Client::new(cl.connect_mds(), "eof").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut c = Client::new(addr, "eof").await;
 
     // A small file: all in the first unit of index 0, where object and file offsets agree.
     let small = create_striped(&mut c, &mds, "small").await;
-    small.write(&cl, 0, 0, &pattern(100)).await;
+    small.write(&cfg, 0, 0, &pattern(100)).await;
     layoutcommit(&mut c, &small, 99).await;
-    assert_eq!(ds_read_known(&small, &cl, 0, 0, 4096).await, (100, true));
-    assert_eq!(ds_read(&small, &cl, 0, 100, 10).await, Ok((0, true)));
-    assert_eq!(ds_read(&small, &cl, 0, 8192, 4096).await, Ok((0, true)));
+    assert_eq!(ds_read_known(&small, &cfg, 0, 0, 4096).await, (100, true));
+    assert_eq!(ds_read(&small, &cfg, 0, 100, 10).await, Ok((0, true)));
+    assert_eq!(ds_read(&small, &cfg, 0, 8192, 4096).await, Ok((0, true)));
     // Another index holds nothing of it and cannot say eof: the client asks the MDS.
     assert_eq!(
-        ds_read(&small, &cl, 1, 0, 4096).await,
+        ds_read(&small, &cfg, 1, 0, 4096).await,
         Err(NfsStat4::NFS4ERR_NXIO)
     );
 
     // 5 MiB + 123 bytes: unit 5 (index 2, object offset 1 MiB) holds the last 123 bytes,
     // units 1 to 4 are holes but for 100 bytes of unit 0.
     let big = create_striped(&mut c, &mds, "big").await;
-    big.write(&cl, 0, 0, &pattern(100)).await;
-    big.write(&cl, 2, UNIT, &pattern(123)).await;
+    big.write(&cfg, 0, 0, &pattern(100)).await;
+    big.write(&cfg, 2, UNIT, &pattern(123)).await;
     layoutcommit(&mut c, &big, 5 * UNIT + 122).await;
     // Holes inside the file read as zeros from the data servers.
-    assert_eq!(ds_read_known(&big, &cl, 0, 0, 8192).await, (8192, false));
-    assert_eq!(ds_read(&big, &cl, 1, UNIT, 8192).await, Ok((8192, false)));
+    assert_eq!(ds_read_known(&big, &cfg, 0, 0, 8192).await, (8192, false));
+    assert_eq!(ds_read(&big, &cfg, 1, UNIT, 8192).await, Ok((8192, false)));
     // The file's end in index 2's object (1 MiB + 123) is past its first unit, where the
     // client would misjudge an eof: the data server sends the READ to the MDS ...
     assert_eq!(
-        ds_read(&big, &cl, 2, UNIT, 1 << 20).await,
+        ds_read(&big, &cfg, 2, UNIT, 1 << 20).await,
         Err(NfsStat4::NFS4ERR_NXIO)
     );
     assert_eq!(
-        ds_read(&big, &cl, 2, 2 * UNIT, 4096).await,
+        ds_read(&big, &cfg, 2, 2 * UNIT, 4096).await,
         Err(NfsStat4::NFS4ERR_NXIO)
     );
     // ... which answers the 123 bytes and eof.
@@ -859,24 +838,25 @@ async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
         set_size(&mut c, &small.fh, small.open, 50).await,
         NfsStat4::NFS4_OK
     );
-    match ds_read(&small, &cl, 0, 0, 4096).await {
+    match ds_read(&small, &cfg, 0, 0, 4096).await {
         Ok(got) => assert_eq!(got, (50, true)),
         Err(s) => assert_eq!(s, NfsStat4::NFS4ERR_NXIO),
     }
-    assert_eq!(ds_read_known(&small, &cl, 0, 0, 4096).await, (50, true));
+    assert_eq!(ds_read_known(&small, &cfg, 0, 0, 4096).await, (50, true));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_through_the_mds_at_the_end_sees_bytes_written_through_a_layout_before_layoutcommit()
 {
     let dir = tempfile::tempdir().unwrap();
-    let cl = cluster(dir.path()).await;
-    let mds = cl.mds().clone();
-    let mut writer = Client::new(cl.connect_mds(), "writer").await;
+    let cfg = config(dir.path());
+    let _ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds(&cfg).await;
+    let mut writer = Client::new(addr, "writer").await;
     let f = create_striped(&mut writer, &mds, "f").await;
     // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000), no
     // LAYOUTCOMMIT yet (the recorded size is 0).
-    f.write(&cl, 1, 0, &pattern(5000)).await;
+    f.write(&cfg, 1, 0, &pattern(5000)).await;
     let r = writer
         .call(vec![putfh(&f.fh), read_op(f.open, UNIT, 8192)])
         .await;

@@ -1,4 +1,4 @@
-//! A cluster in one test process: data servers ([`super::ds::DsProc`]) and an MDS whose
+//! A cluster on loopback sockets in one test process: data servers ([`super::ds::DsProc`]) and an MDS whose
 //! device registry has registered them all.
 
 use std::net::SocketAddr;
@@ -12,8 +12,11 @@ use super::ds::{cluster_config, DsProc, SECRET};
 /// A running cluster: its data directory and data servers (dropped last, with the MDS's
 /// runtime still up).
 pub struct Cluster {
+    /// The data directory of the MDS and (below it) of the data servers.
     pub dir: tempfile::TempDir,
+    /// Data server `id` at index `id - 1`; `None` once killed.
     pub ds: Vec<Option<DsProc>>,
+    /// The configuration they were started with.
     pub cfg: Config,
 }
 

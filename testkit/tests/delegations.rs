@@ -3,9 +3,7 @@
 //! DELEGRETURN), revocation of a delegation whose recall is not answered in time (SEQUENCE's
 //! SEQ4_STATUS_RECALLABLE_STATE_REVOKED, TEST_STATEID, FREE_STATEID), opens under a delegation
 //! (CLAIM_DELEG_CUR_FH), CB_GETATTR for another client's GETATTR, and the operator's counters.
-//! The clients are the raw test client with a back channel (`support::callback::CbClient`).
-
-mod support;
+//! The clients are the raw test client with a back channel (`testkit::client::CbClient`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,11 +13,8 @@ use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 
-use support::callback::{client_instance_with_back_channel, client_with_back_channel, CbClient};
-use support::cluster::start_cluster;
-use support::layout::*;
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::prelude::*;
 
 const RW: u32 = OPEN4_SHARE_ACCESS_BOTH;
 const RD: u32 = OPEN4_SHARE_ACCESS_READ;
@@ -134,7 +129,7 @@ async fn a_lone_writer_gets_a_write_delegation_and_a_reader_of_another_client_re
     let w = a
         .call(vec![
             putfh(&fh),
-            write_op(sid, 0, StableHow4::FILE_SYNC4, "from a".into()),
+            write_op(sid, 0, StableHow4::FILE_SYNC4, "from a"),
         ])
         .await;
     assert_eq!(w.status, NfsStat4::NFS4_OK, "{w:?}");
@@ -187,7 +182,7 @@ async fn readers_share_read_delegations_and_a_writer_of_another_client_recalls_t
     let wr = a
         .call(vec![
             putfh(&fh),
-            write_op(deleg_stateid(&da), 0, StableHow4::FILE_SYNC4, "x".into()),
+            write_op(deleg_stateid(&da), 0, StableHow4::FILE_SYNC4, "x"),
         ])
         .await;
     assert_eq!(wr.status, NfsStat4::NFS4ERR_OPENMODE, "{wr:?}");
@@ -276,7 +271,7 @@ async fn an_unreturned_delegation_is_revoked_after_a_lease_and_the_holder_is_tol
     let w = a
         .call(vec![
             putfh(&fh),
-            write_op(sid, 0, StableHow4::FILE_SYNC4, "late".into()),
+            write_op(sid, 0, StableHow4::FILE_SYNC4, "late"),
         ])
         .await;
     assert_eq!(w.status, NfsStat4::NFS4ERR_DELEG_REVOKED, "{w:?}");
@@ -341,12 +336,7 @@ async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_fo
         ])
         .await;
     assert_eq!(link.status, NfsStat4::NFS4ERR_DELAY, "{link:?}");
-    let rm = b
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
-        ])
-        .await;
+    let rm = b.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
     assert_eq!(rm.status, NfsStat4::NFS4ERR_DELAY, "{rm:?}");
     assert_eq!(
         cb_a.wait_deleg_recalls(1, Duration::from_secs(5))
@@ -355,12 +345,7 @@ async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_fo
         1
     );
     assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
-    let rm = b
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
-        ])
-        .await;
+    let rm = b.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
     assert_eq!(rm.status, NfsStat4::NFS4_OK, "{rm:?}");
 }
 

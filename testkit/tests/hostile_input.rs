@@ -7,8 +7,6 @@
 //! serves: a new client gets a session on the MDS and on each data server, and the MDS still
 //! has every data server registered and up, never re-registered.
 
-mod support;
-
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -20,8 +18,8 @@ use nfs_proto::nfs4::*;
 use nfs_proto::record::record_header;
 use nfs_proto::rpc::{AuthFlavor, OpaqueAuth, RpcMsg};
 use nfs_proto::xdr::{self, Encoder, Utf8String};
-use support::cluster::start_cluster;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Cases sent to each port.

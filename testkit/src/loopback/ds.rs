@@ -17,6 +17,7 @@ use pfs_core::{LocalStore, ObjectId, ObjectStore};
 /// The cluster secret of the tests' clusters.
 pub const SECRET: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
 
+/// `b` in lower-case hex (the form of the secret in the configuration).
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -71,15 +72,20 @@ pub fn cluster_config(dir: &Path, n: u16, lease: u32) -> Config {
 /// service, over the `local` backend in its data directory of `cfg`.
 pub struct DsProc {
     rt: Option<tokio::runtime::Runtime>,
+    /// Starts its NFS service when the MDS registers it.
     pub start: Arc<StartOnRegister>,
+    /// Its control service.
     pub service: Arc<ControlService>,
+    /// Its object store.
     pub objects: Arc<dyn ObjectStore>,
     /// The same store, for its counters (`io_counts`).
     pub store: Arc<LocalStore>,
+    /// Its data directory.
     pub data_dir: PathBuf,
 }
 
 impl DsProc {
+    /// Starts data server `id` of `cfg` with the cluster secret `secret`.
     pub fn start(cfg: &Config, id: u16, secret: &[u8]) -> Self {
         let d = cfg.cluster.data_server(id).unwrap().clone();
         let rt = tokio::runtime::Builder::new_multi_thread()

@@ -1,8 +1,6 @@
 //! pNFS file layouts on the MDS (RFC 8881 chapter 13), over loopback sockets. The data
 //! servers are configured but need not run for the layout operations; I/O through the MDS
-//! on striped files runs against real data servers (`support::cluster`).
-
-mod support;
+//! on striped files runs against real data servers (`testkit::loopback::cluster`).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -21,13 +19,9 @@ use nfs_proto::xdr::Utf8String;
 use nfs_server::ds_fh::DsFhCodec;
 use nfs_server::keys::DsKeys;
 use pfs_core::ObjectStore;
-use support::cluster::{
-    boot_cluster, start_cluster, start_data_servers, start_registered_mds, Cluster,
-};
-use support::ds::{cluster_config, until, DsProc, SECRET};
-use support::layout::*;
-use support::open::*;
-use support::*;
+use testkit::loopback::cluster::*;
+use testkit::loopback::ds::*;
+use testkit::prelude::*;
 
 /// A server with three running data servers, its configuration changed by `f` (from the
 /// test defaults).
@@ -620,8 +614,8 @@ async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_moves_changes_its_devices_addresses() {
     let (mut k, mds, addr) = server_with(layouts_on).await;
-    let cb = Arc::new(support::callback::CbClient::default());
-    let mut c = support::callback::client_with_back_channel(addr, "watcher", cb.clone()).await;
+    let cb = Arc::new(testkit::client::CbClient::default());
+    let mut c = testkit::client::client_with_back_channel(addr, "watcher", cb.clone()).await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (_, body) = granted(&r);
     let before = device_ports(&mut c, body.nfl_deviceid).await;
@@ -630,7 +624,7 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
         vec![body.nfl_deviceid]
     );
     // Data server 2 comes back at another port.
-    let moved = support::ds::free_port();
+    let moved = testkit::loopback::ds::free_port();
     let mut cfg = k.cfg.clone();
     cfg.cluster
         .data_servers
@@ -1092,13 +1086,6 @@ fn syncs(s: &Striped, servers: &[u16]) -> Vec<u64> {
         .collect()
 }
 
-fn commit_op() -> NfsArgop4 {
-    NfsArgop4::Commit(CommitArgs {
-        offset: 0,
-        count: 0,
-    })
-}
-
 fn commit_verifier(r: &Compound4Res) -> Verifier4 {
     match r.resarray.last() {
         Some(NfsResop4::Commit(CommitRes::Ok(ok))) => ok.writeverf,
@@ -1120,7 +1107,7 @@ async fn commit_through_the_mds_syncs_every_data_server_of_a_striped_file() {
     );
     let servers = s.servers(fileid);
     let before = syncs(&s, &servers);
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     assert_eq!(commit_verifier(&r), w.writeverf, "nothing was lost");
     let after = syncs(&s, &servers);
     for (b, a) in before.iter().zip(&after) {
@@ -1137,7 +1124,7 @@ async fn a_data_server_restart_between_an_unstable_write_and_its_commit_changes_
     let index0 = s.servers(fileid)[0];
     s.kill(index0).await;
     s.restart(index0).await;
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     let after = commit_verifier(&r);
     assert_ne!(
         after, before,
@@ -1146,7 +1133,7 @@ async fn a_data_server_restart_between_an_unstable_write_and_its_commit_changes_
     // Once re-sent, the verifier holds still.
     let r = mds_write(&mut c, &o, 0, StableHow4::UNSTABLE4, &pattern(1000)).await;
     assert_eq!(write_res(&r).writeverf, after);
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     assert_eq!(commit_verifier(&r), after);
 }
 
@@ -1167,7 +1154,7 @@ async fn io_through_the_mds_needing_a_down_data_server_is_delayed() {
         .call(vec![putfh(&o.fh), read_op(o.stateid, 0, 1 << 20)])
         .await;
     assert_eq!(status(&r), NfsStat4::NFS4ERR_DELAY);
-    let r = c.call(vec![putfh(&o.fh), commit_op()]).await;
+    let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     assert_eq!(status(&r), NfsStat4::NFS4ERR_DELAY);
     // What needs only data servers that are up goes on.
     let r = mds_write(&mut c, &o, 5, StableHow4::FILE_SYNC4, b"y").await;
@@ -1405,19 +1392,13 @@ async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("narrow"),
-            }),
+            lookup("narrow"),
             mkdir_op("sub"),
             NfsArgop4::PutRootFh,
             mkdir_op("other"),
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("narrow"),
-            }),
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("wide"),
-            }),
+            lookup("narrow"),
+            lookup("wide"),
             mkdir_op("deeper"),
         ])
         .await;
@@ -1451,9 +1432,7 @@ async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
-            NfsArgop4::Lookup(LookupArgs {
-                objname: Utf8String::from("narrow"),
-            }),
+            lookup("narrow"),
             NfsArgop4::SaveFh,
             NfsArgop4::PutRootFh,
             NfsArgop4::Rename(RenameArgs {

@@ -2,15 +2,13 @@
 //! its control service (and, once registered, its NFS service) on a tokio runtime of its own,
 //! so shutting that runtime down drops every socket, as the death of its process would.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use mds::{Config, Mds};
 use nfs_proto::control::ClusterKey;
 use pfs_core::ObjectStore;
-use support::ds::*;
+use testkit::loopback::ds::*;
 
 const LEASE: u32 = 30;
 

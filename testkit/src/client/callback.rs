@@ -10,13 +10,8 @@ use std::time::{Duration, Instant};
 
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::AcceptStat;
-use nfs_proto::transport::{
-    self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
-};
+use nfs_proto::transport::{CallHandler, Conn, HandlerFuture, IncomingCall, Reply};
 use nfs_proto::xdr;
-use tokio::io::DuplexStream;
-
-use super::{channel, Client};
 
 /// The callback program the test client asks for in CREATE_SESSION (`csa_cb_program`).
 pub const CB_PROGRAM: u32 = 0x4000_0000;
@@ -140,7 +135,6 @@ impl CbClient {
     }
 
     /// Waits (up to `limit`) until `n` CB_OFFLOADs have arrived, and returns them all.
-    #[allow(dead_code)]
     pub async fn wait_offloads(&self, n: usize, limit: Duration) -> Vec<CbOffloadArgs> {
         let t0 = Instant::now();
         loop {
@@ -302,42 +296,4 @@ impl CallHandler for CbClient {
             }
         })
     }
-}
-
-/// A session whose connection is also its back channel (`CREATE_SESSION4_FLAG_CONN_BACK_CHAN`),
-/// served by `cb`.
-pub async fn client_with_back_channel(
-    stream: DuplexStream,
-    owner: &str,
-    cb: Arc<CbClient>,
-) -> Client {
-    client_instance_with_back_channel(stream, owner, [7; 8], cb).await
-}
-
-/// [`client_with_back_channel`] as the client instance `verifier` (another verifier: the
-/// same client restarted).
-pub async fn client_instance_with_back_channel(
-    stream: DuplexStream,
-    owner: &str,
-    verifier: [u8; 8],
-    cb: Arc<CbClient>,
-) -> Client {
-    let (conn, run) = transport::start(
-        stream,
-        0,
-        testkit::cluster::MDS_ADDR,
-        testkit::cluster::client_addr(),
-        cb,
-        ConnLimits::default(),
-    );
-    tokio::spawn(run);
-    let flags = CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
-    let mut c = Client::setup_instance(conn, owner, verifier, channel(), flags).await;
-    let r = c
-        .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
-            rca_one_fs: false,
-        })])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    c
 }

@@ -27,8 +27,8 @@ use bytes::Bytes;
 use crate::ends::Judged;
 use crate::gate::Io;
 use crate::server::DsCtx;
+use cluster::ds_fh::DsFh;
 use nfs_server::compound::error_result;
-use nfs_server::ds_fh::DsFh;
 use nfs_server::io::{
     blocking, check_commit_range, clip_write, find_segments, hole_filled, read_plus_contents,
     secinfo_flavors,

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use cluster::keys::DsKeys;
 use nfs_proto::control::{
     unix_ms, AccessChange, BootNonce, CallStamp, ClusterKey, CtlAuthError, CtlCommitArgs,
     CtlCommitRes, CtlCopyArgs, CtlCopyRes, CtlCounterRange, CtlDeallocateRes, CtlDeallocated,
@@ -44,7 +45,6 @@ use nfs_proto::control::{
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, DecodeError, Xdr};
-use nfs_server::keys::DsKeys;
 use pfs_core::{Deallocated, ObjectId, SeekWhat, Stability};
 
 /// How long a control call may take by default: long enough for a data server to fsync a

@@ -18,11 +18,12 @@
 //! (persist a confirmed client, release a removed client's state, say whether a client still
 //! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener.
 //!
-//! Also here, because both roles need them: the stateid format ([`stateid`]: the MDS mints,
-//! the MDS and the DSs check), the DS filehandle format ([`ds_fh`]: the MDS makes them for
-//! layouts, the DSs check them) and the keys the MDS shares with its DSs ([`keys`]); and how
-//! every listener accepts connections ([`accept`]: back-off on errors, a cap) and raises the
-//! descriptor limit they live under ([`fd_limit`]).
+//! Also here, because both roles need them: how every listener accepts connections
+//! ([`accept`]: back-off on errors, a cap) and raises the descriptor limit they live under
+//! ([`fd_limit`]), and what both do around the object store ([`io`]: blocking calls off the
+//! async workers, the NFS status of a store error). The pNFS formats the two roles share
+//! (stateids, DS filehandles, keys) are the `cluster` crate's: nothing in this machinery
+//! needs them.
 #![warn(missing_docs)]
 
 pub mod accept;
@@ -30,19 +31,15 @@ pub mod auth_policy;
 pub mod callback;
 pub mod compound;
 pub mod core;
-pub mod counter_set;
 pub mod counters;
-pub mod ds_fh;
 pub mod fd_limit;
 pub mod io;
-pub mod keys;
 pub mod log_limit;
 pub mod refusals;
 pub mod role;
 pub mod serve;
 pub mod session_ops;
 pub mod state;
-pub mod stateid;
 
 pub use crate::accept::{Acceptor, ServeLimits};
 pub use crate::core::{Core, CoreConfig, Identity, SessionState};

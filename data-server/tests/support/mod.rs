@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use cluster::ds_fh::{DsFh, DsFhCodec};
+use cluster::stateid::{Holder, StateidKind, StateidMinter};
 use data_server::{DataServer, DsKeys, DsOptions};
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Utf8String};
-use nfs_server::ds_fh::{DsFh, DsFhCodec};
-use nfs_server::stateid::{Holder, StateidKind, StateidMinter};
 
 /// The made-up MDS's server key.
 pub const SERVER_KEY: [u8; 32] = [0x42; 32];
@@ -88,7 +88,7 @@ impl Mds {
 
     /// A fresh layout stateid's `other` for the test client's layout of `fileid` (clones of
     /// a minter share its counter, so `&self` will do).
-    pub fn layout_stateid(&self, fileid: u64) -> nfs_server::stateid::Other {
+    pub fn layout_stateid(&self, fileid: u64) -> cluster::stateid::Other {
         self.minter
             .clone()
             .mint(StateidKind::Layout, 0, holder(fileid))
@@ -100,7 +100,7 @@ impl Mds {
         &self,
         fileid: u64,
         stripe: u16,
-        layout: nfs_server::stateid::Other,
+        layout: cluster::stateid::Other,
         rw: bool,
     ) -> NfsFh4 {
         self.fh.encode(DsFh {

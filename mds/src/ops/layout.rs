@@ -12,11 +12,11 @@
 //! ```
 
 use bytes::Bytes;
+use cluster::ds_fh::{DsFh, DsFhCodec};
+use cluster::keys::DsKeys;
 use nfs_proto::nfs4::layout_files::{Nfsv41FileLayout4, NFL4_UFLG_DENSE};
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::to_bytes;
-use nfs_server::ds_fh::{DsFh, DsFhCodec};
-use nfs_server::keys::DsKeys;
 use tracing::warn;
 
 use super::open::regular_file;
@@ -217,7 +217,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // of this client and file; later ones the layout stateid (checked by the table). A
     // special stateid shows no state at all. An RW layout needs write access under that
     // state (an RW layout's DS filehandles write the data servers' objects, which check
-    // only that the layout is live: nfs_server::ds_fh): a read-only open gets
+    // only that the layout is live: cluster::ds_fh): a read-only open gets
     // NFS4ERR_OPENMODE, as its WRITE would. The file's mode bits are not asked, as for
     // WRITE under an open (a file created 0444 is written through its creating open).
     if !LayoutTable::is_layout_stateid(&stateid) {
@@ -602,7 +602,7 @@ fn may_write(ctx: &Ctx, clientid: u64, fileid: u64) -> bool {
         )
 }
 
-/// Which layout a set of DS filehandles is made for (`nfs_server::ds_fh`).
+/// Which layout a set of DS filehandles is made for (`cluster::ds_fh`).
 #[derive(Clone, Copy, Debug)]
 pub struct LayoutOf {
     /// The file.

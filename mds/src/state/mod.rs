@@ -9,4 +9,4 @@ pub mod lock;
 pub mod open;
 pub mod orphan;
 pub mod owner;
-pub use nfs_server::stateid;
+pub use cluster::stateid;

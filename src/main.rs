@@ -221,7 +221,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             match tokio::net::TcpListener::bind(addr).await {
                 Ok(l) => {
                     println!("counters:       pnfs stats {addr}   (or GET http://{addr}/metrics)");
-                    tokio::spawn(mds::metrics::serve_metrics(mds.clone(), l));
+                    tokio::spawn(mds::net::metrics::serve_metrics(mds.clone(), l));
                 }
                 Err(e) => tracing::warn!("counters page not served: listen on {addr}: {e}"),
             }

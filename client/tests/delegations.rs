@@ -16,7 +16,7 @@ use support::start_mds;
 /// A metric of the server's page: the sum of the samples of `name` whose labels contain
 /// every one of `labels` (`op="OP_OPEN"` and the like).
 fn metric(mds: &Mds, name: &str, labels: &[&str]) -> u64 {
-    let page = mds::metrics::render(mds, Instant::now());
+    let page = mds::net::metrics::render(mds, Instant::now());
     page.lines()
         .filter(|l| {
             (l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))

@@ -74,7 +74,7 @@ impl Relay {
 }
 
 fn counter(mds: &Mds, op: &str) -> u64 {
-    let page = mds::metrics::render(mds, std::time::Instant::now());
+    let page = mds::net::metrics::render(mds, std::time::Instant::now());
     page.lines()
         .filter(|l| {
             l.starts_with("pnfs_ops_total{")

@@ -1,6 +1,6 @@
 //! The MDS's reading of the configuration file. The file's format, shared with the data
 //! servers, is `cluster::config` (re-exported here); what only the MDS can check is how the
-//! exports nest into its namespace, which it builds ([`crate::exports::Exports`]): an export
+//! exports nest into its namespace, which it builds ([`crate::compound::exports::Exports`]): an export
 //! inside another's pseudo path, and a configured layout directory behind a junction to
 //! another export. [`parse`] and [`load`] check both.
 
@@ -8,7 +8,7 @@ use std::path::Path;
 
 pub use cluster::config::*;
 
-use crate::exports::Exports;
+use crate::compound::exports::Exports;
 
 /// A [`ConfigError`] for `field`.
 pub(crate) fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {

@@ -20,24 +20,10 @@
 
 pub mod compound;
 pub mod config;
-pub mod copies;
-pub mod datapath;
-pub mod delegations;
-pub mod devices;
-pub mod dirlayout;
-pub mod dsctl;
-pub mod dsobjects;
-pub mod dsspace;
-pub mod exports;
-pub mod fencing;
-pub mod metrics;
-pub mod notify;
+pub mod net;
 pub mod ops;
-pub mod removals;
-pub mod role;
+pub mod pnfs;
 pub mod server;
-pub mod settle;
-pub mod spacewatch;
 pub mod state;
 pub mod store;
 

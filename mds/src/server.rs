@@ -17,8 +17,8 @@ use nfs_server::{Core, CoreConfig, Identity};
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;
 
+use crate::compound::exports::Exports;
 use crate::config::Config;
-use crate::exports::Exports;
 use crate::state::layout::LayoutTable;
 use crate::state::open::StateTable;
 use crate::state::stateid::StateidMinter;
@@ -95,7 +95,7 @@ pub struct Mds {
     export_roots: HashMap<u16, u64>,
     /// The directories with a layout policy of their own (`cluster.layout.directories`),
     /// resolved (and made, if missing) at start.
-    pub dir_layouts: crate::dirlayout::DirLayouts,
+    pub dir_layouts: crate::pnfs::dirlayout::DirLayouts,
     /// Times of the pseudo-fs nodes: this start (so their change attribute moves when the
     /// config may have changed).
     pseudo_time: nfs_proto::nfs4::Nfstime4,
@@ -110,7 +110,7 @@ pub struct Mds {
     /// The shared session layer: clients, sessions, leases, grace, counters.
     pub core: Core,
     /// The data servers: which are up, their control connections.
-    pub devices: crate::devices::Devices,
+    pub devices: crate::pnfs::devices::Devices,
     /// Every ring generation's data server ids (store table `rings`): the windows of stripe
     /// sets fixed under any generation stay resolvable after the configuration changes.
     rings: Arc<BTreeMap<u32, Vec<u16>>>,
@@ -118,18 +118,18 @@ pub struct Mds {
     /// stripe sets are windows of its ring.
     pub ring_generation: u32,
     /// The task that removes deleted files' objects from the data servers, and its counters.
-    pub removals: crate::removals::Removals,
+    pub removals: crate::pnfs::removals::Removals,
     /// Revocations queued for the data servers, layout recalls and fencing.
-    pub fencing: crate::fencing::Fencing,
+    pub fencing: crate::pnfs::fencing::Fencing,
     /// Files written through RW layouts whose size is not settled with their data servers.
-    pub settler: crate::settle::Settler,
+    pub settler: crate::pnfs::settle::Settler,
     /// Striped files whose space used GETATTR asks the data servers for.
-    pub space_watch: crate::spacewatch::SpaceWatch,
+    pub space_watch: crate::pnfs::spacewatch::SpaceWatch,
     /// Which clients asked to hear of which devices' changes (CB_NOTIFY_DEVICEID).
-    pub device_watch: crate::notify::DeviceWatch,
+    pub device_watch: crate::pnfs::notify::DeviceWatch,
     /// Asynchronous server-side copies (COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL) and the copy
     /// counters.
-    pub copies: crate::copies::Copies,
+    pub copies: crate::state::copies::Copies,
 }
 
 impl Mds {
@@ -145,7 +145,7 @@ impl Mds {
         let data: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(cfg.data_dir.join("data"))?);
         let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
         let export_roots = make_export_dirs(&store, &exports)?;
-        let dir_layouts = crate::dirlayout::DirLayouts::resolve(&store, &cfg, &export_roots)?;
+        let dir_layouts = crate::pnfs::dirlayout::DirLayouts::resolve(&store, &cfg, &export_roots)?;
         let epoch = store.boot_epoch() as u16;
         let minter =
             StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
@@ -167,24 +167,24 @@ impl Mds {
                 .map_err(|_| StoreError::Internal("ring thread"))??
         };
         let rings = Arc::new(store.rings()?);
-        let settler = crate::settle::Settler::load(store.layout_writes()?);
-        let devices = crate::devices::Devices::new(
+        let settler = crate::pnfs::settle::Settler::load(store.layout_writes()?);
+        let devices = crate::pnfs::devices::Devices::new(
             cfg.cluster.clone(),
             secret.as_ref().map(|s| s.as_bytes()),
             DsKeys::derive(store.server_key(), epoch),
             cfg.lease_time,
-            crate::devices::DevicesOptions::default(),
+            crate::pnfs::devices::DevicesOptions::default(),
         );
         Ok(Arc::new(Self {
             devices,
             rings,
             ring_generation,
-            removals: crate::removals::Removals::default(),
-            fencing: crate::fencing::Fencing::default(),
+            removals: crate::pnfs::removals::Removals::default(),
+            fencing: crate::pnfs::fencing::Fencing::default(),
             settler,
             space_watch: Default::default(),
-            device_watch: crate::notify::DeviceWatch::default(),
-            copies: crate::copies::Copies::new(store.server_key(), epoch),
+            device_watch: crate::pnfs::notify::DeviceWatch::default(),
+            copies: crate::state::copies::Copies::new(store.server_key(), epoch),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -207,7 +207,7 @@ impl Mds {
 
     /// [`Mds::ring`] as clients are told it (GETDEVICEINFO): each data server at the
     /// addresses the registry has for it, which follow a data server that registered from
-    /// elsewhere ([`crate::devices::Devices::addresses`]).
+    /// elsewhere ([`crate::pnfs::devices::Devices::addresses`]).
     pub fn device_ring(&self, generation: u32) -> Option<layouts::Ring> {
         let mut ring = self.ring(generation)?;
         for s in &mut ring.servers {
@@ -246,7 +246,7 @@ impl Mds {
     /// no record of (a metadata store from another cluster).
     pub fn stripe_servers(&self, set: &crate::store::StripeSet) -> Result<Vec<u16>, NfsStat4> {
         let ring = self.ring(set.device.generation);
-        Ok(crate::dsobjects::stripe_servers(ring.as_ref(), set)?)
+        Ok(crate::pnfs::dsobjects::stripe_servers(ring.as_ref(), set)?)
     }
 
     /// The root directory of export `id` (NFS4ERR_STALE if it was removed, NFS4ERR_NOENT for
@@ -300,15 +300,15 @@ impl Mds {
 
     /// Serves connections accepted on `listener` (and expires leases) for as long as the
     /// task runs. Starts the task that removes deleted files' objects from the data servers
-    /// ([`crate::removals`]), whose first pass sends what earlier boots left queued, the
-    /// revocation and recall tasks ([`crate::fencing`]), the task that settles the sizes of
-    /// files written through layouts ([`crate::settle`]), and the one that tells clients of
-    /// devices whose data servers moved ([`crate::notify`]).
+    /// ([`crate::pnfs::removals`]), whose first pass sends what earlier boots left queued, the
+    /// revocation and recall tasks ([`crate::pnfs::fencing`]), the task that settles the sizes of
+    /// files written through layouts ([`crate::pnfs::settle`]), and the one that tells clients of
+    /// devices whose data servers moved ([`crate::pnfs::notify`]).
     pub async fn serve_on(self: Arc<Self>, listener: TcpListener) {
-        crate::removals::Removals::start(&self);
-        crate::fencing::Fencing::start(&self);
-        crate::settle::Settler::start(&self);
-        crate::notify::DeviceWatch::start(&self);
+        crate::pnfs::removals::Removals::start(&self);
+        crate::pnfs::fencing::Fencing::start(&self);
+        crate::pnfs::settle::Settler::start(&self);
+        crate::pnfs::notify::DeviceWatch::start(&self);
         nfs_server::serve_on(self, listener).await;
     }
 }

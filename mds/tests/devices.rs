@@ -58,7 +58,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     // The data server's NFS side answers at its configured address once registered.
     let nfs2 = cfg.cluster.data_server(2).unwrap().addresses[0];
     tokio::net::TcpStream::connect(nfs2).await.unwrap();
-    let page = mds::metrics::render(&mds, Instant::now());
+    let page = mds::net::metrics::render(&mds, Instant::now());
     assert!(page.contains("pnfs_data_servers{state=\"up\"} 3"), "{page}");
 
     // Kill data server 2.
@@ -74,7 +74,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     assert!(!st.up);
     assert!(st.last_error.is_some());
     assert!(mds.devices.control(2).is_none());
-    let page = mds::metrics::render(&mds, Instant::now());
+    let page = mds::net::metrics::render(&mds, Instant::now());
     assert!(
         page.contains("pnfs_data_servers{state=\"down\"} 1"),
         "{page}"
@@ -145,7 +145,7 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     let generation = mds.devices.generation();
 
     // Another MDS boot (another epoch) registers the data server behind our back.
-    let other = mds::dsctl::DsControl::connect(
+    let other = mds::pnfs::dsctl::DsControl::connect(
         cfg.cluster.data_server(1).unwrap().control_addr().unwrap(),
         1,
         Arc::new(ClusterKey::from_secret(&SECRET)),
@@ -154,7 +154,7 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     .await
     .unwrap();
     other
-        .register(&mds::dsctl::Registration {
+        .register(&mds::pnfs::dsctl::Registration {
             ds_id: 1,
             lease_time: LEASE,
             keys: cluster::keys::DsKeys::derive(&[7; 32], epoch.wrapping_add(1)),

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use cluster::keys::DsKeys;
 use data_server::control::{ControlConfig, ControlService, DsTarget};
 use data_server::{DsError, Revoked};
-use mds::dsctl::{CtlError, DsControl, Registration, RevokeReason};
+use mds::pnfs::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 use nfs_proto::control::{
     ClusterKey, CtlBackend, CtlOpCount, CtlProc, CtlStat, StateOther, MAX_CTL_IO, MAX_CTL_LIST,
 };

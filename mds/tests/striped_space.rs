@@ -310,7 +310,7 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
     let (size, space_after) = size_and_space(&mut c, &f.fh).await;
     assert_eq!(size, SIZE);
     // Before: the recorded figure (GETATTR asks the data servers for the space only of files
-    // given an ALLOCATE or DEALLOCATE, mds::spacewatch); after: the objects' blocks, the 2 MiB
+    // given an ALLOCATE or DEALLOCATE, mds::pnfs::spacewatch); after: the objects' blocks, the 2 MiB
     // freed gone (at most a block per object more than the data left).
     assert!(space_before >= SIZE, "{space_before}");
     assert!(

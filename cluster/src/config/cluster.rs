@@ -48,7 +48,7 @@ pub struct ClusterConfig {
     pub layout: LayoutConfig,
     /// Hand out file layouts (and grant `EXCHGID4_FLAG_USE_PNFS_MDS` in EXCHANGE_ID instead
     /// of `USE_NON_PNFS`); with it, I/O through the MDS stripes files over the data servers
-    /// too (`mds::datapath`), so a client without a layout sees the same bytes. On by
+    /// too (`mds::pnfs::datapath`), so a client without a layout sees the same bytes. On by
     /// default; off, the data servers hold nothing and the MDS keeps all data itself.
     pub layouts: bool,
 }
@@ -118,7 +118,7 @@ pub struct LayoutConfig {
     pub exports: Vec<ExportLayout>,
     /// Per-directory overrides: a regular file created (by OPEN) in one of these directories,
     /// or anywhere below it, gets the policy of the nearest one at or above its directory,
-    /// as Lustre's directory striping is inherited by new files (`mds::dirlayout`).
+    /// as Lustre's directory striping is inherited by new files (`mds::pnfs::dirlayout`).
     pub directories: Vec<DirectoryLayout>,
 }
 

@@ -33,7 +33,7 @@ impl Sample {
     }
 }
 
-/// The samples of a counters page (Prometheus text exposition format, as `mds::metrics`
+/// The samples of a counters page (Prometheus text exposition format, as `mds::net::metrics`
 /// renders it), for tests that show where I/O went.
 ///
 /// Operation labels carry the RFC's names: `op="OP_WRITE"`, and `status="ok"` or the

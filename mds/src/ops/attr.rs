@@ -1,15 +1,12 @@
-//! Attributes: what the server reports for an object (RFC 8881 section 5), GETATTR, SETATTR,
-//! ACCESS, VERIFY and NVERIFY, and the Unix permission checks they share.
+//! Attributes: what the server reports for an object (RFC 8881 section 5), and the Unix
+//! permission checks GETATTR, SETATTR, ACCESS, VERIFY and NVERIFY (a file each) share.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
+use crate::compound::{Ctx, User, NOBODY};
+use crate::store::Inode;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-
-use crate::compound::{Ctx, User, NOBODY};
-use crate::state::deleg::Need;
-use crate::store::{system_time_now, Inode, SetAttrs};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The attributes this server reports (GETATTR answers the requested subset of these).
 pub const SUPPORTED: &[u32] = &[
@@ -178,7 +175,7 @@ fn layout_unit(ctx: &Ctx, export: u16) -> u32 {
 /// `mounted_on_fileid` (RFC 8881 section 5.8.2.23): for an export's root, the file id of what
 /// it is grafted on (a pseudo node, or the directory of the covering export); else its own.
 fn mounted_on_fileid(ctx: &Ctx, inode: &Inode, export: u16) -> u64 {
-    use crate::exports::{pseudo_fileid, Place};
+    use crate::compound::exports::{pseudo_fileid, Place};
     let mds = &ctx.mds;
     if mds.export_root_fileid(export) != Some(inode.fileid) {
         return inode.fileid;
@@ -332,220 +329,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
 
 /// Whether `want` asks for an attribute the MDS answers from a file's size (`size`,
 /// `space_used`): for a file that clients write through layouts, those need the data
-/// servers ([`crate::dsobjects::sized`]).
+/// servers ([`crate::pnfs::dsobjects::sized`]).
 pub fn wants_size(want: &Bitmap4) -> bool {
     want.contains(FATTR4_SIZE) || want.contains(FATTR4_SPACE_USED)
-}
-
-/// GETATTR (RFC 8881 section 18.7). While a client holds an RW layout of the file, its size
-/// is asked of the data servers: writes through layouts reach the MDS only at LAYOUTCOMMIT
-/// (RFC 8881 section 12.5.4), and another client must not see a stale size meanwhile.
-pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
-    let r = async {
-        let fh = ctx.fh()?;
-        let mut inode = ctx.inode()?;
-        if wants_size(&a.attr_request) {
-            let space = a.attr_request.contains(FATTR4_SPACE_USED);
-            inode = crate::dsobjects::sized(&ctx.mds, inode, space).await;
-        }
-        let mut attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
-        // Another client's write delegation may hide a newer size and change (RFC 8881
-        // section 10.4.3): asked with CB_GETATTR.
-        if inode.ftype == NfsFtype4::NF4REG
-            && (wants_size(&a.attr_request) || a.attr_request.contains(attr::FATTR4_CHANGE))
-        {
-            let clientid = ctx.client()?;
-            let presented =
-                crate::delegations::holder_attrs(&ctx.mds, inode.fileid, clientid, inode.change)
-                    .await?;
-            if let Some(p) = presented {
-                attrs.size = attrs.size.map(|_| p.size);
-                attrs.change = attrs.change.map(|_| p.change);
-            }
-        }
-        let want = a.attr_request.intersect(&supported_mask(ctx.session.minor));
-        Ok(GetAttrResOk {
-            obj_attributes: attrs.to_fattr(&want),
-        })
-    }
-    .await;
-    match r {
-        Ok(ok) => GetAttrRes::Ok(ok),
-        Err(s) => GetAttrRes::Err(s),
-    }
-}
-
-/// Checks and converts settable attributes; unsupported ones are ATTRNOTSUPP, read-only
-/// ones INVAL (RFC 8881 section 18.30.3).
-pub fn to_setattrs(f: &Fattr4) -> Result<(SetAttrs, Bitmap4), NfsStat4> {
-    let a = FileAttrs::from_fattr(f).map_err(NfsStat4::from)?;
-    let mask = a.mask();
-    for bit in mask.iter() {
-        if !SETTABLE.contains(&bit) {
-            return Err(if SUPPORTED.contains(&bit) {
-                NfsStat4::NFS4ERR_INVAL
-            } else {
-                NfsStat4::NFS4ERR_ATTRNOTSUPP
-            });
-        }
-    }
-    let s = SetAttrs {
-        mode: a.mode.map(|m| m & 0o7777),
-        uid: a.owner.as_ref().map(parse_id).transpose()?,
-        gid: a.owner_group.as_ref().map(parse_id).transpose()?,
-        size: a.size,
-        atime: a.time_access_set,
-        mtime: a.time_modify_set,
-    };
-    Ok((s, mask))
-}
-
-/// SETATTR (RFC 8881 section 18.30), with the Unix permission rules: only the owner (or
-/// root) changes mode, times to a given value and the group (to one of its groups); only
-/// root gives a file away; a size change needs write permission (and an open for writing
-/// when a stateid is given).
-pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
-    let r = async {
-        ctx.writable()?;
-        let inode = ctx.inode()?;
-        let (s, mask) = to_setattrs(&a.obj_attributes)?;
-        let u = &ctx.user;
-        let owner = u.uid == 0 || u.uid == inode.uid;
-        if s.mode.is_some() && !owner {
-            return Err(NfsStat4::NFS4ERR_PERM);
-        }
-        if let Some(uid) = s.uid {
-            if uid != inode.uid && u.uid != 0 {
-                return Err(NfsStat4::NFS4ERR_PERM);
-            }
-        }
-        if let Some(gid) = s.gid {
-            if gid != inode.gid && !(u.uid == 0 || (owner && u.in_group(gid))) {
-                return Err(NfsStat4::NFS4ERR_PERM);
-            }
-        }
-        let client_time = matches!(s.atime, Some(Settime4::SetToClientTime(_)))
-            || matches!(s.mtime, Some(Settime4::SetToClientTime(_)));
-        if client_time && !owner {
-            return Err(NfsStat4::NFS4ERR_PERM);
-        }
-        if (s.size.is_some() || ((s.atime.is_some() || s.mtime.is_some()) && !owner))
-            && ctx.allowed(&inode, ACCESS4_MODIFY) == 0
-        {
-            return Err(NfsStat4::NFS4ERR_ACCESS);
-        }
-        if s.size.is_some() {
-            if inode.is_dir() {
-                return Err(NfsStat4::NFS4ERR_ISDIR);
-            }
-            super::open::check_size_change(ctx, inode.fileid, &a.stateid)?;
-        }
-        if s.is_empty() {
-            return Ok(mask);
-        }
-        // Changing another client's delegated file waits for its delegation (RFC 8881
-        // section 10.4.4; knfsd breaks delegations on every attribute change).
-        crate::delegations::break_conflicts(&ctx.mds, inode.fileid, ctx.client()?, Need::Write)?;
-        // A striped file's objects are truncated on its data servers before the store records
-        // the size, so a data server that is down changes nothing (NFS4ERR_DELAY); the store's
-        // own checks come first, so it does not refuse what the data servers already did.
-        let mut striped = false;
-        if let Some(size) = s.size {
-            s.check()?;
-            if let Some(t) =
-                crate::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size, inode.change)?
-            {
-                t.run().await?;
-                striped = true;
-                // Other clients' layouts map data that changed under them (RFC 8881 section
-                // 12.5.5.1): recalled in the background.
-                super::dir::recall_layouts(ctx, inode.fileid);
-            }
-        }
-        let out = ctx
-            .mds
-            .store
-            .setattr(inode.fileid, s.clone(), system_time_now())
-            .await?;
-        if let Some(size) = s.size {
-            if striped {
-                crate::dsobjects::hint_ends(&ctx.mds, inode.fileid);
-            } else if size != out.old_size {
-                super::open::truncate_data(ctx, inode.fileid, size).await?;
-            }
-        }
-        Ok(mask)
-    }
-    .await;
-    match r {
-        Ok(attrsset) => SetAttrRes {
-            status: NfsStat4::NFS4_OK,
-            attrsset,
-        },
-        Err(status) => SetAttrRes {
-            status,
-            attrsset: Bitmap4::new(),
-        },
-    }
-}
-
-/// ACCESS (RFC 8881 section 18.1; in minor version 2 also the xattr bits of RFC 8276 section
-/// 8.4.5).
-pub fn access(ctx: &mut Ctx, a: &AccessArgs) -> AccessRes {
-    match ctx.inode() {
-        Ok(inode) => {
-            let mut known = ACCESS4_READ
-                | ACCESS4_LOOKUP
-                | ACCESS4_MODIFY
-                | ACCESS4_EXTEND
-                | ACCESS4_DELETE
-                | ACCESS4_EXECUTE;
-            if ctx.session.minor >= 2 {
-                // The Linux client asks for these once `xattr_support` is true, and refuses
-                // setxattr(2) unless XAWRITE is granted.
-                known |= ACCESS4_XAREAD | ACCESS4_XAWRITE | ACCESS4_XALIST;
-            }
-            let supported = a.access & known;
-            let mut access = ctx.allowed(&inode, supported);
-            if ctx.read_only {
-                access &= !(ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_DELETE | ACCESS4_XAWRITE);
-            }
-            AccessRes::Ok(AccessResOk { supported, access })
-        }
-        Err(s) => AccessRes::Err(s),
-    }
-}
-
-/// VERIFY (`same == true`) and NVERIFY (RFC 8881 sections 18.31, 18.15): compares the given
-/// values with the object's, byte for byte in XDR, the size as GETATTR reports it.
-pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
-    let r = async {
-        let fh = ctx.fh()?;
-        let inode = ctx.inode()?;
-        let given = FileAttrs::from_fattr(f).map_err(NfsStat4::from)?;
-        let mask = given.mask();
-        if mask.contains(FATTR4_RDATTR_ERROR) {
-            return Err(NfsStat4::NFS4ERR_INVAL);
-        }
-        let supported = supported_mask(ctx.session.minor);
-        for bit in mask.iter() {
-            if !supported.contains(bit) {
-                return Err(NfsStat4::NFS4ERR_ATTRNOTSUPP);
-            }
-        }
-        let inode = if wants_size(&mask) {
-            crate::dsobjects::sized(&ctx.mds, inode, mask.contains(FATTR4_SPACE_USED)).await
-        } else {
-            inode
-        };
-        let ours = file_attrs(ctx, &inode, fh.export, &mask).to_fattr_exact(&f.attrmask);
-        Ok(ours.attr_vals == f.attr_vals)
-    }
-    .await;
-    match r {
-        Err(s) => s,
-        Ok(equal) if equal == same => NfsStat4::NFS4_OK,
-        Ok(_) if same => NfsStat4::NFS4ERR_NOT_SAME,
-        Ok(_) => NfsStat4::NFS4ERR_SAME,
-    }
 }

@@ -1,15 +1,15 @@
 //! CLONE (RFC 7862 section 15.13): the destination range shares the source's blocks
 //! (reflink, `FICLONERANGE`) where the object store can do it: the MDS's own store for
 //! unstriped files, and stripe by stripe on the data servers for striped files whose units
-//! line up on the same data servers (`crate::copies::clone`). NFS4ERR_NOTSUPP otherwise:
+//! line up on the same data servers (`crate::state::copies::clone`). NFS4ERR_NOTSUPP otherwise:
 //! where a file system cannot reflink, where the offsets are not aligned as it needs, and
 //! where the stripes do not line up (a clone cannot be streamed).
 
 use nfs_proto::nfs4::*;
 
 use crate::compound::Ctx;
-use crate::copies;
 use crate::ops::copy::check_pair;
+use crate::state::copies;
 use crate::store::system_time_now;
 
 async fn clone_inner(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {

@@ -1,6 +1,6 @@
 //! COPY, COPY_NOTIFY, OFFLOAD_STATUS, OFFLOAD_CANCEL (RFC 7862 sections 15.2, 15.3, 15.8,
 //! 15.9): intra-server copies whose bytes never go through the client. The engine and the
-//! table of background copies are `crate::copies`.
+//! table of background copies are `crate::state::copies`.
 //!
 //! ```text
 //!  COPY: SAVED_FH = source (read stateid), CURRENT_FH = destination (write stateid)
@@ -11,19 +11,17 @@
 //!                 CB_OFFLOAD (write_response4 or failure and bytes done)
 //! ```
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use nfs_proto::nfs4::callback::{CbOffloadArgs, NfsCbArgop4, NfsCbResop4, OffloadInfo4};
-use nfs_proto::nfs4::*;
-
 use crate::compound::Ctx;
-use crate::copies::{self, Outcome, Place, Plan, SYNC_COPY_MAX};
-use crate::datapath;
 use crate::ops::io::check_io_on;
+use crate::pnfs::datapath;
 use crate::server::Mds;
+use crate::state::copies::{self, Outcome, Place, Plan, SYNC_COPY_MAX};
 use crate::state::open::Io;
 use crate::store::{system_time_now, Inode};
+use nfs_proto::nfs4::callback::{CbOffloadArgs, NfsCbArgop4, NfsCbResop4, OffloadInfo4};
+use nfs_proto::nfs4::*;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The source and destination of a COPY or CLONE, checked.
 pub(super) struct Pair {
@@ -69,7 +67,7 @@ pub(super) async fn check_pair(
     if sfh.export != dfh.export {
         return Err(NfsStat4::NFS4ERR_XDEV);
     }
-    let size = crate::dsobjects::sized(&ctx.mds, src_inode, false)
+    let size = crate::pnfs::dsobjects::sized(&ctx.mds, src_inode, false)
         .await
         .size;
     let count = match count {
@@ -129,10 +127,10 @@ async fn adopt_source_set(
     if held {
         let fh = ctx.fh()?;
         let fh = crate::ops::fh::encode_fh(ctx, fh);
-        crate::fencing::recall_file(&ctx.mds, fileid, fh, None);
+        crate::pnfs::fencing::recall_file(&ctx.mds, fileid, fh, None);
         return Err(NfsStat4::NFS4ERR_DELAY);
     }
-    match crate::dsobjects::file_size(&ctx.mds, fileid, &set).await {
+    match crate::pnfs::dsobjects::file_size(&ctx.mds, fileid, &set).await {
         Ok(0) => Ok(ctx.mds.store.restripe_empty(fileid, set, src).await?),
         Ok(_) => Ok(set),
         Err(e) => Err(e.into()),
@@ -306,7 +304,7 @@ async fn send_offload(
             coa_bytes_copied: copied,
         },
     };
-    let Some(session) = crate::delegations::callback_session(mds, clientid) else {
+    let Some(session) = crate::state::recall::callback_session(mds, clientid) else {
         tracing::info!(
             clientid,
             "no back channel for CB_OFFLOAD: OFFLOAD_STATUS will tell"
@@ -337,53 +335,4 @@ pub async fn copy(ctx: &mut Ctx, a: &CopyArgs) -> CopyRes {
         Ok(ok) => CopyRes::Ok(ok),
         Err(s) => CopyRes::Err(s),
     }
-}
-
-/// COPY_NOTIFY (RFC 7862 section 15.3): only for inter-server copies, which this server
-/// does not offer, so NFS4ERR_NOTSUPP (as knfsd without inter-server copy).
-pub fn copy_notify(ctx: &mut Ctx) -> CopyNotifyRes {
-    match ctx.client().and_then(|_| ctx.fh()) {
-        Ok(_) => CopyNotifyRes::Err(NfsStat4::NFS4ERR_NOTSUPP),
-        Err(s) => CopyNotifyRes::Err(s),
-    }
-}
-
-/// OFFLOAD_STATUS (RFC 7862 section 15.9): bytes done so far, and the final status once the
-/// copy finished.
-pub fn offload_status(ctx: &mut Ctx, a: &OffloadStatusArgs) -> OffloadStatusRes {
-    let job = match ctx
-        .client()
-        .and_then(|c| ctx.mds.copies.find(c, &a.osa_stateid))
-    {
-        Ok(j) => j,
-        Err(s) => return OffloadStatusRes::Err(s),
-    };
-    let (count, complete) = match job.outcome() {
-        Some(Outcome::Done(w)) => (w.wr_count, vec![NfsStat4::NFS4_OK]),
-        Some(Outcome::Failed { status, copied }) => (copied, vec![status]),
-        None => (
-            job.progress.load(std::sync::atomic::Ordering::Relaxed),
-            Vec::new(),
-        ),
-    };
-    OffloadStatusRes::Ok(OffloadStatusResOk {
-        osr_count: count,
-        osr_complete: complete,
-    })
-}
-
-/// OFFLOAD_CANCEL (RFC 7862 section 15.8): the copy stops at its next window boundary
-/// (what it copied stays, and the destination's size covers it) and its stateid is gone.
-pub fn offload_cancel(ctx: &mut Ctx, a: &OffloadCancelArgs) -> OffloadCancelRes {
-    let status = match ctx
-        .client()
-        .and_then(|c| ctx.mds.copies.find(c, &a.oca_stateid))
-    {
-        Ok(job) => {
-            ctx.mds.copies.cancel(&job);
-            NfsStat4::NFS4_OK
-        }
-        Err(s) => s,
-    };
-    OffloadCancelRes { status }
 }

@@ -1,5 +1,6 @@
-//! Open state and locks: OPEN, CLOSE, OPEN_DOWNGRADE, LOCK, LOCKT, LOCKU, TEST_STATEID,
-//! FREE_STATEID, DELEGRETURN, DELEGPURGE, WANT_DELEGATION, RELEASE_LOCKOWNER.
+//! OPEN (RFC 8881 section 18.16), and the stateid helpers the other open-state operations
+//! (CLOSE, OPEN_DOWNGRADE, LOCK, LOCKT, LOCKU, TEST_STATEID, FREE_STATEID, DELEGRETURN,
+//! DELEGPURGE, WANT_DELEGATION, RELEASE_LOCKOWNER: a file each) share.
 //!
 //! The glue between the COMPOUND context (current filehandle and stateid, the caller, the
 //! session's client), the grace period, the metadata store (OPEN's create and truncation) and
@@ -13,13 +14,6 @@
 //!        ──> current fh = file, current stateid = open stateid
 //! ```
 
-use std::sync::PoisonError;
-use std::time::Instant;
-
-use nfs_proto::nfs4::*;
-use pfs_core::ObjectId;
-use tracing::info;
-
 use crate::compound::Ctx;
 use crate::ops::fh::check_component;
 use crate::server::Mds;
@@ -29,6 +23,11 @@ use crate::state::stateid::resolve_current;
 use crate::store::{
     system_time_now, CreateHow, CreateSpec, Inode, NewObject, SetAttrs, StoreError,
 };
+use nfs_proto::nfs4::*;
+use pfs_core::ObjectId;
+use std::sync::PoisonError;
+use std::time::Instant;
+use tracing::info;
 
 /// The mode of a file OPEN creates when the client gives none (EXCLUSIVE4 carries no
 /// attributes; the Linux client follows it with a SETATTR of the mode).
@@ -70,7 +69,7 @@ pub(crate) fn regular_file(inode: &Inode) -> Result<(), NfsStat4> {
 /// boot that has not sent RECLAIM_COMPLETE (else NFS4ERR_NO_GRACE); any other new open or
 /// lock waits for the grace period to end and for the client's own RECLAIM_COMPLETE
 /// (NFS4ERR_GRACE, section 18.51.3).
-fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
+pub(super) fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
     let now = Instant::now();
     let st = ctx.mds.core.state();
     if reclaim {
@@ -89,7 +88,7 @@ fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> 
 /// Truncates the data object of a file without a stripe set, in the MDS's own store (after
 /// the store recorded the new size): OPEN's truncate and SETATTR of the size. A striped
 /// file's objects are truncated on its data servers instead, before the store records the
-/// size ([`crate::dsobjects::plan_truncate`]).
+/// size ([`crate::pnfs::dsobjects::plan_truncate`]).
 ///
 /// While the MDS grants layouts, a file whose own object holds nothing keeps nothing there:
 /// its new size is metadata only (reads through the MDS fill the range with zeros), and the
@@ -143,7 +142,7 @@ impl CreatePlan {
             Createhow4::Exclusive41(c) => (CreateHow::Exclusive(c.cva_verf), Some(&c.cva_attrs)),
         };
         let (attrs, mask) = match fattr {
-            Some(f) => crate::ops::attr::to_setattrs(f)?,
+            Some(f) => crate::ops::setattr::to_setattrs(f)?,
             None => (SetAttrs::default(), Bitmap4::new()),
         };
         if matches!(how, CreateHow::Exclusive(_)) && attrs.size.is_some() {
@@ -416,7 +415,12 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     // A striped file's data servers must all be up to truncate it: checked before the share
     // reservation, so that a data server that is down (NFS4ERR_DELAY) leaves no open behind.
     let ds_truncate = if target.truncate {
-        crate::dsobjects::plan_truncate(&ctx.mds, target.inode.fileid, 0, target.inode.change)?
+        crate::pnfs::dsobjects::plan_truncate(
+            &ctx.mds,
+            target.inode.fileid,
+            0,
+            target.inode.change,
+        )?
     } else {
         None
     };
@@ -434,7 +438,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     // A reclaim gets back only the delegation it names.
     let in_grace = ctx.mds.core.state().grace.in_grace(Instant::now());
     let offer_enabled = ctx.mds.delegations_enabled(target.export) && !in_grace;
-    let callback_up = offer_enabled && crate::delegations::callback_up(&ctx.mds, clientid);
+    let callback_up = offer_enabled && crate::state::recall::callback_up(&ctx.mds, clientid);
     // Other clients' delegations that conflict with this open are recalled, and the open
     // waits (RFC 8881 section 10.4.4): reading conflicts with write delegations, writing
     // (or truncating) with all.
@@ -456,10 +460,10 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             return Err(NfsStat4::NFS4ERR_RECLAIM_BAD);
         }
         if let Some(orders) =
-            crate::delegations::recall_conflicts(&ctx.mds, &mut opens, fileid, clientid, need)
+            crate::state::recall::recall_conflicts(&ctx.mds, &mut opens, fileid, clientid, need)
         {
             drop(opens);
-            crate::delegations::send_recalls(&ctx.mds, orders);
+            crate::state::recall::send_recalls(&ctx.mds, orders);
             return Err(NfsStat4::NFS4ERR_DELAY);
         }
         let owner_open = opens.open_of(clientid, fileid, &a.owner);
@@ -518,7 +522,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             .first()
             .map(|f| f.1);
         if new != old_access {
-            crate::fencing::push_access(&ctx.mds, target.inode.fileid, &grant.stateid.other)
+            crate::pnfs::fencing::push_access(&ctx.mds, target.inode.fileid, &grant.stateid.other)
                 .await?;
         }
     }
@@ -540,7 +544,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
             .setattr(target.inode.fileid, size0, system_time_now())
             .await?;
         if striped {
-            crate::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
+            crate::pnfs::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
         } else if out.old_size != 0 {
             truncate_data(ctx, target.inode.fileid, 0).await?;
         }
@@ -555,7 +559,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         );
     }
     ctx.set_fh(target.export, &target.inode);
-    if target.truncate && crate::fencing::striped(&ctx.mds, target.inode.fileid) {
+    if target.truncate && crate::pnfs::fencing::striped(&ctx.mds, target.inode.fileid) {
         // Other clients' layouts map data that changed under them (RFC 8881 section
         // 12.5.5.1): recalled in the background.
         super::dir::recall_layouts(ctx, target.inode.fileid);
@@ -579,234 +583,8 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> OpenRes {
 }
 
 /// The stateid argument with the current stateid substituted (RFC 8881 section 16.2.3.1.2).
-fn current(ctx: &Ctx, stateid: &Stateid4) -> Result<Stateid4, NfsStat4> {
+pub(super) fn current(ctx: &Ctx, stateid: &Stateid4) -> Result<Stateid4, NfsStat4> {
     Ok(resolve_current(stateid, ctx.cstateid.as_ref())?)
-}
-
-/// CLOSE (RFC 8881 section 18.2). A file whose last name was removed while open is still
-/// there (an orphan) and is closed as any other; its last CLOSE deletes it.
-pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
-    let r = (|| {
-        let clientid = ctx.client()?;
-        let fileid = ctx.fh()?.fileid;
-        let stateid = current(ctx, &a.open_stateid)?;
-        let (out, closed) = {
-            let mut opens = ctx.mds.opens.lock().expect("opens");
-            let mut closed = opens.lock_stateids(&stateid.other);
-            let out = opens.close(clientid, fileid, &stateid)?;
-            closed.push(stateid.other);
-            (out, closed)
-        };
-        // A data server cannot tell that the stateids are gone: it refuses them from now on
-        // (RFC 8881 section 13.9.1), batched in the background.
-        refuse_on_data_servers(ctx, fileid, closed);
-        drop_layouts_if_done(&ctx.mds, clientid, fileid);
-        Ok::<_, NfsStat4>(out)
-    })();
-    match r {
-        Ok(stateid) => {
-            ctx.cstateid = Some(stateid);
-            // A file whose last name went while open is deleted when its last open goes.
-            super::dir::reap_released(&ctx.mds);
-            CloseRes::Ok(stateid)
-        }
-        Err(s) => CloseRes::Err(s),
-    }
-}
-
-/// OPEN_DOWNGRADE (RFC 8881 section 18.18).
-///
-/// The data servers of a striped file learn the narrower access before the reply. The MDS's
-/// downgrade is done by then, so a data server that fails the push does not change the
-/// answer (a retried downgrade would be `NFS4ERR_OLD_STATEID`): the registry marks it down
-/// and brings it up to date before it is up again ([`crate::devices`]).
-pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngradeRes {
-    let r = (|| {
-        let clientid = ctx.client()?;
-        let fileid = ctx.fh()?.fileid;
-        let stateid = current(ctx, &a.open_stateid)?;
-        let mut opens = ctx.mds.opens.lock().expect("opens");
-        let old = opens.open_modes(clientid, &stateid).ok().map(|m| m.0);
-        let out = opens.open_downgrade(clientid, fileid, &stateid, a.share_access, a.share_deny)?;
-        Ok::<_, NfsStat4>((out, fileid, old != Some(a.share_access)))
-    })();
-    let r = match r {
-        Ok((out, fileid, changed)) => {
-            if changed {
-                // Failure: logged and handled by the registry (see above).
-                let _ = crate::fencing::push_access(&ctx.mds, fileid, &out.other).await;
-            }
-            Ok(out)
-        }
-        Err(s) => Err(s),
-    };
-    match r {
-        Ok(open_stateid) => {
-            ctx.cstateid = Some(open_stateid);
-            OpenDowngradeRes::Ok(OpenDowngradeResOk { open_stateid })
-        }
-        Err(s) => OpenDowngradeRes::Err(s),
-    }
-}
-
-/// The file a byte-range lock operation is about: it must be a regular file (RFC 8881
-/// section 18.10.4: locks apply to regular files).
-fn lock_file(ctx: &Ctx) -> Result<u64, NfsStat4> {
-    let inode = ctx.inode()?;
-    regular_file(&inode)?;
-    Ok(inode.fileid)
-}
-
-/// LOCK (RFC 8881 section 18.10). A lock with `reclaim` set is a reclaim after a server
-/// restart and follows the reclaim rules; any other waits for the grace period to end
-/// (section 8.4.2). A conflict is NFS4ERR_DENIED with the conflicting lock.
-pub fn lock(ctx: &mut Ctx, a: &LockArgs) -> LockRes {
-    let r = (|| {
-        let clientid = ctx.client()?;
-        let fileid = lock_file(ctx)?;
-        check_grace(ctx, clientid, a.reclaim)?;
-        let mut args = a.clone();
-        match &mut args.locker {
-            Locker4::OpenOwner(o) => o.open_stateid = current(ctx, &o.open_stateid)?,
-            Locker4::LockOwner(e) => e.lock_stateid = current(ctx, &e.lock_stateid)?,
-        }
-        let out = ctx
-            .mds
-            .opens
-            .lock()
-            .expect("opens")
-            .lock(clientid, fileid, &args)?;
-        if a.reclaim {
-            info!(
-                clientid,
-                fileid,
-                offset = a.offset,
-                length = a.length,
-                "reclaimed lock"
-            );
-        }
-        Ok::<_, LockFailure>(out)
-    })();
-    match r {
-        Ok(lock_stateid) => {
-            ctx.cstateid = Some(lock_stateid);
-            LockRes::Ok(LockResOk { lock_stateid })
-        }
-        Err(LockFailure::Denied(d)) => LockRes::Denied(d),
-        Err(LockFailure::Status(s)) => LockRes::Err(s),
-    }
-}
-
-/// Why a LOCK or LOCKT failed: a conflicting lock (reported in the LOCK4denied body) or a
-/// plain status.
-enum LockFailure {
-    Denied(LockDenied),
-    Status(NfsStat4),
-}
-
-impl From<NfsStat4> for LockFailure {
-    fn from(s: NfsStat4) -> Self {
-        Self::Status(s)
-    }
-}
-
-impl From<crate::state::open::StateError> for LockFailure {
-    fn from(e: crate::state::open::StateError) -> Self {
-        match e {
-            crate::state::open::StateError::Denied(d) => Self::Denied(d),
-            e => Self::Status(e.into()),
-        }
-    }
-}
-
-/// LOCKT (RFC 8881 section 18.11). It creates no state, but knfsd answers NFS4ERR_GRACE
-/// during the grace period too: a test against a lock table that reclaims are still
-/// filling would be misleading.
-pub fn lockt(ctx: &mut Ctx, a: &LockTArgs) -> LockTRes {
-    let r = (|| {
-        let clientid = ctx.client()?;
-        let fileid = lock_file(ctx)?;
-        let now = Instant::now();
-        ctx.mds
-            .core
-            .state()
-            .grace
-            .check_new_state(now)
-            .map_err(NfsStat4::from)?;
-        ctx.mds
-            .opens
-            .lock()
-            .expect("opens")
-            .lockt(clientid, fileid, a)?;
-        Ok::<_, LockFailure>(())
-    })();
-    match r {
-        Ok(()) => LockTRes::Ok,
-        Err(LockFailure::Denied(d)) => LockTRes::Denied(d),
-        Err(LockFailure::Status(s)) => LockTRes::Err(s),
-    }
-}
-
-/// LOCKU (RFC 8881 section 18.12).
-pub fn locku(ctx: &mut Ctx, a: &LockUArgs) -> LockURes {
-    let r = (|| {
-        let clientid = ctx.client()?;
-        let fileid = lock_file(ctx)?;
-        let mut args = *a;
-        args.lock_stateid = current(ctx, &a.lock_stateid)?;
-        let out = ctx
-            .mds
-            .opens
-            .lock()
-            .expect("opens")
-            .locku(clientid, fileid, &args)?;
-        Ok::<_, NfsStat4>(out)
-    })();
-    match r {
-        Ok(stateid) => {
-            ctx.cstateid = Some(stateid);
-            LockURes::Ok(stateid)
-        }
-        Err(s) => LockURes::Err(s),
-    }
-}
-
-/// TEST_STATEID (RFC 8881 section 18.48): needs no filehandle; special stateids (including
-/// the current-stateid value) are reported as NFS4ERR_BAD_STATEID, not substituted.
-pub fn test_stateid(ctx: &mut Ctx, a: &TestStateidArgs) -> TestStateidRes {
-    match ctx.client() {
-        Ok(clientid) => TestStateidRes::Ok(TestStateidResOk {
-            tsr_status_codes: ctx
-                .mds
-                .opens
-                .lock()
-                .expect("opens")
-                .test_stateid(clientid, &a.ts_stateids),
-        }),
-        Err(s) => TestStateidRes::Err(s),
-    }
-}
-
-/// FREE_STATEID (RFC 8881 section 18.38): needs no filehandle.
-pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
-    let status = (|| {
-        let clientid = ctx.client()?;
-        let stateid = current(ctx, &a.fsa_stateid)?;
-        let file = {
-            let mut opens = ctx.mds.opens.lock().expect("opens");
-            let file = opens.file_of(&stateid.other);
-            opens.free_stateid(clientid, &stateid)?;
-            file
-        };
-        // A freed lock stateid is refused by the data servers too (a revoked one already is).
-        if let Some(f) = file {
-            refuse_on_data_servers(ctx, f, [stateid.other]);
-        }
-        Ok::<_, NfsStat4>(())
-    })()
-    .err()
-    .unwrap_or(NfsStat4::NFS4_OK);
-    FreeStateidRes { status }
 }
 
 /// The client's last open of the file closed, or its delegation went: its return-on-close
@@ -815,7 +593,7 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
 /// locally under the delegation and goes on writing through the layout (the Linux client
 /// returns no layout on close while it holds a delegation, `pnfs_roc`, and returns it with
 /// DELEGRETURN); dropping it made that client's LAYOUTCOMMIT fail and lose the size.
-/// Also called when a delegation is revoked ([`crate::delegations::revoke_expired`]).
+/// Also called when a delegation is revoked ([`crate::state::recall::revoke_expired`]).
 pub(crate) fn drop_layouts_if_done(mds: &Mds, clientid: u64, fileid: u64) {
     let done = {
         let opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
@@ -831,195 +609,18 @@ pub(crate) fn drop_layouts_if_done(mds: &Mds, clientid: u64, fileid: u64) {
 
 /// Stateids of `file` the client is done with (closed, freed, returned): the data servers
 /// of a striped file refuse them from now on, batched in the background.
-fn refuse_on_data_servers(
+pub(super) fn refuse_on_data_servers(
     ctx: &Ctx,
     file: u64,
-    others: impl IntoIterator<Item = crate::devices::Other>,
+    others: impl IntoIterator<Item = crate::pnfs::devices::Other>,
 ) {
-    if crate::fencing::striped(&ctx.mds, file) {
+    if crate::pnfs::fencing::striped(&ctx.mds, file) {
         ctx.mds.fencing.queue(
             others
                 .into_iter()
-                .map(|o| (o, crate::dsctl::RevokeReason::Closed)),
+                .map(|o| (o, crate::pnfs::dsctl::RevokeReason::Closed)),
         );
     }
-}
-
-/// DELEGRETURN (RFC 8881 section 18.6): the client gives a delegation back (on recall, or
-/// of its own accord); operations waiting for it go on at their next retry. The data servers
-/// of a striped file refuse the stateid from now on.
-pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
-    let status = (|| {
-        let clientid = ctx.client()?;
-        let fileid = ctx.fh()?.fileid;
-        let stateid = current(ctx, &a.deleg_stateid)?;
-        ctx.mds
-            .opens
-            .lock()
-            .expect("opens")
-            .delegs
-            .delegreturn(clientid, fileid, &stateid)?;
-        refuse_on_data_servers(ctx, fileid, [stateid.other]);
-        drop_layouts_if_done(&ctx.mds, clientid, fileid);
-        Ok::<_, NfsStat4>(())
-    })()
-    .err()
-    .unwrap_or(NfsStat4::NFS4_OK);
-    DelegReturnRes { status }
-}
-
-/// DELEGPURGE (RFC 8881 section 18.5): the client has reclaimed every delegation of its
-/// previous instance it is going to; the rest are forgotten now rather than at their
-/// deadline, so that other clients stop waiting for them. NFSv4.1 ignores `clientid` and
-/// takes the session's.
-pub fn delegpurge(ctx: &Ctx) -> DelegPurgeRes {
-    let status = match ctx.client() {
-        Ok(clientid) => {
-            let purged = ctx
-                .mds
-                .opens
-                .lock()
-                .expect("opens")
-                .delegs
-                .purge_prev(clientid);
-            if purged > 0 {
-                info!(
-                    clientid,
-                    purged, "DELEGPURGE: unreclaimed delegations forgotten"
-                );
-            }
-            NfsStat4::NFS4_OK
-        }
-        Err(e) => e,
-    };
-    DelegPurgeRes { status }
-}
-
-/// WANT_DELEGATION (RFC 8881 section 18.49): a delegation of the current file without an
-/// OPEN. `wda_want` names the type (READ, WRITE or ANY; NO_PREFERENCE and NO_DELEG ask for
-/// nothing and are `NFS4ERR_INVAL`; CANCEL cancels wants this server never queues); the
-/// same policy as OPEN decides, as if the client opened for reading (a READ delegation) or
-/// for reading and writing (a WRITE one), and the caller must be allowed that access.
-/// CLAIM_PREVIOUS reclaims the delegation held before a server restart, during the grace
-/// period; CLAIM_DELEG_PREV_FH the delegation the client's previous instance held before
-/// the client restarted (`NFS4ERR_RECLAIM_BAD` when there is none), as OPEN does.
-pub fn want_delegation(ctx: &mut Ctx, a: &WantDelegationArgs) -> WantDelegationRes {
-    match want_delegation_inner(ctx, a) {
-        Ok(d) => WantDelegationRes::Ok(d),
-        Err(s) => WantDelegationRes::Err(s),
-    }
-}
-
-fn want_delegation_inner(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegation4, NfsStat4> {
-    let clientid = ctx.client()?;
-    let export = ctx.fh()?.export;
-    let inode = ctx.inode()?;
-    if inode.ftype == NfsFtype4::NF4DIR {
-        // Directories have GET_DIR_DELEGATION (not offered).
-        return Ok(OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(
-            WhyNoDelegation4::WND4_IS_DIR,
-        )));
-    }
-    regular_file(&inode)?;
-    let want = a.wda_want & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
-    let access = match want {
-        OPEN4_SHARE_ACCESS_WANT_READ_DELEG => OPEN4_SHARE_ACCESS_READ,
-        OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG | OPEN4_SHARE_ACCESS_WANT_ANY_DELEG => {
-            OPEN4_SHARE_ACCESS_BOTH
-        }
-        OPEN4_SHARE_ACCESS_WANT_CANCEL => {
-            return Ok(crate::state::open::no_delegation(want));
-        }
-        _ => return Err(NfsStat4::NFS4ERR_INVAL),
-    };
-    let reclaim = match a.wda_claim {
-        DelegClaim4::Fh => None,
-        DelegClaim4::Previous(t) => Some(t),
-        DelegClaim4::DelegPrevFh => {
-            let mut opens = ctx.mds.opens.lock().expect("opens");
-            return match opens
-                .delegs
-                .reclaim_prev(clientid, inode.fileid, inode.change)?
-            {
-                Some((stateid, kind)) => Ok(delegation_body(kind, stateid)),
-                None => Err(NfsStat4::NFS4ERR_RECLAIM_BAD),
-            };
-        }
-    };
-    check_grace(ctx, clientid, reclaim.is_some())?;
-    let fh = super::fh::encode_fh(
-        ctx,
-        crate::compound::Fh {
-            export,
-            fileid: inode.fileid,
-            generation: inode.generation,
-        },
-    );
-    if let Some(t) = reclaim {
-        let kind = match t {
-            OpenDelegationType4::OPEN_DELEGATE_READ => DelegType::Read,
-            OpenDelegationType4::OPEN_DELEGATE_WRITE => DelegType::Write,
-            _ => return Err(NfsStat4::NFS4ERR_INVAL),
-        };
-        let mut opens = ctx.mds.opens.lock().expect("opens");
-        let stateid = opens
-            .delegs
-            .grant(clientid, inode.fileid, fh, kind, inode.change)?;
-        return Ok(delegation_body(kind, stateid));
-    }
-    let needed = if access & OPEN4_SHARE_ACCESS_WRITE != 0 {
-        ACCESS4_MODIFY
-    } else {
-        ACCESS4_READ
-    };
-    if ctx.allowed(&inode, needed) == 0 {
-        return Err(NfsStat4::NFS4ERR_ACCESS);
-    }
-    let enabled = ctx.mds.delegations_enabled(export);
-    let offer = DelegOffer {
-        enabled,
-        callback_up: enabled && crate::delegations::callback_up(&ctx.mds, clientid),
-        fh: &fh,
-        change: inode.change,
-    };
-    let share = OpenShare {
-        access,
-        deny: 0,
-        want,
-    };
-    let mut opens = ctx.mds.opens.lock().expect("opens");
-    let got = opens.offer_delegation(clientid, inode.fileid, &share, offer)?;
-    // ANY settles for a read delegation when a write one is not to be had.
-    if want == OPEN4_SHARE_ACCESS_WANT_ANY_DELEG && !matches!(got, OpenDelegation4::Write(_)) {
-        let read = OpenShare {
-            access: OPEN4_SHARE_ACCESS_READ,
-            ..share
-        };
-        if let r @ OpenDelegation4::Read(_) =
-            opens.offer_delegation(clientid, inode.fileid, &read, offer)?
-        {
-            return Ok(r);
-        }
-    }
-    Ok(got)
-}
-
-/// RELEASE_LOCKOWNER: an NFSv4.0 operation (RFC 7530 section 16.37); NFSv4.1 servers MUST
-/// NOT implement it (RFC 8881 section 17), so minor versions 1 and 2 get NFS4ERR_NOTSUPP
-/// from the state table.
-pub fn release_lockowner(ctx: &mut Ctx, a: &ReleaseLockOwnerArgs) -> ReleaseLockOwnerRes {
-    let status = (|| {
-        let clientid = ctx.client()?;
-        ctx.mds.opens.lock().expect("opens").release_lock_owner(
-            ctx.session.minor,
-            clientid,
-            &a.lock_owner,
-        )?;
-        Ok::<_, NfsStat4>(())
-    })()
-    .err()
-    .unwrap_or(NfsStat4::NFS4_OK);
-    ReleaseLockOwnerRes { status }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
 
 use crate::compound::Ctx;
-use crate::datapath;
+use crate::pnfs::datapath;
 use crate::state::open::Io;
 
 use super::io::check_io;

@@ -19,7 +19,7 @@ use nfs_proto::nfs4::*;
 use pfs_core::{ObjectId, SeekWhat};
 
 use crate::compound::Ctx;
-use crate::dsspace;
+use crate::pnfs::dsspace;
 use crate::server::Mds;
 use crate::state::open::Io;
 use crate::store::StripeSet;
@@ -70,7 +70,9 @@ async fn seek_inner(ctx: &mut Ctx, a: &SeekArgs) -> Result<SeekResOk, NfsStat4> 
     };
     // The size another client's GETATTR sees, including bytes written through layouts and
     // not yet committed to the MDS.
-    let size = crate::dsobjects::sized(&ctx.mds, inode, false).await.size;
+    let size = crate::pnfs::dsobjects::sized(&ctx.mds, inode, false)
+        .await
+        .size;
     if a.sa_offset >= size {
         return Err(NfsStat4::NFS4ERR_NXIO);
     }

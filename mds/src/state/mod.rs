@@ -3,10 +3,12 @@
 //! stateid format (the DSs check the stateids the MDS mints), re-exported here as
 //! [`stateid`].
 
+pub mod copies;
 pub mod deleg;
 pub mod layout;
 pub mod lock;
 pub mod open;
 pub mod orphan;
 pub mod owner;
+pub mod recall;
 pub use cluster::stateid;

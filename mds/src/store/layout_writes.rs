@@ -7,7 +7,7 @@
 //! MDS restarts (it drops every layout when it re-establishes its client id, and never sends
 //! `loca_reclaim`). Without the mark, a file written and committed on the data servers just
 //! before a kill -9 of the MDS would come back with its old size. With it, the restarted MDS
-//! knows which files to ask the data servers about ([`crate::settle`]): their size is the
+//! knows which files to ask the data servers about ([`crate::pnfs::settle`]): their size is the
 //! larger of the recorded one and what the objects show, as it is while RW layouts are out.
 //!
 //! The mark is durable before the LAYOUTGET reply that grants RW, folded into the transaction

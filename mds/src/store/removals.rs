@@ -1,7 +1,7 @@
 //! The queue of data server objects to remove (table `ds_removals`): when a striped file's
 //! inode is deleted, the data servers that hold its objects are recorded in the same
 //! transaction, so a crash between the metadata commit and the data servers' REMOVE leaks
-//! nothing; the MDS's removal task ([`crate::removals`]) sends REMOVE to each of them and
+//! nothing; the MDS's removal task ([`crate::pnfs::removals`]) sends REMOVE to each of them and
 //! takes each one off the record as it acknowledges, and the record goes with the last one.
 //!
 //! ```text

@@ -29,8 +29,8 @@ use layouts::{Packing, StripeMap};
 use nfs_proto::nfs4::NfsStat4;
 use pfs_core::{Deallocated, ObjectId, SeekWhat};
 
-use crate::datapath::{concurrently, ctl_status, object, Striping};
-use crate::dsctl::DsControl;
+use crate::pnfs::datapath::{concurrently, ctl_status, object, Striping};
+use crate::pnfs::dsctl::DsControl;
 use crate::server::Mds;
 use crate::store::StripeSet;
 

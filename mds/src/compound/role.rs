@@ -80,12 +80,12 @@ impl Role for Mds {
     }
 
     /// Drops the client's layouts and opens and locks (the data servers refusing its
-    /// stateids from then on: [`crate::fencing::client_released`]), and its delegations
+    /// stateids from then on: [`crate::pnfs::fencing::client_released`]), and its delegations
     /// unless the client restarted (they then pass to its new instance for reclaim); deletes
     /// the files whose last name went while only this client had them open, and removes its
     /// store record.
     async fn release_client(self: &Arc<Self>, r: &RemovedClient) {
-        crate::fencing::client_released(self, r.clientid).await;
+        crate::pnfs::fencing::client_released(self, r.clientid).await;
         // Its background copies stop at their next window and are forgotten.
         self.copies.client_gone(r.clientid);
         {

@@ -1,7 +1,7 @@
 //! What the MDS asks of the data servers about the objects of a striped file (a regular file
 //! with a stripe set, [`crate::store::StripeSet`]): their sizes, for the size attribute while
 //! clients write through layouts, and truncates, for SETATTR of the size and OPEN with
-//! truncate. Removals go through the durable queue of [`crate::removals`] instead, since they
+//! truncate. Removals go through the durable queue of [`crate::pnfs::removals`] instead, since they
 //! may wait for a data server that is down.
 //!
 //! ```text
@@ -40,7 +40,7 @@ use tokio::task::JoinSet;
 use tracing::warn;
 
 use crate::config::ClusterConfig;
-use crate::dsctl::{CtlError, DsControl};
+use crate::pnfs::dsctl::{CtlError, DsControl};
 use crate::server::Mds;
 use crate::store::{Inode, StripeSet};
 
@@ -196,12 +196,12 @@ pub async fn object_space(
 /// asked for).
 ///
 /// * size: while some client holds an RW layout of this regular file, or its size is not
-///   settled since one was held (perhaps by an earlier boot, [`crate::settle`]), the larger
+///   settled since one was held (perhaps by an earlier boot, [`crate::pnfs::settle`]), the larger
 ///   of the recorded size and the size its objects on the data servers show; otherwise the
 ///   recorded size.
 /// * space used (when asked, or when the data servers are asked anyway): the bytes of
 ///   storage the file's objects take, so it falls after DEALLOCATE: for a striped file given
-///   an ALLOCATE or DEALLOCATE this boot ([`crate::spacewatch`]) or with RW layouts out, the
+///   an ALLOCATE or DEALLOCATE this boot ([`crate::pnfs::spacewatch`]) or with RW layouts out, the
 ///   sum over its objects on the data servers (under sparse packing every index is the one
 ///   shared file: the largest answer), else the MDS's own object
 ///   ([`pfs_core::ObjectStore::space_used`]).
@@ -223,7 +223,7 @@ pub async fn sized(mds: &Mds, mut inode: Inode, space: bool) -> Inode {
     }
     let set = match mds.store.stripes(inode.fileid) {
         // Space alone is asked of the data servers only for watched files (see
-        // `crate::spacewatch`: a round trip per GETATTR otherwise).
+        // `crate::pnfs::spacewatch`: a round trip per GETATTR otherwise).
         Ok(Some(_)) if !layouts_out && !mds.space_watch.is_watched(inode.fileid) => return inode,
         Ok(Some(set)) => set,
         Ok(None) => {

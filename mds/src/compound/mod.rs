@@ -2,6 +2,9 @@
 //! the current export sees it) and its place in the shared COMPOUND engine
 //! ([`nfs_server::compound`]: SEQUENCE first, the reply cache, size limits, the reply).
 
+pub mod exports;
+pub mod role;
+
 use std::sync::Arc;
 
 use nfs_proto::nfs4::*;
@@ -14,7 +17,7 @@ pub use nfs_server::compound::{
 };
 pub use nfs_server::NOBODY;
 
-use crate::exports::{Place, PSEUDO_EXPORT};
+use crate::compound::exports::{Place, PSEUDO_EXPORT};
 use crate::ops;
 use crate::server::Mds;
 use crate::store::Inode;

@@ -33,7 +33,7 @@ use nfs_server::io::{blocking, hole_filled};
 use pfs_core::{ObjectId, Stability};
 use tokio::task::JoinSet;
 
-use crate::datapath;
+use crate::pnfs::datapath;
 use crate::server::Mds;
 use crate::store::StripeSet;
 

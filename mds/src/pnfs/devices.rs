@@ -2,7 +2,7 @@
 //! each.
 //!
 //! One task per configured data server connects its control service, says HELLO (learning
-//! the boot nonce its calls are signed for: `crate::dsctl`), REGISTERs (handing it the MDS's
+//! the boot nonce its calls are signed for: `crate::pnfs::dsctl`), REGISTERs (handing it the MDS's
 //! `DsKeys` for this boot), then polls HEALTH. A failed call or connection marks the
 //! data server down and the task reconnects with exponential backoff; a changed boot verifier
 //! (the data server restarted and lost its keys and revocations) means REGISTER again. The
@@ -12,7 +12,7 @@
 //!
 //! The registry also keeps each data server's last known write verifier (from REGISTER and
 //! from every control WRITE and COMMIT reply): I/O through the MDS answers striped files with
-//! a verifier derived from those of the file's data servers (`crate::datapath`), so a client
+//! a verifier derived from those of the file's data servers (`crate::pnfs::datapath`), so a client
 //! sees a data server's restart as a changed verifier and sends its unstable writes again.
 //!
 //! **Stateid changes** (OPEN upgrades and downgrades, revocations: see `data_server::gate`)
@@ -38,7 +38,7 @@ use nfs_proto::rpc::AuthStat;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
-use crate::dsctl::{CtlError, DsControl, Registration, RevokeReason};
+use crate::pnfs::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 
 /// A stateid's `other` field (`cluster::stateid::Other`).
 pub type Other = cluster::stateid::Other;
@@ -326,7 +326,7 @@ impl Devices {
 
     /// The data servers whose addresses changed (at a REGISTER) since the last call, and a
     /// handle that is notified when there are more: for the task that sends
-    /// CB_NOTIFY_DEVICEID ([`crate::notify`]).
+    /// CB_NOTIFY_DEVICEID ([`crate::pnfs::notify`]).
     pub fn take_moved(&self) -> (Vec<u16>, Arc<tokio::sync::Notify>) {
         let moved = std::mem::take(
             &mut *self

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  GETDEVICEINFO asking NOTIFY_DEVICEID4_CHANGE ─> watch(client, device)
-//!  REGISTER of a data server reporting other addresses (crate::devices) ─> moved
+//!  REGISTER of a data server reporting other addresses (crate::pnfs::devices) ─> moved
 //!  task: for each moved data server, each client watching a device that has it:
 //!          CB_NOTIFY_DEVICEID [CHANGE(device, immediate)] ─> forget those watches
 //!          (the client asks GETDEVICEINFO again, which watches again)

@@ -152,7 +152,7 @@ async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
     let (change, ds_size) = match mds.store.getattr(fileid) {
         Ok(inode) => {
             let ds_size = match mds.store.stripes(fileid)? {
-                Some(set) => crate::dsobjects::file_size(mds, fileid, &set).await?,
+                Some(set) => crate::pnfs::dsobjects::file_size(mds, fileid, &set).await?,
                 None => 0,
             };
             (inode.change, ds_size)
@@ -196,5 +196,5 @@ enum SettleError {
     #[error("store: {0}")]
     Store(#[from] StoreError),
     #[error("data servers: {0}")]
-    Ds(#[from] crate::dsobjects::DsObjectsError),
+    Ds(#[from] crate::pnfs::dsobjects::DsObjectsError),
 }

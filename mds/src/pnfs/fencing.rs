@@ -16,7 +16,7 @@
 //! file (see `data_server::gate`), but it keeps no tables: whether a stateid or a layout is
 //! still live only the MDS knows, so everything a data server must refuse is pushed to it;
 //! the registry keeps what was pushed and sends it again to a data server that registers
-//! again ([`crate::devices`]).
+//! again ([`crate::pnfs::devices`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -29,8 +29,8 @@ use nfs_proto::nfs4::{
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
-use crate::devices::Other;
-use crate::dsctl::RevokeReason;
+use crate::pnfs::devices::Other;
+use crate::pnfs::dsctl::RevokeReason;
 use crate::server::Mds;
 use crate::state::layout::{RecallOrder, Revoked};
 
@@ -318,6 +318,6 @@ async fn deadlines(weak: Weak<Mds>) {
             .unwrap_or_else(PoisonError::into_inner)
             .expired_recalls(Instant::now());
         fence(&mds, &due).await;
-        crate::delegations::revoke_expired(&mds).await;
+        crate::state::recall::revoke_expired(&mds).await;
     }
 }

@@ -44,7 +44,7 @@ use nfs_proto::nfs4::NfsStat4;
 use pfs_core::{ObjectId, Stability};
 use tokio::task::JoinSet;
 
-use crate::dsctl::{CtlError, DsControl};
+use crate::pnfs::dsctl::{CtlError, DsControl};
 use crate::server::Mds;
 use crate::store::StripeSet;
 

@@ -18,7 +18,7 @@ use nfs_proto::nfs4::callback::{CbGetAttrArgs, CbGetAttrRes, CbRecallArgs};
 use nfs_proto::nfs4::{Bitmap4, NfsCbArgop4, NfsCbResop4, NfsStat4};
 use tracing::{info, warn};
 
-use crate::dsctl::RevokeReason;
+use crate::pnfs::dsctl::RevokeReason;
 use crate::server::Mds;
 use crate::state::deleg::{Need, Presented, RecallOrder};
 use crate::state::open::StateTable;
@@ -158,7 +158,7 @@ pub async fn revoke_expired(mds: &Mds) {
             fileid = d.file,
             "delegation not returned in time: revoked"
         );
-        if crate::fencing::striped(mds, d.file) {
+        if crate::pnfs::fencing::striped(mds, d.file) {
             revoke.push((d.other, RevokeReason::Delegation));
         }
     }

@@ -1,0 +1,64 @@
+//! GETDEVICEINFO (RFC 8881 section 18.40): a device's data servers and their addresses.
+
+use crate::compound::Ctx;
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::to_bytes;
+
+/// GETDEVICEINFO (RFC 8881 section 18.40): the data servers of a device (a window of the
+/// ring), stripe indices `0..count`, each server's addresses with an unspecified IP
+/// replaced by the local address of the connection this request came on, so a client gets
+/// the address it reached the MDS by (docs/design.md, "Cluster configuration"). A reply
+/// larger than `gdia_maxcount` is NFS4ERR_TOOSMALL with the size needed.
+///
+/// Device ID notifications (CHANGE, DELETE) are accepted when asked for: a device's servers
+/// come from the ring generation named in its id and never change, no device is ever
+/// deleted, and a change of a data server's addresses (one that registers from elsewhere) is
+/// told with CB_NOTIFY_DEVICEID to the clients that asked ([`crate::pnfs::notify`]). It matters:
+/// the Linux client keeps a device in its cache only while the server accepts both
+/// (otherwise `nocache`, and a GETDEVICEINFO for every new file's layout).
+pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
+    match getdeviceinfo_inner(ctx, a) {
+        Ok(ok) => {
+            let needed = to_bytes(&ok).len();
+            if needed > a.gdia_maxcount as usize {
+                return GetDeviceInfoRes::TooSmall {
+                    gdir_mincount: Count4::try_from(needed).unwrap_or(Count4::MAX),
+                };
+            }
+            GetDeviceInfoRes::Ok(ok)
+        }
+        Err(s) => GetDeviceInfoRes::Err(s),
+    }
+}
+
+fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfoResOk, NfsStat4> {
+    let clientid = ctx.client()?;
+    if a.gdia_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    let cluster = &ctx.mds.cfg.cluster;
+    // A device this server never made, or of another ring generation: section 18.40.3
+    // (NFS4ERR_NOENT).
+    if !cluster.grants_layouts() {
+        return Err(NfsStat4::NFS4ERR_NOENT);
+    }
+    let device = layouts::Device::from_id(&a.gdia_device_id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
+    let via = ctx.session.conn.local().ip();
+    let addr = ctx
+        .mds
+        .device_ring(device.generation)
+        .ok_or(NfsStat4::NFS4ERR_NOENT)?
+        .describe(&device, via)
+        .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
+    let notification = a.gdia_notify_types.intersect(&Bitmap4::from_bits([
+        NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
+        NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
+    ]));
+    if notification.contains(NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0) {
+        ctx.mds.device_watch.watch(clientid, a.gdia_device_id);
+    }
+    Ok(GetDeviceInfoResOk {
+        gdir_device_addr: addr.to_device_addr(),
+        gdir_notification: notification,
+    })
+}

@@ -1,0 +1,150 @@
+//! LAYOUTGET (RFC 8881 section 18.43): a file layout over the file's stripe set.
+
+use super::layout::{ds_fh_codec, file_layout, file_stripes, LayoutOf, WHOLE_FILE};
+use super::open::regular_file;
+use crate::compound::Ctx;
+use crate::state::layout::LayoutTable;
+use crate::state::open::Io;
+use crate::state::stateid::{classify, resolve_current};
+use nfs_proto::nfs4::*;
+use nfs_proto::xdr::to_bytes;
+
+/// LAYOUTGET (RFC 8881 section 18.43).
+pub async fn layoutget(ctx: &mut Ctx, a: &LayoutGetArgs) -> LayoutGetRes {
+    match layoutget_inner(ctx, a).await {
+        Ok(ok) => {
+            ctx.cstateid = Some(ok.logr_stateid);
+            LayoutGetRes::Ok(ok)
+        }
+        Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER) => LayoutGetRes::TryLater {
+            logr_will_signal_layout_avail: false,
+        },
+        Err(s) => LayoutGetRes::Err(s),
+    }
+}
+
+async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetResOk, NfsStat4> {
+    let clientid = ctx.client()?;
+    let fh = ctx.fh()?;
+    // Section 18.43.3: a layout type the server does not support.
+    if a.loga_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    // No layouts for this file system (layouts off, or no data servers): the client does
+    // its I/O through the MDS (section 18.43.3, NFS4ERR_LAYOUTUNAVAILABLE).
+    let cluster = &ctx.mds.cfg.cluster;
+    if !cluster.grants_layouts() {
+        return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
+    }
+    // LAYOUTIOMODE4_ANY is for returns and recalls only (section 3.3.20).
+    if !matches!(
+        a.loga_iomode,
+        Layoutiomode4::LAYOUTIOMODE4_READ | Layoutiomode4::LAYOUTIOMODE4_RW
+    ) {
+        return Err(NfsStat4::NFS4ERR_BADIOMODE);
+    }
+    // Section 18.43.3: loga_length below loga_minlength, or a minimum range past the end of
+    // the offset space, is NFS4ERR_INVAL.
+    if a.loga_length < a.loga_minlength
+        || (a.loga_length != WHOLE_FILE && a.loga_offset.checked_add(a.loga_length).is_none())
+        || a.loga_offset.checked_add(a.loga_minlength).is_none()
+    {
+        return Err(NfsStat4::NFS4ERR_INVAL);
+    }
+    let inode = ctx.inode()?;
+    regular_file(&inode)?;
+    let stateid = resolve_current(&a.loga_stateid, ctx.cstateid.as_ref())?;
+    let rw = a.loga_iomode == Layoutiomode4::LAYOUTIOMODE4_RW;
+    // Section 12.5.2: the first LAYOUTGET of a file carries open, lock or delegation state
+    // of this client and file; later ones the layout stateid (checked by the table). A
+    // special stateid shows no state at all. An RW layout needs write access under that
+    // state (an RW layout's DS filehandles write the data servers' objects, which check
+    // only that the layout is live: cluster::ds_fh): a read-only open gets
+    // NFS4ERR_OPENMODE, as its WRITE would. The file's mode bits are not asked, as for
+    // WRITE under an open (a file created 0444 is written through its creating open).
+    if !LayoutTable::is_layout_stateid(&stateid) {
+        if classify(&stateid)?.is_some() {
+            return Err(NfsStat4::NFS4ERR_BAD_STATEID);
+        }
+        ctx.mds.opens.lock().expect("opens").check_io(
+            clientid,
+            inode.fileid,
+            &stateid,
+            if rw { Io::Write } else { Io::Read },
+        )?;
+    } else if rw && !may_write(ctx, clientid, inode.fileid) {
+        return Err(NfsStat4::NFS4ERR_OPENMODE);
+    }
+    let set = file_stripes(ctx, fh.export, &inode, rw)
+        .await?
+        .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
+    // A file whose data servers are not all up gets no layout until they are: its data is
+    // there, and I/O through the MDS waits for them too.
+    for id in ctx.mds.stripe_servers(&set)? {
+        if !ctx.mds.devices.status(id).is_some_and(|s| s.up) {
+            return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
+        }
+    }
+    let layout_stateid = ctx.mds.layouts.lock().expect("layouts").get(
+        clientid,
+        inode.fileid,
+        &stateid,
+        a.loga_iomode,
+        true,
+    )?;
+    let codec = ds_fh_codec(
+        ctx.mds.store.server_key(),
+        ctx.mds.store.boot_epoch() as u16,
+    );
+    let body = file_layout(
+        &codec,
+        &set,
+        LayoutOf {
+            fileid: inode.fileid,
+            generation: inode.generation,
+            layout: layout_stateid.other,
+            rw,
+            clientid,
+        },
+    )?;
+    // Granted first, then marked durably (a no-op without a sync when marked already, as
+    // after fixing a new file's stripe set above): in this order a concurrent settling of
+    // the file either sees the grant or is followed by this mark (crate::pnfs::settle).
+    if rw {
+        ctx.mds.settler.granted(inode.fileid);
+        ctx.mds.settler.mark(&ctx.mds, inode.fileid).await?;
+    }
+    let ok = LayoutGetResOk {
+        logr_return_on_close: true,
+        logr_stateid: layout_stateid,
+        logr_layout: vec![Layout4 {
+            lo_offset: 0,
+            lo_length: WHOLE_FILE,
+            lo_iomode: a.loga_iomode,
+            lo_content: LayoutContent4 {
+                loc_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                loc_body: body,
+            },
+        }],
+    };
+    // The reply must fit loga_maxcount (section 18.43.3: NFS4ERR_TOOSMALL).
+    if to_bytes(&ok).len() > a.loga_maxcount as usize {
+        return Err(NfsStat4::NFS4ERR_TOOSMALL);
+    }
+    // So the data servers answer at the file's end themselves (the client's first READs may
+    // come before the hint and go to the MDS).
+    crate::pnfs::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+    Ok(ok)
+}
+
+/// Whether the client may write `fileid` under the state it holds: a write open, or a write
+/// delegation (the Linux client asks for an RW layout with its delegation stateid, and keeps
+/// writing under the delegation after CLOSE).
+fn may_write(ctx: &Ctx, clientid: u64, fileid: u64) -> bool {
+    let opens = ctx.mds.opens.lock().expect("opens");
+    opens.client_has_write_open(clientid, fileid)
+        || matches!(
+            opens.delegs.held_by(clientid, fileid),
+            Some((_, crate::state::deleg::DelegType::Write))
+        )
+}

@@ -1,0 +1,79 @@
+//! LAYOUTRETURN (RFC 8881 section 18.44): of a file, of a file system, or of everything.
+
+use crate::compound::Ctx;
+use crate::state::layout::LayoutError;
+use crate::state::stateid::resolve_current;
+use nfs_proto::nfs4::*;
+
+/// LAYOUTRETURN (RFC 8881 section 18.44).
+///
+/// `LAYOUTRETURN4_FILE` drops the iomode (ANY: both) of the current file's layout, whatever
+/// range it names: this server grants whole-file layouts only, and the Linux client returns
+/// whole files. `LAYOUTRETURN4_ALL` drops every layout of the client. `LAYOUTRETURN4_FSID`
+/// drops those of the current filehandle's file system; the layout table does not record a
+/// layout's export, so it is served only when there is one export (then it is ALL) and is
+/// NFS4ERR_NOTSUPP otherwise.
+pub fn layoutreturn(ctx: &mut Ctx, a: &LayoutReturnArgs) -> LayoutReturnRes {
+    match layoutreturn_inner(ctx, a) {
+        Ok(r) => {
+            if let LayoutreturnStateid::Present(s) = r {
+                ctx.cstateid = Some(s);
+            }
+            LayoutReturnRes::Ok(r)
+        }
+        Err(s) => LayoutReturnRes::Err(s),
+    }
+}
+
+fn layoutreturn_inner(
+    ctx: &mut Ctx,
+    a: &LayoutReturnArgs,
+) -> Result<LayoutreturnStateid, NfsStat4> {
+    let clientid = ctx.client()?;
+    if a.lora_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
+    }
+    match &a.lora_layoutreturn {
+        Layoutreturn4::File(f) => {
+            let fileid = ctx.fh()?.fileid;
+            let stateid = resolve_current(&f.lrf_stateid, ctx.cstateid.as_ref())?;
+            let left = ctx.mds.layouts.lock().expect("layouts").return_file(
+                clientid,
+                fileid,
+                &stateid,
+                a.lora_iomode,
+            );
+            match left {
+                Ok(Some(s)) => Ok(LayoutreturnStateid::Present(s)),
+                // A layout of an earlier boot is gone already: returning it is done (the
+                // Linux client's return-on-close in a CLOSE compound must not fail the CLOSE).
+                Ok(None) | Err(LayoutError::Stale) => Ok(LayoutreturnStateid::Absent),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Layoutreturn4::Fsid => {
+            // The pseudo file system holds no regular files, so no layouts.
+            if ctx.fh()?.export == crate::compound::exports::PSEUDO_EXPORT {
+                return Ok(LayoutreturnStateid::Absent);
+            }
+            if ctx.mds.cfg.exports.len() != 1 {
+                return Err(NfsStat4::NFS4ERR_NOTSUPP);
+            }
+            ctx.mds
+                .layouts
+                .lock()
+                .expect("layouts")
+                .return_all(clientid, |_| true);
+            Ok(LayoutreturnStateid::Absent)
+        }
+        Layoutreturn4::All => {
+            ctx.mds
+                .layouts
+                .lock()
+                .expect("layouts")
+                .return_all(clientid, |_| true);
+            Ok(LayoutreturnStateid::Absent)
+        }
+        Layoutreturn4::Other(_) => Err(NfsStat4::NFS4ERR_INVAL),
+    }
+}

@@ -39,7 +39,7 @@ use std::io::{self, Read};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use cluster::keys::DsKeys;
@@ -59,6 +59,7 @@ use nfs_proto::control::{
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
 use nfs_proto::xdr::{self, Xdr};
+use nfs_server::clock::SharedClock;
 use nfs_server::io::blocking;
 use nfs_server::log_limit::LogLimiter;
 use nfs_server::{Acceptor, ServeLimits};
@@ -162,6 +163,7 @@ pub struct StartOnRegister {
     objects: Arc<dyn ObjectStore>,
     start: Box<dyn Fn(Arc<DataServer>) + Send + Sync>,
     ds: Mutex<Option<Arc<DataServer>>>,
+    clock: SharedClock,
 }
 
 impl fmt::Debug for StartOnRegister {
@@ -185,7 +187,15 @@ impl StartOnRegister {
             objects,
             start: Box::new(start),
             ds: Mutex::new(None),
+            clock: nfs_server::clock::system(),
         }
+    }
+
+    /// The data server it makes runs on `clock` (tests pass a
+    /// [`ManualClock`](nfs_server::ManualClock)).
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// The data server, once the MDS registered.
@@ -203,7 +213,12 @@ impl DsTarget for StartOnRegister {
         match &*slot {
             Some(ds) => ds.set_keys(keys),
             None => {
-                let ds = DataServer::new(self.opts.clone(), keys.clone(), self.objects.clone())?;
+                let ds = DataServer::with_clock(
+                    self.opts.clone(),
+                    keys.clone(),
+                    self.objects.clone(),
+                    self.clock.clone(),
+                )?;
                 *slot = Some(ds.clone());
                 (self.start)(ds);
             }
@@ -314,6 +329,8 @@ pub struct ControlService {
     registered: Mutex<Option<u16>>,
     boot_verifier: [u8; 8],
     started: Instant,
+    /// The server's clock (uptime, and the refusal log's windows).
+    time: SharedClock,
     clock: Clock,
     /// Bytes COPY calls copied since start (HEALTH's `copy_bytes`).
     copy_bytes: AtomicU64,
@@ -390,12 +407,25 @@ impl ControlService {
         target: Arc<dyn DsTarget>,
         key: ClusterKey,
     ) -> Result<Self, DsError> {
+        Self::on_clock(cfg, store, target, key, nfs_server::clock::system())
+    }
+
+    /// [`ControlService::new`] on the server's `clock`: its uptime, its refusal log and the
+    /// wall time it checks calls' stamps against all read `clock`.
+    pub fn on_clock(
+        cfg: ControlConfig,
+        store: Arc<dyn ObjectStore>,
+        target: Arc<dyn DsTarget>,
+        key: ClusterKey,
+        time: SharedClock,
+    ) -> Result<Self, DsError> {
+        let wall = time.clone();
         Ok(Self {
             boot: DsBoot {
                 ds_id: cfg.ds_id,
                 boot: random_boot_nonce()?,
             },
-            refusals: LogLimiter::new(REFUSAL_LOG_BURST, REFUSAL_LOG_WINDOW),
+            refusals: LogLimiter::with_clock(REFUSAL_LOG_BURST, REFUSAL_LOG_WINDOW, time.clone()),
             addresses: cfg
                 .addresses
                 .iter()
@@ -409,13 +439,15 @@ impl ControlService {
             guard: Mutex::new(ReplayGuard::default()),
             registered: Mutex::new(None),
             boot_verifier: pfs_core::new_write_verifier(),
-            started: Instant::now(),
-            clock: Arc::new(|| unix_ms(SystemTime::now())),
+            started: time.now(),
+            time,
+            clock: Arc::new(move || unix_ms(wall.wall())),
             copy_bytes: AtomicU64::new(0),
         })
     }
 
-    /// Replaces the clock (tests of clock skew).
+    /// Replaces the source of the wall time stamps are checked against (tests of clock
+    /// skew).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
         self
@@ -898,7 +930,11 @@ impl ControlService {
             files_total: fs.files,
             files_free: fs.ffree,
             load_milli: load_milli(),
-            uptime_s: self.started.elapsed().as_secs(),
+            uptime_s: self
+                .time
+                .now()
+                .saturating_duration_since(self.started)
+                .as_secs(),
             ops: self.target.op_counts(),
             copy_bytes: self.copy_bytes.load(Ordering::Relaxed),
         })

@@ -28,25 +28,41 @@ use crate::ends::Judged;
 use crate::gate::Io;
 use crate::server::DsCtx;
 use cluster::ds_fh::DsFh;
-use nfs_server::compound::error_result;
 use nfs_server::io::{
     blocking, check_commit_range, clip_write, find_segments, hole_filled, read_plus_contents,
     secinfo_flavors,
 };
 
-/// Runs one operation of the data server's own.
-pub async fn dispatch(ctx: &mut DsCtx, op: &NfsArgop4) -> NfsResop4 {
-    use NfsArgop4 as A;
-    use NfsResop4 as R;
-    match op {
-        A::PutFh(a) => R::PutFh(putfh(ctx, a)),
-        A::Read(a) => R::Read(read(ctx, a).await),
-        A::ReadPlus(a) => R::ReadPlus(read_plus(ctx, a).await),
-        A::Write(a) => R::Write(write(ctx, a).await),
-        A::Commit(a) => R::Commit(commit(ctx, a).await),
-        A::GetAttr(a) => R::GetAttr(getattr(ctx, a).await),
-        A::SecInfoNoName(a) => R::SecInfoNoName(secinfo_no_name(ctx, a)),
-        _ => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
+/// The data server's operations: the op table's dispatch runs these methods, and answers
+/// every other operation with `NFS4ERR_NOTSUPP` (the engine does not even ask for one the
+/// table does not mark [`OpFlags::ON_DS`]).
+impl OpHandler for DsCtx {
+    async fn putfh(&mut self, a: &PutFhArgs) -> PutFhRes {
+        putfh(self, a)
+    }
+
+    async fn read(&mut self, a: &ReadArgs) -> ReadRes {
+        read(self, a).await
+    }
+
+    async fn read_plus(&mut self, a: &ReadPlusArgs) -> ReadPlusRes {
+        read_plus(self, a).await
+    }
+
+    async fn write(&mut self, a: &WriteArgs) -> WriteRes {
+        write(self, a).await
+    }
+
+    async fn commit(&mut self, a: &CommitArgs) -> CommitRes {
+        commit(self, a).await
+    }
+
+    async fn getattr(&mut self, a: &GetAttrArgs) -> GetAttrRes {
+        getattr(self, a).await
+    }
+
+    async fn secinfo_no_name(&mut self, a: &SecInfoNoNameArgs) -> SecInfoNoNameRes {
+        secinfo_no_name(self, a)
     }
 }
 

@@ -2,21 +2,19 @@
 //! the handles the control protocol uses (new keys, revocations, access changes, the object
 //! store).
 
-use std::future::Future;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use cluster::ds_fh::{DsFh, DsFhCodec};
 use cluster::keys::DsKeys;
 use cluster::stateid::Other;
-use nfs_proto::nfs4::{
-    Clientid4, NfsArgop4, NfsResop4, NfsStat4, ServerOwner4, EXCHGID4_FLAG_USE_PNFS_DS,
-};
+use nfs_proto::nfs4::{Clientid4, NfsStat4, OpFlags, ServerOwner4, EXCHGID4_FLAG_USE_PNFS_DS};
 use nfs_proto::rpc::Credential;
 use nfs_proto::transport::{ConnLimits, Reply};
+use nfs_server::clock::SharedClock;
 use nfs_server::state::client::{PersistedClient, RemovedClient};
 use nfs_server::state::session::SessionLimits;
 use nfs_server::{CompoundCtx, Core, CoreConfig, Identity, Role, ServeLimits, SessionCtx};
@@ -25,7 +23,6 @@ use tokio::net::TcpListener;
 
 use crate::ends::FileEnds;
 use crate::gate::{Revoked, StateidGate};
-use crate::ops;
 
 /// How a data server runs. The cluster's topology config (listen addresses, backend, data
 /// directory) is read by the binary, which builds this.
@@ -125,17 +122,26 @@ fn random_boot() -> Result<([u8; 32], u16), DsError> {
 }
 
 impl DataServer {
-    /// A data server over `objects`, checking I/O with the MDS's `keys`.
+    /// A data server over `objects`, checking I/O with the MDS's `keys`, on the system's
+    /// clock.
     pub fn new(
         opts: DsOptions,
         keys: DsKeys,
         objects: Arc<dyn ObjectStore>,
     ) -> Result<Arc<Self>, DsError> {
+        Self::with_clock(opts, keys, objects, nfs_server::clock::system())
+    }
+
+    /// [`DataServer::new`] on `clock`: its leases and reaper run on that time (tests pass a
+    /// [`ManualClock`](nfs_server::ManualClock)).
+    pub fn with_clock(
+        opts: DsOptions,
+        keys: DsKeys,
+        objects: Arc<dyn ObjectStore>,
+        clock: SharedClock,
+    ) -> Result<Arc<Self>, DsError> {
         let (session_key, epoch) = random_boot()?;
-        let core = Core::new(
-            core_config(&opts, &keys, session_key, epoch),
-            Instant::now(),
-        );
+        let core = Core::new(core_config(&opts, &keys, session_key, epoch), clock);
         Ok(Arc::new(Self {
             core,
             objects,
@@ -339,6 +345,10 @@ impl CompoundCtx for DsCtx {
 impl Role for DataServer {
     type Ctx = DsCtx;
 
+    /// RFC 8881 section 13.6: a server that is only a data server answers anything but the
+    /// data operations and the session operations with `NFS4ERR_NOTSUPP`.
+    const OFFERED: OpFlags = OpFlags::ON_DS;
+
     fn core(&self) -> &Core {
         &self.core
     }
@@ -349,13 +359,6 @@ impl Role for DataServer {
             session,
             fh: None,
         })
-    }
-
-    fn dispatch<'a>(
-        ctx: &'a mut DsCtx,
-        op: &'a NfsArgop4,
-    ) -> impl Future<Output = NfsResop4> + Send + 'a {
-        ops::dispatch(ctx, op)
     }
 
     fn client_has_state(&self, _clientid: Clientid4) -> bool {

@@ -76,7 +76,8 @@ async fn a_second_reclaim_complete_is_complete_already() {
 
 #[tokio::test]
 async fn the_lease_is_the_configured_one_and_a_silent_client_loses_its_session() {
-    let d = start_ds(1, Duration::from_secs(1)).await;
+    let clock = nfs_server::ManualClock::new();
+    let d = start_ds_on(1, Duration::from_secs(1), clock.shared()).await;
     let mds = Mds::new(MDS_EPOCH);
     let mut c = Client::new(d.addr, "c").await;
     let r = c
@@ -92,7 +93,14 @@ async fn the_lease_is_the_configured_one_and_a_silent_client_loses_its_session()
     };
     let attrs = FileAttrs::from_fattr(&ok.obj_attributes).unwrap();
     assert_eq!(attrs.lease_time, Some(1));
-    tokio::time::sleep(Duration::from_millis(3000)).await;
+    // Silent for three leases of the server's clock: the reaper (each second of it) removes
+    // the client and its session.
+    for _ in 0..3 {
+        clock.advance(Duration::from_secs(1));
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    }
     let r = c.call(vec![]).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_BADSESSION);
 }

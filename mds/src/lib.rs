@@ -1,21 +1,37 @@
-//! The metadata server (MDS): a complete NFSv4.1 server (RFC 8881) that owns the namespace and
-//! all state, and (from the pNFS milestone on) hands out file layouts over the data servers.
+//! The metadata server (MDS): a complete NFSv4.1 server (RFC 8881, with the NFSv4.2 additions
+//! of RFC 7862) that owns the namespace and all state and hands out file layouts over the
+//! data servers.
+//!
+//! A map of the crate, by concern (a request enters at the top):
 //!
 //! ```text
 //!  nfs-server (shared with the data servers: TCP service, COMPOUND engine, SEQUENCE and the
 //!   │          reply cache, clients, sessions, leases, grace)
-//!   └─> role (the MDS's hooks) ─> compound (current/saved filehandle) ─> ops/ (the op table)
-//!          ├─> state/ (stateids, opens, locks, orphans)                      sans-IO
-//!          ├─> store/ (namespace, attributes, filehandles in redb; group commit)
-//!          ├─> pfs-core (file data of files without a stripe set)
-//!          ├─> datapath (striped file data) ─> dsctl ─> data servers
-//!          └─> devices (registry) ─> dsctl (control protocol) ─> data servers:
-//!                dsobjects (sizes, truncates of striped files), removals (durable queue),
-//!                settle (sizes of files written through layouts, across restarts)
+//!   └─> compound/   the MDS as a Role (role.rs), the per-COMPOUND context and permission
+//!        │          checks (mod.rs), the exports and the pseudo file system (exports.rs)
+//!        └─> ops/   one file per operation (open.rs, write.rs, layoutget.rs, ...) and the
+//!             │     dispatch (mod.rs); attr, dir, fh, io, layout, space, xattr hold what
+//!             │     related operations share
+//!             ├─> state/  opens, locks, delegations and their recalls, layouts, orphans,
+//!             │           server-side copies                                 (sans-IO tables)
+//!             ├─> store/  namespace, attributes, filehandles, stripe sets, client records in
+//!             │           redb; group commit
+//!             ├─> pnfs/   the data servers: devices (registry), dsctl (control client),
+//!             │           datapath (striped data through the MDS), dirlayout (placement),
+//!             │           dsobjects and dsspace (sizes, truncates, space), fencing, notify,
+//!             │           removals, settle, spacewatch
+//!             └─> pfs-core  file data of files without a stripe set
+//!  server.rs  the `Mds` itself: opening the stores, the listener
+//!  net/       the metrics endpoint
+//!  config     the configuration file
 //! ```
 //!
-//! State of this crate: being built (see the README); the modules below are filled in one by
-//! one.
+//! Time: the server reads it, and waits on its protocol timers (lease reaper, recall
+//! deadlines, grace), only through the one clock its `Core` holds (`mds.core.now()`,
+//! [`Mds::wall_time`] for the times the store records). [`Mds::open`] runs on the system's
+//! clock; [`Mds::open_with`] takes another, e.g. a `nfs_server::ManualClock` in tests.
+//!
+//! docs/design.md walks a WRITE and an OPEN that creates through these files.
 #![warn(missing_docs)]
 
 pub mod compound;

@@ -4,14 +4,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use cluster::keys::DsKeys;
 use nfs_proto::nfs4::{
-    NfsStat4, ServerOwner4, EXCHGID4_FLAG_USE_NON_PNFS, EXCHGID4_FLAG_USE_PNFS_MDS,
+    NfsStat4, Nfstime4, ServerOwner4, EXCHGID4_FLAG_USE_NON_PNFS, EXCHGID4_FLAG_USE_PNFS_MDS,
 };
 use nfs_proto::transport::ConnLimits;
+use nfs_server::clock::SharedClock;
 use nfs_server::state::session::SessionLimits;
 use nfs_server::{Core, CoreConfig, Identity};
 use pfs_core::{LocalStore, ObjectStore};
@@ -22,9 +23,7 @@ use crate::config::Config;
 use crate::state::layout::LayoutTable;
 use crate::state::open::StateTable;
 use crate::state::stateid::StateidMinter;
-use crate::store::{
-    system_time_now, CreateSpec, Inode, NewObject, Store, StoreError, StoreOptions,
-};
+use crate::store::{nfstime, CreateSpec, Inode, NewObject, Store, StoreError, StoreOptions};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -133,26 +132,37 @@ pub struct Mds {
 }
 
 impl Mds {
-    /// Opens the stores under `cfg.data_dir` and builds the server state.
+    /// Opens the stores under `cfg.data_dir` and builds the server state, on the system's
+    /// clock.
     pub fn open(cfg: Config) -> Result<Arc<Self>, StartError> {
+        Self::open_with(cfg, nfs_server::clock::system())
+    }
+
+    /// [`Mds::open`] on `clock`: the server's one source of time (leases, grace, recall
+    /// deadlines and revocation, the reapers' periods, the times stored in the metadata).
+    /// Tests pass a [`ManualClock`](nfs_server::ManualClock) and move it on instead of
+    /// sleeping.
+    pub fn open_with(cfg: Config, clock: SharedClock) -> Result<Arc<Self>, StartError> {
+        let started = nfstime(clock.wall());
         std::fs::create_dir_all(&cfg.data_dir)
             .map_err(|e| StartError::DataDir(cfg.data_dir.clone(), e))?;
         let store = Store::open(
             cfg.data_dir.join("metadata.redb"),
             &StoreOptions::default(),
-            system_time_now(),
+            started,
         )?;
         let data: Arc<dyn ObjectStore> = Arc::new(LocalStore::open(cfg.data_dir.join("data"))?);
         let exports = Exports::new(&cfg.exports).map_err(|e| StartError::Exports(e.to_string()))?;
-        let export_roots = make_export_dirs(&store, &exports)?;
-        let dir_layouts = crate::pnfs::dirlayout::DirLayouts::resolve(&store, &cfg, &export_roots)?;
+        let export_roots = make_export_dirs(&store, &exports, started)?;
+        let dir_layouts =
+            crate::pnfs::dirlayout::DirLayouts::resolve(&store, &cfg, &export_roots, started)?;
         let epoch = store.boot_epoch() as u16;
         let minter =
             StateidMinter::new(DsKeys::derive(store.server_key(), epoch).stateid_key, epoch);
         // One counter for every kind (the clone shares it): the data servers keep closed
         // stateids of any kind as runs of counters.
         let layout_minter = minter.clone();
-        let core = Core::new(core_config(&cfg, &store), Instant::now());
+        let core = Core::new(core_config(&cfg, &store), clock.clone());
         let secret = if cfg.cluster.data_servers.is_empty() {
             None
         } else {
@@ -174,6 +184,7 @@ impl Mds {
             DsKeys::derive(store.server_key(), epoch),
             cfg.lease_time,
             crate::pnfs::devices::DevicesOptions::default(),
+            clock.clone(),
         );
         Ok(Arc::new(Self {
             devices,
@@ -184,7 +195,11 @@ impl Mds {
             settler,
             space_watch: Default::default(),
             device_watch: crate::pnfs::notify::DeviceWatch::default(),
-            copies: crate::state::copies::Copies::new(store.server_key(), epoch),
+            copies: crate::state::copies::Copies::new(
+                store.server_key(),
+                epoch,
+                core.clock().clone(),
+            ),
             opens: Mutex::new(StateTable::new(minter)),
             layouts: Mutex::new(LayoutTable::new(layout_minter)),
             core,
@@ -192,10 +207,20 @@ impl Mds {
             exports,
             export_roots,
             dir_layouts,
-            pseudo_time: system_time_now(),
+            pseudo_time: started,
             store,
             data,
         }))
+    }
+
+    /// The server's clock ([`Core::clock`]).
+    pub fn clock(&self) -> &SharedClock {
+        self.core.clock()
+    }
+
+    /// The wall-clock time now on the server's clock, as the store keeps times.
+    pub fn wall_time(&self) -> Nfstime4 {
+        nfstime(self.core.clock().wall())
     }
 
     /// The data server ring of `generation`: its recorded members, each with the addresses
@@ -389,7 +414,12 @@ pub(crate) struct MkdirError {
 /// A component that exists but is not a directory is `StoreError::NotDir`. Runs the store's
 /// commits from a plain thread: the server may be opened from inside an async runtime, where
 /// blocking on a commit is not allowed.
-pub(crate) fn mkdir_p(store: &Store, parent: u64, names: &[String]) -> Result<u64, MkdirError> {
+pub(crate) fn mkdir_p(
+    store: &Store,
+    parent: u64,
+    names: &[String],
+    now: Nfstime4,
+) -> Result<u64, MkdirError> {
     let mut at = parent;
     for (k, name) in names.iter().enumerate() {
         let fail = |error| MkdirError {
@@ -406,7 +436,7 @@ pub(crate) fn mkdir_p(store: &Store, parent: u64, names: &[String]) -> Result<u6
                     uid: 0,
                     gid: 0,
                 };
-                let pending = store.create(at, name.as_bytes(), spec, system_time_now());
+                let pending = store.create(at, name.as_bytes(), spec, now);
                 let made = std::thread::scope(|s| s.spawn(|| pending.wait()).join())
                     .map_err(|_| fail(StoreError::Internal("mkdir thread")))?
                     .map_err(fail)?;
@@ -426,18 +456,22 @@ pub(crate) fn mkdir_p(store: &Store, parent: u64, names: &[String]) -> Result<u6
 /// Resolves every export's directory in the namespace, making missing ones (and the
 /// directories that junctions of other exports are grafted on, so that READDIR of the
 /// covering export lists them), with [`mkdir_p`].
-fn make_export_dirs(store: &Store, exports: &Exports) -> Result<HashMap<u16, u64>, StartError> {
+fn make_export_dirs(
+    store: &Store,
+    exports: &Exports,
+    now: Nfstime4,
+) -> Result<HashMap<u16, u64>, StartError> {
     let root = store.root()?.fileid;
     let mut roots = HashMap::new();
     for e in exports.all() {
-        let fileid = mkdir_p(store, root, &e.path).map_err(|err| {
+        let fileid = mkdir_p(store, root, &e.path, now).map_err(|err| {
             StartError::Exports(format!("export {} path /{}: {err}", e.id, e.path.join("/")))
         })?;
         roots.insert(e.id, fileid);
     }
     for e in exports.all() {
         for (name, _) in exports.junctions(e.id) {
-            mkdir_p(store, roots[&e.id], &[name.to_owned()]).map_err(|err| {
+            mkdir_p(store, roots[&e.id], &[name.to_owned()], now).map_err(|err| {
                 StartError::Exports(format!("junction {name} in export {}: {err}", e.id))
             })?;
         }

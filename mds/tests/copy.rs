@@ -173,7 +173,7 @@ async fn sync_copy_moves_every_byte(striped: bool) {
             ds_copy_bytes(&s.mds, body.len() as u64).await,
             body.len() as u64
         );
-        let page = mds::net::metrics::render(&s.mds, Instant::now());
+        let page = mds::net::metrics::render(&s.mds, s.mds.core.now());
         assert!(
             page.contains("pnfs_ds_copy_bytes_total{ds=\"1\"}"),
             "{page}"

@@ -9,7 +9,7 @@ mod support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
@@ -28,6 +28,15 @@ async fn server(
     lease: u32,
     f: impl FnOnce(&mut Config),
 ) -> (tempfile::TempDir, Arc<Mds>, SocketAddr) {
+    server_on(lease, f, nfs_server::clock::system()).await
+}
+
+/// [`server`] on `clock` (tests of lease-long waits run it on a [`ManualClock`]).
+async fn server_on(
+    lease: u32,
+    f: impl FnOnce(&mut Config),
+    clock: nfs_server::SharedClock,
+) -> (tempfile::TempDir, Arc<Mds>, SocketAddr) {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -41,7 +50,7 @@ async fn server(
         ..Config::default()
     };
     f(&mut cfg);
-    let (mds, addr) = start_with(cfg).await;
+    let (mds, addr) = start_on(cfg, clock).await;
     (dir, mds, addr)
 }
 
@@ -92,7 +101,7 @@ fn status_flags(r: &Compound4Res) -> u32 {
 }
 
 fn counter(mds: &Mds, name: &str) -> u64 {
-    let page = mds::net::metrics::render(mds, Instant::now());
+    let page = mds::net::metrics::render(mds, mds.core.now());
     page.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or_else(|| panic!("{name} not on the page:\n{page}"))
@@ -226,27 +235,31 @@ async fn readers_share_read_delegations_and_a_writer_of_another_client_recalls_t
 async fn an_unreturned_delegation_is_revoked_after_a_lease_and_the_holder_is_told_until_it_frees_it(
 ) {
     let lease = 3;
-    let (_d, mds, addr) = server(lease, |_| {}).await;
+    let clock = ManualClock::new();
+    let (_d, mds, addr) = server_on(lease, |_| {}, clock.shared()).await;
     let (mut a, cb_a) = cb_client(addr, "a").await;
     let (mut b, _cb_b) = cb_client(addr, "b").await;
     let r = open(&mut a, "f", RW).await;
     let fh = getfh_res(&r);
     let sid = deleg_stateid(&delegation(&r));
-    let t0 = Instant::now();
+    let t0 = clock.elapsed();
     let r = open(&mut b, "f", RD).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY);
     cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
     // A never returns it (but keeps its lease); B retries until the server gives up on A.
     let opened = loop {
-        assert!(t0.elapsed() < Duration::from_secs(20), "B still waits");
+        assert!(
+            clock.elapsed() - t0 < Duration::from_secs(20),
+            "B still waits"
+        );
         let ping = a.call(vec![]).await;
         assert_eq!(ping.status, NfsStat4::NFS4_OK);
         let r = open(&mut b, "f", RD).await;
         if r.status == NfsStat4::NFS4_OK {
-            break t0.elapsed();
+            break clock.elapsed() - t0;
         }
         assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        advance(&clock, Duration::from_millis(200)).await;
     };
     assert!(
         opened >= Duration::from_secs(u64::from(lease) - 1),
@@ -570,7 +583,8 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
     });
     // Boot 2: A reclaims the open with its delegation type, then B conflicts with it.
     rt().block_on(async {
-        let (mds, addr) = start_with(cfg(5)).await;
+        let clock = ManualClock::new();
+        let (mds, addr) = start_on(cfg(5), clock.shared()).await;
         let cb_a = Arc::new(CbClient::default());
         let mut a = reclaiming_client(addr, "a", cb_a.clone()).await;
         let r = open_fh(
@@ -606,13 +620,14 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
         );
         // B waits for the grace period, then for A's reclaimed delegation.
         let (mut b, _cb_b) = cb_client(addr, "b").await;
-        let t0 = Instant::now();
+        let t0 = clock.elapsed();
         let status = loop {
             let r = open(&mut b, "f", RD).await;
-            if r.status != NfsStat4::NFS4ERR_GRACE || t0.elapsed() > Duration::from_secs(15) {
+            if r.status != NfsStat4::NFS4ERR_GRACE || clock.elapsed() - t0 > Duration::from_secs(15)
+            {
                 break r.status;
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            advance(&clock, Duration::from_millis(200)).await;
         };
         assert_eq!(status, NfsStat4::NFS4ERR_DELAY);
         let recalls = cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
@@ -683,7 +698,8 @@ async fn open_prev(c: &mut Client, file: Result<&NfsFh4, &str>) -> Compound4Res 
 #[tokio::test]
 async fn a_restarted_client_reclaims_its_delegations_with_the_prev_claims_and_the_rest_go() {
     let lease = 3;
-    let (_d, mds, addr) = server(lease, |_| {}).await;
+    let clock = ManualClock::new();
+    let (_d, mds, addr) = server_on(lease, |_| {}, clock.shared()).await;
     let (mut a, cb_a) = cb_client(addr, "a").await;
     let (mut b, _cb_b) = cb_client(addr, "b").await;
     let mut fhs = Vec::new();
@@ -757,16 +773,16 @@ async fn a_restarted_client_reclaims_its_delegations_with_the_prev_claims_and_th
     // forgotten (not revoked: its new instance never knew them) and B proceeds.
     let cb_a3 = Arc::new(CbClient::default());
     let _a3 = client_instance_with_back_channel(addr, "a", [9; 8], cb_a3).await;
-    let t0 = Instant::now();
+    let t0 = clock.elapsed();
     let status = loop {
         let r = open(&mut b, "h", RD).await;
-        if r.status != NfsStat4::NFS4ERR_DELAY || t0.elapsed() > Duration::from_secs(10) {
+        if r.status != NfsStat4::NFS4ERR_DELAY || clock.elapsed() - t0 > Duration::from_secs(10) {
             break r.status;
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        advance(&clock, Duration::from_millis(200)).await;
     };
     assert_eq!(status, NfsStat4::NFS4_OK);
-    let waited = t0.elapsed();
+    let waited = clock.elapsed() - t0;
     assert!(
         waited >= Duration::from_secs(u64::from(lease)) - Duration::from_millis(500),
         "kept at least a lease: {waited:?}"

@@ -5,7 +5,7 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mds::{Config, Mds};
 use nfs_proto::control::ClusterKey;
@@ -58,7 +58,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     // The data server's NFS side answers at its configured address once registered.
     let nfs2 = cfg.cluster.data_server(2).unwrap().addresses[0];
     tokio::net::TcpStream::connect(nfs2).await.unwrap();
-    let page = mds::net::metrics::render(&mds, Instant::now());
+    let page = mds::net::metrics::render(&mds, mds.core.now());
     assert!(page.contains("pnfs_data_servers{state=\"up\"} 3"), "{page}");
 
     // Kill data server 2.
@@ -74,7 +74,7 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     assert!(!st.up);
     assert!(st.last_error.is_some());
     assert!(mds.devices.control(2).is_none());
-    let page = mds::net::metrics::render(&mds, Instant::now());
+    let page = mds::net::metrics::render(&mds, mds.core.now());
     assert!(
         page.contains("pnfs_data_servers{state=\"down\"} 1"),
         "{page}"

@@ -6,7 +6,7 @@ mod support;
 use std::collections::HashSet;
 
 use bytes::Bytes;
-use mds::store::{system_time_now, CreateHow, CreateSpec, NewObject};
+use mds::store::{CreateHow, CreateSpec, NewObject};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
@@ -142,7 +142,7 @@ async fn regular_file(s: &Server, dir: &str, name: &str, uid: u32, data: &'stati
     let created = s
         .mds
         .store
-        .create(fileid(s, dir), name.as_bytes(), spec, system_time_now())
+        .create(fileid(s, dir), name.as_bytes(), spec, s.mds.wall_time())
         .await
         .unwrap();
     let id = created.inode.fileid;
@@ -747,7 +747,7 @@ async fn many_entries(s: &Server, dir: &str, n: usize) {
                 parent,
                 format!("f{i:04}").as_bytes(),
                 spec,
-                system_time_now(),
+                s.mds.wall_time(),
             )
         })
         .collect();

@@ -18,20 +18,30 @@ use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
 use support::callback::{client_with_back_channel, CbClient, RecallAnswer};
-use support::cluster::{start_cluster, Cluster};
-use support::ds::until;
+use support::cluster::{start_cluster_on, Cluster};
+use support::ds::{until, until_within};
 use support::layout::*;
 use support::open::*;
 use support::*;
 
 async fn cluster(lease: u32) -> (Cluster, Arc<Mds>, SocketAddr) {
-    start_cluster(3, |c: &mut Config| {
-        c.lease_time = lease;
-        c.cluster.layouts = true;
-        // Layout recalls alone: with delegations on, the other client's truncate or open
-        // would first wait for the holder's delegation (tests/delegations.rs covers that).
-        c.delegations = false;
-    })
+    cluster_on(lease, nfs_server::clock::system()).await
+}
+
+/// [`cluster`] with the MDS on `clock` (the recall tests move a [`ManualClock`] on past the
+/// deadlines instead of waiting for them).
+async fn cluster_on(lease: u32, clock: nfs_server::SharedClock) -> (Cluster, Arc<Mds>, SocketAddr) {
+    start_cluster_on(
+        3,
+        |c: &mut Config| {
+            c.lease_time = lease;
+            c.cluster.layouts = true;
+            // Layout recalls alone: with delegations on, the other client's truncate or open
+            // would first wait for the holder's delegation (tests/delegations.rs covers that).
+            c.delegations = false;
+        },
+        clock,
+    )
     .await
 }
 
@@ -353,24 +363,31 @@ fn check_recall(h: &Holder, r: &CbLayoutRecallArgs) -> Stateid4 {
     f.lor_stateid
 }
 
-/// Renews `c`'s lease (SEQUENCE every 200 ms) for `d`.
-async fn renew_for(c: &mut Client, d: Duration) {
-    let t0 = Instant::now();
-    while t0.elapsed() < d {
+/// Renews `c`'s lease (SEQUENCE every 200 ms of `clock`) while `clock` moves on by `d`.
+async fn renew_for(c: &mut Client, clock: &ManualClock, d: Duration) {
+    let t0 = clock.elapsed();
+    while clock.elapsed() - t0 < d {
         let r = c.call(vec![]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        advance(clock, Duration::from_millis(200)).await;
     }
 }
 
-/// Renews `c`'s lease until `f` holds (up to `limit`).
-async fn renew_until(c: &mut Client, what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
+/// Renews `c`'s lease, moving `clock` on by 50 ms a time, until `f` holds (up to `limit` of
+/// `clock`).
+async fn renew_until(
+    c: &mut Client,
+    clock: &ManualClock,
+    what: &str,
+    limit: Duration,
+    mut f: impl FnMut() -> bool,
+) {
+    let t0 = clock.elapsed();
     while !f() {
-        assert!(t0.elapsed() < limit, "timed out: {what}");
+        assert!(clock.elapsed() - t0 < limit, "timed out: {what}");
         let r = c.call(vec![]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        advance(clock, Duration::from_millis(50)).await;
     }
 }
 
@@ -407,7 +424,8 @@ fn holders(mds: &Mds, fileid: u64) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_fenced() {
-    let (k, mds, addr) = cluster(LEASE).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
     let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
@@ -444,7 +462,7 @@ async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_f
     assert_eq!(holders(&mds, a.fileid), 0);
 
     // Past the recall's deadline (the lease time), its lease kept: nothing was fenced.
-    renew_for(&mut a.c, Duration::from_secs(u64::from(LEASE) + 1)).await;
+    renew_for(&mut a.c, &clock, Duration::from_secs(u64::from(LEASE) + 1)).await;
     assert_eq!(fenced(&mds), 0);
     // The returned layout's handles are dead on the data servers.
     assert_eq!(
@@ -469,7 +487,8 @@ async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_f
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_the_data_servers() {
-    let (k, mds, addr) = cluster(LEASE).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
     // It answers CB_LAYOUTRECALL with NFS4_OK and then never sends LAYOUTRETURN.
     let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
     assert_eq!(
@@ -477,18 +496,19 @@ async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_th
         NfsStat4::NFS4_OK
     );
     let _b = truncated_by_another(addr, "f").await;
-    let asked = Instant::now();
+    let asked = clock.elapsed();
     let recalled = check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
 
     let m = mds.clone();
     renew_until(
         &mut a.c,
+        &clock,
         "the holder fenced",
         Duration::from_secs(10),
         || fenced(&m) == 1,
     )
     .await;
-    let after = asked.elapsed();
+    let after = clock.elapsed() - asked;
     assert!(
         after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
         "fenced {after:?} after the recall, before its deadline"
@@ -534,22 +554,24 @@ async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_that_never_answers_the_recall_is_fenced_at_the_deadline() {
-    let (k, mds, addr) = cluster(LEASE).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
     let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Silent).await;
     let _b = truncated_by_another(addr, "f").await;
-    let asked = Instant::now();
+    let asked = clock.elapsed();
     check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     // The CB_COMPOUND is still unanswered (its timeout is longer than the lease): the
     // deadline alone revokes the layout.
     let m = mds.clone();
     renew_until(
         &mut a.c,
+        &clock,
         "the holder fenced",
         Duration::from_secs(8),
         || fenced(&m) == 1,
     )
     .await;
-    let after = asked.elapsed();
+    let after = clock.elapsed() - asked;
     assert!(
         after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
         "fenced {after:?} after the recall, before its deadline"
@@ -566,25 +588,19 @@ async fn a_holder_that_never_answers_the_recall_is_fenced_at_the_deadline() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_whose_back_channel_refuses_the_recall_is_fenced_at_once() {
-    // A long lease: the fence must come from the failed callback, not the deadline.
-    let (k, mds, addr) = cluster(20).await;
-    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Refuse).await;
+    // A long lease, and the MDS's clock stands still: the fence must come from the failed
+    // callback, not the deadline.
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(20, clock.shared()).await;
+    let a = rw_holder(addr, "holder", "f", RecallAnswer::Refuse).await;
     let _b = truncated_by_another(addr, "f").await;
-    let asked = Instant::now();
     check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     let m = mds.clone();
-    renew_until(
-        &mut a.c,
-        "the holder fenced",
-        Duration::from_secs(5),
-        || fenced(&m) == 1,
-    )
+    until_within("the holder fenced", Duration::from_secs(5), || {
+        fenced(&m) == 1
+    })
     .await;
-    assert!(
-        asked.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        asked.elapsed()
-    );
+    assert_eq!(clock.elapsed(), Duration::ZERO);
     assert_eq!(holders(&mds, a.fileid), 0);
     assert_eq!(
         ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
@@ -623,7 +639,8 @@ async fn removing_a_file_another_client_has_open_with_a_layout_recalls_that_layo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_data_servers() {
-    let (k, mds, addr) = cluster(LEASE).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
     let mut c = Client::new(addr, "silent").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let dsfh = granted(&r).1.nfl_fh_list[0].clone();
@@ -631,24 +648,23 @@ async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_
     let fh = getfh_res(&r);
     let (fileid, _) = fileid_of(&mut c, &fh).await;
     // Its last call: from here on the client says nothing.
-    let last = Instant::now();
+    let last = clock.elapsed();
     assert_eq!(
         ds_write(&k, &mds, fileid, &dsfh, open).await,
         NfsStat4::NFS4_OK
     );
-    let t0 = Instant::now();
     let status = loop {
         let s = ds_write(&k, &mds, fileid, &dsfh, open).await;
         if s != NfsStat4::NFS4_OK {
             break s;
         }
         assert!(
-            t0.elapsed() < Duration::from_secs(u64::from(LEASE) + 5),
+            clock.elapsed() - last < Duration::from_secs(u64::from(LEASE) + 5),
             "the data servers still accept the expired client's stateid"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        advance(&clock, Duration::from_millis(50)).await;
     };
-    let after = last.elapsed();
+    let after = clock.elapsed() - last;
     assert_eq!(status, NfsStat4::NFS4ERR_EXPIRED);
     assert!(
         after >= Duration::from_millis(u64::from(LEASE) * 1000 - 300),
@@ -662,7 +678,8 @@ async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned() {
     let lease = 4;
-    let (k, mds, addr) = cluster(lease).await;
+    let clock = ManualClock::new();
+    let (k, mds, addr) = cluster_on(lease, clock.shared()).await;
     let mut a = rw_holder(
         addr,
         "holder",
@@ -676,12 +693,9 @@ async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned(
     // goes with the answer, long before the deadline.
     let m = mds.clone();
     let fileid = a.fileid;
-    renew_until(
-        &mut a.c,
-        "the layout dropped",
-        Duration::from_secs(2),
-        || holders(&m, fileid) == 0,
-    )
+    until_within("the layout dropped", Duration::from_secs(2), || {
+        holders(&m, fileid) == 0
+    })
     .await;
     // So the recall no longer holds up other clients' layouts.
     let r = b
@@ -693,7 +707,7 @@ async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned(
     granted(&r);
     // And nothing is fenced at the deadline: its open stateid still writes, through a new
     // layout (the old one's handles went with it).
-    renew_for(&mut a.c, Duration::from_secs(u64::from(lease) + 1)).await;
+    renew_for(&mut a.c, &clock, Duration::from_secs(u64::from(lease) + 1)).await;
     assert_eq!(fenced(&mds), 0);
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,

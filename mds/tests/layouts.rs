@@ -1354,6 +1354,49 @@ fn mkdir_op(name: &str) -> NfsArgop4 {
     })
 }
 
+/// OPEN's create of a file with a mode and a modify time under a directory with a layout
+/// policy of its own is one metadata change: the create, its times and its stripe set commit
+/// in one transaction (one fsync), not three.
+#[tokio::test]
+async fn a_create_with_attributes_under_a_directory_policy_commits_once() {
+    let (_d, mds, addr) = server_with(directory_policies).await;
+    let mut c = Client::new(addr, "one-commit").await;
+    let mtime = Nfstime4 {
+        seconds: 1_600_000_000,
+        nseconds: 500,
+    };
+    let attrs = fattr(&FileAttrs {
+        mode: Some(0o600),
+        time_modify_set: Some(Settime4::SetToClientTime(mtime)),
+        ..FileAttrs::default()
+    });
+    let before = mds.store.commit_stats();
+    let mut ops = vec![NfsArgop4::PutRootFh];
+    ops.extend(lookups("narrow"));
+    ops.push(open_op(
+        by_name("stamped"),
+        Openflag4::Create(Createhow4::Guarded(attrs)),
+        OPEN4_SHARE_ACCESS_BOTH,
+        OPEN4_SHARE_DENY_NONE,
+        "owner",
+    ));
+    ops.push(NfsArgop4::GetFh);
+    let r = c.call(ops).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let after = mds.store.commit_stats();
+    assert_eq!(after.jobs - before.jobs, 1, "one metadata change");
+    assert_eq!(after.commits - before.commits, 1, "one commit");
+    let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
+    let set = mds
+        .store
+        .stripes(fileid)
+        .unwrap()
+        .expect("fixed at the create");
+    assert_eq!((set.unit, set.device.count), (64 << 10, 1));
+    let inode = mds.store.getattr(fileid).unwrap();
+    assert_eq!((inode.mode, inode.mtime), (0o600, mtime));
+}
+
 #[tokio::test]
 async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys_policy() {
     let (_d, mds, addr) = server_with(directory_policies).await;

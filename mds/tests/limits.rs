@@ -78,6 +78,24 @@ async fn capped_mds(
     max_sessions: usize,
     lease: u32,
 ) -> (Arc<mds::Mds>, SocketAddr) {
+    capped_mds_on(
+        dir,
+        max_clients,
+        max_sessions,
+        lease,
+        nfs_server::clock::system(),
+    )
+    .await
+}
+
+/// [`capped_mds`] on `clock`.
+async fn capped_mds_on(
+    dir: &std::path::Path,
+    max_clients: usize,
+    max_sessions: usize,
+    lease: u32,
+    clock: nfs_server::SharedClock,
+) -> (Arc<mds::Mds>, SocketAddr) {
     let mut cfg = mds::Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         data_dir: dir.to_path_buf(),
@@ -91,7 +109,7 @@ async fn capped_mds(
     };
     cfg.limits.max_clients = max_clients;
     cfg.limits.max_sessions = max_sessions;
-    start_with(cfg).await
+    start_on(cfg, clock).await
 }
 
 /// SEQUENCE alone on slot 0 of `sid` with `seq`: renews the lease.
@@ -292,7 +310,8 @@ async fn twenty_thousand_clients_meet_the_cap_and_create_session_cost_stays_flat
 #[tokio::test]
 async fn unconfirmed_and_expired_clients_make_room_for_new_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let (_mds, addr) = capped_mds(dir.path(), 3, 100, 2).await;
+    let clock = ManualClock::new();
+    let (_mds, addr) = capped_mds_on(dir.path(), 3, 100, 2, clock.shared()).await;
     let conn = connect(addr).await;
     let (a, seq) = exchange(&conn, "a", [1; 8]).await.unwrap();
     create_session(&conn, a, seq).await.unwrap();
@@ -315,7 +334,7 @@ async fn unconfirmed_and_expired_clients_make_room_for_new_ones() {
     );
 
     // b stays alive; a and n fall silent and their leases run out.
-    let t0 = Instant::now();
+    let t0 = clock.elapsed();
     let mut seq = 0;
     let m = loop {
         seq += 1;
@@ -324,11 +343,14 @@ async fn unconfirmed_and_expired_clients_make_room_for_new_ones() {
             Ok(m) => break m,
             Err(e) => assert_eq!(e, NfsStat4::NFS4ERR_DELAY),
         }
-        assert!(t0.elapsed() < Duration::from_secs(10), "no room made");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(
+            clock.elapsed() - t0 < Duration::from_secs(10),
+            "no room made"
+        );
+        advance(&clock, Duration::from_millis(200)).await;
     };
     assert!(
-        t0.elapsed() >= Duration::from_secs(1),
+        clock.elapsed() - t0 >= Duration::from_secs(1),
         "not before a lease ran out"
     );
     create_session(&conn, m.0, m.1).await.unwrap();

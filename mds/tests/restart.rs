@@ -8,8 +8,10 @@
 mod support;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
+use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
@@ -29,6 +31,30 @@ fn boot<T>(dir: &Path, grace: u32, f: impl AsyncFnOnce(std::net::SocketAddr) -> 
     runtime().block_on(async {
         let (_mds, addr) = start_mds(dir, grace, 60).await;
         f(addr).await
+    })
+}
+
+/// [`boot`] on `clock`, the test given the server too.
+fn boot_on<T>(
+    dir: &Path,
+    grace: u32,
+    clock: &ManualClock,
+    f: impl AsyncFnOnce(Arc<Mds>, std::net::SocketAddr) -> T,
+) -> T {
+    runtime().block_on(async {
+        let cfg = Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: dir.to_path_buf(),
+            grace_time: grace,
+            lease_time: 60,
+            cluster: mds::config::ClusterConfig {
+                data_servers: Vec::new(),
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        let (mds, addr) = start_on(cfg, clock.shared()).await;
+        f(mds, addr).await
     })
 }
 
@@ -162,10 +188,24 @@ fn a_client_that_missed_a_grace_period_may_not_reclaim_after_the_next_restart() 
         let mut late = Client::new(addr, "late").await;
         create(&mut late, "f").await
     });
-    // Nobody reclaims; the one-second grace period ends by time (the reaper ticks each second)
-    // and another client is free to open the file.
-    boot(dir.path(), 1, async |addr| {
-        tokio::time::sleep(Duration::from_secs(4)).await;
+    // Nobody reclaims; the one-second grace period ends by time (the reaper ticks each second
+    // of the server's clock) and another client is free to open the file.
+    let clock = ManualClock::new();
+    boot_on(dir.path(), 1, &clock, async |mds, addr| {
+        advance(&clock, Duration::from_secs(2)).await;
+        // Ending it, the reaper forgets the client that did not reclaim (a store commit).
+        let mut turns = 0u32;
+        while mds
+            .store
+            .clients()
+            .unwrap()
+            .iter()
+            .any(|c| &c.owner[..] == b"late")
+        {
+            turns += 1;
+            assert!(turns < 1_000_000, "the grace period did not end");
+            tokio::task::yield_now().await;
+        }
         let mut other = Client::new(addr, "other").await;
         assert_eq!(
             reclaim_open(&mut other, &fh).await,

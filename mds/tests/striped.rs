@@ -450,7 +450,7 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
         mds.store.ds_removal_count().unwrap() == 0
     })
     .await;
-    let page = mds::net::metrics::render(&mds, Instant::now());
+    let page = mds::net::metrics::render(&mds, mds.core.now());
     assert!(page.contains("pnfs_ds_removals_total 1\n"), "{page}");
     assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
 }
@@ -502,7 +502,7 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
         for i in [0, 2] {
             assert!(!f.ds(&ds, i).has_object(f.fileid, i as u32), "{i}");
         }
-        let page = mds::net::metrics::render(&mds, Instant::now());
+        let page = mds::net::metrics::render(&mds, mds.core.now());
         assert!(page.contains("pnfs_ds_removal_queue 1\n"), "{page}");
         (f.fileid, down)
     });
@@ -604,7 +604,7 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
     };
     let m = mds.clone();
     until("the data server's WRITEs counted", || writes(&m) == 2).await;
-    let page = mds::net::metrics::render(&mds, Instant::now());
+    let page = mds::net::metrics::render(&mds, mds.core.now());
     assert!(
         page.contains(&format!(
             "pnfs_ds_ops_total{{ds=\"{ds}\",op=\"OP_WRITE\",status=\"ok\"}} 2\n"
@@ -671,7 +671,7 @@ fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart(
         .await;
         assert_eq!(mds.store.getattr(fileid).unwrap().size, UNIT + 5000);
         assert_eq!(sizes(&mut c, &fh).await.0, UNIT + 5000);
-        let page = mds::net::metrics::render(&mds, Instant::now());
+        let page = mds::net::metrics::render(&mds, mds.core.now());
         assert!(page.contains("pnfs_layout_sizes_grown_total 1\n"), "{page}");
         assert!(page.contains("pnfs_layout_write_marks 0\n"), "{page}");
     });

@@ -171,31 +171,34 @@ pub fn bound<R: Role>(server: &Arc<R>, conn: &Conn, sessionid: Sessionid4) {
 }
 
 /// Takes a back channel slot of the session, waiting (up to the timeout) while all are busy.
+/// The wait is on tokio's time, not the server's clock: it waits for the replies of the
+/// callbacks in flight, which the network bounds ([`CALLBACK_TIMEOUT`]).
 async fn acquire_slot(
     core: &Core,
     sessionid: &Sessionid4,
     max_slots: u32,
 ) -> Result<nfs_proto::session::SlotTicket, CallbackError> {
-    let deadline = tokio::time::Instant::now() + CALLBACK_TIMEOUT;
-    loop {
-        {
-            let mut slots = core
-                .backchannels
-                .slots
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            let table = slots
-                .entry(*sessionid)
-                .or_insert_with(|| ClientSlotTable::new(max_slots));
-            if let Some(t) = table.acquire() {
-                return Ok(t);
+    let wait = async {
+        loop {
+            {
+                let mut slots = core
+                    .backchannels
+                    .slots
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let table = slots
+                    .entry(*sessionid)
+                    .or_insert_with(|| ClientSlotTable::new(max_slots));
+                if let Some(t) = table.acquire() {
+                    return t;
+                }
             }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(CallbackError::NoSlot);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    };
+    tokio::time::timeout(CALLBACK_TIMEOUT, wait)
+        .await
+        .map_err(|_| CallbackError::NoSlot)
 }
 
 /// Sends CB_COMPOUND with CB_SEQUENCE followed by `ops` to the session's back channel and

@@ -1,8 +1,9 @@
 //! COMPOUND processing (RFC 8881 sections 15.2, 16.2 and 2.10.6), the same for every role:
 //! what may come first, SEQUENCE and the reply cache (a retry is answered from the cache,
 //! never re-executed), the session's request and reply size limits, OP_ILLEGAL and
-//! OP_NOT_IN_SESSION, and the reply. The role's own operations go to
-//! [`Role::dispatch`].
+//! OP_NOT_IN_SESSION, and the reply. What may come first, what changes state and how big
+//! its reply can be are the op table's ([`OpFlags`], [`NfsArgop4::reply_size_estimate`]);
+//! the role's own operations go to its context as an [`nfs_proto::nfs4::OpHandler`].
 
 use std::sync::Arc;
 
@@ -16,33 +17,6 @@ use tracing::{debug, info_span, Instrument};
 use crate::role::{CompoundCtx, Role, SessionCtx};
 use crate::session_ops::{self, SequenceStart};
 use crate::state::session::ReplyLimit;
-
-/// Operations that may come first in a COMPOUND without SEQUENCE, alone (RFC 8881 section
-/// 2.10.6.4 and each op's description).
-fn allowed_without_sequence(op: &NfsArgop4) -> bool {
-    matches!(
-        op,
-        NfsArgop4::ExchangeId(_)
-            | NfsArgop4::CreateSession(_)
-            | NfsArgop4::DestroySession(_)
-            | NfsArgop4::BindConnToSession(_)
-            | NfsArgop4::DestroyClientId(_)
-    )
-}
-
-/// An error result for any operation: the op's result with only `status` set. The result types
-/// differ in shape, but every one encodes a non-OK status as the status word followed by at
-/// most a few zero-filled words (SETATTR's empty bitmap, say), so decoding that form gives the
-/// right typed value without a hand-written table.
-pub fn error_result(op: NfsOpnum4, status: NfsStat4) -> NfsResop4 {
-    let mut e = Encoder::new();
-    e.put_u32(op.0);
-    e.put_u32(status.0);
-    e.put_raw(&[0; 32]);
-    NfsResop4::decode(&mut Decoder::new(e.into_bytes())).unwrap_or(NfsResop4::Illegal(IllegalRes {
-        status: NfsStat4::NFS4ERR_OP_ILLEGAL,
-    }))
-}
 
 /// Bytes of an ONC RPC reply before the procedure's results: xid, message type, reply
 /// status, verifier (AUTH_NONE: flavor and empty body) and accept status (RFC 5531). Session
@@ -76,44 +50,18 @@ pub fn rpc_call_header_size(cred: &Credential, verf: &OpaqueAuth) -> usize {
     6 * 4 + 4 + xdr_opaque_size(cred_body) + 4 + xdr_opaque_size(verf.body.len())
 }
 
-/// The most bytes the result of an operation that changes state can take, checked before
-/// it runs so that the server never does something whose reply it then cannot send or cache
-/// (RFC 8881 section 2.10.6.4 asks servers not to; knfsd estimates the same way). `None`
-/// for operations that change nothing: their actual result is checked after they ran.
+/// The most bytes the result of `op` can take when it changes state, checked before it runs
+/// so that the server never does something whose reply it then cannot send or cache (RFC
+/// 8881 section 2.10.6.4 asks servers not to; knfsd estimates the same way). The op table
+/// holds both the flag and the estimate ([`OpFlags::MODIFIES_STATE`],
+/// [`NfsArgop4::reply_size_estimate`]). `None` for operations that change nothing: their
+/// actual result is checked after they ran.
 fn state_change_result_size(op: &NfsArgop4) -> Option<usize> {
-    use NfsArgop4 as A;
-    const CINFO: usize = 4 + 8 + 8;
-    const STATEID: usize = 16;
-    // A bitmap4 of up to three words.
-    const BITMAP: usize = 4 + 3 * 4;
-    // LOCK4denied: offset, length, type, and the owner (client id and name); the name is
-    // estimated at 128 bytes as knfsd does (IDMAP_NAMESZ). A longer one only occurs in a
-    // denial, which changes nothing, so the check after the operation may still catch it.
-    const LOCK_DENIED: usize = 8 + 8 + 4 + 8 + 4 + 128;
-    // OPEN4resok: stateid, change info, result flags, attrset, and the delegation part
-    // (OPEN_DELEGATE_NONE_EXT with its reason while no delegation is granted).
-    const OPEN: usize = STATEID + CINFO + 4 + BITMAP + 16;
-    let body = match op {
-        A::Create(_) => CINFO + BITMAP,
-        A::Remove(_) | A::Link(_) => CINFO,
-        A::Rename(_) => 2 * CINFO,
-        A::Open(_) => OPEN,
-        A::OpenDowngrade(_) | A::Close(_) | A::LockU(_) => STATEID,
-        A::Lock(_) => LOCK_DENIED,
-        A::SetAttr(_) => BITMAP,
-        A::Write(_) => 4 + 4 + 8,
-        A::Commit(_) => 8,
-        A::BindConnToSession(_) => 16 + 4 + 4,
-        A::DestroySession(_)
-        | A::DestroyClientId(_)
-        | A::ReclaimComplete(_)
-        | A::FreeStateid(_)
-        | A::ReleaseLockOwner(_)
-        | A::DelegReturn(_)
-        | A::BackchannelCtl(_) => 0,
-        _ => return None,
-    };
-    Some(4 + 4 + body)
+    op.opnum()
+        .flags()
+        .contains(OpFlags::MODIFIES_STATE)
+        .then(|| op.reply_size_estimate())
+        .flatten()
 }
 
 /// The encoded result of one operation.
@@ -178,15 +126,15 @@ pub async fn process<R: Role>(
                     status: NfsStat4::NFS4ERR_OP_ILLEGAL,
                 })
             } else if i == 0 && !matches!(op, NfsArgop4::Sequence(_)) {
-                if !allowed_without_sequence(op) {
-                    error_result(opnum, NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)
+                if !opnum.flags().contains(OpFlags::WITHOUT_SEQUENCE) {
+                    NfsResop4::error(opnum, NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)
                 } else if nops > 1 {
-                    error_result(opnum, NfsStat4::NFS4ERR_NOT_ONLY_OP)
+                    NfsResop4::error(opnum, NfsStat4::NFS4ERR_NOT_ONLY_OP)
                 } else {
                     dispatch(&server, &mut ctx, op).await
                 }
             } else if i > 0 && matches!(op, NfsArgop4::Sequence(_)) {
-                error_result(opnum, NfsStat4::NFS4ERR_SEQUENCE_POS)
+                NfsResop4::error(opnum, NfsStat4::NFS4ERR_SEQUENCE_POS)
             } else if let (0, NfsArgop4::Sequence(s)) = (i, op) {
                 // SEQUENCE's result, and room for one error result after it if more follow.
                 let min_reply = size + SEQUENCE_RESULT + reserve;
@@ -211,7 +159,7 @@ pub async fn process<R: Role>(
                         slot = Some(s);
                         NfsResop4::Sequence(res)
                     }
-                    Err(status) => error_result(opnum, status),
+                    Err(status) => NfsResop4::error(opnum, status),
                 }
             } else {
                 let refused = limit.filter(|l| {
@@ -219,14 +167,14 @@ pub async fn process<R: Role>(
                         .is_some_and(|most| size + most + reserve > l.max as usize)
                 });
                 match refused {
-                    Some(l) => error_result(opnum, l.error()),
+                    Some(l) => NfsResop4::error(opnum, l.error()),
                     None => dispatch(&server, &mut ctx, op).await,
                 }
             };
             let mut enc = encode_result(&res);
             if let Some(l) = limit.filter(|_| i > 0) {
                 if size + enc.len() + reserve > l.max as usize {
-                    res = error_result(opnum, l.error());
+                    res = NfsResop4::error(opnum, l.error());
                     enc = encode_result(&res);
                 }
             }
@@ -249,7 +197,7 @@ pub async fn process<R: Role>(
             let res = if status == NfsStat4::NFS4ERR_OP_ILLEGAL {
                 NfsResop4::Illegal(IllegalRes { status })
             } else {
-                error_result(bad.op, status)
+                NfsResop4::error(bad.op, status)
             };
             results.put_pieces(encode_result(&res).into_pieces());
             count += 1;
@@ -316,11 +264,14 @@ async fn dispatch<R: Role>(server: &Arc<R>, ctx: &mut R::Ctx, op: &NfsArgop4) ->
             ctx.session(),
             a,
         )),
-        A::Sequence(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_SEQUENCE_POS),
+        A::Sequence(_) => Res::error(op.opnum(), NfsStat4::NFS4ERR_SEQUENCE_POS),
         A::Illegal | A::Unknown(_) => Res::Illegal(IllegalRes {
             status: NfsStat4::NFS4ERR_OP_ILLEGAL,
         }),
-        _ => R::dispatch(ctx, op).await,
+        _ if !op.opnum().flags().contains(R::OFFERED) => {
+            Res::error(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP)
+        }
+        _ => nfs_proto::nfs4::dispatch(ctx, op).await,
     }
 }
 
@@ -391,7 +342,9 @@ mod tests {
         ];
         for op in &ops {
             let most = state_change_result_size(op).expect("changes state");
-            assert!(most >= encode_result(&error_result(op.opnum(), NfsStat4::NFS4ERR_IO)).len());
+            assert!(
+                most >= encode_result(&NfsResop4::error(op.opnum(), NfsStat4::NFS4ERR_IO)).len()
+            );
         }
         assert_eq!(state_change_result_size(&NfsArgop4::GetFh), None);
         assert_eq!(state_change_result_size(&NfsArgop4::PutRootFh), None);

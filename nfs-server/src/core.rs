@@ -1,7 +1,7 @@
 //! What every server built on this crate holds: the client, session and grace state behind one
 //! lock, the server's identity in EXCHANGE_ID, the operation counters, the connection
 //! limits (per connection, and the cap, idle timeout and reply budget of the service) and the
-//! rate-limited log of refusals. A role (MDS, DS) owns one [`Core`] and hands it out through
+//! rate-limited log of refusals, and the server's one [`Clock`](crate::clock::Clock). A role (MDS, DS) owns one [`Core`] and hands it out through
 //! [`Role::core`](crate::Role::core).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +15,7 @@ use nfs_proto::xdr::Utf8String;
 use tracing::info;
 
 use crate::accept::ServeLimits;
+use crate::clock::SharedClock;
 use crate::counters::Counters;
 use crate::log_limit::LogLimiter;
 use crate::refusals::Refusals;
@@ -113,13 +114,16 @@ pub struct Core {
     /// Budget of log lines for EXCHANGE_ID and CREATE_SESSION refused at the caps on clients
     /// and sessions (any peer can provoke them), keyed by which cap.
     pub cap_log: LogLimiter<&'static str>,
+    clock: SharedClock,
     next_conn: AtomicU64,
 }
 
 impl Core {
-    /// The state of a fresh boot at `now`: no clients, and a grace period if clients of the
-    /// previous boot may reclaim.
-    pub fn new(cfg: CoreConfig, now: Instant) -> Self {
+    /// The state of a fresh boot at `clock`'s now: no clients, and a grace period if clients
+    /// of the previous boot may reclaim. Every reading of the time by the server and its role
+    /// goes through `clock` ([`Core::clock`]).
+    pub fn new(cfg: CoreConfig, clock: SharedClock) -> Self {
+        let now = clock.now();
         if !cfg.previous_owners.is_empty() && !cfg.grace_time.is_zero() {
             info!(
                 clients = cfg.previous_owners.len(),
@@ -145,8 +149,9 @@ impl Core {
             conn_limits: cfg.conn_limits,
             serve_limits: cfg.serve_limits,
             started: now,
-            refusals: Refusals::default(),
-            cap_log: LogLimiter::new(4, Duration::from_secs(60)),
+            refusals: Refusals::with_clock(clock.clone()),
+            cap_log: LogLimiter::with_clock(4, Duration::from_secs(60), clock.clone()),
+            clock,
             next_conn: AtomicU64::new(1),
         }
     }
@@ -155,6 +160,16 @@ impl Core {
     /// the tables as they were at the panic; serving on is better than refusing every client.
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The server's clock: the one source of time of the engine and its role.
+    pub fn clock(&self) -> &SharedClock {
+        &self.clock
+    }
+
+    /// [`Clock::now`](crate::clock::Clock::now) of [`Core::clock`].
+    pub fn now(&self) -> Instant {
+        self.clock.now()
     }
 
     /// A fresh connection id for the network layer.

@@ -9,12 +9,15 @@
 //!          ├─> session_ops (EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION, BIND_CONN_TO_SESSION,
 //!          │                BACKCHANNEL_CTL, DESTROY_CLIENTID, RECLAIM_COMPLETE, SEQUENCE)
 //!          │     └─> state/ (clients, sessions, leases, grace)                      sans-IO
-//!          └─> Role::dispatch: the role's own operations
+//!          └─> nfs_proto's op table dispatch: the role's context as an OpHandler (one method
+//!              per operation, NFS4ERR_NOTSUPP by default; a DS offers only ON_DS operations)
 //!                MDS: namespace, opens, locks, I/O      DS: PUTFH, READ, WRITE, COMMIT, GETATTR
 //! ```
 //!
 //! A server is a type implementing [`Role`]: it owns a [`Core`] (the session state behind one
-//! lock, counters, identity), runs its own operations, and answers the engine's hooks
+//! lock, counters, identity, and the server's one [`Clock`]: every reading of the time and every
+//! protocol timer of the engine and its role goes through it, so tests run leases, recalls and
+//! grace on a [`ManualClock`]), runs its own operations, and answers the engine's hooks
 //! (persist a confirmed client, release a removed client's state, say whether a client still
 //! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener.
 //!
@@ -29,6 +32,7 @@
 pub mod accept;
 pub mod auth_policy;
 pub mod callback;
+pub mod clock;
 pub mod compound;
 pub mod core;
 pub mod counters;
@@ -42,6 +46,7 @@ pub mod session_ops;
 pub mod state;
 
 pub use crate::accept::{Acceptor, ServeLimits};
+pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use crate::core::{Core, CoreConfig, Identity, SessionState};
 pub use crate::counters::Counters;
 pub use crate::role::{principal_of, CompoundCtx, Role, SessionCtx, NOBODY};

@@ -17,6 +17,8 @@ use std::hash::Hash;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::clock::{self, SharedClock};
+
 /// Most keys tracked in one window; events of further keys share one budget, so a peer that
 /// varies its address cannot grow the table either.
 pub const MAX_KEYS: usize = 1024;
@@ -26,6 +28,7 @@ pub const MAX_KEYS: usize = 1024;
 pub struct LogLimiter<K> {
     burst: u32,
     window: Duration,
+    clock: SharedClock,
     state: Mutex<Window<K>>,
 }
 
@@ -43,11 +46,17 @@ struct Budget {
 }
 
 impl<K: Hash + Eq> LogLimiter<K> {
-    /// At most `burst` lines per key every `window`.
+    /// At most `burst` lines per key every `window` of the system's time.
     pub fn new(burst: u32, window: Duration) -> Self {
+        Self::with_clock(burst, window, clock::system())
+    }
+
+    /// At most `burst` lines per key every `window` of `clock`'s time.
+    pub fn with_clock(burst: u32, window: Duration, clock: SharedClock) -> Self {
         Self {
             burst: burst.max(1),
             window,
+            clock,
             state: Mutex::new(Window {
                 start: None,
                 keys: HashMap::new(),
@@ -92,20 +101,26 @@ impl<K: Hash + Eq> LogLimiter<K> {
         }
     }
 
+    /// The time now on this limiter's clock.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
     /// [`allow_at`](Self::allow_at) now.
     pub fn allow(&self, key: K) -> Option<u64> {
-        self.allow_at(key, Instant::now())
+        self.allow_at(key, self.clock.now())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{Clock, ManualClock};
 
     #[test]
     fn a_key_gets_its_burst_per_window_then_hears_how_many_were_left_out() {
         let l = LogLimiter::new(3, Duration::from_secs(60));
-        let t = Instant::now();
+        let t = ManualClock::new().now();
         let got: Vec<_> = (0..10).map(|_| l.allow_at("peer", t)).collect();
         assert_eq!(&got[..3], &[Some(0), Some(0), Some(0)]);
         assert!(got[3..].iter().all(Option::is_none));
@@ -120,7 +135,7 @@ mod tests {
     #[test]
     fn many_keys_share_one_overflow_budget_and_memory_stays_bounded() {
         let l = LogLimiter::new(2, Duration::from_secs(60));
-        let t = Instant::now();
+        let t = ManualClock::new().now();
         let allowed = (0..100_000u32)
             .filter(|k| l.allow_at(*k, t).is_some())
             .count();

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use tracing::warn;
 
+use crate::clock::SharedClock;
 use crate::log_limit::LogLimiter;
 
 /// Lines per peer and kind of refusal in each [`WINDOW`].
@@ -60,10 +61,17 @@ impl Refusals {
         }
     }
 
+    /// The default budget ([`BURST`] per [`WINDOW`]) on `clock`'s time.
+    pub fn with_clock(clock: SharedClock) -> Self {
+        Self {
+            limit: LogLimiter::with_clock(BURST, WINDOW, clock),
+        }
+    }
+
     /// Logs a refusal of `peer` with what it was (`detail`), unless its budget is spent.
     /// Returns whether a line was written (for tests).
     pub fn note(&self, peer: IpAddr, kind: Refusal, detail: fmt::Arguments<'_>) -> bool {
-        self.note_at(peer, kind, detail, Instant::now())
+        self.note_at(peer, kind, detail, self.limit.now())
     }
 
     /// [`note`](Self::note) at `now`.
@@ -91,11 +99,12 @@ impl Refusals {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{Clock, ManualClock};
 
     #[test]
     fn each_peer_and_kind_gets_its_own_bounded_budget() {
         let r = Refusals::new(2, Duration::from_secs(60));
-        let t = Instant::now();
+        let t = ManualClock::new().now();
         let a: IpAddr = "192.0.2.1".parse().unwrap();
         let b: IpAddr = "192.0.2.2".parse().unwrap();
         let logged = (0..1000)

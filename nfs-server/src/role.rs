@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use nfs_proto::nfs4::{Clientid4, NfsArgop4, NfsResop4, NfsStat4, Sessionid4};
+#[cfg(doc)]
+use nfs_proto::nfs4::NfsOpnum4;
+use nfs_proto::nfs4::{Clientid4, NfsStat4, OpFlags, OpHandler, Sessionid4};
 use nfs_proto::rpc::Credential;
 use nfs_proto::transport::{Conn, Reply};
 
@@ -78,11 +80,17 @@ pub trait CompoundCtx: Send {
 ///
 /// The engine ([`crate::compound::process`]) runs SEQUENCE and the session operations
 /// (EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION, BIND_CONN_TO_SESSION, BACKCHANNEL_CTL,
-/// DESTROY_CLIENTID, RECLAIM_COMPLETE) itself; every other operation goes to
-/// [`Role::dispatch`].
+/// DESTROY_CLIENTID, RECLAIM_COMPLETE) itself; every other operation goes to the role's
+/// context as an [`OpHandler`] (its method for the operation, `NFS4ERR_NOTSUPP` where the
+/// role writes none), if the op table gives it [`Role::OFFERED`].
 pub trait Role: Send + Sync + Sized + 'static {
-    /// The per-COMPOUND context of this role's operations.
-    type Ctx: CompoundCtx;
+    /// The per-COMPOUND context of this role's operations, which runs them.
+    type Ctx: CompoundCtx + OpHandler;
+
+    /// The flags an operation must have in the op table ([`NfsOpnum4::flags`]) for this
+    /// role to run it; any other is `NFS4ERR_NOTSUPP` without asking the role. A data server
+    /// offers only [`OpFlags::ON_DS`] operations (RFC 8881 section 13.6).
+    const OFFERED: OpFlags = OpFlags::NONE;
 
     /// The shared session layer of this server.
     fn core(&self) -> &Core;
@@ -91,14 +99,6 @@ pub trait Role: Send + Sync + Sized + 'static {
     /// `session`, or an RPC-level answer for the whole call (the MDS refuses a client no
     /// export admits with AUTH_TOOWEAK).
     fn begin(self: &Arc<Self>, session: SessionCtx, cred: &Credential) -> Result<Self::Ctx, Reply>;
-
-    /// Runs one of the role's operations (every operation but SEQUENCE and the session
-    /// operations). A role answers what it does not offer with `NFS4ERR_NOTSUPP`
-    /// ([`crate::compound::error_result`]).
-    fn dispatch<'a>(
-        ctx: &'a mut Self::Ctx,
-        op: &'a NfsArgop4,
-    ) -> impl Future<Output = NfsResop4> + Send + 'a;
 
     /// Whether the client still holds state of this role (opens, locks, delegations,
     /// layouts), for EXCHANGE_ID's collision rule (RFC 8881 section 18.35.5 case 3) and

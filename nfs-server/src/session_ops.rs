@@ -4,7 +4,7 @@
 //! durable, through [`Role::persist_client`], before the reply that confirms them).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
@@ -45,7 +45,7 @@ pub fn sequence(
     min_reply_size: usize,
     op_count: usize,
 ) -> Result<SequenceStart, NfsStat4> {
-    let now = Instant::now();
+    let now = core.now();
     let mut st = core.state();
     let SessionState {
         clients, sessions, ..
@@ -133,7 +133,7 @@ pub async fn exchange_id<R: Role>(
     ctx: &SessionCtx,
     args: &ExchangeIdArgs,
 ) -> ExchangeIdRes {
-    let now = Instant::now();
+    let now = server.core().now();
     let (r, expired) = {
         let mut st = server.core().state();
         let SessionState {
@@ -190,7 +190,7 @@ pub async fn create_session<R: Role>(
     ctx: &SessionCtx,
     args: &CreateSessionArgs,
 ) -> CreateSessionRes {
-    let now = Instant::now();
+    let now = server.core().now();
     let (out, expired) = {
         let mut st = server.core().state();
         let SessionState {
@@ -261,7 +261,7 @@ pub fn bind_conn_to_session<R: Role>(
         let SessionState {
             clients, sessions, ..
         } = &mut *st;
-        sessions.bind_conn_to_session(clients, args, ctx.conn.id(), Instant::now())
+        sessions.bind_conn_to_session(clients, args, ctx.conn.id(), server.core().now())
     };
     match res {
         Ok(r) => {
@@ -352,7 +352,7 @@ pub async fn reaper<R: Role>(server: Arc<R>) {
     let tick = Duration::from_secs(1);
     let mut grace_over = false;
     loop {
-        let now = Instant::now();
+        let now = server.core().now();
         let (removed, in_grace, end) = {
             let mut st = server.core().state();
             let end = st.grace.poll_end(now);
@@ -377,6 +377,6 @@ pub async fn reaper<R: Role>(server: Arc<R>) {
             let unreclaimed = end.map(|e| e.unreclaimed).unwrap_or_default();
             server.grace_over(unreclaimed).await;
         }
-        tokio::time::sleep(tick).await;
+        server.core().clock().sleep(tick).await;
     }
 }

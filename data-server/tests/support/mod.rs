@@ -49,9 +49,27 @@ pub async fn start_ds_in(id: u32, lease: Duration, dir: tempfile::TempDir) -> Ds
     start_ds_with(opts, dir).await
 }
 
+/// Starts DS `id` with a fresh object directory and the given lease on `clock` (its leases
+/// and reaper run on it: tests move a [`ManualClock`](nfs_server::ManualClock) on).
+pub async fn start_ds_on(id: u32, lease: Duration, clock: nfs_server::SharedClock) -> Ds {
+    let opts = DsOptions {
+        lease_time: lease,
+        ..DsOptions::new(id)
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let objects = Arc::new(pfs_core::LocalStore::open(dir.path()).expect("object store"));
+    let ds = DataServer::with_clock(opts, keys(MDS_EPOCH), objects, clock).expect("open ds");
+    serve(ds, dir).await
+}
+
 /// Starts a DS with these options over `dir`.
 pub async fn start_ds_with(opts: DsOptions, dir: tempfile::TempDir) -> Ds {
     let ds = DataServer::open_local(opts, keys(MDS_EPOCH), dir.path()).expect("open ds");
+    serve(ds, dir).await
+}
+
+/// Serves `ds` on a loopback port of its own.
+async fn serve(ds: Arc<DataServer>, dir: tempfile::TempDir) -> Ds {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(ds.clone().serve_on(listener));

@@ -12,9 +12,7 @@ use nfs_proto::rpc::Credential;
 use nfs_server::refusals::Refusal;
 use nfs_server::{CompoundCtx, SessionCtx};
 
-pub use nfs_server::compound::{
-    error_result, process, rpc_call_header_size, RPC_REPLY_HEADER, SEQUENCE_RESULT,
-};
+pub use nfs_server::compound::{process, rpc_call_header_size, RPC_REPLY_HEADER, SEQUENCE_RESULT};
 pub use nfs_server::NOBODY;
 
 use crate::compound::exports::{Place, PSEUDO_EXPORT};

@@ -4,12 +4,11 @@
 //! who may reclaim); a removed client loses its opens and locks, the files that were
 //! unlinked while only it held them open, and its store record.
 
-use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
-use nfs_proto::nfs4::{Clientid4, NfsArgop4, NfsResop4, NfsStat4};
+use nfs_proto::nfs4::{Clientid4, NfsStat4};
 use nfs_proto::rpc::{AuthStat, Credential, RejectedReply};
 use nfs_proto::transport::Reply;
 use nfs_server::refusals::Refusal;
@@ -43,13 +42,6 @@ impl Role for Mds {
             )));
         }
         Ok(Ctx::new(self.clone(), session, cred))
-    }
-
-    fn dispatch<'a>(
-        ctx: &'a mut Ctx,
-        op: &'a NfsArgop4,
-    ) -> impl Future<Output = NfsResop4> + Send + 'a {
-        ops::dispatch(ctx, op)
     }
 
     fn client_has_state(&self, clientid: Clientid4) -> bool {
@@ -97,7 +89,7 @@ impl Role for Mds {
                 let lease = Duration::from_secs(u64::from(self.cfg.lease_time.max(1)));
                 let passed = opens
                     .delegs
-                    .carry_over(r.clientid, new, Instant::now() + lease);
+                    .carry_over(r.clientid, new, self.core.now() + lease);
                 if passed > 0 {
                     info!(
                         clientid = r.clientid,

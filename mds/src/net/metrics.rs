@@ -378,7 +378,7 @@ async fn answer(mds: &Mds, mut sock: TcpStream) -> std::io::Result<()> {
     let mut words = line.split_whitespace();
     let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     let (status, body) = match (method, path) {
-        ("GET", "/metrics" | "/") => ("200 OK", render(mds, Instant::now())),
+        ("GET", "/metrics" | "/") => ("200 OK", render(mds, mds.core.now())),
         ("GET", _) => ("404 Not Found", "try /metrics\n".to_owned()),
         _ => ("405 Method Not Allowed", "GET only\n".to_owned()),
     };

@@ -4,12 +4,14 @@ use super::space::check;
 use crate::compound::Ctx;
 use crate::ops::layout::file_stripes;
 use crate::pnfs::dsspace;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 use nfs_server::io::blocking;
 use pfs_core::ObjectId;
 
-async fn allocate_inner(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
+/// ALLOCATE (RFC 7862 section 15.1): reserves the range so later writes there do not fail
+/// for want of space, growing the file when the range ends past its size. The reservation is
+/// durable before the reply, and so are the new size and change attribute.
+pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
     let (inode, end) = check(ctx, &a.aa_stateid, a.aa_offset, a.aa_length)?;
     let fileid = inode.fileid;
     let (offset, length) = (a.aa_offset, a.aa_length);
@@ -41,21 +43,9 @@ async fn allocate_inner(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
     }
     ctx.mds
         .store
-        .record_write(fileid, end, system_time_now())
+        .record_write(fileid, end, ctx.mds.wall_time())
         .await?;
     // A striped file that grew: its data servers learn its new end.
     crate::pnfs::dsobjects::hint_ends(&ctx.mds, fileid);
     Ok(())
-}
-
-/// ALLOCATE (RFC 7862 section 15.1): reserves the range so later writes there do not fail
-/// for want of space, growing the file when the range ends past its size. The reservation is
-/// durable before the reply, and so are the new size and change attribute.
-pub async fn allocate(ctx: &mut Ctx, a: &AllocateArgs) -> AllocateRes {
-    AllocateRes {
-        status: match allocate_inner(ctx, a).await {
-            Ok(()) => NfsStat4::NFS4_OK,
-            Err(s) => s,
-        },
-    }
 }

@@ -10,9 +10,9 @@ use nfs_proto::nfs4::*;
 use crate::compound::Ctx;
 use crate::ops::copy::check_pair;
 use crate::state::copies;
-use crate::store::system_time_now;
 
-async fn clone_inner(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {
+/// CLONE (RFC 7862 section 15.13).
+pub async fn clone(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {
     let pair = check_pair(
         ctx,
         &a.cl_src_stateid,
@@ -33,18 +33,8 @@ async fn clone_inner(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {
     // Durable before the reply, as a WRITE's size is.
     ctx.mds
         .store
-        .record_write(fileid, plan.dst_offset + plan.count, system_time_now())
+        .record_write(fileid, plan.dst_offset + plan.count, ctx.mds.wall_time())
         .await?;
     ctx.mds.copies.note_bytes(plan.count, 0);
     Ok(())
-}
-
-/// CLONE (RFC 7862 section 15.13).
-pub async fn clone(ctx: &mut Ctx, a: &CloneArgs) -> CloneRes {
-    CloneRes {
-        status: match clone_inner(ctx, a).await {
-            Ok(()) => NfsStat4::NFS4_OK,
-            Err(s) => s,
-        },
-    }
 }

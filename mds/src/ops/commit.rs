@@ -7,7 +7,9 @@ use nfs_proto::nfs4::*;
 use nfs_server::io::{blocking, check_commit_range};
 use pfs_core::ObjectId;
 
-async fn commit_inner(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsStat4> {
+/// COMMIT (RFC 8881 section 18.3): makes earlier unstable writes durable; `count` 0 means
+/// to the end of the file. A striped file commits on every data server of its set.
+pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsStat4> {
     ctx.client()?;
     let inode = ctx.inode()?;
     regular_file(&inode)?;
@@ -24,13 +26,4 @@ async fn commit_inner(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsS
     Ok(CommitResOk {
         writeverf: ctx.mds.data.verifier(),
     })
-}
-
-/// COMMIT (RFC 8881 section 18.3): makes earlier unstable writes durable; `count` 0 means
-/// to the end of the file. A striped file commits on every data server of its set.
-pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> CommitRes {
-    match commit_inner(ctx, a).await {
-        Ok(ok) => CommitRes::Ok(ok),
-        Err(s) => CommitRes::Err(s),
-    }
 }

@@ -17,7 +17,7 @@ use crate::pnfs::datapath;
 use crate::server::Mds;
 use crate::state::copies::{self, Outcome, Place, Plan, SYNC_COPY_MAX};
 use crate::state::open::Io;
-use crate::store::{system_time_now, Inode};
+use crate::store::Inode;
 use nfs_proto::nfs4::callback::{CbOffloadArgs, NfsCbArgop4, NfsCbResop4, OffloadInfo4};
 use nfs_proto::nfs4::*;
 use std::sync::Arc;
@@ -193,7 +193,7 @@ async fn record(mds: &Mds, plan: &Plan, copied: u64) -> Result<(), NfsStat4> {
         Place::Local(f) | Place::Striped(f, _) => f,
     };
     mds.store
-        .record_write(fileid, plan.dst_offset + copied, system_time_now())
+        .record_write(fileid, plan.dst_offset + copied, mds.wall_time())
         .await?;
     Ok(())
 }
@@ -223,7 +223,8 @@ async fn copy_now(mds: &Arc<Mds>, plan: &Plan, job: Option<&copies::Job>) -> Out
     }
 }
 
-async fn copy_inner(ctx: &mut Ctx, a: &CopyArgs) -> Result<CopyResOk, NfsStat4> {
+/// COPY (RFC 7862 section 15.2).
+pub async fn copy(ctx: &mut Ctx, a: &CopyArgs) -> Result<CopyResOk, NfsStat4> {
     if !a.ca_source_server.is_empty() {
         // Inter-server copy is not offered (knfsd without inter_copy_offload_enable
         // answers the same).
@@ -326,13 +327,5 @@ async fn send_offload(
             tracing::debug!(clientid, ?status, "CB_OFFLOAD answered");
         }
         Err(e) => tracing::info!(clientid, "CB_OFFLOAD failed: {e}"),
-    }
-}
-
-/// COPY (RFC 7862 section 15.2).
-pub async fn copy(ctx: &mut Ctx, a: &CopyArgs) -> CopyRes {
-    match copy_inner(ctx, a).await {
-        Ok(ok) => CopyRes::Ok(ok),
-        Err(s) => CopyRes::Err(s),
     }
 }

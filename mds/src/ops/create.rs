@@ -5,7 +5,7 @@ use super::dir::{current_dir, may_change_entries, S_ISGID};
 use super::fh::check_component;
 use super::setattr::to_setattrs;
 use crate::compound::{Ctx, User};
-use crate::store::{system_time_now, CreateSpec, Inode, NewObject, SetAttrs};
+use crate::store::{CreateSpec, Inode, NewObject, SetAttrs};
 use nfs_proto::nfs4::*;
 
 /// The store's description of what CREATE makes (NF4REG and the named-attribute types are
@@ -67,14 +67,7 @@ pub(super) fn initial_ids(
 /// CREATE (RFC 8881 section 18.4): makes a directory, symbolic link, device, socket or FIFO
 /// in the current directory, with the initial attributes given (mode, owner, group, times;
 /// `attrset` lists them), and makes it the current filehandle.
-pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> CreateRes {
-    match create_inner(ctx, a).await {
-        Ok(ok) => CreateRes::Ok(ok),
-        Err(s) => CreateRes::Err(s),
-    }
-}
-
-async fn create_inner(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsStat4> {
+pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsStat4> {
     let (fh, dir) = current_dir(ctx)?;
     let object = new_object(&a.objtype)?;
     let name = check_component(&a.objname)?;
@@ -92,7 +85,7 @@ async fn create_inner(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsS
         uid,
         gid,
     };
-    let now = system_time_now();
+    let now = ctx.mds.wall_time();
     let created = ctx.mds.store.create(dir.fileid, name, spec, now).await?;
     let mut inode = created.inode;
     if attrs.atime.is_some() || attrs.mtime.is_some() {

@@ -3,12 +3,15 @@
 use super::space::check;
 use crate::compound::Ctx;
 use crate::pnfs::dsspace;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 use nfs_server::io::blocking;
 use pfs_core::{Deallocated, ObjectId};
 
-async fn deallocate_inner(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
+/// DEALLOCATE (RFC 7862 section 15.4): the range reads as zeros afterwards, its blocks freed
+/// where the file system can punch holes (else zeros are written); the size does not change,
+/// and the part of the range past the end of the file is ignored. Durable before the reply.
+/// `space_used` falls by the blocks freed (GETATTR asks the objects: `dsobjects::sized`).
+pub async fn deallocate(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
     let (inode, end) = check(ctx, &a.da_stateid, a.da_offset, a.da_length)?;
     let fileid = inode.fileid;
     let (offset, length) = (a.da_offset, a.da_length);
@@ -30,21 +33,8 @@ async fn deallocate_inner(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4>
         // The data changed but the size did not: an end of 0 never grows the file.
         ctx.mds
             .store
-            .record_write(fileid, 0, system_time_now())
+            .record_write(fileid, 0, ctx.mds.wall_time())
             .await?;
     }
     Ok(())
-}
-
-/// DEALLOCATE (RFC 7862 section 15.4): the range reads as zeros afterwards, its blocks freed
-/// where the file system can punch holes (else zeros are written); the size does not change,
-/// and the part of the range past the end of the file is ignored. Durable before the reply.
-/// `space_used` falls by the blocks freed (GETATTR asks the objects: `dsobjects::sized`).
-pub async fn deallocate(ctx: &mut Ctx, a: &DeallocateArgs) -> DeallocateRes {
-    DeallocateRes {
-        status: match deallocate_inner(ctx, a).await {
-            Ok(()) => NfsStat4::NFS4_OK,
-            Err(s) => s,
-        },
-    }
 }

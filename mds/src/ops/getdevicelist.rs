@@ -40,14 +40,7 @@ pub fn device_list(
 /// GETDEVICELIST (RFC 8881 section 18.41): [`device_list`] in pages of `gdla_maxdevices`;
 /// the cookie is the index of the next device, the verifier the ring generation (another
 /// one is NFS4ERR_NOT_SAME: the list changed). A `gdla_maxdevices` of 0 is NFS4ERR_INVAL.
-pub fn getdevicelist(ctx: &mut Ctx, a: &GetDeviceListArgs) -> GetDeviceListRes {
-    match getdevicelist_inner(ctx, a) {
-        Ok(ok) => GetDeviceListRes::Ok(ok),
-        Err(s) => GetDeviceListRes::Err(s),
-    }
-}
-
-fn getdevicelist_inner(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceListResOk, NfsStat4> {
+pub fn getdevicelist(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceListResOk, NfsStat4> {
     ctx.client()?;
     ctx.fh()?;
     if a.gdla_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {

@@ -6,7 +6,9 @@ use super::xattr::{check_read, holds_xattrs};
 use crate::compound::Ctx;
 use nfs_proto::nfs4::*;
 
-fn getxattr_inner(ctx: &Ctx, a: &GetXattrArgs) -> Result<GetXattrResOk, NfsStat4> {
+/// GETXATTR (RFC 8276 section 8.4.1): NFS4ERR_NOXATTR when the object has no attribute of
+/// that name.
+pub fn getxattr(ctx: &Ctx, a: &GetXattrArgs) -> Result<GetXattrResOk, NfsStat4> {
     let inode = check_read(ctx, ACCESS4_XAREAD)?;
     crate::store::check_xattr_name(a.gxa_name.as_bytes())?;
     if !holds_xattrs(&inode) {
@@ -24,13 +26,4 @@ fn getxattr_inner(ctx: &Ctx, a: &GetXattrArgs) -> Result<GetXattrResOk, NfsStat4
         }
     }
     Ok(GetXattrResOk { gxr_value: value })
-}
-
-/// GETXATTR (RFC 8276 section 8.4.1): NFS4ERR_NOXATTR when the object has no attribute of
-/// that name.
-pub fn getxattr(ctx: &mut Ctx, a: &GetXattrArgs) -> GetXattrRes {
-    match getxattr_inner(ctx, a) {
-        Ok(ok) => GetXattrRes::Ok(ok),
-        Err(s) => GetXattrRes::Err(s),
-    }
 }

@@ -1,7 +1,7 @@
 //! File layouts (RFC 8881 chapter 13, LAYOUT4_NFSV4_1_FILES), MDS side.
 //!
 //! So far: the choice of a file's stripe set at its first layout (or at its create by OPEN
-//! under a directory with a layout policy, [`fix_directory_stripes`]), LAYOUTGET of
+//! under a directory with a layout policy, [`directory_stripe_plan`]), LAYOUTGET of
 //! whole-file layouts, LAYOUTRETURN, LAYOUTCOMMIT, GETDEVICEINFO and GETDEVICELIST.
 //!
 //! ```text
@@ -10,6 +10,8 @@
 //!             ─> nfsv4_1_file_layout4 { device of the stripe set, unit|DENSE, 0, 0,
 //!                                       one DS filehandle per stripe index }
 //! ```
+
+use std::sync::Arc;
 
 use crate::compound::Ctx;
 use crate::config::LayoutPolicy;
@@ -30,7 +32,7 @@ pub(super) const WHOLE_FILE: u64 = u64::MAX;
 /// its directory's, [`crate::pnfs::dirlayout`]): the policy's stripe unit, count and packing, and a
 /// window of `ring` (the current generation's) whose first server is the file id modulo the
 /// ring size, so files spread over the ring without a device id per file (docs/design.md,
-/// "pNFS plan"). Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a
+/// "pNFS"). Servers for which `usable` says no (down ones: RFC 8881 section 13.3, a
 /// layout names servers the client can use) are skipped: the window moves on around the
 /// ring, and if no window of the policy's count has only usable servers, the widest one that
 /// does is taken. `None` when the ring is empty or none of it is usable.
@@ -73,55 +75,67 @@ pub fn new_stripe_set(
     stripe_set_for(policy, &ring, fileid, up).ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
 }
 
-/// Fixes the stripe set of regular file `fileid`, just created by OPEN in directory `dir` of
-/// `export`, from the policy of the nearest configured directory at or above `dir`
-/// ([`crate::pnfs::dirlayout`]), before the OPEN reply, so that its first layout (or WRITE) finds
-/// the directory's policy rather than the export's. Does nothing unless the MDS grants
-/// layouts and some directory has a policy, nor when no configured directory is above `dir`.
-/// Never fails the OPEN (the file exists already): when no data server is up, or the store
-/// fails, it logs a warning and leaves the set unfixed, and the file gets its export's
-/// policy at its first LAYOUTGET or WRITE. A set fixed meanwhile by another client's
-/// LAYOUTGET stays (`Store::fix_stripes` keeps the first).
-pub async fn fix_directory_stripes(ctx: &Ctx, export: u16, dir: u64, fileid: u64) {
+/// The stripe set a regular file about to be created by OPEN in directory `dir` of `export`
+/// gets from the policy of the nearest configured directory at or above `dir`
+/// ([`crate::pnfs::dirlayout`]): a function of the new file's id, for the store to apply in
+/// the create's own transaction ([`crate::store::Store::create_file`]), so that its first
+/// layout (or WRITE) finds the directory's policy rather than the export's. `None` unless the
+/// MDS grants layouts and a configured directory is above `dir`. The data servers up now are
+/// taken as usable; when none is, the function gives no set, and the file gets its export's
+/// policy at its first LAYOUTGET or WRITE ([`warn_unplaced`] says so).
+#[allow(clippy::type_complexity)]
+pub fn directory_stripe_plan(
+    ctx: &Ctx,
+    export: u16,
+    dir: u64,
+) -> Option<Arc<dyn Fn(u64) -> Option<StripeSet> + Send + Sync>> {
     let mds = &ctx.mds;
     if mds.dir_layouts.is_empty() || !mds.cfg.cluster.grants_layouts() {
-        return;
+        return None;
     }
-    let Some(root) = mds.export_root_fileid(export) else {
-        return;
-    };
+    let root = mds.export_root_fileid(export)?;
     let policy = match mds.dir_layouts.for_directory(&mds.store, export, root, dir) {
         Ok(Some(p)) => p,
-        Ok(None) => return,
+        Ok(None) => return None,
         Err(e) => {
             warn!(
-                fileid,
-                dir, "directory layout policy not found: {e}; the export's applies"
+                dir,
+                "directory layout policy not found: {e}; the export's applies"
             );
-            return;
+            return None;
         }
     };
-    let set = match new_stripe_set(mds, policy, fileid) {
-        Ok(set) => set,
-        Err(e) => {
-            let why = match e {
-                NfsStat4::NFS4ERR_LAYOUTTRYLATER => "no data server is up",
-                _ => "no data servers",
-            };
-            warn!(
-                fileid,
-                "new file left without its directory's layout policy ({why}): the export's \
-                 policy applies at its first LAYOUTGET or WRITE"
-            );
-            return;
-        }
-    };
-    if let Err(e) = mds.store.fix_stripes(fileid, set, false).await {
+    let Some(ring) = mds.ring(mds.ring_generation) else {
         warn!(
-            fileid,
-            "directory layout policy not recorded: {e}; the export's applies"
+            dir,
+            "no data servers: new files get no directory layout policy"
         );
-    }
+        return None;
+    };
+    let up: std::collections::HashSet<u32> = ring
+        .servers
+        .iter()
+        .map(|s| s.id)
+        .filter(|&id| {
+            u16::try_from(id)
+                .ok()
+                .and_then(|id| mds.devices.status(id))
+                .is_some_and(|s| s.up)
+        })
+        .collect();
+    Some(Arc::new(move |fileid| {
+        stripe_set_for(policy, &ring, fileid, |id| up.contains(&id))
+    }))
+}
+
+/// Says that file `fileid`, created under a directory with a layout policy, was left without
+/// its set (no data server was up).
+pub fn warn_unplaced(fileid: u64) {
+    warn!(
+        fileid,
+        "new file left without its directory's layout policy (no data server is up): the \
+         export's policy applies at its first LAYOUTGET or WRITE"
+    );
 }
 
 /// The stripe set regular file `inode` of `export` keeps its data on, fixed (durably) at its

@@ -5,7 +5,6 @@ use super::open::regular_file;
 use crate::compound::Ctx;
 use crate::state::layout::{LayoutError, LayoutTable};
 use crate::state::stateid::resolve_current;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// LAYOUTCOMMIT (RFC 8881 section 18.42): after writes through the data servers, the size
@@ -13,14 +12,7 @@ use nfs_proto::nfs4::*;
 /// `loca_time_modify` if given (else now), and the change attribute moves on, durably
 /// before the reply. Needs an RW layout of this file under the client's layout stateid:
 /// another stateid is NFS4ERR_BAD_STATEID, a layout without RW NFS4ERR_BADLAYOUT.
-pub async fn layoutcommit(ctx: &mut Ctx, a: &LayoutCommitArgs) -> LayoutCommitRes {
-    match layoutcommit_inner(ctx, a).await {
-        Ok(ok) => LayoutCommitRes::Ok(ok),
-        Err(s) => LayoutCommitRes::Err(s),
-    }
-}
-
-async fn layoutcommit_inner(
+pub async fn layoutcommit(
     ctx: &mut Ctx,
     a: &LayoutCommitArgs,
 ) -> Result<LayoutCommitResOk, NfsStat4> {
@@ -70,7 +62,7 @@ async fn layoutcommit_inner(
         }
         Newoffset4::Absent => 0,
     };
-    let now = system_time_now();
+    let now = ctx.mds.wall_time();
     let mtime = match a.loca_time_modify {
         Newtime4::Changed { nt_time } => nt_time,
         Newtime4::Unchanged => now,

@@ -3,19 +3,11 @@
 use super::dir::{break_delegations, current_dir, may_change_entries, saved_fh};
 use super::fh::check_component;
 use crate::compound::Ctx;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// LINK (RFC 8881 section 18.9): `newname` in the current directory becomes another name of
 /// the saved object (not a directory: NFS4ERR_ISDIR), in the same export (NFS4ERR_XDEV).
-pub async fn link(ctx: &mut Ctx, a: &LinkArgs) -> LinkRes {
-    match link_inner(ctx, a).await {
-        Ok(cinfo) => LinkRes::Ok(LinkResOk { cinfo }),
-        Err(s) => LinkRes::Err(s),
-    }
-}
-
-async fn link_inner(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4> {
+pub async fn link(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4> {
     let sfh = saved_fh(ctx)?;
     let (tfh, dir) = current_dir(ctx)?;
     let source = ctx.mds.store.getattr_checked(sfh.fileid, sfh.generation)?;
@@ -32,7 +24,7 @@ async fn link_inner(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4
     let linked = ctx
         .mds
         .store
-        .link(source.fileid, dir.fileid, name, system_time_now())
+        .link(source.fileid, dir.fileid, name, ctx.mds.wall_time())
         .await?;
     Ok(linked.cinfo)
 }

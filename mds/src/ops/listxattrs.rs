@@ -12,7 +12,13 @@ const LIST_FIXED: usize = 8 + 4 + 4;
 /// Names asked of the store at a time.
 const BATCH: usize = 256;
 
-fn listxattrs_inner(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, NfsStat4> {
+/// LISTXATTRS (RFC 8276 section 8.4.3): names in the order they were created, resuming after
+/// `lxa_cookie` (0: from the start). `lxa_maxcount` bounds the whole `LISTXATTRS4resok` as the
+/// Linux client computes it (cookie, array, names, eof), lowered to fit the session's reply
+/// size; if not even one name fits, NFS4ERR_TOOSMALL. Cookies stay valid across calls, the
+/// removal of their own name and restarts; one this server never issued is
+/// NFS4ERR_BAD_COOKIE.
+pub fn listxattrs(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, NfsStat4> {
     let inode = check_read(ctx, ACCESS4_XALIST)?;
     let (limit, too_small) = reply_budget(ctx, a.lxa_maxcount, LIST_FIXED)?;
     if !holds_xattrs(&inode) {
@@ -48,17 +54,4 @@ fn listxattrs_inner(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, Nf
         lxr_names: names,
         lxr_eof: eof,
     })
-}
-
-/// LISTXATTRS (RFC 8276 section 8.4.3): names in the order they were created, resuming after
-/// `lxa_cookie` (0: from the start). `lxa_maxcount` bounds the whole `LISTXATTRS4resok` as the
-/// Linux client computes it (cookie, array, names, eof), lowered to fit the session's reply
-/// size; if not even one name fits, NFS4ERR_TOOSMALL. Cookies stay valid across calls, the
-/// removal of their own name and restarts; one this server never issued is
-/// NFS4ERR_BAD_COOKIE.
-pub fn listxattrs(ctx: &mut Ctx, a: &ListXattrsArgs) -> ListXattrsRes {
-    match listxattrs_inner(ctx, a) {
-        Ok(ok) => ListXattrsRes::Ok(ok),
-        Err(s) => ListXattrsRes::Err(s),
-    }
 }

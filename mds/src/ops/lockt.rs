@@ -3,7 +3,6 @@
 use super::lock::{lock_file, LockFailure};
 use crate::compound::Ctx;
 use nfs_proto::nfs4::*;
-use std::time::Instant;
 
 /// LOCKT (RFC 8881 section 18.11). It creates no state, but knfsd answers NFS4ERR_GRACE
 /// during the grace period too: a test against a lock table that reclaims are still
@@ -12,7 +11,7 @@ pub fn lockt(ctx: &mut Ctx, a: &LockTArgs) -> LockTRes {
     let r = (|| {
         let clientid = ctx.client()?;
         let fileid = lock_file(ctx)?;
-        let now = Instant::now();
+        let now = ctx.mds.core.now();
         ctx.mds
             .core
             .state()

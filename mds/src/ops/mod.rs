@@ -1,7 +1,8 @@
 //! One file per operation (as nfs4j and nfs-ganesha keep them), a few files of what related
 //! operations share (`attr`, `dir`, `fh`, `io`, `layout`, `open`, `space`, `xattr`), and the
-//! exhaustive dispatch that maps each `NfsArgop4` to its function (adding an operation to `nfs-proto`'s op table makes this match
-//! fail to compile until it is handled here).
+//! MDS's [`OpHandler`]: the op table's dispatch calls its method for each operation (an
+//! operation added to `nfs-proto`'s op table answers `NFS4ERR_NOTSUPP` until the MDS writes
+//! its method here).
 
 pub mod access;
 pub mod allocate;
@@ -64,108 +65,248 @@ pub mod xattr;
 
 use nfs_proto::nfs4::*;
 
-use crate::compound::{error_result, Ctx};
+use crate::compound::Ctx;
 
-/// Runs one operation. SEQUENCE and the session operations are run by the shared COMPOUND
-/// engine ([`nfs_server::compound`]) and never reach this function; they are listed so that
-/// the match stays exhaustive.
-pub async fn dispatch(ctx: &mut Ctx, op: &NfsArgop4) -> NfsResop4 {
-    use NfsArgop4 as A;
-    use NfsResop4 as R;
-    match op {
-        // Sessions and clients: run by the engine before the role is asked.
-        A::ExchangeId(_)
-        | A::CreateSession(_)
-        | A::DestroySession(_)
-        | A::BindConnToSession(_)
-        | A::BackchannelCtl(_)
-        | A::DestroyClientId(_)
-        | A::ReclaimComplete(_)
-        | A::Sequence(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_SERVERFAULT),
-        // Filehandles and names.
-        A::PutRootFh => R::PutRootFh(putrootfh::putrootfh(ctx)),
-        A::PutPubFh => R::PutPubFh(PutPubFhRes {
-            status: putrootfh::putrootfh(ctx).status,
-        }),
-        A::PutFh(a) => R::PutFh(putfh::putfh(ctx, a)),
-        A::GetFh => R::GetFh(getfh::getfh(ctx)),
-        A::SaveFh => R::SaveFh(savefh::savefh(ctx)),
-        A::RestoreFh => R::RestoreFh(restorefh::restorefh(ctx)),
-        A::Lookup(a) => R::Lookup(lookup::lookup(ctx, a)),
-        A::LookupP => R::LookupP(lookupp::lookupp(ctx)),
-        A::SecInfo(a) => R::SecInfo(secinfo::secinfo(ctx, a)),
-        A::SecInfoNoName(a) => R::SecInfoNoName(secinfo::secinfo_no_name(ctx, a)),
-        // Attributes.
-        A::GetAttr(a) => R::GetAttr(getattr::getattr(ctx, a).await),
-        A::SetAttr(a) => R::SetAttr(setattr::setattr(ctx, a).await),
-        A::Access(a) => R::Access(access::access(ctx, a)),
-        A::Verify(a) => R::Verify(VerifyRes {
-            status: verify::verify(ctx, &a.obj_attributes, true).await,
-        }),
-        A::NVerify(a) => R::NVerify(NVerifyRes {
-            status: verify::verify(ctx, &a.obj_attributes, false).await,
-        }),
-        // Directories.
-        A::Create(a) => R::Create(create::create(ctx, a).await),
-        A::Remove(a) => R::Remove(remove::remove(ctx, a).await),
-        A::Rename(a) => R::Rename(rename::rename(ctx, a).await),
-        A::Link(a) => R::Link(link::link(ctx, a).await),
-        A::ReadDir(a) => R::ReadDir(readdir::readdir(ctx, a).await),
-        A::ReadLink => R::ReadLink(readlink::readlink(ctx)),
-        A::OpenAttr(_) => R::OpenAttr(OpenAttrRes {
-            status: NfsStat4::NFS4ERR_NOTSUPP,
-        }),
-        // Open state and locks.
-        A::Open(a) => R::Open(open::open(ctx, a).await),
-        A::Close(a) => R::Close(close::close(ctx, a)),
-        A::OpenDowngrade(a) => R::OpenDowngrade(open_downgrade::open_downgrade(ctx, a).await),
-        A::Lock(a) => R::Lock(lock::lock(ctx, a)),
-        A::LockT(a) => R::LockT(lockt::lockt(ctx, a)),
-        A::LockU(a) => R::LockU(locku::locku(ctx, a)),
-        A::TestStateid(a) => R::TestStateid(test_stateid::test_stateid(ctx, a)),
-        A::FreeStateid(a) => R::FreeStateid(free_stateid::free_stateid(ctx, a)),
-        A::DelegReturn(a) => R::DelegReturn(delegreturn::delegreturn(ctx, a)),
-        A::DelegPurge(_) => R::DelegPurge(delegpurge::delegpurge(ctx)),
-        A::WantDelegation(a) => R::WantDelegation(want_delegation::want_delegation(ctx, a)),
-        A::ReleaseLockOwner(a) => R::ReleaseLockOwner(release_lockowner::release_lockowner(ctx, a)),
-        // Data.
-        A::Read(a) => R::Read(read::read(ctx, a).await),
-        A::Write(a) => R::Write(write::write(ctx, a).await),
-        A::Commit(a) => R::Commit(commit::commit(ctx, a).await),
-        A::Allocate(a) => R::Allocate(allocate::allocate(ctx, a).await),
-        A::Deallocate(a) => R::Deallocate(deallocate::deallocate(ctx, a).await),
-        A::ReadPlus(a) => R::ReadPlus(read_plus::read_plus(ctx, a).await),
-        A::Seek(a) => R::Seek(seek::seek(ctx, a).await),
-        // Server-side copy (RFC 7862).
-        A::Copy(a) => R::Copy(copy::copy(ctx, a).await),
-        A::CopyNotify(_) => R::CopyNotify(copy_notify::copy_notify(ctx)),
-        A::OffloadStatus(a) => R::OffloadStatus(offload_status::offload_status(ctx, a)),
-        A::OffloadCancel(a) => R::OffloadCancel(offload_cancel::offload_cancel(ctx, a)),
-        A::Clone(a) => R::Clone(clone::clone(ctx, a).await),
-        // Extended attributes (RFC 8276).
-        A::GetXattr(a) => R::GetXattr(getxattr::getxattr(ctx, a)),
-        A::SetXattr(a) => R::SetXattr(setxattr::setxattr(ctx, a).await),
-        A::ListXattrs(a) => R::ListXattrs(listxattrs::listxattrs(ctx, a)),
-        A::RemoveXattr(a) => R::RemoveXattr(removexattr::removexattr(ctx, a).await),
-        // NFSv4.0 only: not valid in minor version 1 and later (RFC 8881 section 15.2).
-        A::OpenConfirm(_) | A::Renew(_) | A::SetClientId(_) | A::SetClientIdConfirm(_) => {
-            error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP)
+/// The MDS's operations: the op table's dispatch ([`nfs_proto::nfs4::dispatch`]) runs each
+/// operation's method here. What the MDS does not offer (NFSv4.0-only operations, OPENATTR,
+/// directory delegations, SSV, IO_ADVISE, LAYOUTERROR, LAYOUTSTATS, WRITE_SAME) keeps the
+/// trait's `NFS4ERR_NOTSUPP`; SEQUENCE and the session operations are run by the shared
+/// COMPOUND engine ([`nfs_server::compound`]) and never reach the role. Operations written as
+/// a `Result` become their result type through the conversion the op table generates.
+impl OpHandler for Ctx {
+    // Filehandles and names.
+    async fn putrootfh(&mut self) -> PutRootFhRes {
+        putrootfh::putrootfh(self)
+    }
+
+    async fn putpubfh(&mut self) -> PutPubFhRes {
+        PutPubFhRes {
+            status: putrootfh::putrootfh(self).status,
         }
-        // pNFS file layouts (RFC 8881 chapter 13).
-        A::LayoutGet(a) => R::LayoutGet(layoutget::layoutget(ctx, a).await),
-        A::LayoutReturn(a) => R::LayoutReturn(layoutreturn::layoutreturn(ctx, a)),
-        A::LayoutCommit(a) => R::LayoutCommit(layoutcommit::layoutcommit(ctx, a).await),
-        A::GetDeviceInfo(a) => R::GetDeviceInfo(getdeviceinfo::getdeviceinfo(ctx, a)),
-        A::GetDeviceList(a) => R::GetDeviceList(getdevicelist::getdevicelist(ctx, a)),
-        // Not offered yet: the rest of pNFS, directory delegations, SSV, NFSv4.2 extras.
-        A::GetDirDelegation(_)
-        | A::SetSsv(_)
-        | A::IoAdvise(_)
-        | A::LayoutError(_)
-        | A::LayoutStats(_)
-        | A::WriteSame(_) => error_result(op.opnum(), NfsStat4::NFS4ERR_NOTSUPP),
-        A::Illegal | A::Unknown(_) => R::Illegal(IllegalRes {
-            status: NfsStat4::NFS4ERR_OP_ILLEGAL,
-        }),
+    }
+
+    async fn putfh(&mut self, a: &PutFhArgs) -> PutFhRes {
+        putfh::putfh(self, a)
+    }
+
+    async fn getfh(&mut self) -> GetFhRes {
+        getfh::getfh(self)
+    }
+
+    async fn savefh(&mut self) -> SaveFhRes {
+        savefh::savefh(self)
+    }
+
+    async fn restorefh(&mut self) -> RestoreFhRes {
+        restorefh::restorefh(self)
+    }
+
+    async fn lookup(&mut self, a: &LookupArgs) -> LookupRes {
+        lookup::lookup(self, a)
+    }
+
+    async fn lookupp(&mut self) -> LookupPRes {
+        lookupp::lookupp(self)
+    }
+
+    async fn secinfo(&mut self, a: &SecInfoArgs) -> SecInfoRes {
+        secinfo::secinfo(self, a)
+    }
+
+    async fn secinfo_no_name(&mut self, a: &SecInfoNoNameArgs) -> SecInfoNoNameRes {
+        secinfo::secinfo_no_name(self, a)
+    }
+
+    // Attributes.
+    async fn getattr(&mut self, a: &GetAttrArgs) -> GetAttrRes {
+        getattr::getattr(self, a).await
+    }
+
+    async fn setattr(&mut self, a: &SetAttrArgs) -> SetAttrRes {
+        setattr::setattr(self, a).await
+    }
+
+    async fn access(&mut self, a: &AccessArgs) -> AccessRes {
+        access::access(self, a)
+    }
+
+    async fn verify(&mut self, a: &VerifyArgs) -> VerifyRes {
+        VerifyRes {
+            status: verify::verify(self, &a.obj_attributes, true).await,
+        }
+    }
+
+    async fn nverify(&mut self, a: &NVerifyArgs) -> NVerifyRes {
+        NVerifyRes {
+            status: verify::verify(self, &a.obj_attributes, false).await,
+        }
+    }
+
+    // Directories.
+    async fn create(&mut self, a: &CreateArgs) -> CreateRes {
+        create::create(self, a).await.into()
+    }
+
+    async fn remove(&mut self, a: &RemoveArgs) -> RemoveRes {
+        remove::remove(self, a)
+            .await
+            .map(|cinfo| RemoveResOk { cinfo })
+            .into()
+    }
+
+    async fn rename(&mut self, a: &RenameArgs) -> RenameRes {
+        rename::rename(self, a).await.into()
+    }
+
+    async fn link(&mut self, a: &LinkArgs) -> LinkRes {
+        link::link(self, a)
+            .await
+            .map(|cinfo| LinkResOk { cinfo })
+            .into()
+    }
+
+    async fn readdir(&mut self, a: &ReadDirArgs) -> ReadDirRes {
+        readdir::readdir(self, a).await.into()
+    }
+
+    async fn readlink(&mut self) -> ReadLinkRes {
+        readlink::readlink(self)
+    }
+
+    // Open state and locks.
+    async fn open(&mut self, a: &OpenArgs) -> OpenRes {
+        open::open(self, a).await.into()
+    }
+
+    async fn close(&mut self, a: &CloseArgs) -> CloseRes {
+        close::close(self, a)
+    }
+
+    async fn open_downgrade(&mut self, a: &OpenDowngradeArgs) -> OpenDowngradeRes {
+        open_downgrade::open_downgrade(self, a).await
+    }
+
+    async fn lock(&mut self, a: &LockArgs) -> LockRes {
+        lock::lock(self, a)
+    }
+
+    async fn lockt(&mut self, a: &LockTArgs) -> LockTRes {
+        lockt::lockt(self, a)
+    }
+
+    async fn locku(&mut self, a: &LockUArgs) -> LockURes {
+        locku::locku(self, a)
+    }
+
+    async fn test_stateid(&mut self, a: &TestStateidArgs) -> TestStateidRes {
+        test_stateid::test_stateid(self, a)
+    }
+
+    async fn free_stateid(&mut self, a: &FreeStateidArgs) -> FreeStateidRes {
+        free_stateid::free_stateid(self, a)
+    }
+
+    async fn delegreturn(&mut self, a: &DelegReturnArgs) -> DelegReturnRes {
+        delegreturn::delegreturn(self, a)
+    }
+
+    async fn delegpurge(&mut self, _: &DelegPurgeArgs) -> DelegPurgeRes {
+        delegpurge::delegpurge(self)
+    }
+
+    async fn want_delegation(&mut self, a: &WantDelegationArgs) -> WantDelegationRes {
+        want_delegation::want_delegation(self, a).into()
+    }
+
+    async fn release_lockowner(&mut self, a: &ReleaseLockOwnerArgs) -> ReleaseLockOwnerRes {
+        release_lockowner::release_lockowner(self, a)
+    }
+
+    // Data.
+    async fn read(&mut self, a: &ReadArgs) -> ReadRes {
+        read::read(self, a).await.into()
+    }
+
+    async fn write(&mut self, a: &WriteArgs) -> WriteRes {
+        write::write(self, a).await.into()
+    }
+
+    async fn commit(&mut self, a: &CommitArgs) -> CommitRes {
+        commit::commit(self, a).await.into()
+    }
+
+    async fn allocate(&mut self, a: &AllocateArgs) -> AllocateRes {
+        allocate::allocate(self, a).await.into()
+    }
+
+    async fn deallocate(&mut self, a: &DeallocateArgs) -> DeallocateRes {
+        deallocate::deallocate(self, a).await.into()
+    }
+
+    async fn read_plus(&mut self, a: &ReadPlusArgs) -> ReadPlusRes {
+        read_plus::read_plus(self, a).await.into()
+    }
+
+    async fn seek(&mut self, a: &SeekArgs) -> SeekRes {
+        seek::seek(self, a).await.into()
+    }
+
+    // Server-side copy (RFC 7862).
+    async fn copy(&mut self, a: &CopyArgs) -> CopyRes {
+        copy::copy(self, a).await.into()
+    }
+
+    async fn copy_notify(&mut self, _: &CopyNotifyArgs) -> CopyNotifyRes {
+        copy_notify::copy_notify(self)
+    }
+
+    async fn offload_status(&mut self, a: &OffloadStatusArgs) -> OffloadStatusRes {
+        offload_status::offload_status(self, a)
+    }
+
+    async fn offload_cancel(&mut self, a: &OffloadCancelArgs) -> OffloadCancelRes {
+        offload_cancel::offload_cancel(self, a)
+    }
+
+    async fn clone(&mut self, a: &CloneArgs) -> CloneRes {
+        clone::clone(self, a).await.into()
+    }
+
+    // Extended attributes (RFC 8276).
+    async fn getxattr(&mut self, a: &GetXattrArgs) -> GetXattrRes {
+        getxattr::getxattr(self, a).into()
+    }
+
+    async fn setxattr(&mut self, a: &SetXattrArgs) -> SetXattrRes {
+        setxattr::setxattr(self, a).await.into()
+    }
+
+    async fn listxattrs(&mut self, a: &ListXattrsArgs) -> ListXattrsRes {
+        listxattrs::listxattrs(self, a).into()
+    }
+
+    async fn removexattr(&mut self, a: &RemoveXattrArgs) -> RemoveXattrRes {
+        removexattr::removexattr(self, a).await.into()
+    }
+
+    // pNFS file layouts (RFC 8881 chapter 13).
+    async fn layoutget(&mut self, a: &LayoutGetArgs) -> LayoutGetRes {
+        layoutget::layoutget(self, a).await
+    }
+
+    async fn layoutreturn(&mut self, a: &LayoutReturnArgs) -> LayoutReturnRes {
+        layoutreturn::layoutreturn(self, a)
+    }
+
+    async fn layoutcommit(&mut self, a: &LayoutCommitArgs) -> LayoutCommitRes {
+        layoutcommit::layoutcommit(self, a).await.into()
+    }
+
+    async fn getdeviceinfo(&mut self, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
+        getdeviceinfo::getdeviceinfo(self, a)
+    }
+
+    async fn getdevicelist(&mut self, a: &GetDeviceListArgs) -> GetDeviceListRes {
+        getdevicelist::getdevicelist(self, a).into()
     }
 }

@@ -20,13 +20,10 @@ use crate::server::Mds;
 use crate::state::deleg::{DelegType, Need};
 use crate::state::open::{delegation_body, DelegOffer, OpenShare};
 use crate::state::stateid::resolve_current;
-use crate::store::{
-    system_time_now, CreateHow, CreateSpec, Inode, NewObject, SetAttrs, StoreError,
-};
+use crate::store::{CreateHow, CreateSpec, Inode, NewFileExtras, NewObject, SetAttrs, StoreError};
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
 use std::sync::PoisonError;
-use std::time::Instant;
 use tracing::info;
 
 /// The mode of a file OPEN creates when the client gives none (EXCLUSIVE4 carries no
@@ -70,7 +67,7 @@ pub(crate) fn regular_file(inode: &Inode) -> Result<(), NfsStat4> {
 /// lock waits for the grace period to end and for the client's own RECLAIM_COMPLETE
 /// (NFS4ERR_GRACE, section 18.51.3).
 pub(super) fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
-    let now = Instant::now();
+    let now = ctx.mds.core.now();
     let st = ctx.mds.core.state();
     if reclaim {
         let owner = st
@@ -240,9 +237,28 @@ async fn open_by_name(
         }
     }
     let spec = create_spec(ctx, &dir, &plan)?;
-    let now = system_time_now();
-    let made = ctx.mds.store.create(dir.fileid, name, spec, now).await?;
-    let mut inode = made.inode;
+    let now = ctx.mds.wall_time();
+    // Times and size are not part of the create itself, and a new file under a directory
+    // with a layout policy of its own gets its stripe set: all in the create's transaction.
+    let rest = SetAttrs {
+        size: plan.attrs.size.filter(|&s| s != 0),
+        atime: plan.attrs.atime,
+        mtime: plan.attrs.mtime,
+        ..SetAttrs::default()
+    };
+    let stripes = crate::ops::layout::directory_stripe_plan(ctx, export, dir.fileid);
+    let placed = stripes.is_some();
+    let extras = NewFileExtras {
+        attrs: rest.clone(),
+        stripes,
+    };
+    let out = ctx
+        .mds
+        .store
+        .create_file(dir.fileid, name, spec, extras, now)
+        .await?;
+    let made = out.made;
+    let inode = made.inode;
     regular_file(&inode)?;
     let exclusive = matches!(plan.how, CreateHow::Exclusive(_));
     if !made.created && !exclusive {
@@ -264,27 +280,13 @@ async fn open_by_name(
             truncate,
         });
     }
-    // Times and size are not part of the create itself: apply them to the new file.
-    let rest = SetAttrs {
-        size: plan.attrs.size.filter(|&s| s != 0),
-        atime: plan.attrs.atime,
-        mtime: plan.attrs.mtime,
-        ..SetAttrs::default()
-    };
-    if made.created && !rest.is_empty() {
-        let out = ctx
-            .mds
-            .store
-            .setattr(inode.fileid, rest.clone(), now)
-            .await?;
-        inode = out.inode;
+    if made.created {
         if let Some(size) = rest.size {
             truncate_data(ctx, inode.fileid, size).await?;
         }
-    }
-    // A new file under a directory with a layout policy of its own gets its stripe set now.
-    if made.created {
-        crate::ops::layout::fix_directory_stripes(ctx, export, dir.fileid, inode.fileid).await;
+        if placed && out.stripes.is_none() {
+            crate::ops::layout::warn_unplaced(inode.fileid);
+        }
     }
     Ok(Target {
         export,
@@ -334,7 +336,8 @@ fn check_open_permission(ctx: &Ctx, t: &Target, share: &OpenShare) -> Result<(),
     Ok(())
 }
 
-async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
+/// OPEN (RFC 8881 section 18.16).
+pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     let clientid = ctx.client()?;
     let share = OpenShare::parse(a.share_access, a.share_deny)?;
     let create = match &a.openhow {
@@ -436,7 +439,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
     // No new delegation while the grace period lasts: a client reclaiming its opens and
     // locks must not find them behind another client's fresh delegation (knfsd waits too).
     // A reclaim gets back only the delegation it names.
-    let in_grace = ctx.mds.core.state().grace.in_grace(Instant::now());
+    let in_grace = ctx.mds.core.state().grace.in_grace(ctx.mds.core.now());
     let offer_enabled = ctx.mds.delegations_enabled(target.export) && !in_grace;
     let callback_up = offer_enabled && crate::state::recall::callback_up(&ctx.mds, clientid);
     // Other clients' delegations that conflict with this open are recalled, and the open
@@ -541,7 +544,7 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         let out = ctx
             .mds
             .store
-            .setattr(target.inode.fileid, size0, system_time_now())
+            .setattr(target.inode.fileid, size0, ctx.mds.wall_time())
             .await?;
         if striped {
             crate::pnfs::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
@@ -572,14 +575,6 @@ async fn open_inner(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> 
         attrset: target.attrset,
         delegation: grant.delegation,
     })
-}
-
-/// OPEN (RFC 8881 section 18.16).
-pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> OpenRes {
-    match open_inner(ctx, a).await {
-        Ok(ok) => OpenRes::Ok(ok),
-        Err(s) => OpenRes::Err(s),
-    }
 }
 
 /// The stateid argument with the current stateid substituted (RFC 8881 section 16.2.3.1.2).

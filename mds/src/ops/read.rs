@@ -10,7 +10,9 @@ use nfs_proto::nfs4::*;
 use nfs_server::io::{blocking, hole_filled};
 use pfs_core::ObjectId;
 
-async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
+/// READ (RFC 8881 section 18.22). `eof` is judged against the size in the metadata store,
+/// which WRITE keeps up to date before it replies.
+pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     let (fileid, inode) = check_io(ctx, &a.stateid, Io::Read, ACCESS4_READ | ACCESS4_EXECUTE)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = a.count.min(ctx.mds.cfg.limits.max_io);
@@ -47,13 +49,4 @@ async fn read_inner(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> 
     };
     let eof = offset.saturating_add(bytes.len() as u64) >= size;
     Ok(ReadResOk { eof, data: bytes })
-}
-
-/// READ (RFC 8881 section 18.22). `eof` is judged against the size in the metadata store,
-/// which WRITE keeps up to date before it replies.
-pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> ReadRes {
-    match read_inner(ctx, a).await {
-        Ok(ok) => ReadRes::Ok(ok),
-        Err(s) => ReadRes::Err(s),
-    }
 }

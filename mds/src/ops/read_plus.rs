@@ -30,7 +30,9 @@ use nfs_server::io::{blocking, find_segments, read_plus_contents};
 /// rather than with hundreds of control calls per READ_PLUS.
 pub const MAX_SEGMENTS: usize = 32;
 
-async fn read_plus_inner(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResOk, NfsStat4> {
+/// READ_PLUS (RFC 7862 section 15.10), minor version 2 only: the stateid and permission
+/// checks, the range and `eof` of READ; holes found with SEEK sent as holes.
+pub async fn read_plus(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResOk, NfsStat4> {
     if ctx.session.minor < 2 {
         return Err(NfsStat4::NFS4ERR_NOTSUPP);
     }
@@ -81,13 +83,4 @@ async fn read_plus_inner(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResO
         rpr_eof: reached >= size,
         rpr_contents: read_plus_contents(&segments, from, &data),
     })
-}
-
-/// READ_PLUS (RFC 7862 section 15.10), minor version 2 only: the stateid and permission
-/// checks, the range and `eof` of READ; holes found with SEEK sent as holes.
-pub async fn read_plus(ctx: &mut Ctx, a: &ReadPlusArgs) -> ReadPlusRes {
-    match read_plus_inner(ctx, a).await {
-        Ok(ok) => ReadPlusRes::Ok(ok),
-        Err(s) => ReadPlusRes::Err(s),
-    }
 }

@@ -95,14 +95,7 @@ pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
 ///
 /// An entry's size is the one GETATTR reports: asked of the data servers while a client holds
 /// an RW layout of the file ([`crate::pnfs::dsobjects::sized`]).
-pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> ReadDirRes {
-    match readdir_inner(ctx, a).await {
-        Ok(ok) => ReadDirRes::Ok(ok),
-        Err(s) => ReadDirRes::Err(s),
-    }
-}
-
-async fn readdir_inner(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat4> {
+pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, NfsStat4> {
     let (fh, dir) = current_dir(ctx)?;
     if ctx.allowed(&dir, ACCESS4_READ) == 0 {
         return Err(NfsStat4::NFS4ERR_ACCESS);

@@ -4,21 +4,13 @@
 use super::dir::{after_unlink, break_delegations, check_sticky, current_dir, may_change_entries};
 use super::fh::check_component;
 use crate::compound::Ctx;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// REMOVE (RFC 8881 section 18.25): removes `target` from the current directory (an empty
 /// directory, or any other object; NFS4ERR_NOTEMPTY for a directory with entries). When that
 /// was a regular file's last name, the file goes now, or when its last open goes if it is
 /// open (section 18.25.4 lets the server keep an open file until then).
-pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> RemoveRes {
-    match remove_inner(ctx, a).await {
-        Ok(cinfo) => RemoveRes::Ok(RemoveResOk { cinfo }),
-        Err(s) => RemoveRes::Err(s),
-    }
-}
-
-async fn remove_inner(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsStat4> {
+pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsStat4> {
     let (_, dir) = current_dir(ctx)?;
     let name = check_component(&a.target)?;
     ctx.writable()?;
@@ -29,7 +21,7 @@ async fn remove_inner(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsS
     let removed = ctx
         .mds
         .store
-        .remove(dir.fileid, name, system_time_now())
+        .remove(dir.fileid, name, ctx.mds.wall_time())
         .await?;
     after_unlink(ctx, &removed).await;
     Ok(removed.cinfo)

@@ -6,7 +6,6 @@ use super::dir::{
 };
 use super::fh::check_component;
 use crate::compound::Ctx;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 
 /// RENAME (RFC 8881 section 18.26): `oldname` in the saved directory becomes `newname` in the
@@ -15,14 +14,7 @@ use nfs_proto::nfs4::*;
 /// by the caller; the sticky rule applies to the source entry and to a replaced target; a
 /// directory moving to another parent needs write permission on itself (its `..` changes),
 /// as on Linux. A replaced file's data goes as for REMOVE.
-pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> RenameRes {
-    match rename_inner(ctx, a).await {
-        Ok(ok) => RenameRes::Ok(ok),
-        Err(s) => RenameRes::Err(s),
-    }
-}
-
-async fn rename_inner(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsStat4> {
+pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsStat4> {
     let sfh = saved_fh(ctx)?;
     let (tfh, tdir) = current_dir(ctx)?;
     let sdir = dir_at(ctx, sfh)?;
@@ -50,7 +42,7 @@ async fn rename_inner(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsS
     let r = ctx
         .mds
         .store
-        .rename(sdir.fileid, old, tdir.fileid, new, system_time_now())
+        .rename(sdir.fileid, old, tdir.fileid, new, ctx.mds.wall_time())
         .await?;
     if let Some(replaced) = &r.replaced {
         after_unlink(ctx, replaced).await;

@@ -58,7 +58,9 @@ pub(super) async fn seek_file(
     })
 }
 
-async fn seek_inner(ctx: &mut Ctx, a: &SeekArgs) -> Result<SeekResOk, NfsStat4> {
+/// SEEK (RFC 7862 section 15.11), minor version 2 only: NFS4ERR_NXIO at or past the end of
+/// the file, stateid and permission checks as READ's.
+pub async fn seek(ctx: &mut Ctx, a: &SeekArgs) -> Result<SeekResOk, NfsStat4> {
     if ctx.session.minor < 2 {
         return Err(NfsStat4::NFS4ERR_NOTSUPP);
     }
@@ -83,13 +85,4 @@ async fn seek_inner(ctx: &mut Ctx, a: &SeekArgs) -> Result<SeekResOk, NfsStat4> 
         sr_eof: offset >= size,
         sr_offset: offset,
     })
-}
-
-/// SEEK (RFC 7862 section 15.11), minor version 2 only: NFS4ERR_NXIO at or past the end of
-/// the file, stateid and permission checks as READ's.
-pub async fn seek(ctx: &mut Ctx, a: &SeekArgs) -> SeekRes {
-    match seek_inner(ctx, a).await {
-        Ok(ok) => SeekRes::Ok(ok),
-        Err(s) => SeekRes::Err(s),
-    }
 }

@@ -4,7 +4,7 @@
 use super::attr::{parse_id, SETTABLE, SUPPORTED};
 use crate::compound::Ctx;
 use crate::state::deleg::Need;
-use crate::store::{system_time_now, SetAttrs};
+use crate::store::SetAttrs;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 
@@ -98,7 +98,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         let out = ctx
             .mds
             .store
-            .setattr(inode.fileid, s.clone(), system_time_now())
+            .setattr(inode.fileid, s.clone(), ctx.mds.wall_time())
             .await?;
         if let Some(size) = s.size {
             if striped {

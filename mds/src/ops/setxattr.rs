@@ -2,11 +2,14 @@
 
 use super::xattr::check_change;
 use crate::compound::Ctx;
-use crate::store::{system_time_now, XattrSet};
+use crate::store::XattrSet;
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
 
-async fn setxattr_inner(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, NfsStat4> {
+/// SETXATTR (RFC 8276 section 8.4.2): SETXATTR4_CREATE on an existing name is NFS4ERR_EXIST,
+/// SETXATTR4_REPLACE on a missing one NFS4ERR_NOXATTR; a value over 64 KiB is
+/// NFS4ERR_XATTR2BIG.
+pub async fn setxattr(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, NfsStat4> {
     let how = match a.sxa_option {
         SetxattrOption4::SETXATTR4_EITHER => XattrSet::Either,
         SetxattrOption4::SETXATTR4_CREATE => XattrSet::Create,
@@ -23,18 +26,8 @@ async fn setxattr_inner(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, Nf
             a.sxa_key.as_bytes(),
             value,
             how,
-            system_time_now(),
+            ctx.mds.wall_time(),
         )
         .await?;
     Ok(SetXattrResOk { sxr_info: cinfo })
-}
-
-/// SETXATTR (RFC 8276 section 8.4.2): SETXATTR4_CREATE on an existing name is NFS4ERR_EXIST,
-/// SETXATTR4_REPLACE on a missing one NFS4ERR_NOXATTR; a value over 64 KiB is
-/// NFS4ERR_XATTR2BIG.
-pub async fn setxattr(ctx: &mut Ctx, a: &SetXattrArgs) -> SetXattrRes {
-    match setxattr_inner(ctx, a).await {
-        Ok(ok) => SetXattrRes::Ok(ok),
-        Err(s) => SetXattrRes::Err(s),
-    }
 }

@@ -14,14 +14,7 @@ use nfs_proto::nfs4::*;
 /// CLAIM_PREVIOUS reclaims the delegation held before a server restart, during the grace
 /// period; CLAIM_DELEG_PREV_FH the delegation the client's previous instance held before
 /// the client restarted (`NFS4ERR_RECLAIM_BAD` when there is none), as OPEN does.
-pub fn want_delegation(ctx: &mut Ctx, a: &WantDelegationArgs) -> WantDelegationRes {
-    match want_delegation_inner(ctx, a) {
-        Ok(d) => WantDelegationRes::Ok(d),
-        Err(s) => WantDelegationRes::Err(s),
-    }
-}
-
-fn want_delegation_inner(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegation4, NfsStat4> {
+pub fn want_delegation(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegation4, NfsStat4> {
     let clientid = ctx.client()?;
     let export = ctx.fh()?.export;
     let inode = ctx.inode()?;

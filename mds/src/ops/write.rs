@@ -5,12 +5,16 @@ use crate::compound::Ctx;
 use crate::ops::layout::file_stripes;
 use crate::pnfs::datapath;
 use crate::state::open::Io;
-use crate::store::system_time_now;
 use nfs_proto::nfs4::*;
 use nfs_server::io::{blocking, clip_write};
 use pfs_core::{ObjectId, Stability};
 
-async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
+/// WRITE (RFC 8881 section 18.32): UNSTABLE4, DATA_SYNC4 or FILE_SYNC4 as asked (the store
+/// may do better and says so in `committed`); the write verifier changes on every server
+/// start (of the MDS, or for a striped file of any of its data servers:
+/// `datapath::stripe_verifier`), so a client re-sends unstable data it has not seen
+/// committed. NFS4ERR_DELAY while a data server the WRITE needs is down.
+pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4> {
     ctx.writable()?;
     let (fileid, inode) = check_io(ctx, &a.stateid, Io::Write, ACCESS4_MODIFY)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
@@ -55,23 +59,11 @@ async fn write_inner(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat
     // Size, mtime and change: committed (group commit) before the reply is sent.
     ctx.mds
         .store
-        .record_write(fileid, offset + count, system_time_now())
+        .record_write(fileid, offset + count, ctx.mds.wall_time())
         .await?;
     Ok(WriteResOk {
         count: count as Count4,
         committed: StableHow4(committed.as_u32()),
         writeverf,
     })
-}
-
-/// WRITE (RFC 8881 section 18.32): UNSTABLE4, DATA_SYNC4 or FILE_SYNC4 as asked (the store
-/// may do better and says so in `committed`); the write verifier changes on every server
-/// start (of the MDS, or for a striped file of any of its data servers:
-/// `datapath::stripe_verifier`), so a client re-sends unstable data it has not seen
-/// committed. NFS4ERR_DELAY while a data server the WRITE needs is down.
-pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> WriteRes {
-    match write_inner(ctx, a).await {
-        Ok(ok) => WriteRes::Ok(ok),
-        Err(s) => WriteRes::Err(s),
-    }
 }

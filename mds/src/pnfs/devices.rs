@@ -35,6 +35,7 @@ use nfs_proto::control::{ClusterKey, CtlOpCount, RegisterOk};
 use nfs_proto::nfs4::layout_files::socket_addr_from_netaddr;
 use nfs_proto::nfs4::Netaddr4;
 use nfs_proto::rpc::AuthStat;
+use nfs_server::clock::SharedClock;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
@@ -158,6 +159,8 @@ struct Inner {
     keys: DsKeys,
     lease_time: u32,
     opts: DevicesOptions,
+    /// The MDS's clock (the wall time that stamps control calls).
+    clock: SharedClock,
     /// Per data server, in configuration order, and the ring generation.
     state: Mutex<(Vec<Entry>, u32)>,
     started: AtomicBool,
@@ -206,6 +209,7 @@ impl Devices {
         keys: DsKeys,
         lease_time: u32,
         opts: DevicesOptions,
+        clock: SharedClock,
     ) -> Self {
         let entries = cluster
             .data_servers
@@ -236,6 +240,7 @@ impl Devices {
                 keys,
                 lease_time,
                 opts,
+                clock,
                 state: Mutex::new((entries, generation)),
                 started: AtomicBool::new(false),
                 tasks: Mutex::new(Vec::new()),
@@ -667,7 +672,8 @@ async fn register(
         .ok_or_else(|| format!("cluster.data_servers[id={id}].control: no control address"))?;
     let ctl = DsControl::connect(addr, id, key, inner.opts.call_timeout)
         .await
-        .map_err(|e| format!("{addr}: {}", describe(&e)))?;
+        .map_err(|e| format!("{addr}: {}", describe(&e)))?
+        .with_clock(inner.clock.clone());
     let ok = ctl
         .register(&Registration {
             ds_id: id,
@@ -774,6 +780,7 @@ mod tests {
             DsKeys::derive(&[2; 32], 5),
             90,
             DevicesOptions::default(),
+            nfs_server::ManualClock::new().shared(),
         );
         assert_eq!(d.generation(), 5 << 16);
         assert_eq!(d.ring().generation, 5 << 16);

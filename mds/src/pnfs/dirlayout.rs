@@ -43,6 +43,7 @@ impl DirLayouts {
         store: &Store,
         cfg: &Config,
         export_roots: &HashMap<u16, u64>,
+        now: nfs_proto::nfs4::Nfstime4,
     ) -> Result<Self, StartError> {
         let mut by_dir = HashMap::new();
         for (i, d) in cfg.cluster.layout.directories.iter().enumerate() {
@@ -56,7 +57,7 @@ impl DirLayouts {
             };
             let parts = d.components().map_err(|m| err(field("path"), m))?;
             let names: Vec<String> = parts.iter().map(|c| (*c).to_owned()).collect();
-            let fileid = mkdir_p(store, root, &names).map_err(|e| {
+            let fileid = mkdir_p(store, root, &names, now).map_err(|e| {
                 err(
                     field("path"),
                     format!("{:?} in export {export}: {e}", d.path),
@@ -120,15 +121,17 @@ impl DirLayouts {
 mod tests {
     use super::*;
     use crate::config::{DataServerConfig, DirectoryLayout, ExportConfig};
-    use crate::store::{system_time_now, CreateHow, CreateSpec, NewObject, StoreOptions};
+    use crate::store::{CreateHow, CreateSpec, NewObject, StoreOptions};
+    use nfs_proto::nfs4::Nfstime4;
+
+    /// The time the tests' changes are made at (the store takes it from its caller).
+    const T: Nfstime4 = Nfstime4 {
+        seconds: 1_700_000_000,
+        nseconds: 0,
+    };
 
     fn store(dir: &std::path::Path) -> Store {
-        Store::open(
-            dir.join("mds.redb"),
-            &StoreOptions::default(),
-            system_time_now(),
-        )
-        .unwrap()
+        Store::open(dir.join("mds.redb"), &StoreOptions::default(), T).unwrap()
     }
 
     fn entry(
@@ -162,7 +165,7 @@ mod tests {
 
     fn roots(s: &Store) -> HashMap<u16, u64> {
         let root = s.root().unwrap().fileid;
-        let e2 = mkdir_p(s, root, &["e2".into()]).unwrap();
+        let e2 = mkdir_p(s, root, &["e2".into()], T).unwrap();
         HashMap::from([(1, root), (2, e2)])
     }
 
@@ -188,14 +191,14 @@ mod tests {
             entry(Some(1), "/a/b/c", None, Some(1)),
             entry(Some(2), "/x", Some(128 << 10), Some(2)),
         ]);
-        let d = DirLayouts::resolve(&s, &cfg, &r).unwrap();
+        let d = DirLayouts::resolve(&s, &cfg, &r, T).unwrap();
         assert_eq!(d.policies().count(), 3);
         let root = r[&1];
         let a = path(&s, root, "/a");
         let b = path(&s, root, "/a/b");
         let c = path(&s, root, "/a/b/c");
         let x = path(&s, r[&2], "/x");
-        mkdir_p(&s, c, &["d".into(), "e".into()]).unwrap();
+        mkdir_p(&s, c, &["d".into(), "e".into()], T).unwrap();
         let e = path(&s, c, "d/e");
         assert_eq!(policy(&d, &s, 1, root, a), Some((64 << 10, 3)));
         assert_eq!(policy(&d, &s, 1, root, b), Some((64 << 10, 3)));
@@ -215,14 +218,12 @@ mod tests {
         let s = store(tmp.path());
         let r = roots(&s);
         let root = r[&1];
-        let d =
-            DirLayouts::resolve(&s, &config(vec![entry(None, "/a", None, Some(2))]), &r).unwrap();
-        let sub = mkdir_p(&s, path(&s, root, "/a"), &["sub".into()]).unwrap();
+        let d = DirLayouts::resolve(&s, &config(vec![entry(None, "/a", None, Some(2))]), &r, T)
+            .unwrap();
+        let sub = mkdir_p(&s, path(&s, root, "/a"), &["sub".into()], T).unwrap();
         assert_eq!(policy(&d, &s, 1, root, sub), Some((1 << 20, 2)));
         let a = path(&s, root, "/a");
-        s.rename(a, b"sub", root, b"sub", system_time_now())
-            .wait()
-            .unwrap();
+        s.rename(a, b"sub", root, b"sub", T).wait().unwrap();
         assert_eq!(policy(&d, &s, 1, root, sub), None);
     }
 
@@ -233,7 +234,7 @@ mod tests {
         let r = roots(&s);
         let root = r[&1];
         let cfg = config(vec![entry(None, "//deep/er/", None, None)]);
-        DirLayouts::resolve(&s, &cfg, &r).unwrap();
+        DirLayouts::resolve(&s, &cfg, &r, T).unwrap();
         let made = s.getattr(path(&s, root, "/deep/er")).unwrap();
         assert!(made.is_dir());
         assert_eq!(made.mode, 0o755);
@@ -243,15 +244,13 @@ mod tests {
             uid: 0,
             gid: 0,
         };
-        s.create(root, b"f", spec, system_time_now())
-            .wait()
-            .unwrap();
+        s.create(root, b"f", spec, T).wait().unwrap();
         for p in ["/f", "/f/g"] {
             let cfg = config(vec![
                 entry(None, "/ok", None, None),
                 entry(None, p, None, None),
             ]);
-            let e = DirLayouts::resolve(&s, &cfg, &r).unwrap_err();
+            let e = DirLayouts::resolve(&s, &cfg, &r, T).unwrap_err();
             assert_eq!(
                 e.to_string(),
                 format!(
@@ -260,13 +259,13 @@ mod tests {
             );
         }
         let cfg = config(vec![entry(Some(9), "/a", None, None)]);
-        let e = DirLayouts::resolve(&s, &cfg, &r).unwrap_err();
+        let e = DirLayouts::resolve(&s, &cfg, &r, T).unwrap_err();
         assert_eq!(
             e.to_string(),
             "cluster.layout.directories[0].export: 9 is not an export id"
         );
         let cfg = config(vec![entry(None, "/a/../b", None, None)]);
-        let e = DirLayouts::resolve(&s, &cfg, &r).unwrap_err();
+        let e = DirLayouts::resolve(&s, &cfg, &r, T).unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("cluster.layout.directories[0].path: \"/a/../b\" must be"),
@@ -281,7 +280,7 @@ mod tests {
         let r = roots(&s);
         let mut cfg = config(vec![entry(None, "/a", None, None)]);
         cfg.cluster.data_servers.clear();
-        let d = DirLayouts::resolve(&s, &cfg, &r).unwrap();
+        let d = DirLayouts::resolve(&s, &cfg, &r, T).unwrap();
         assert!(d.is_empty());
         assert!(s.lookup(r[&1], b"a").unwrap().is_dir(), "still made");
     }

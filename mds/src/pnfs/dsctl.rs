@@ -27,7 +27,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use bytes::Bytes;
 use cluster::keys::DsKeys;
@@ -45,6 +45,7 @@ use nfs_proto::control::{
 use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, DecodeError, Xdr};
+use nfs_server::clock::SharedClock;
 use pfs_core::{Deallocated, ObjectId, SeekWhat, Stability};
 
 /// How long a control call may take by default: long enough for a data server to fsync a
@@ -162,6 +163,8 @@ pub struct DsControl {
     key: Arc<ClusterKey>,
     stamper: Arc<Stamper>,
     timeout: Duration,
+    /// Where the wall time of the calls' stamps comes from: the MDS's clock.
+    clock: SharedClock,
     /// The data server's boot nonce, once HELLO told it; forgotten when a call is refused
     /// as made for another boot.
     boot: Arc<Mutex<Option<BootNonce>>>,
@@ -207,8 +210,15 @@ impl DsControl {
             key,
             stamper: Arc::new(Stamper::new(MDS_NODE)),
             timeout,
+            clock: nfs_server::clock::system(),
             boot: Arc::new(Mutex::new(None)),
         })
+    }
+
+    /// Stamps calls with `clock`'s wall time (the MDS's clock) instead of the system's.
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// The data server's address.
@@ -274,7 +284,7 @@ impl DsControl {
         proc_: CtlProc,
         build: &impl Fn(&ClusterKey, CallStamp) -> Vec<Bytes>,
     ) -> Result<Bytes, CtlError> {
-        let stamp = self.stamper.stamp(to, unix_ms(SystemTime::now()));
+        let stamp = self.stamper.stamp(to, unix_ms(self.clock.wall()));
         let args = build(&self.key, stamp);
         let cred = self
             .key

@@ -20,7 +20,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nfs_proto::nfs4::{
     CbLayoutRecallArgs, Layoutiomode4, Layoutrecall4, LayoutrecallFile4, Layouttype4, NfsCbArgop4,
@@ -162,7 +162,7 @@ pub fn recall_file(mds: &Arc<Mds>, fileid: u64, fh: NfsFh4, except: Option<u64>)
         .layouts
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .recall_file(fileid, except, Instant::now(), timeout);
+        .recall_file(fileid, except, mds.core.now(), timeout);
     for order in orders {
         let mds = mds.clone();
         let fh = fh.clone();
@@ -309,14 +309,18 @@ async fn deadlines(weak: Weak<Mds>) {
         Some(m) => Duration::from_millis((u64::from(m.cfg.lease_time) * 1000 / 8).clamp(100, 1000)),
         None => return,
     };
+    let clock = match weak.upgrade() {
+        Some(m) => m.clock().clone(),
+        None => return,
+    };
     loop {
-        tokio::time::sleep(tick).await;
+        clock.sleep(tick).await;
         let Some(mds) = weak.upgrade() else { return };
         let due = mds
             .layouts
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .expired_recalls(Instant::now());
+            .expired_recalls(mds.core.now());
         fence(&mds, &due).await;
         crate::state::recall::revoke_expired(&mds).await;
     }

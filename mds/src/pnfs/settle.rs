@@ -166,7 +166,7 @@ async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
         weak.upgrade()
             .is_none_or(|m| has_write_layouts(&m, fileid) || m.settler.grants(fileid) != grants)
     };
-    let now = crate::store::system_time_now();
+    let now = mds.wall_time();
     match mds
         .store
         .settle_layout_writes(fileid, change, ds_size, now, busy)

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nfs_proto::control::{MAX_CTL_COPY, MAX_CTL_IO};
 use nfs_proto::nfs4::*;
+use nfs_server::clock::SharedClock;
 use nfs_server::io::{blocking, hole_filled};
 use pfs_core::{ObjectId, Stability};
 use tokio::task::JoinSet;
@@ -133,11 +134,14 @@ pub struct Copies {
     next: AtomicU32,
     table: Mutex<HashMap<[u8; 12], Arc<Job>>>,
     counters: Counters,
+    /// The server's clock: when finished copies were done, and how long they stay.
+    clock: SharedClock,
 }
 
 impl Copies {
-    /// The table of this boot (`epoch`), its stateid MACs keyed from the server key.
-    pub fn new(server_key: &[u8; 32], epoch: u16) -> Self {
+    /// The table of this boot (`epoch`), its stateid MACs keyed from the server key, on the
+    /// server's `clock`.
+    pub fn new(server_key: &[u8; 32], epoch: u16, clock: SharedClock) -> Self {
         let mut material = [0u8; 34];
         material[..32].copy_from_slice(server_key);
         material[32..].copy_from_slice(&epoch.to_be_bytes());
@@ -147,6 +151,7 @@ impl Copies {
             next: AtomicU32::new(1),
             table: Mutex::new(HashMap::new()),
             counters: Counters::default(),
+            clock,
         }
     }
 
@@ -187,7 +192,7 @@ impl Copies {
     /// client's share of it is full. `keep` is how long finished copies stay (the lease).
     pub fn start(&self, clientid: u64, keep: Duration) -> Result<Arc<Job>, NfsStat4> {
         let mut t = self.table();
-        Self::sweep(&mut t, keep, Instant::now());
+        Self::sweep(&mut t, keep, self.clock.now());
         let mine = t.values().filter(|j| j.clientid == clientid).count();
         if t.len() >= MAX_COPIES || mine >= MAX_COPIES_PER_CLIENT {
             return Err(NfsStat4::NFS4ERR_DELAY);
@@ -230,7 +235,7 @@ impl Copies {
             }
         }
         *job.outcome.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((outcome, Instant::now()));
+            Some((outcome, self.clock.now()));
     }
 
     /// OFFLOAD_CANCEL: asks the copy to stop and forgets it (RFC 7862 section 15.8: the
@@ -748,7 +753,7 @@ mod tests {
 
     #[test]
     fn copy_stateids_belong_to_their_client_and_boot_and_the_table_is_capped() {
-        let c = Copies::new(&[7; 32], 3);
+        let c = Copies::new(&[7; 32], 3, nfs_server::ManualClock::new().shared());
         let keep = Duration::from_secs(90);
         let j = c.start(11, keep).unwrap();
         assert_eq!(j.stateid.other[0], COPY_STATEID_KIND);
@@ -757,7 +762,7 @@ mod tests {
             c.find(12, &j.stateid).unwrap_err(),
             NfsStat4::NFS4ERR_BAD_STATEID
         );
-        let other_boot = Copies::new(&[7; 32], 4);
+        let other_boot = Copies::new(&[7; 32], 4, nfs_server::ManualClock::new().shared());
         assert_eq!(
             other_boot.find(11, &j.stateid).unwrap_err(),
             NfsStat4::NFS4ERR_STALE_STATEID

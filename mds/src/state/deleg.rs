@@ -677,6 +677,7 @@ impl DelegTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nfs_server::{Clock, ManualClock};
 
     fn table() -> DelegTable {
         DelegTable::new(StateidMinter::new([5; 32], 3))
@@ -712,7 +713,7 @@ mod tests {
     #[test]
     fn a_recall_is_ordered_once_and_the_conflict_lasts_until_delegreturn() {
         let mut t = table();
-        let now = Instant::now();
+        let now = ManualClock::new().now();
         let sid = t.grant(A, FILE, fh(1), DelegType::Write, 7).unwrap();
         let orders = t.recall(FILE, B, Need::Read, now, Duration::from_secs(5));
         assert_eq!(orders.len(), 1);
@@ -739,7 +740,7 @@ mod tests {
     #[test]
     fn a_recall_not_answered_by_its_deadline_revokes_until_the_client_frees_it() {
         let mut t = table();
-        let now = Instant::now();
+        let now = ManualClock::new().now();
         let sid = t.grant(A, FILE, fh(1), DelegType::Read, 7).unwrap();
         t.recall(FILE, B, Need::Write, now, Duration::from_secs(5));
         assert!(t.expired_recalls(now + Duration::from_secs(4)).is_empty());
@@ -826,7 +827,7 @@ mod tests {
     #[test]
     fn a_restarted_client_reclaims_its_previous_instances_delegation_under_a_fresh_stateid() {
         let mut t = table();
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let old = t.grant(A, FILE, fh(1), DelegType::Write, 7).unwrap();
         let revoked = t.grant(A, FILE + 1, fh(2), DelegType::Read, 7).unwrap();
         t.revoke(&revoked.other);
@@ -869,7 +870,7 @@ mod tests {
     #[test]
     fn a_delegation_being_recalled_when_its_holder_restarts_keeps_its_recall_deadline() {
         let mut t = table();
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         t.grant(A, FILE, fh(1), DelegType::Read, 7).unwrap();
         t.grant(A, FILE + 1, fh(2), DelegType::Read, 7).unwrap();
         assert_eq!(
@@ -891,7 +892,7 @@ mod tests {
     #[test]
     fn delegations_awaiting_reclaim_go_at_delegpurge_or_their_deadline_and_are_never_revoked() {
         let mut t = table();
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         t.grant(A, FILE, fh(1), DelegType::Write, 7).unwrap();
         t.grant(A, FILE + 1, fh(2), DelegType::Read, 7).unwrap();
         t.grant(A, FILE + 2, fh(3), DelegType::Read, 7).unwrap();

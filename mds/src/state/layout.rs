@@ -470,6 +470,7 @@ impl LayoutTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nfs_server::{Clock, ManualClock};
 
     const READ: Layoutiomode4 = Layoutiomode4::LAYOUTIOMODE4_READ;
     const RW: Layoutiomode4 = Layoutiomode4::LAYOUTIOMODE4_RW;
@@ -596,7 +597,7 @@ mod tests {
     #[test]
     fn a_recall_bumps_the_seqid_blocks_new_layoutgets_and_ends_with_the_return() {
         let mut t = table();
-        let now = Instant::now();
+        let now = ManualClock::new().now();
         let a = t.get(1, 10, &open_stateid(1), RW, false).unwrap();
         let b = t.get(2, 10, &open_stateid(2), READ, false).unwrap();
         let orders = t.recall_file(10, Some(2), now, Duration::from_secs(5));
@@ -626,7 +627,7 @@ mod tests {
     #[test]
     fn a_recall_not_answered_in_time_revokes_the_layout() {
         let mut t = table();
-        let now = Instant::now();
+        let now = ManualClock::new().now();
         let a = t.get(1, 10, &open_stateid(1), RW, false).unwrap();
         t.recall_file(10, None, now, Duration::from_secs(5));
         assert!(t.expired_recalls(now + Duration::from_secs(4)).is_empty());
@@ -664,7 +665,7 @@ mod tests {
     fn nomatching_layout_in_answer_to_a_recall_drops_the_layout() {
         let mut t = table();
         let a = t.get(1, 10, &open_stateid(1), RW, false).unwrap();
-        t.recall_file(10, None, Instant::now(), Duration::from_secs(5));
+        t.recall_file(10, None, ManualClock::new().now(), Duration::from_secs(5));
         t.recall_answered_nothing(&a.other);
         assert!(t.holders(10).is_empty());
     }

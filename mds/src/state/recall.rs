@@ -11,7 +11,7 @@
 //! ```
 
 use std::sync::{Arc, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
 use nfs_proto::nfs4::callback::{CbGetAttrArgs, CbGetAttrRes, CbRecallArgs};
@@ -65,7 +65,7 @@ pub fn recall_conflicts(
     opens.delegs.conflicts(file, clientid, need).then(|| {
         opens
             .delegs
-            .recall(file, clientid, need, Instant::now(), recall_timeout(mds))
+            .recall(file, clientid, need, mds.core.now(), recall_timeout(mds))
     })
 }
 
@@ -134,7 +134,7 @@ pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
 pub async fn revoke_expired(mds: &Mds) {
     let (due, forgotten) = {
         let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
+        let now = mds.core.now();
         (
             opens.delegs.expired_recalls(now),
             opens.delegs.expired_prev(now),

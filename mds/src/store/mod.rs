@@ -202,6 +202,28 @@ pub struct Created {
     pub cinfo: ChangeInfo4,
 }
 
+/// What [`Store::create_file`] applies to a new regular file in the create's transaction.
+#[derive(Default)]
+pub struct NewFileExtras {
+    /// Times and size from the create's attributes (mode and owners are in the
+    /// [`CreateSpec`]).
+    pub attrs: SetAttrs,
+    /// The stripe set for a new file id, when its directory has a layout policy of its own;
+    /// `None` from the function leaves the file without one (it gets its export's policy at
+    /// its first LAYOUTGET or WRITE).
+    #[allow(clippy::type_complexity)]
+    pub stripes: Option<Arc<dyn Fn(u64) -> Option<StripeSet> + Send + Sync>>,
+}
+
+/// The result of [`Store::create_file`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreatedFile {
+    /// The create's own result.
+    pub made: Created,
+    /// The stripe set fixed in the same transaction, if any.
+    pub stripes: Option<StripeSet>,
+}
+
 /// The result of LINK.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Linked {
@@ -351,11 +373,11 @@ fn random_key() -> Result<[u8; 32], StoreError> {
     Ok(key)
 }
 
-/// The current wall-clock time as an `nfstime4`, for the edge code that calls the store.
-pub fn system_time_now() -> Nfstime4 {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+/// A wall-clock time as an `nfstime4` (times before 1970 as 1970), for the edge code that
+/// calls the store: the server reads the time from its clock ([`crate::server::Mds::wall_time`])
+/// and hands it in, so the store never reads the system's time itself.
+pub fn nfstime(t: std::time::SystemTime) -> Nfstime4 {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     Nfstime4 {
         seconds: d.as_secs() as i64,
         nseconds: d.subsec_nanos(),
@@ -651,6 +673,45 @@ impl Store {
         let name = Bytes::copy_from_slice(name);
         let generation = self.inner.epoch as u32;
         self.write(move |tx| ns::create(tx, parent, &name, &spec, now, generation))
+    }
+
+    /// OPEN's create of a regular file with what goes with it, in one transaction (one
+    /// commit, one fsync): the create, the times and size the client gave
+    /// ([`NewFileExtras::attrs`]), and the stripe set of its directory's layout policy, which
+    /// depends on the file id only the create allocates ([`NewFileExtras::stripes`]). An
+    /// existing file (UNCHECKED4, or an exclusive create's retransmission) is returned as it
+    /// is, with nothing applied.
+    pub fn create_file(
+        &self,
+        parent: u64,
+        name: &[u8],
+        spec: CreateSpec,
+        extras: NewFileExtras,
+        now: Nfstime4,
+    ) -> Pending<CreatedFile> {
+        if let Err(e) = check_name(name) {
+            return Pending::ready(Err(e));
+        }
+        let name = Bytes::copy_from_slice(name);
+        let generation = self.inner.epoch as u32;
+        self.write(move |tx| {
+            let mut made = ns::create(tx, parent, &name, &spec, now, generation)?;
+            if !made.created {
+                return Ok(CreatedFile {
+                    made,
+                    stripes: None,
+                });
+            }
+            let fileid = made.inode.fileid;
+            if !extras.attrs.is_empty() {
+                made.inode = ns::setattr(tx, fileid, &extras.attrs, now)?.inode;
+            }
+            let stripes = match extras.stripes.as_ref().and_then(|plan| plan(fileid)) {
+                Some(set) => Some(stripes::fix(tx, fileid, set, None)?),
+                None => None,
+            };
+            Ok(CreatedFile { made, stripes })
+        })
     }
 
     /// LINK (RFC 8881 section 18.9): `name` in `dir` becomes another name of `fileid`.

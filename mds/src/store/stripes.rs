@@ -110,7 +110,7 @@ fn decode(b: &[u8]) -> Result<StripeSet, StoreError> {
 
 /// The committer job of [`Store::fix_stripes`]; `mark_writes` (the epoch) also marks the
 /// file as written through an RW layout ([`super::layout_writes`]) in the same transaction.
-fn fix(
+pub(super) fn fix(
     tx: &Txn<'_>,
     fileid: u64,
     proposed: StripeSet,

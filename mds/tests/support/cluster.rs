@@ -36,8 +36,21 @@ impl Cluster {
 /// `f` first (it may drop data servers), and returns once the registry has every configured
 /// data server up.
 pub async fn start_cluster(n: u16, f: impl FnOnce(&mut Config)) -> (Cluster, Arc<Mds>, SocketAddr) {
+    start_cluster_on(n, f, nfs_server::clock::system()).await
+}
+
+/// [`start_cluster`] with the MDS on `clock` (the data servers keep the system's: what the
+/// tests move on is the MDS's leases, recall deadlines and revocations).
+pub async fn start_cluster_on(
+    n: u16,
+    f: impl FnOnce(&mut Config),
+    clock: nfs_server::SharedClock,
+) -> (Cluster, Arc<Mds>, SocketAddr) {
     let dir = tempfile::tempdir().unwrap();
-    let (ds, cfg, mds, addr) = boot_cluster(dir.path(), n, f).await;
+    let mut cfg = cluster_config(dir.path(), n, 30);
+    f(&mut cfg);
+    let ds = start_data_servers(&cfg);
+    let (mds, addr) = start_registered_mds_on(&cfg, clock).await;
     (Cluster { dir, ds, cfg }, mds, addr)
 }
 
@@ -66,7 +79,15 @@ pub fn start_data_servers(cfg: &Config) -> Vec<Option<DsProc>> {
 /// Starts the MDS of `cfg` and its device registry, and returns once every configured data
 /// server is up (within 10 s).
 pub async fn start_registered_mds(cfg: &Config) -> (Arc<Mds>, SocketAddr) {
-    let (mds, addr) = super::start_with(cfg.clone()).await;
+    start_registered_mds_on(cfg, nfs_server::clock::system()).await
+}
+
+/// [`start_registered_mds`] on `clock`.
+pub async fn start_registered_mds_on(
+    cfg: &Config,
+    clock: nfs_server::SharedClock,
+) -> (Arc<Mds>, SocketAddr) {
+    let (mds, addr) = super::start_on(cfg.clone(), clock).await;
     mds.devices.start();
     let t0 = Instant::now();
     while mds.devices.counts().0 < cfg.cluster.data_servers.len() {

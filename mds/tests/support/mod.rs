@@ -11,6 +11,7 @@ pub mod open;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use mds::{Config, Mds};
@@ -18,6 +19,7 @@ use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Utf8String};
+pub use nfs_server::ManualClock;
 
 /// A running server and its data directory.
 pub struct Server {
@@ -59,11 +61,27 @@ pub async fn start_mds(dir: &std::path::Path, grace: u32, lease: u32) -> (Arc<Md
 /// Starts a server with this configuration on a loopback port of its own (not validated:
 /// tests may use leases shorter than an operator may configure).
 pub async fn start_with(cfg: Config) -> (Arc<Mds>, SocketAddr) {
-    let mds = Mds::open(cfg).expect("open mds");
+    start_on(cfg, nfs_server::clock::system()).await
+}
+
+/// [`start_with`] on `clock`: the server's leases, grace period, recall deadlines and
+/// reapers run on it (a [`ManualClock`] the test moves on instead of sleeping).
+pub async fn start_on(cfg: Config, clock: nfs_server::SharedClock) -> (Arc<Mds>, SocketAddr) {
+    let mds = Mds::open_with(cfg, clock).expect("open mds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(mds.clone().serve_on(listener));
     (mds, addr)
+}
+
+/// Moves `clock` on by `d`, then lets the server's tasks it woke (the lease reaper, the
+/// recall deadlines) run before the test goes on: they were woken first, so a few turns of
+/// the test's runtime run them.
+pub async fn advance(clock: &ManualClock, d: Duration) {
+    clock.advance(d);
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
 }
 
 /// A connection with a session.

@@ -18,6 +18,8 @@ use super::types::*;
 use crate::xdr::{DecodeError, Decoder, Encoder, Utf8String, Xdr};
 use crate::xdr_enum;
 
+use super::compound::{op_table, OpFlags};
+
 // ---------------------------------------------------------------------------------------------
 // CB_GETATTR (3)
 // ---------------------------------------------------------------------------------------------
@@ -617,175 +619,42 @@ crate::nfs_status_res! {
 // CB_COMPOUND
 // ---------------------------------------------------------------------------------------------
 
-/// One callback operation with its arguments (`nfs_cb_argop4`, RFC 8881 section 20).
-#[doc(alias = "nfs_cb_argop4")]
-#[derive(Clone, PartialEq, Eq, Debug, Xdr)]
-pub enum NfsCbArgop4 {
-    /// CB_GETATTR.
-    #[xdr(case = NfsCbOpnum4::OP_CB_GETATTR)]
-    GetAttr(CbGetAttrArgs),
-    /// CB_RECALL.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALL)]
-    Recall(CbRecallArgs),
-    /// CB_LAYOUTRECALL.
-    #[xdr(case = NfsCbOpnum4::OP_CB_LAYOUTRECALL)]
-    LayoutRecall(CbLayoutRecallArgs),
-    /// CB_NOTIFY.
-    #[xdr(case = NfsCbOpnum4::OP_CB_NOTIFY)]
-    Notify(CbNotifyArgs),
-    /// CB_PUSH_DELEG.
-    #[xdr(case = NfsCbOpnum4::OP_CB_PUSH_DELEG)]
-    PushDeleg(CbPushDelegArgs),
-    /// CB_RECALL_ANY.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALL_ANY)]
-    RecallAny(CbRecallAnyArgs),
-    /// CB_RECALLABLE_OBJ_AVAIL.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALLABLE_OBJ_AVAIL)]
-    RecallableObjAvail(CbRecallableObjAvailArgs),
-    /// CB_RECALL_SLOT.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALL_SLOT)]
-    RecallSlot(CbRecallSlotArgs),
-    /// CB_SEQUENCE.
-    #[xdr(case = NfsCbOpnum4::OP_CB_SEQUENCE)]
-    Sequence(CbSequenceArgs),
-    /// CB_WANTS_CANCELLED.
-    #[xdr(case = NfsCbOpnum4::OP_CB_WANTS_CANCELLED)]
-    WantsCancelled(CbWantsCancelledArgs),
-    /// CB_NOTIFY_LOCK.
-    #[xdr(case = NfsCbOpnum4::OP_CB_NOTIFY_LOCK)]
-    NotifyLock(CbNotifyLockArgs),
-    /// CB_NOTIFY_DEVICEID.
-    #[xdr(case = NfsCbOpnum4::OP_CB_NOTIFY_DEVICEID)]
-    NotifyDeviceid(CbNotifyDeviceidArgs),
-    /// CB_OFFLOAD (NFSv4.2).
-    #[xdr(case = NfsCbOpnum4::OP_CB_OFFLOAD)]
-    Offload(CbOffloadArgs),
-    /// OP_CB_ILLEGAL (no arguments).
-    #[xdr(case = NfsCbOpnum4::OP_CB_ILLEGAL)]
-    Illegal,
-    /// An operation number this implementation does not know. Its arguments cannot be
-    /// delimited, so it is the last operation decoded from a CB_COMPOUND; the client answers
-    /// it with CB_ILLEGAL / `NFS4ERR_OP_ILLEGAL`.
-    #[xdr(default, skip_arbitrary)]
-    Unknown(NfsCbOpnum4),
-}
-
-impl NfsCbArgop4 {
-    /// The operation number.
-    pub fn opnum(&self) -> NfsCbOpnum4 {
-        match self {
-            Self::GetAttr(_) => NfsCbOpnum4::OP_CB_GETATTR,
-            Self::Recall(_) => NfsCbOpnum4::OP_CB_RECALL,
-            Self::LayoutRecall(_) => NfsCbOpnum4::OP_CB_LAYOUTRECALL,
-            Self::Notify(_) => NfsCbOpnum4::OP_CB_NOTIFY,
-            Self::PushDeleg(_) => NfsCbOpnum4::OP_CB_PUSH_DELEG,
-            Self::RecallAny(_) => NfsCbOpnum4::OP_CB_RECALL_ANY,
-            Self::RecallableObjAvail(_) => NfsCbOpnum4::OP_CB_RECALLABLE_OBJ_AVAIL,
-            Self::RecallSlot(_) => NfsCbOpnum4::OP_CB_RECALL_SLOT,
-            Self::Sequence(_) => NfsCbOpnum4::OP_CB_SEQUENCE,
-            Self::WantsCancelled(_) => NfsCbOpnum4::OP_CB_WANTS_CANCELLED,
-            Self::NotifyLock(_) => NfsCbOpnum4::OP_CB_NOTIFY_LOCK,
-            Self::NotifyDeviceid(_) => NfsCbOpnum4::OP_CB_NOTIFY_DEVICEID,
-            Self::Offload(_) => NfsCbOpnum4::OP_CB_OFFLOAD,
-            Self::Illegal => NfsCbOpnum4::OP_CB_ILLEGAL,
-            Self::Unknown(op) => *op,
-        }
+op_table! {
+    /// One callback operation with its arguments (`nfs_cb_argop4`, RFC 8881 section 20).
+    #[doc(alias = "nfs_cb_argop4")]
+    #[derive(Clone, PartialEq, Eq, Debug, Xdr)]
+    enum NfsCbArgop4 {
+        /// An operation number this implementation does not know. Its arguments cannot be
+        /// delimited, so it is the last operation decoded from a CB_COMPOUND; the client
+        /// answers it with CB_ILLEGAL / `NFS4ERR_OP_ILLEGAL`.
+        Unknown
     }
-}
-
-/// One callback operation's result (`nfs_cb_resop4`, RFC 8881 section 20).
-#[doc(alias = "nfs_cb_resop4")]
-#[derive(Clone, PartialEq, Debug, Xdr)]
-pub enum NfsCbResop4 {
-    /// CB_GETATTR.
-    #[xdr(case = NfsCbOpnum4::OP_CB_GETATTR)]
-    GetAttr(CbGetAttrRes),
-    /// CB_RECALL.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALL)]
-    Recall(CbRecallRes),
-    /// CB_LAYOUTRECALL.
-    #[xdr(case = NfsCbOpnum4::OP_CB_LAYOUTRECALL)]
-    LayoutRecall(CbLayoutRecallRes),
-    /// CB_NOTIFY.
-    #[xdr(case = NfsCbOpnum4::OP_CB_NOTIFY)]
-    Notify(CbNotifyRes),
-    /// CB_PUSH_DELEG.
-    #[xdr(case = NfsCbOpnum4::OP_CB_PUSH_DELEG)]
-    PushDeleg(CbPushDelegRes),
-    /// CB_RECALL_ANY.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALL_ANY)]
-    RecallAny(CbRecallAnyRes),
-    /// CB_RECALLABLE_OBJ_AVAIL.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALLABLE_OBJ_AVAIL)]
-    RecallableObjAvail(CbRecallableObjAvailRes),
-    /// CB_RECALL_SLOT.
-    #[xdr(case = NfsCbOpnum4::OP_CB_RECALL_SLOT)]
-    RecallSlot(CbRecallSlotRes),
-    /// CB_SEQUENCE.
-    #[xdr(case = NfsCbOpnum4::OP_CB_SEQUENCE)]
-    Sequence(CbSequenceRes),
-    /// CB_WANTS_CANCELLED.
-    #[xdr(case = NfsCbOpnum4::OP_CB_WANTS_CANCELLED)]
-    WantsCancelled(CbWantsCancelledRes),
-    /// CB_NOTIFY_LOCK.
-    #[xdr(case = NfsCbOpnum4::OP_CB_NOTIFY_LOCK)]
-    NotifyLock(CbNotifyLockRes),
-    /// CB_NOTIFY_DEVICEID.
-    #[xdr(case = NfsCbOpnum4::OP_CB_NOTIFY_DEVICEID)]
-    NotifyDeviceid(CbNotifyDeviceidRes),
-    /// CB_OFFLOAD (NFSv4.2).
-    #[xdr(case = NfsCbOpnum4::OP_CB_OFFLOAD)]
-    Offload(CbOffloadRes),
-    /// CB_ILLEGAL: the answer to an unknown or illegal operation.
-    #[xdr(case = NfsCbOpnum4::OP_CB_ILLEGAL)]
-    Illegal(CbIllegalRes),
-    /// A result number this implementation does not know; nothing after it can be decoded.
-    #[xdr(default, skip_arbitrary)]
-    Unknown(NfsCbOpnum4),
-}
-
-impl NfsCbResop4 {
-    /// The operation number.
-    pub fn opnum(&self) -> NfsCbOpnum4 {
-        match self {
-            Self::GetAttr(_) => NfsCbOpnum4::OP_CB_GETATTR,
-            Self::Recall(_) => NfsCbOpnum4::OP_CB_RECALL,
-            Self::LayoutRecall(_) => NfsCbOpnum4::OP_CB_LAYOUTRECALL,
-            Self::Notify(_) => NfsCbOpnum4::OP_CB_NOTIFY,
-            Self::PushDeleg(_) => NfsCbOpnum4::OP_CB_PUSH_DELEG,
-            Self::RecallAny(_) => NfsCbOpnum4::OP_CB_RECALL_ANY,
-            Self::RecallableObjAvail(_) => NfsCbOpnum4::OP_CB_RECALLABLE_OBJ_AVAIL,
-            Self::RecallSlot(_) => NfsCbOpnum4::OP_CB_RECALL_SLOT,
-            Self::Sequence(_) => NfsCbOpnum4::OP_CB_SEQUENCE,
-            Self::WantsCancelled(_) => NfsCbOpnum4::OP_CB_WANTS_CANCELLED,
-            Self::NotifyLock(_) => NfsCbOpnum4::OP_CB_NOTIFY_LOCK,
-            Self::NotifyDeviceid(_) => NfsCbOpnum4::OP_CB_NOTIFY_DEVICEID,
-            Self::Offload(_) => NfsCbOpnum4::OP_CB_OFFLOAD,
-            Self::Illegal(_) => NfsCbOpnum4::OP_CB_ILLEGAL,
-            Self::Unknown(op) => *op,
-        }
-    }
-
-    /// The operation's status; `NFS4ERR_OP_ILLEGAL` for [`NfsCbResop4::Unknown`], whose
-    /// result cannot be read.
-    pub fn status(&self) -> NfsStat4 {
-        match self {
-            Self::GetAttr(r) => r.status(),
-            Self::Recall(r) => r.status(),
-            Self::LayoutRecall(r) => r.status(),
-            Self::Notify(r) => r.status(),
-            Self::PushDeleg(r) => r.status(),
-            Self::RecallAny(r) => r.status(),
-            Self::RecallableObjAvail(r) => r.status(),
-            Self::RecallSlot(r) => r.status(),
-            Self::Sequence(r) => r.status(),
-            Self::WantsCancelled(r) => r.status(),
-            Self::NotifyLock(r) => r.status(),
-            Self::NotifyDeviceid(r) => r.status(),
-            Self::Offload(r) => r.status(),
-            Self::Illegal(r) => r.status(),
-            Self::Unknown(_) => NfsStat4::NFS4ERR_OP_ILLEGAL,
-        }
+    /// One callback operation's result (`nfs_cb_resop4`, RFC 8881 section 20).
+    #[doc(alias = "nfs_cb_resop4")]
+    #[derive(Clone, PartialEq, Debug, Xdr)]
+    enum NfsCbResop4 {
+        /// A result number this implementation does not know; nothing after it can be
+        /// decoded. Its status reads as `NFS4ERR_OP_ILLEGAL`.
+        Unknown
+    };
+    opnum: NfsCbOpnum4;
+    illegal: NfsCbResop4::Illegal(CbIllegalRes { status: NfsStat4::NFS4ERR_OP_ILLEGAL });
+    ops {
+        GetAttr = OP_CB_GETATTR(CbGetAttrArgs) -> CbGetAttrRes;
+        Recall = OP_CB_RECALL(CbRecallArgs) -> CbRecallRes;
+        LayoutRecall = OP_CB_LAYOUTRECALL(CbLayoutRecallArgs) -> CbLayoutRecallRes;
+        Notify = OP_CB_NOTIFY(CbNotifyArgs) -> CbNotifyRes;
+        PushDeleg = OP_CB_PUSH_DELEG(CbPushDelegArgs) -> CbPushDelegRes;
+        RecallAny = OP_CB_RECALL_ANY(CbRecallAnyArgs) -> CbRecallAnyRes;
+        RecallableObjAvail = OP_CB_RECALLABLE_OBJ_AVAIL(CbRecallableObjAvailArgs)
+            -> CbRecallableObjAvailRes;
+        RecallSlot = OP_CB_RECALL_SLOT(CbRecallSlotArgs) -> CbRecallSlotRes;
+        Sequence = OP_CB_SEQUENCE(CbSequenceArgs) -> CbSequenceRes;
+        WantsCancelled = OP_CB_WANTS_CANCELLED(CbWantsCancelledArgs) -> CbWantsCancelledRes;
+        NotifyLock = OP_CB_NOTIFY_LOCK(CbNotifyLockArgs) -> CbNotifyLockRes;
+        NotifyDeviceid = OP_CB_NOTIFY_DEVICEID(CbNotifyDeviceidArgs) -> CbNotifyDeviceidRes;
+        Offload = OP_CB_OFFLOAD(CbOffloadArgs) -> CbOffloadRes;
+        Illegal = OP_CB_ILLEGAL() -> CbIllegalRes;
     }
 }
 

@@ -390,6 +390,22 @@ macro_rules! nfs_res {
                     Self::Err(s) => *s,
                 }
             }
+
+            /// The result of the operation failing with `status` (an error status).
+            pub fn error(status: $crate::nfs4::NfsStat4) -> Self {
+                debug_assert!(!status.is_ok(), "an error result with NFS4_OK");
+                Self::Err(status)
+            }
+        }
+
+        /// An operation written as a `Result` answers with its result body or its error.
+        impl From<Result<$ok, $crate::nfs4::NfsStat4>> for $name {
+            fn from(r: Result<$ok, $crate::nfs4::NfsStat4>) -> Self {
+                match r {
+                    Ok(ok) => Self::Ok(ok),
+                    Err(status) => Self::error(status),
+                }
+            }
         }
     };
 }
@@ -409,6 +425,20 @@ macro_rules! nfs_status_res {
             /// The operation's status.
             pub fn status(&self) -> $crate::nfs4::NfsStat4 {
                 self.status
+            }
+
+            /// The result of the operation failing with `status`.
+            pub fn error(status: $crate::nfs4::NfsStat4) -> Self {
+                Self { status }
+            }
+        }
+
+        /// An operation written as a `Result` with no result body answers with its status.
+        impl From<Result<(), $crate::nfs4::NfsStat4>> for $name {
+            fn from(r: Result<(), $crate::nfs4::NfsStat4>) -> Self {
+                Self {
+                    status: r.err().unwrap_or($crate::nfs4::NfsStat4::NFS4_OK),
+                }
             }
         }
     };

@@ -13,6 +13,7 @@ use nfs_proto::nfs4::{
 use nfs_proto::rpc::{AuthSysParms, Credential};
 
 use super::*;
+use crate::clock::{Clock, ManualClock};
 
 const LEASE: Duration = Duration::from_secs(90);
 
@@ -69,7 +70,7 @@ fn confirmed_client(
 
 #[test]
 fn case1_new_owner_gets_new_unconfirmed_record_with_sequenceid_1() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let ok = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap();
     assert_eq!(ok.case, ExchangeIdCase::NewOwner);
@@ -87,7 +88,7 @@ fn case1_new_owner_gets_new_unconfirmed_record_with_sequenceid_1() {
 
 #[test]
 fn client_ids_carry_the_boot_epoch_in_the_high_16_bits() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let a = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap().clientid;
     let b = exchange(&mut t, "b", 1, 0, &ROOT, t0).unwrap().clientid;
@@ -99,7 +100,7 @@ fn client_ids_carry_the_boot_epoch_in_the_high_16_bits() {
 
 #[test]
 fn case2_same_owner_verifier_principal_returns_confirmed_record() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let ok = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap();
@@ -111,7 +112,7 @@ fn case2_same_owner_verifier_principal_returns_confirmed_record() {
 
 #[test]
 fn case2_sequenceid_is_the_next_create_session_sequence() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let res = CreateSessionResOk {
@@ -130,7 +131,7 @@ fn case2_sequenceid_is_the_next_create_session_sequence() {
 
 #[test]
 fn case3_other_principal_with_state_is_clid_inuse() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let e = t
@@ -142,7 +143,7 @@ fn case3_other_principal_with_state_is_clid_inuse() {
 
 #[test]
 fn case3_other_principal_with_sessions_is_clid_inuse() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     t.add_session(id, [1; 16]);
@@ -154,7 +155,7 @@ fn case3_other_principal_with_sessions_is_clid_inuse() {
 
 #[test]
 fn case3_other_principal_without_state_removes_the_old_record_at_once() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let old = confirmed_client(&mut t, "a", 1, t0);
     let ok = exchange(&mut t, "a", 2, 0, &ALICE, t0).unwrap();
@@ -180,7 +181,7 @@ fn case3_other_principal_without_state_removes_the_old_record_at_once() {
 
 #[test]
 fn case3_other_principal_with_state_but_expired_lease_is_replaced() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let ok = t
@@ -193,7 +194,7 @@ fn case3_other_principal_with_state_but_expired_lease_is_replaced() {
 
 #[test]
 fn case4_unconfirmed_record_is_replaced_with_a_new_clientid() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let first = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap().clientid;
     let ok = exchange(&mut t, "a", 2, 0, &ALICE, t0).unwrap();
@@ -210,7 +211,7 @@ fn case4_unconfirmed_record_is_replaced_with_a_new_clientid() {
 
 #[test]
 fn case4_retransmitted_exchange_id_before_confirmation_also_replaces() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let first = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap().clientid;
     let ok = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap();
@@ -220,7 +221,7 @@ fn case4_retransmitted_exchange_id_before_confirmation_also_replaces() {
 
 #[test]
 fn case5_client_restart_gets_new_record_and_old_goes_at_confirmation() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let old = confirmed_client(&mut t, "a", 1, t0);
     t.add_session(old, [9; 16]);
@@ -256,7 +257,7 @@ fn case5_client_restart_gets_new_record_and_old_goes_at_confirmation() {
 
 #[test]
 fn case6_update_of_confirmed_record_keeps_clientid() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let mut a = args("a", 1, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A);
@@ -270,7 +271,7 @@ fn case6_update_of_confirmed_record_keeps_clientid() {
 
 #[test]
 fn case7_update_without_confirmed_record_is_noent() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let e = exchange(&mut t, "a", 1, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, &ROOT, t0).unwrap_err();
     assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_NOENT);
@@ -285,7 +286,7 @@ fn case7_update_without_confirmed_record_is_noent() {
 
 #[test]
 fn case8_update_with_other_verifier_is_not_same() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     confirmed_client(&mut t, "a", 1, t0);
     let e = exchange(&mut t, "a", 2, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, &ROOT, t0).unwrap_err();
@@ -294,7 +295,7 @@ fn case8_update_with_other_verifier_is_not_same() {
 
 #[test]
 fn case9_update_by_other_principal_is_perm() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     confirmed_client(&mut t, "a", 1, t0);
     let e = exchange(
@@ -311,7 +312,7 @@ fn case9_update_by_other_principal_is_perm() {
 
 #[test]
 fn confirmed_r_or_undefined_flags_in_arguments_are_inval() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     for bad in [EXCHGID4_FLAG_CONFIRMED_R, 0x0000_1000] {
         let e = exchange(&mut t, "a", 1, bad, &ROOT, t0).unwrap_err();
@@ -321,7 +322,7 @@ fn confirmed_r_or_undefined_flags_in_arguments_are_inval() {
 
 #[test]
 fn supp_fence_ops_is_a_minor_version_2_flag() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let a = args("a", 1, EXCHGID4_FLAG_SUPP_FENCE_OPS);
     assert_eq!(
@@ -334,7 +335,7 @@ fn supp_fence_ops_is_a_minor_version_2_flag() {
 
 #[test]
 fn machine_credential_protection_is_inval_and_ssv_unsupported() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let mut a = args("a", 1, 0);
     a.eia_state_protect = StateProtect4A::MachCred(StateProtectOps4::default());
@@ -349,7 +350,7 @@ fn machine_credential_protection_is_inval_and_ssv_unsupported() {
 
 #[test]
 fn pnfs_role_is_the_requested_one_the_server_plays_or_all_its_roles() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = ClientTable::new(ClientTableConfig {
         roles: EXCHGID4_FLAG_USE_PNFS_MDS | EXCHGID4_FLAG_USE_PNFS_DS,
         ..Default::default()
@@ -365,7 +366,7 @@ fn pnfs_role_is_the_requested_one_the_server_plays_or_all_its_roles() {
 
 #[test]
 fn confirmation_emits_the_record_to_persist() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let ok = exchange(&mut t, "a", 4, 0, &ALICE, t0).unwrap();
     let events = t.confirm(ok.clientid);
@@ -387,7 +388,7 @@ fn confirmation_emits_the_record_to_persist() {
 
 #[test]
 fn destroy_clientid_with_sessions_or_state_is_clientid_busy() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = confirmed_client(&mut t, "a", 1, t0);
     let e = t.destroy_clientid(id, true).unwrap_err();
@@ -414,7 +415,7 @@ fn destroy_of_unknown_clientid_is_stale_clientid() {
 
 #[test]
 fn destroy_of_unconfirmed_record_is_allowed() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let id = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap().clientid;
     assert!(!t.destroy_clientid(id, false).unwrap().was_confirmed);
@@ -427,7 +428,7 @@ fn destroy_of_unconfirmed_record_is_allowed() {
 
 #[test]
 fn lease_expiry_removes_confirmed_and_unconfirmed_records() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let a = confirmed_client(&mut t, "a", 1, t0);
     let b = exchange(&mut t, "b", 1, 0, &ROOT, t0 + Duration::from_secs(10))
@@ -450,7 +451,7 @@ fn lease_expiry_removes_confirmed_and_unconfirmed_records() {
 
 #[test]
 fn renewal_keeps_the_client() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let a = confirmed_client(&mut t, "a", 1, t0);
     t.renew(a, t0 + Duration::from_secs(60)).unwrap();
@@ -460,7 +461,7 @@ fn renewal_keeps_the_client() {
 
 #[test]
 fn exchange_id_renews_the_lease_of_an_existing_record() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let a = confirmed_client(&mut t, "a", 1, t0);
     exchange(&mut t, "a", 1, 0, &ROOT, t0 + Duration::from_secs(60)).unwrap();
@@ -499,7 +500,7 @@ fn auth_sys_principal_is_the_uid_alone() {
 
 #[test]
 fn exchange_id_result_becomes_the_wire_reply() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = table();
     let ok = exchange(&mut t, "a", 1, 0, &ROOT, t0).unwrap();
     let res = ok
@@ -531,7 +532,7 @@ fn new_owner(t: &mut ClientTable, owner: &str, now: Instant) -> Result<ExchangeI
 
 #[test]
 fn a_new_owner_past_the_cap_is_refused_with_delay_when_every_record_is_confirmed() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = capped(3);
     for o in ["a", "b", "c"] {
         confirmed_client(&mut t, o, 1, t0);
@@ -546,7 +547,7 @@ fn a_new_owner_past_the_cap_is_refused_with_delay_when_every_record_is_confirmed
 
 #[test]
 fn a_full_table_gives_up_its_oldest_unconfirmed_record_for_a_new_owner() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = capped(3);
     confirmed_client(&mut t, "a", 1, t0);
     let u1 = new_owner(&mut t, "u1", t0).unwrap().clientid;
@@ -569,7 +570,7 @@ fn a_full_table_gives_up_its_oldest_unconfirmed_record_for_a_new_owner() {
 
 #[test]
 fn clients_already_known_get_in_past_the_cap() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = capped(2);
     let a = confirmed_client(&mut t, "a", 1, t0);
     confirmed_client(&mut t, "b", 1, t0);
@@ -597,7 +598,7 @@ fn clients_already_known_get_in_past_the_cap() {
 
 #[test]
 fn an_unconfirmed_owner_retrying_in_a_full_table_replaces_its_own_record() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = capped(2);
     confirmed_client(&mut t, "a", 1, t0);
     let u = new_owner(&mut t, "u", t0).unwrap().clientid;
@@ -610,7 +611,7 @@ fn an_unconfirmed_owner_retrying_in_a_full_table_replaces_its_own_record() {
 
 #[test]
 fn destroyed_and_expired_records_make_room() {
-    let t0 = Instant::now();
+    let t0 = ManualClock::new().now();
     let mut t = capped(2);
     let a = confirmed_client(&mut t, "a", 1, t0);
     confirmed_client(&mut t, "b", 1, t0 + Duration::from_secs(10));

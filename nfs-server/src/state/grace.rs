@@ -205,6 +205,7 @@ impl Grace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{Clock, ManualClock};
 
     const GRACE: Duration = Duration::from_secs(90);
 
@@ -217,7 +218,7 @@ mod tests {
 
     #[test]
     fn no_previous_clients_means_no_grace_period() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, Vec::new());
         assert!(!g.in_grace(t0));
         assert_eq!(g.check_new_state(t0), Ok(()));
@@ -227,14 +228,14 @@ mod tests {
 
     #[test]
     fn zero_grace_time_disables_grace() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let g = Grace::new(t0, Duration::ZERO, owners(&["a"]));
         assert!(!g.in_grace(t0));
     }
 
     #[test]
     fn new_state_during_grace_is_nfs4err_grace() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let g = Grace::new(t0, GRACE, owners(&["a"]));
         assert!(g.in_grace(t0));
         assert_eq!(g.check_new_state(t0), Err(GraceError::Grace));
@@ -243,7 +244,7 @@ mod tests {
 
     #[test]
     fn new_locks_wait_for_the_clients_reclaim_complete_even_without_grace() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, Vec::new());
         assert_eq!(g.check_new_state(t0), Ok(()));
         assert_eq!(g.check_new_lock(7, t0), Err(GraceError::Grace));
@@ -260,7 +261,7 @@ mod tests {
 
     #[test]
     fn new_locks_wait_for_the_grace_period_even_after_reclaim_complete() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, owners(&["a", "b"]));
         g.reclaim_complete(7, b"a", false).unwrap();
         assert_eq!(g.check_new_lock(7, t0), Err(GraceError::Grace));
@@ -269,7 +270,7 @@ mod tests {
 
     #[test]
     fn previous_client_may_reclaim_during_grace() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let g = Grace::new(t0, GRACE, owners(&["a"]));
         assert_eq!(
             g.check_reclaim(7, b"a", t0 + Duration::from_secs(10)),
@@ -279,14 +280,14 @@ mod tests {
 
     #[test]
     fn reclaim_from_a_client_not_of_the_previous_boot_is_no_grace() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let g = Grace::new(t0, GRACE, owners(&["a"]));
         assert_eq!(g.check_reclaim(7, b"b", t0), Err(GraceError::NoGrace));
     }
 
     #[test]
     fn reclaim_after_grace_is_no_grace_and_new_state_allowed() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let g = Grace::new(t0, GRACE, owners(&["a"]));
         let later = t0 + GRACE;
         assert_eq!(g.check_reclaim(7, b"a", later), Err(GraceError::NoGrace));
@@ -299,7 +300,7 @@ mod tests {
 
     #[test]
     fn reclaim_after_own_reclaim_complete_is_no_grace() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, owners(&["a", "b"]));
         g.reclaim_complete(7, b"a", false).unwrap();
         assert!(g.in_grace(t0), "b has not completed");
@@ -308,7 +309,7 @@ mod tests {
 
     #[test]
     fn grace_ends_when_every_previous_client_completed() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, owners(&["a", "b"]));
         g.reclaim_complete(1, b"a", false).unwrap();
         g.reclaim_complete(5, b"new", false).unwrap();
@@ -328,7 +329,7 @@ mod tests {
 
     #[test]
     fn grace_ends_by_time_listing_unreclaimed_owners() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, owners(&["c", "a", "b"]));
         g.reclaim_complete(1, b"b", false).unwrap();
         assert_eq!(g.poll_end(t0 + GRACE - Duration::from_millis(1)), None);
@@ -343,7 +344,7 @@ mod tests {
 
     #[test]
     fn second_reclaim_complete_is_complete_already() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, owners(&["a"]));
         assert_eq!(g.reclaim_complete(3, b"zzz", false), Ok(()));
         assert_eq!(
@@ -365,7 +366,7 @@ mod tests {
 
     #[test]
     fn reclaim_complete_for_one_fs_changes_nothing() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, owners(&["a"]));
         assert_eq!(g.reclaim_complete(3, b"a", true), Ok(()));
         assert_eq!(g.reclaim_complete(3, b"a", true), Ok(()));
@@ -375,7 +376,7 @@ mod tests {
 
     #[test]
     fn a_rebooted_previous_client_with_a_new_clientid_may_complete_again() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut g = Grace::new(t0, GRACE, owners(&["a", "b"]));
         g.reclaim_complete(1, b"a", false).unwrap();
         g.client_removed(1);

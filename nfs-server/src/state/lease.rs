@@ -98,12 +98,13 @@ impl Leases {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{Clock, ManualClock};
 
     const LEASE: Duration = Duration::from_secs(90);
 
     #[test]
     fn lease_runs_out_after_lease_time_without_renewal() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut l = Leases::new(LEASE);
         l.renew(7, t0);
         assert!(l.expired(t0 + LEASE - Duration::from_millis(1)).is_empty());
@@ -115,7 +116,7 @@ mod tests {
 
     #[test]
     fn renewal_extends_the_lease() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut l = Leases::new(LEASE);
         l.renew(1, t0);
         l.renew(1, t0 + Duration::from_secs(60));
@@ -125,7 +126,7 @@ mod tests {
 
     #[test]
     fn renewal_never_shortens_the_lease() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut l = Leases::new(LEASE);
         l.renew(1, t0 + Duration::from_secs(10));
         l.renew(1, t0);
@@ -135,7 +136,7 @@ mod tests {
 
     #[test]
     fn expired_lists_clients_earliest_first_and_removed_ones_not_at_all() {
-        let t0 = Instant::now();
+        let t0 = ManualClock::new().now();
         let mut l = Leases::new(LEASE);
         l.renew(3, t0 + Duration::from_secs(2));
         l.renew(1, t0 + Duration::from_secs(1));
@@ -154,7 +155,7 @@ mod tests {
     #[test]
     fn unknown_client_has_no_lease_to_expire() {
         let l = Leases::new(LEASE);
-        assert!(!l.is_expired(5, Instant::now()));
+        assert!(!l.is_expired(5, ManualClock::new().now()));
         assert_eq!(l.expires_at(5), None);
     }
 }

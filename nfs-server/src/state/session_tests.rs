@@ -12,6 +12,7 @@ use nfs_proto::session::request_digest;
 
 use super::super::client::{ClientTableConfig, RemovalReason};
 use super::*;
+use crate::clock::{Clock, ManualClock};
 
 const LEASE: Duration = Duration::from_secs(90);
 const KEY: [u8; 32] = [7; 32];
@@ -32,7 +33,7 @@ fn setup() -> Setup {
             ..Default::default()
         }),
         sessions: SessionTable::new(SessionLimits::default(), KEY),
-        t0: Instant::now(),
+        t0: ManualClock::new().now(),
     }
 }
 

@@ -3,9 +3,12 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+// Real time is the point of these tests (a child killed at a random moment of real work, a
+// benchmark of commits per second): they read the system clock.
 use bytes::Bytes;
+use nfs_server::{Clock, SystemClock};
 
 use super::*;
 
@@ -333,8 +336,8 @@ fn acknowledged_creates_survive_kill_9() {
             })
         };
         // Wait for some progress, then kill at a random moment.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while acked.lock().unwrap().len() < 20 && Instant::now() < deadline {
+        let deadline = SystemClock.now() + Duration::from_secs(60);
+        while acked.lock().unwrap().len() < 20 && SystemClock.now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         std::thread::sleep(Duration::from_millis(random_u64() % 300));
@@ -437,7 +440,7 @@ fn bench_creates_group_commit_vs_one_commit_per_create() {
             };
             let s = Store::open(dir.path().join("mds.redb"), &opts, t(1)).unwrap();
             let before = s.commit_stats();
-            let start = Instant::now();
+            let start = SystemClock.now();
             let run_for = Duration::from_secs(3);
             let handles: Vec<_> = (0..threads)
                 .map(|th| {

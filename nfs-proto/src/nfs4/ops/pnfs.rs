@@ -133,6 +133,17 @@ pub enum GetDeviceInfoRes {
     Err(NfsStat4),
 }
 
+/// An operation written as a `Result` answers with its result body or its error result
+/// ([`GetDeviceInfoRes::error`]).
+impl From<Result<GetDeviceInfoResOk, NfsStat4>> for GetDeviceInfoRes {
+    fn from(r: Result<GetDeviceInfoResOk, NfsStat4>) -> Self {
+        match r {
+            Ok(ok) => Self::Ok(ok),
+            Err(status) => Self::error(status),
+        }
+    }
+}
+
 impl GetDeviceInfoRes {
     /// The operation's status.
     pub fn status(&self) -> NfsStat4 {
@@ -140,6 +151,16 @@ impl GetDeviceInfoRes {
             Self::Ok(_) => NfsStat4::NFS4_OK,
             Self::TooSmall { .. } => NfsStat4::NFS4ERR_TOOSMALL,
             Self::Err(s) => *s,
+        }
+    }
+
+    /// The result of the operation failing with `status`; `NFS4ERR_TOOSMALL` asks for no
+    /// particular size.
+    pub fn error(status: NfsStat4) -> Self {
+        debug_assert!(!status.is_ok(), "an error result with NFS4_OK");
+        match status {
+            NfsStat4::NFS4ERR_TOOSMALL => Self::TooSmall { gdir_mincount: 0 },
+            s => Self::Err(s),
         }
     }
 }
@@ -378,6 +399,17 @@ pub enum LayoutGetRes {
     Err(NfsStat4),
 }
 
+/// An operation written as a `Result` answers with its result body or its error result
+/// ([`LayoutGetRes::error`]).
+impl From<Result<LayoutGetResOk, NfsStat4>> for LayoutGetRes {
+    fn from(r: Result<LayoutGetResOk, NfsStat4>) -> Self {
+        match r {
+            Ok(ok) => Self::Ok(ok),
+            Err(status) => Self::error(status),
+        }
+    }
+}
+
 impl LayoutGetRes {
     /// The operation's status.
     pub fn status(&self) -> NfsStat4 {
@@ -385,6 +417,18 @@ impl LayoutGetRes {
             Self::Ok(_) => NfsStat4::NFS4_OK,
             Self::TryLater { .. } => NfsStat4::NFS4ERR_LAYOUTTRYLATER,
             Self::Err(s) => *s,
+        }
+    }
+
+    /// The result of the operation failing with `status`; `NFS4ERR_LAYOUTTRYLATER` without
+    /// a promise to signal.
+    pub fn error(status: NfsStat4) -> Self {
+        debug_assert!(!status.is_ok(), "an error result with NFS4_OK");
+        match status {
+            NfsStat4::NFS4ERR_LAYOUTTRYLATER => Self::TryLater {
+                logr_will_signal_layout_avail: false,
+            },
+            s => Self::Err(s),
         }
     }
 }

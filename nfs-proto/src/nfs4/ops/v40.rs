@@ -451,6 +451,19 @@ pub struct LockDenied {
     pub owner: LockOwner4,
 }
 
+impl LockDenied {
+    /// A denial that names no conflicting lock: what an error result built from the status
+    /// alone carries.
+    pub fn unknown() -> Self {
+        Self {
+            offset: 0,
+            length: 0,
+            locktype: NfsLockType4(0),
+            owner: LockOwner4::default(),
+        }
+    }
+}
+
 /// LOCK result body (RFC 8881 section 18.10).
 #[doc(alias = "LOCK4resok")]
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Xdr)]
@@ -481,6 +494,16 @@ impl LockRes {
             Self::Ok(_) => NfsStat4::NFS4_OK,
             Self::Denied(_) => NfsStat4::NFS4ERR_DENIED,
             Self::Err(s) => *s,
+        }
+    }
+
+    /// The result of the operation failing with `status`; `NFS4ERR_DENIED` names no
+    /// conflicting lock (zeros, as the wire form of that status with an empty body reads).
+    pub fn error(status: NfsStat4) -> Self {
+        debug_assert!(!status.is_ok(), "an error result with NFS4_OK");
+        match status {
+            NfsStat4::NFS4ERR_DENIED => Self::Denied(LockDenied::unknown()),
+            s => Self::Err(s),
         }
     }
 }
@@ -521,6 +544,16 @@ impl LockTRes {
             Self::Ok => NfsStat4::NFS4_OK,
             Self::Denied(_) => NfsStat4::NFS4ERR_DENIED,
             Self::Err(s) => *s,
+        }
+    }
+
+    /// The result of the operation failing with `status`; `NFS4ERR_DENIED` names no
+    /// conflicting lock.
+    pub fn error(status: NfsStat4) -> Self {
+        debug_assert!(!status.is_ok(), "an error result with NFS4_OK");
+        match status {
+            NfsStat4::NFS4ERR_DENIED => Self::Denied(LockDenied::unknown()),
+            s => Self::Err(s),
         }
     }
 }
@@ -1090,6 +1123,14 @@ impl SetAttrRes {
     pub fn status(&self) -> NfsStat4 {
         self.status
     }
+
+    /// The result of the operation failing with `status`: no attribute set.
+    pub fn error(status: NfsStat4) -> Self {
+        Self {
+            status,
+            attrsset: Bitmap4::default(),
+        }
+    }
 }
 
 /// `cb_client4`: the NFSv4.0 callback program and address (RFC 7530 section 16.33).
@@ -1157,6 +1198,16 @@ impl SetClientIdRes {
             Self::Ok(_) => NfsStat4::NFS4_OK,
             Self::ClidInUse(_) => NfsStat4::NFS4ERR_CLID_INUSE,
             Self::Err(s) => *s,
+        }
+    }
+
+    /// The result of the operation failing with `status`; `NFS4ERR_CLID_INUSE` names no
+    /// address.
+    pub fn error(status: NfsStat4) -> Self {
+        debug_assert!(!status.is_ok(), "an error result with NFS4_OK");
+        match status {
+            NfsStat4::NFS4ERR_CLID_INUSE => Self::ClidInUse(Clientaddr4::default()),
+            s => Self::Err(s),
         }
     }
 }

@@ -275,6 +275,17 @@ pub enum CopyRes {
     Err(NfsStat4),
 }
 
+/// An operation written as a `Result` answers with its result body or its error result
+/// ([`CopyRes::error`]).
+impl From<Result<CopyResOk, NfsStat4>> for CopyRes {
+    fn from(r: Result<CopyResOk, NfsStat4>) -> Self {
+        match r {
+            Ok(ok) => Self::Ok(ok),
+            Err(status) => Self::error(status),
+        }
+    }
+}
+
 impl CopyRes {
     /// The operation's status.
     pub fn status(&self) -> NfsStat4 {
@@ -282,6 +293,16 @@ impl CopyRes {
             Self::Ok(_) => NfsStat4::NFS4_OK,
             Self::OffloadNoReqs(_) => NfsStat4::NFS4ERR_OFFLOAD_NO_REQS,
             Self::Err(s) => *s,
+        }
+    }
+
+    /// The result of the operation failing with `status`; `NFS4ERR_OFFLOAD_NO_REQS` offers
+    /// neither requirement.
+    pub fn error(status: NfsStat4) -> Self {
+        debug_assert!(!status.is_ok(), "an error result with NFS4_OK");
+        match status {
+            NfsStat4::NFS4ERR_OFFLOAD_NO_REQS => Self::OffloadNoReqs(CopyRequirements4::default()),
+            s => Self::Err(s),
         }
     }
 }

@@ -22,14 +22,13 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use nfs_proto::nfs4::{
-    LockDenied, NfsFh4, NfsSpaceLimit4, NfsStat4, Nfsace4, OpenDelegation4, OpenNoneDelegation4,
-    OpenOwner4, OpenReadDelegation4, OpenWriteDelegation4, Stateid4, WhyNoDelegation4,
-    OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_SHARE_ACCESS_BOTH, OPEN4_SHARE_ACCESS_READ,
-    OPEN4_SHARE_ACCESS_WANT_ANY_DELEG, OPEN4_SHARE_ACCESS_WANT_CANCEL,
-    OPEN4_SHARE_ACCESS_WANT_DELEG_MASK, OPEN4_SHARE_ACCESS_WANT_NO_DELEG,
-    OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE, OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED,
-    OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL,
-    OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG, OPEN4_SHARE_ACCESS_WRITE, OPEN4_SHARE_DENY_BOTH,
+    LockDenied, NfsStat4, OpenDelegation4, OpenOwner4, Stateid4, OPEN4_RESULT_LOCKTYPE_POSIX,
+    OPEN4_SHARE_ACCESS_BOTH, OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_ANY_DELEG,
+    OPEN4_SHARE_ACCESS_WANT_CANCEL, OPEN4_SHARE_ACCESS_WANT_DELEG_MASK,
+    OPEN4_SHARE_ACCESS_WANT_NO_DELEG, OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE,
+    OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED, OPEN4_SHARE_ACCESS_WANT_READ_DELEG,
+    OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL, OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG,
+    OPEN4_SHARE_ACCESS_WRITE, OPEN4_SHARE_DENY_BOTH,
 };
 
 use super::deleg::{DelegTable, DelegType};
@@ -40,6 +39,12 @@ use super::stateid::{
     check_seqid, classify, next_seqid, CounterExhausted, Holder, Other, Special, StateidError,
     StateidKind, StateidMinter,
 };
+
+mod offer;
+mod revoke;
+
+pub use offer::{delegation_body, no_delegation, DelegOffer};
+pub use revoke::{RevokeReason, RevokedState};
 
 /// Why an open or lock operation failed; each variant is one `nfsstat4`, except
 /// [`Denied`](Self::Denied) which carries the LOCK4denied body.
@@ -144,82 +149,6 @@ impl OpenShare {
     }
 }
 
-/// The delegation part of an OPEN reply while the server grants no delegations (RFC 8881
-/// section 18.16.3): plain `OPEN_DELEGATE_NONE` when the client stated no preference,
-/// otherwise `OPEN_DELEGATE_NONE_EXT` with the reason: `WND4_NOT_WANTED` for
-/// `WANT_NO_DELEG`, `WND4_CANCELLED` for `WANT_CANCEL`, and for a wanted delegation
-/// `WND4_RESOURCE` without a promise to signal (none will come).
-pub fn no_delegation(want: u32) -> OpenDelegation4 {
-    match want & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK {
-        OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE => OpenDelegation4::None,
-        OPEN4_SHARE_ACCESS_WANT_NO_DELEG => OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(
-            WhyNoDelegation4::WND4_NOT_WANTED,
-        )),
-        OPEN4_SHARE_ACCESS_WANT_CANCEL => {
-            OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(WhyNoDelegation4::WND4_CANCELLED))
-        }
-        _ => OpenDelegation4::NoneExt(OpenNoneDelegation4::Resource {
-            ond_server_will_signal_avail: false,
-        }),
-    }
-}
-
-/// What OPEN's delegation decision needs besides the state table.
-#[derive(Clone, Copy, Debug)]
-pub struct DelegOffer<'a> {
-    /// Delegations are on for the file's export (configuration).
-    pub enabled: bool,
-    /// The client has a working back channel (a delegation that cannot be recalled must not
-    /// be granted: RFC 8881 section 10.2.1).
-    pub callback_up: bool,
-    /// The file's handle, for CB_RECALL.
-    pub fh: &'a NfsFh4,
-    /// The file's change attribute now.
-    pub change: u64,
-}
-
-/// The delegation answer when none is granted for a reason other than the client's wish
-/// (RFC 8881 section 18.16.3): nothing to say without a preference, otherwise the reason.
-fn refused(want: u32, why: WhyNoDelegation4) -> OpenDelegation4 {
-    match want {
-        OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE => OpenDelegation4::None,
-        OPEN4_SHARE_ACCESS_WANT_NO_DELEG | OPEN4_SHARE_ACCESS_WANT_CANCEL => no_delegation(want),
-        _ if why == WhyNoDelegation4::WND4_CONTENTION => {
-            OpenDelegation4::NoneExt(OpenNoneDelegation4::Contention {
-                ond_server_will_push_deleg: false,
-            })
-        }
-        _ if why == WhyNoDelegation4::WND4_RESOURCE => no_delegation(want),
-        _ => OpenDelegation4::NoneExt(OpenNoneDelegation4::Other(why)),
-    }
-}
-
-/// The delegation reply body for a granted delegation: no recall pending, and for a write
-/// delegation no limit on how far the client may extend the file locally (the MDS has no
-/// quotas). The ACE lets the holder decide nothing on its own: every client asks the server
-/// with ACCESS (an empty mask, as knfsd sends).
-pub fn delegation_body(kind: DelegType, stateid: Stateid4) -> OpenDelegation4 {
-    let permissions = Nfsace4 {
-        r#type: nfs_proto::nfs4::attr::ACE4_ACCESS_ALLOWED_ACE_TYPE,
-        flag: 0,
-        access_mask: 0,
-        who: Default::default(),
-    };
-    match kind {
-        DelegType::Read => OpenDelegation4::Read(OpenReadDelegation4 {
-            stateid,
-            recall: false,
-            permissions,
-        }),
-        DelegType::Write => OpenDelegation4::Write(OpenWriteDelegation4 {
-            stateid,
-            recall: false,
-            space_limit: NfsSpaceLimit4::Size(u64::MAX),
-            permissions,
-        }),
-    }
-}
-
 /// What a successful OPEN gives the compound layer for its OPEN4resok.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct OpenGrant {
@@ -240,57 +169,6 @@ pub enum Io {
     Read,
     /// WRITE, and SETATTR of the size (RFC 8881 section 18.30.4 treats it as a write).
     Write,
-}
-
-/// Why state was revoked; decides the error its stateids get until freed.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum RevokeReason {
-    /// The client's lease expired (`NFS4ERR_EXPIRED`).
-    Expired,
-    /// The administrator revoked it (`NFS4ERR_ADMIN_REVOKED`).
-    Admin,
-}
-
-impl RevokeReason {
-    fn error(self) -> StateidError {
-        match self {
-            Self::Expired => StateidError::Expired,
-            Self::Admin => StateidError::AdminRevoked,
-        }
-    }
-}
-
-/// Which kinds of revoked state a client has not yet freed, for SEQUENCE's status flags
-/// (`SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED`, `SEQ4_STATUS_ADMIN_STATE_REVOKED`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct RevokedState {
-    /// Some state expired with the lease.
-    pub expired: bool,
-    /// Some state was revoked by the administrator.
-    pub admin: bool,
-    /// A delegation was revoked (its recall was not answered in time).
-    pub recallable: bool,
-}
-
-impl RevokedState {
-    /// SEQUENCE's `SEQ4_STATUS_*_REVOKED` bits for this state (RFC 8881 section 18.46.3).
-    pub fn status_flags(self) -> u32 {
-        use nfs_proto::nfs4::{
-            SEQ4_STATUS_ADMIN_STATE_REVOKED, SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED,
-            SEQ4_STATUS_RECALLABLE_STATE_REVOKED,
-        };
-        let mut flags = 0;
-        if self.expired {
-            flags |= SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED;
-        }
-        if self.admin {
-            flags |= SEQ4_STATUS_ADMIN_STATE_REVOKED;
-        }
-        if self.recallable {
-            flags |= SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
-        }
-        flags
-    }
 }
 
 /// Share reservation of one open-owner on one file.
@@ -593,73 +471,6 @@ impl StateTable {
         (any, false)
     }
 
-    /// OPEN's delegation decision, after its share reservation was granted (RFC 8881 sections
-    /// 10.2 and 18.16.3):
-    /// - WANT_NO_DELEG and WANT_CANCEL get none, with that reason;
-    /// - none when delegations are off, the client has no back channel, it holds one of the
-    ///   file already, or a recall of the file is under way;
-    /// - an open for writing gets a WRITE delegation when no other client has the file open
-    ///   or holds a delegation of it (WANT_READ_DELEG asks for none of that kind);
-    /// - an open for reading gets a READ delegation when no other client has the file open
-    ///   for writing or holds its write delegation (WANT_WRITE_DELEG asks for a write
-    ///   delegation, which needs write access);
-    /// - otherwise none, `WND4_CONTENTION` to a client that asked for one.
-    ///
-    /// A read delegation is never granted to an open for writing: the holder's writes would
-    /// go unseen by other read delegation holders.
-    pub fn offer_delegation(
-        &mut self,
-        clientid: u64,
-        file: u64,
-        share: &OpenShare,
-        offer: DelegOffer<'_>,
-    ) -> Result<OpenDelegation4, CounterExhausted> {
-        let want = share.want;
-        if matches!(
-            want,
-            OPEN4_SHARE_ACCESS_WANT_NO_DELEG | OPEN4_SHARE_ACCESS_WANT_CANCEL
-        ) {
-            return Ok(no_delegation(want));
-        }
-        if !offer.enabled || !offer.callback_up {
-            return Ok(refused(want, WhyNoDelegation4::WND4_RESOURCE));
-        }
-        if let Some((_, held)) = self.delegs.held_by(clientid, file) {
-            let why = match (held, want) {
-                (DelegType::Read, OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG) => {
-                    WhyNoDelegation4::WND4_NOT_SUPP_UPGRADE
-                }
-                (DelegType::Write, OPEN4_SHARE_ACCESS_WANT_READ_DELEG) => {
-                    WhyNoDelegation4::WND4_NOT_SUPP_DOWNGRADE
-                }
-                _ => return Ok(OpenDelegation4::None),
-            };
-            return Ok(refused(want, why));
-        }
-        if self.delegs.recalling(file) {
-            return Ok(refused(want, WhyNoDelegation4::WND4_CONTENTION));
-        }
-        let (others_open, others_write) = self.others_open(file, clientid);
-        let writes = share.access & OPEN4_SHARE_ACCESS_WRITE != 0;
-        let kind = if writes {
-            let possible = !others_open && !self.delegs.held_by_others(file, clientid);
-            (possible && want != OPEN4_SHARE_ACCESS_WANT_READ_DELEG).then_some(DelegType::Write)
-        } else {
-            let possible = !others_write
-                && !self
-                    .delegs
-                    .conflicts(file, clientid, super::deleg::Need::Read);
-            (possible && want != OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG).then_some(DelegType::Read)
-        };
-        let Some(kind) = kind else {
-            return Ok(refused(want, WhyNoDelegation4::WND4_CONTENTION));
-        };
-        let stateid = self
-            .delegs
-            .grant(clientid, file, offer.fh.clone(), kind, offer.change)?;
-        Ok(delegation_body(kind, stateid))
-    }
-
     /// OPEN_DOWNGRADE (RFC 8881 section 18.18.3): access must be READ, WRITE or BOTH and deny
     /// NONE to BOTH, and together they must be the union of some of the OPENs in effect for
     /// this owner and file (tracked as a set of (access, deny) pairs); else `NFS4ERR_INVAL`.
@@ -861,49 +672,6 @@ impl StateTable {
         }
         self.by_client.remove(&clientid);
         self.delegs.release_client(clientid);
-    }
-
-    /// Revokes every live state of a client while keeping the client (RFC 8881 section 8.3's
-    /// courtesy-less expiry, or administrative revocation): share reservations and locks go
-    /// at once so other clients can proceed, and the stateids answer EXPIRED or
-    /// ADMIN_REVOKED until the client frees them with FREE_STATEID.
-    pub fn revoke_client(&mut self, clientid: u64, reason: RevokeReason) {
-        let others: Vec<Other> = self
-            .by_client
-            .get(&clientid)
-            .map(|s| s.iter().copied().collect())
-            .unwrap_or_default();
-        for other in others {
-            if self.states.get(&other).is_some_and(|e| e.revoked.is_none()) {
-                self.detach(&other);
-                if let Some(e) = self.states.get_mut(&other) {
-                    e.revoked = Some(reason);
-                    self.revoked_entries += 1;
-                }
-            }
-        }
-        for (other, _) in self.delegs.client_delegations(clientid) {
-            self.delegs.revoke(&other);
-        }
-    }
-
-    /// Which revoked state the client still has to free, for SEQUENCE's status flags.
-    pub fn revoked_state(&self, clientid: u64) -> RevokedState {
-        let mut r = RevokedState {
-            recallable: self.delegs.has_revoked(clientid),
-            ..RevokedState::default()
-        };
-        if self.revoked_entries == 0 {
-            return r;
-        }
-        for other in self.by_client.get(&clientid).into_iter().flatten() {
-            match self.states.get(other).and_then(|e| e.revoked) {
-                Some(RevokeReason::Expired) => r.expired = true,
-                Some(RevokeReason::Admin) => r.admin = true,
-                None => {}
-            }
-        }
-        r
     }
 
     /// Whether the client has any open or lock state, revoked or not (DESTROY_CLIENTID is

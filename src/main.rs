@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use mds::{Config, Mds};
+use cluster::Config;
+use mds::Mds;
 use tracing_subscriber::EnvFilter;
 
 /// A pNFS (NFSv4.1) server and client.
@@ -20,7 +21,7 @@ struct Cli {
 
 #[derive(Args)]
 struct ServerArgs {
-    /// YAML configuration (every field has a default; see mds::config).
+    /// YAML configuration (every field has a default; see cluster::config).
     #[arg(long, short)]
     config: Option<PathBuf>,
 }
@@ -90,7 +91,18 @@ fn stats(a: &StatsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The configuration for the MDS (`pnfs server`, `pnfs mds`): the shared file, and how its
+/// exports nest into the MDS's namespace.
 fn load(config: &Option<PathBuf>) -> anyhow::Result<Config> {
+    match config {
+        Some(p) => mds::config::load(p).map_err(|e| anyhow::anyhow!("bad configuration: {e}")),
+        None => Ok(Config::default()),
+    }
+}
+
+/// The configuration for a data server (`pnfs ds`): the shared file, without the MDS's
+/// namespace (a data server has none).
+fn load_for_ds(config: &Option<PathBuf>) -> anyhow::Result<Config> {
     match config {
         Some(p) => Config::load(p).map_err(|e| anyhow::anyhow!("bad configuration: {e}")),
         None => Ok(Config::default()),
@@ -138,12 +150,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         // Handled in main before logging starts.
         Command::Client(_) => anyhow::bail!("a client command reached the server path"),
         Command::Ds(a) => {
-            let mut cfg = load(&a.config)?;
+            let mut cfg = load_for_ds(&a.config)?;
             // Its NFS and control listeners.
             resolve_max_connections(&mut cfg, 2);
             let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             return rt.block_on(async move {
-                start_ds(&cfg, a.id).await?;
+                data_server::start(&cfg, a.id).await?;
                 println!(
                     "pnfs: data server {} waiting for the MDS on its control address",
                     a.id
@@ -165,7 +177,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         let mds = Mds::open(cfg.clone()).context("opening the server's stores")?;
         if all_in_one {
             for d in &cfg.cluster.data_servers {
-                start_ds(&cfg, d.id).await?;
+                data_server::start(&cfg, d.id).await?;
             }
         }
         let listener = tokio::net::TcpListener::bind(cfg.listen)
@@ -243,114 +255,4 @@ fn resolve_max_connections(cfg: &mut Config, listeners: usize) {
         );
     }
     cfg.limits.max_connections = Some(u32::try_from(limits.max_connections).unwrap_or(u32::MAX));
-}
-
-/// Starts data server `id` of `cfg` on the current runtime: its control service on its
-/// `control_listen` address now, and its NFS service on its `listen` address once the MDS
-/// registers (the data server checks nothing without the MDS's keys). Both sockets are bound
-/// before this returns, so a busy port is reported at start.
-async fn start_ds(cfg: &Config, id: u16) -> anyhow::Result<()> {
-    use data_server::control::{serve_with, ControlConfig, ControlService, StartOnRegister};
-    use mds::config::Backend;
-    use nfs_proto::control::{ClusterKey, CtlBackend};
-    use pfs_core::ObjectStore;
-    use std::sync::{Arc, Mutex};
-
-    let d = cfg.cluster.data_server(id).with_context(|| {
-        format!("bad configuration: cluster.data_servers has no data server with id {id}")
-    })?;
-    let field = |f: &str| format!("cluster.data_servers[id={id}].{f}");
-    let secret = cfg
-        .cluster
-        .load_secret(&cfg.data_dir)
-        .map_err(|e| anyhow::anyhow!("bad configuration: {e}"))?;
-    let control_addr = d.control_listen_addr().with_context(|| {
-        format!(
-            "bad configuration: {}: no control address (set it)",
-            field("control_listen")
-        )
-    })?;
-    let dir = d.data_dir_in(&cfg.data_dir);
-    let (objects, backend): (Arc<dyn ObjectStore>, CtlBackend) = match d.backend {
-        Backend::Local => (
-            Arc::new(
-                pfs_core::LocalStore::open(&dir)
-                    .with_context(|| format!("{} {}", field("data_dir"), dir.display()))?,
-            ),
-            CtlBackend::CTL_BACKEND_LOCAL,
-        ),
-        Backend::Null => (
-            Arc::new(pfs_core::NullStore::new()),
-            CtlBackend::CTL_BACKEND_NULL,
-        ),
-        Backend::Shared => {
-            let shared = d.shared_dir.as_ref().with_context(|| {
-                format!(
-                    "bad configuration: {}: required by backend: shared",
-                    field("shared_dir")
-                )
-            })?;
-            (
-                Arc::new(
-                    pfs_core::SharedStore::open(shared)
-                        .with_context(|| format!("{} {}", field("shared_dir"), shared.display()))?,
-                ),
-                CtlBackend::CTL_BACKEND_SHARED,
-            )
-        }
-    };
-    let nfs_addr = d.listen_addr();
-    let nfs = tokio::net::TcpListener::bind(nfs_addr)
-        .await
-        .with_context(|| format!("data server {id}: listening on {nfs_addr}"))?;
-    let control = tokio::net::TcpListener::bind(control_addr)
-        .await
-        .with_context(|| {
-            format!("data server {id}: control service: listening on {control_addr}")
-        })?;
-    let lease = std::time::Duration::from_secs(u64::from(cfg.lease_time));
-    let mut opts = data_server::DsOptions::new(u32::from(id));
-    opts.lease_time = lease;
-    opts.max_record = cfg.limits.max_record;
-    opts.max_io = cfg.limits.max_io;
-    opts.max_ops = cfg.limits.max_ops;
-    opts.max_slots = cfg.limits.max_slots;
-    opts.max_clients = cfg.limits.max_clients;
-    opts.max_sessions = cfg.limits.max_sessions;
-    opts.serve = cfg.limits.serve_limits(1);
-    // Sparse packing over one shared file per file: each object is the whole file.
-    opts.whole_file_objects = d.backend == Backend::Shared;
-    let control_limits = opts.serve;
-    let nfs = Mutex::new(Some(nfs));
-    let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {
-        let listener = nfs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(l) = listener {
-            tracing::info!(ds = id, addr = %nfs_addr, "data server registered: serving NFS");
-            tokio::spawn(ds.serve_on(l));
-        }
-    }));
-    let service = Arc::new(
-        ControlService::new(
-            ControlConfig {
-                ds_id: u32::from(id),
-                lease_time: lease,
-                backend,
-                addresses: d.addresses.clone(),
-            },
-            objects,
-            start,
-            ClusterKey::from_secret(secret.as_bytes()),
-        )
-        .with_context(|| format!("data server {id}: control service"))?,
-    );
-    tracing::info!(ds = id, control = %control_addr, nfs = %nfs_addr, dir = %dir.display(), "data server waiting for the MDS");
-    tokio::spawn(async move {
-        if let Err(e) = serve_with(control, service, control_limits).await {
-            tracing::error!(ds = id, "control service ended: {e}");
-        }
-    });
-    Ok(())
 }

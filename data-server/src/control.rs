@@ -42,6 +42,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use cluster::keys::DsKeys;
+use cluster::stateid::Other;
 use nfs_proto::control::{
     unix_ms, BootNonce, CallStamp, ClusterKey, CtlAddr, CtlAuthError, CtlBackend, CtlCommitArgs,
     CtlCommitOk, CtlCommitRes, CtlCopyArgs, CtlCopyOk, CtlCopyRes, CtlCred, CtlDeallocateOk,
@@ -59,9 +61,7 @@ use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, Incomin
 use nfs_proto::xdr::{self, Xdr};
 use nfs_server::clock::SharedClock;
 use nfs_server::io::blocking;
-use nfs_server::keys::DsKeys;
 use nfs_server::log_limit::LogLimiter;
-use nfs_server::stateid::Other;
 use nfs_server::{Acceptor, ServeLimits};
 use pfs_core::{Deallocated, ObjectId, ObjectStore, SeekWhat, Stability, StoreError};
 use tokio::net::TcpListener;
@@ -358,8 +358,11 @@ pub fn universal_address(a: SocketAddr) -> CtlAddr {
     }
 }
 
+/// The control status of a store error: the same number as its `nfsstat4`
+/// ([`nfs_server::io::store_status`]), which `CtlStat` keeps for store errors so that the
+/// MDS passes it on to its client unchanged.
 fn store_stat(e: StoreError) -> CtlStat {
-    CtlStat(e.nfs_status())
+    CtlStat(nfs_server::io::store_status(&e).0)
 }
 
 fn encode<T: Xdr>(v: &T) -> Vec<Bytes> {

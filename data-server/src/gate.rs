@@ -40,7 +40,7 @@
 //! the DS does not know the current seqid anyway, so the seqid is not checked.
 //!
 //! **The file and the client.** The DS filehandle carries, under a 128-bit MAC, the client,
-//! the layout stateid it was handed out under and that layout's iomode (`nfs_server::ds_fh`);
+//! the layout stateid it was handed out under and that layout's iomode (`cluster::ds_fh`);
 //! the I/O stateid's MAC covers its client and file, checked against the handle's, so a
 //! stateid of another file or another client is refused as on the MDS. The MDS grants a
 //! layout of a file only to a client with state on that file (RW only with write access),
@@ -58,11 +58,11 @@
 
 use std::collections::HashMap;
 
+use cluster::counter_set::CounterSet;
+use cluster::ds_fh::DsFh;
+use cluster::keys::DsKeys;
+use cluster::stateid::{classify, Holder, Other, StateidError, StateidKind, StateidMinter};
 use nfs_proto::nfs4::{NfsStat4, Stateid4, OPEN4_SHARE_ACCESS_WRITE};
-use nfs_server::counter_set::CounterSet;
-use nfs_server::ds_fh::DsFh;
-use nfs_server::keys::DsKeys;
-use nfs_server::stateid::{classify, Holder, Other, StateidError, StateidKind, StateidMinter};
 
 /// What an I/O does with the data.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -27,7 +27,7 @@ use bytes::Bytes;
 use crate::ends::Judged;
 use crate::gate::Io;
 use crate::server::DsCtx;
-use nfs_server::ds_fh::DsFh;
+use cluster::ds_fh::DsFh;
 use nfs_server::io::{
     blocking, check_commit_range, clip_write, find_segments, hole_filled, read_plus_contents,
     secinfo_flavors,

@@ -8,15 +8,15 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
+use cluster::ds_fh::{DsFh, DsFhCodec};
+use cluster::keys::DsKeys;
+use cluster::stateid::Other;
 use nfs_proto::nfs4::{Clientid4, NfsStat4, OpFlags, ServerOwner4, EXCHGID4_FLAG_USE_PNFS_DS};
 use nfs_proto::rpc::Credential;
 use nfs_proto::transport::{ConnLimits, Reply};
 use nfs_server::clock::SharedClock;
-use nfs_server::ds_fh::{DsFh, DsFhCodec};
-use nfs_server::keys::DsKeys;
 use nfs_server::state::client::{PersistedClient, RemovedClient};
 use nfs_server::state::session::SessionLimits;
-use nfs_server::stateid::Other;
 use nfs_server::{CompoundCtx, Core, CoreConfig, Identity, Role, ServeLimits, SessionCtx};
 use pfs_core::{LocalStore, ObjectStore};
 use tokio::net::TcpListener;

@@ -248,8 +248,8 @@ async fn a_forged_or_foreign_filehandle_is_badhandle() {
     forged[11] ^= 1; // another file id under the old MAC
     let mut mds_kind = good.clone();
     mds_kind[1] = 1; // an MDS object handle's kind
-    let other_cluster = nfs_server::ds_fh::DsFhCodec::new([9; 32])
-        .encode(nfs_server::ds_fh::DsFh {
+    let other_cluster = cluster::ds_fh::DsFhCodec::new([9; 32])
+        .encode(cluster::ds_fh::DsFh {
             stripe: 0,
             fileid: 5,
             generation: 1,

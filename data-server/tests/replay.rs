@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use cluster::keys::DsKeys;
 use data_server::control::{ControlConfig, ControlService, StartOnRegister};
 use data_server::DsOptions;
 use nfs_proto::control::{
@@ -22,7 +23,6 @@ use nfs_proto::control::{
 use nfs_proto::rpc::{AuthStat, MsgBody, RejectedReply, ReplyBody, RpcMsg};
 use nfs_proto::transport::{self, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Xdr};
-use nfs_server::keys::DsKeys;
 use pfs_core::{LocalStore, ObjectId, ObjectStore, Stability};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -146,7 +146,7 @@ async fn a_layout_stateid_is_not_for_io() {
         other: mds
             .minter
             .mint(
-                nfs_server::stateid::StateidKind::Layout,
+                cluster::stateid::StateidKind::Layout,
                 3,
                 support::holder(42),
             )

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use cluster::keys::DsKeys;
 use nfs_proto::nfs4::{
     NfsStat4, Nfstime4, ServerOwner4, EXCHGID4_FLAG_USE_NON_PNFS, EXCHGID4_FLAG_USE_PNFS_MDS,
 };
 use nfs_proto::transport::ConnLimits;
 use nfs_server::clock::SharedClock;
-use nfs_server::keys::DsKeys;
 use nfs_server::state::session::SessionLimits;
 use nfs_server::{Core, CoreConfig, Identity};
 use pfs_core::{LocalStore, ObjectStore};

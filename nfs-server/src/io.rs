@@ -1,13 +1,14 @@
 //! What the MDS and the data servers do alike around the object store: run its blocking
 //! calls off the async workers, clip a WRITE's payload, read past an object's end as a hole,
 //! check a COMMIT's range, cut a READ_PLUS range into data and holes, and name the security
-//! flavors both accept.
+//! flavors both accept. Here too is what a store error is on the wire ([`store_status`]):
+//! `pfs-core` knows no protocol numbers.
 
 use std::future::Future;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Data4, DataInfo4, NfsStat4, ReadPlusContent, Secinfo4};
-use pfs_core::SeekWhat;
+use pfs_core::{SeekWhat, StoreError};
 
 /// The flavors the servers accept, most preferred first (SECINFO, SECINFO_NO_NAME).
 pub fn secinfo_flavors() -> Vec<Secinfo4> {
@@ -31,6 +32,28 @@ pub fn hole_filled(data: Bytes, object_ended: bool, want: usize) -> Bytes {
     Bytes::from(v)
 }
 
+/// The `nfsstat4` a READ, WRITE, COMMIT (or any reply touching the object store) carries for
+/// a store error:
+///
+/// | error | status |
+/// |---|---|
+/// | `Io` | `NFS4ERR_IO` |
+/// | `TooBig` | `NFS4ERR_FBIG` |
+/// | `NoSpace` | `NFS4ERR_NOSPC` |
+/// | `ReadOnly` | `NFS4ERR_ROFS` |
+/// | `QuotaExceeded` | `NFS4ERR_DQUOT` |
+/// | `NotSupported` | `NFS4ERR_NOTSUPP` |
+pub fn store_status(e: &StoreError) -> NfsStat4 {
+    match e {
+        StoreError::Io { .. } => NfsStat4::NFS4ERR_IO,
+        StoreError::TooBig { .. } => NfsStat4::NFS4ERR_FBIG,
+        StoreError::NoSpace => NfsStat4::NFS4ERR_NOSPC,
+        StoreError::ReadOnly => NfsStat4::NFS4ERR_ROFS,
+        StoreError::QuotaExceeded => NfsStat4::NFS4ERR_DQUOT,
+        StoreError::NotSupported => NfsStat4::NFS4ERR_NOTSUPP,
+    }
+}
+
 /// Runs a blocking object-store call on tokio's blocking pool (pread/pwrite/fdatasync must
 /// not stall the async workers) and maps its error to the NFS status it stands for.
 pub async fn blocking<T, F>(f: F) -> Result<T, NfsStat4>
@@ -41,7 +64,7 @@ where
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?
-        .map_err(|e| NfsStat4(e.nfs_status()))
+        .map_err(|e| store_status(&e))
 }
 
 /// COMMIT's range check (RFC 8881 section 18.3.3): an offset + count past the largest
@@ -301,6 +324,18 @@ mod tests {
                 prop_assert_eq!(&rebuilt[..], &bytes[offset as usize..end as usize]);
             }
         }
+    }
+
+    #[test]
+    fn store_errors_have_their_rfc_status_numbers() {
+        use rustix::io::Errno;
+        let s = |e: StoreError| store_status(&e).0;
+        assert_eq!(s(StoreError::from_errno("pwritev", Errno::IO, 0, 0)), 5);
+        assert_eq!(s(StoreError::TooBig { offset: 1, len: 2 }), 27);
+        assert_eq!(s(StoreError::NoSpace), 28);
+        assert_eq!(s(StoreError::ReadOnly), 30);
+        assert_eq!(s(StoreError::QuotaExceeded), 69);
+        assert_eq!(s(StoreError::NotSupported), 10004);
     }
 
     #[test]

@@ -22,11 +22,12 @@
 //! holds state, act when the grace period is over). [`serve_on`] runs it on a TCP listener;
 //! [`StreamServer`] on byte streams handed over one by one (in-process connections in tests).
 //!
-//! Also here, because both roles need them: the stateid format ([`stateid`]: the MDS mints,
-//! the MDS and the DSs check), the DS filehandle format ([`ds_fh`]: the MDS makes them for
-//! layouts, the DSs check them) and the keys the MDS shares with its DSs ([`keys`]); and how
-//! every listener accepts connections ([`accept`]: back-off on errors, a cap) and raises the
-//! descriptor limit they live under ([`fd_limit`]).
+//! Also here, because both roles need them: how every listener accepts connections
+//! ([`accept`]: back-off on errors, a cap) and raises the descriptor limit they live under
+//! ([`fd_limit`]), and what both do around the object store ([`io`]: blocking calls off the
+//! async workers, the NFS status of a store error). The pNFS formats the two roles share
+//! (stateids, DS filehandles, keys) are the `cluster` crate's: nothing in this machinery
+//! needs them.
 #![warn(missing_docs)]
 
 pub mod accept;
@@ -35,19 +36,15 @@ pub mod callback;
 pub mod clock;
 pub mod compound;
 pub mod core;
-pub mod counter_set;
 pub mod counters;
-pub mod ds_fh;
 pub mod fd_limit;
 pub mod io;
-pub mod keys;
 pub mod log_limit;
 pub mod refusals;
 pub mod role;
 pub mod serve;
 pub mod session_ops;
 pub mod state;
-pub mod stateid;
 pub mod stream;
 
 pub use crate::accept::{Acceptor, ServeLimits};

@@ -1,28 +1,16 @@
-//! Errors of the object store and their NFS status numbers.
+//! Errors of the object store.
 //!
-//! `pfs-core` does not depend on `nfs-proto`, so the mapping to `nfsstat4` is given as plain
-//! `u32` constants with the values of RFC 8881 section 15.1 (`NFS4ERR_IO` = 5 ...). Callers
-//! wrap the number with `NfsStat4(err.nfs_status())`.
+//! They say what failed in storage terms (space, quota, read-only, size, an errno); which
+//! protocol status each one becomes is decided by the protocol's side
+//! (`nfs_server::io::store_status` for NFS replies, `data_server::control` for the control
+//! protocol), so this crate knows no protocol numbers.
 
 use rustix::io::Errno;
 
-/// `NFS4ERR_IO` (RFC 8881 section 15.1.4.6): a hard I/O error.
-pub const NFS4ERR_IO: u32 = 5;
-/// `NFS4ERR_FBIG` (RFC 8881 section 15.1.4.4): the file would grow beyond the server's limit.
-pub const NFS4ERR_FBIG: u32 = 27;
-/// `NFS4ERR_NOSPC` (RFC 8881 section 15.1.4.11): no space left on the device.
-pub const NFS4ERR_NOSPC: u32 = 28;
-/// `NFS4ERR_ROFS` (RFC 8881 section 15.1.4.12): the file system is mounted read-only.
-pub const NFS4ERR_ROFS: u32 = 30;
-/// `NFS4ERR_DQUOT` (RFC 8881 section 15.1.4.2): the owner's quota is exhausted.
-pub const NFS4ERR_DQUOT: u32 = 69;
-/// `NFS4ERR_NOTSUPP` (RFC 8881 section 15.1.1.5): the operation is not supported here.
-pub const NFS4ERR_NOTSUPP: u32 = 10004;
-
 /// What can fail in an object store operation.
 ///
-/// Every variant maps to one NFS status with [`StoreError::nfs_status`]; the errno of an
-/// unexpected failure is kept so logs can say what the kernel said.
+/// Each variant is one kind of failure a reply can tell apart; the errno of an unexpected
+/// failure is kept so logs can say what the kernel said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// A system call failed in a way that has no better status (`EIO`, `EBADF`, ...).
@@ -57,8 +45,8 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Classifies an errno from `op`: space, quota, read-only and size errors get their own
-    /// variants (and NFS statuses), everything else is [`StoreError::Io`].
+    /// Classifies an errno from `op`: space, quota, read-only, size and unsupported
+    /// operations get their own variants, everything else is [`StoreError::Io`].
     pub fn from_errno(op: &'static str, errno: Errno, offset: u64, len: u64) -> Self {
         match errno {
             Errno::NOSPC => StoreError::NoSpace,
@@ -67,27 +55,6 @@ impl StoreError {
             Errno::FBIG => StoreError::TooBig { offset, len },
             Errno::OPNOTSUPP | Errno::NOSYS => StoreError::NotSupported,
             errno => StoreError::Io { op, errno },
-        }
-    }
-
-    /// The `nfsstat4` value for this error, so a WRITE/READ/COMMIT reply can carry it:
-    ///
-    /// | error | status |
-    /// |---|---|
-    /// | `Io` | `NFS4ERR_IO` = 5 |
-    /// | `TooBig` | `NFS4ERR_FBIG` = 27 |
-    /// | `NoSpace` | `NFS4ERR_NOSPC` = 28 |
-    /// | `ReadOnly` | `NFS4ERR_ROFS` = 30 |
-    /// | `QuotaExceeded` | `NFS4ERR_DQUOT` = 69 |
-    /// | `NotSupported` | `NFS4ERR_NOTSUPP` = 10004 |
-    pub fn nfs_status(&self) -> u32 {
-        match self {
-            StoreError::Io { .. } => NFS4ERR_IO,
-            StoreError::NoSpace => NFS4ERR_NOSPC,
-            StoreError::QuotaExceeded => NFS4ERR_DQUOT,
-            StoreError::ReadOnly => NFS4ERR_ROFS,
-            StoreError::TooBig { .. } => NFS4ERR_FBIG,
-            StoreError::NotSupported => NFS4ERR_NOTSUPP,
         }
     }
 }
@@ -100,15 +67,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn errnos_with_their_own_nfs_status_are_classified() {
-        let s = |e| StoreError::from_errno("pwritev", e, 1, 2).nfs_status();
-        assert_eq!(s(Errno::NOSPC), 28);
-        assert_eq!(s(Errno::DQUOT), 69);
-        assert_eq!(s(Errno::ROFS), 30);
-        assert_eq!(s(Errno::FBIG), 27);
-        assert_eq!(s(Errno::IO), 5);
-        assert_eq!(s(Errno::BADF), 5);
-        assert_eq!(s(Errno::OPNOTSUPP), 10004);
+    fn errnos_with_their_own_variant_are_classified() {
+        let s = |e| StoreError::from_errno("pwritev", e, 1, 2);
+        assert_eq!(s(Errno::NOSPC), StoreError::NoSpace);
+        assert_eq!(s(Errno::DQUOT), StoreError::QuotaExceeded);
+        assert_eq!(s(Errno::ROFS), StoreError::ReadOnly);
+        assert_eq!(s(Errno::FBIG), StoreError::TooBig { offset: 1, len: 2 });
+        assert_eq!(
+            s(Errno::IO),
+            StoreError::Io {
+                op: "pwritev",
+                errno: Errno::IO
+            }
+        );
+        assert_eq!(
+            s(Errno::BADF),
+            StoreError::Io {
+                op: "pwritev",
+                errno: Errno::BADF
+            }
+        );
+        assert_eq!(s(Errno::OPNOTSUPP), StoreError::NotSupported);
+        assert_eq!(s(Errno::NOSYS), StoreError::NotSupported);
     }
 
     #[test]

@@ -46,10 +46,9 @@
 //! object offset = file offset). See [`SharedStore`] for what the MDS must do differently.
 //!
 //! # Errors
-//! [`StoreError`] names what failed; [`StoreError::nfs_status`] gives the `nfsstat4` number
-//! (this crate does not depend on `nfs-proto`): NoSpace -> NFS4ERR_NOSPC (28), Io ->
-//! NFS4ERR_IO (5), TooBig -> NFS4ERR_FBIG (27), QuotaExceeded -> NFS4ERR_DQUOT (69),
-//! ReadOnly -> NFS4ERR_ROFS (30), NotSupported -> NFS4ERR_NOTSUPP (10004).
+//! [`StoreError`] names what failed in storage terms (no space, quota, read-only, too big,
+//! not supported, an errno). The servers map it to their protocol's status beside the
+//! protocol (`nfs_server::io::store_status`); this crate knows no protocol numbers.
 
 #![warn(missing_docs)]
 // One `unsafe` block in the whole crate: the FICLONERANGE ioctl (`local/copy.rs`), which
@@ -70,10 +69,7 @@ mod verifier;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use crashsim::{CrashSimStore, CRASHSIM_MAX_OBJECT_SIZE};
-pub use error::{
-    Result, StoreError, NFS4ERR_DQUOT, NFS4ERR_FBIG, NFS4ERR_IO, NFS4ERR_NOSPC, NFS4ERR_NOTSUPP,
-    NFS4ERR_ROFS,
-};
+pub use error::{Result, StoreError};
 pub use id::ObjectId;
 pub use local::{shared_relative_path, IoCounts, LocalOptions, LocalStore};
 pub use null::{NullStore, NULL_MAX_READ};

@@ -35,7 +35,7 @@ const NAME_LOCKS: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalOptions {
     /// Largest object size accepted: writes or truncates beyond it fail with
-    /// [`StoreError::TooBig`] (NFS4ERR_FBIG). Clamped to `i64::MAX`, the largest `off_t`.
+    /// [`StoreError::TooBig`]. Clamped to `i64::MAX`, the largest `off_t`.
     pub max_object_size: u64,
     /// Most bytes one read returns (a longer read is answered short, as NFS READ allows), so a
     /// huge `count` from the network cannot make the store allocate gigabytes.

@@ -52,7 +52,7 @@ impl NullStore {
         Self::with_max_object_size(i64::MAX as u64)
     }
 
-    /// An empty store refusing objects larger than `max` with NFS4ERR_FBIG.
+    /// An empty store refusing objects larger than `max` with [`StoreError::TooBig`].
     pub fn with_max_object_size(max: u64) -> Self {
         NullStore {
             sizes: Mutex::new(HashMap::new()),

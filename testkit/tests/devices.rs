@@ -155,7 +155,7 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
         .register(&mds::pnfs::dsctl::Registration {
             ds_id: 1,
             lease_time: LEASE,
-            keys: nfs_server::keys::DsKeys::derive(&[7; 32], epoch.wrapping_add(1)),
+            keys: cluster::keys::DsKeys::derive(&[7; 32], epoch.wrapping_add(1)),
         })
         .await
         .unwrap();
@@ -176,12 +176,12 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
 struct NoNfs;
 
 impl data_server::control::DsTarget for NoNfs {
-    fn set_keys(&self, _: &nfs_server::keys::DsKeys) -> Result<(), data_server::DsError> {
+    fn set_keys(&self, _: &cluster::keys::DsKeys) -> Result<(), data_server::DsError> {
         Ok(())
     }
-    fn revoke(&self, _: nfs_server::stateid::Other, _: data_server::Revoked) {}
-    fn forget(&self, _: &nfs_server::stateid::Other) {}
-    fn set_access(&self, _: nfs_server::stateid::Other, _: u8) {}
+    fn revoke(&self, _: cluster::stateid::Other, _: data_server::Revoked) {}
+    fn forget(&self, _: &cluster::stateid::Other) {}
+    fn set_access(&self, _: cluster::stateid::Other, _: u8) {}
     fn close_counters(&self, _: &[(u32, u32)]) {}
     fn op_counts(&self) -> Vec<nfs_proto::control::CtlOpCount> {
         Vec::new()

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use cluster::keys::DsKeys;
 use data_server::control::{ControlConfig, ControlService, DsTarget};
 use data_server::{DsError, Revoked};
 use mds::pnfs::dsctl::{CtlError, DsControl, Registration, RevokeReason};
@@ -20,7 +21,6 @@ use nfs_proto::rpc::{AuthStat, MsgBody, RejectedReply, ReplyBody, RpcMsg};
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
 };
-use nfs_server::keys::DsKeys;
 use pfs_core::{LocalStore, ObjectId, ObjectStore, Stability};
 
 const SECRET: [u8; 32] = *b"0123456789abcdef0123456789abcdef";

@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use ::cluster::ds_fh::DsFhCodec;
+use ::cluster::keys::DsKeys;
 use bytes::Bytes;
 use mds::config::DirectoryLayout;
 use mds::{Config, Mds};
@@ -16,8 +18,6 @@ use nfs_proto::nfs4::layout_files::{
 };
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
-use nfs_server::ds_fh::DsFhCodec;
-use nfs_server::keys::DsKeys;
 use pfs_core::ObjectStore;
 use testkit::loopback::cluster::*;
 use testkit::loopback::ds::*;
@@ -223,7 +223,7 @@ async fn a_second_layoutget_keeps_the_stripe_set_and_moves_the_layout_seqid() {
 }
 
 /// What a layout's DS filehandles name: version, kind, stripe index, file id and generation
-/// (bytes 0..16; the rest binds them to one layout, `nfs_server::ds_fh`).
+/// (bytes 0..16; the rest binds them to one layout, `cluster::ds_fh`).
 fn objects(b: &Nfsv41FileLayout4) -> Vec<Vec<u8>> {
     b.nfl_fh_list.iter().map(|h| h.0[..16].to_vec()).collect()
 }

@@ -8,10 +8,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cluster::ds_fh::{DsFh, DsFhCodec};
+use cluster::stateid::{Holder, StateidKind, StateidMinter};
 use data_server::{DataServer, DsKeys, DsOptions};
 use nfs_proto::nfs4::*;
-use nfs_server::ds_fh::{DsFh, DsFhCodec};
-use nfs_server::stateid::{Holder, StateidKind, StateidMinter};
 
 /// The made-up MDS's server key.
 pub const SERVER_KEY: [u8; 32] = [0x42; 32];
@@ -101,7 +101,7 @@ impl Mds {
 
     /// A fresh layout stateid's `other` for the test client's layout of `fileid` (clones of
     /// a minter share its counter, so `&self` will do).
-    pub fn layout_stateid(&self, fileid: u64) -> nfs_server::stateid::Other {
+    pub fn layout_stateid(&self, fileid: u64) -> cluster::stateid::Other {
         self.minter
             .clone()
             .mint(StateidKind::Layout, 0, holder(fileid))
@@ -113,7 +113,7 @@ impl Mds {
         &self,
         fileid: u64,
         stripe: u16,
-        layout: nfs_server::stateid::Other,
+        layout: cluster::stateid::Other,
         rw: bool,
     ) -> NfsFh4 {
         self.fh.encode(DsFh {

@@ -558,7 +558,7 @@ impl Drop for PnfsCluster {
     }
 }
 
-/// The YAML configuration of a cluster (fields of `mds::config`).
+/// The YAML configuration of a cluster (fields of `cluster::config`).
 fn pnfs_config(
     opts: &PnfsOptions,
     mds: SocketAddr,
@@ -625,7 +625,7 @@ mod tests {
             Path::new("/tmp/some dir/data"),
             &ds,
         );
-        let c = mds::Config::parse(&y).unwrap_or_else(|e| panic!("{e}\n{y}"));
+        let c = mds::config::parse(&y).unwrap_or_else(|e| panic!("{e}\n{y}"));
         assert_eq!(c.listen, "127.0.0.1:11000".parse().unwrap());
         assert_eq!(c.metrics_listen, Some("127.0.0.1:11005".parse().unwrap()));
         assert_eq!(c.data_dir, Path::new("/tmp/some dir/data"));
@@ -652,7 +652,7 @@ mod tests {
             Path::new("/d"),
             &[],
         );
-        let c = mds::Config::parse(&alone).unwrap_or_else(|e| panic!("{e}\n{alone}"));
+        let c = mds::config::parse(&alone).unwrap_or_else(|e| panic!("{e}\n{alone}"));
         assert!(c.cluster.data_servers.is_empty());
     }
 }

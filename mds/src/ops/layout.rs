@@ -17,11 +17,11 @@ use crate::compound::Ctx;
 use crate::config::LayoutPolicy;
 use crate::store::StripeSet;
 use bytes::Bytes;
+use cluster::ds_fh::{DsFh, DsFhCodec};
+use cluster::keys::DsKeys;
 use nfs_proto::nfs4::layout_files::{Nfsv41FileLayout4, NFL4_UFLG_DENSE};
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::to_bytes;
-use nfs_server::ds_fh::{DsFh, DsFhCodec};
-use nfs_server::keys::DsKeys;
 use tracing::warn;
 
 /// The whole file: the only range this server grants (`NFS4_UINT64_MAX`, RFC 8881 section
@@ -176,7 +176,7 @@ pub async fn file_stripes(
     Ok(Some(ctx.mds.store.fix_stripes(fileid, proposed, rw).await?))
 }
 
-/// Which layout a set of DS filehandles is made for (`nfs_server::ds_fh`).
+/// Which layout a set of DS filehandles is made for (`cluster::ds_fh`).
 #[derive(Clone, Copy, Debug)]
 pub struct LayoutOf {
     /// The file.

@@ -59,7 +59,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // of this client and file; later ones the layout stateid (checked by the table). A
     // special stateid shows no state at all. An RW layout needs write access under that
     // state (an RW layout's DS filehandles write the data servers' objects, which check
-    // only that the layout is live: nfs_server::ds_fh): a read-only open gets
+    // only that the layout is live: cluster::ds_fh): a read-only open gets
     // NFS4ERR_OPENMODE, as its WRITE would. The file's mode bits are not asked, as for
     // WRITE under an open (a file created 0444 is written through its creating open).
     if !LayoutTable::is_layout_stateid(&stateid) {

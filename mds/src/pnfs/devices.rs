@@ -28,22 +28,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use cluster::counter_set::CounterSet;
+use cluster::keys::DsKeys;
+use cluster::stateid::StateidMinter;
 use nfs_proto::control::{ClusterKey, CtlOpCount, RegisterOk};
 use nfs_proto::nfs4::layout_files::socket_addr_from_netaddr;
 use nfs_proto::nfs4::Netaddr4;
 use nfs_proto::rpc::AuthStat;
 use nfs_server::clock::SharedClock;
-use nfs_server::counter_set::CounterSet;
-use nfs_server::keys::DsKeys;
-use nfs_server::stateid::StateidMinter;
 use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
 use crate::pnfs::dsconnect::{DsConnector, TcpConnector};
 use crate::pnfs::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 
-/// A stateid's `other` field (`nfs_server::stateid::Other`).
-pub type Other = nfs_server::stateid::Other;
+/// A stateid's `other` field (`cluster::stateid::Other`).
+pub type Other = cluster::stateid::Other;
 
 /// What the MDS told the data servers about its stateids in this boot: resent whole to a data
 /// server at its (re-)registration.

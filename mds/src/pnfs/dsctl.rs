@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
+use cluster::keys::DsKeys;
 use nfs_proto::control::{
     unix_ms, AccessChange, BootNonce, CallStamp, ClusterKey, CtlAuthError, CtlCommitArgs,
     CtlCommitRes, CtlCopyArgs, CtlCopyRes, CtlCounterRange, CtlDeallocateRes, CtlDeallocated,
@@ -45,7 +46,6 @@ use nfs_proto::rpc::{AcceptStat, AuthStat, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, DecodeError, Xdr};
 use nfs_server::clock::SharedClock;
-use nfs_server::keys::DsKeys;
 use pfs_core::{Deallocated, ObjectId, SeekWhat, Stability};
 
 use crate::pnfs::dsconnect::{Connected, DsConnector, TcpConnector};

@@ -287,7 +287,7 @@ async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         );
-        // Layouts gone: their DS filehandles stop working (nfs_server::ds_fh).
+        // Layouts gone: their DS filehandles stop working (cluster::ds_fh).
         batch.extend(
             mds.layouts
                 .lock()

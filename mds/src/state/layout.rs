@@ -16,7 +16,7 @@
 //! Every layout that goes (returned, closed with its file, recalled with nothing to return,
 //! revoked, its client gone) is kept in an outbox ([`LayoutTable::take_gone`]) for the
 //! fencing task to push to the data servers, which then refuse the DS filehandles handed out
-//! under it (`nfs_server::ds_fh`: a handle is bound to its layout).
+//! under it (`cluster::ds_fh`: a handle is bound to its layout).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

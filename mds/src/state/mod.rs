@@ -11,4 +11,4 @@ pub mod open;
 pub mod orphan;
 pub mod owner;
 pub mod recall;
-pub use nfs_server::stateid;
+pub use cluster::stateid;

@@ -81,7 +81,7 @@ xdr_enum! {
 
 xdr_enum! {
     /// Status of a control procedure. The object store's errors keep their `nfsstat4`
-    /// numbers (`pfs_core::StoreError::nfs_status`), so `CtlStat(err.nfs_status())` is the
+    /// numbers (`nfs_server::io::store_status`), so `CtlStat(store_status(&err).0)` is the
     /// status of a failed store call; the control protocol's own start at `0x4000_0000`.
     pub struct CtlStat {
         /// Success.
@@ -497,12 +497,12 @@ pub struct RevokeArgs {
     pub forget: Vec<StateOther>,
     /// Counters of open and lock stateids (of `mds_epoch`) closed or freed on the MDS, as
     /// ranges: refused like `CTL_REVOKED_CLOSED` entries, kept by both sides as runs rather
-    /// than one entry per stateid (`nfs_server::counter_set`).
+    /// than one entry per stateid (`cluster::counter_set`).
     #[xdr(max = MAX_CTL_LIST)]
     pub closed: Vec<CtlCounterRange>,
 }
 
-/// The stateid counters `first..=last` (bytes 4..8 of `other`, `nfs_server::stateid`).
+/// The stateid counters `first..=last` (bytes 4..8 of `other`, `cluster::stateid`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Xdr)]
 pub struct CtlCounterRange {
     /// The first counter.

@@ -377,7 +377,7 @@ fn stateid_of_an_earlier_boot_is_stale_but_tests_as_bad() {
         .mint(
             StateidKind::Open,
             1,
-            nfs_server::stateid::Holder {
+            cluster::stateid::Holder {
                 clientid: C1,
                 fileid: F,
             },

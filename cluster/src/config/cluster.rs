@@ -48,7 +48,7 @@ pub struct ClusterConfig {
     pub layout: LayoutConfig,
     /// Hand out file layouts (and grant `EXCHGID4_FLAG_USE_PNFS_MDS` in EXCHANGE_ID instead
     /// of `USE_NON_PNFS`); with it, I/O through the MDS stripes files over the data servers
-    /// too (`crate::pnfs::datapath`), so a client without a layout sees the same bytes. On by
+    /// too (`mds::pnfs::datapath`), so a client without a layout sees the same bytes. On by
     /// default; off, the data servers hold nothing and the MDS keeps all data itself.
     pub layouts: bool,
 }
@@ -118,7 +118,7 @@ pub struct LayoutConfig {
     pub exports: Vec<ExportLayout>,
     /// Per-directory overrides: a regular file created (by OPEN) in one of these directories,
     /// or anywhere below it, gets the policy of the nearest one at or above its directory,
-    /// as Lustre's directory striping is inherited by new files (`crate::pnfs::dirlayout`).
+    /// as Lustre's directory striping is inherited by new files (`mds::pnfs::dirlayout`).
     pub directories: Vec<DirectoryLayout>,
 }
 
@@ -621,38 +621,22 @@ impl ClusterConfig {
         self.check_directories(cfg)
     }
 
-    /// The per-directory overrides: a known export, a path inside it that the export itself
-    /// serves (not one behind a junction to another export, whose files are that export's),
-    /// one entry per directory, and valid values.
+    /// The per-directory overrides: a known export, a path inside it, one entry per
+    /// directory, and valid values. Whether the export itself serves the path (not through a
+    /// junction to another export, whose files are that export's) is the MDS's to check, on
+    /// its export tree (`mds::config::check_namespace`).
     fn check_directories(&self, cfg: &Config) -> Result<(), ConfigError> {
-        if self.layout.directories.is_empty() {
-            return Ok(());
-        }
-        let exports = crate::compound::exports::Exports::new(&cfg.exports)?;
         let mut seen = HashSet::new();
         for (i, d) in self.layout.directories.iter().enumerate() {
             let f = |name: &str| format!("cluster.layout.directories[{i}].{name}");
             let Some(export) = d
                 .export_in(&cfg.exports)
-                .filter(|&x| exports.get(x).is_some())
+                .filter(|&x| cfg.exports.iter().any(|e| e.id == x))
             else {
                 let id = d.export.map_or_else(|| "none".into(), |x| x.to_string());
                 return Err(err(f("export"), format!("{id} is not an export id")));
             };
             let parts = d.components().map_err(|m| err(f("path"), m))?;
-            if let Some((first, _)) = exports
-                .junctions(export)
-                .find(|(name, _)| parts.first() == Some(name))
-            {
-                return Err(err(
-                    f("path"),
-                    format!(
-                        "{:?} is behind the junction {first:?} of export {export} to another \
-                         export; configure it under that export",
-                        d.path
-                    ),
-                ));
-            }
             if !seen.insert((export, parts.join("/"))) {
                 return Err(err(
                     f("path"),
@@ -983,13 +967,8 @@ mod tests {
                 )
             );
         }
-        // Export 1 at / carries export 2 as the junction "s" in its root: a directory there
-        // is export 2's.
-        let e = dirs(two, "      - { path: /s/x }\n");
-        assert!(
-            e.starts_with("cluster.layout.directories[0].path: \"/s/x\" is behind the junction"),
-            "{e}"
-        );
+        // A directory behind a junction (export 1 at / carries export 2 as "s") is the
+        // MDS's to refuse: `mds::config` tests it.
         assert_eq!(
             dirs(
                 one,

@@ -1,4 +1,4 @@
-//! The control service over loopback TCP: it starts and steers a real data server (REGISTER,
+//! The control service over in-process streams: it starts and steers a real data server (REGISTER,
 //! REVOKE and SET_ACCESS change what the DS's NFS side accepts), and at the RPC level what it
 //! refuses (replays, stale or foreign credentials, other flavors), GARBAGE_ARGS and
 //! PROC_UNAVAIL, and that hostile input never stops it from answering; READ, WRITE and COMMIT
@@ -9,11 +9,11 @@ mod support;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use bytes::Bytes;
 use data_server::control::{ControlConfig, ControlService, StartOnRegister};
-use data_server::DsOptions;
+use data_server::{DataServer, DsOptions};
 use nfs_proto::control::{
     unix_ms, AccessChange, CallStamp, ClusterKey, CtlBackend, CtlCommitArgs, CtlCommitOk,
     CtlCommitRes, CtlCounterRange, CtlObject, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes,
@@ -26,8 +26,10 @@ use nfs_proto::nfs4::{NfsStat4, StableHow4, OPEN4_SHARE_ACCESS_READ};
 use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Xdr};
+use nfs_server::{ServeLimits, Service, StreamServer};
 use pfs_core::{NullStore, ObjectStore};
-use tokio::io::AsyncWriteExt;
+use testkit::cluster::{client_addr, ds_control_addr, ds_nfs_addr, MDS_ADDR};
+use tokio::io::{AsyncWriteExt, DuplexStream};
 
 const SECRET: [u8; 32] = [0x33; 32];
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,8 +38,11 @@ fn key() -> ClusterKey {
     ClusterKey::from_secret(&SECRET)
 }
 
+/// The test's time, Unix milliseconds: a fixed instant (calls are stamped with it, and the
+/// control service's clock is it plus an offset the test moves), so no test reads the wall
+/// clock and none depends on how fast it runs.
 fn now_ms() -> u64 {
-    unix_ms(SystemTime::now())
+    unix_ms(std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000))
 }
 
 fn config() -> ControlConfig {
@@ -49,25 +54,47 @@ fn config() -> ControlConfig {
     }
 }
 
-type Started = (
-    SocketAddr,
-    Arc<ControlService>,
-    Arc<StartOnRegister>,
-    SocketAddr,
-);
+type Started = (Ctl, Arc<ControlService>, Arc<StartOnRegister>, Nfs);
 
-/// A control service on loopback over a data server that starts on REGISTER (its NFS side
-/// on a loopback port of its own), with a clock the test can move (0: the real clock).
+/// The control service of data server 1, reached over in-process streams.
+struct Ctl(StreamServer<ControlService>);
+
+impl Ctl {
+    /// A new connection to it, from the MDS's address.
+    fn stream(&self) -> DuplexStream {
+        support::stream_to(
+            &self.0,
+            SocketAddr::new(MDS_ADDR.ip(), 700),
+            ds_control_addr(1),
+        )
+    }
+}
+
+/// Data server 1's NFS service, once REGISTER started it.
+#[derive(Clone, Default)]
+struct Nfs(Arc<std::sync::Mutex<Option<StreamServer<Service<DataServer>>>>>);
+
+impl Nfs {
+    /// A new connection to it from a client (it must have started).
+    fn stream(&self) -> DuplexStream {
+        let server = self.0.lock().unwrap();
+        let server = server.as_ref().expect("the NFS service started");
+        support::stream_to(server, client_addr(), ds_nfs_addr(1))
+    }
+}
+
+/// A control service over a data server that starts on REGISTER (its NFS side served over
+/// in-process streams too), with a clock the test can move (0: the test's [`now_ms`]).
 async fn start_with(objects: Arc<dyn ObjectStore>, offset_ms: Arc<AtomicU64>) -> Started {
-    let nfs = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let nfs_addr = nfs.local_addr().unwrap();
-    let nfs = std::sync::Mutex::new(Some(nfs));
+    let nfs = Nfs::default();
+    let slot = nfs.clone();
     let target = Arc::new(StartOnRegister::new(
         DsOptions::new(1),
         objects.clone(),
         move |ds| {
-            if let Some(l) = nfs.lock().unwrap().take() {
-                tokio::spawn(ds.serve_on(l));
+            let mut slot = slot.0.lock().unwrap();
+            if slot.is_none() {
+                *slot = Some(StreamServer::for_role(ds));
             }
         },
     ));
@@ -77,13 +104,14 @@ async fn start_with(objects: Arc<dyn ObjectStore>, offset_ms: Arc<AtomicU64>) ->
             .unwrap()
             .with_clock(clock),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(data_server::control::serve(listener, service.clone()));
-    (addr, service, target, nfs_addr)
+    let control = Ctl(data_server::control::stream_server(
+        service.clone(),
+        ServeLimits::default(),
+    ));
+    (control, service, target, nfs)
 }
 
-async fn start(offset_ms: Arc<AtomicU64>) -> (SocketAddr, Arc<ControlService>) {
+async fn start(offset_ms: Arc<AtomicU64>) -> (Ctl, Arc<ControlService>) {
     let (addr, service, _, _) = start_with(Arc::new(NullStore::new()), offset_ms).await;
     (addr, service)
 }
@@ -120,10 +148,16 @@ fn stamp_to(to: DsBoot, time_ms: u64) -> CallStamp {
 }
 
 /// Connects and asks HELLO which boot of data server 1 answers.
-async fn connect(addr: SocketAddr) -> Peer {
-    let s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let local = s.local_addr().unwrap();
-    let (conn, run) = transport::start(s, 7, addr, local, Arc::new(NoCalls), ConnLimits::default());
+async fn connect(ctl: &Ctl) -> Peer {
+    let (to, local) = (ds_control_addr(1), SocketAddr::new(MDS_ADDR.ip(), 700));
+    let (conn, run) = transport::start(
+        ctl.stream(),
+        7,
+        to,
+        local,
+        Arc::new(NoCalls),
+        ConnLimits::default(),
+    );
     tokio::spawn(run);
     let hello = DsBoot {
         ds_id: 1,
@@ -198,8 +232,8 @@ fn register_args(ds_id: u32) -> Bytes {
 
 #[tokio::test]
 async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_not() {
-    let (addr, service) = start(Arc::default()).await;
-    let conn = connect(addr).await;
+    let (server, service) = start(Arc::default()).await;
+    let conn = connect(&server).await;
     let args = register_args(1);
     let cred = signed(
         &key(),
@@ -215,7 +249,7 @@ async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_n
     // The same bytes again, on this connection and on another one.
     let again = call(&conn, PNFS_CTL_PROGRAM, 1, p, cred.clone(), args.clone()).await;
     assert_eq!(denied(again), AuthStat::AUTH_REJECTEDVERF);
-    let other = connect(addr).await;
+    let other = connect(&server).await;
     let again = call(&other, PNFS_CTL_PROGRAM, 1, p, cred, args.clone()).await;
     assert_eq!(denied(again), AuthStat::AUTH_REJECTEDVERF);
     let fresh = signed(
@@ -232,8 +266,8 @@ async fn a_replayed_call_is_refused_and_a_fresh_one_with_the_same_arguments_is_n
 #[tokio::test]
 async fn calls_stamped_too_far_from_the_data_servers_clock_are_refused() {
     let offset = Arc::new(AtomicU64::new(0));
-    let (addr, _) = start(offset.clone()).await;
-    let conn = connect(addr).await;
+    let (server, _) = start(offset.clone()).await;
+    let conn = connect(&server).await;
     let null = |t| {
         let args = Bytes::new();
         (
@@ -258,8 +292,8 @@ async fn calls_stamped_too_far_from_the_data_servers_clock_are_refused() {
 
 #[tokio::test]
 async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
-    let (addr, service) = start(Arc::default()).await;
-    let conn = connect(addr).await;
+    let (server, service) = start(Arc::default()).await;
+    let conn = connect(&server).await;
     let args = register_args(1);
     let p = CtlProc::CTLPROC_REGISTER.0;
     let cases = [
@@ -353,8 +387,8 @@ async fn credentials_without_the_secret_are_refused_with_their_auth_stat() {
 
 #[tokio::test]
 async fn bad_arguments_procedures_programs_and_versions_get_their_rpc_errors() {
-    let (addr, service) = start(Arc::default()).await;
-    let conn = connect(addr).await;
+    let (server, service) = start(Arc::default()).await;
+    let conn = connect(&server).await;
     let k = key();
     let accepted = |r: Result<Bytes, CallError>| match r {
         Err(CallError::Accepted(s)) => s,
@@ -419,15 +453,15 @@ fn sealed_register(stamp: CallStamp, keys: &data_server::DsKeys) -> RegisterArgs
 #[tokio::test]
 async fn the_data_server_starts_on_register_and_enforces_what_the_control_protocol_pushes() {
     use support::{Mds, MDS_EPOCH};
-    use testkit::prelude::{last_status, putfh, read_op, write_op, Client};
+    use testkit::prelude::{last_status, putfh, read_op, write_op, Client, Setup};
     let dir = tempfile::tempdir().unwrap();
     let objects: Arc<dyn ObjectStore> = Arc::new(pfs_core::LocalStore::open(dir.path()).unwrap());
-    let (addr, _service, target, nfs_addr) = start_with(objects, Arc::default()).await;
+    let (server, _service, target, nfs) = start_with(objects, Arc::default()).await;
     assert!(
         target.data_server().is_none(),
         "no NFS service before the keys"
     );
-    let conn = connect(addr).await;
+    let conn = connect(&server).await;
     let keys = support::keys(MDS_EPOCH);
     let r: RegisterRes = ctl(&conn, CtlProc::CTLPROC_REGISTER, |st| {
         sealed_register(st, &keys)
@@ -441,7 +475,13 @@ async fn the_data_server_starts_on_register_and_enforces_what_the_control_protoc
     let fh = mds.ds_fh(42, 0);
     let rw = mds.open_stateid(42, 3);
     let ro = mds.open_stateid(42, OPEN4_SHARE_ACCESS_READ as u8);
-    let mut c = Client::data_server(nfs_addr, "ctl").await;
+    let mut c = Client::over(
+        nfs.stream(),
+        ds_nfs_addr(1),
+        Arc::new(NoCalls),
+        &Setup::data_server("ctl"),
+    )
+    .await;
     let w = |sid| vec![putfh(&fh), write_op(sid, 0, StableHow4::FILE_SYNC4, b"x")];
     assert_eq!(last_status(&c.call(w(rw)).await), NfsStat4::NFS4_OK);
     assert_eq!(
@@ -572,11 +612,11 @@ fn noise(seed: u64, len: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn hostile_input_never_stops_the_service_from_answering() {
-    let (addr, _) = start(Arc::default()).await;
+    let (server, _) = start(Arc::default()).await;
     let k = key();
     // Authenticated calls with random arguments for every procedure: each gets an answer
     // (a panicking handler would leave the call unanswered and trip the timeout).
-    let conn = connect(addr).await;
+    let conn = connect(&server).await;
     for seed in 0..300u64 {
         let proc_ = CtlProc((seed % 12) as u32);
         let args = Bytes::from(noise(seed, (seed as usize * 7) % 200));
@@ -594,7 +634,7 @@ async fn hostile_input_never_stops_the_service_from_answering() {
     }
     // Raw garbage records on their own connections.
     for seed in 0..50u64 {
-        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let mut s = server.stream();
         let body = noise(seed, 8 + seed as usize * 13);
         let mut rec = (0x8000_0000u32 | body.len() as u32).to_be_bytes().to_vec();
         rec.extend_from_slice(&body);
@@ -603,7 +643,7 @@ async fn hostile_input_never_stops_the_service_from_answering() {
     }
     let args = Bytes::new();
     let cred = signed(&k, conn.stamp_at(now_ms()), CtlProc::CTLPROC_NULL, &args);
-    let conn = connect(addr).await;
+    let conn = connect(&server).await;
     let body = call(&conn, PNFS_CTL_PROGRAM, 1, 0, cred.clone(), args)
         .await
         .unwrap();
@@ -611,17 +651,17 @@ async fn hostile_input_never_stops_the_service_from_answering() {
 }
 
 /// A control service over a local object store (kept for the test to look into).
-async fn start_local() -> (SocketAddr, Arc<pfs_core::LocalStore>, tempfile::TempDir) {
+async fn start_local() -> (Ctl, Arc<pfs_core::LocalStore>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(pfs_core::LocalStore::open(dir.path()).unwrap());
-    let (addr, _, _, _) = start_with(store.clone(), Arc::default()).await;
-    (addr, store, dir)
+    let (server, _, _, _) = start_with(store.clone(), Arc::default()).await;
+    (server, store, dir)
 }
 
 #[tokio::test]
 async fn write_read_and_commit_act_on_the_object_store_without_a_registration() {
-    let (addr, store, _dir) = start_local().await;
-    let conn = connect(addr).await;
+    let (server, store, _dir) = start_local().await;
+    let conn = connect(&server).await;
     let object = CtlObject { file: 7, stripe: 1 };
     let id = pfs_core::ObjectId { file: 7, stripe: 1 };
     let data = Bytes::from(noise(1, 5000));
@@ -712,8 +752,8 @@ async fn write_read_and_commit_act_on_the_object_store_without_a_registration() 
 
 #[tokio::test]
 async fn a_read_answers_at_most_the_maximum_and_is_short_only_at_the_objects_end() {
-    let (addr, store, _dir) = start_local().await;
-    let conn = connect(addr).await;
+    let (server, store, _dir) = start_local().await;
+    let conn = connect(&server).await;
     let id = pfs_core::ObjectId { file: 3, stripe: 0 };
     let max = MAX_CTL_IO as usize;
     store
@@ -750,8 +790,8 @@ async fn a_read_answers_at_most_the_maximum_and_is_short_only_at_the_objects_end
 #[tokio::test]
 async fn an_oversized_write_is_refused_without_writing_it_and_an_oversized_record_closes_the_connection(
 ) {
-    let (addr, store, _dir) = start_local().await;
-    let conn = connect(addr).await;
+    let (server, store, _dir) = start_local().await;
+    let conn = connect(&server).await;
     let object = CtlObject { file: 5, stripe: 0 };
     let id = pfs_core::ObjectId { file: 5, stripe: 0 };
     let garbage = |r: Result<Bytes, CallError>| match r {
@@ -814,7 +854,7 @@ async fn an_oversized_write_is_refused_without_writing_it_and_an_oversized_recor
     assert_eq!(store.size(id).unwrap(), 0, "nothing was written");
 
     // A record over MAX_CTL_RECORD: the connection is closed on its header.
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut s = server.stream();
     let len = MAX_CTL_RECORD + 1;
     s.write_all(&(0x8000_0000u32 | len).to_be_bytes())
         .await

@@ -1,4 +1,4 @@
-//! RPC credentials at a data server over loopback: AUTH_NONE and AUTH_SYS are served; any
+//! RPC credentials at a data server over in-process streams: AUTH_NONE and AUTH_SYS are served; any
 //! other flavor (RPCSEC_GSS, AUTH_SHORT, unknown numbers) gets MSG_DENIED / AUTH_ERROR, for
 //! NULL as for COMPOUND, and a refused WRITE writes nothing.
 
@@ -58,7 +58,7 @@ fn denied<T: std::fmt::Debug>(r: Result<T, CallError>) -> AuthStat {
 #[tokio::test]
 async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compound() {
     let d = start_ds(1, Duration::from_secs(90)).await;
-    let conn = connect(d.addr).await;
+    let conn = d.connect();
     for (what, cred, stat) in refused() {
         assert_eq!(
             denied(null(&conn, cred.clone()).await),
@@ -91,7 +91,7 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
 async fn a_write_with_a_refused_credential_writes_nothing() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let sid = mds.open_stateid(7, 3);
     let fh = mds.ds_fh(7, 0);
     let ops = vec![

@@ -1,4 +1,4 @@
-//! I/O on a data server over loopback: WRITE (every stable_how), READ and COMMIT through a DS
+//! I/O on a data server over in-process streams: WRITE (every stable_how), READ and COMMIT through a DS
 //! filehandle into the object (file id, stripe index), the write verifier, GETATTR, and
 //! filehandles that are not this cluster's DS filehandles.
 
@@ -42,7 +42,7 @@ fn tell_end(d: &Ds, file: u64, stripe: u32, end: u64) {
 async fn write_read_commit_round_trip_lands_in_the_named_object() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let sid = mds.open_stateid(0x1234, 3);
     let fh = mds.ds_fh(0x1234, 2);
     let unit: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
@@ -118,7 +118,7 @@ async fn write_read_commit_round_trip_lands_in_the_named_object() {
 async fn reading_an_object_never_written_reads_zeros() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let sid = mds.open_stateid(77, 1);
     let r = c
         .call(vec![putfh(&mds.ds_fh(77, 0)), read_op(sid, 0, 4096)])
@@ -140,7 +140,7 @@ async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_da
     let mut mds = Mds::new(MDS_EPOCH);
     let sid = mds.open_stateid(9, 3);
     let fh = mds.ds_fh(9, 1);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let before = write_ok(
         &c.call(vec![
             putfh(&fh),
@@ -151,7 +151,7 @@ async fn a_restarted_data_server_has_a_new_write_verifier_and_keeps_committed_da
     let r = c.call(vec![putfh(&fh), commit_op(0, 0)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK);
     let again = start_ds_in(1, Duration::from_secs(90), d.dir).await;
-    let mut c = Client::data_server(again.addr, "c").await;
+    let mut c = again.client("c").await;
     let after = write_ok(
         &c.call(vec![
             putfh(&fh),
@@ -178,7 +178,7 @@ async fn a_write_larger_than_max_io_is_cut_short_as_the_rfc_allows() {
     };
     let d = start_ds_with(opts, tempfile::tempdir().unwrap()).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let max = d.ds.options().max_io as usize;
     let w = write_ok(
         &c.call(vec![
@@ -199,7 +199,7 @@ async fn a_write_larger_than_max_io_is_cut_short_as_the_rfc_allows() {
 async fn getattr_reports_the_object_size_and_the_few_ds_attributes() {
     let d = start_ds(4, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let fh = mds.ds_fh(21, 3);
     write_ok(
         &c.call(vec![
@@ -242,7 +242,7 @@ async fn getattr_reports_the_object_size_and_the_few_ds_attributes() {
 async fn a_forged_or_foreign_filehandle_is_badhandle() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let good = mds.ds_fh(5, 0).0.to_vec();
     let mut forged = good.clone();
     forged[11] ^= 1; // another file id under the old MAC
@@ -271,7 +271,7 @@ async fn a_forged_or_foreign_filehandle_is_badhandle() {
 async fn io_without_a_filehandle_is_nofilehandle() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let r = c.call(vec![read_op(mds.open_stateid(1, 1), 0, 10)]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOFILEHANDLE);
 }
@@ -280,7 +280,7 @@ async fn io_without_a_filehandle_is_nofilehandle() {
 async fn read_plus_sends_holes_in_and_past_the_object_as_holes() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mut mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let sid = mds.open_stateid(0x77, 3);
     let fh = mds.ds_fh(0x77, 1);
     const MIB: u64 = 1 << 20;

@@ -2,6 +2,10 @@
 //! the control port can make the data server refuse calls. In a test binary of its own, since
 //! it installs a log subscriber for its thread, and tracing caches per call site whether
 //! anyone listens: a test running beside it could make that cache say "nobody".
+//! Connections are in-process streams labelled with the peer address under test (the budget
+//! is keyed by the address a connection reports, which a stream carries as a socket does).
+
+mod support;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -13,6 +17,8 @@ use data_server::control::{ControlConfig, ControlService, DsTarget, REFUSAL_LOG_
 use nfs_proto::control::{ClusterKey, CtlBackend, CtlOpCount, PNFS_CTL_PROGRAM};
 use nfs_proto::rpc::{AuthStat, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{self, CallError, ConnLimits, NoCalls};
+use nfs_server::{ServeLimits, StreamServer};
+use testkit::cluster::ds_control_addr;
 
 /// A log sink: the formatted lines, shared with the test.
 #[derive(Clone, Default)]
@@ -53,13 +59,14 @@ impl DsTarget for NoNfs {
     }
 }
 
-/// Makes `n` calls with AUTH_NONE from local address `from` to the control service at `to`;
-/// each must be refused.
-async fn refused_calls(from: &str, to: SocketAddr, n: usize) {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
-    let s = socket.connect(to).await.unwrap();
-    let local = s.local_addr().unwrap();
+/// Makes `n` calls with AUTH_NONE from address `from` (a port of its own) to the control
+/// service `server`; each must be refused.
+async fn refused_calls(from: &str, server: &StreamServer<ControlService>, n: usize) {
+    static PORT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(40_000);
+    let port = PORT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let local: SocketAddr = format!("{from}:{port}").parse().unwrap();
+    let to = ds_control_addr(1);
+    let s = support::stream_to(server, local, to);
     let (conn, run) = transport::start(s, 1, to, local, Arc::new(NoCalls), ConnLimits::default());
     tokio::spawn(run);
     for _ in 0..n {
@@ -113,16 +120,14 @@ async fn refused_calls_are_logged_at_a_bounded_rate_per_peer() {
         )
         .unwrap(),
     );
-    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], listener.local_addr().unwrap().port()));
-    tokio::spawn(data_server::control::serve(listener, service));
+    let server = data_server::control::stream_server(service, ServeLimits::default());
 
     // 50 refusals from one address, over two connections (the budget is the address's).
-    refused_calls("127.0.0.1", addr, 25).await;
-    refused_calls("127.0.0.1", addr, 25).await;
+    refused_calls("127.0.0.1", &server, 25).await;
+    refused_calls("127.0.0.1", &server, 25).await;
     assert_eq!(logs.refusals_from("127.0.0.1"), REFUSAL_LOG_BURST as usize);
     // Another address has a budget of its own.
-    refused_calls("127.0.0.2", addr, 10).await;
+    refused_calls("127.0.0.2", &server, 10).await;
     assert_eq!(logs.refusals_from("127.0.0.2"), REFUSAL_LOG_BURST as usize);
     assert_eq!(logs.refusals_from("127.0.0.1"), REFUSAL_LOG_BURST as usize);
 }

@@ -1,15 +1,17 @@
 //! Control calls captured on the MDS-to-DS link and sent again where they were not meant to
-//! go, over loopback TCP: to another data server with the same cluster secret, to another
+//! go, over in-process streams: to another data server with the same cluster secret, to another
 //! data server with the same id, and to the same data server after a restart (a new control
 //! service over the same data directory, with an empty replay cache). Each is refused with
 //! its AUTH_ERROR and leaves objects and registration as they were; the normal path (HELLO,
 //! then calls for the boot it tells) keeps working.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use bytes::Bytes;
 use cluster::keys::DsKeys;
@@ -23,8 +25,10 @@ use nfs_proto::control::{
 use nfs_proto::rpc::{AuthStat, MsgBody, RejectedReply, ReplyBody, RpcMsg};
 use nfs_proto::transport::{self, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Xdr};
+use nfs_server::{ServeLimits, StreamServer};
 use pfs_core::{LocalStore, ObjectId, ObjectStore, Stability};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use testkit::cluster::{ds_control_addr, MDS_ADDR};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 const SECRET: [u8; 32] = [0x5c; 32];
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -35,32 +39,30 @@ fn key() -> ClusterKey {
     ClusterKey::from_secret(&SECRET)
 }
 
+/// The test's time, Unix milliseconds: a fixed instant, which calls are stamped with and the
+/// control services' clock reads (no test reads the wall clock).
 fn now_ms() -> u64 {
-    unix_ms(SystemTime::now())
+    unix_ms(std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000))
 }
 
-/// One data server "process": its control service over a local store in `dir`, starting its
-/// NFS side on REGISTER.
+/// One data server "process": its control service over a local store in `dir`, reached over
+/// in-process streams, starting its NFS side on REGISTER.
 struct Ds {
+    /// Where its control service is reached (it labels connections).
     addr: SocketAddr,
     service: Arc<ControlService>,
     target: Arc<StartOnRegister>,
     store: Arc<LocalStore>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    server: StreamServer<ControlService>,
 }
 
 async fn start_ds(id: u32, dir: &Path) -> Ds {
     let store = Arc::new(LocalStore::open(dir).unwrap());
-    let nfs = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let nfs = Mutex::new(Some(nfs));
+    // Nothing here reaches the NFS side: the data server it starts is only looked at.
     let target = Arc::new(StartOnRegister::new(
         DsOptions::new(id),
         store.clone(),
-        move |ds| {
-            if let Some(l) = nfs.lock().unwrap().take() {
-                tokio::spawn(ds.serve_on(l));
-            }
-        },
+        |_| {},
     ));
     let service = Arc::new(
         ControlService::new(
@@ -74,25 +76,29 @@ async fn start_ds(id: u32, dir: &Path) -> Ds {
             target.clone(),
             key(),
         )
-        .unwrap(),
+        .unwrap()
+        .with_clock(Arc::new(now_ms)),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(data_server::control::serve(listener, service.clone()));
+    let server = data_server::control::stream_server(service.clone(), ServeLimits::default());
     Ds {
-        addr,
+        addr: ds_control_addr(u16::try_from(id).unwrap()),
         service,
         target,
         store,
-        task,
+        server,
     }
 }
 
 impl Ds {
-    /// Stops answering (its listener goes; the store stays on disk).
+    /// A new connection to its control service, from the MDS's address.
+    fn stream(&self) -> DuplexStream {
+        support::stream_to(&self.server, SocketAddr::new(MDS_ADDR.ip(), 700), self.addr)
+    }
+
+    /// Stops answering (no new connection; the store stays on disk).
     async fn stop(self) {
-        self.task.abort();
-        let _ = self.task.await;
+        drop(self);
+        tokio::task::yield_now().await;
     }
 
     fn fill(&self, byte: u8) {
@@ -119,18 +125,16 @@ impl Ds {
     }
 }
 
-/// A TCP relay to `upstream` for one connection that keeps a copy of every byte the client
-/// sends: what an attacker on the MDS-to-DS link records.
-async fn tap(upstream: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<u8>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+/// A relay to `upstream` for one connection that keeps a copy of every byte the client
+/// sends: what an attacker on the MDS-to-DS link records. Returns the client's end.
+async fn tap(upstream: &Ds) -> (DuplexStream, Arc<Mutex<Vec<u8>>>) {
+    let (client, near) = tokio::io::duplex(1 << 20);
+    let server = upstream.stream();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let copy = seen.clone();
     tokio::spawn(async move {
-        let (client, _) = listener.accept().await.unwrap();
-        let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
-        let (mut cr, mut cw) = client.into_split();
-        let (mut sr, mut sw) = server.into_split();
+        let (mut cr, mut cw) = tokio::io::split(near);
+        let (mut sr, mut sw) = tokio::io::split(server);
         tokio::spawn(async move {
             let _ = tokio::io::copy(&mut sr, &mut cw).await;
         });
@@ -146,7 +150,7 @@ async fn tap(upstream: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<u8>>>) {
             }
         }
     });
-    (addr, seen)
+    (client, seen)
 }
 
 /// The records of a captured byte stream (RFC 5531 record marking), each as sent (marks
@@ -184,9 +188,9 @@ fn captured(seen: &Mutex<Vec<u8>>, proc_: CtlProc) -> Vec<u8> {
         .expect("the call went over the tap")
 }
 
-/// Sends `record` as it is on a new connection to `addr`; returns the reply's body.
-async fn replay(addr: SocketAddr, record: &[u8]) -> ReplyBody {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+/// Sends `record` as it is on a new connection to `ds`; returns the reply's body.
+async fn replay(ds: &Ds, record: &[u8]) -> ReplyBody {
+    let mut s = ds.stream();
     s.write_all(record).await.unwrap();
     let read = async {
         let mut body = Vec::new();
@@ -224,13 +228,19 @@ struct Mds {
 static NONCE: AtomicU64 = AtomicU64::new(1);
 
 impl Mds {
-    /// Connects to `addr` (a data server, or a tap in front of one) and says HELLO to data
-    /// server `ds_id`.
-    async fn connect(addr: SocketAddr, ds_id: u32) -> Self {
-        let s = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let local = s.local_addr().unwrap();
-        let (conn, run) =
-            transport::start(s, 1, addr, local, Arc::new(NoCalls), ConnLimits::default());
+    /// Connects over `stream` (to a data server, or a tap in front of one) and says HELLO to
+    /// data server `ds_id`.
+    async fn connect(stream: DuplexStream, ds_id: u32) -> Self {
+        let addr = ds_control_addr(u16::try_from(ds_id).unwrap());
+        let local = SocketAddr::new(MDS_ADDR.ip(), 700);
+        let (conn, run) = transport::start(
+            stream,
+            1,
+            addr,
+            local,
+            Arc::new(NoCalls),
+            ConnLimits::default(),
+        );
         tokio::spawn(run);
         let mut m = Self {
             conn,
@@ -327,7 +337,7 @@ async fn a_captured_truncate_is_refused_by_other_data_servers_and_after_a_restar
     }
 
     // The MDS truncates the file on data server 1; the tap records the call.
-    let (tapped, seen) = tap(a.addr).await;
+    let (tapped, seen) = tap(&a).await;
     let mds = Mds::connect(tapped, 1).await;
     assert_eq!(mds.truncate(0).await, CtlStat::CTL_OK);
     assert_eq!(a.store.size(OBJECT).unwrap(), 0);
@@ -339,17 +349,17 @@ async fn a_captured_truncate_is_refused_by_other_data_servers_and_after_a_restar
 
     // Within the same boot the replay cache refuses it.
     assert_eq!(
-        auth_error(replay(a.addr, &truncate).await),
+        auth_error(replay(&a, &truncate).await),
         AuthStat::AUTH_REJECTEDVERF
     );
     // Another data server: made for data server 1, not for it.
     assert_eq!(
-        auth_error(replay(b.addr, &truncate).await),
+        auth_error(replay(&b, &truncate).await),
         AuthStat::AUTH_BADCRED
     );
     // Another data server with id 1: made for another boot.
     assert_eq!(
-        auth_error(replay(a_twin.addr, &truncate).await),
+        auth_error(replay(&a_twin, &truncate).await),
         AuthStat::AUTH_REJECTEDCRED
     );
     for ds in [&b, &a_twin] {
@@ -365,14 +375,14 @@ async fn a_captured_truncate_is_refused_by_other_data_servers_and_after_a_restar
     assert_eq!(a.object(), grown);
     for _ in 0..2 {
         assert_eq!(
-            auth_error(replay(a.addr, &truncate).await),
+            auth_error(replay(&a, &truncate).await),
             AuthStat::AUTH_REJECTEDCRED
         );
     }
     assert_eq!(a.object(), grown, "the object is untouched");
 
     // The MDS, saying HELLO again, truncates as before.
-    let mds = Mds::connect(a.addr, 1).await;
+    let mds = Mds::connect(a.stream(), 1).await;
     assert_eq!(mds.to, a.service.boot());
     assert_eq!(mds.truncate(5).await, CtlStat::CTL_OK);
     assert_eq!(a.store.size(OBJECT).unwrap(), 5);
@@ -385,14 +395,14 @@ async fn a_captured_register_installs_nothing_after_a_restart_or_on_another_data
     let b = start_ds(2, dirs[1].path()).await;
 
     // An MDS of epoch 3 registers data server 1; the tap records the call (keys sealed).
-    let (tapped, seen) = tap(a.addr).await;
+    let (tapped, seen) = tap(&a).await;
     let old_mds = Mds::connect(tapped, 1).await;
     assert!(matches!(old_mds.register(3).await, RegisterRes::Ok(_)));
     assert_eq!(a.service.registered_epoch(), Some(3));
     let register = captured(&seen, CtlProc::CTLPROC_REGISTER);
 
     assert_eq!(
-        auth_error(replay(b.addr, &register).await),
+        auth_error(replay(&b, &register).await),
         AuthStat::AUTH_BADCRED
     );
     assert_eq!(b.service.registered_epoch(), None);
@@ -402,7 +412,7 @@ async fn a_captured_register_installs_nothing_after_a_restart_or_on_another_data
     a.stop().await;
     let a = start_ds(1, dirs[0].path()).await;
     assert_eq!(
-        auth_error(replay(a.addr, &register).await),
+        auth_error(replay(&a, &register).await),
         AuthStat::AUTH_REJECTEDCRED
     );
     assert_eq!(a.service.registered_epoch(), None);
@@ -412,7 +422,7 @@ async fn a_captured_register_installs_nothing_after_a_restart_or_on_another_data
     );
 
     // The MDS of epoch 4 registers it the normal way.
-    let mds = Mds::connect(a.addr, 1).await;
+    let mds = Mds::connect(a.stream(), 1).await;
     assert!(matches!(mds.register(4).await, RegisterRes::Ok(_)));
     assert_eq!(a.service.registered_epoch(), Some(4));
     assert!(a.target.data_server().is_some());

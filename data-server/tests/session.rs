@@ -1,4 +1,4 @@
-//! Sessions on a data server over loopback: the DS role in EXCHANGE_ID, an identity of its
+//! Sessions on a data server over in-process streams: the DS role in EXCHANGE_ID, an identity of its
 //! own, the MDS's lease, and the operations a DS does not offer.
 
 mod support;
@@ -14,7 +14,7 @@ use testkit::prelude::*;
 #[tokio::test]
 async fn exchange_id_grants_the_ds_role_and_a_session_follows() {
     let d = start_ds(1, Duration::from_secs(90)).await;
-    let mut c = Client::data_server(d.addr, "linux-client").await;
+    let mut c = d.client("linux-client").await;
     let flags = c.exchange.eir_flags;
     assert_ne!(flags & EXCHGID4_FLAG_USE_PNFS_DS, 0, "{flags:#x}");
     assert_eq!(
@@ -29,7 +29,7 @@ async fn exchange_id_grants_the_ds_role_and_a_session_follows() {
 #[tokio::test]
 async fn a_client_asking_for_no_role_gets_the_ds_role() {
     let d = start_ds(1, Duration::from_secs(90)).await;
-    let conn = connect(d.addr).await;
+    let conn = d.connect();
     let mut args = Setup::data_server("plain").exchange_id();
     args.eia_flags = EXCHGID4_FLAG_SUPP_MOVED_REFER;
     let r = compound_on(&conn, 0, 1, vec![NfsArgop4::ExchangeId(args)])
@@ -48,15 +48,15 @@ async fn a_client_asking_for_no_role_gets_the_ds_role() {
 async fn each_data_server_has_its_own_server_owner_stable_across_restarts() {
     let one = start_ds(1, Duration::from_secs(90)).await;
     let two = start_ds(2, Duration::from_secs(90)).await;
-    let a = Client::data_server(one.addr, "c").await.exchange;
-    let b = Client::data_server(two.addr, "c").await.exchange;
+    let a = one.client("c").await.exchange;
+    let b = two.client("c").await.exchange;
     assert_ne!(
         a.eir_server_owner.so_major_id, b.eir_server_owner.so_major_id,
         "two DSs with one major id would be trunked into one server by the client"
     );
     assert_eq!(a.eir_server_scope, b.eir_server_scope);
     let again = start_ds(1, Duration::from_secs(90)).await;
-    let a2 = Client::data_server(again.addr, "c").await.exchange;
+    let a2 = again.client("c").await.exchange;
     assert_eq!(a.eir_server_owner, a2.eir_server_owner);
     assert_ne!(
         a.eir_clientid >> 48,
@@ -68,7 +68,7 @@ async fn each_data_server_has_its_own_server_owner_stable_across_restarts() {
 #[tokio::test]
 async fn a_second_reclaim_complete_is_complete_already() {
     let d = start_ds(1, Duration::from_secs(90)).await;
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let r = c
         .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
             rca_one_fs: false,
@@ -82,7 +82,7 @@ async fn the_lease_is_the_configured_one_and_a_silent_client_loses_its_session()
     let clock = nfs_server::ManualClock::new();
     let d = start_ds_on(1, Duration::from_secs(1), clock.shared()).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let r = c
         .call(vec![
             putfh(&mds.ds_fh(5, 0)),
@@ -112,7 +112,7 @@ async fn the_lease_is_the_configured_one_and_a_silent_client_loses_its_session()
 async fn operations_a_data_server_does_not_offer_are_notsupp() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let fh = mds.ds_fh(5, 0);
     let not_offered = [
         NfsArgop4::PutRootFh,
@@ -146,7 +146,7 @@ async fn operations_a_data_server_does_not_offer_are_notsupp() {
 async fn secinfo_no_name_offers_auth_sys_and_consumes_the_filehandle() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let mut c = Client::data_server(d.addr, "c").await;
+    let mut c = d.client("c").await;
     let r = c
         .call(vec![
             putfh(&mds.ds_fh(5, 0)),
@@ -169,7 +169,7 @@ async fn the_caps_on_clients_and_sessions_apply_on_a_data_server() {
         ..DsOptions::new(1)
     };
     let d = start_ds_with(opts, tempfile::tempdir().unwrap()).await;
-    let c = Client::data_server(d.addr, "first").await;
+    let c = d.client("first").await;
     let r = compound_on(
         &c.conn,
         0,

@@ -1,4 +1,4 @@
-//! Stateid checks on a data server over loopback (RFC 8881 section 13.9.1): a forged, special,
+//! Stateid checks on a data server over in-process streams (RFC 8881 section 13.9.1): a forged, special,
 //! revoked, stale-epoch or wrong-mode stateid is refused without asking the MDS.
 
 mod support;
@@ -13,7 +13,7 @@ use testkit::prelude::*;
 async fn setup() -> (Ds, Mds, Client, NfsFh4) {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let mds = Mds::new(MDS_EPOCH);
-    let c = Client::data_server(d.addr, "c").await;
+    let c = d.client("c").await;
     let fh = mds.ds_fh(42, 0);
     // As the MDS's SIZE_HINT would: the file reaches past the READs below, so an empty
     // object reads as a hole (not NFS4ERR_NXIO, "ask the MDS").

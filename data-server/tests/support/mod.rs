@@ -1,12 +1,18 @@
-//! The data server's test support: starts a DS on a loopback port with its objects under a
-//! temporary directory and the keys of a made-up MDS. The test plays the MDS: it mints
-//! stateids and DS filehandles with the same derived keys. The client is testkit's
-//! (`Client::data_server` sets up a session as the Linux client does with a DS).
+//! The data server's test support: starts a DS in the test's runtime with its objects under a
+//! temporary directory and the keys of a made-up MDS, reached over in-process duplex streams
+//! (no socket, no port: `start.rs` keeps the real ones, where binding them is the point). The
+//! test plays the MDS: it mints stateids and DS filehandles with the same derived keys. The
+//! client is testkit's ([`Ds::client`] sets up a session as the Linux client does with a DS).
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+
+use nfs_proto::transport::{Conn, NoCalls};
+use nfs_server::{Service, StreamServer};
+use testkit::cluster::{client_addr, ds_nfs_addr};
+use testkit::{Client, Setup};
 
 use cluster::ds_fh::{DsFh, DsFhCodec};
 use cluster::stateid::{Holder, StateidKind, StateidMinter};
@@ -26,11 +32,54 @@ pub fn keys(epoch: u16) -> DsKeys {
 /// A running data server and its object directory.
 pub struct Ds {
     pub ds: Arc<DataServer>,
+    /// The synthetic address it serves at (it labels connections; nothing listens there).
     pub addr: SocketAddr,
     pub dir: tempfile::TempDir,
+    /// Serves its connections; its drop stops the lease reaper.
+    server: StreamServer<Service<DataServer>>,
 }
 
-/// Starts DS `id` on 127.0.0.1 with a fresh object directory and the given lease.
+impl Ds {
+    /// A new in-process connection to it, from a client address of its own.
+    pub fn stream(&self) -> tokio::io::DuplexStream {
+        self.stream_from(client_addr())
+    }
+
+    /// A new in-process connection to it from `peer`.
+    pub fn stream_from(&self, peer: SocketAddr) -> tokio::io::DuplexStream {
+        stream_to(&self.server, peer, self.addr)
+    }
+
+    /// A new connection that answers no calls (no session yet).
+    pub fn connect(&self) -> Conn {
+        testkit::client::start_conn(self.stream(), self.addr, client_addr(), Arc::new(NoCalls))
+    }
+
+    /// The session a Linux client sets up with a data server, for `owner`.
+    pub async fn client(&self, owner: &str) -> Client {
+        Client::over(
+            self.stream(),
+            self.addr,
+            Arc::new(NoCalls),
+            &Setup::data_server(owner),
+        )
+        .await
+    }
+}
+
+/// A new in-process connection to `server` from `peer` to `local` (synthetic addresses):
+/// the server's end is served on a task of its own, which ends when the caller's end drops.
+pub fn stream_to<H: nfs_proto::transport::CallHandler>(
+    server: &StreamServer<H>,
+    peer: SocketAddr,
+    local: SocketAddr,
+) -> tokio::io::DuplexStream {
+    let (client, end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(server.serve(end, peer, local));
+    client
+}
+
+/// Starts DS `id` with a fresh object directory and the given lease.
 pub async fn start_ds(id: u32, lease: Duration) -> Ds {
     start_ds_in(id, lease, tempfile::tempdir().expect("tempdir")).await
 }
@@ -54,21 +103,26 @@ pub async fn start_ds_on(id: u32, lease: Duration, clock: nfs_server::SharedCloc
     let dir = tempfile::tempdir().expect("tempdir");
     let objects = Arc::new(pfs_core::LocalStore::open(dir.path()).expect("object store"));
     let ds = DataServer::with_clock(opts, keys(MDS_EPOCH), objects, clock).expect("open ds");
-    serve(ds, dir).await
+    serve(id, ds, dir).await
 }
 
 /// Starts a DS with these options over `dir`.
 pub async fn start_ds_with(opts: DsOptions, dir: tempfile::TempDir) -> Ds {
+    let id = opts.id;
     let ds = DataServer::open_local(opts, keys(MDS_EPOCH), dir.path()).expect("open ds");
-    serve(ds, dir).await
+    serve(id, ds, dir).await
 }
 
-/// Serves `ds` on a loopback port of its own.
-async fn serve(ds: Arc<DataServer>, dir: tempfile::TempDir) -> Ds {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(ds.clone().serve_on(listener));
-    Ds { ds, addr, dir }
+/// Serves `ds` over in-process streams (as `serve_on` would its TCP connections: the same
+/// limits, reply budget and lease reaper), at the synthetic address of its id.
+async fn serve(id: u32, ds: Arc<DataServer>, dir: tempfile::TempDir) -> Ds {
+    let id = u16::try_from(id).expect("a data server id of 16 bits");
+    Ds {
+        server: StreamServer::for_role(ds.clone()),
+        ds,
+        addr: ds_nfs_addr(id),
+        dir,
+    }
 }
 
 /// The client id the made-up MDS gave the test client: its stateids and layouts are this

@@ -16,6 +16,7 @@
 //! would; its object store stays for a restart, and a crash-simulating store loses at a
 //! crash what was not synced.
 
+mod clients;
 mod ds;
 mod link;
 
@@ -31,7 +32,7 @@ use mds::config::{ClusterConfig, DataServerConfig};
 use mds::pnfs::devices::DevicesOptions;
 use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
-use nfs_server::{Service, StreamServer};
+use nfs_server::{Service, SharedClock, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};
 use tokio::io::DuplexStream;
 
@@ -65,6 +66,7 @@ pub struct ClusterBuilder {
     ds_store: Option<MakeStore>,
     configure: Vec<Configure>,
     devices: DevicesOptions,
+    clock: Option<SharedClock>,
 }
 
 impl std::fmt::Debug for ClusterBuilder {
@@ -94,6 +96,7 @@ impl Default for ClusterBuilder {
                 backoff_max: Duration::from_millis(100),
                 call_timeout: Duration::from_secs(5),
             },
+            clock: None,
         }
     }
 }
@@ -136,6 +139,14 @@ impl ClusterBuilder {
         self
     }
 
+    /// The MDS and the data servers run on `clock` (default: the system's): their leases,
+    /// recall deadlines, revocations and reapers. Tests pass a
+    /// [`ManualClock`](nfs_server::ManualClock) and move it on instead of sleeping.
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
     /// Starts the data servers and the MDS, and returns once the MDS has registered every
     /// data server (within 10 s). Needs a tokio runtime.
     pub async fn start(mut self) -> Cluster {
@@ -156,7 +167,8 @@ impl ClusterBuilder {
                             }
                         }
                     };
-                    DsNode::new(id, store, Duration::from_secs(u64::from(self.lease)))
+                    let lease = Duration::from_secs(u64::from(self.lease));
+                    DsNode::new(id, store, lease, self.clock.clone())
                 })
                 .collect(),
         ));
@@ -168,6 +180,7 @@ impl ClusterBuilder {
             objects: Arc::new(CrashSimStore::new()),
             connector: Arc::new(ds::Connector(nodes.clone())),
             devices: self.devices,
+            clock: self.clock.clone(),
         };
         let mut cluster = Cluster {
             cfg,
@@ -218,6 +231,8 @@ struct MdsBoot {
     objects: Arc<CrashSimStore>,
     connector: Arc<ds::Connector>,
     devices: DevicesOptions,
+    /// The MDS's clock (`None`: the system's).
+    clock: Option<SharedClock>,
 }
 
 /// The MDS while it runs, and its server (whose drop stops the lease reaper).
@@ -280,7 +295,7 @@ impl Cluster {
             },
             connector: Some(b.connector.clone()),
             devices: b.devices,
-            clock: None,
+            clock: b.clock.clone(),
         };
         // The last handle of the previous boot may have gone on another thread, which may
         // still be closing its store: wait that out.

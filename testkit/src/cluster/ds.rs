@@ -14,7 +14,7 @@ use data_server::control::{
 use data_server::{DataServer, DsOptions};
 use mds::pnfs::dsconnect::{ConnectFuture, Connected, DsConnector};
 use nfs_proto::control::{ClusterKey, CtlBackend};
-use nfs_server::{ServeLimits, Service, StreamServer};
+use nfs_server::{ServeLimits, Service, SharedClock, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};
 use tokio::io::DuplexStream;
 
@@ -46,16 +46,24 @@ pub(crate) struct DsNode {
     pub(crate) id: u16,
     pub(crate) store: DsStore,
     lease: Duration,
+    /// Its clock (`None`: the system's).
+    clock: Option<SharedClock>,
     running: Option<Running>,
 }
 
 impl DsNode {
-    /// Data server `id` over `store`, with the MDS's lease, not started.
-    pub(crate) fn new(id: u16, store: DsStore, lease: Duration) -> Self {
+    /// Data server `id` over `store`, with the MDS's lease, on `clock`, not started.
+    pub(crate) fn new(
+        id: u16,
+        store: DsStore,
+        lease: Duration,
+        clock: Option<SharedClock>,
+    ) -> Self {
         Self {
             id,
             store,
             lease,
+            clock,
             running: None,
         }
     }
@@ -68,16 +76,16 @@ impl DsNode {
         opts.lease_time = self.lease;
         let nfs = Arc::new(Mutex::new(None));
         let slot = nfs.clone();
-        let start = Arc::new(StartOnRegister::new(
-            opts,
-            self.store.objects.clone(),
-            move |ds| {
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) =
-                    Some(StreamServer::for_role(ds));
-            },
-        ));
+        let mut start = StartOnRegister::new(opts, self.store.objects.clone(), move |ds| {
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(StreamServer::for_role(ds));
+        });
+        if let Some(clock) = &self.clock {
+            start = start.with_clock(clock.clone());
+        }
+        let start = Arc::new(start);
         let service = Arc::new(
-            ControlService::new(
+            // On the MDS's clock too: it checks the MDS's call stamps against it.
+            ControlService::on_clock(
                 ControlConfig {
                     ds_id: u32::from(self.id),
                     lease_time: self.lease,
@@ -87,6 +95,7 @@ impl DsNode {
                 self.store.objects.clone(),
                 start.clone() as Arc<dyn DsTarget>,
                 ClusterKey::from_secret(&SECRET),
+                self.clock.clone().unwrap_or_else(nfs_server::clock::system),
             )
             .expect("control service"),
         );

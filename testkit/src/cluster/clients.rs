@@ -1,0 +1,61 @@
+//! Clients of the in-memory cluster: the test kit's [`Client`] with a session on the MDS or on
+//! a data server, over a new in-process connection, and waits on state that only an NFS
+//! call can read.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use nfs_proto::transport::{CallHandler, NoCalls};
+
+use super::{ds_nfs_addr, Cluster, MDS_ADDR};
+use crate::client::{CbClient, Client, Setup};
+
+impl Cluster {
+    /// A session on the MDS for `owner` ([`Setup::new`]: RECLAIM_COMPLETE sent), answering no
+    /// callbacks.
+    pub async fn client(&self, owner: &str) -> Client {
+        self.client_with(&Setup::new(owner), Arc::new(NoCalls))
+            .await
+    }
+
+    /// A session on the MDS set up as `setup` says, whose callbacks go to `handler`.
+    pub async fn client_with<H: CallHandler>(&self, setup: &Setup, handler: Arc<H>) -> Client {
+        Client::over(self.connect_mds(), MDS_ADDR, handler, setup).await
+    }
+
+    /// A session on the MDS for `owner` with the back channel on its connection, answered by
+    /// `cb` (what `client_with_back_channel` sets up over TCP).
+    pub async fn client_with_back_channel(&self, owner: &str, cb: Arc<CbClient>) -> Client {
+        self.client_with(&Setup::new(owner).back_channel(), cb)
+            .await
+    }
+
+    /// A session on data server `id` set up as `setup` says (it must be up).
+    pub async fn ds_client_with(&self, id: u16, setup: &Setup) -> Client {
+        let stream = self
+            .connect_ds(id)
+            .unwrap_or_else(|e| panic!("connect to data server {id}: {e}"));
+        Client::over(stream, ds_nfs_addr(id), Arc::new(NoCalls), setup).await
+    }
+
+    /// A session on data server `id` for `owner`, set up as a plain client's ([`Setup::new`])
+    /// (it must be up).
+    pub async fn ds_client(&self, id: u16, owner: &str) -> Client {
+        self.ds_client_with(id, &Setup::new(owner)).await
+    }
+
+    /// Waits (up to 10 s of the runtime's clock) until `f`'s future gives true, panicking
+    /// with `what`: for state read through a call (a data server's answer).
+    pub async fn until_async<F: Future<Output = bool>>(
+        &self,
+        what: &str,
+        mut f: impl FnMut() -> F,
+    ) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !f().await {
+            assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}

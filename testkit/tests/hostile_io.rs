@@ -1,4 +1,4 @@
-//! A hostile client against the data servers of a striped cluster, over real sockets: each
+//! A hostile client against the data servers of a striped cluster, in memory: each
 //! attack a security review found (a data server took any valid stateid with any of its
 //! filehandles) is replayed and must be refused, with the victim file's bytes untouched.
 //!
@@ -6,38 +6,38 @@
 //! open the victim for reading (which gives it a READ layout and its DS filehandles), and it
 //! has a file of its own open for writing (which gives it a valid write stateid).
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mds::{Config, Mds};
+use mds::Config;
 use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
-use testkit::loopback::cluster::*;
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
 const VICTIM: &[u8] = b"root's bytes, not to be overwritten";
 
-async fn cluster() -> (Cluster, Arc<Mds>, SocketAddr) {
-    start_cluster(3, |c: &mut Config| {
-        c.cluster.layouts = true;
-        // The attacks are about layouts and stateids; a delegation would only add recalls.
-        c.delegations = false;
-    })
-    .await
+async fn cluster() -> Cluster {
+    Cluster::builder()
+        .data_servers(3)
+        .configure(|c: &mut Config| {
+            c.cluster.layouts = true;
+            // The attacks are about layouts and stateids; a delegation would only add recalls.
+            c.delegations = false;
+        })
+        .start()
+        .await
 }
 
 /// The status of a WRITE (FILE_SYNC) of `data` at offset 0 through DS filehandle `fh` of
 /// stripe index 0 of `fileid` under `stateid`, from a fresh data-server client.
-async fn ds_io(k: &Cluster, mds: &Mds, fileid: u64, fh: &NfsFh4, op: NfsArgop4) -> Compound4Res {
+async fn ds_io(k: &Cluster, fileid: u64, fh: &NfsFh4, op: NfsArgop4) -> Compound4Res {
+    let mds = k.mds();
     let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
     let ds = mds.stripe_servers(&set).unwrap()[0];
-    let addr = k.cfg.cluster.data_server(ds).unwrap().addresses[0];
     static N: AtomicU32 = AtomicU32::new(0);
     let name = format!("hostile-{}", N.fetch_add(1, Ordering::Relaxed));
-    let mut d = Client::new(addr, &name).await;
+    let mut d = k.ds_client(ds, &name).await;
     d.uid = 1000;
     d.call(vec![putfh(fh), op]).await
 }
@@ -129,10 +129,10 @@ async fn open_existing(c: &mut Client, name: &str, access: u32) -> Compound4Res 
 /// The attacker: uid 1000, with a file of its own open for writing (a valid write stateid
 /// of another file). Root makes that file for it (0666) in the root directory, which only
 /// root may write.
-async fn attacker(root: &mut Client, addr: SocketAddr, owner: &str) -> (Client, Stateid4) {
+async fn attacker(root: &mut Client, k: &Cluster, owner: &str) -> (Client, Stateid4) {
     let name = format!("{owner}-own");
     victim(root, &name, 0o666).await;
-    let mut a = Client::new(addr, owner).await;
+    let mut a = k.client(owner).await;
     a.uid = 1000;
     let r = open_existing(&mut a, &name, OPEN4_SHARE_ACCESS_BOTH).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
@@ -157,30 +157,30 @@ async fn read_layout(a: &mut Client, name: &str) -> (NfsFh4, Stateid4) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
-    let (k, mds, addr) = cluster().await;
-    let mut root = Client::new(addr, "root").await;
+    let k = cluster().await;
+    let mut root = k.client("root").await;
     let (vfh, vid) = victim(&mut root, "victim", 0o644).await;
-    let (mut a, own_write) = attacker(&mut root, addr, "same-client").await;
+    let (mut a, own_write) = attacker(&mut root, &k, "same-client").await;
     let (ds_fh, read_open) = read_layout(&mut a, "victim").await;
 
     // Reading through the READ layout works: that much the MDS allowed.
-    let r = ds_io(&k, &mds, vid, &ds_fh, ds_read(read_open)).await;
+    let r = ds_io(&k, vid, &ds_fh, ds_read(read_open)).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
 
     // Its own file's write stateid (same client), then another client's write stateid of the
     // victim itself (root's, as if sniffed): neither is this client's state of this file
     // (the handle names both), and the handle is a READ layout's anyway.
-    let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(own_write, b"PWNED")).await;
+    let r = ds_io(&k, vid, &ds_fh, ds_write(own_write, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
     let rooted = open_existing(&mut root, "victim", OPEN4_SHARE_ACCESS_BOTH).await;
     let root_write = open_res(&rooted).stateid;
-    let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(root_write, b"PWNED")).await;
+    let r = ds_io(&k, vid, &ds_fh, ds_write(root_write, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
     // Its read open does not write either (OPENMODE, as on the MDS).
-    let r = ds_io(&k, &mds, vid, &ds_fh, ds_write(read_open, b"PWNED")).await;
+    let r = ds_io(&k, vid, &ds_fh, ds_write(read_open, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE, "{r:?}");
     // A COMMIT through a READ layout's handle is refused too.
-    let r = ds_io(&k, &mds, vid, &ds_fh, commit_op(0, 0)).await;
+    let r = ds_io(&k, vid, &ds_fh, commit_op(0, 0)).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
 
     // And the MDS gives no RW layout under a read-only open, by the open stateid or by the
@@ -212,25 +212,24 @@ async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own_stateid_of_it() {
-    let (k, mds, addr) = cluster().await;
-    let mut root = Client::new(addr, "root").await;
+    let k = cluster().await;
+    let mut root = k.client("root").await;
     // Writable by all for now: the attacker may open it for writing and gets an RW layout.
     let (vfh, vid) = victim(&mut root, "shared", 0o666).await;
-    let (mut a, own_write) = attacker(&mut root, addr, "closer").await;
+    let (mut a, own_write) = attacker(&mut root, &k, "closer").await;
     let r = open_existing(&mut a, "shared", OPEN4_SHARE_ACCESS_BOTH).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let rw_open = open_res(&r).stateid;
     let rw_fh = rw_layout_fh(&mut a, &vfh, rw_open).await;
-    let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
+    let r = ds_io(&k, vid, &rw_fh, ds_read(rw_open)).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "allowed while open: {r:?}");
     // Even through its live RW layout, only its own stateids of this file are taken: not its
     // other file's, not another client's (root's open of this very file).
-    let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(own_write, b"PWNED")).await;
+    let r = ds_io(&k, vid, &rw_fh, ds_write(own_write, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID, "{r:?}");
     let rooted = open_existing(&mut root, "shared", OPEN4_SHARE_ACCESS_BOTH).await;
     let r = ds_io(
         &k,
-        &mds,
         vid,
         &rw_fh,
         ds_write(open_res(&rooted).stateid, b"PWNED"),
@@ -248,7 +247,6 @@ async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own
     let (held, read_body) = granted(&r);
     let r = ds_io(
         &k,
-        &mds,
         vid,
         &read_body.nfl_fh_list[0],
         ds_write(rw_open, b"PWNED"),
@@ -268,35 +266,34 @@ async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own
         ])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
-    let start = Instant::now();
-    loop {
-        let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
-        if last_status(&r) == NfsStat4::NFS4ERR_PNFS_NO_LAYOUT {
-            break;
+    let mut reads = 0;
+    k.until_async("the returned layout's handle refused", || {
+        reads += 1;
+        async {
+            let r = ds_io(&k, vid, &rw_fh, ds_read(rw_open)).await;
+            if last_status(&r) == NfsStat4::NFS4ERR_PNFS_NO_LAYOUT {
+                return true;
+            }
+            assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+            false
         }
-        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the returned layout's handle still reads"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let pushed_in = start.elapsed();
-    let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(rw_open, b"PWNED")).await;
+    })
+    .await;
+    let r = ds_io(&k, vid, &rw_fh, ds_write(rw_open, b"PWNED")).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
     // Nor does it tell the object's size any more.
     let size = NfsArgop4::GetAttr(GetAttrArgs {
         attr_request: Bitmap4::from_bits([nfs_proto::nfs4::attr::FATTR4_SIZE]),
     });
-    let r = ds_io(&k, &mds, vid, &rw_fh, size).await;
+    let r = ds_io(&k, vid, &rw_fh, size).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT, "{r:?}");
-    eprintln!("a returned layout's handles were refused after {pushed_in:?}");
+    eprintln!("a returned layout's handles were refused at read {reads}");
 
     // A new layout works again; then the owner takes write access away and the attacker
     // closes (its layout goes with the last CLOSE: return-on-close), keeping its other file
     // open for a valid write stateid.
     let rw_fh = rw_layout_fh(&mut a, &vfh, rw_open).await;
-    let r = ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await;
+    let r = ds_io(&k, vid, &rw_fh, ds_read(rw_open)).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let r = root
         .call(vec![
@@ -313,13 +310,13 @@ async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let r = a.call(vec![putfh(&vfh), close_op(rw_open)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let start = Instant::now();
-    while ds_io(&k, &mds, vid, &rw_fh, ds_read(rw_open)).await.status == NfsStat4::NFS4_OK {
-        assert!(start.elapsed() < Duration::from_secs(10), "still reads");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    k.until_async(
+        "the closed layout's handle refused (still reads)",
+        || async { ds_io(&k, vid, &rw_fh, ds_read(rw_open)).await.status != NfsStat4::NFS4_OK },
+    )
+    .await;
     for stateid in [own_write, rw_open] {
-        let r = ds_io(&k, &mds, vid, &rw_fh, ds_write(stateid, b"PWNED")).await;
+        let r = ds_io(&k, vid, &rw_fh, ds_write(stateid, b"PWNED")).await;
         assert_ne!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     }
     // Nor does another file's RW layout open the victim: the attacker's own file's handles
@@ -337,7 +334,6 @@ async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own
     forged[4..12].copy_from_slice(&vid.to_be_bytes());
     let r = ds_io(
         &k,
-        &mds,
         vid,
         &NfsFh4(Bytes::from(forged)),
         ds_write(own_open, b"PWNED"),

@@ -1,40 +1,60 @@
 //! ALLOCATE, DEALLOCATE, SEEK and READ_PLUS (RFC 7862 sections 15.1, 15.4, 15.11, 15.10) of
 //! files striped over three data servers (the default `pnfs server`: local backend, dense
-//! packing, 1 MiB stripe unit), over real loopback sockets: each stripe's share of a range
+//! packing, 1 MiB stripe unit), on the in-memory cluster with the data servers' objects on
+//! disk (the `local` backend: space used is the filesystem's blocks, holes and all): each stripe's share of a range
 //! reaches its data server, through the MDS, through a layout and across an MDS restart.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
 use nfs_proto::nfs4::*;
-use pfs_core::ObjectId;
-use testkit::loopback::cluster::*;
-use testkit::loopback::ds::*;
+use nfs_proto::transport::NoCalls;
+use pfs_core::{LocalStore, ObjectId, ObjectStore};
+use testkit::cluster::{ds_nfs_addr, Cluster, StoreKind, MDS_ADDR};
 use testkit::prelude::*;
+use tokio::io::DuplexStream;
 
 /// The stripe unit: index `i` of the 3-wide dense set holds file units `i, i + 3, ...`,
 /// back to back in its object.
 const UNIT: u64 = 1 << 20;
 const HALF: u64 = UNIT / 2;
 
-fn config(dir: &Path) -> Config {
-    let mut cfg = cluster_config(dir, 3, 30);
-    cfg.cluster.layouts = true;
-    cfg
+/// Three data servers with layouts on, their objects under `dir` (the `local` backend), the
+/// metadata in redb under `dir` too (it outlives an MDS restart).
+async fn cluster(dir: &Path) -> Cluster {
+    let objects = dir.to_path_buf();
+    Cluster::builder()
+        .data_servers(3)
+        .store(StoreKind::Redb(dir.to_path_buf()))
+        .ds_store(move |id| {
+            let store = LocalStore::open(&objects.join(format!("ds{id}"))).expect("object store");
+            Arc::new(store) as Arc<dyn ObjectStore>
+        })
+        .configure(|cfg| cfg.cluster.layouts = true)
+        .start()
+        .await
 }
 
-/// A client whose session takes 1 MiB WRITEs and READs (the test default is 1 MiB records).
-async fn client(addr: std::net::SocketAddr, owner: &str) -> Client {
+/// A client of the MDS whose session takes 1 MiB WRITEs and READs.
+async fn client(k: &Cluster, owner: &str) -> Client {
+    session(k.connect_mds(), MDS_ADDR, owner).await
+}
+
+/// A session over `stream` to `peer` that takes 1 MiB WRITEs and READs (the test default is
+/// 1 MiB records).
+async fn session(stream: DuplexStream, peer: SocketAddr, owner: &str) -> Client {
     let fore = ChannelAttrs4 {
         ca_maxrequestsize: 2 << 20,
         ca_maxresponsesize: 2 << 20,
         ..channel()
     };
-    let mut c = Client::with_fore_channel(addr, owner, fore).await;
+    let setup = Setup::new(owner).reclaiming().fore(fore);
+    let mut c = Client::over(stream, peer, Arc::new(NoCalls), &setup).await;
     let r = c
         .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
             rca_one_fs: false,
@@ -42,14 +62,6 @@ async fn client(addr: std::net::SocketAddr, owner: &str) -> Client {
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     c
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// A file opened for reading and writing, with its stripe set's data servers.
@@ -227,18 +239,17 @@ async fn size_and_space(c: &mut Client, fh: &NfsFh4) -> (u64, u64) {
     (a.size.unwrap(), a.space_used.unwrap())
 }
 
-/// The data server process holding stripe index `index` of `f`.
-fn ds_of<'a>(mds: &Mds, ds: &'a [Option<DsProc>], f: &File, index: usize) -> &'a DsProc {
+/// The objects of the data server holding stripe index `index` of `f`.
+fn ds_of(k: &Cluster, f: &File, index: usize) -> Arc<dyn ObjectStore> {
+    let mds = k.mds();
     let set = mds.store.stripes(f.fileid).unwrap().expect("a stripe set");
-    let id = mds.stripe_servers(&set).unwrap()[index];
-    ds[usize::from(id) - 1].as_ref().unwrap()
+    k.ds_objects(mds.stripe_servers(&set).unwrap()[index])
 }
 
 /// Reads `count` bytes at object offset `offset` of stripe index `index` through the
 /// layout's DS filehandle, as a client with the layout does.
 async fn ds_read(
-    cfg: &Config,
-    mds: &Mds,
+    k: &Cluster,
     f: &File,
     body: &Nfsv41FileLayout4,
     index: usize,
@@ -246,11 +257,12 @@ async fn ds_read(
     count: u32,
 ) -> Bytes {
     static N: AtomicU32 = AtomicU32::new(0);
+    let mds = k.mds();
     let set = mds.store.stripes(f.fileid).unwrap().unwrap();
     let id = mds.stripe_servers(&set).unwrap()[index];
-    let addr = cfg.cluster.data_server(id).unwrap().addresses[0];
     let n = N.fetch_add(1, Ordering::Relaxed);
-    let mut d = client(addr, &format!("ds-reader-{n}")).await;
+    let stream = k.connect_ds(id).expect("the data server is up");
+    let mut d = session(stream, ds_nfs_addr(id), &format!("ds-reader-{n}")).await;
     let r = d
         .call(vec![
             putfh(&body.nfl_fh_list[index]),
@@ -286,10 +298,9 @@ fn expected() -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_the_layout() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = client(addr, "punch").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = client(&k, "punch").await;
     let f = create(&mut c, "f").await;
     f.fill(&mut c, SIZE).await;
     assert!(mds.store.stripes(f.fileid).unwrap().is_some(), "striped");
@@ -315,22 +326,22 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
     );
     // The data servers' objects: index 1's first unit is all hole, and index 0 holds
     // zeros from object offset 1.5 MiB to its end of 2 MiB.
-    let s1 = ds_of(&mds, &ds, &f, 1);
-    assert!(s1.objects.space_used(f.object(1)).unwrap() < 2 * UNIT);
+    let s1 = ds_of(&k, &f, 1);
+    assert!(s1.space_used(f.object(1)).unwrap() < 2 * UNIT);
     // Through a layout, as a client reads each data server.
     let (st, body) = f.layoutget(&mut c).await;
     assert_eq!(st, NfsStat4::NFS4_OK);
     let body = body.unwrap();
-    let got = ds_read(&cfg, &mds, &f, &body, 1, 0, UNIT as u32).await;
+    let got = ds_read(&k, &f, &body, 1, 0, UNIT as u32).await;
     assert!(got.iter().all(|&b| b == 0), "index 1, file [1, 2) MiB");
-    let got = ds_read(&cfg, &mds, &f, &body, 1, UNIT, UNIT as u32).await;
+    let got = ds_read(&k, &f, &body, 1, UNIT, UNIT as u32).await;
     assert_eq!(got.len() as u64, UNIT);
     assert!(
         got[..HALF as usize].iter().all(|&b| b == 0),
         "file [4, 4.5) MiB"
     );
     assert!(got[HALF as usize..] == content(4 * UNIT + HALF, HALF)[..]);
-    let got = ds_read(&cfg, &mds, &f, &body, 0, UNIT, UNIT as u32).await;
+    let got = ds_read(&k, &f, &body, 0, UNIT, UNIT as u32).await;
     assert!(
         got[..HALF as usize] == content(3 * UNIT, HALF)[..],
         "file [3, 3.5) MiB"
@@ -339,7 +350,7 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
         got[HALF as usize..].iter().all(|&b| b == 0),
         "file [3.5, 4) MiB"
     );
-    let got = ds_read(&cfg, &mds, &f, &body, 2, 0, UNIT as u32).await;
+    let got = ds_read(&k, &f, &body, 2, 0, UNIT as u32).await;
     assert!(got[..] == content(2 * UNIT, UNIT)[..], "index 2 untouched");
 
     // Wholly past the end: nothing changes, not even the change attribute.
@@ -355,10 +366,9 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allocate_of_a_new_file_keeps_it_on_the_data_servers_and_grows_every_object() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = client(addr, "alloc").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = client(&k, "alloc").await;
     let f = create(&mut c, "f").await;
     assert_eq!(
         f.allocate(&mut c, 0, 3 * UNIT + 10).await,
@@ -373,7 +383,7 @@ async fn allocate_of_a_new_file_keeps_it_on_the_data_servers_and_grows_every_obj
     );
     // Index 0 holds units 0 and 3 (10 bytes of it), indices 1 and 2 one unit each.
     let sizes: Vec<u64> = (0..3)
-        .map(|i| ds_of(&mds, &ds, &f, i).object_size(f.fileid, i as u32))
+        .map(|i| ds_of(&k, &f, i).size(f.object(i as u32)).unwrap())
         .collect();
     assert_eq!(sizes, [UNIT + 10, UNIT, UNIT]);
     let (st, body) = f.layoutget(&mut c).await;
@@ -386,7 +396,7 @@ async fn allocate_of_a_new_file_keeps_it_on_the_data_servers_and_grows_every_obj
     assert_eq!(f.allocate(&mut c, 10 * UNIT, 1).await, NfsStat4::NFS4_OK);
     assert_eq!(size_and_space(&mut c, &f.fh).await.0, 10 * UNIT + 1);
     let sizes: Vec<u64> = (0..3)
-        .map(|i| ds_of(&mds, &ds, &f, i).object_size(f.fileid, i as u32))
+        .map(|i| ds_of(&k, &f, i).size(f.object(i as u32)).unwrap())
         .collect();
     assert_eq!(sizes, [4 * UNIT, 3 * UNIT + 1, 3 * UNIT]);
     // Inside the file: the size stays, data written before stays.
@@ -402,17 +412,18 @@ async fn allocate_of_a_new_file_keeps_it_on_the_data_servers_and_grows_every_obj
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn space_operations_wait_for_a_data_server_that_is_down() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let mut ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = client(addr, "down").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = client(&k, "down").await;
     let f = create(&mut c, "f").await;
     f.fill(&mut c, 3 * UNIT).await;
     let set = mds.store.stripes(f.fileid).unwrap().unwrap();
     let down = mds.stripe_servers(&set).unwrap()[2];
-    ds[usize::from(down) - 1].take().unwrap().kill();
-    let m = mds.clone();
-    until("the registry notices", || m.devices.control(down).is_none()).await;
+    k.kill_ds(down);
+    k.until("the registry notices", || {
+        mds.devices.control(down).is_none()
+    })
+    .await;
     let before = mds.store.getattr(f.fileid).unwrap();
     assert_eq!(
         f.deallocate(&mut c, 0, 3 * UNIT).await,
@@ -438,19 +449,17 @@ async fn space_operations_wait_for_a_data_server_that_is_down() {
     );
 }
 
-#[test]
-fn a_punched_range_reads_as_zeros_after_an_mds_restart() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_punched_range_reads_as_zeros_after_an_mds_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let fh = runtime().block_on(async {
-        let (_mds, addr) = start_registered_mds(&cfg).await;
-        let mut c = client(addr, "before").await;
+    let mut k = cluster(dir.path()).await;
+    let fh = {
+        let mut c = client(&k, "before").await;
         punched(&mut c, "f").await.fh
-    });
-    runtime().block_on(async {
-        let (_mds, addr) = start_registered_mds(&cfg).await;
-        let mut c = client(addr, "after").await;
+    };
+    k.restart_mds().await;
+    {
+        let mut c = client(&k, "after").await;
         let f = File {
             fh: fh.clone(),
             fileid: 0,
@@ -458,16 +467,14 @@ fn a_punched_range_reads_as_zeros_after_an_mds_restart() {
         };
         assert!(f.read_all(&mut c).await == expected());
         assert_eq!(size_and_space(&mut c, &fh).await.0, SIZE);
-    });
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seek_finds_data_and_holes_over_several_stripes_and_nxio_past_the_end() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (_mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = client(addr, "seek").await;
+    let k = cluster(dir.path()).await;
+    let mut c = client(&k, "seek").await;
     let f = punched(&mut c, "f").await;
     let (data, hole) = (false, true);
     assert_eq!(f.seek(&mut c, 0, data).await, Ok((false, 0)));
@@ -559,10 +566,8 @@ fn rebuild(offset: u64, ok: &ReadPlusResOk) -> (Vec<u8>, usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_plus_sends_the_holes_of_a_striped_file_as_holes() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (_mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = client(addr, "read-plus").await;
+    let k = cluster(dir.path()).await;
+    let mut c = client(&k, "read-plus").await;
     let f = punched(&mut c, "f").await;
     let want = expected();
     // Data [0.5, 1) MiB and the hole [1, 1.5) MiB.

@@ -1,19 +1,23 @@
-//! Striped files on real data servers over loopback: the MDS asks them for sizes while a
+//! Striped files on the in-memory cluster, the data servers' objects on disk (the `local`
+//! backend) and the metadata in redb (it outlives an MDS restart): the MDS asks them for sizes while a
 //! client writes through a layout, truncates their objects, and removes the objects of
 //! deleted files through its durable queue, also when a data server is down for a while and
 //! across a restart of the MDS.
 
-use std::path::Path;
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
-use mds::{Config, Mds};
+use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::layout_files::Nfsv41FileLayout4;
 use nfs_proto::nfs4::*;
-use testkit::loopback::cluster::*;
-use testkit::loopback::ds::*;
+use pfs_core::{LocalStore, ObjectId, ObjectStore};
+use testkit::cluster::{Cluster, StoreKind};
+use testkit::loopback::ds::object_path;
 use testkit::prelude::*;
 
 const LEASE: u32 = 30;
@@ -21,11 +25,44 @@ const LEASE: u32 = 30;
 /// `[i MiB, (i + 1) MiB)` at object offsets `[0, 1 MiB)`, then `[(i + 3) MiB, ...)`, ...
 const UNIT: u64 = 1 << 20;
 
-/// The cluster's configuration under `dir`: three data servers, layouts on.
-fn config(dir: &Path) -> Config {
-    let mut cfg = cluster_config(dir, 3, LEASE);
-    cfg.cluster.layouts = true;
-    cfg
+/// Three data servers with layouts on, their objects under `<dir>/ds<id>` (the `local`
+/// backend), the metadata in redb under `dir`.
+async fn cluster(dir: &Path) -> Cluster {
+    let root = dir.to_path_buf();
+    Cluster::builder()
+        .data_servers(3)
+        .lease(LEASE)
+        .store(StoreKind::Redb(dir.to_path_buf()))
+        .ds_store(move |id| {
+            let store = LocalStore::open(&ds_dir(&root, id)).expect("object store");
+            Arc::new(store) as Arc<dyn ObjectStore>
+        })
+        .configure(|cfg| cfg.cluster.layouts = true)
+        .start()
+        .await
+}
+
+/// Where data server `id` of the cluster under `dir` keeps its objects.
+fn ds_dir(dir: &Path, id: u16) -> PathBuf {
+    dir.join(format!("ds{id}"))
+}
+
+/// A data server's objects, in its store and on disk.
+struct DsObjects {
+    objects: Arc<dyn ObjectStore>,
+    dir: PathBuf,
+}
+
+impl DsObjects {
+    /// The size of object `(file, stripe)` (0 when missing).
+    fn object_size(&self, file: u64, stripe: u32) -> u64 {
+        self.objects.size(ObjectId { file, stripe }).unwrap()
+    }
+
+    /// Whether object `(file, stripe)` exists.
+    fn has_object(&self, file: u64, stripe: u32) -> bool {
+        object_path(&self.dir, file, stripe).exists()
+    }
 }
 
 /// A file created and opened for reading and writing by one client, with an RW layout.
@@ -58,21 +95,17 @@ async fn create_striped(c: &mut Client, mds: &Mds, name: &str) -> Striped {
 impl Striped {
     /// A session with the data server of stripe index `index`, as a client of its own (a
     /// data server takes RECLAIM_COMPLETE once per client).
-    async fn ds_client(&self, cfg: &Config, index: usize) -> Client {
+    async fn ds_client(&self, k: &Cluster, index: usize) -> Client {
         static N: AtomicU32 = AtomicU32::new(0);
-        let addr = cfg
-            .cluster
-            .data_server(self.servers[index])
-            .unwrap()
-            .addresses[0];
         let n = N.fetch_add(1, Ordering::Relaxed);
-        Client::new(addr, &format!("striped-{n}")).await
+        k.ds_client(self.servers[index], &format!("striped-{n}"))
+            .await
     }
 
     /// Writes `data` at `offset` of stripe index `index`'s object, FILE_SYNC, through the
     /// layout's DS filehandle, as a client with the layout does.
-    async fn write(&self, cfg: &Config, index: usize, offset: u64, data: &[u8]) {
-        let mut d = self.ds_client(cfg, index).await;
+    async fn write(&self, k: &Cluster, index: usize, offset: u64, data: &[u8]) {
+        let mut d = self.ds_client(k, index).await;
         let r = d
             .call(vec![
                 putfh(&self.body.nfl_fh_list[index]),
@@ -91,12 +124,12 @@ impl Striped {
     /// the result, or the status the data server answered.
     async fn try_read(
         &self,
-        cfg: &Config,
+        k: &Cluster,
         index: usize,
         offset: u64,
         count: u32,
     ) -> Result<ReadResOk, NfsStat4> {
-        let mut d = self.ds_client(cfg, index).await;
+        let mut d = self.ds_client(k, index).await;
         let r = d
             .call(vec![
                 putfh(&self.body.nfl_fh_list[index]),
@@ -110,17 +143,19 @@ impl Striped {
     }
 
     /// [`Striped::try_read`] that must succeed.
-    async fn read(&self, cfg: &Config, index: usize, offset: u64, count: u32) -> ReadResOk {
-        self.try_read(cfg, index, offset, count)
+    async fn read(&self, k: &Cluster, index: usize, offset: u64, count: u32) -> ReadResOk {
+        self.try_read(k, index, offset, count)
             .await
             .unwrap_or_else(|s| panic!("READ at {offset} of index {index}: {s:?}"))
     }
 
-    /// The data server process of stripe index `index`.
-    fn ds<'a>(&self, ds: &'a [Option<DsProc>], index: usize) -> &'a DsProc {
-        ds[usize::from(self.servers[index]) - 1]
-            .as_ref()
-            .expect("data server running")
+    /// The objects of the data server of stripe index `index`.
+    fn ds(&self, k: &Cluster, index: usize) -> DsObjects {
+        let id = self.servers[index];
+        DsObjects {
+            objects: k.ds_objects(id),
+            dir: ds_dir(&k.config().data_dir, id),
+        }
     }
 }
 
@@ -165,21 +200,20 @@ async fn set_size(c: &mut Client, fh: &NfsFh4, stateid: Stateid4, size: u64) -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_layoutcommit() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut writer = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut writer = k.client("writer").await;
     let f = create_striped(&mut writer, &mds, "f").await;
-    let mut reader = Client::new(addr, "reader").await;
+    let mut reader = k.client("reader").await;
     assert_eq!(sizes(&mut reader, &f.fh).await, (0, 0));
 
     // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000).
-    f.write(&cfg, 1, 0, &pattern(5000)).await;
+    f.write(&k, 1, 0, &pattern(5000)).await;
     let held = pfs_core::ObjectId {
         file: f.fileid,
         stripe: 1,
     };
-    let allocated = f.ds(&_ds, 1).objects.space_used(held).unwrap();
+    let allocated = f.ds(&k, 1).objects.space_used(held).unwrap();
     assert!(allocated >= 5000, "{allocated}");
     assert_eq!(
         sizes(&mut reader, &f.fh).await,
@@ -187,7 +221,7 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
         "size and space used (the objects' blocks) from the data servers"
     );
     // A shorter object elsewhere does not shrink it.
-    f.write(&cfg, 0, 0, &pattern(10)).await;
+    f.write(&k, 0, 0, &pattern(10)).await;
     assert_eq!(sizes(&mut reader, &f.fh).await.0, UNIT + 5000);
     // The MDS has recorded nothing yet: no LAYOUTCOMMIT.
     assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
@@ -239,12 +273,11 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let mut ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cfg, 0, 0, &pattern(100)).await;
+    f.write(&k, 0, 0, &pattern(100)).await;
     let r = c
         .call(vec![
             putfh(&f.fh),
@@ -252,15 +285,15 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
         ])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
-    f.write(&cfg, 2, 0, &pattern(5000)).await;
+    f.write(&k, 2, 0, &pattern(5000)).await;
     assert_eq!(sizes(&mut c, &f.fh).await.0, 2 * UNIT + 5000);
 
     let down = f.servers[2];
-    ds[usize::from(down) - 1].take().unwrap().kill();
+    k.kill_ds(down);
     // Whether the registry has noticed yet or the call finds the connection gone, GETATTR
     // answers with the size the MDS recorded.
     assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
-    until("the registry notices", || {
+    k.until("the registry notices", || {
         mds.devices.control(down).is_none()
     })
     .await;
@@ -270,29 +303,28 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     let data = pattern(5000);
-    f.write(&cfg, 0, 0, &data).await;
-    f.write(&cfg, 1, 0, &data).await;
+    f.write(&k, 0, 0, &data).await;
+    f.write(&k, 1, 0, &data).await;
 
     assert_eq!(
         set_size(&mut c, &f.fh, f.open, 1000).await,
         NfsStat4::NFS4_OK
     );
-    assert_eq!(f.ds(&ds, 0).object_size(f.fileid, 0), 1000);
-    assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 0);
-    assert_eq!(f.ds(&ds, 2).object_size(f.fileid, 2), 0);
+    assert_eq!(f.ds(&k, 0).object_size(f.fileid, 0), 1000);
+    assert_eq!(f.ds(&k, 1).object_size(f.fileid, 1), 0);
+    assert_eq!(f.ds(&k, 2).object_size(f.fileid, 2), 0);
     assert_eq!(sizes(&mut c, &f.fh).await.0, 1000);
     assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 1000);
     // Past the new size the data server answers nothing and eof (the file's first unit,
     // where object and file offsets agree: data_server::ops::answer_read) once the MDS told
     // it the new end; before it, the data that was there, and never a byte more.
-    assert_eq!(ds_read_known(&f, &cfg, 0, 1000, 4096).await, (0, true));
-    let kept = f.read(&cfg, 0, 0, 4096).await;
+    assert_eq!(ds_read_known(&f, &k, 0, 1000, 4096).await, (0, true));
+    let kept = f.read(&k, 0, 0, 4096).await;
     assert_eq!((&kept.data[..], kept.eof), (&data[..1000], true));
 
     // Growing leaves holes: each object reaches its part of the new size, reading zeros.
@@ -301,10 +333,10 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
         NfsStat4::NFS4_OK
     );
     for i in 0..3 {
-        assert_eq!(f.ds(&ds, i).object_size(f.fileid, i as u32), UNIT, "{i}");
+        assert_eq!(f.ds(&k, i).object_size(f.fileid, i as u32), UNIT, "{i}");
     }
     assert_eq!(sizes(&mut c, &f.fh).await.0, 3 * UNIT);
-    let hole = f.read(&cfg, 1, 0, 5000).await;
+    let hole = f.read(&k, 1, 0, 5000).await;
     assert_eq!(
         hole.data,
         Bytes::from(vec![0u8; 5000]),
@@ -315,20 +347,19 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cfg, 0, 0, &pattern(5000)).await;
-    f.write(&cfg, 2, 0, &pattern(300)).await;
+    f.write(&k, 0, 0, &pattern(5000)).await;
+    f.write(&k, 2, 0, &pattern(300)).await;
     assert_eq!(
         mds.store.getattr(f.fileid).unwrap().size,
         0,
         "not committed"
     );
 
-    let mut other = Client::new(addr, "truncator").await;
+    let mut other = k.client("truncator").await;
     let r = other
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -343,7 +374,7 @@ async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     for i in 0..3 {
-        assert_eq!(f.ds(&ds, i).object_size(f.fileid, i as u32), 0, "{i}");
+        assert_eq!(f.ds(&k, i).object_size(f.fileid, i as u32), 0, "{i}");
     }
     assert_eq!(sizes(&mut c, &f.fh).await.0, 0);
 }
@@ -351,13 +382,12 @@ async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let mut ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cfg, 0, 0, &pattern(5000)).await;
-    f.write(&cfg, 1, 0, &pattern(5000)).await;
+    f.write(&k, 0, 0, &pattern(5000)).await;
+    f.write(&k, 1, 0, &pattern(5000)).await;
     let r = c
         .call(vec![
             putfh(&f.fh),
@@ -367,8 +397,8 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
 
     let down = f.servers[2];
-    ds[usize::from(down) - 1].take().unwrap().kill();
-    until("the registry notices", || {
+    k.kill_ds(down);
+    k.until("the registry notices", || {
         mds.devices.control(down).is_none()
     })
     .await;
@@ -377,10 +407,10 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
         NfsStat4::NFS4ERR_DELAY
     );
     assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
-    assert_eq!(f.ds(&ds, 0).object_size(f.fileid, 0), 5000);
-    assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 5000);
+    assert_eq!(f.ds(&k, 0).object_size(f.fileid, 0), 5000);
+    assert_eq!(f.ds(&k, 1).object_size(f.fileid, 1), 5000);
     // OPEN with truncate is refused the same way, and leaves no open behind.
-    let mut other = Client::new(addr, "truncator").await;
+    let mut other = k.client("truncator").await;
     let r = other
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -411,14 +441,13 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     for i in 0..3 {
-        f.write(&cfg, i, 0, &pattern(4096)).await;
-        assert!(f.ds(&ds, i).has_object(f.fileid, i as u32));
+        f.write(&k, i, 0, &pattern(4096)).await;
+        assert!(f.ds(&k, i).has_object(f.fileid, i as u32));
     }
     // An unstriped file beside it is not the data servers' business.
     let g = open_in_root(&mut c, "g", OPEN4_SHARE_ACCESS_BOTH, 0, "g").await;
@@ -431,11 +460,11 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
         .call(vec![NfsArgop4::PutRootFh, remove_op("f"), remove_op("g")])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    until("the objects are gone", || {
-        (0..3).all(|i| !f.ds(&ds, i).has_object(f.fileid, i as u32))
+    k.until("the objects are gone", || {
+        (0..3).all(|i| !f.ds(&k, i).has_object(f.fileid, i as u32))
     })
     .await;
-    until("the queue is empty", || {
+    k.until("the queue is empty", || {
         mds.store.ds_removal_count().unwrap() == 0
     })
     .await;
@@ -444,33 +473,23 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
 }
 
-/// A runtime for one boot of the MDS (dropping it stops the server and closes the store).
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-#[test]
-fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_mds_restart() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_mds_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let mut ds = start_data_servers(&cfg);
+    let mut k = cluster(dir.path()).await;
 
-    let (fileid, down) = runtime().block_on(async {
-        let (mds, addr) = start_registered_mds(&cfg).await;
-        let mut c = Client::new(addr, "writer").await;
+    let (fileid, down) = {
+        let mds = k.mds().clone();
+        let mut c = k.client("writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
         for i in 0..3 {
-            f.write(&cfg, i, 0, &pattern(4096)).await;
+            f.write(&k, i, 0, &pattern(4096)).await;
         }
         let r = c.call(vec![putfh(&f.fh), close_op(f.open)]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let down = f.servers[1];
-        ds[usize::from(down) - 1].take().unwrap().kill();
-        until("the registry notices", || {
+        k.kill_ds(down);
+        k.until("the registry notices", || {
             mds.devices.control(down).is_none()
         })
         .await;
@@ -479,7 +498,7 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         // The data servers that are up remove their objects; the one that is down stays
         // queued.
-        until("the others acknowledged", || {
+        k.until("the others acknowledged", || {
             mds.store
                 .ds_removals(0, 10)
                 .unwrap()
@@ -489,39 +508,32 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
         })
         .await;
         for i in [0, 2] {
-            assert!(!f.ds(&ds, i).has_object(f.fileid, i as u32), "{i}");
+            assert!(!f.ds(&k, i).has_object(f.fileid, i as u32), "{i}");
         }
         let page = mds::net::metrics::render(&mds, mds.core.now());
         assert!(page.contains("pnfs_ds_removal_queue 1\n"), "{page}");
         (f.fileid, down)
-    });
+    };
     // The MDS is gone; the object of the data server that was down is still on its disk.
-    let down_dir = cfg
-        .cluster
-        .data_server(down)
-        .unwrap()
-        .data_dir_in(&cfg.data_dir);
+    k.stop_mds().await;
+    let down_dir = ds_dir(dir.path(), down);
     assert!(object_path(&down_dir, fileid, 1).exists());
 
-    runtime().block_on(async {
-        let (mds, _addr) = start_with(cfg.clone()).await;
-        assert_eq!(
-            mds.store.ds_removal_count().unwrap(),
-            1,
-            "the queue is durable"
-        );
-        mds.devices.start();
-        until_within("the others up", Duration::from_secs(20), || {
-            mds.devices.counts() == (2, 1)
-        })
+    // A new boot (it waits for the data servers that run: the others).
+    k.restart_mds().await;
+    let mds = k.mds().clone();
+    assert_eq!(
+        mds.store.ds_removal_count().unwrap(),
+        1,
+        "the queue is durable"
+    );
+    k.until("the others up", || mds.devices.counts() == (2, 1))
         .await;
-        ds[usize::from(down) - 1] = Some(DsProc::start(&cfg, down, &SECRET));
-        until_within("the object is removed", Duration::from_secs(30), || {
-            !object_path(&down_dir, fileid, 1).exists()
-                && mds.store.ds_removal_count().unwrap() == 0
-        })
-        .await;
-    });
+    k.restart_ds(down);
+    k.until("the object is removed", || {
+        !object_path(&down_dir, fileid, 1).exists() && mds.store.ds_removal_count().unwrap() == 0
+    })
+    .await;
 }
 
 /// fio sizes its file with ftruncate before its first write: that must not keep the file's
@@ -529,10 +541,9 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "sizer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("sizer").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -571,14 +582,13 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_not_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "counted").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("counted").await;
     let f = create_striped(&mut c, &mds, "f").await;
-    f.write(&cfg, 2, 0, &pattern(100)).await;
-    f.write(&cfg, 2, 100, &pattern(100)).await;
-    assert_eq!(f.read(&cfg, 2, 0, 200).await.data.len(), 200);
+    f.write(&k, 2, 0, &pattern(100)).await;
+    f.write(&k, 2, 100, &pattern(100)).await;
+    assert_eq!(f.read(&k, 2, 0, 200).await.data.len(), 200);
     // The MDS learns a data server's counts from its next HEALTH reply (polled every 2 s).
     let ds = f.servers[2];
     let writes = |mds: &Mds| {
@@ -592,7 +602,8 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
             .sum::<u64>()
     };
     let m = mds.clone();
-    until("the data server's WRITEs counted", || writes(&m) == 2).await;
+    k.until("the data server's WRITEs counted", || writes(&m) == 2)
+        .await;
     let page = mds::net::metrics::render(&mds, mds.core.now());
     assert!(
         page.contains(&format!(
@@ -627,14 +638,13 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
 /// The MDS was killed after a client wrote through its RW layout and before any LAYOUTCOMMIT
 /// (the Linux client drops a pending one when it recovers from an MDS restart): the restarted
 /// MDS answers the size the data servers hold, then records it.
-#[test]
-fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (fh, fileid) = runtime().block_on(async {
-        let (mds, addr) = start_registered_mds(&cfg).await;
-        let mut c = Client::new(addr, "writer").await;
+    let mut k = cluster(dir.path()).await;
+    let (fh, fileid) = {
+        let mds = k.mds().clone();
+        let mut c = k.client("writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
         assert_eq!(
             mds.store.layout_writes().unwrap(),
@@ -642,19 +652,20 @@ fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart(
             "marked durably by the RW LAYOUTGET"
         );
         // File bytes [1 MiB, 1 MiB + 5000) on stripe index 1.
-        f.write(&cfg, 1, 0, &pattern(5000)).await;
+        f.write(&k, 1, 0, &pattern(5000)).await;
         assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
         (f.fh, f.fileid)
-    });
-    runtime().block_on(async {
-        let (mds, addr) = start_registered_mds(&cfg).await;
-        let mut c = Client::new(addr, "reader").await;
+    };
+    k.restart_mds().await;
+    {
+        let mds = k.mds().clone();
+        let mut c = k.client("reader").await;
         assert_eq!(
             sizes(&mut c, &fh).await.0,
             UNIT + 5000,
             "GETATTR asks the data servers while the file is marked"
         );
-        until("the size settled", || {
+        k.until("the size settled", || {
             mds.store.layout_writes().unwrap().is_empty()
         })
         .await;
@@ -663,20 +674,21 @@ fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart(
         let page = mds::net::metrics::render(&mds, mds.core.now());
         assert!(page.contains("pnfs_layout_sizes_grown_total 1\n"), "{page}");
         assert!(page.contains("pnfs_layout_write_marks 0\n"), "{page}");
-    });
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     // Object bytes [10, 100) of stripe index 2: file bytes up to 2 MiB + 100.
-    f.write(&cfg, 2, 10, &pattern(90)).await;
-    // While the layout is out, the mark stays whatever the settling task sees.
+    f.write(&k, 2, 10, &pattern(90)).await;
+    // While the layout is out, the mark stays whatever the settling task sees. (A real
+    // sleep: the settling task's round is a tokio timer of its own, mds::pnfs::settle, not
+    // on the MDS's clock, and nothing shows that a round went by.)
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(mds.store.layout_writes().unwrap(), vec![f.fileid]);
     let r = c
@@ -687,7 +699,7 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let m = mds.clone();
-    until("the size settled", || {
+    k.until("the size settled", || {
         m.store.layout_writes().unwrap().is_empty()
     })
     .await;
@@ -697,21 +709,21 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
 /// After a restart, a LAYOUTCOMMIT under the layout stateid of the earlier boot (one in
 /// flight when the MDS went down, resent by the client after its recovery) is taken from a
 /// client that has the file open for writing, and a LAYOUTRETURN of it is simply done.
-#[test]
-fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (fh, fileid, old_layout) = runtime().block_on(async {
-        let (mds, addr) = start_registered_mds(&cfg).await;
-        let mut c = Client::new(addr, "writer").await;
+    let mut k = cluster(dir.path()).await;
+    let (fh, fileid, old_layout) = {
+        let mds = k.mds().clone();
+        let mut c = k.client("writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
-        f.write(&cfg, 0, 0, &pattern(5000)).await;
+        f.write(&k, 0, 0, &pattern(5000)).await;
         (f.fh, f.fileid, f.layout)
-    });
-    runtime().block_on(async {
-        let (mds, addr) = start_registered_mds(&cfg).await;
-        let mut c = Client::new(addr, "back").await;
+    };
+    k.restart_mds().await;
+    {
+        let mds = k.mds().clone();
+        let mut c = k.client("back").await;
         let commit = |fh: &NfsFh4| vec![putfh(fh), layoutcommit_op(old_layout, Some(9999), None)];
         let open = |access, who| {
             vec![
@@ -737,18 +749,18 @@ fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done(
             ])
             .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    });
+    }
 }
 
 /// (bytes, eof) of a READ through the layout ([`Striped::try_read`]).
 async fn ds_read(
     f: &Striped,
-    cfg: &Config,
+    k: &Cluster,
     index: usize,
     offset: u64,
     count: u32,
 ) -> Result<(usize, bool), NfsStat4> {
-    let ok = f.try_read(cfg, index, offset, count).await?;
+    let ok = f.try_read(k, index, offset, count).await?;
     Ok((ok.data.len(), ok.eof))
 }
 
@@ -764,65 +776,64 @@ async fn layoutcommit(c: &mut Client, f: &Striped, last: u64) {
 }
 
 /// Reads through the layout until the data server answers something other than
-/// NFS4ERR_NXIO (it learns where the file ends from the MDS in the background), for at most
-/// 5 s.
+/// NFS4ERR_NXIO (it learns where the file ends from the MDS in the background).
 async fn ds_read_known(
     f: &Striped,
-    cfg: &Config,
+    k: &Cluster,
     index: usize,
     offset: u64,
     count: u32,
 ) -> (usize, bool) {
-    let t0 = Instant::now();
-    loop {
-        match ds_read(f, cfg, index, offset, count).await {
-            Ok(got) => return got,
-            Err(NfsStat4::NFS4ERR_NXIO) if t0.elapsed() < Duration::from_secs(5) => {
-                tokio::time::sleep(Duration::from_millis(20)).await
-            }
+    let got = Cell::new(None);
+    k.until_async("the data server learns where the file ends", || async {
+        match ds_read(f, k, index, offset, count).await {
+            Ok(read) => got.set(Some(read)),
+            Err(NfsStat4::NFS4ERR_NXIO) => {}
             Err(s) => panic!("READ at {offset} of index {index}: {s:?}"),
         }
-    }
+        got.get().is_some()
+    })
+    .await;
+    got.get().expect("read")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut c = Client::new(addr, "eof").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("eof").await;
 
     // A small file: all in the first unit of index 0, where object and file offsets agree.
     let small = create_striped(&mut c, &mds, "small").await;
-    small.write(&cfg, 0, 0, &pattern(100)).await;
+    small.write(&k, 0, 0, &pattern(100)).await;
     layoutcommit(&mut c, &small, 99).await;
-    assert_eq!(ds_read_known(&small, &cfg, 0, 0, 4096).await, (100, true));
-    assert_eq!(ds_read(&small, &cfg, 0, 100, 10).await, Ok((0, true)));
-    assert_eq!(ds_read(&small, &cfg, 0, 8192, 4096).await, Ok((0, true)));
+    assert_eq!(ds_read_known(&small, &k, 0, 0, 4096).await, (100, true));
+    assert_eq!(ds_read(&small, &k, 0, 100, 10).await, Ok((0, true)));
+    assert_eq!(ds_read(&small, &k, 0, 8192, 4096).await, Ok((0, true)));
     // Another index holds nothing of it and cannot say eof: the client asks the MDS.
     assert_eq!(
-        ds_read(&small, &cfg, 1, 0, 4096).await,
+        ds_read(&small, &k, 1, 0, 4096).await,
         Err(NfsStat4::NFS4ERR_NXIO)
     );
 
     // 5 MiB + 123 bytes: unit 5 (index 2, object offset 1 MiB) holds the last 123 bytes,
     // units 1 to 4 are holes but for 100 bytes of unit 0.
     let big = create_striped(&mut c, &mds, "big").await;
-    big.write(&cfg, 0, 0, &pattern(100)).await;
-    big.write(&cfg, 2, UNIT, &pattern(123)).await;
+    big.write(&k, 0, 0, &pattern(100)).await;
+    big.write(&k, 2, UNIT, &pattern(123)).await;
     layoutcommit(&mut c, &big, 5 * UNIT + 122).await;
     // Holes inside the file read as zeros from the data servers.
-    assert_eq!(ds_read_known(&big, &cfg, 0, 0, 8192).await, (8192, false));
-    assert_eq!(ds_read(&big, &cfg, 1, UNIT, 8192).await, Ok((8192, false)));
+    assert_eq!(ds_read_known(&big, &k, 0, 0, 8192).await, (8192, false));
+    assert_eq!(ds_read(&big, &k, 1, UNIT, 8192).await, Ok((8192, false)));
     // The file's end in index 2's object (1 MiB + 123) is past its first unit, where the
     // client would misjudge an eof: the data server sends the READ to the MDS ...
     assert_eq!(
-        ds_read(&big, &cfg, 2, UNIT, 1 << 20).await,
+        ds_read(&big, &k, 2, UNIT, 1 << 20).await,
         Err(NfsStat4::NFS4ERR_NXIO)
     );
     assert_eq!(
-        ds_read(&big, &cfg, 2, 2 * UNIT, 4096).await,
+        ds_read(&big, &k, 2, 2 * UNIT, 4096).await,
         Err(NfsStat4::NFS4ERR_NXIO)
     );
     // ... which answers the 123 bytes and eof.
@@ -838,25 +849,24 @@ async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
         set_size(&mut c, &small.fh, small.open, 50).await,
         NfsStat4::NFS4_OK
     );
-    match ds_read(&small, &cfg, 0, 0, 4096).await {
+    match ds_read(&small, &k, 0, 0, 4096).await {
         Ok(got) => assert_eq!(got, (50, true)),
         Err(s) => assert_eq!(s, NfsStat4::NFS4ERR_NXIO),
     }
-    assert_eq!(ds_read_known(&small, &cfg, 0, 0, 4096).await, (50, true));
+    assert_eq!(ds_read_known(&small, &k, 0, 0, 4096).await, (50, true));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_through_the_mds_at_the_end_sees_bytes_written_through_a_layout_before_layoutcommit()
 {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let _ds = start_data_servers(&cfg);
-    let (mds, addr) = start_registered_mds(&cfg).await;
-    let mut writer = Client::new(addr, "writer").await;
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut writer = k.client("writer").await;
     let f = create_striped(&mut writer, &mds, "f").await;
     // 5000 bytes at the start of stripe index 1: file bytes [1 MiB, 1 MiB + 5000), no
     // LAYOUTCOMMIT yet (the recorded size is 0).
-    f.write(&cfg, 1, 0, &pattern(5000)).await;
+    f.write(&k, 1, 0, &pattern(5000)).await;
     let r = writer
         .call(vec![putfh(&f.fh), read_op(f.open, UNIT, 8192)])
         .await;

@@ -1,4 +1,4 @@
-//! The data servers' view of stateids follows the MDS over loopback with real data servers:
+//! The data servers' view of stateids follows the MDS on the in-memory cluster:
 //! OPEN upgrades and OPEN_DOWNGRADE reach them before the reply (SET_ACCESS), a closed
 //! stateid is refused there (REVOKE, closed), and so is an expired client's. A truncate or
 //! a remove while open recalls other clients' layouts (CB_LAYOUTRECALL over their back
@@ -6,50 +6,50 @@
 //! stateids, one that does not (or cannot be called back) is fenced on the data servers
 //! (section 13.11).
 
-use std::net::SocketAddr;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::FileAttrs;
 use nfs_proto::nfs4::*;
-use testkit::loopback::cluster::*;
-use testkit::loopback::ds::*;
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
-async fn cluster(lease: u32) -> (Cluster, Arc<Mds>, SocketAddr) {
+async fn cluster(lease: u32) -> (Cluster, Arc<Mds>) {
     cluster_on(lease, nfs_server::clock::system()).await
 }
 
-/// [`cluster`] with the MDS on `clock` (the recall tests move a [`ManualClock`] on past the
-/// deadlines instead of waiting for them).
-async fn cluster_on(lease: u32, clock: nfs_server::SharedClock) -> (Cluster, Arc<Mds>, SocketAddr) {
-    start_cluster_on(
-        3,
-        |c: &mut Config| {
-            c.lease_time = lease;
+/// [`cluster`] on `clock`, the MDS's and the data servers' (the recall tests move a
+/// [`ManualClock`] on past the deadlines instead of waiting for them).
+async fn cluster_on(lease: u32, clock: nfs_server::SharedClock) -> (Cluster, Arc<Mds>) {
+    let k = Cluster::builder()
+        .data_servers(3)
+        .lease(lease)
+        .clock(clock)
+        .configure(|c: &mut Config| {
             c.cluster.layouts = true;
             // Layout recalls alone: with delegations on, the other client's truncate or open
             // would first wait for the holder's delegation (tests/delegations.rs covers that).
             c.delegations = false;
-        },
-        clock,
-    )
-    .await
+        })
+        .start()
+        .await;
+    let mds = k.mds().clone();
+    (k, mds)
 }
 
 /// The status of a one-byte WRITE at offset 0 of stripe index 0's object under `stateid`.
 async fn ds_write(k: &Cluster, mds: &Mds, fileid: u64, fh: &NfsFh4, stateid: Stateid4) -> NfsStat4 {
     let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
     let ds = mds.stripe_servers(&set).unwrap()[0];
-    let addr = k.cfg.cluster.data_server(ds).unwrap().addresses[0];
     // A new client each time (a data server answers a second RECLAIM_COMPLETE of one
     // owner with NFS4ERR_COMPLETE_ALREADY).
     static N: AtomicU32 = AtomicU32::new(0);
     let name = format!("ds-writer-{}", N.fetch_add(1, Ordering::Relaxed));
-    let mut d = Client::new(addr, &name).await;
+    let mut d = k.ds_client(ds, &name).await;
     let r = d
         .call(vec![
             putfh(fh),
@@ -84,8 +84,8 @@ async fn open_read_with_layout(c: &mut Client, name: &str) -> (Opened, u64, NfsF
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_takes_it_back() {
-    let (k, mds, addr) = cluster(10).await;
-    let mut c = Client::new(addr, "upgrader").await;
+    let (k, mds) = cluster(10).await;
+    let mut c = k.client("upgrader").await;
     let (o, fileid, dsfh) = open_read_with_layout(&mut c, "f").await;
     assert_eq!(
         ds_write(&k, &mds, fileid, &dsfh, o.stateid).await,
@@ -133,8 +133,8 @@ async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_take
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
-    let (mut k, mds, addr) = cluster(10).await;
-    let mut c = Client::new(addr, "upgrader").await;
+    let (k, mds) = cluster(10).await;
+    let mut c = k.client("upgrader").await;
     let (o, fileid, dsfh) = open_read_with_layout(&mut c, "f").await;
     let up = open_in_root(
         &mut c,
@@ -149,11 +149,12 @@ async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
     let set = mds.store.stripes(fileid).unwrap().unwrap();
     let ds = mds.stripe_servers(&set).unwrap()[0];
     let before = mds.devices.status(ds).unwrap().registrations;
-    k.kill(ds);
+    k.kill_ds(ds);
     let m = mds.clone();
-    until("the data server down", || m.devices.control(ds).is_none()).await;
-    k.restart(ds);
-    until("the data server registered again", || {
+    k.until("the data server down", || m.devices.control(ds).is_none())
+        .await;
+    k.restart_ds(ds);
+    k.until("the data server registered again", || {
         m.devices
             .status(ds)
             .is_some_and(|s| s.up && s.registrations > before)
@@ -169,8 +170,8 @@ async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_stateid_is_refused_by_the_data_servers() {
-    let (k, mds, addr) = cluster(10).await;
-    let mut c = Client::new(addr, "closer").await;
+    let (k, mds) = cluster(10).await;
+    let mut c = k.client("closer").await;
     let o = open_in_root(
         &mut c,
         "f",
@@ -194,19 +195,12 @@ async fn a_closed_stateid_is_refused_by_the_data_servers() {
     let r = c.call(vec![putfh(&o.fh), close_op(o.stateid)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let m = mds.clone();
-    until("the close revoked on the data servers", || {
+    k.until("the close revoked on the data servers", || {
         m.devices.pushed_counts().1 == 1 && m.fencing.queued() == 0
     })
     .await;
     // The queue task may still be sending: the answer settles on BAD_STATEID.
-    let mut status = NfsStat4::NFS4_OK;
-    for _ in 0..50 {
-        status = ds_write(&k, &mds, fileid, &dsfh, o.stateid).await;
-        if status != NfsStat4::NFS4_OK {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let status = ds_refusal(&k, &mds, fileid, &dsfh, o.stateid).await;
     assert_eq!(status, NfsStat4::NFS4ERR_BAD_STATEID);
 }
 
@@ -215,8 +209,8 @@ async fn a_closed_stateid_is_refused_by_the_data_servers() {
 /// entry per closed stateid.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_closed_stateids_are_kept_as_a_run_of_counters() {
-    let (k, mds, addr) = cluster(10).await;
-    let mut c = Client::new(addr, "storm").await;
+    let (k, mds) = cluster(10).await;
+    let mut c = k.client("storm").await;
     let mut first = None;
     for i in 0..200 {
         let o = open_in_root(
@@ -241,19 +235,13 @@ async fn many_closed_stateids_are_kept_as_a_run_of_counters() {
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     }
     let m = mds.clone();
-    until("every close pushed", || m.fencing.queued() == 0).await;
+    k.until("every close pushed", || m.fencing.queued() == 0)
+        .await;
     let (access, revoked) = mds.devices.pushed_counts();
     assert_eq!(access, 0);
     assert!(revoked <= 2, "200 closes kept as {revoked} entries");
     let (stateid, fileid, dsfh) = first.unwrap();
-    let mut status = NfsStat4::NFS4_OK;
-    for _ in 0..50 {
-        status = ds_write(&k, &mds, fileid, &dsfh, stateid).await;
-        if status != NfsStat4::NFS4_OK {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let status = ds_refusal(&k, &mds, fileid, &dsfh, stateid).await;
     assert_eq!(status, NfsStat4::NFS4ERR_BAD_STATEID);
 }
 
@@ -279,9 +267,9 @@ struct Holder {
 
 /// A client `owner` with a back channel answering CB_LAYOUTRECALL with `answer`, which opens
 /// `name` (creating it) and takes an RW layout in the same COMPOUND, as the Linux client does.
-async fn rw_holder(addr: SocketAddr, owner: &str, name: &str, answer: RecallAnswer) -> Holder {
+async fn rw_holder(k: &Cluster, owner: &str, name: &str, answer: RecallAnswer) -> Holder {
     let cb = Arc::new(CbClient::answering(answer));
-    let mut c = client_with_back_channel(addr, owner, cb.clone()).await;
+    let mut c = k.client_with_back_channel(owner, cb.clone()).await;
     let r = open_and_layoutget(&mut c, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (ok, body) = granted(&r);
     let open = Opened {
@@ -301,8 +289,8 @@ async fn rw_holder(addr: SocketAddr, owner: &str, name: &str, answer: RecallAnsw
 
 /// Another client opens `name` for reading and writing and truncates it to 0 with SETATTR
 /// under its open stateid; returns it and its open.
-async fn truncated_by_another(addr: SocketAddr, name: &str) -> (Client, Opened) {
-    let mut b = Client::new(addr, "truncater").await;
+async fn truncated_by_another(k: &Cluster, name: &str) -> (Client, Opened) {
+    let mut b = k.client("truncater").await;
     let o = open_in_root(
         &mut b,
         name,
@@ -386,27 +374,23 @@ async fn renew_until(
     }
 }
 
-/// The first status other than NFS4_OK of [`ds_write`] under `stateid`, trying for up to
-/// `limit` (a revocation reaches the data servers in the background).
+/// The first status other than NFS4_OK of [`ds_write`] through `dsfh` under `stateid`,
+/// trying until the data servers refuse it (a revocation or a close reaches them in the
+/// background; [`Cluster::until_async`] panics if they still accept it after its limit).
 async fn ds_refusal(
     k: &Cluster,
     mds: &Mds,
-    h: &Holder,
+    fileid: u64,
+    dsfh: &NfsFh4,
     stateid: Stateid4,
-    limit: Duration,
 ) -> NfsStat4 {
-    let t0 = Instant::now();
-    loop {
-        let status = ds_write(k, mds, h.fileid, &h.dsfh, stateid).await;
-        if status != NfsStat4::NFS4_OK {
-            return status;
-        }
-        assert!(
-            t0.elapsed() < limit,
-            "the data servers still accept the stateid"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let status = Cell::new(NfsStat4::NFS4_OK);
+    k.until_async("the data servers still accept the stateid", || async {
+        status.set(ds_write(k, mds, fileid, dsfh, stateid).await);
+        status.get() != NfsStat4::NFS4_OK
+    })
+    .await;
+    status.get()
 }
 
 fn fenced(mds: &Mds) -> u64 {
@@ -420,13 +404,13 @@ fn holders(mds: &Mds, fileid: u64) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_fenced() {
     let clock = ManualClock::new();
-    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
-    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    let (k, mds) = cluster_on(LEASE, clock.shared()).await;
+    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
         NfsStat4::NFS4_OK
     );
-    let (mut b, bo) = truncated_by_another(addr, "f").await;
+    let (mut b, bo) = truncated_by_another(&k, "f").await;
 
     let recalls = a.cb.wait_recalls(1, Duration::from_secs(5)).await;
     assert_eq!(recalls.len(), 1, "{recalls:?}");
@@ -483,14 +467,14 @@ async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_f
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_the_data_servers() {
     let clock = ManualClock::new();
-    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
+    let (k, mds) = cluster_on(LEASE, clock.shared()).await;
     // It answers CB_LAYOUTRECALL with NFS4_OK and then never sends LAYOUTRETURN.
-    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
     assert_eq!(
         ds_write(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
         NfsStat4::NFS4_OK
     );
-    let _b = truncated_by_another(addr, "f").await;
+    let _b = truncated_by_another(&k, "f").await;
     let asked = clock.elapsed();
     let recalled = check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
 
@@ -511,7 +495,7 @@ async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_th
     assert_eq!(holders(&mds, a.fileid), 0, "the layout is revoked");
     // Every data server refuses its open stateid from now on (RFC 8881 section 13.11).
     assert_eq!(
-        ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
+        ds_refusal(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
         NfsStat4::NFS4ERR_ADMIN_REVOKED
     );
     // At the MDS the revoked layout stateid is no longer a layout: this server answers
@@ -550,9 +534,9 @@ async fn a_holder_that_does_not_return_a_recalled_layout_in_time_is_fenced_on_th
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_that_never_answers_the_recall_is_fenced_at_the_deadline() {
     let clock = ManualClock::new();
-    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
-    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Silent).await;
-    let _b = truncated_by_another(addr, "f").await;
+    let (k, mds) = cluster_on(LEASE, clock.shared()).await;
+    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Silent).await;
+    let _b = truncated_by_another(&k, "f").await;
     let asked = clock.elapsed();
     check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     // The CB_COMPOUND is still unanswered (its timeout is longer than the lease): the
@@ -576,7 +560,7 @@ async fn a_holder_that_never_answers_the_recall_is_fenced_at_the_deadline() {
         "fenced only when the callback timed out ({after:?})"
     );
     assert_eq!(
-        ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
+        ds_refusal(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
         NfsStat4::NFS4ERR_ADMIN_REVOKED
     );
 }
@@ -586,28 +570,25 @@ async fn a_holder_whose_back_channel_refuses_the_recall_is_fenced_at_once() {
     // A long lease, and the MDS's clock stands still: the fence must come from the failed
     // callback, not the deadline.
     let clock = ManualClock::new();
-    let (k, mds, addr) = cluster_on(20, clock.shared()).await;
-    let a = rw_holder(addr, "holder", "f", RecallAnswer::Refuse).await;
-    let _b = truncated_by_another(addr, "f").await;
+    let (k, mds) = cluster_on(20, clock.shared()).await;
+    let a = rw_holder(&k, "holder", "f", RecallAnswer::Refuse).await;
+    let _b = truncated_by_another(&k, "f").await;
     check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     let m = mds.clone();
-    until_within("the holder fenced", Duration::from_secs(5), || {
-        fenced(&m) == 1
-    })
-    .await;
+    k.until("the holder fenced", || fenced(&m) == 1).await;
     assert_eq!(clock.elapsed(), Duration::ZERO);
     assert_eq!(holders(&mds, a.fileid), 0);
     assert_eq!(
-        ds_refusal(&k, &mds, &a, a.open.stateid, Duration::from_secs(3)).await,
+        ds_refusal(&k, &mds, a.fileid, &a.dsfh, a.open.stateid).await,
         NfsStat4::NFS4ERR_ADMIN_REVOKED
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removing_a_file_another_client_has_open_with_a_layout_recalls_that_layout() {
-    let (_k, mds, addr) = cluster(LEASE).await;
-    let mut a = rw_holder(addr, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
-    let mut b = Client::new(addr, "remover").await;
+    let (k, mds) = cluster(LEASE).await;
+    let mut a = rw_holder(&k, "holder", "f", RecallAnswer::Status(NfsStat4::NFS4_OK)).await;
+    let mut b = k.client("remover").await;
     let r = b.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
     let recalls = a.cb.wait_recalls(1, Duration::from_secs(5)).await;
@@ -628,8 +609,8 @@ async fn removing_a_file_another_client_has_open_with_a_layout_recalls_that_layo
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_data_servers() {
     let clock = ManualClock::new();
-    let (k, mds, addr) = cluster_on(LEASE, clock.shared()).await;
-    let mut c = Client::new(addr, "silent").await;
+    let (k, mds) = cluster_on(LEASE, clock.shared()).await;
+    let mut c = k.client("silent").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let dsfh = granted(&r).1.nfl_fh_list[0].clone();
     let open = open_res(&r).stateid;
@@ -667,24 +648,22 @@ async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_
 async fn a_recall_answered_with_nomatching_layout_counts_as_the_layout_returned() {
     let lease = 4;
     let clock = ManualClock::new();
-    let (k, mds, addr) = cluster_on(lease, clock.shared()).await;
+    let (k, mds) = cluster_on(lease, clock.shared()).await;
     let mut a = rw_holder(
-        addr,
+        &k,
         "holder",
         "f",
         RecallAnswer::Status(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT),
     )
     .await;
-    let (mut b, bo) = truncated_by_another(addr, "f").await;
+    let (mut b, bo) = truncated_by_another(&k, "f").await;
     let recalled = check_recall(&a, &a.cb.wait_recalls(1, Duration::from_secs(5)).await[0]);
     // No LAYOUTRETURN follows, and none is needed (RFC 8881 section 20.3.4): the layout
     // goes with the answer, long before the deadline.
     let m = mds.clone();
     let fileid = a.fileid;
-    until_within("the layout dropped", Duration::from_secs(2), || {
-        holders(&m, fileid) == 0
-    })
-    .await;
+    k.until("the layout dropped", || holders(&m, fileid) == 0)
+        .await;
     // So the recall no longer holds up other clients' layouts.
     let r = b
         .call(vec![

@@ -1,49 +1,61 @@
-//! Server-side COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL and CLONE (RFC 7862) over real sockets,
-//! on an MDS without data servers (data in its own store) and on a cluster of three data
-//! servers (files striped, dense packing, local backend): the bytes arrive, holes stay
+//! Server-side COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL and CLONE (RFC 7862) on the in-memory
+//! cluster, with everything on disk as in production (metadata in redb, objects on the local
+//! backend): an MDS without data servers (data in its own store) and a cluster of three data
+//! servers (files striped, dense packing): the bytes arrive, holes stay
 //! holes, asynchronous copies end with CB_OFFLOAD, and on the cluster the data servers copy
 //! their own objects.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mds::Mds;
 use nfs_proto::nfs4::callback::OffloadInfo4;
 use nfs_proto::nfs4::*;
-use testkit::loopback::cluster::*;
+use pfs_core::{LocalStore, ObjectStore};
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 const MIB: u64 = 1 << 20;
 const BOTH: u32 = OPEN4_SHARE_ACCESS_BOTH;
 
-/// An MDS without data servers, or a three-server cluster with layouts on.
+/// An MDS without data servers (a 10 s lease), or a three-server cluster with layouts on,
+/// everything under `dir`: the metadata in redb, the MDS's data under `data`, data server
+/// `id`'s objects under `ds<id>`.
 struct Setup {
+    k: Cluster,
     mds: Arc<Mds>,
-    addr: std::net::SocketAddr,
-    cluster: Option<Cluster>,
-    _dir: Option<tempfile::TempDir>,
+    striped: bool,
+    dir: tempfile::TempDir,
 }
 
 async fn setup(striped: bool) -> Setup {
-    if striped {
-        let (cluster, mds, addr) = start_cluster(3, |cfg| cfg.cluster.layouts = true).await;
-        Setup {
-            mds,
-            addr,
-            cluster: Some(cluster),
-            _dir: None,
-        }
-    } else {
-        let s = server().await;
-        Setup {
-            mds: s.mds,
-            addr: s.addr,
-            cluster: None,
-            _dir: Some(s.dir),
-        }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let k = Cluster::builder()
+        .data_servers(if striped { 3 } else { 0 })
+        .lease(if striped { 30 } else { 10 })
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .ds_store(move |id| {
+            let store = LocalStore::open(&ds_dir(&root, id)).expect("object store");
+            Arc::new(store) as Arc<dyn ObjectStore>
+        })
+        .configure(move |cfg| cfg.cluster.layouts = striped)
+        .start()
+        .await;
+    let mds = k.mds().clone();
+    Setup {
+        k,
+        mds,
+        striped,
+        dir,
     }
+}
+
+/// Where data server `id` of the cluster under `dir` keeps its objects.
+fn ds_dir(dir: &Path, id: u16) -> PathBuf {
+    dir.join(format!("ds{id}"))
 }
 
 /// I/O size of the test client (its channel's request and reply size limits).
@@ -131,22 +143,18 @@ fn data(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-/// The data servers' COPY byte counters, once every one has answered a HEALTH after `since`
-/// copies (they are polled every 2 s).
-async fn ds_copy_bytes(mds: &Mds, at_least: u64) -> u64 {
-    let t0 = Instant::now();
-    loop {
-        let total: u64 = mds.devices.copy_bytes().iter().map(|(_, n)| n).sum();
-        if total >= at_least || t0.elapsed() > Duration::from_secs(8) {
-            return total;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+/// The data servers' COPY byte counters, once they add up to `at_least` (the MDS learns them
+/// from the HEALTH replies it polls for).
+async fn ds_copy_bytes(s: &Setup, at_least: u64) -> u64 {
+    let total = || -> u64 { s.mds.devices.copy_bytes().iter().map(|(_, n)| n).sum() };
+    s.k.until("the data servers' copy counters", || total() >= at_least)
+        .await;
+    total()
 }
 
 async fn sync_copy_moves_every_byte(striped: bool) {
     let s = setup(striped).await;
-    let mut c = Client::new(s.addr, "copier").await;
+    let mut c = s.k.client("copier").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data((3 * MIB + 123) as usize, 1);
@@ -166,7 +174,7 @@ async fn sync_copy_moves_every_byte(striped: bool) {
         assert!(s.mds.store.stripes(dst_id).unwrap().is_some());
         // Every byte moved inside the data servers.
         assert_eq!(
-            ds_copy_bytes(&s.mds, body.len() as u64).await,
+            ds_copy_bytes(&s, body.len() as u64).await,
             body.len() as u64
         );
         let page = mds::net::metrics::render(&s.mds, s.mds.core.now());
@@ -196,7 +204,9 @@ async fn sync_copy_moves_every_byte_striped_inside_the_data_servers() {
 async fn async_copy_ends_with_cb_offload(striped: bool) {
     let s = setup(striped).await;
     let cb = Arc::new(CbClient::default());
-    let mut c = client_with_back_channel(s.addr, "async-copier", cb.clone()).await;
+    let mut c =
+        s.k.client_with_back_channel("async-copier", cb.clone())
+            .await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data((20 * MIB + 5) as usize, 2);
@@ -231,7 +241,7 @@ async fn async_copy_ends_with_cb_offload(striped: bool) {
     assert_eq!(s.mds.copies.counters().asynchronous, 1);
     if striped {
         assert_eq!(s.mds.copies.counters().streamed_bytes, 0);
-        assert!(ds_copy_bytes(&s.mds, body.len() as u64).await >= body.len() as u64);
+        assert!(ds_copy_bytes(&s, body.len() as u64).await >= body.len() as u64);
     }
 }
 
@@ -257,27 +267,25 @@ fn blocks(paths: &[std::path::PathBuf]) -> u64 {
 
 /// Where the objects of `fileid` live: the MDS's own object, or each data server's.
 fn object_files(s: &Setup, fileid: u64) -> Vec<std::path::PathBuf> {
-    match &s.cluster {
-        None => vec![s
+    if !s.striped {
+        return vec![s
             .mds
             .cfg
             .data_dir
             .join("data/objects")
-            .join(pfs_core::ObjectId::whole(fileid).relative_path())],
-        Some(cl) => cl
-            .ds
-            .iter()
-            .flatten()
-            .flat_map(|d| {
-                (0..3).map(move |i| testkit::loopback::ds::object_path(&d.data_dir, fileid, i))
-            })
-            .collect(),
+            .join(pfs_core::ObjectId::whole(fileid).relative_path())];
     }
+    (1..=3)
+        .flat_map(|id| {
+            let d = ds_dir(s.dir.path(), id);
+            (0..3).map(move |i| testkit::loopback::ds::object_path(&d, fileid, i))
+        })
+        .collect()
 }
 
 async fn holes_stay_holes(striped: bool) {
     let s = setup(striped).await;
-    let mut c = Client::new(s.addr, "sparse").await;
+    let mut c = s.k.client("sparse").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     // 1 MiB of data, 30 MiB of hole, 1 MiB of data.
@@ -346,35 +354,36 @@ fn offload_status_op(id: Stateid4) -> NfsArgop4 {
 #[tokio::test]
 async fn offload_status_reports_progress_while_a_copy_runs() {
     let s = setup(false).await;
-    let mut c = Client::new(s.addr, "poller").await;
+    let mut c = s.k.client("poller").await;
     let len = 512 * MIB;
     let src = big_local_source(&s, &mut c, len).await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let ok = copy(&mut c, &src, &dst, 0, false).await;
     let id = ok.cr_response.wr_callback_id[0];
     let mut seen = Vec::new();
-    let t0 = Instant::now();
-    loop {
-        let r = c.call(vec![offload_status_op(id)]).await;
-        let Some(NfsResop4::OffloadStatus(OffloadStatusRes::Ok(st))) = r.resarray.last() else {
-            panic!("{r:?}")
-        };
-        assert!(st.osr_count <= len);
-        if let Some(last) = seen.last() {
-            assert!(st.osr_count >= *last, "progress went back");
+    let poll = async {
+        loop {
+            let r = c.call(vec![offload_status_op(id)]).await;
+            let Some(NfsResop4::OffloadStatus(OffloadStatusRes::Ok(st))) = r.resarray.last() else {
+                panic!("{r:?}")
+            };
+            assert!(st.osr_count <= len);
+            if let Some(last) = seen.last() {
+                assert!(st.osr_count >= *last, "progress went back");
+            }
+            seen.push(st.osr_count);
+            if !st.osr_complete.is_empty() {
+                assert_eq!(st.osr_complete, vec![NfsStat4::NFS4_OK]);
+                assert_eq!(st.osr_count, len);
+                break;
+            }
+            // The copy's task runs beside this one: let it on before asking again.
+            tokio::task::yield_now().await;
         }
-        seen.push(st.osr_count);
-        if !st.osr_complete.is_empty() {
-            assert_eq!(st.osr_complete, vec![NfsStat4::NFS4_OK]);
-            assert_eq!(st.osr_count, len);
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "copy never finished"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    };
+    tokio::time::timeout(Duration::from_secs(120), poll)
+        .await
+        .expect("copy never finished");
     assert!(
         seen[0] < len,
         "the first OFFLOAD_STATUS came after the end: {seen:?}"
@@ -382,7 +391,7 @@ async fn offload_status_reports_progress_while_a_copy_runs() {
     assert_eq!(fileid_of(&mut c, &dst.fh).await.1, len);
     // Without a back channel there was no CB_OFFLOAD to send; OFFLOAD_STATUS told it all.
     // Another client cannot ask about it.
-    let mut other = Client::new(s.addr, "stranger").await;
+    let mut other = s.k.client("stranger").await;
     let r = other.call(vec![offload_status_op(id)]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
 }
@@ -391,7 +400,7 @@ async fn offload_status_reports_progress_while_a_copy_runs() {
 async fn offload_cancel_stops_a_copy_and_forgets_it() {
     let s = setup(false).await;
     let cb = Arc::new(CbClient::default());
-    let mut c = client_with_back_channel(s.addr, "canceller", cb.clone()).await;
+    let mut c = s.k.client_with_back_channel("canceller", cb.clone()).await;
     let len = 512 * MIB;
     let src = big_local_source(&s, &mut c, len).await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
@@ -411,16 +420,14 @@ async fn offload_cancel_stops_a_copy_and_forgets_it() {
         })])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
-    let t0 = Instant::now();
-    while s.mds.copies.counters().cancelled == 0 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "the copy did not stop"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    s.k.until("the copy did not stop", || {
+        s.mds.copies.counters().cancelled != 0
+    })
+    .await;
     let size = fileid_of(&mut c, &dst.fh).await.1;
     assert!(size < len, "the copy ran to the end ({size})");
+    // A CB_OFFLOAD would follow the copy's end at once: give it time to come (a real
+    // sleep; its absence is what is checked, and no state shows it will not come).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         cb.offloads.lock().unwrap().is_empty(),
@@ -431,7 +438,7 @@ async fn offload_cancel_stops_a_copy_and_forgets_it() {
 #[tokio::test]
 async fn copy_checks_stateids_ranges_and_what_it_does_not_offer() {
     let s = setup(false).await;
-    let mut c = Client::new(s.addr, "checker").await;
+    let mut c = s.k.client("checker").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     put(&mut c, &src, 0, &data(100_000, 5)).await;
@@ -555,14 +562,14 @@ fn clone_op(src: Stateid4, dst: Stateid4, count: u64) -> NfsArgop4 {
 
 async fn clone_reflinks_or_says_notsupp(striped: bool) {
     let s = setup(striped).await;
-    let mut c = Client::new(s.addr, "cloner").await;
+    let mut c = s.k.client("cloner").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data(4 * MIB as usize, 6);
     put(&mut c, &src, 0, &body).await;
-    let probe_dir = match &s.cluster {
-        None => s.mds.cfg.data_dir.join("data"),
-        Some(cl) => cl.ds[0].as_ref().unwrap().data_dir.clone(),
+    let probe_dir = match s.striped {
+        false => s.mds.cfg.data_dir.join("data"),
+        true => ds_dir(s.dir.path(), 1),
     };
     let can = reflink_works(&probe_dir);
     let r = on_pair(&mut c, &src, &dst, clone_op(src.stateid, dst.stateid, 0)).await;
@@ -594,7 +601,7 @@ async fn clone_reflinks_or_says_notsupp_striped() {
 #[tokio::test]
 async fn copy_between_striped_files_whose_servers_do_not_line_up_is_streamed() {
     let s = setup(true).await;
-    let mut c = Client::new(s.addr, "streamer").await;
+    let mut c = s.k.client("streamer").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let dst = open_in_root(&mut c, "dst", BOTH, 0, "o").await;
     let body = data((5 * MIB + 77) as usize, 7);
@@ -627,7 +634,7 @@ async fn a_new_destination_laid_out_elsewhere_takes_the_sources_stripe_set_and_t
 ) {
     use testkit::ops::{layoutget_op, layoutreturn_op, return_file};
     let s = setup(true).await;
-    let mut c = Client::new(s.addr, "adopter").await;
+    let mut c = s.k.client("adopter").await;
     let src = open_in_root(&mut c, "src", BOTH, 0, "o").await;
     let body = data((4 * MIB + 99) as usize, 3);
     put(&mut c, &src, 0, &body).await;
@@ -668,6 +675,6 @@ async fn a_new_destination_laid_out_elsewhere_takes_the_sources_stripe_set_and_t
     assert_eq!(ok.cr_response.wr_count, body.len() as u64);
     assert_eq!(s.mds.store.stripes(dst_id).unwrap(), Some(src_set));
     assert_eq!(s.mds.copies.counters().streamed_bytes, 0);
-    assert!(ds_copy_bytes(&s.mds, body.len() as u64).await >= body.len() as u64);
+    assert!(ds_copy_bytes(&s, body.len() as u64).await >= body.len() as u64);
     assert!(get(&mut c, &dst).await == body, "copied bytes differ");
 }

@@ -38,7 +38,7 @@ async fn setup(striped: bool) -> Setup {
         .lease(if striped { 30 } else { 10 })
         .store(StoreKind::Redb(dir.path().to_path_buf()))
         .ds_store(move |id| {
-            let store = LocalStore::open(&ds_dir(&root, id)).expect("object store");
+            let store = LocalStore::open(ds_dir(&root, id)).expect("object store");
             Arc::new(store) as Arc<dyn ObjectStore>
         })
         .configure(move |cfg| cfg.cluster.layouts = striped)

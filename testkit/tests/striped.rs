@@ -34,7 +34,7 @@ async fn cluster(dir: &Path) -> Cluster {
         .lease(LEASE)
         .store(StoreKind::Redb(dir.to_path_buf()))
         .ds_store(move |id| {
-            let store = LocalStore::open(&ds_dir(&root, id)).expect("object store");
+            let store = LocalStore::open(ds_dir(&root, id)).expect("object store");
             Arc::new(store) as Arc<dyn ObjectStore>
         })
         .configure(|cfg| cfg.cluster.layouts = true)

@@ -32,7 +32,7 @@ async fn cluster(dir: &Path) -> Cluster {
         .data_servers(3)
         .store(StoreKind::Redb(dir.to_path_buf()))
         .ds_store(move |id| {
-            let store = LocalStore::open(&objects.join(format!("ds{id}"))).expect("object store");
+            let store = LocalStore::open(objects.join(format!("ds{id}"))).expect("object store");
             Arc::new(store) as Arc<dyn ObjectStore>
         })
         .configure(|cfg| cfg.cluster.layouts = true)

@@ -33,7 +33,11 @@ use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
 use nfs_server::{Service, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};
+use nfs_proto::transport::{CallHandler, Conn, NoCalls};
+use nfs_server::SharedClock;
 use tokio::io::DuplexStream;
+
+use crate::client::{CbClient, Client, Setup};
 
 pub use ds::SECRET;
 pub use link::{client_addr, ds_control_addr, ds_nfs_addr, MDS_ADDR};
@@ -65,6 +69,7 @@ pub struct ClusterBuilder {
     ds_store: Option<MakeStore>,
     configure: Vec<Configure>,
     devices: DevicesOptions,
+    clock: Option<SharedClock>,
 }
 
 impl std::fmt::Debug for ClusterBuilder {
@@ -94,6 +99,7 @@ impl Default for ClusterBuilder {
                 backoff_max: Duration::from_millis(100),
                 call_timeout: Duration::from_secs(5),
             },
+            clock: None,
         }
     }
 }
@@ -136,10 +142,20 @@ impl ClusterBuilder {
         self
     }
 
+    /// The clock the MDS and the data servers run on (default: the system's): a
+    /// [`ManualClock`](nfs_server::ManualClock) lets a test run out leases, recall deadlines,
+    /// revocations and grace periods by moving it on instead of sleeping. One clock for
+    /// every role, so that the control protocol's call stamps agree.
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
     /// Starts the data servers and the MDS, and returns once the MDS has registered every
     /// data server (within 10 s). Needs a tokio runtime.
     pub async fn start(mut self) -> Cluster {
         let cfg = self.config();
+        let clock = self.clock.take().unwrap_or_else(nfs_server::clock::system);
         let nodes: Nodes = Arc::new(Mutex::new(
             (1..=self.data_servers)
                 .map(|id| {
@@ -156,7 +172,12 @@ impl ClusterBuilder {
                             }
                         }
                     };
-                    DsNode::new(id, store, Duration::from_secs(u64::from(self.lease)))
+                    DsNode::new(
+                        id,
+                        store,
+                        Duration::from_secs(u64::from(self.lease)),
+                        clock.clone(),
+                    )
                 })
                 .collect(),
         ));
@@ -168,6 +189,7 @@ impl ClusterBuilder {
             objects: Arc::new(CrashSimStore::new()),
             connector: Arc::new(ds::Connector(nodes.clone())),
             devices: self.devices,
+            clock,
         };
         let mut cluster = Cluster {
             cfg,
@@ -218,6 +240,7 @@ struct MdsBoot {
     objects: Arc<CrashSimStore>,
     connector: Arc<ds::Connector>,
     devices: DevicesOptions,
+    clock: SharedClock,
 }
 
 /// The MDS while it runs, and its server (whose drop stops the lease reaper).
@@ -251,6 +274,13 @@ impl Cluster {
         ClusterBuilder::default()
     }
 
+    /// An MDS alone (no data servers: it keeps file data itself and grants no layouts),
+    /// metadata in memory, a 10 s lease, no grace period: what suites of the MDS by itself
+    /// start.
+    pub async fn mds_alone() -> Cluster {
+        Self::builder().data_servers(0).lease(10).start().await
+    }
+
     /// The MDS's configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
@@ -280,7 +310,7 @@ impl Cluster {
             },
             connector: Some(b.connector.clone()),
             devices: b.devices,
-            clock: None,
+            clock: Some(b.clock.clone()),
         };
         // The last handle of the previous boot may have gone on another thread, which may
         // still be closing its store: wait that out.
@@ -323,6 +353,13 @@ impl Cluster {
         self.start_mds().await;
     }
 
+    /// [`Cluster::restart_mds`] with the configuration changed by `f` first (e.g. a grace
+    /// period for the new boot).
+    pub async fn restart_mds_with(&mut self, f: impl FnOnce(&mut Config)) {
+        f(&mut self.cfg);
+        self.restart_mds().await;
+    }
+
     /// Stops the MDS and waits (up to 10 s) until it is gone and its store closed.
     pub async fn stop_mds(&mut self) {
         self.mds_tasks.abort_all();
@@ -346,6 +383,34 @@ impl Cluster {
             tokio::spawn(self.running().server.serve(end, client_addr(), MDS_ADDR)).abort_handle(),
         );
         client
+    }
+
+    /// A new connection to the MDS that answers no calls (no session yet).
+    pub fn conn(&self) -> Conn {
+        self.conn_with(Arc::new(NoCalls))
+    }
+
+    /// A new connection to the MDS whose callbacks go to `handler`.
+    pub fn conn_with<H: CallHandler>(&self, handler: Arc<H>) -> Conn {
+        crate::client::start_conn(self.connect_mds(), MDS_ADDR, client_addr(), handler)
+    }
+
+    /// A session with the MDS for `owner`, RECLAIM_COMPLETE sent ([`Setup::new`]).
+    pub async fn client(&self, owner: &str) -> Client {
+        self.client_with(&Setup::new(owner)).await
+    }
+
+    /// A session with the MDS set up as `setup` says, over a new connection that answers no
+    /// calls.
+    pub async fn client_with(&self, setup: &Setup) -> Client {
+        Client::establish(self.conn(), setup).await
+    }
+
+    /// A session whose connection is also its back channel, served by `cb`, with
+    /// RECLAIM_COMPLETE sent (as [`crate::client::client_with_back_channel`] over TCP).
+    pub async fn client_with_back_channel(&self, owner: &str, cb: Arc<CbClient>) -> Client {
+        let setup = Setup::new(owner).back_channel();
+        Client::establish(self.conn_with(cb), &setup).await
     }
 
     /// A new connection to data server `id`'s NFS service (refused while it is dead or not

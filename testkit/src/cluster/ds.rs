@@ -14,7 +14,7 @@ use data_server::control::{
 use data_server::{DataServer, DsOptions};
 use mds::pnfs::dsconnect::{ConnectFuture, Connected, DsConnector};
 use nfs_proto::control::{ClusterKey, CtlBackend};
-use nfs_server::{ServeLimits, Service, StreamServer};
+use nfs_server::{ServeLimits, Service, SharedClock, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};
 use tokio::io::DuplexStream;
 
@@ -46,16 +46,19 @@ pub(crate) struct DsNode {
     pub(crate) id: u16,
     pub(crate) store: DsStore,
     lease: Duration,
+    /// The clock it runs on (the cluster's, so that the MDS and the data servers agree).
+    clock: SharedClock,
     running: Option<Running>,
 }
 
 impl DsNode {
-    /// Data server `id` over `store`, with the MDS's lease, not started.
-    pub(crate) fn new(id: u16, store: DsStore, lease: Duration) -> Self {
+    /// Data server `id` over `store`, with the MDS's lease and clock, not started.
+    pub(crate) fn new(id: u16, store: DsStore, lease: Duration, clock: SharedClock) -> Self {
         Self {
             id,
             store,
             lease,
+            clock,
             running: None,
         }
     }
@@ -75,9 +78,10 @@ impl DsNode {
                 *slot.lock().unwrap_or_else(PoisonError::into_inner) =
                     Some(StreamServer::for_role(ds));
             },
-        ));
+        )
+        .with_clock(self.clock.clone()));
         let service = Arc::new(
-            ControlService::new(
+            ControlService::on_clock(
                 ControlConfig {
                     ds_id: u32::from(self.id),
                     lease_time: self.lease,
@@ -87,6 +91,7 @@ impl DsNode {
                 self.store.objects.clone(),
                 start.clone() as Arc<dyn DsTarget>,
                 ClusterKey::from_secret(&SECRET),
+                self.clock.clone(),
             )
             .expect("control service"),
         );

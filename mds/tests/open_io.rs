@@ -1,12 +1,8 @@
-//! OPEN, CLOSE, locks, READ, WRITE and COMMIT over real loopback sockets (RFC 8881 sections
+//! OPEN, CLOSE, locks, READ, WRITE and COMMIT on the in-memory cluster (RFC 8881 sections
 //! 18.2, 18.3, 18.10-18.12, 18.16, 18.18, 18.22, 18.32, and 8.4.2 for the grace period).
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::Arc;
 
 use bytes::Bytes;
-use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use testkit::prelude::*;
@@ -17,8 +13,8 @@ use testkit::prelude::*;
 
 #[tokio::test]
 async fn create_write_and_read_back_a_mebibyte_and_a_byte_with_every_stable_how() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "data").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("data").await;
     let f = open_in_root(&mut c, "big", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
     let content = Bytes::from(pattern((1 << 20) + 1));
     let piece = 200_000;
@@ -75,8 +71,8 @@ async fn create_write_and_read_back_a_mebibyte_and_a_byte_with_every_stable_how(
 
 #[tokio::test]
 async fn write_verifier_is_the_same_for_two_writes_and_a_commit() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "verf").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("verf").await;
     let f = open_in_root(&mut c, "v", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
     let w1 = write_res(
         &c.call(vec![
@@ -112,8 +108,8 @@ async fn write_verifier_is_the_same_for_two_writes_and_a_commit() {
 
 #[tokio::test]
 async fn open_then_write_with_the_current_stateid_in_one_compound() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "current").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("current").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -144,8 +140,8 @@ async fn open_then_write_with_the_current_stateid_in_one_compound() {
 
 #[tokio::test]
 async fn read_with_the_stateid_of_a_closed_file_is_a_bad_stateid() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "closed").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("closed").await;
     let f = open_in_root(&mut c, "c", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let r = c.call(vec![putfh(&f.fh), close_op(f.stateid)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
@@ -161,8 +157,8 @@ async fn read_with_the_stateid_of_a_closed_file_is_a_bad_stateid() {
 
 #[tokio::test]
 async fn write_through_a_read_only_open_is_openmode() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "ro").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("ro").await;
     let f = open_in_root(&mut c, "r", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let r = c
         .call(vec![
@@ -180,8 +176,8 @@ async fn write_through_a_read_only_open_is_openmode() {
 
 #[tokio::test]
 async fn anonymous_stateid_io_is_refused_while_an_open_denies_it() {
-    let s = server().await;
-    let mut a = Client::new(s.addr, "deny-a").await;
+    let s = Cluster::mds_alone().await;
+    let mut a = s.client("deny-a").await;
     let f = open_in_root(
         &mut a,
         "d",
@@ -190,7 +186,7 @@ async fn anonymous_stateid_io_is_refused_while_an_open_denies_it() {
         "o1",
     )
     .await;
-    let mut b = Client::new(s.addr, "deny-b").await;
+    let mut b = s.client("deny-b").await;
     let r = b
         .call(vec![
             putfh(&f.fh),
@@ -211,8 +207,8 @@ async fn anonymous_stateid_io_is_refused_while_an_open_denies_it() {
 
 #[tokio::test]
 async fn write_and_read_of_a_directory_are_isdir() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "dirio").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("dirio").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -241,8 +237,8 @@ async fn write_and_read_of_a_directory_are_isdir() {
 
 #[tokio::test]
 async fn guarded_create_of_an_existing_file_is_exist() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "guarded").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("guarded").await;
     open_in_root(&mut c, "g", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let r = c
         .call(vec![
@@ -275,8 +271,8 @@ async fn guarded_create_of_an_existing_file_is_exist() {
 
 #[tokio::test]
 async fn exclusive4_1_retry_with_the_same_verifier_returns_the_same_file() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "excl").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("excl").await;
     let how = |verf: [u8; 8]| {
         Openflag4::Create(Createhow4::Exclusive41(Creatverfattr {
             cva_verf: verf,
@@ -322,8 +318,8 @@ async fn exclusive4_1_retry_with_the_same_verifier_returns_the_same_file() {
 
 #[tokio::test]
 async fn unchecked_create_with_size_zero_truncates_an_existing_file() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "trunc").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("trunc").await;
     let f = open_in_root(&mut c, "t", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
     c.call(vec![
         putfh(&f.fh),
@@ -370,9 +366,9 @@ async fn unchecked_create_with_size_zero_truncates_an_existing_file() {
 
 #[tokio::test]
 async fn share_deny_conflict_between_two_clients_is_share_denied() {
-    let s = server().await;
-    let mut a = Client::new(s.addr, "share-a").await;
-    let mut b = Client::new(s.addr, "share-b").await;
+    let s = Cluster::mds_alone().await;
+    let mut a = s.client("share-a").await;
+    let mut b = s.client("share-b").await;
     open_in_root(
         &mut a,
         "s",
@@ -412,8 +408,8 @@ async fn share_deny_conflict_between_two_clients_is_share_denied() {
 
 #[tokio::test]
 async fn open_downgrade_to_read_then_write_is_openmode() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "down").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("down").await;
     let f = open_in_root(&mut c, "dn", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
     // A second OPEN by the same owner adds READ-only; the downgrade keeps that one.
     let r = c
@@ -460,8 +456,8 @@ async fn open_downgrade_to_read_then_write_is_openmode() {
 
 #[tokio::test]
 async fn open_by_filehandle_of_an_existing_file() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "byfh").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("byfh").await;
     let f = open_in_root(&mut c, "h", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let r = c
         .call(vec![
@@ -498,8 +494,8 @@ async fn open_by_filehandle_of_an_existing_file() {
 
 #[tokio::test]
 async fn delegation_claims_are_answered_without_delegations() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "deleg").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("deleg").await;
     let f = open_in_root(&mut c, "dl", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let claim = |claim| {
         vec![
@@ -523,8 +519,8 @@ async fn delegation_claims_are_answered_without_delegations() {
 
 #[tokio::test]
 async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not() {
-    let s = server().await;
-    let mut root = Client::new(s.addr, "perm-root").await;
+    let s = Cluster::mds_alone().await;
+    let mut root = s.client("perm-root").await;
     let r = root
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -535,7 +531,7 @@ async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not(
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let mut u = Client::new(s.addr, "perm-user").await;
+    let mut u = s.client("perm-user").await;
     u.uid = 1000;
     let r = u
         .call(vec![
@@ -564,7 +560,7 @@ async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not(
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
-    let mut other = Client::new(s.addr, "perm-other").await;
+    let mut other = s.client("perm-other").await;
     other.uid = 1001;
     let r = other
         .call(vec![
@@ -587,9 +583,9 @@ async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not(
 
 #[tokio::test]
 async fn lock_conflict_between_two_clients_is_denied_with_the_holder_until_unlocked() {
-    let s = server().await;
-    let mut a = Client::new(s.addr, "lock-a").await;
-    let mut b = Client::new(s.addr, "lock-b").await;
+    let s = Cluster::mds_alone().await;
+    let mut a = s.client("lock-a").await;
+    let mut b = s.client("lock-b").await;
     let fa = open_in_root(&mut a, "l", OPEN4_SHARE_ACCESS_BOTH, 0, "oa").await;
     let fb = open_in_root(&mut b, "l", OPEN4_SHARE_ACCESS_BOTH, 0, "ob").await;
     let r = a
@@ -702,8 +698,8 @@ async fn lock_conflict_between_two_clients_is_denied_with_the_holder_until_unloc
 
 #[tokio::test]
 async fn release_lockowner_is_not_an_nfsv4_1_operation() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "rlo").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("rlo").await;
     let r = c
         .call(vec![NfsArgop4::ReleaseLockOwner(ReleaseLockOwnerArgs {
             lock_owner: owner("x"),
@@ -716,29 +712,21 @@ async fn release_lockowner_is_not_an_nfsv4_1_operation() {
 // Restart: durability and the grace period
 // ---------------------------------------------------------------------------------------------
 
-/// Starts a server over `dir` with a grace period of `grace` seconds.
-async fn start(dir: &Path, grace: u32) -> (Arc<Mds>, SocketAddr) {
-    start_mds(dir, grace, 60).await
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A whole server restart: the first runtime (server, connections, reaper) is dropped, which
-/// closes the stores, and a second server opens the same data directory.
-#[test]
-fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace() {
+/// A whole server restart: the first MDS (server, connections, reaper) stops, which closes
+/// its stores, and a second one, with a grace period, opens the same data directory.
+#[tokio::test]
+async fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace() {
     let dir = tempfile::tempdir().unwrap();
     let synced = Bytes::from(pattern(300_000));
     let committed = Bytes::from(pattern(70_000));
-    let (fh, verf1) = runtime().block_on(async {
-        let (_mds, addr) = start(dir.path(), 0).await;
-        let mut c = Client::new(addr, "restart-client").await;
+    let mut s = Cluster::builder()
+        .data_servers(0)
+        .lease(60)
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .start()
+        .await;
+    let (fh, verf1) = {
+        let mut c = s.client("restart-client").await;
         let f = open_in_root(&mut c, "kept", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
         write_res(
             &c.call(vec![
@@ -762,10 +750,12 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
         let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         (f.fh, w.writeverf)
-    });
-    runtime().block_on(async {
-        let (_mds, addr) = start(dir.path(), 60).await;
-        let mut c = Client::reclaiming(addr, "restart-client").await;
+    };
+    s.restart_mds_with(|cfg| cfg.grace_time = 60).await;
+    {
+        let mut c = s
+            .client_with(&Setup::new("restart-client").reclaiming())
+            .await;
         // A new open waits for the grace period.
         let r = c
             .call(vec![
@@ -781,7 +771,7 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
             .await;
         assert_eq!(r.status, NfsStat4::NFS4ERR_GRACE);
         // A client that was not there before has nothing to reclaim.
-        let mut stranger = Client::reclaiming(addr, "stranger").await;
+        let mut stranger = s.client_with(&Setup::new("stranger").reclaiming()).await;
         let r = stranger
             .call(vec![putfh(&fh), reclaim_op(OPEN4_SHARE_ACCESS_READ, "o1")])
             .await;
@@ -862,7 +852,7 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
             ])
             .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    });
+    }
 }
 
 /// RFC 8881 section 18.51.3 (pynfs RECC3): a client with a new client ID sends
@@ -870,8 +860,8 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
 /// NFS4ERR_GRACE, with no grace period running.
 #[tokio::test]
 async fn new_opens_wait_for_the_clients_reclaim_complete() {
-    let s = server().await;
-    let mut c = Client::reclaiming(s.addr, "no-reclaim-complete").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client_with(&Setup::new("no-reclaim-complete").reclaiming()).await;
     let create = || {
         vec![
             NfsArgop4::PutRootFh,

@@ -186,15 +186,17 @@ async fn allocate_past_the_end_grows_the_file_with_zeros_and_reserves_blocks() {
 
 #[tokio::test]
 async fn allocate_inside_the_file_keeps_its_size_and_data() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("inside").await;
-    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
-    let content: Vec<u8> = (0..10_000u32).map(|i| i as u8 | 1).collect();
-    write(&mut c, &f, 0, &content).await;
-    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 100, 5000)]).await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    assert_eq!(attrs(&mut c, &f.fh).await.size, Some(10_000));
-    assert_eq!(read_all(&mut c, &f).await, content);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("inside").await;
+        let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+        let content: Vec<u8> = (0..10_000u32).map(|i| i as u8 | 1).collect();
+        write(&mut c, &f, 0, &content).await;
+        let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 100, 5000)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert_eq!(attrs(&mut c, &f.fh).await.size, Some(10_000));
+        assert_eq!(read_all(&mut c, &f).await, content);
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,26 +236,28 @@ async fn deallocate_punches_a_hole_that_reads_as_zeros_and_keeps_the_size() {
 
 #[tokio::test]
 async fn deallocate_past_the_end_zeroes_up_to_the_end_and_keeps_the_size() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("past").await;
-    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
-    write(&mut c, &f, 0, b"0123456789").await;
-    let before = attrs(&mut c, &f.fh).await;
-    let r = call42(
-        &mut c,
-        vec![putfh(&f.fh), deallocate(f.stateid, 4, 1 << 40)],
-    )
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("past").await;
+        let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+        write(&mut c, &f, 0, b"0123456789").await;
+        let before = attrs(&mut c, &f.fh).await;
+        let r = call42(
+            &mut c,
+            vec![putfh(&f.fh), deallocate(f.stateid, 4, 1 << 40)],
+        )
+        .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert_eq!(read_all(&mut c, &f).await, b"0123\0\0\0\0\0\0");
+        let after = attrs(&mut c, &f.fh).await;
+        assert_eq!(after.size, Some(10));
+        assert!(after.change > before.change);
+        // Wholly past the end: nothing to do, nothing changes.
+        let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 100, 10)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let last = attrs(&mut c, &f.fh).await;
+        assert_eq!((last.size, last.change), (Some(10), after.change));
+    })
     .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    assert_eq!(read_all(&mut c, &f).await, b"0123\0\0\0\0\0\0");
-    let after = attrs(&mut c, &f.fh).await;
-    assert_eq!(after.size, Some(10));
-    assert!(after.change > before.change);
-    // Wholly past the end: nothing to do, nothing changes.
-    let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 100, 10)]).await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let last = attrs(&mut c, &f.fh).await;
-    assert_eq!((last.size, last.change), (Some(10), after.change));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,115 +266,125 @@ async fn deallocate_past_the_end_zeroes_up_to_the_end_and_keeps_the_size() {
 
 #[tokio::test]
 async fn special_stateids_work_as_for_write_pynfs_alloc2_and_alloc3() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("special").await;
-    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_WRITE, 0, 0o644, "o").await;
-    for (sid, what) in [
-        (f.stateid, "open"),
-        (Stateid4::default(), "anonymous"),
-        (
-            Stateid4 {
-                seqid: u32::MAX,
-                other: [0xff; 12],
-            },
-            "bypass",
-        ),
-    ] {
-        let r = call42(&mut c, vec![putfh(&f.fh), allocate(sid, 0, 1)]).await;
-        assert_eq!(r.status, NfsStat4::NFS4_OK, "{what}: {r:?}");
-        let r = call42(&mut c, vec![putfh(&f.fh), deallocate(sid, 0, 1)]).await;
-        assert_eq!(r.status, NfsStat4::NFS4_OK, "{what}: {r:?}");
-    }
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("special").await;
+        let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_WRITE, 0, 0o644, "o").await;
+        for (sid, what) in [
+            (f.stateid, "open"),
+            (Stateid4::default(), "anonymous"),
+            (
+                Stateid4 {
+                    seqid: u32::MAX,
+                    other: [0xff; 12],
+                },
+                "bypass",
+            ),
+        ] {
+            let r = call42(&mut c, vec![putfh(&f.fh), allocate(sid, 0, 1)]).await;
+            assert_eq!(r.status, NfsStat4::NFS4_OK, "{what}: {r:?}");
+            let r = call42(&mut c, vec![putfh(&f.fh), deallocate(sid, 0, 1)]).await;
+            assert_eq!(r.status, NfsStat4::NFS4_OK, "{what}: {r:?}");
+        }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_read_open_or_an_unknown_stateid_cannot_allocate() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("modes").await;
-    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_READ, 0, 0o644, "o").await;
-    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 10)]).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE);
-    let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 0, 10)]).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE);
-    let forged = Stateid4 {
-        seqid: 1,
-        other: [9; 12],
-    };
-    let r = call42(&mut c, vec![putfh(&f.fh), allocate(forged, 0, 10)]).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("modes").await;
+        let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_READ, 0, 0o644, "o").await;
+        let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 10)]).await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE);
+        let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 0, 10)]).await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_OPENMODE);
+        let forged = Stateid4 {
+            seqid: 1,
+            other: [9; 12],
+        };
+        let r = call42(&mut c, vec![putfh(&f.fh), allocate(forged, 0, 10)]).await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_deny_write_share_blocks_the_anonymous_stateid() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("deny").await;
-    let f = open(
-        &mut c,
-        "f",
-        OPEN4_SHARE_ACCESS_BOTH,
-        OPEN4_SHARE_DENY_WRITE,
-        0o666,
-        "o",
-    )
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("deny").await;
+        let f = open(
+            &mut c,
+            "f",
+            OPEN4_SHARE_ACCESS_BOTH,
+            OPEN4_SHARE_DENY_WRITE,
+            0o666,
+            "o",
+        )
+        .await;
+        let r = call42(
+            &mut c,
+            vec![putfh(&f.fh), allocate(Stateid4::default(), 0, 10)],
+        )
+        .await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_LOCKED);
+        let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 10)]).await;
+        assert_eq!(
+            last_status(&r),
+            NfsStat4::NFS4_OK,
+            "its own open may: {r:?}"
+        );
+    })
     .await;
-    let r = call42(
-        &mut c,
-        vec![putfh(&f.fh), allocate(Stateid4::default(), 0, 10)],
-    )
-    .await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_LOCKED);
-    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 10)]).await;
-    assert_eq!(
-        last_status(&r),
-        NfsStat4::NFS4_OK,
-        "its own open may: {r:?}"
-    );
 }
 
 #[tokio::test]
 async fn the_anonymous_stateid_needs_write_permission() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("perm").await;
-    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
-    c.uid = 1000;
-    let r = call42(
-        &mut c,
-        vec![putfh(&f.fh), allocate(Stateid4::default(), 0, 10)],
-    )
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("perm").await;
+        let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+        c.uid = 1000;
+        let r = call42(
+            &mut c,
+            vec![putfh(&f.fh), allocate(Stateid4::default(), 0, 10)],
+        )
+        .await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ACCESS);
+        let r = call42(
+            &mut c,
+            vec![putfh(&f.fh), deallocate(Stateid4::default(), 0, 10)],
+        )
+        .await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ACCESS);
+    })
     .await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ACCESS);
-    let r = call42(
-        &mut c,
-        vec![putfh(&f.fh), deallocate(Stateid4::default(), 0, 10)],
-    )
-    .await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ACCESS);
 }
 
 #[tokio::test]
 async fn empty_and_oversized_ranges_and_directories_are_refused() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("args").await;
-    let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
-    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 0)]).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_INVAL);
-    let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 5, 0)]).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_INVAL);
-    let r = call42(
-        &mut c,
-        vec![putfh(&f.fh), allocate(f.stateid, i64::MAX as u64, 1)],
-    )
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("args").await;
+        let f = open(&mut c, "f", OPEN4_SHARE_ACCESS_BOTH, 0, 0o644, "o").await;
+        let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, 0, 0)]).await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_INVAL);
+        let r = call42(&mut c, vec![putfh(&f.fh), deallocate(f.stateid, 5, 0)]).await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_INVAL);
+        let r = call42(
+            &mut c,
+            vec![putfh(&f.fh), allocate(f.stateid, i64::MAX as u64, 1)],
+        )
+        .await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_FBIG);
+        let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, u64::MAX, 2)]).await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_FBIG);
+        assert_eq!(attrs(&mut c, &f.fh).await.size, Some(0), "nothing grew");
+        let r = call42(
+            &mut c,
+            vec![NfsArgop4::PutRootFh, allocate(Stateid4::default(), 0, 10)],
+        )
+        .await;
+        assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ISDIR);
+    })
     .await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_FBIG);
-    let r = call42(&mut c, vec![putfh(&f.fh), allocate(f.stateid, u64::MAX, 2)]).await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_FBIG);
-    assert_eq!(attrs(&mut c, &f.fh).await.size, Some(0), "nothing grew");
-    let r = call42(
-        &mut c,
-        vec![NfsArgop4::PutRootFh, allocate(Stateid4::default(), 0, 10)],
-    )
-    .await;
-    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_ISDIR);
 }
 
 #[tokio::test]

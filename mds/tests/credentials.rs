@@ -183,16 +183,16 @@ async fn repeated_refusals_of_one_peer_are_logged_at_a_bounded_rate() {
         .lease(10)
         .configure(|cfg| {
             cfg.exports = vec![ExportConfig {
-            id: 1,
-            path: "/".into(),
-            pseudo: "/".into(),
-            clients: vec![ClientRule {
-                network: "10.0.0.0/8".into(),
-                access: Access::Rw,
-                root_squash: false,
-            }],
-            delegations: None,
-        }];
+                id: 1,
+                path: "/".into(),
+                pseudo: "/".into(),
+                clients: vec![ClientRule {
+                    network: "10.0.0.0/8".into(),
+                    access: Access::Rw,
+                    root_squash: false,
+                }],
+                delegations: None,
+            }];
         })
         .start()
         .await;

@@ -3,11 +3,11 @@
 //! 198.51.100.1).
 
 use mds::config::{Access, ClientRule, ExportConfig};
-use testkit::cluster::ClusterBuilder;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::Utf8String;
+use testkit::cluster::ClusterBuilder;
 use testkit::prelude::*;
 
 fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> ExportConfig {

@@ -1,7 +1,6 @@
 //! OPEN, CLOSE, locks, READ, WRITE and COMMIT on the in-memory cluster (RFC 8881 sections
 //! 18.2, 18.3, 18.10-18.12, 18.16, 18.18, 18.22, 18.32, and 8.4.2 for the grace period).
 
-
 use bytes::Bytes;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
@@ -13,222 +12,236 @@ use testkit::prelude::*;
 
 #[tokio::test]
 async fn create_write_and_read_back_a_mebibyte_and_a_byte_with_every_stable_how() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("data").await;
-    let f = open_in_root(&mut c, "big", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
-    let content = Bytes::from(pattern((1 << 20) + 1));
-    let piece = 200_000;
-    let hows = [
-        StableHow4::UNSTABLE4,
-        StableHow4::DATA_SYNC4,
-        StableHow4::FILE_SYNC4,
-    ];
-    let mut offset = 0;
-    let mut i = 0;
-    while offset < content.len() {
-        let end = (offset + piece).min(content.len());
-        let how = hows[i % 3];
-        let r = c
-            .call(vec![
-                putfh(&f.fh),
-                write_op(f.stateid, offset as u64, how, content.slice(offset..end)),
-            ])
-            .await;
-        let w = write_res(&r);
-        assert_eq!(w.count as usize, end - offset);
-        assert!(w.committed.0 >= how.0, "committed at least what was asked");
-        offset = end;
-        i += 1;
-    }
-    let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    assert_eq!(fileid_of(&mut c, &f.fh).await.1, content.len() as u64);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("data").await;
+        let f = open_in_root(&mut c, "big", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+        let content = Bytes::from(pattern((1 << 20) + 1));
+        let piece = 200_000;
+        let hows = [
+            StableHow4::UNSTABLE4,
+            StableHow4::DATA_SYNC4,
+            StableHow4::FILE_SYNC4,
+        ];
+        let mut offset = 0;
+        let mut i = 0;
+        while offset < content.len() {
+            let end = (offset + piece).min(content.len());
+            let how = hows[i % 3];
+            let r = c
+                .call(vec![
+                    putfh(&f.fh),
+                    write_op(f.stateid, offset as u64, how, content.slice(offset..end)),
+                ])
+                .await;
+            let w = write_res(&r);
+            assert_eq!(w.count as usize, end - offset);
+            assert!(w.committed.0 >= how.0, "committed at least what was asked");
+            offset = end;
+            i += 1;
+        }
+        let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert_eq!(fileid_of(&mut c, &f.fh).await.1, content.len() as u64);
 
-    let mut got = Vec::new();
-    loop {
+        let mut got = Vec::new();
+        loop {
+            let r = c
+                .call(vec![
+                    putfh(&f.fh),
+                    read_op(f.stateid, got.len() as u64, 300_000),
+                ])
+                .await;
+            let rd = read_res(&r);
+            got.extend_from_slice(&rd.data);
+            if rd.eof {
+                break;
+            }
+            assert!(!rd.data.is_empty(), "a read before eof returns data");
+        }
+        assert_eq!(got.len(), content.len());
+        assert!(got == content[..], "data read back is what was written");
+        // Past the end: empty and eof.
         let r = c
-            .call(vec![
-                putfh(&f.fh),
-                read_op(f.stateid, got.len() as u64, 300_000),
-            ])
+            .call(vec![putfh(&f.fh), read_op(f.stateid, 5 << 20, 10)])
             .await;
         let rd = read_res(&r);
-        got.extend_from_slice(&rd.data);
-        if rd.eof {
-            break;
-        }
-        assert!(!rd.data.is_empty(), "a read before eof returns data");
-    }
-    assert_eq!(got.len(), content.len());
-    assert!(got == content[..], "data read back is what was written");
-    // Past the end: empty and eof.
-    let r = c
-        .call(vec![putfh(&f.fh), read_op(f.stateid, 5 << 20, 10)])
-        .await;
-    let rd = read_res(&r);
-    assert!(rd.eof && rd.data.is_empty());
+        assert!(rd.eof && rd.data.is_empty());
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn write_verifier_is_the_same_for_two_writes_and_a_commit() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("verf").await;
-    let f = open_in_root(&mut c, "v", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
-    let w1 = write_res(
-        &c.call(vec![
-            putfh(&f.fh),
-            write_op(
-                f.stateid,
-                0,
-                StableHow4::UNSTABLE4,
-                Bytes::from_static(b"one"),
-            ),
-        ])
-        .await,
-    );
-    let w2 = write_res(
-        &c.call(vec![
-            putfh(&f.fh),
-            write_op(
-                f.stateid,
-                3,
-                StableHow4::UNSTABLE4,
-                Bytes::from_static(b"two"),
-            ),
-        ])
-        .await,
-    );
-    let r = c.call(vec![putfh(&f.fh), commit_op(0, 6)]).await;
-    let Some(NfsResop4::Commit(CommitRes::Ok(cm))) = r.resarray.last() else {
-        panic!("COMMIT failed: {r:?}")
-    };
-    assert_eq!(w1.writeverf, w2.writeverf);
-    assert_eq!(w1.writeverf, cm.writeverf);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("verf").await;
+        let f = open_in_root(&mut c, "v", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+        let w1 = write_res(
+            &c.call(vec![
+                putfh(&f.fh),
+                write_op(
+                    f.stateid,
+                    0,
+                    StableHow4::UNSTABLE4,
+                    Bytes::from_static(b"one"),
+                ),
+            ])
+            .await,
+        );
+        let w2 = write_res(
+            &c.call(vec![
+                putfh(&f.fh),
+                write_op(
+                    f.stateid,
+                    3,
+                    StableHow4::UNSTABLE4,
+                    Bytes::from_static(b"two"),
+                ),
+            ])
+            .await,
+        );
+        let r = c.call(vec![putfh(&f.fh), commit_op(0, 6)]).await;
+        let Some(NfsResop4::Commit(CommitRes::Ok(cm))) = r.resarray.last() else {
+            panic!("COMMIT failed: {r:?}")
+        };
+        assert_eq!(w1.writeverf, w2.writeverf);
+        assert_eq!(w1.writeverf, cm.writeverf);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn open_then_write_with_the_current_stateid_in_one_compound() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("current").await;
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(
-                by_name("cur"),
-                unchecked(0o644),
-                OPEN4_SHARE_ACCESS_BOTH,
-                0,
-                "o1",
-            ),
-            write_op(
-                Stateid4::CURRENT,
-                0,
-                StableHow4::FILE_SYNC4,
-                Bytes::from_static(b"hello"),
-            ),
-            read_op(Stateid4::CURRENT, 0, 100),
-            close_op(Stateid4::CURRENT),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let Some(NfsResop4::Read(ReadRes::Ok(rd))) = r.resarray.get(4) else {
-        panic!("{r:?}")
-    };
-    assert_eq!(&rd.data[..], b"hello");
-    assert!(rd.eof);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("current").await;
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    by_name("cur"),
+                    unchecked(0o644),
+                    OPEN4_SHARE_ACCESS_BOTH,
+                    0,
+                    "o1",
+                ),
+                write_op(
+                    Stateid4::CURRENT,
+                    0,
+                    StableHow4::FILE_SYNC4,
+                    Bytes::from_static(b"hello"),
+                ),
+                read_op(Stateid4::CURRENT, 0, 100),
+                close_op(Stateid4::CURRENT),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let Some(NfsResop4::Read(ReadRes::Ok(rd))) = r.resarray.get(4) else {
+            panic!("{r:?}")
+        };
+        assert_eq!(&rd.data[..], b"hello");
+        assert!(rd.eof);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn read_with_the_stateid_of_a_closed_file_is_a_bad_stateid() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("closed").await;
-    let f = open_in_root(&mut c, "c", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
-    let r = c.call(vec![putfh(&f.fh), close_op(f.stateid)]).await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
-    assert!(
-        matches!(
-            r.status,
-            NfsStat4::NFS4ERR_BAD_STATEID | NfsStat4::NFS4ERR_OLD_STATEID
-        ),
-        "{r:?}"
-    );
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("closed").await;
+        let f = open_in_root(&mut c, "c", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+        let r = c.call(vec![putfh(&f.fh), close_op(f.stateid)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
+        assert!(
+            matches!(
+                r.status,
+                NfsStat4::NFS4ERR_BAD_STATEID | NfsStat4::NFS4ERR_OLD_STATEID
+            ),
+            "{r:?}"
+        );
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn write_through_a_read_only_open_is_openmode() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("ro").await;
-    let f = open_in_root(&mut c, "r", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
-    let r = c
-        .call(vec![
-            putfh(&f.fh),
-            write_op(
-                f.stateid,
-                0,
-                StableHow4::FILE_SYNC4,
-                Bytes::from_static(b"x"),
-            ),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_OPENMODE);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("ro").await;
+        let f = open_in_root(&mut c, "r", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+        let r = c
+            .call(vec![
+                putfh(&f.fh),
+                write_op(
+                    f.stateid,
+                    0,
+                    StableHow4::FILE_SYNC4,
+                    Bytes::from_static(b"x"),
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_OPENMODE);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn anonymous_stateid_io_is_refused_while_an_open_denies_it() {
-    let s = Cluster::mds_alone().await;
-    let mut a = s.client("deny-a").await;
-    let f = open_in_root(
-        &mut a,
-        "d",
-        OPEN4_SHARE_ACCESS_BOTH,
-        OPEN4_SHARE_DENY_WRITE,
-        "o1",
-    )
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut a = s.client("deny-a").await;
+        let f = open_in_root(
+            &mut a,
+            "d",
+            OPEN4_SHARE_ACCESS_BOTH,
+            OPEN4_SHARE_DENY_WRITE,
+            "o1",
+        )
+        .await;
+        let mut b = s.client("deny-b").await;
+        let r = b
+            .call(vec![
+                putfh(&f.fh),
+                write_op(
+                    Stateid4::default(),
+                    0,
+                    StableHow4::FILE_SYNC4,
+                    Bytes::from_static(b"x"),
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_LOCKED);
+        let r = b
+            .call(vec![putfh(&f.fh), read_op(Stateid4::default(), 0, 1)])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "reads are not denied: {r:?}");
+    })
     .await;
-    let mut b = s.client("deny-b").await;
-    let r = b
-        .call(vec![
-            putfh(&f.fh),
-            write_op(
-                Stateid4::default(),
-                0,
-                StableHow4::FILE_SYNC4,
-                Bytes::from_static(b"x"),
-            ),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_LOCKED);
-    let r = b
-        .call(vec![putfh(&f.fh), read_op(Stateid4::default(), 0, 1)])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "reads are not denied: {r:?}");
 }
 
 #[tokio::test]
 async fn write_and_read_of_a_directory_are_isdir() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("dirio").await;
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            read_op(Stateid4::default(), 0, 1),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(
-                OpenClaim4::Fh,
-                Openflag4::NoCreate,
-                OPEN4_SHARE_ACCESS_READ,
-                0,
-                "o",
-            ),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("dirio").await;
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                read_op(Stateid4::default(), 0, 1),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    OpenClaim4::Fh,
+                    Openflag4::NoCreate,
+                    OPEN4_SHARE_ACCESS_READ,
+                    0,
+                    "o",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,50 +331,52 @@ async fn exclusive4_1_retry_with_the_same_verifier_returns_the_same_file() {
 
 #[tokio::test]
 async fn unchecked_create_with_size_zero_truncates_an_existing_file() {
-    let s = Cluster::mds_alone().await;
-    let mut c = s.client("trunc").await;
-    let f = open_in_root(&mut c, "t", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
-    c.call(vec![
-        putfh(&f.fh),
-        write_op(
-            f.stateid,
-            0,
-            StableHow4::FILE_SYNC4,
-            Bytes::from_static(b"0123456789"),
-        ),
-    ])
-    .await;
-    assert_eq!(fileid_of(&mut c, &f.fh).await.1, 10);
-    let size0 = Openflag4::Create(Createhow4::Unchecked(fattr(&FileAttrs {
-        size: Some(0),
-        ..FileAttrs::default()
-    })));
-    // Without write access a truncating open is INVAL.
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(
-                by_name("t"),
-                size0.clone(),
-                OPEN4_SHARE_ACCESS_READ,
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("trunc").await;
+        let f = open_in_root(&mut c, "t", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+        c.call(vec![
+            putfh(&f.fh),
+            write_op(
+                f.stateid,
                 0,
-                "o2",
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(b"0123456789"),
             ),
         ])
         .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(by_name("t"), size0, OPEN4_SHARE_ACCESS_BOTH, 0, "o2"),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    assert!(open_res(&r).attrset.contains(FATTR4_SIZE));
-    assert_eq!(fileid_of(&mut c, &f.fh).await.1, 0);
-    let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
-    let rd = read_res(&r);
-    assert!(rd.eof && rd.data.is_empty());
+        assert_eq!(fileid_of(&mut c, &f.fh).await.1, 10);
+        let size0 = Openflag4::Create(Createhow4::Unchecked(fattr(&FileAttrs {
+            size: Some(0),
+            ..FileAttrs::default()
+        })));
+        // Without write access a truncating open is INVAL.
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    by_name("t"),
+                    size0.clone(),
+                    OPEN4_SHARE_ACCESS_READ,
+                    0,
+                    "o2",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(by_name("t"), size0, OPEN4_SHARE_ACCESS_BOTH, 0, "o2"),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert!(open_res(&r).attrset.contains(FATTR4_SIZE));
+        assert_eq!(fileid_of(&mut c, &f.fh).await.1, 0);
+        let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
+        let rd = read_res(&r);
+        assert!(rd.eof && rd.data.is_empty());
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -861,7 +876,9 @@ async fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_
 #[tokio::test]
 async fn new_opens_wait_for_the_clients_reclaim_complete() {
     let s = Cluster::mds_alone().await;
-    let mut c = s.client_with(&Setup::new("no-reclaim-complete").reclaiming()).await;
+    let mut c = s
+        .client_with(&Setup::new("no-reclaim-complete").reclaiming())
+        .await;
     let create = || {
         vec![
             NfsArgop4::PutRootFh,

@@ -151,7 +151,13 @@ fn fore(maxrequest: u32, maxresponse: u32, cached: u32) -> ChannelAttrs4 {
 #[tokio::test]
 async fn the_op_whose_result_overflows_ca_maxresponsesize_gets_rep_too_big() {
     let s = Cluster::mds_alone().await;
-    let mut c = s.client_with(&Setup::new("small-replies").reclaiming().fore(fore(400, 400, 400))).await;
+    let mut c = s
+        .client_with(
+            &Setup::new("small-replies")
+                .reclaiming()
+                .fore(fore(400, 400, 400)),
+        )
+        .await;
     let mut ops = vec![NfsArgop4::PutRootFh];
     ops.extend(std::iter::repeat_n(mandatory_getattr(), 4));
     let r = c.call_caching(false, ops).await;
@@ -173,7 +179,13 @@ async fn the_op_whose_result_overflows_ca_maxresponsesize_gets_rep_too_big() {
 #[tokio::test]
 async fn cachethis_with_a_cache_too_small_for_sequence_is_rep_too_big_to_cache() {
     let s = Cluster::mds_alone().await;
-    let mut c = s.client_with(&Setup::new("tiny-cache").reclaiming().fore(fore(8192, 8192, 10))).await;
+    let mut c = s
+        .client_with(
+            &Setup::new("tiny-cache")
+                .reclaiming()
+                .fore(fore(8192, 8192, 10)),
+        )
+        .await;
     let r = c.call_caching(true, vec![]).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE, "{r:?}");
     assert_eq!(r.resarray.len(), 1, "SEQUENCE itself: {r:?}");
@@ -187,7 +199,13 @@ async fn cachethis_with_a_cache_too_small_for_sequence_is_rep_too_big_to_cache()
 async fn a_change_whose_reply_could_not_be_cached_is_not_made() {
     let s = Cluster::mds_alone().await;
     // SEQUENCE and PUTROOTFH fit in 120 bytes; a CREATE result after them does not.
-    let mut c = s.client_with(&Setup::new("no-room").reclaiming().fore(fore(8192, 8192, 120))).await;
+    let mut c = s
+        .client_with(
+            &Setup::new("no-room")
+                .reclaiming()
+                .fore(fore(8192, 8192, 120)),
+        )
+        .await;
     let mkdir = NfsArgop4::Create(CreateArgs {
         objtype: Createtype4::Dir,
         objname: "d".into(),
@@ -215,7 +233,13 @@ async fn a_change_whose_reply_could_not_be_cached_is_not_made() {
 #[tokio::test]
 async fn a_request_over_ca_maxrequestsize_is_req_too_big() {
     let s = Cluster::mds_alone().await;
-    let mut c = s.client_with(&Setup::new("small-requests").reclaiming().fore(fore(256, 8192, 1024))).await;
+    let mut c = s
+        .client_with(
+            &Setup::new("small-requests")
+                .reclaiming()
+                .fore(fore(256, 8192, 1024)),
+        )
+        .await;
     let long = "n".repeat(200);
     let r = c
         .call(vec![NfsArgop4::PutRootFh, lookup(long.as_str())])

@@ -31,10 +31,10 @@ use mds::config::{ClusterConfig, DataServerConfig};
 use mds::pnfs::devices::DevicesOptions;
 use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
-use nfs_server::{Service, StreamServer};
-use pfs_core::{CrashSimStore, ObjectStore};
 use nfs_proto::transport::{CallHandler, Conn, NoCalls};
 use nfs_server::SharedClock;
+use nfs_server::{Service, StreamServer};
+use pfs_core::{CrashSimStore, ObjectStore};
 use tokio::io::DuplexStream;
 
 use crate::client::{CbClient, Client, Setup};
@@ -279,6 +279,23 @@ impl Cluster {
     /// start.
     pub async fn mds_alone() -> Cluster {
         Self::builder().data_servers(0).lease(10).start().await
+    }
+
+    /// Runs `test` on an MDS alone (file data in its own store), then on an MDS with the
+    /// default three data servers (files striped over them, the data of the MDS's own READs
+    /// and WRITEs going through the control protocol): the two places a file's data can
+    /// live, for the suites of file I/O. Each run has a cluster of its own (10 s lease, no
+    /// grace period).
+    pub async fn alone_and_striped(test: impl AsyncFn(&Cluster)) {
+        for data_servers in [0, 3] {
+            let s = Self::builder()
+                .data_servers(data_servers)
+                .lease(10)
+                .start()
+                .await;
+            eprintln!("with {data_servers} data servers");
+            test(&s).await;
+        }
     }
 
     /// The MDS's configuration.

@@ -71,15 +71,13 @@ impl DsNode {
         opts.lease_time = self.lease;
         let nfs = Arc::new(Mutex::new(None));
         let slot = nfs.clone();
-        let start = Arc::new(StartOnRegister::new(
-            opts,
-            self.store.objects.clone(),
-            move |ds| {
+        let start = Arc::new(
+            StartOnRegister::new(opts, self.store.objects.clone(), move |ds| {
                 *slot.lock().unwrap_or_else(PoisonError::into_inner) =
                     Some(StreamServer::for_role(ds));
-            },
-        )
-        .with_clock(self.clock.clone()));
+            })
+            .with_clock(self.clock.clone()),
+        );
         let service = Arc::new(
             ControlService::on_clock(
                 ControlConfig {

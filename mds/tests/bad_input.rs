@@ -6,6 +6,7 @@ use nfs_proto::nfs4::*;
 use nfs_proto::rpc::AcceptStat;
 use nfs_proto::transport::CallError;
 use nfs_proto::xdr::{self, Utf8String};
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use nfs_proto::nfs4::*;
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
 async fn status_flags(c: &mut Client) -> u32 {

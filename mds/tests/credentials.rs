@@ -10,6 +10,7 @@ use mds::config::{Access, ClientRule, ExportConfig};
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{CallError, Conn};
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
 /// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc`, sequence number,

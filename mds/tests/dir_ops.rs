@@ -9,6 +9,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 use pfs_core::{ObjectId, Stability};
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::Utf8String;
-use testkit::cluster::ClusterBuilder;
+use testkit::cluster::{Cluster, ClusterBuilder, StoreKind};
 use testkit::prelude::*;
 
 fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> ExportConfig {

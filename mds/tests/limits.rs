@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
 use nfs_proto::transport::Conn;
-use testkit::cluster::ClusterBuilder;
+use testkit::cluster::{Cluster, ClusterBuilder};
 use testkit::prelude::*;
 
 /// How many EXCHANGE_ID + CREATE_SESSION pairs run at once while filling the table.

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------

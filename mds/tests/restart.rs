@@ -12,6 +12,7 @@ use std::time::Duration;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 /// The first boot of an MDS alone over `dir` (metadata in redb on disk, lease 60 s, no grace

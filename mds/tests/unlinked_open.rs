@@ -9,6 +9,7 @@ use bytes::Bytes;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 fn rename_in_root(old: &str, new: &str) -> Vec<NfsArgop4> {

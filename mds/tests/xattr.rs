@@ -6,6 +6,7 @@ use mds::config::{Access, ClientRule};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------

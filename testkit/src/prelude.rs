@@ -8,7 +8,6 @@ pub use crate::client::{
     open_and_layoutget, open_and_layoutget_in, open_in_root, rw_layout_fh, sequence_op, start_conn,
     CbClient, Client, RecallAnswer, Setup, CB_PROGRAM,
 };
-pub use crate::cluster::{Cluster, StoreKind};
 pub use crate::compound::{
     getfh_res, granted, last_status, layoutget_res, lock_stateid, open_res, read_res, status_of,
     write_res, Compound, Reply as _,

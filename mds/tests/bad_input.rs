@@ -1,4 +1,4 @@
-//! Bad input over real sockets (issue 4, "Bad input"): each case gets the error RFC 8881 and
+//! Bad input on the in-memory cluster's MDS alone (issue 4, "Bad input"): each case gets the error RFC 8881 and
 //! RFC 5531 name, and the server keeps serving.
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -6,6 +6,7 @@ use nfs_proto::nfs4::*;
 use nfs_proto::rpc::AcceptStat;
 use nfs_proto::transport::CallError;
 use nfs_proto::xdr::{self, Utf8String};
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -32,8 +33,8 @@ async fn raw_compound(c: &Client, args: Bytes) -> Result<Compound4Res, CallError
 
 #[tokio::test]
 async fn more_ops_than_the_session_allows_is_too_many_ops() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "too-many").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("too-many").await;
     // The session was made with ca_maxoperations 16 (SEQUENCE included).
     let ops = std::iter::repeat_with(|| NfsArgop4::PutRootFh)
         .take(16)
@@ -50,8 +51,8 @@ async fn more_ops_than_the_session_allows_is_too_many_ops() {
 
 #[tokio::test]
 async fn a_truncated_operation_is_badxdr_after_the_ops_before_it_ran() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "badxdr").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("badxdr").await;
     let args = Compound4Args {
         tag: Utf8String::from("bad"),
         minorversion: 1,
@@ -77,8 +78,8 @@ async fn a_truncated_operation_is_badxdr_after_the_ops_before_it_ran() {
 
 #[tokio::test]
 async fn arguments_that_are_not_a_compound_are_garbage_args() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "garbage").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("garbage").await;
     // A tag length far beyond the bytes that follow.
     let r = raw_compound(&c, Bytes::from_static(&[0xff, 0xff, 0xff, 0xf0, 0, 0])).await;
     assert!(
@@ -93,8 +94,8 @@ async fn arguments_that_are_not_a_compound_are_garbage_args() {
 
 #[tokio::test]
 async fn a_record_over_the_limit_closes_the_connection_and_others_are_served() {
-    let s = server().await;
-    let mut sock = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let s = Cluster::mds_alone().await;
+    let mut sock = s.connect_mds();
     // A last-fragment marker claiming 256 MiB (the default limit is 4 MiB), then a little.
     let marker: u32 = 0x8000_0000 | (256 << 20);
     sock.write_all(&marker.to_be_bytes()).await.unwrap();
@@ -105,7 +106,7 @@ async fn a_record_over_the_limit_closes_the_connection_and_others_are_served() {
         .expect("the server closes the connection instead of waiting for 256 MiB");
     assert!(matches!(n, Ok(0) | Err(_)), "{n:?}");
     // The server still serves everyone else.
-    let mut c = Client::new(s.addr, "after-big-record").await;
+    let mut c = s.client("after-big-record").await;
     assert_eq!(
         c.call(vec![NfsArgop4::PutRootFh]).await.status,
         NfsStat4::NFS4_OK
@@ -114,8 +115,8 @@ async fn a_record_over_the_limit_closes_the_connection_and_others_are_served() {
 
 #[tokio::test]
 async fn the_handle_of_a_removed_object_is_stale_and_a_forged_one_badhandle() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "stale").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("stale").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,

@@ -1,12 +1,12 @@
-//! The back channel over real sockets (RFC 8881 sections 2.10.3.1 and 20.9): the server probes
+//! The back channel over the in-memory cluster's connections (RFC 8881 sections 2.10.3.1 and 20.9): the server probes
 //! a bound back channel with CB_NULL, sends CB_COMPOUNDs that start with CB_SEQUENCE on its
 //! back channel slots, and reports SEQ4_STATUS_CB_PATH_DOWN when callbacks fail.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use nfs_proto::nfs4::*;
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
 async fn status_flags(c: &mut Client) -> u32 {
@@ -17,26 +17,17 @@ async fn status_flags(c: &mut Client) -> u32 {
     }
 }
 
-async fn eventually(mut f: impl FnMut() -> bool) {
-    for _ in 0..200 {
-        if f() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("condition not reached in 5 s");
-}
-
 #[tokio::test]
 async fn a_bound_back_channel_is_probed_and_carries_cb_sequence_on_its_slots() {
-    let s = server().await;
+    let s = Cluster::mds_alone().await;
     let cb = Arc::new(CbClient::default());
-    let mut c = client_with_back_channel(s.addr, "cb-ok", cb.clone()).await;
-    eventually(|| cb.nulls.load(Ordering::SeqCst) == 1).await;
+    let mut c = s.client_with_back_channel("cb-ok", cb.clone()).await;
+    s.until("the CB_NULL probe", || cb.nulls.load(Ordering::SeqCst) == 1)
+        .await;
     assert_eq!(status_flags(&mut c).await & SEQ4_STATUS_CB_PATH_DOWN, 0);
 
     for _ in 0..3 {
-        let r = mds::callback::cb_compound(&s.mds.core, &c.sessionid, vec![])
+        let r = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![])
             .await
             .expect("CB_COMPOUND answered");
         assert_eq!(r.status, NfsStat4::NFS4_OK);
@@ -55,28 +46,29 @@ async fn a_bound_back_channel_is_probed_and_carries_cb_sequence_on_its_slots() {
 
 #[tokio::test]
 async fn a_back_channel_that_refuses_callbacks_is_reported_down() {
-    let s = server().await;
+    let s = Cluster::mds_alone().await;
     let cb = Arc::new(CbClient::refusing());
-    let mut c = client_with_back_channel(s.addr, "cb-refuses", cb).await;
-    // The CB_NULL probe fails: SEQUENCE reports the path down.
+    let mut c = s.client_with_back_channel("cb-refuses", cb).await;
+    // The CB_NULL probe fails: SEQUENCE reports the path down (as soon as the probe's
+    // answer came back, which takes a few turns of the connections' tasks).
     let mut flags = 0;
     for _ in 0..200 {
         flags = status_flags(&mut c).await;
         if flags & SEQ4_STATUS_CB_PATH_DOWN != 0 {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        tokio::task::yield_now().await;
     }
     assert_ne!(flags & SEQ4_STATUS_CB_PATH_DOWN, 0, "flags {flags:#x}");
-    let e = mds::callback::cb_compound(&s.mds.core, &c.sessionid, vec![]).await;
+    let e = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![]).await;
     assert!(e.is_err(), "{e:?}");
 }
 
 #[tokio::test]
 async fn a_session_without_a_back_channel_has_no_callbacks() {
-    let s = server().await;
-    let c = Client::new(s.addr, "no-cb").await;
-    let e = mds::callback::cb_compound(&s.mds.core, &c.sessionid, vec![]).await;
+    let s = Cluster::mds_alone().await;
+    let c = s.client("no-cb").await;
+    let e = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![]).await;
     assert!(
         matches!(e, Err(mds::callback::CallbackError::NoBackChannel)),
         "{e:?}"
@@ -103,12 +95,12 @@ fn layout_recall(seqid: u32) -> NfsCbArgop4 {
 
 #[tokio::test]
 async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_come_back() {
-    let s = server().await;
+    let s = Cluster::mds_alone().await;
     let cb = Arc::new(CbClient::answering(RecallAnswer::Status(
         NfsStat4::NFS4ERR_NOMATCHING_LAYOUT,
     )));
-    let c = client_with_back_channel(s.addr, "cb-recall", cb.clone()).await;
-    let r = mds::callback::cb_compound(&s.mds.core, &c.sessionid, vec![layout_recall(2)])
+    let c = s.client_with_back_channel("cb-recall", cb.clone()).await;
+    let r = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![layout_recall(2)])
         .await
         .expect("CB_COMPOUND answered");
     assert_eq!(r.status, NfsStat4::NFS4ERR_NOMATCHING_LAYOUT);
@@ -121,7 +113,7 @@ async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_com
     // The CB_COMPOUND stops at the failed operation.
     cb.set_recall_answer(RecallAnswer::Status(NfsStat4::NFS4ERR_DELAY));
     let r = mds::callback::cb_compound(
-        &s.mds.core,
+        &s.mds().core,
         &c.sessionid,
         vec![layout_recall(3), layout_recall(4)],
     )

@@ -1,4 +1,4 @@
-//! RPC credentials at the MDS over loopback sockets: AUTH_NONE and AUTH_SYS are served; any
+//! RPC credentials at the MDS (the in-memory cluster's, alone): AUTH_NONE and AUTH_SYS are served; any
 //! other flavor (RPCSEC_GSS, AUTH_SHORT, AUTH_DH, unknown numbers) gets MSG_DENIED /
 //! AUTH_ERROR, for NULL as for COMPOUND; and refusals are logged at a bounded rate.
 
@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use mds::config::{Access, ClientRule, ExportConfig};
-use mds::Config;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{CallError, Conn};
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
 /// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc`, sequence number,
@@ -56,6 +56,11 @@ async fn null(conn: &Conn, cred: OpaqueAuth) -> Result<Bytes, CallError> {
         .await
 }
 
+/// The address the cluster's clients connect from, as the log names it.
+fn client_ip() -> String {
+    testkit::cluster::client_addr().ip().to_string()
+}
+
 fn exchange_id(owner: &str) -> NfsArgop4 {
     NfsArgop4::ExchangeId(ExchangeIdArgs {
         eia_clientowner: ClientOwner4 {
@@ -84,8 +89,8 @@ fn exchange_id_ok(r: &Compound4Res) -> bool {
 
 #[tokio::test]
 async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compound() {
-    let s = server().await;
-    let conn = connect(s.addr).await;
+    let s = Cluster::mds_alone().await;
+    let conn = s.conn();
     for (what, cred, stat) in refused() {
         assert_eq!(
             denied(null(&conn, cred.clone()).await),
@@ -103,7 +108,7 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
     assert!(exchange_id_ok(&r.unwrap()));
     let r = compound_as(&conn, auth_sys(1000), 1, vec![exchange_id("sys")]).await;
     assert!(exchange_id_ok(&r.unwrap()));
-    let mut c = Client::new(s.addr, "secinfo").await;
+    let mut c = s.client("secinfo").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -118,8 +123,8 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
 
 #[tokio::test]
 async fn a_refused_call_in_a_session_does_not_touch_its_slot() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "slot").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("slot").await;
     let seq = NfsArgop4::Sequence(SequenceArgs {
         sa_sessionid: c.sessionid,
         sa_sequenceid: c.seq + 1,
@@ -172,34 +177,29 @@ impl Captured {
 async fn repeated_refusals_of_one_peer_are_logged_at_a_bounded_rate() {
     let log = Captured::default();
     let _guard = log.install();
-    // Only 10.0.0.0/8 may use this server: a loopback client gets AUTH_TOOWEAK.
-    let dir = tempfile::tempdir().unwrap();
-    let (_mds, addr) = start_with(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        grace_time: 0,
-        lease_time: 10,
-        exports: vec![ExportConfig {
-            id: 1,
-            path: "/".into(),
-            pseudo: "/".into(),
-            clients: vec![ClientRule {
-                network: "10.0.0.0/8".into(),
-                access: Access::Rw,
-                root_squash: false,
-            }],
-            delegations: None,
-        }],
-        cluster: mds::config::ClusterConfig {
-            data_servers: Vec::new(),
-            ..Default::default()
-        },
-        ..Config::default()
-    })
-    .await;
+    // Only 10.0.0.0/8 may use this server: a client of the cluster (TEST-NET-2) gets
+    // AUTH_TOOWEAK.
+    let s = Cluster::builder()
+        .data_servers(0)
+        .lease(10)
+        .configure(|cfg| {
+            cfg.exports = vec![ExportConfig {
+                id: 1,
+                path: "/".into(),
+                pseudo: "/".into(),
+                clients: vec![ClientRule {
+                    network: "10.0.0.0/8".into(),
+                    access: Access::Rw,
+                    root_squash: false,
+                }],
+                delegations: None,
+            }];
+        })
+        .start()
+        .await;
     // Over several connections, as a peer that reconnects: the budget is per address.
     for _ in 0..4 {
-        let conn = connect(addr).await;
+        let conn = s.conn();
         for _ in 0..25 {
             assert_eq!(
                 denied(null(&conn, gss(1, &[])).await),
@@ -216,7 +216,7 @@ async fn repeated_refusals_of_one_peer_are_logged_at_a_bounded_rate() {
         "{cred:#?}"
     );
     assert!(
-        cred[0].contains("127.0.0.1") && cred[0].contains("RPCSEC_GSS"),
+        cred[0].contains(&client_ip()) && cred[0].contains("RPCSEC_GSS"),
         "{cred:#?}"
     );
     assert!(cred[0].contains("AUTH_BADCRED"), "{cred:#?}");

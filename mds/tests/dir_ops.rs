@@ -1,4 +1,4 @@
-//! Directory operations over loopback sockets: CREATE, REMOVE, RENAME, LINK, READDIR and
+//! Directory operations on the in-memory cluster: CREATE, REMOVE, RENAME, LINK, READDIR and
 //! READLINK (RFC 8881 sections 18.4, 18.25, 18.26, 18.9, 18.23, 18.24).
 
 use std::collections::HashSet;
@@ -9,6 +9,7 @@ use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
 use pfs_core::{ObjectId, Stability};
+use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -108,17 +109,17 @@ async fn status(c: &mut Client, path: &str, ops: Vec<NfsArgop4>) -> NfsStat4 {
 }
 
 /// The file id of `path` (by the store directly).
-fn fileid(s: &Server, path: &str) -> u64 {
+fn fileid(s: &Cluster, path: &str) -> u64 {
     let mut id = mds::store::ROOT_FILEID;
     for name in path.split('/').filter(|c| !c.is_empty()) {
-        id = s.mds.store.lookup(id, name.as_bytes()).unwrap().fileid;
+        id = s.mds().store.lookup(id, name.as_bytes()).unwrap().fileid;
     }
     id
 }
 
 /// Makes a regular file `name` in `dir` (OPEN is another module's), owned by `uid`, with
 /// `data` in the object store. Returns its file id.
-async fn regular_file(s: &Server, dir: &str, name: &str, uid: u32, data: &'static [u8]) -> u64 {
+async fn regular_file(s: &Cluster, dir: &str, name: &str, uid: u32, data: &'static [u8]) -> u64 {
     let spec = CreateSpec {
         object: NewObject::Regular(CreateHow::Guarded),
         mode: 0o644,
@@ -126,13 +127,13 @@ async fn regular_file(s: &Server, dir: &str, name: &str, uid: u32, data: &'stati
         gid: uid,
     };
     let created = s
-        .mds
+        .mds()
         .store
-        .create(fileid(s, dir), name.as_bytes(), spec, s.mds.wall_time())
+        .create(fileid(s, dir), name.as_bytes(), spec, s.mds().wall_time())
         .await
         .unwrap();
     let id = created.inode.fileid;
-    s.mds
+    s.mds()
         .data
         .write(
             ObjectId::whole(id),
@@ -144,20 +145,20 @@ async fn regular_file(s: &Server, dir: &str, name: &str, uid: u32, data: &'stati
     id
 }
 
-fn data_size(s: &Server, id: u64) -> u64 {
-    s.mds.data.size(ObjectId::whole(id)).unwrap()
+fn data_size(s: &Cluster, id: u64) -> u64 {
+    s.mds().data.size(ObjectId::whole(id)).unwrap()
 }
 
 /// Root makes `/pub` (mode 0777) for other users to work in.
-async fn setup() -> (Server, Client) {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "dir-ops").await;
+async fn setup() -> (Cluster, Client) {
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("dir-ops").await;
     ok(&mut c, "", vec![mkdir("pub", 0o777)]).await;
     (s, c)
 }
 
-async fn as_user(s: &Server, uid: u32, owner: &str) -> Client {
-    let mut c = Client::new(s.addr, owner).await;
+async fn as_user(s: &Cluster, uid: u32, owner: &str) -> Client {
+    let mut c = s.client(owner).await;
     c.uid = uid;
     c
 }
@@ -420,7 +421,7 @@ async fn remove_of_an_open_file_keeps_it_for_its_holder() {
         clientid: c.clientid,
         owner: Bytes::from_static(b"opener"),
     };
-    s.mds
+    s.mds()
         .opens
         .lock()
         .unwrap()
@@ -428,9 +429,9 @@ async fn remove_of_an_open_file_keeps_it_for_its_holder() {
         .unwrap();
     ok(&mut c, "pub", vec![remove_op("open")]).await;
     assert_eq!(data_size(&s, id), 10, "kept while open");
-    assert_eq!(s.mds.store.getattr(id).unwrap().nlink, 0, "an orphan");
+    assert_eq!(s.mds().store.getattr(id).unwrap().nlink, 0, "an orphan");
     assert_eq!(
-        s.mds
+        s.mds()
             .store
             .orphans()
             .unwrap()
@@ -717,7 +718,7 @@ async fn read_page(
 }
 
 /// Makes `n` FIFOs named f0000.. in `dir` through the store (one group commit).
-async fn many_entries(s: &Server, dir: &str, n: usize) {
+async fn many_entries(s: &Cluster, dir: &str, n: usize) {
     let parent = fileid(s, dir);
     let pending: Vec<_> = (0..n)
         .map(|i| {
@@ -727,11 +728,11 @@ async fn many_entries(s: &Server, dir: &str, n: usize) {
                 uid: 0,
                 gid: 0,
             };
-            s.mds.store.create(
+            s.mds().store.create(
                 parent,
                 format!("f{i:04}").as_bytes(),
                 spec,
-                s.mds.wall_time(),
+                s.mds().wall_time(),
             )
         })
         .collect();

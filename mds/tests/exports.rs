@@ -1,12 +1,13 @@
 //! The pseudo file system joining several exports (RFC 8881 section 7.3), and per-export
-//! access rules, over loopback sockets.
+//! access rules, on the in-memory cluster's MDS alone (its clients connect from TEST-NET-2,
+//! 198.51.100.1).
 
 use mds::config::{Access, ClientRule, ExportConfig};
-use mds::Config;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::OpaqueAuth;
 use nfs_proto::xdr::Utf8String;
+use testkit::cluster::{Cluster, ClusterBuilder, StoreKind};
 use testkit::prelude::*;
 
 fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> ExportConfig {
@@ -24,19 +25,20 @@ fn export(id: u16, path: &str, pseudo: &str, access: Access, network: &str) -> E
 }
 
 /// `/home` (rw), `/data/ro` (read-only) and `/hidden` (for another network), no export at `/`.
-fn pseudo_config(dir: &std::path::Path) -> Config {
-    Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.to_path_buf(),
-        grace_time: 0,
-        lease_time: 10,
-        exports: vec![
-            export(1, "/vol/home", "/home", Access::Rw, "127.0.0.0/8"),
-            export(2, "/vol/ro", "/data/ro", Access::Ro, "127.0.0.1"),
-            export(3, "/vol/hidden", "/hidden", Access::Rw, "10.0.0.0/8"),
-        ],
-        ..Config::default()
-    }
+fn pseudo_exports() -> Vec<ExportConfig> {
+    vec![
+        export(1, "/vol/home", "/home", Access::Rw, "198.51.100.0/24"),
+        export(2, "/vol/ro", "/data/ro", Access::Ro, "198.51.100.1"),
+        export(3, "/vol/hidden", "/hidden", Access::Rw, "10.0.0.0/8"),
+    ]
+}
+
+/// The cluster's MDS alone (lease 10 s, no grace period) with these exports.
+fn with_exports(exports: Vec<ExportConfig>) -> ClusterBuilder {
+    Cluster::builder()
+        .data_servers(0)
+        .lease(10)
+        .configure(move |cfg| cfg.exports = exports)
 }
 
 fn attrs(r: &Compound4Res) -> FileAttrs {
@@ -101,15 +103,14 @@ const ID_ATTRS: [u32; 4] = [
 
 #[tokio::test]
 async fn the_pseudo_root_lists_the_paths_to_the_exports_the_client_may_use() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_mds, addr) = start_with(pseudo_config(dir.path())).await;
-    let mut c = Client::new(addr, "pseudo").await;
+    let s = with_exports(pseudo_exports()).start().await;
+    let mut c = s.client("pseudo").await;
 
     let root = attrs(&at(&mut c, "/", vec![getattr_op(&ID_ATTRS)]).await);
     assert_eq!(root.r#type, Some(NfsFtype4::NF4DIR));
     let entries = readdir_names(&at(&mut c, "/", vec![readdir(&ID_ATTRS)]).await);
     let names: Vec<_> = entries.iter().map(|(n, _)| n.as_str()).collect();
-    // `hidden` leads to an export for 10.0.0.0/8 only: not shown to 127.0.0.1.
+    // `hidden` leads to an export for 10.0.0.0/8 only: not shown to 198.51.100.1.
     assert_eq!(names, ["data", "home"]);
     // `home` is the root of export 1: another file system, grafted on the pseudo root.
     let home = &entries[1].1;
@@ -133,9 +134,8 @@ async fn the_pseudo_root_lists_the_paths_to_the_exports_the_client_may_use() {
 
 #[tokio::test]
 async fn lookupp_climbs_from_an_export_root_through_the_pseudo_tree() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_mds, addr) = start_with(pseudo_config(dir.path())).await;
-    let mut c = Client::new(addr, "up").await;
+    let s = with_exports(pseudo_exports()).start().await;
+    let mut c = s.client("up").await;
     let data = attrs(&at(&mut c, "/data", vec![getattr_op(&ID_ATTRS)]).await);
     let root = attrs(&at(&mut c, "/", vec![getattr_op(&ID_ATTRS)]).await);
     let up = attrs(
@@ -164,9 +164,9 @@ async fn lookupp_climbs_from_an_export_root_through_the_pseudo_tree() {
 
 #[tokio::test]
 async fn pseudo_nodes_are_read_only_and_exports_follow_their_rules() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mds, addr) = start_with(pseudo_config(dir.path())).await;
-    let mut c = Client::new(addr, "rules").await;
+    let s = with_exports(pseudo_exports()).start().await;
+    let mds = s.mds().clone();
+    let mut c = s.client("rules").await;
     assert_eq!(
         at(&mut c, "/", vec![mkdir("x")]).await.status,
         NfsStat4::NFS4ERR_ROFS
@@ -214,19 +214,17 @@ fn mds_handle_of_export_root(mds: &mds::Mds, id: u16) -> NfsFh4 {
     mds.store.fh_codec().encode(id, fileid, inode.generation)
 }
 
-/// A whole restart: the first runtime (and with it the server and its stores) is dropped.
-#[test]
-fn pseudo_handles_and_export_handles_survive_a_restart() {
-    let rt = || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    };
+/// A whole restart: the first MDS (and with it its stores) stops, a second opens its data
+/// directory.
+#[tokio::test]
+async fn pseudo_handles_and_export_handles_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let (handles, fileid) = rt().block_on(async {
-        let (mds, addr) = start_with(pseudo_config(dir.path())).await;
-        let mut c = Client::new(addr, "restart").await;
+    let mut s = with_exports(pseudo_exports())
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .start()
+        .await;
+    let (handles, fileid) = {
+        let mut c = s.client("restart").await;
         let mut handles = Vec::new();
         for path in ["/", "/data", "/home"] {
             let r = at(&mut c, path, vec![NfsArgop4::GetFh]).await;
@@ -235,35 +233,26 @@ fn pseudo_handles_and_export_handles_survive_a_restart() {
             };
             handles.push(fh.object.clone());
         }
-        (handles, mds.export_root_fileid(1).unwrap())
-    });
-    rt().block_on(async {
-        let (mds, addr) = start_with(pseudo_config(dir.path())).await;
-        assert_eq!(mds.export_root_fileid(1), Some(fileid));
-        let mut c = Client::new(addr, "restart2").await;
-        for fh in handles {
-            let r = c.call(vec![putfh(&fh), getattr_op(&ID_ATTRS)]).await;
-            assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        }
-    });
+        (handles, s.mds().export_root_fileid(1).unwrap())
+    };
+    s.restart_mds().await;
+    assert_eq!(s.mds().export_root_fileid(1), Some(fileid));
+    let mut c = s.client("restart2").await;
+    for fh in handles {
+        let r = c.call(vec![putfh(&fh), getattr_op(&ID_ATTRS)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    }
 }
 
 #[tokio::test]
 async fn an_export_at_the_root_carries_others_as_junctions() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        grace_time: 0,
-        lease_time: 10,
-        exports: vec![
-            export(1, "/", "/", Access::Rw, "127.0.0.1"),
-            export(2, "/vol/scratch", "/scratch", Access::Rw, "127.0.0.1"),
-        ],
-        ..Config::default()
-    };
-    let (_mds, addr) = start_with(cfg).await;
-    let mut c = Client::new(addr, "junction").await;
+    let s = with_exports(vec![
+        export(1, "/", "/", Access::Rw, "198.51.100.1"),
+        export(2, "/vol/scratch", "/scratch", Access::Rw, "198.51.100.1"),
+    ])
+    .start()
+    .await;
+    let mut c = s.client("junction").await;
     let root = attrs(&at(&mut c, "/", vec![getattr_op(&ID_ATTRS)]).await);
     let entries = readdir_names(&at(&mut c, "/", vec![readdir(&ID_ATTRS)]).await);
     let mut names: Vec<_> = entries.iter().map(|(n, _)| n.as_str()).collect();
@@ -318,31 +307,24 @@ fn create_file(name: &str) -> NfsArgop4 {
 /// the difference.
 #[tokio::test]
 async fn root_squash_maps_group_0_and_supplementary_group_0_too() {
-    let dir = tempfile::tempdir().unwrap();
     let rule = |root_squash| ClientRule {
-        network: "127.0.0.0/8".into(),
+        network: "198.51.100.0/24".into(),
         access: Access::Rw,
         root_squash,
     };
-    let (_mds, addr) = start_with(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        grace_time: 0,
-        lease_time: 10,
-        exports: vec![
-            ExportConfig {
-                clients: vec![rule(false)],
-                ..export(1, "/vol", "/plain", Access::Rw, "")
-            },
-            ExportConfig {
-                clients: vec![rule(true)],
-                ..export(2, "/vol", "/squashed", Access::Rw, "")
-            },
-        ],
-        ..Config::default()
-    })
+    let s = with_exports(vec![
+        ExportConfig {
+            clients: vec![rule(false)],
+            ..export(1, "/vol", "/plain", Access::Rw, "")
+        },
+        ExportConfig {
+            clients: vec![rule(true)],
+            ..export(2, "/vol", "/squashed", Access::Rw, "")
+        },
+    ])
+    .start()
     .await;
-    let mut c = Client::new(addr, "squash").await;
+    let mut c = s.client("squash").await;
     // Root, unsquashed, makes root:root 0770 and 0777 directories.
     let root = auth_sys_groups(0, 0, &[]);
     for (name, mode) in [("private", 0o770), ("public", 0o777)] {

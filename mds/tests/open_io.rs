@@ -1,14 +1,10 @@
-//! OPEN, CLOSE, locks, READ, WRITE and COMMIT over real loopback sockets (RFC 8881 sections
+//! OPEN, CLOSE, locks, READ, WRITE and COMMIT on the in-memory cluster (RFC 8881 sections
 //! 18.2, 18.3, 18.10-18.12, 18.16, 18.18, 18.22, 18.32, and 8.4.2 for the grace period).
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::Arc;
-
 use bytes::Bytes;
-use mds::Mds;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -17,222 +13,236 @@ use testkit::prelude::*;
 
 #[tokio::test]
 async fn create_write_and_read_back_a_mebibyte_and_a_byte_with_every_stable_how() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "data").await;
-    let f = open_in_root(&mut c, "big", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
-    let content = Bytes::from(pattern((1 << 20) + 1));
-    let piece = 200_000;
-    let hows = [
-        StableHow4::UNSTABLE4,
-        StableHow4::DATA_SYNC4,
-        StableHow4::FILE_SYNC4,
-    ];
-    let mut offset = 0;
-    let mut i = 0;
-    while offset < content.len() {
-        let end = (offset + piece).min(content.len());
-        let how = hows[i % 3];
-        let r = c
-            .call(vec![
-                putfh(&f.fh),
-                write_op(f.stateid, offset as u64, how, content.slice(offset..end)),
-            ])
-            .await;
-        let w = write_res(&r);
-        assert_eq!(w.count as usize, end - offset);
-        assert!(w.committed.0 >= how.0, "committed at least what was asked");
-        offset = end;
-        i += 1;
-    }
-    let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    assert_eq!(fileid_of(&mut c, &f.fh).await.1, content.len() as u64);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("data").await;
+        let f = open_in_root(&mut c, "big", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+        let content = Bytes::from(pattern((1 << 20) + 1));
+        let piece = 200_000;
+        let hows = [
+            StableHow4::UNSTABLE4,
+            StableHow4::DATA_SYNC4,
+            StableHow4::FILE_SYNC4,
+        ];
+        let mut offset = 0;
+        let mut i = 0;
+        while offset < content.len() {
+            let end = (offset + piece).min(content.len());
+            let how = hows[i % 3];
+            let r = c
+                .call(vec![
+                    putfh(&f.fh),
+                    write_op(f.stateid, offset as u64, how, content.slice(offset..end)),
+                ])
+                .await;
+            let w = write_res(&r);
+            assert_eq!(w.count as usize, end - offset);
+            assert!(w.committed.0 >= how.0, "committed at least what was asked");
+            offset = end;
+            i += 1;
+        }
+        let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert_eq!(fileid_of(&mut c, &f.fh).await.1, content.len() as u64);
 
-    let mut got = Vec::new();
-    loop {
+        let mut got = Vec::new();
+        loop {
+            let r = c
+                .call(vec![
+                    putfh(&f.fh),
+                    read_op(f.stateid, got.len() as u64, 300_000),
+                ])
+                .await;
+            let rd = read_res(&r);
+            got.extend_from_slice(&rd.data);
+            if rd.eof {
+                break;
+            }
+            assert!(!rd.data.is_empty(), "a read before eof returns data");
+        }
+        assert_eq!(got.len(), content.len());
+        assert!(got == content[..], "data read back is what was written");
+        // Past the end: empty and eof.
         let r = c
-            .call(vec![
-                putfh(&f.fh),
-                read_op(f.stateid, got.len() as u64, 300_000),
-            ])
+            .call(vec![putfh(&f.fh), read_op(f.stateid, 5 << 20, 10)])
             .await;
         let rd = read_res(&r);
-        got.extend_from_slice(&rd.data);
-        if rd.eof {
-            break;
-        }
-        assert!(!rd.data.is_empty(), "a read before eof returns data");
-    }
-    assert_eq!(got.len(), content.len());
-    assert!(got == content[..], "data read back is what was written");
-    // Past the end: empty and eof.
-    let r = c
-        .call(vec![putfh(&f.fh), read_op(f.stateid, 5 << 20, 10)])
-        .await;
-    let rd = read_res(&r);
-    assert!(rd.eof && rd.data.is_empty());
+        assert!(rd.eof && rd.data.is_empty());
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn write_verifier_is_the_same_for_two_writes_and_a_commit() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "verf").await;
-    let f = open_in_root(&mut c, "v", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
-    let w1 = write_res(
-        &c.call(vec![
-            putfh(&f.fh),
-            write_op(
-                f.stateid,
-                0,
-                StableHow4::UNSTABLE4,
-                Bytes::from_static(b"one"),
-            ),
-        ])
-        .await,
-    );
-    let w2 = write_res(
-        &c.call(vec![
-            putfh(&f.fh),
-            write_op(
-                f.stateid,
-                3,
-                StableHow4::UNSTABLE4,
-                Bytes::from_static(b"two"),
-            ),
-        ])
-        .await,
-    );
-    let r = c.call(vec![putfh(&f.fh), commit_op(0, 6)]).await;
-    let Some(NfsResop4::Commit(CommitRes::Ok(cm))) = r.resarray.last() else {
-        panic!("COMMIT failed: {r:?}")
-    };
-    assert_eq!(w1.writeverf, w2.writeverf);
-    assert_eq!(w1.writeverf, cm.writeverf);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("verf").await;
+        let f = open_in_root(&mut c, "v", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+        let w1 = write_res(
+            &c.call(vec![
+                putfh(&f.fh),
+                write_op(
+                    f.stateid,
+                    0,
+                    StableHow4::UNSTABLE4,
+                    Bytes::from_static(b"one"),
+                ),
+            ])
+            .await,
+        );
+        let w2 = write_res(
+            &c.call(vec![
+                putfh(&f.fh),
+                write_op(
+                    f.stateid,
+                    3,
+                    StableHow4::UNSTABLE4,
+                    Bytes::from_static(b"two"),
+                ),
+            ])
+            .await,
+        );
+        let r = c.call(vec![putfh(&f.fh), commit_op(0, 6)]).await;
+        let Some(NfsResop4::Commit(CommitRes::Ok(cm))) = r.resarray.last() else {
+            panic!("COMMIT failed: {r:?}")
+        };
+        assert_eq!(w1.writeverf, w2.writeverf);
+        assert_eq!(w1.writeverf, cm.writeverf);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn open_then_write_with_the_current_stateid_in_one_compound() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "current").await;
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(
-                by_name("cur"),
-                unchecked(0o644),
-                OPEN4_SHARE_ACCESS_BOTH,
-                0,
-                "o1",
-            ),
-            write_op(
-                Stateid4::CURRENT,
-                0,
-                StableHow4::FILE_SYNC4,
-                Bytes::from_static(b"hello"),
-            ),
-            read_op(Stateid4::CURRENT, 0, 100),
-            close_op(Stateid4::CURRENT),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let Some(NfsResop4::Read(ReadRes::Ok(rd))) = r.resarray.get(4) else {
-        panic!("{r:?}")
-    };
-    assert_eq!(&rd.data[..], b"hello");
-    assert!(rd.eof);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("current").await;
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    by_name("cur"),
+                    unchecked(0o644),
+                    OPEN4_SHARE_ACCESS_BOTH,
+                    0,
+                    "o1",
+                ),
+                write_op(
+                    Stateid4::CURRENT,
+                    0,
+                    StableHow4::FILE_SYNC4,
+                    Bytes::from_static(b"hello"),
+                ),
+                read_op(Stateid4::CURRENT, 0, 100),
+                close_op(Stateid4::CURRENT),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let Some(NfsResop4::Read(ReadRes::Ok(rd))) = r.resarray.get(4) else {
+            panic!("{r:?}")
+        };
+        assert_eq!(&rd.data[..], b"hello");
+        assert!(rd.eof);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn read_with_the_stateid_of_a_closed_file_is_a_bad_stateid() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "closed").await;
-    let f = open_in_root(&mut c, "c", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
-    let r = c.call(vec![putfh(&f.fh), close_op(f.stateid)]).await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
-    assert!(
-        matches!(
-            r.status,
-            NfsStat4::NFS4ERR_BAD_STATEID | NfsStat4::NFS4ERR_OLD_STATEID
-        ),
-        "{r:?}"
-    );
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("closed").await;
+        let f = open_in_root(&mut c, "c", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+        let r = c.call(vec![putfh(&f.fh), close_op(f.stateid)]).await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
+        assert!(
+            matches!(
+                r.status,
+                NfsStat4::NFS4ERR_BAD_STATEID | NfsStat4::NFS4ERR_OLD_STATEID
+            ),
+            "{r:?}"
+        );
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn write_through_a_read_only_open_is_openmode() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "ro").await;
-    let f = open_in_root(&mut c, "r", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
-    let r = c
-        .call(vec![
-            putfh(&f.fh),
-            write_op(
-                f.stateid,
-                0,
-                StableHow4::FILE_SYNC4,
-                Bytes::from_static(b"x"),
-            ),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_OPENMODE);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("ro").await;
+        let f = open_in_root(&mut c, "r", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
+        let r = c
+            .call(vec![
+                putfh(&f.fh),
+                write_op(
+                    f.stateid,
+                    0,
+                    StableHow4::FILE_SYNC4,
+                    Bytes::from_static(b"x"),
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_OPENMODE);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn anonymous_stateid_io_is_refused_while_an_open_denies_it() {
-    let s = server().await;
-    let mut a = Client::new(s.addr, "deny-a").await;
-    let f = open_in_root(
-        &mut a,
-        "d",
-        OPEN4_SHARE_ACCESS_BOTH,
-        OPEN4_SHARE_DENY_WRITE,
-        "o1",
-    )
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut a = s.client("deny-a").await;
+        let f = open_in_root(
+            &mut a,
+            "d",
+            OPEN4_SHARE_ACCESS_BOTH,
+            OPEN4_SHARE_DENY_WRITE,
+            "o1",
+        )
+        .await;
+        let mut b = s.client("deny-b").await;
+        let r = b
+            .call(vec![
+                putfh(&f.fh),
+                write_op(
+                    Stateid4::default(),
+                    0,
+                    StableHow4::FILE_SYNC4,
+                    Bytes::from_static(b"x"),
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_LOCKED);
+        let r = b
+            .call(vec![putfh(&f.fh), read_op(Stateid4::default(), 0, 1)])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "reads are not denied: {r:?}");
+    })
     .await;
-    let mut b = Client::new(s.addr, "deny-b").await;
-    let r = b
-        .call(vec![
-            putfh(&f.fh),
-            write_op(
-                Stateid4::default(),
-                0,
-                StableHow4::FILE_SYNC4,
-                Bytes::from_static(b"x"),
-            ),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_LOCKED);
-    let r = b
-        .call(vec![putfh(&f.fh), read_op(Stateid4::default(), 0, 1)])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "reads are not denied: {r:?}");
 }
 
 #[tokio::test]
 async fn write_and_read_of_a_directory_are_isdir() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "dirio").await;
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            read_op(Stateid4::default(), 0, 1),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(
-                OpenClaim4::Fh,
-                Openflag4::NoCreate,
-                OPEN4_SHARE_ACCESS_READ,
-                0,
-                "o",
-            ),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("dirio").await;
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                read_op(Stateid4::default(), 0, 1),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    OpenClaim4::Fh,
+                    Openflag4::NoCreate,
+                    OPEN4_SHARE_ACCESS_READ,
+                    0,
+                    "o",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_ISDIR);
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,8 +251,8 @@ async fn write_and_read_of_a_directory_are_isdir() {
 
 #[tokio::test]
 async fn guarded_create_of_an_existing_file_is_exist() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "guarded").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("guarded").await;
     open_in_root(&mut c, "g", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let r = c
         .call(vec![
@@ -275,8 +285,8 @@ async fn guarded_create_of_an_existing_file_is_exist() {
 
 #[tokio::test]
 async fn exclusive4_1_retry_with_the_same_verifier_returns_the_same_file() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "excl").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("excl").await;
     let how = |verf: [u8; 8]| {
         Openflag4::Create(Createhow4::Exclusive41(Creatverfattr {
             cva_verf: verf,
@@ -322,57 +332,59 @@ async fn exclusive4_1_retry_with_the_same_verifier_returns_the_same_file() {
 
 #[tokio::test]
 async fn unchecked_create_with_size_zero_truncates_an_existing_file() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "trunc").await;
-    let f = open_in_root(&mut c, "t", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
-    c.call(vec![
-        putfh(&f.fh),
-        write_op(
-            f.stateid,
-            0,
-            StableHow4::FILE_SYNC4,
-            Bytes::from_static(b"0123456789"),
-        ),
-    ])
-    .await;
-    assert_eq!(fileid_of(&mut c, &f.fh).await.1, 10);
-    let size0 = Openflag4::Create(Createhow4::Unchecked(fattr(&FileAttrs {
-        size: Some(0),
-        ..FileAttrs::default()
-    })));
-    // Without write access a truncating open is INVAL.
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(
-                by_name("t"),
-                size0.clone(),
-                OPEN4_SHARE_ACCESS_READ,
+    Cluster::alone_and_striped(async |s: &Cluster| {
+        let mut c = s.client("trunc").await;
+        let f = open_in_root(&mut c, "t", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
+        c.call(vec![
+            putfh(&f.fh),
+            write_op(
+                f.stateid,
                 0,
-                "o2",
+                StableHow4::FILE_SYNC4,
+                Bytes::from_static(b"0123456789"),
             ),
         ])
         .await;
-    assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
-    let r = c
-        .call(vec![
-            NfsArgop4::PutRootFh,
-            open_op(by_name("t"), size0, OPEN4_SHARE_ACCESS_BOTH, 0, "o2"),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    assert!(open_res(&r).attrset.contains(FATTR4_SIZE));
-    assert_eq!(fileid_of(&mut c, &f.fh).await.1, 0);
-    let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
-    let rd = read_res(&r);
-    assert!(rd.eof && rd.data.is_empty());
+        assert_eq!(fileid_of(&mut c, &f.fh).await.1, 10);
+        let size0 = Openflag4::Create(Createhow4::Unchecked(fattr(&FileAttrs {
+            size: Some(0),
+            ..FileAttrs::default()
+        })));
+        // Without write access a truncating open is INVAL.
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(
+                    by_name("t"),
+                    size0.clone(),
+                    OPEN4_SHARE_ACCESS_READ,
+                    0,
+                    "o2",
+                ),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4ERR_INVAL);
+        let r = c
+            .call(vec![
+                NfsArgop4::PutRootFh,
+                open_op(by_name("t"), size0, OPEN4_SHARE_ACCESS_BOTH, 0, "o2"),
+            ])
+            .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        assert!(open_res(&r).attrset.contains(FATTR4_SIZE));
+        assert_eq!(fileid_of(&mut c, &f.fh).await.1, 0);
+        let r = c.call(vec![putfh(&f.fh), read_op(f.stateid, 0, 10)]).await;
+        let rd = read_res(&r);
+        assert!(rd.eof && rd.data.is_empty());
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn share_deny_conflict_between_two_clients_is_share_denied() {
-    let s = server().await;
-    let mut a = Client::new(s.addr, "share-a").await;
-    let mut b = Client::new(s.addr, "share-b").await;
+    let s = Cluster::mds_alone().await;
+    let mut a = s.client("share-a").await;
+    let mut b = s.client("share-b").await;
     open_in_root(
         &mut a,
         "s",
@@ -412,8 +424,8 @@ async fn share_deny_conflict_between_two_clients_is_share_denied() {
 
 #[tokio::test]
 async fn open_downgrade_to_read_then_write_is_openmode() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "down").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("down").await;
     let f = open_in_root(&mut c, "dn", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
     // A second OPEN by the same owner adds READ-only; the downgrade keeps that one.
     let r = c
@@ -460,8 +472,8 @@ async fn open_downgrade_to_read_then_write_is_openmode() {
 
 #[tokio::test]
 async fn open_by_filehandle_of_an_existing_file() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "byfh").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("byfh").await;
     let f = open_in_root(&mut c, "h", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let r = c
         .call(vec![
@@ -498,8 +510,8 @@ async fn open_by_filehandle_of_an_existing_file() {
 
 #[tokio::test]
 async fn delegation_claims_are_answered_without_delegations() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "deleg").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("deleg").await;
     let f = open_in_root(&mut c, "dl", OPEN4_SHARE_ACCESS_READ, 0, "o1").await;
     let claim = |claim| {
         vec![
@@ -523,8 +535,8 @@ async fn delegation_claims_are_answered_without_delegations() {
 
 #[tokio::test]
 async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not() {
-    let s = server().await;
-    let mut root = Client::new(s.addr, "perm-root").await;
+    let s = Cluster::mds_alone().await;
+    let mut root = s.client("perm-root").await;
     let r = root
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -535,7 +547,7 @@ async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not(
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let mut u = Client::new(s.addr, "perm-user").await;
+    let mut u = s.client("perm-user").await;
     u.uid = 1000;
     let r = u
         .call(vec![
@@ -564,7 +576,7 @@ async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not(
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_ACCESS);
-    let mut other = Client::new(s.addr, "perm-other").await;
+    let mut other = s.client("perm-other").await;
     other.uid = 1001;
     let r = other
         .call(vec![
@@ -587,9 +599,9 @@ async fn owner_may_open_a_file_it_just_created_whatever_the_mode_others_may_not(
 
 #[tokio::test]
 async fn lock_conflict_between_two_clients_is_denied_with_the_holder_until_unlocked() {
-    let s = server().await;
-    let mut a = Client::new(s.addr, "lock-a").await;
-    let mut b = Client::new(s.addr, "lock-b").await;
+    let s = Cluster::mds_alone().await;
+    let mut a = s.client("lock-a").await;
+    let mut b = s.client("lock-b").await;
     let fa = open_in_root(&mut a, "l", OPEN4_SHARE_ACCESS_BOTH, 0, "oa").await;
     let fb = open_in_root(&mut b, "l", OPEN4_SHARE_ACCESS_BOTH, 0, "ob").await;
     let r = a
@@ -702,8 +714,8 @@ async fn lock_conflict_between_two_clients_is_denied_with_the_holder_until_unloc
 
 #[tokio::test]
 async fn release_lockowner_is_not_an_nfsv4_1_operation() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "rlo").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("rlo").await;
     let r = c
         .call(vec![NfsArgop4::ReleaseLockOwner(ReleaseLockOwnerArgs {
             lock_owner: owner("x"),
@@ -716,29 +728,21 @@ async fn release_lockowner_is_not_an_nfsv4_1_operation() {
 // Restart: durability and the grace period
 // ---------------------------------------------------------------------------------------------
 
-/// Starts a server over `dir` with a grace period of `grace` seconds.
-async fn start(dir: &Path, grace: u32) -> (Arc<Mds>, SocketAddr) {
-    start_mds(dir, grace, 60).await
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A whole server restart: the first runtime (server, connections, reaper) is dropped, which
-/// closes the stores, and a second server opens the same data directory.
-#[test]
-fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace() {
+/// A whole server restart: the first MDS (server, connections, reaper) stops, which closes
+/// its stores, and a second one, with a grace period, opens the same data directory.
+#[tokio::test]
+async fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace() {
     let dir = tempfile::tempdir().unwrap();
     let synced = Bytes::from(pattern(300_000));
     let committed = Bytes::from(pattern(70_000));
-    let (fh, verf1) = runtime().block_on(async {
-        let (_mds, addr) = start(dir.path(), 0).await;
-        let mut c = Client::new(addr, "restart-client").await;
+    let mut s = Cluster::builder()
+        .data_servers(0)
+        .lease(60)
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .start()
+        .await;
+    let (fh, verf1) = {
+        let mut c = s.client("restart-client").await;
         let f = open_in_root(&mut c, "kept", OPEN4_SHARE_ACCESS_BOTH, 0, "o1").await;
         write_res(
             &c.call(vec![
@@ -762,10 +766,12 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
         let r = c.call(vec![putfh(&f.fh), commit_op(0, 0)]).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         (f.fh, w.writeverf)
-    });
-    runtime().block_on(async {
-        let (_mds, addr) = start(dir.path(), 60).await;
-        let mut c = Client::reclaiming(addr, "restart-client").await;
+    };
+    s.restart_mds_with(|cfg| cfg.grace_time = 60).await;
+    {
+        let mut c = s
+            .client_with(&Setup::new("restart-client").reclaiming())
+            .await;
         // A new open waits for the grace period.
         let r = c
             .call(vec![
@@ -781,7 +787,7 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
             .await;
         assert_eq!(r.status, NfsStat4::NFS4ERR_GRACE);
         // A client that was not there before has nothing to reclaim.
-        let mut stranger = Client::reclaiming(addr, "stranger").await;
+        let mut stranger = s.client_with(&Setup::new("stranger").reclaiming()).await;
         let r = stranger
             .call(vec![putfh(&fh), reclaim_op(OPEN4_SHARE_ACCESS_READ, "o1")])
             .await;
@@ -862,7 +868,7 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
             ])
             .await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    });
+    }
 }
 
 /// RFC 8881 section 18.51.3 (pynfs RECC3): a client with a new client ID sends
@@ -870,8 +876,10 @@ fn after_a_restart_synced_data_is_intact_and_only_reclaims_are_granted_in_grace(
 /// NFS4ERR_GRACE, with no grace period running.
 #[tokio::test]
 async fn new_opens_wait_for_the_clients_reclaim_complete() {
-    let s = server().await;
-    let mut c = Client::reclaiming(s.addr, "no-reclaim-complete").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s
+        .client_with(&Setup::new("no-reclaim-complete").reclaiming())
+        .await;
     let create = || {
         vec![
             NfsArgop4::PutRootFh,

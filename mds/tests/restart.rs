@@ -2,57 +2,41 @@
 //! 8.4.2.1 and 8.4.3): the store's client records must name exactly the clients that held
 //! state the server may still honour.
 //!
-//! Each boot is its own runtime over the same data directory; dropping the runtime stops the
-//! server and closes its store, as a `kill -9` would (every acknowledged change is committed).
+//! Each boot is the in-memory cluster's MDS over the same data directory (redb on disk);
+//! stopping it drops its connections and tasks and closes its store, as a `kill -9` would
+//! (every acknowledged change is committed).
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+/// The first boot of an MDS alone over `dir` (metadata in redb on disk, lease 60 s, no grace
+/// period), on `clock`: every boot of a test runs on one manual clock, so nothing ends by
+/// itself.
+async fn first_boot(dir: &Path, clock: &ManualClock) -> Cluster {
+    Cluster::builder()
+        .data_servers(0)
+        .lease(60)
+        .store(StoreKind::Redb(dir.to_path_buf()))
+        .clock(clock.shared())
+        .start()
+        .await
 }
 
-/// Runs one boot of the server over `dir` with a grace period of `grace` seconds.
-fn boot<T>(dir: &Path, grace: u32, f: impl AsyncFnOnce(std::net::SocketAddr) -> T) -> T {
-    runtime().block_on(async {
-        let (_mds, addr) = start_mds(dir, grace, 60).await;
-        f(addr).await
-    })
+/// The next boot: the MDS stops (its connections close, its store is closed) and starts
+/// again over the same directory, with a grace period of `grace` seconds.
+async fn reboot(s: &mut Cluster, grace: u32) {
+    s.restart_mds_with(|cfg| cfg.grace_time = grace).await;
 }
 
-/// [`boot`] on `clock`, the test given the server too.
-fn boot_on<T>(
-    dir: &Path,
-    grace: u32,
-    clock: &ManualClock,
-    f: impl AsyncFnOnce(Arc<Mds>, std::net::SocketAddr) -> T,
-) -> T {
-    runtime().block_on(async {
-        let cfg = Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: dir.to_path_buf(),
-            grace_time: grace,
-            lease_time: 60,
-            cluster: mds::config::ClusterConfig {
-                data_servers: Vec::new(),
-                ..Default::default()
-            },
-            ..Config::default()
-        };
-        let (mds, addr) = start_on(cfg, clock.shared()).await;
-        f(mds, addr).await
-    })
+/// EXCHANGE_ID + CREATE_SESSION only: a client that may still reclaim.
+async fn reclaiming(s: &Cluster, owner: &str) -> Client {
+    s.client_with(&Setup::new(owner).reclaiming()).await
 }
 
 /// Creates (UNCHECKED4) and opens `name` in the root; returns its filehandle.
@@ -147,48 +131,53 @@ async fn go_away(c: Client) {
 /// A client that came back after a restart and then unmounted (DESTROY_CLIENTID) is no client
 /// of the previous boot at the next restart: it may not reclaim, and the grace period does not
 /// wait for it. (Its record of the first boot must not outlive the one that replaced it.)
-#[test]
-fn a_client_gone_after_reclaiming_is_not_waited_for_after_the_next_restart() {
+#[tokio::test]
+async fn a_client_gone_after_reclaiming_is_not_waited_for_after_the_next_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let fh = boot(dir.path(), 0, async |addr| {
-        let mut gone = Client::new(addr, "gone").await;
-        Client::new(addr, "stays").await;
+    let clock = ManualClock::new();
+    let mut s = first_boot(dir.path(), &clock).await;
+    let fh = {
+        let mut gone = s.client("gone").await;
+        s.client("stays").await;
         create(&mut gone, "f").await
-    });
-    boot(dir.path(), 60, async |addr| {
-        let mut gone = Client::reclaiming(addr, "gone").await;
-        let mut stays = Client::reclaiming(addr, "stays").await;
+    };
+    reboot(&mut s, 60).await;
+    {
+        let mut gone = reclaiming(&s, "gone").await;
+        let mut stays = reclaiming(&s, "stays").await;
         reclaim_complete(&mut gone).await;
         reclaim_complete(&mut stays).await;
         go_away(gone).await;
-    });
-    boot(dir.path(), 60, async |addr| {
-        let mut gone = Client::reclaiming(addr, "gone").await;
-        assert_eq!(
-            reclaim_open(&mut gone, &fh).await,
-            NfsStat4::NFS4ERR_NO_GRACE
-        );
-        let mut stays = Client::reclaiming(addr, "stays").await;
-        assert_eq!(new_open(&mut stays, "g").await, NfsStat4::NFS4ERR_GRACE);
-        // The only client of the previous boot is done: the grace period is over.
-        reclaim_complete(&mut stays).await;
-        assert_eq!(new_open(&mut stays, "g").await, NfsStat4::NFS4_OK);
-    });
+    }
+    reboot(&mut s, 60).await;
+    let mut gone = reclaiming(&s, "gone").await;
+    assert_eq!(
+        reclaim_open(&mut gone, &fh).await,
+        NfsStat4::NFS4ERR_NO_GRACE
+    );
+    let mut stays = reclaiming(&s, "stays").await;
+    assert_eq!(new_open(&mut stays, "g").await, NfsStat4::NFS4ERR_GRACE);
+    // The only client of the previous boot is done: the grace period is over.
+    reclaim_complete(&mut stays).await;
+    assert_eq!(new_open(&mut stays, "g").await, NfsStat4::NFS4_OK);
 }
 
 /// RFC 8881 section 8.4.3: a client that did not reclaim during a grace period may have lost
 /// its state to others after it, so after another restart it may not reclaim that state.
-#[test]
-fn a_client_that_missed_a_grace_period_may_not_reclaim_after_the_next_restart() {
+#[tokio::test]
+async fn a_client_that_missed_a_grace_period_may_not_reclaim_after_the_next_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let fh = boot(dir.path(), 0, async |addr| {
-        let mut late = Client::new(addr, "late").await;
+    let clock = ManualClock::new();
+    let mut s = first_boot(dir.path(), &clock).await;
+    let fh = {
+        let mut late = s.client("late").await;
         create(&mut late, "f").await
-    });
+    };
     // Nobody reclaims; the one-second grace period ends by time (the reaper ticks each second
     // of the server's clock) and another client is free to open the file.
-    let clock = ManualClock::new();
-    boot_on(dir.path(), 1, &clock, async |mds, addr| {
+    reboot(&mut s, 1).await;
+    {
+        let mds = s.mds();
         advance(&clock, Duration::from_secs(2)).await;
         // Ending it, the reaper forgets the client that did not reclaim (a store commit).
         let mut turns = 0u32;
@@ -203,39 +192,39 @@ fn a_client_that_missed_a_grace_period_may_not_reclaim_after_the_next_restart() 
             assert!(turns < 1_000_000, "the grace period did not end");
             tokio::task::yield_now().await;
         }
-        let mut other = Client::new(addr, "other").await;
+        let mut other = s.client("other").await;
         assert_eq!(
             reclaim_open(&mut other, &fh).await,
             NfsStat4::NFS4ERR_NO_GRACE
         );
         assert_eq!(new_open(&mut other, "f").await, NfsStat4::NFS4_OK);
-    });
-    boot(dir.path(), 60, async |addr| {
-        let mut late = Client::reclaiming(addr, "late").await;
-        assert_eq!(
-            reclaim_open(&mut late, &fh).await,
-            NfsStat4::NFS4ERR_NO_GRACE
-        );
-        // The client that was there in the previous boot still reclaims.
-        let mut other = Client::reclaiming(addr, "other").await;
-        assert_eq!(reclaim_open(&mut other, &fh).await, NfsStat4::NFS4_OK);
-    });
+    }
+    reboot(&mut s, 60).await;
+    let mut late = reclaiming(&s, "late").await;
+    assert_eq!(
+        reclaim_open(&mut late, &fh).await,
+        NfsStat4::NFS4ERR_NO_GRACE
+    );
+    // The client that was there in the previous boot still reclaims.
+    let mut other = reclaiming(&s, "other").await;
+    assert_eq!(reclaim_open(&mut other, &fh).await, NfsStat4::NFS4_OK);
 }
 
 /// The ordinary case over two restarts: a client that reclaimed in the second boot reclaims
 /// again in the third.
-#[test]
-fn a_client_that_reclaimed_reclaims_again_after_the_next_restart() {
+#[tokio::test]
+async fn a_client_that_reclaimed_reclaims_again_after_the_next_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let fh = boot(dir.path(), 0, async |addr| {
-        let mut c = Client::new(addr, "c").await;
+    let clock = ManualClock::new();
+    let mut s = first_boot(dir.path(), &clock).await;
+    let fh = {
+        let mut c = s.client("c").await;
         create(&mut c, "f").await
-    });
+    };
     for _ in 0..2 {
-        boot(dir.path(), 60, async |addr| {
-            let mut c = Client::reclaiming(addr, "c").await;
-            assert_eq!(reclaim_open(&mut c, &fh).await, NfsStat4::NFS4_OK);
-            reclaim_complete(&mut c).await;
-        });
+        reboot(&mut s, 60).await;
+        let mut c = reclaiming(&s, "c").await;
+        assert_eq!(reclaim_open(&mut c, &fh).await, NfsStat4::NFS4_OK);
+        reclaim_complete(&mut c).await;
     }
 }

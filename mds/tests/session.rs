@@ -1,14 +1,16 @@
-//! Session and COMPOUND rules over real loopback sockets (RFC 8881 sections 2.10 and 15-16).
+//! Session and COMPOUND rules (RFC 8881 sections 2.10 and 15-16), on the in-memory cluster's
+//! MDS alone.
 
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 #[tokio::test]
 async fn session_setup_and_root_getattr() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "client-a").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("client-a").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -35,8 +37,8 @@ async fn session_setup_and_root_getattr() {
 
 #[tokio::test]
 async fn op_without_sequence_is_op_not_in_session() {
-    let s = server().await;
-    let conn = connect(s.addr).await;
+    let s = Cluster::mds_alone().await;
+    let conn = s.conn();
     let r = compound_on(&conn, 0, 1, vec![NfsArgop4::PutRootFh, NfsArgop4::GetFh])
         .await
         .unwrap();
@@ -46,8 +48,8 @@ async fn op_without_sequence_is_op_not_in_session() {
 
 #[tokio::test]
 async fn minor_version_3_is_a_mismatch() {
-    let s = server().await;
-    let conn = connect(s.addr).await;
+    let s = Cluster::mds_alone().await;
+    let conn = s.conn();
     let r = compound_on(&conn, 0, 3, vec![NfsArgop4::PutRootFh])
         .await
         .unwrap();
@@ -57,14 +59,14 @@ async fn minor_version_3_is_a_mismatch() {
 
 #[tokio::test]
 async fn retry_gets_the_cached_reply_and_misordered_seqid_is_refused() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "client-b").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("client-b").await;
     let seq = c.sequence();
     let ops = vec![seq.clone(), NfsArgop4::PutRootFh, NfsArgop4::GetFh];
     let first = compound_on(&c.conn, 0, 1, ops.clone()).await.unwrap();
     let again = compound_on(&c.conn, 0, 1, ops).await.unwrap();
     assert_eq!(first, again, "a retry is answered from the reply cache");
-    let before = s.mds.core.counters.count(NfsOpnum4::OP_GETFH);
+    let before = s.mds().core.counters.count(NfsOpnum4::OP_GETFH);
     assert_eq!(before, 1, "the retry was not executed again");
     // A seqid two ahead is misordered.
     c.seq += 1;
@@ -74,8 +76,8 @@ async fn retry_gets_the_cached_reply_and_misordered_seqid_is_refused() {
 
 #[tokio::test]
 async fn unknown_op_is_op_illegal_and_forged_handle_is_badhandle() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "client-c").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("client-c").await;
     let r = c
         .call(vec![NfsArgop4::PutFh(PutFhArgs {
             object: NfsFh4(vec![1u8; 32].into()),
@@ -90,8 +92,8 @@ async fn unknown_op_is_op_illegal_and_forged_handle_is_badhandle() {
 
 #[tokio::test]
 async fn sequence_not_first_is_sequence_pos() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "client-d").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("client-d").await;
     let inner = c.sequence();
     c.seq -= 1;
     let r = c.call(vec![inner]).await;
@@ -100,8 +102,8 @@ async fn sequence_not_first_is_sequence_pos() {
 
 #[tokio::test]
 async fn illegal_op_first_is_op_illegal_not_op_not_in_session() {
-    let s = server().await;
-    let conn = connect(s.addr).await;
+    let s = Cluster::mds_alone().await;
+    let conn = s.conn();
     let r = compound_on(&conn, 0, 1, vec![NfsArgop4::Illegal])
         .await
         .unwrap();
@@ -149,8 +151,14 @@ fn fore(maxrequest: u32, maxresponse: u32, cached: u32) -> ChannelAttrs4 {
 
 #[tokio::test]
 async fn the_op_whose_result_overflows_ca_maxresponsesize_gets_rep_too_big() {
-    let s = server().await;
-    let mut c = Client::with_fore_channel(s.addr, "small-replies", fore(400, 400, 400)).await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s
+        .client_with(
+            &Setup::new("small-replies")
+                .reclaiming()
+                .fore(fore(400, 400, 400)),
+        )
+        .await;
     let mut ops = vec![NfsArgop4::PutRootFh];
     ops.extend(std::iter::repeat_n(mandatory_getattr(), 4));
     let r = c.call_caching(false, ops).await;
@@ -171,8 +179,14 @@ async fn the_op_whose_result_overflows_ca_maxresponsesize_gets_rep_too_big() {
 
 #[tokio::test]
 async fn cachethis_with_a_cache_too_small_for_sequence_is_rep_too_big_to_cache() {
-    let s = server().await;
-    let mut c = Client::with_fore_channel(s.addr, "tiny-cache", fore(8192, 8192, 10)).await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s
+        .client_with(
+            &Setup::new("tiny-cache")
+                .reclaiming()
+                .fore(fore(8192, 8192, 10)),
+        )
+        .await;
     let r = c.call_caching(true, vec![]).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE, "{r:?}");
     assert_eq!(r.resarray.len(), 1, "SEQUENCE itself: {r:?}");
@@ -184,9 +198,15 @@ async fn cachethis_with_a_cache_too_small_for_sequence_is_rep_too_big_to_cache()
 
 #[tokio::test]
 async fn a_change_whose_reply_could_not_be_cached_is_not_made() {
-    let s = server().await;
+    let s = Cluster::mds_alone().await;
     // SEQUENCE and PUTROOTFH fit in 120 bytes; a CREATE result after them does not.
-    let mut c = Client::with_fore_channel(s.addr, "no-room", fore(8192, 8192, 120)).await;
+    let mut c = s
+        .client_with(
+            &Setup::new("no-room")
+                .reclaiming()
+                .fore(fore(8192, 8192, 120)),
+        )
+        .await;
     let mkdir = NfsArgop4::Create(CreateArgs {
         objtype: Createtype4::Dir,
         objname: "d".into(),
@@ -213,8 +233,14 @@ async fn a_change_whose_reply_could_not_be_cached_is_not_made() {
 
 #[tokio::test]
 async fn a_request_over_ca_maxrequestsize_is_req_too_big() {
-    let s = server().await;
-    let mut c = Client::with_fore_channel(s.addr, "small-requests", fore(256, 8192, 1024)).await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s
+        .client_with(
+            &Setup::new("small-requests")
+                .reclaiming()
+                .fore(fore(256, 8192, 1024)),
+        )
+        .await;
     let long = "n".repeat(200);
     let r = c
         .call(vec![NfsArgop4::PutRootFh, lookup(long.as_str())])
@@ -263,8 +289,8 @@ fn create_session(clientid: u64, sequence: u32, sec: Vec<CallbackSecParms4>) -> 
 
 #[tokio::test]
 async fn supp_fence_ops_is_undefined_in_minor_version_1_and_defined_in_2() {
-    let s = server().await;
-    let conn = connect(s.addr).await;
+    let s = Cluster::mds_alone().await;
+    let conn = s.conn();
     let fence = EXCHGID4_FLAG_SUPP_FENCE_OPS;
     let r = compound_on(&conn, 0, 1, vec![exchange_id("fence", 1, fence)])
         .await
@@ -278,8 +304,8 @@ async fn supp_fence_ops_is_undefined_in_minor_version_1_and_defined_in_2() {
 
 #[tokio::test]
 async fn another_principal_takes_over_an_owner_without_state_and_the_old_id_goes_stale() {
-    let s = server().await;
-    let c = Client::new(s.addr, "shared-owner").await;
+    let s = Cluster::mds_alone().await;
+    let c = s.client("shared-owner").await;
     let r = compound_on(
         &c.conn,
         0,
@@ -291,7 +317,7 @@ async fn another_principal_takes_over_an_owner_without_state_and_the_old_id_goes
     .await
     .unwrap();
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let conn = connect(s.addr).await;
+    let conn = s.conn();
     let r = compound_on(&conn, 1000, 1, vec![exchange_id("shared-owner", 9, 0)])
         .await
         .unwrap();
@@ -304,7 +330,7 @@ async fn another_principal_takes_over_an_owner_without_state_and_the_old_id_goes
         .unwrap();
     assert_eq!(r.status, NfsStat4::NFS4ERR_STALE_CLIENTID, "{r:?}");
     assert!(s
-        .mds
+        .mds()
         .store
         .clients()
         .unwrap()
@@ -314,15 +340,15 @@ async fn another_principal_takes_over_an_owner_without_state_and_the_old_id_goes
 
 #[tokio::test]
 async fn another_principal_cannot_take_over_an_owner_with_a_session() {
-    let s = server().await;
-    let c = Client::new(s.addr, "busy-owner").await;
-    let conn = connect(s.addr).await;
+    let s = Cluster::mds_alone().await;
+    let c = s.client("busy-owner").await;
+    let conn = s.conn();
     let r = compound_on(&conn, 1000, 1, vec![exchange_id("busy-owner", 9, 0)])
         .await
         .unwrap();
     assert_eq!(r.status, NfsStat4::NFS4ERR_CLID_INUSE, "{r:?}");
     assert!(s
-        .mds
+        .mds()
         .store
         .clients()
         .unwrap()
@@ -332,8 +358,8 @@ async fn another_principal_cannot_take_over_an_owner_with_a_session() {
 
 #[tokio::test]
 async fn create_session_without_callback_security_is_accepted() {
-    let s = server().await;
-    let conn = connect(s.addr).await;
+    let s = Cluster::mds_alone().await;
+    let conn = s.conn();
     let r = compound_on(&conn, 0, 1, vec![exchange_id("no-cb-sec", 1, 0)])
         .await
         .unwrap();
@@ -349,36 +375,36 @@ async fn create_session_without_callback_security_is_accepted() {
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
 }
 
-/// Two servers, one after the other, over one data directory (each runtime dropped closes
-/// its server's stores).
-#[test]
-fn the_server_owner_is_derived_from_the_key_not_a_piece_of_it_and_survives_a_restart() {
-    let rt = || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    };
+/// The server owner one boot of `s`'s MDS tells a new client, and its server key.
+async fn owner_and_key(s: &Cluster) -> (bytes::Bytes, [u8; 32]) {
+    let conn = s.conn();
+    let r = compound_on(&conn, 0, 1, vec![exchange_id("owner-id", 1, 0)])
+        .await
+        .unwrap();
+    let wire = exchange_ok(&r).eir_server_owner.so_major_id.clone();
+    let mds = s.mds();
+    assert_eq!(wire, mds.core.identity.owner.so_major_id);
+    (wire, *mds.store.server_key())
+}
+
+/// Two boots of one MDS, one after the other, over one data directory.
+#[tokio::test]
+async fn the_server_owner_is_derived_from_the_key_not_a_piece_of_it_and_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let boot = || {
-        rt().block_on(async {
-            let (mds, addr) = start_mds(dir.path(), 0, 10).await;
-            let conn = connect(addr).await;
-            let r = compound_on(&conn, 0, 1, vec![exchange_id("owner-id", 1, 0)])
-                .await
-                .unwrap();
-            let wire = exchange_ok(&r).eir_server_owner.so_major_id.clone();
-            assert_eq!(wire, mds.core.identity.owner.so_major_id);
-            (wire, *mds.store.server_key())
-        })
-    };
-    let (first, key) = boot();
+    let mut s = Cluster::builder()
+        .data_servers(0)
+        .lease(10)
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .start()
+        .await;
+    let (first, key) = owner_and_key(&s).await;
     assert_eq!(first.len(), 16);
     assert!(
         !key.windows(4).any(|w| first.windows(4).any(|f| f == w)),
         "no run of the server key appears in the server owner"
     );
-    let (second, key2) = boot();
+    s.restart_mds().await;
+    let (second, key2) = owner_and_key(&s).await;
     assert_eq!(
         (second, key2),
         (first, key),

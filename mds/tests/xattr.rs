@@ -1,12 +1,12 @@
 //! Extended attributes (RFC 8276: GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR, the
-//! `xattr_support` attribute and the ACCESS xattr bits) over real loopback sockets.
+//! `xattr_support` attribute and the ACCESS xattr bits) on the in-memory cluster.
 
 use bytes::Bytes;
 use mds::config::{Access, ClientRule};
-use mds::Config;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Utf8String;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -174,8 +174,8 @@ async fn change_of(c: &mut Client, fh: &NfsFh4) -> u64 {
 /// `xattr_support` (RFC 8276) and `open_arguments` (RFC 9754) are NFSv4.2 extensions.
 #[tokio::test]
 async fn xattr_support_and_open_arguments_are_reported_in_minor_version_2_only() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "support").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("support").await;
     let ask = [
         FATTR4_SUPPORTED_ATTRS,
         FATTR4_XATTR_SUPPORT,
@@ -222,8 +222,8 @@ async fn xattr_support_and_open_arguments_are_reported_in_minor_version_2_only()
 
 #[tokio::test]
 async fn xattr_operations_are_notsupp_in_minor_version_1() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "v41").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("v41").await;
     let f = create_file(&mut c, "f", 0o644).await;
     for op in [
         set_op(SetxattrOption4::SETXATTR4_EITHER, "a", b"1"),
@@ -242,8 +242,8 @@ async fn xattr_operations_are_notsupp_in_minor_version_1() {
 
 #[tokio::test]
 async fn setxattr_options_follow_rfc_8276_section_8_4_2() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "options").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("options").await;
     let f = create_file(&mut c, "f", 0o644).await;
     use SetxattrOption4 as O;
     let st = |r: &Compound4Res| last_status(r);
@@ -306,8 +306,8 @@ async fn setxattr_options_follow_rfc_8276_section_8_4_2() {
 
 #[tokio::test]
 async fn changes_report_the_files_change_attribute_before_and_after() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "cinfo").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("cinfo").await;
     let f = create_file(&mut c, "f", 0o644).await;
     let before = change_of(&mut c, &f).await;
     let r = call42(
@@ -336,8 +336,8 @@ async fn changes_report_the_files_change_attribute_before_and_after() {
 
 #[tokio::test]
 async fn removexattr_removes_and_a_missing_name_is_noxattr() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "remove").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("remove").await;
     let f = create_file(&mut c, "f", 0o644).await;
     let r = call42(&mut c, vec![putfh(&f), remove_op("a")]).await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_NOXATTR);
@@ -357,8 +357,8 @@ async fn removexattr_removes_and_a_missing_name_is_noxattr() {
 
 #[tokio::test]
 async fn values_up_to_64_kib_are_kept_and_larger_ones_are_xattr2big() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "big").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("big").await;
     let f = create_file(&mut c, "f", 0o644).await;
     let v: Vec<u8> = (0..65_536u32).map(|i| (i * 13) as u8).collect();
     let r = call42(
@@ -387,8 +387,8 @@ async fn values_up_to_64_kib_are_kept_and_larger_ones_are_xattr2big() {
 
 #[tokio::test]
 async fn names_follow_the_user_namespace_limits() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "names").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("names").await;
     let f = create_file(&mut c, "f", 0o644).await;
     let set = |n: &str| set_op(SetxattrOption4::SETXATTR4_EITHER, n, b"v");
     let longest = "n".repeat(250); // "user." + 250 = XATTR_NAME_MAX
@@ -410,8 +410,8 @@ async fn names_follow_the_user_namespace_limits() {
 
 #[tokio::test]
 async fn listxattrs_pages_by_maxcount_and_resumes_at_its_cookie() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "list").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("list").await;
     let f = create_file(&mut c, "f", 0o644).await;
     let r = call42(&mut c, vec![putfh(&f), list_op(0, 8192)]).await;
     let l = list_of(&r);
@@ -463,8 +463,8 @@ async fn listxattrs_pages_by_maxcount_and_resumes_at_its_cookie() {
 
 #[tokio::test]
 async fn a_listxattrs_cookie_survives_the_removal_of_its_name() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "cookie").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("cookie").await;
     let f = create_file(&mut c, "f", 0o644).await;
     for k in ["a", "b", "c"] {
         call42(
@@ -495,8 +495,8 @@ async fn a_listxattrs_cookie_survives_the_removal_of_its_name() {
 
 #[tokio::test]
 async fn directories_hold_xattrs_and_symlinks_do_not() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "types").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("types").await;
     let d = create_obj(&mut c, "d", Createtype4::Dir, 0o755).await;
     let r = call42(
         &mut c,
@@ -530,8 +530,8 @@ async fn directories_hold_xattrs_and_symlinks_do_not() {
 
 #[tokio::test]
 async fn changes_need_write_permission_and_reads_need_read_permission() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "perm").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("perm").await;
     let readable = create_file(&mut c, "readable", 0o644).await;
     let private = create_file(&mut c, "private", 0o600).await;
     chown(&mut c, &readable, 1000).await;
@@ -571,8 +571,8 @@ async fn changes_need_write_permission_and_reads_need_read_permission() {
 
 #[tokio::test]
 async fn access_reports_the_xattr_bits_by_mode_in_minor_version_2() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "access").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("access").await;
     let f = create_file(&mut c, "f", 0o644).await;
     chown(&mut c, &f, 1000).await;
     c.uid = 1000;
@@ -600,8 +600,8 @@ async fn access_reports_the_xattr_bits_by_mode_in_minor_version_2() {
 
 #[tokio::test]
 async fn in_a_sticky_directory_only_the_owner_changes_xattrs() {
-    let s = server().await;
-    let mut c = Client::new(s.addr, "sticky").await;
+    let s = Cluster::mds_alone().await;
+    let mut c = s.client("sticky").await;
     let d = create_obj(&mut c, "tmp", Createtype4::Dir, 0o1777).await;
     c.uid = 1000;
     let r = call42(
@@ -627,24 +627,20 @@ async fn in_a_sticky_directory_only_the_owner_changes_xattrs() {
 
 #[tokio::test]
 async fn a_read_only_export_refuses_changes_with_rofs() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        grace_time: 0,
-        lease_time: 10,
-        ..Config::default()
-    };
-    cfg.exports[0].clients = vec![ClientRule {
-        network: "127.0.0.0/8".into(),
-        access: Access::Ro,
-        root_squash: false,
-    }];
-    let mds = mds::Mds::open(cfg).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(mds.clone().serve_on(listener));
-    let mut c = Client::new(addr, "ro").await;
+    // The cluster's clients (TEST-NET-2) may only read.
+    let s = Cluster::builder()
+        .data_servers(0)
+        .lease(10)
+        .configure(|cfg| {
+            cfg.exports[0].clients = vec![ClientRule {
+                network: "198.51.100.0/24".into(),
+                access: Access::Ro,
+                root_squash: false,
+            }];
+        })
+        .start()
+        .await;
+    let mut c = s.client("ro").await;
     let r = call42(
         &mut c,
         vec![
@@ -660,20 +656,17 @@ async fn a_read_only_export_refuses_changes_with_rofs() {
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "reading is fine");
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-#[test]
-fn acknowledged_xattrs_survive_a_restart() {
+#[tokio::test]
+async fn acknowledged_xattrs_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let (fh, cookie) = runtime().block_on(async {
-        let (_mds, addr) = start_mds(dir.path(), 0, 10).await;
-        let mut c = Client::new(addr, "restart").await;
+    let mut s = Cluster::builder()
+        .data_servers(0)
+        .lease(10)
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .start()
+        .await;
+    let (fh, cookie) = {
+        let mut c = s.client("restart").await;
         let f = create_file(&mut c, "f", 0o644).await;
         for (k, v) in [("a", "1"), ("b", "2")] {
             let r = call42(
@@ -688,10 +681,10 @@ fn acknowledged_xattrs_survive_a_restart() {
         }
         let r = call42(&mut c, vec![putfh(&f), list_op(0, 24)]).await;
         (f, list_of(&r).lxr_cookie)
-    });
-    runtime().block_on(async {
-        let (_mds, addr) = start_mds(dir.path(), 0, 10).await;
-        let mut c = Client::new(addr, "restart").await;
+    };
+    s.restart_mds().await;
+    {
+        let mut c = s.client("restart").await;
         let r = call42(&mut c, vec![putfh(&fh), get_op("b")]).await;
         assert_eq!(value_of(&r), "2");
         let r = call42(&mut c, vec![putfh(&fh), list_op(cookie, 4096)]).await;
@@ -700,5 +693,5 @@ fn acknowledged_xattrs_survive_a_restart() {
             ["b"],
             "the cookie still resumes after \"a\""
         );
-    });
+    }
 }

@@ -32,7 +32,8 @@ use mds::config::{ClusterConfig, DataServerConfig};
 use mds::pnfs::devices::DevicesOptions;
 use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
-use nfs_server::{Service, SharedClock, StreamServer};
+use nfs_server::SharedClock;
+use nfs_server::{Service, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};
 use tokio::io::DuplexStream;
 
@@ -139,9 +140,10 @@ impl ClusterBuilder {
         self
     }
 
-    /// The MDS and the data servers run on `clock` (default: the system's): their leases,
-    /// recall deadlines, revocations and reapers. Tests pass a
-    /// [`ManualClock`](nfs_server::ManualClock) and move it on instead of sleeping.
+    /// The clock the MDS and the data servers run on (default: the system's): a
+    /// [`ManualClock`](nfs_server::ManualClock) lets a test run out leases, recall deadlines,
+    /// revocations and grace periods by moving it on instead of sleeping. One clock for
+    /// every role, so that the control protocol's call stamps agree.
     pub fn clock(mut self, clock: SharedClock) -> Self {
         self.clock = Some(clock);
         self
@@ -151,6 +153,7 @@ impl ClusterBuilder {
     /// data server (within 10 s). Needs a tokio runtime.
     pub async fn start(mut self) -> Cluster {
         let cfg = self.config();
+        let clock = self.clock.take().unwrap_or_else(nfs_server::clock::system);
         let nodes: Nodes = Arc::new(Mutex::new(
             (1..=self.data_servers)
                 .map(|id| {
@@ -167,8 +170,12 @@ impl ClusterBuilder {
                             }
                         }
                     };
-                    let lease = Duration::from_secs(u64::from(self.lease));
-                    DsNode::new(id, store, lease, self.clock.clone())
+                    DsNode::new(
+                        id,
+                        store,
+                        Duration::from_secs(u64::from(self.lease)),
+                        clock.clone(),
+                    )
                 })
                 .collect(),
         ));
@@ -180,7 +187,7 @@ impl ClusterBuilder {
             objects: Arc::new(CrashSimStore::new()),
             connector: Arc::new(ds::Connector(nodes.clone())),
             devices: self.devices,
-            clock: self.clock.clone(),
+            clock,
         };
         let mut cluster = Cluster {
             cfg,
@@ -231,8 +238,7 @@ struct MdsBoot {
     objects: Arc<CrashSimStore>,
     connector: Arc<ds::Connector>,
     devices: DevicesOptions,
-    /// The MDS's clock (`None`: the system's).
-    clock: Option<SharedClock>,
+    clock: SharedClock,
 }
 
 /// The MDS while it runs, and its server (whose drop stops the lease reaper).
@@ -266,6 +272,30 @@ impl Cluster {
         ClusterBuilder::default()
     }
 
+    /// An MDS alone (no data servers: it keeps file data itself and grants no layouts),
+    /// metadata in memory, a 10 s lease, no grace period: what suites of the MDS by itself
+    /// start.
+    pub async fn mds_alone() -> Cluster {
+        Self::builder().data_servers(0).lease(10).start().await
+    }
+
+    /// Runs `test` on an MDS alone (file data in its own store), then on an MDS with the
+    /// default three data servers (files striped over them, the data of the MDS's own READs
+    /// and WRITEs going through the control protocol): the two places a file's data can
+    /// live, for the suites of file I/O. Each run has a cluster of its own (10 s lease, no
+    /// grace period).
+    pub async fn alone_and_striped(test: impl AsyncFn(&Cluster)) {
+        for data_servers in [0, 3] {
+            let s = Self::builder()
+                .data_servers(data_servers)
+                .lease(10)
+                .start()
+                .await;
+            eprintln!("with {data_servers} data servers");
+            test(&s).await;
+        }
+    }
+
     /// The MDS's configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
@@ -295,7 +325,7 @@ impl Cluster {
             },
             connector: Some(b.connector.clone()),
             devices: b.devices,
-            clock: b.clock.clone(),
+            clock: Some(b.clock.clone()),
         };
         // The last handle of the previous boot may have gone on another thread, which may
         // still be closing its store: wait that out.
@@ -336,6 +366,13 @@ impl Cluster {
         );
         self.stop_mds().await;
         self.start_mds().await;
+    }
+
+    /// [`Cluster::restart_mds`] with the configuration changed by `f` first (e.g. a grace
+    /// period for the new boot).
+    pub async fn restart_mds_with(&mut self, f: impl FnOnce(&mut Config)) {
+        f(&mut self.cfg);
+        self.restart_mds().await;
     }
 
     /// Stops the MDS and waits (up to 10 s) until it is gone and its store closed.

@@ -467,3 +467,33 @@ async fn the_metadata_store_can_be_redb_on_disk_and_the_mds_restarts_over_it() {
     drop(cluster);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One manual clock for every role ([`testkit::cluster::ClusterBuilder::clock`]): the data
+/// servers register, and an hour later on that clock (far past any allowed skew of the
+/// control protocol's call stamps, which both ends read from it) a striped file still goes
+/// through the MDS to them, while a session left silent has lost its lease.
+#[tokio::test]
+async fn a_cluster_on_a_manual_clock_keeps_its_roles_in_step() {
+    let clock = nfs_server::ManualClock::new();
+    let cluster = Cluster::builder()
+        .data_servers(2)
+        .configure(|cfg| cfg.cluster.layouts = true)
+        .clock(clock.shared())
+        .start()
+        .await;
+    let mut silent = Session::new(cluster.connect_mds(), "silent").await;
+    testkit::loopback::advance(&clock, std::time::Duration::from_secs(3600)).await;
+    let r = silent.call(vec![NfsArgop4::PutRootFh]).await;
+    assert_ne!(r.status, NfsStat4::NFS4_OK, "the lease ran out: {r:?}");
+    let mut c = Session::new(cluster.connect_mds(), "writer").await;
+    let f = create(&mut c, "striped", false).await;
+    let data = pattern(UNIT / 2);
+    let r = c
+        .call(vec![putfh(&f.fh), write_op(f.stateid, 0, &data)])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c
+        .call(vec![putfh(&f.fh), read_op(f.stateid, 0, data.len() as u32)])
+        .await;
+    assert_eq!(read_data(&r), data);
+}

@@ -6,29 +6,38 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nfs_proto::transport::{CallHandler, NoCalls};
+use nfs_proto::transport::{CallHandler, Conn, NoCalls};
 
-use super::{ds_nfs_addr, Cluster, MDS_ADDR};
+use super::{client_addr, ds_nfs_addr, Cluster, MDS_ADDR};
 use crate::client::{CbClient, Client, Setup};
 
 impl Cluster {
-    /// A session on the MDS for `owner` ([`Setup::new`]: RECLAIM_COMPLETE sent), answering no
-    /// callbacks.
+    /// A new connection to the MDS that answers no calls (no session yet).
+    pub fn conn(&self) -> Conn {
+        self.conn_with(Arc::new(NoCalls))
+    }
+
+    /// A new connection to the MDS whose callbacks go to `handler`.
+    pub fn conn_with<H: CallHandler>(&self, handler: Arc<H>) -> Conn {
+        crate::client::start_conn(self.connect_mds(), MDS_ADDR, client_addr(), handler)
+    }
+
+    /// A session with the MDS for `owner`, RECLAIM_COMPLETE sent ([`Setup::new`]).
     pub async fn client(&self, owner: &str) -> Client {
-        self.client_with(&Setup::new(owner), Arc::new(NoCalls))
-            .await
+        self.client_with(&Setup::new(owner)).await
     }
 
-    /// A session on the MDS set up as `setup` says, whose callbacks go to `handler`.
-    pub async fn client_with<H: CallHandler>(&self, setup: &Setup, handler: Arc<H>) -> Client {
-        Client::over(self.connect_mds(), MDS_ADDR, handler, setup).await
+    /// A session with the MDS set up as `setup` says, over a new connection that answers no
+    /// calls.
+    pub async fn client_with(&self, setup: &Setup) -> Client {
+        Client::establish(self.conn(), setup).await
     }
 
-    /// A session on the MDS for `owner` with the back channel on its connection, answered by
-    /// `cb` (what `client_with_back_channel` sets up over TCP).
+    /// A session whose connection is also its back channel, served by `cb`, with
+    /// RECLAIM_COMPLETE sent (as [`crate::client::client_with_back_channel`] over TCP).
     pub async fn client_with_back_channel(&self, owner: &str, cb: Arc<CbClient>) -> Client {
-        self.client_with(&Setup::new(owner).back_channel(), cb)
-            .await
+        let setup = Setup::new(owner).back_channel();
+        Client::establish(self.conn_with(cb), &setup).await
     }
 
     /// A session on data server `id` set up as `setup` says (it must be up).

@@ -46,19 +46,14 @@ pub(crate) struct DsNode {
     pub(crate) id: u16,
     pub(crate) store: DsStore,
     lease: Duration,
-    /// Its clock (`None`: the system's).
-    clock: Option<SharedClock>,
+    /// The clock it runs on (the cluster's, so that the MDS and the data servers agree).
+    clock: SharedClock,
     running: Option<Running>,
 }
 
 impl DsNode {
-    /// Data server `id` over `store`, with the MDS's lease, on `clock`, not started.
-    pub(crate) fn new(
-        id: u16,
-        store: DsStore,
-        lease: Duration,
-        clock: Option<SharedClock>,
-    ) -> Self {
+    /// Data server `id` over `store`, with the MDS's lease and clock, not started.
+    pub(crate) fn new(id: u16, store: DsStore, lease: Duration, clock: SharedClock) -> Self {
         Self {
             id,
             store,
@@ -76,15 +71,14 @@ impl DsNode {
         opts.lease_time = self.lease;
         let nfs = Arc::new(Mutex::new(None));
         let slot = nfs.clone();
-        let mut start = StartOnRegister::new(opts, self.store.objects.clone(), move |ds| {
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(StreamServer::for_role(ds));
-        });
-        if let Some(clock) = &self.clock {
-            start = start.with_clock(clock.clone());
-        }
-        let start = Arc::new(start);
+        let start = Arc::new(
+            StartOnRegister::new(opts, self.store.objects.clone(), move |ds| {
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some(StreamServer::for_role(ds));
+            })
+            .with_clock(self.clock.clone()),
+        );
         let service = Arc::new(
-            // On the MDS's clock too: it checks the MDS's call stamps against it.
             ControlService::on_clock(
                 ControlConfig {
                     ds_id: u32::from(self.id),
@@ -95,7 +89,7 @@ impl DsNode {
                 self.store.objects.clone(),
                 start.clone() as Arc<dyn DsTarget>,
                 ClusterKey::from_secret(&SECRET),
-                self.clock.clone().unwrap_or_else(nfs_server::clock::system),
+                self.clock.clone(),
             )
             .expect("control service"),
         );

@@ -639,21 +639,33 @@ op_table! {
     };
     opnum: NfsCbOpnum4;
     illegal: NfsCbResop4::Illegal(CbIllegalRes { status: NfsStat4::NFS4ERR_OP_ILLEGAL });
+    /// A client's callback operations, one method per operation of the callback table; each
+    /// answers `NFS4ERR_NOTSUPP` unless the client offers it, so a client writes only what it
+    /// does. [`cb_dispatch`] maps an operation to its method. CB_SEQUENCE has its method like
+    /// the others, but where it may stand (first, and only first: RFC 8881 section 20.9.3) is
+    /// the caller's to check, as the server's COMPOUND engine checks SEQUENCE.
+    handler: CbHandler,
+    /// Runs one callback operation on `handler`: the method of its row in the callback table;
+    /// an unknown or illegal operation is CB_ILLEGAL with `NFS4ERR_OP_ILLEGAL`.
+    fn cb_dispatch;
     ops {
-        GetAttr = OP_CB_GETATTR(CbGetAttrArgs) -> CbGetAttrRes;
-        Recall = OP_CB_RECALL(CbRecallArgs) -> CbRecallRes;
-        LayoutRecall = OP_CB_LAYOUTRECALL(CbLayoutRecallArgs) -> CbLayoutRecallRes;
-        Notify = OP_CB_NOTIFY(CbNotifyArgs) -> CbNotifyRes;
-        PushDeleg = OP_CB_PUSH_DELEG(CbPushDelegArgs) -> CbPushDelegRes;
-        RecallAny = OP_CB_RECALL_ANY(CbRecallAnyArgs) -> CbRecallAnyRes;
+        GetAttr = OP_CB_GETATTR(CbGetAttrArgs) -> CbGetAttrRes => cb_getattr;
+        Recall = OP_CB_RECALL(CbRecallArgs) -> CbRecallRes => cb_recall;
+        LayoutRecall = OP_CB_LAYOUTRECALL(CbLayoutRecallArgs) -> CbLayoutRecallRes =>
+            cb_layoutrecall;
+        Notify = OP_CB_NOTIFY(CbNotifyArgs) -> CbNotifyRes => cb_notify;
+        PushDeleg = OP_CB_PUSH_DELEG(CbPushDelegArgs) -> CbPushDelegRes => cb_push_deleg;
+        RecallAny = OP_CB_RECALL_ANY(CbRecallAnyArgs) -> CbRecallAnyRes => cb_recall_any;
         RecallableObjAvail = OP_CB_RECALLABLE_OBJ_AVAIL(CbRecallableObjAvailArgs)
-            -> CbRecallableObjAvailRes;
-        RecallSlot = OP_CB_RECALL_SLOT(CbRecallSlotArgs) -> CbRecallSlotRes;
-        Sequence = OP_CB_SEQUENCE(CbSequenceArgs) -> CbSequenceRes;
-        WantsCancelled = OP_CB_WANTS_CANCELLED(CbWantsCancelledArgs) -> CbWantsCancelledRes;
-        NotifyLock = OP_CB_NOTIFY_LOCK(CbNotifyLockArgs) -> CbNotifyLockRes;
-        NotifyDeviceid = OP_CB_NOTIFY_DEVICEID(CbNotifyDeviceidArgs) -> CbNotifyDeviceidRes;
-        Offload = OP_CB_OFFLOAD(CbOffloadArgs) -> CbOffloadRes;
+            -> CbRecallableObjAvailRes => cb_recallable_obj_avail;
+        RecallSlot = OP_CB_RECALL_SLOT(CbRecallSlotArgs) -> CbRecallSlotRes => cb_recall_slot;
+        Sequence = OP_CB_SEQUENCE(CbSequenceArgs) -> CbSequenceRes => cb_sequence;
+        WantsCancelled = OP_CB_WANTS_CANCELLED(CbWantsCancelledArgs) -> CbWantsCancelledRes =>
+            cb_wants_cancelled;
+        NotifyLock = OP_CB_NOTIFY_LOCK(CbNotifyLockArgs) -> CbNotifyLockRes => cb_notify_lock;
+        NotifyDeviceid = OP_CB_NOTIFY_DEVICEID(CbNotifyDeviceidArgs) -> CbNotifyDeviceidRes =>
+            cb_notify_deviceid;
+        Offload = OP_CB_OFFLOAD(CbOffloadArgs) -> CbOffloadRes => cb_offload;
         Illegal = OP_CB_ILLEGAL() -> CbIllegalRes;
     }
 }
@@ -939,6 +951,51 @@ mod tests {
         cb_compound_res: CbCompoundRes,
         nfs_cb_opnum4: NfsCbOpnum4,
     );
+
+    /// A client that offers CB_RECALL only.
+    struct RecallOnly(u32);
+
+    impl CbHandler for RecallOnly {
+        async fn cb_recall(&mut self, _: &CbRecallArgs) -> CbRecallRes {
+            self.0 += 1;
+            CbRecallRes {
+                status: NfsStat4::NFS4_OK,
+            }
+        }
+    }
+
+    #[test]
+    fn cb_dispatch_runs_the_handler_s_method_and_answers_notsupp_for_the_rest() {
+        let mut h = RecallOnly(0);
+        let run =
+            |h: &mut RecallOnly, op: NfsCbArgop4| futures::executor::block_on(cb_dispatch(h, &op));
+        assert_eq!(run(&mut h, recall()).status(), NfsStat4::NFS4_OK);
+        assert_eq!(h.0, 1);
+        assert_eq!(
+            run(&mut h, sequence()),
+            NfsCbResop4::Sequence(CbSequenceRes::Err(NfsStat4::NFS4ERR_NOTSUPP))
+        );
+        assert_eq!(
+            run(
+                &mut h,
+                NfsCbArgop4::RecallAny(CbRecallAnyArgs {
+                    craa_objects_to_keep: 0,
+                    craa_type_mask: Bitmap4::default(),
+                })
+            ),
+            NfsCbResop4::RecallAny(CbRecallAnyRes {
+                status: NfsStat4::NFS4ERR_NOTSUPP
+            })
+        );
+        for op in [NfsCbArgop4::Illegal, NfsCbArgop4::Unknown(NfsCbOpnum4(9999))] {
+            assert_eq!(
+                run(&mut h, op),
+                NfsCbResop4::Illegal(CbIllegalRes {
+                    status: NfsStat4::NFS4ERR_OP_ILLEGAL
+                })
+            );
+        }
+    }
 
     fn sequence() -> NfsCbArgop4 {
         NfsCbArgop4::Sequence(CbSequenceArgs {

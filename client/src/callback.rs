@@ -66,86 +66,40 @@ impl CallbackService {
             .contains(id)
     }
 
-    /// The answer to one CB_COMPOUND: CB_SEQUENCE, then each operation until one fails.
-    fn compound(&self, args: CbCompoundArgs) -> CbCompoundRes {
+    /// The answer to CB_SEQUENCE (RFC 8881 section 20.9): accepted for a session of this
+    /// client.
+    fn sequence(&self, s: &CbSequenceArgs) -> CbSequenceRes {
+        if self.knows(&s.csa_sessionid) {
+            CbSequenceRes::Ok(CbSequenceResOk {
+                csr_sessionid: s.csa_sessionid,
+                csr_sequenceid: s.csa_sequenceid,
+                csr_slotid: s.csa_slotid,
+                csr_highest_slotid: s.csa_highest_slotid,
+                csr_target_highest_slotid: s.csa_highest_slotid,
+            })
+        } else {
+            CbSequenceRes::Err(NfsStat4::NFS4ERR_BADSESSION)
+        }
+    }
+
+    /// The answer to one CB_COMPOUND: CB_SEQUENCE, then each operation until one fails. The
+    /// operations after CB_SEQUENCE go through the callback table's dispatch ([`cb_dispatch`])
+    /// to [`SinkOps`].
+    async fn compound(&self, args: CbCompoundArgs) -> CbCompoundRes {
         let mut resarray = Vec::with_capacity(args.argarray.len());
         let mut status = NfsStat4::NFS4_OK;
-        let sink = self.sink.get().and_then(Weak::upgrade);
+        let mut ops = SinkOps(self.sink.get().and_then(Weak::upgrade));
         for (i, op) in args.argarray.iter().enumerate() {
             let res = match (i, op) {
-                (0, NfsCbArgop4::Sequence(s)) => {
-                    if self.knows(&s.csa_sessionid) {
-                        NfsCbResop4::Sequence(CbSequenceRes::Ok(CbSequenceResOk {
-                            csr_sessionid: s.csa_sessionid,
-                            csr_sequenceid: s.csa_sequenceid,
-                            csr_slotid: s.csa_slotid,
-                            csr_highest_slotid: s.csa_highest_slotid,
-                            csr_target_highest_slotid: s.csa_highest_slotid,
-                        }))
-                    } else {
-                        NfsCbResop4::Sequence(CbSequenceRes::Err(NfsStat4::NFS4ERR_BADSESSION))
-                    }
-                }
+                (0, NfsCbArgop4::Sequence(s)) => NfsCbResop4::Sequence(self.sequence(s)),
                 // CB_SEQUENCE must come first, and only first (RFC 8881 section 20.9.3).
                 (0, _) => NfsCbResop4::Illegal(CbIllegalRes {
                     status: NfsStat4::NFS4ERR_OP_NOT_IN_SESSION,
                 }),
-                (_, NfsCbArgop4::LayoutRecall(a)) => NfsCbResop4::LayoutRecall(CbLayoutRecallRes {
-                    status: sink
-                        .as_ref()
-                        .map_or(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT, |s| s.layout_recall(a)),
+                (_, NfsCbArgop4::Sequence(_)) => NfsCbResop4::Illegal(CbIllegalRes {
+                    status: NfsStat4::NFS4ERR_OP_ILLEGAL,
                 }),
-                (_, NfsCbArgop4::NotifyDeviceid(a)) => {
-                    NfsCbResop4::NotifyDeviceid(CbNotifyDeviceidRes {
-                        status: sink
-                            .as_ref()
-                            .map_or(NfsStat4::NFS4_OK, |s| s.notify_deviceid(a)),
-                    })
-                }
-                (_, NfsCbArgop4::Recall(a)) => NfsCbResop4::Recall(CbRecallRes {
-                    status: sink
-                        .as_ref()
-                        .map_or(NfsStat4::NFS4ERR_BAD_STATEID, |s| s.recall_delegation(a)),
-                }),
-                (_, NfsCbArgop4::RecallAny(_)) => NfsCbResop4::RecallAny(CbRecallAnyRes {
-                    status: NfsStat4::NFS4_OK,
-                }),
-                (_, NfsCbArgop4::RecallSlot(_)) => NfsCbResop4::RecallSlot(CbRecallSlotRes {
-                    status: NfsStat4::NFS4_OK,
-                }),
-                (_, NfsCbArgop4::GetAttr(a)) => NfsCbResop4::GetAttr(
-                    sink.as_ref()
-                        .map_or(CbGetAttrRes::Err(NfsStat4::NFS4ERR_BADHANDLE), |s| {
-                            s.getattr(a)
-                        }),
-                ),
-                (_, NfsCbArgop4::Notify(_)) => NfsCbResop4::Notify(CbNotifyRes {
-                    status: NfsStat4::NFS4ERR_NOTSUPP,
-                }),
-                (_, NfsCbArgop4::NotifyLock(_)) => NfsCbResop4::NotifyLock(CbNotifyLockRes {
-                    status: NfsStat4::NFS4_OK,
-                }),
-                (_, NfsCbArgop4::PushDeleg(_)) => NfsCbResop4::PushDeleg(CbPushDelegRes {
-                    status: NfsStat4::NFS4ERR_NOTSUPP,
-                }),
-                (_, NfsCbArgop4::RecallableObjAvail(_)) => {
-                    NfsCbResop4::RecallableObjAvail(CbRecallableObjAvailRes {
-                        status: NfsStat4::NFS4ERR_NOTSUPP,
-                    })
-                }
-                (_, NfsCbArgop4::WantsCancelled(_)) => {
-                    NfsCbResop4::WantsCancelled(CbWantsCancelledRes {
-                        status: NfsStat4::NFS4_OK,
-                    })
-                }
-                (_, NfsCbArgop4::Offload(a)) => NfsCbResop4::Offload(CbOffloadRes {
-                    status: sink.as_ref().map_or(NfsStat4::NFS4_OK, |s| s.offload(a)),
-                }),
-                (_, NfsCbArgop4::Sequence(_) | NfsCbArgop4::Illegal | NfsCbArgop4::Unknown(_)) => {
-                    NfsCbResop4::Illegal(CbIllegalRes {
-                        status: NfsStat4::NFS4ERR_OP_ILLEGAL,
-                    })
-                }
+                (_, op) => cb_dispatch(&mut ops, op).await,
             };
             status = res.status();
             resarray.push(res);
@@ -157,6 +111,81 @@ impl CallbackService {
             status,
             tag: args.tag,
             resarray,
+        }
+    }
+}
+
+/// The client's callback operations after CB_SEQUENCE, as the callback table's handler: what
+/// concerns the client's layouts, delegations and copies goes to the [`CallbackSink`] (with
+/// the answer of a client that holds nothing while there is none); the recalls of slots and
+/// of "any" state, lock notifications and cancelled wants are taken (NFS4_OK: nothing is
+/// kept that they would recall); the rest (CB_NOTIFY, CB_PUSH_DELEG, CB_RECALLABLE_OBJ_AVAIL)
+/// keeps the table's `NFS4ERR_NOTSUPP`.
+struct SinkOps(Option<Arc<dyn CallbackSink>>);
+
+impl CbHandler for SinkOps {
+    async fn cb_layoutrecall(&mut self, a: &CbLayoutRecallArgs) -> CbLayoutRecallRes {
+        CbLayoutRecallRes {
+            status: self
+                .0
+                .as_ref()
+                .map_or(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT, |s| s.layout_recall(a)),
+        }
+    }
+
+    async fn cb_notify_deviceid(&mut self, a: &CbNotifyDeviceidArgs) -> CbNotifyDeviceidRes {
+        CbNotifyDeviceidRes {
+            status: self
+                .0
+                .as_ref()
+                .map_or(NfsStat4::NFS4_OK, |s| s.notify_deviceid(a)),
+        }
+    }
+
+    async fn cb_recall(&mut self, a: &CbRecallArgs) -> CbRecallRes {
+        CbRecallRes {
+            status: self
+                .0
+                .as_ref()
+                .map_or(NfsStat4::NFS4ERR_BAD_STATEID, |s| s.recall_delegation(a)),
+        }
+    }
+
+    async fn cb_recall_any(&mut self, _: &CbRecallAnyArgs) -> CbRecallAnyRes {
+        CbRecallAnyRes {
+            status: NfsStat4::NFS4_OK,
+        }
+    }
+
+    async fn cb_recall_slot(&mut self, _: &CbRecallSlotArgs) -> CbRecallSlotRes {
+        CbRecallSlotRes {
+            status: NfsStat4::NFS4_OK,
+        }
+    }
+
+    async fn cb_getattr(&mut self, a: &CbGetAttrArgs) -> CbGetAttrRes {
+        self.0
+            .as_ref()
+            .map_or(CbGetAttrRes::Err(NfsStat4::NFS4ERR_BADHANDLE), |s| {
+                s.getattr(a)
+            })
+    }
+
+    async fn cb_notify_lock(&mut self, _: &CbNotifyLockArgs) -> CbNotifyLockRes {
+        CbNotifyLockRes {
+            status: NfsStat4::NFS4_OK,
+        }
+    }
+
+    async fn cb_wants_cancelled(&mut self, _: &CbWantsCancelledArgs) -> CbWantsCancelledRes {
+        CbWantsCancelledRes {
+            status: NfsStat4::NFS4_OK,
+        }
+    }
+
+    async fn cb_offload(&mut self, a: &CbOffloadArgs) -> CbOffloadRes {
+        CbOffloadRes {
+            status: self.0.as_ref().map_or(NfsStat4::NFS4_OK, |s| s.offload(a)),
         }
     }
 }
@@ -173,11 +202,107 @@ impl CallHandler for CallbackService {
             match call.proc_ {
                 CB_NULL => Reply::Success(Vec::new()),
                 CB_COMPOUND => match xdr::from_bytes::<CbCompoundArgs>(call.args) {
-                    Ok(args) => Reply::Success(vec![xdr::to_bytes(&self.compound(args))]),
+                    Ok(args) => Reply::Success(vec![xdr::to_bytes(&self.compound(args).await)]),
                     Err(_) => Reply::Accepted(AcceptStat::GarbageArgs),
                 },
                 _ => Reply::Accepted(AcceptStat::ProcUnavail),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sequence(id: Sessionid4) -> NfsCbArgop4 {
+        NfsCbArgop4::Sequence(CbSequenceArgs {
+            csa_sessionid: id,
+            csa_sequenceid: 3,
+            ..Default::default()
+        })
+    }
+
+    fn run(service: &CallbackService, ops: Vec<NfsCbArgop4>) -> Vec<(NfsCbOpnum4, NfsStat4)> {
+        let args = CbCompoundArgs {
+            argarray: ops,
+            ..Default::default()
+        };
+        let res = futures::executor::block_on(service.compound(args));
+        let statuses: Vec<_> = res
+            .resarray
+            .iter()
+            .map(|r| (r.opnum(), r.status()))
+            .collect();
+        assert_eq!(
+            res.status,
+            statuses.last().map_or(NfsStat4::NFS4_OK, |s| s.1)
+        );
+        statuses
+    }
+
+    #[test]
+    fn operations_after_cb_sequence_get_the_client_s_answers_until_one_fails() {
+        use NfsCbOpnum4 as O;
+        let service = CallbackService::default();
+        service.session_created([7; 16]);
+        // Without a sink: the answers of a client that holds nothing.
+        assert_eq!(
+            run(
+                &service,
+                vec![
+                    sequence([7; 16]),
+                    NfsCbArgop4::RecallSlot(CbRecallSlotArgs::default()),
+                    NfsCbArgop4::RecallAny(CbRecallAnyArgs::default()),
+                    NfsCbArgop4::Recall(CbRecallArgs::default()),
+                    NfsCbArgop4::RecallSlot(CbRecallSlotArgs::default()),
+                ]
+            ),
+            [
+                (O::OP_CB_SEQUENCE, NfsStat4::NFS4_OK),
+                (O::OP_CB_RECALL_SLOT, NfsStat4::NFS4_OK),
+                (O::OP_CB_RECALL_ANY, NfsStat4::NFS4_OK),
+                (O::OP_CB_RECALL, NfsStat4::NFS4ERR_BAD_STATEID),
+            ]
+        );
+        assert_eq!(
+            run(
+                &service,
+                vec![
+                    sequence([7; 16]),
+                    NfsCbArgop4::Notify(CbNotifyArgs::default())
+                ]
+            )[1],
+            (O::OP_CB_NOTIFY, NfsStat4::NFS4ERR_NOTSUPP)
+        );
+        assert_eq!(
+            run(&service, vec![sequence([7; 16]), sequence([7; 16])])[1],
+            (O::OP_CB_ILLEGAL, NfsStat4::NFS4ERR_OP_ILLEGAL)
+        );
+        assert_eq!(
+            run(
+                &service,
+                vec![sequence([7; 16]), NfsCbArgop4::Unknown(NfsCbOpnum4(99))]
+            )[1],
+            (O::OP_CB_ILLEGAL, NfsStat4::NFS4ERR_OP_ILLEGAL)
+        );
+    }
+
+    #[test]
+    fn cb_sequence_must_come_first_and_name_a_session_of_this_client() {
+        use NfsCbOpnum4 as O;
+        let service = CallbackService::default();
+        service.session_created([7; 16]);
+        assert_eq!(
+            run(&service, vec![sequence([8; 16])]),
+            [(O::OP_CB_SEQUENCE, NfsStat4::NFS4ERR_BADSESSION)]
+        );
+        assert_eq!(
+            run(
+                &service,
+                vec![NfsCbArgop4::RecallAny(CbRecallAnyArgs::default())]
+            ),
+            [(O::OP_CB_ILLEGAL, NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)]
+        );
     }
 }

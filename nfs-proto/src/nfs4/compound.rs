@@ -9,7 +9,8 @@
 //! ([`NfsArgop4::reply_size_estimate`]) and the handler seam a server implements
 //! ([`OpHandler`], [`dispatch`]) are all generated from it, so adding an operation is one line
 //! the compiler checks everywhere. The callback program's table
-//! ([`crate::nfs4::callback`]) goes through the same macro.
+//! ([`crate::nfs4::callback`]) goes through the same macro, with its handler seam for a
+//! client ([`crate::nfs4::callback::CbHandler`], [`crate::nfs4::callback::cb_dispatch`]).
 
 use super::*;
 use crate::xdr::{DecodeError, Decoder, Encoder, Utf8String, Xdr, XdrBounded};
@@ -252,13 +253,13 @@ macro_rules! op_table {
     // A row's handler method: by default the operation is not supported.
     (@method () $($rest:tt)*) => {};
     (@method ($m:ident) $op:ident () -> $res:ty) => {
-        #[doc = concat!("`", stringify!($op), "`: `NFS4ERR_NOTSUPP` unless the server offers it.")]
+        #[doc = concat!("`", stringify!($op), "`: `NFS4ERR_NOTSUPP` unless the implementer offers it.")]
         fn $m(&mut self) -> impl ::core::future::Future<Output = $res> + Send {
             ::core::future::ready(<$res>::error(NfsStat4::NFS4ERR_NOTSUPP))
         }
     };
     (@method ($m:ident) $op:ident ($t:ty) -> $res:ty) => {
-        #[doc = concat!("`", stringify!($op), "`: `NFS4ERR_NOTSUPP` unless the server offers it.")]
+        #[doc = concat!("`", stringify!($op), "`: `NFS4ERR_NOTSUPP` unless the implementer offers it.")]
         fn $m(&mut self, args: &$t) -> impl ::core::future::Future<Output = $res> + Send {
             let _ = args;
             ::core::future::ready(<$res>::error(NfsStat4::NFS4ERR_NOTSUPP))

@@ -32,6 +32,10 @@
 //! `max_sessions` plus one per client record. BIND_CONN_TO_SESSION creates nothing and is
 //! never refused. The caller reaps expired clients, whose sessions then go, before a
 //! CREATE_SESSION that finds the table full (`session_ops::create_session`).
+//!
+//! This file holds the sessions and the table; CREATE_SESSION is in `create`, SEQUENCE in
+//! `sequence`, connection binding (BIND_CONN_TO_SESSION, BACKCHANNEL_CTL, closed connections)
+//! in `binding`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
@@ -48,6 +52,13 @@ use nfs_proto::session::{
 };
 
 use super::client::{ClientError, ClientEvent, ClientTable, Principal, RemovedClient};
+
+mod binding;
+mod create;
+mod sequence;
+
+pub use create::CreateSessionOutcome;
+pub use sequence::{ReplyLimit, SequenceOutcome, SequenceRequest};
 
 /// A connection id, assigned by the network layer.
 pub type ConnId = u64;
@@ -275,110 +286,12 @@ impl Session {
     }
 }
 
-/// The callback security flavors of `offered` this server can use (AUTH_NONE and AUTH_SYS),
-/// in the client's order. Offers, none of them usable: `NFS4ERR_ENCR_ALG_UNSUPP`. No offer at
-/// all: RFC 8881 (sections 18.33 and 18.36) does not say what an empty list means; it is taken
-/// as AUTH_NONE, as knfsd takes it ("be generous"), and pynfs sends it (CSESS27, CSESS29).
-fn usable_cb_sec(offered: &[CallbackSecParms4]) -> Result<Vec<CallbackSecParms4>, SessionError> {
-    if offered.is_empty() {
-        return Ok(vec![CallbackSecParms4::AuthNone]);
-    }
-    let usable: Vec<_> = offered
-        .iter()
-        .filter(|p| {
-            matches!(
-                p,
-                CallbackSecParms4::AuthNone | CallbackSecParms4::AuthSys(_)
-            )
-        })
-        .cloned()
-        .collect();
-    if usable.is_empty() {
-        return Err(SessionError::EncrAlgUnsupp);
-    }
-    Ok(usable)
-}
-
 /// Binds (`on`) or unbinds a connection in one channel's list; a rebinding moves it last.
 fn bind_one(conns: &mut Vec<ConnId>, conn: ConnId, on: bool) {
     conns.retain(|&c| c != conn);
     if on {
         conns.push(conn);
     }
-}
-
-/// A successful CREATE_SESSION.
-#[derive(Clone, PartialEq, Debug)]
-pub struct CreateSessionOutcome {
-    /// The reply (the cached one on a retry).
-    pub res: CreateSessionResOk,
-    /// True when `res` is the cached reply of a retry; nothing changed.
-    pub replay: bool,
-    /// Store changes: the record's confirmation and the removal of the record it replaced.
-    /// The caller also releases the state of every removed client.
-    pub events: Vec<ClientEvent>,
-}
-
-/// The SEQUENCE of one COMPOUND, with what the checks need besides its arguments.
-#[derive(Clone, Copy, Debug)]
-pub struct SequenceRequest {
-    /// The SEQUENCE arguments.
-    pub args: SequenceArgs,
-    /// [`nfs_proto::session::request_digest`] of the COMPOUND arguments, for the false-retry
-    /// check.
-    pub digest: u64,
-    /// The size of the RPC call in bytes (RPC header included), checked against
-    /// `ca_maxrequestsize`.
-    pub request_size: u32,
-    /// The size of the smallest reply the COMPOUND can get: RPC and COMPOUND headers and the
-    /// SEQUENCE result. Checked against `ca_maxresponsesize`, or with `sa_cachethis` against
-    /// `ca_maxresponsesize_cached`.
-    pub min_reply_size: u32,
-    /// The number of operations in the COMPOUND, checked against `ca_maxoperations`.
-    pub op_count: u32,
-    /// `SEQ4_STATUS_*` bits the caller knows about (revoked state, device changes, ...),
-    /// added to the ones computed here.
-    pub status_flags: u32,
-}
-
-/// How large the reply to an executing COMPOUND may be (RFC 8881 sections 2.10.6.4 and
-/// 18.46.3): `ca_maxresponsesize`, or `ca_maxresponsesize_cached` when the client asked for
-/// the reply to be cached (`sa_cachethis`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct ReplyLimit {
-    /// The most bytes of the reply, RPC header included.
-    pub max: u32,
-    /// Whether `max` is the reply cache's limit.
-    pub cached: bool,
-}
-
-impl ReplyLimit {
-    /// The status of the operation whose result would not fit: `NFS4ERR_REP_TOO_BIG_TO_CACHE`
-    /// against the cache's limit, else `NFS4ERR_REP_TOO_BIG`.
-    pub fn error(&self) -> NfsStat4 {
-        if self.cached {
-            NfsStat4::NFS4ERR_REP_TOO_BIG_TO_CACHE
-        } else {
-            NfsStat4::NFS4ERR_REP_TOO_BIG
-        }
-    }
-}
-
-/// What to do with a COMPOUND after its SEQUENCE.
-#[derive(Clone, PartialEq, Debug)]
-pub enum SequenceOutcome {
-    /// Run the rest of the COMPOUND for `clientid` within `reply_limit`, then
-    /// [`SessionTable::finish`].
-    Execute {
-        /// The SEQUENCE result.
-        res: SequenceResOk,
-        /// The session's client.
-        clientid: Clientid4,
-        /// How large the reply may grow.
-        reply_limit: ReplyLimit,
-    },
-    /// A retry: send this cached reply again, without executing anything.
-    Replay(ReplyPieces),
 }
 
 /// All sessions of this boot.
@@ -432,279 +345,6 @@ impl SessionTable {
         self.sessions.len() >= self.limits.max_sessions
     }
 
-    fn session_id(&self, clientid: Clientid4, n: u32) -> Sessionid4 {
-        let mut id = [0u8; 16];
-        id[..8].copy_from_slice(&clientid.to_be_bytes());
-        id[8..12].copy_from_slice(&n.to_be_bytes());
-        let mac = blake3::keyed_hash(&self.key, &id[..12]);
-        id[12..].copy_from_slice(&mac.as_bytes()[..4]);
-        id
-    }
-
-    /// CREATE_SESSION (RFC 8881 section 18.36.4), received on connection `conn`.
-    ///
-    /// * Unknown client id: `NFS4ERR_STALE_CLIENTID`. An unconfirmed record created by
-    ///   another principal: `NFS4ERR_CLID_INUSE`.
-    /// * `csa_sequence` against the record's CREATE_SESSION slot: equal replays the cached
-    ///   reply, one more is a new request, anything else `NFS4ERR_SEQ_MISORDERED`.
-    /// * Undefined flags: `NFS4ERR_INVAL`. `PERSIST` and `CONN_RDMA` are never granted,
-    ///   `CONN_BACK_CHAN` always when asked (the connection is then bound to both channels).
-    /// * Fore channel: each limit is the smaller of the client's and the server's; header
-    ///   padding 0; no RDMA. Sizes below [`SessionLimits::min_fore_size`] are
-    ///   `NFS4ERR_TOOSMALL`, zero slots `NFS4ERR_INVAL`.
-    /// * Back channel: the client's limits as sent (header padding 0, no RDMA, slots capped
-    ///   at [`SessionLimits::max_back_requests`]); too small to carry a recall is
-    ///   `NFS4ERR_TOOSMALL`.
-    /// * Callback security: the AUTH_NONE and AUTH_SYS entries are kept; none of several is
-    ///   `NFS4ERR_ENCR_ALG_UNSUPP`, an empty list means AUTH_NONE (see [`usable_cb_sec`]).
-    ///
-    /// * Caps (see the module documentation): a client's first session always; another one
-    ///   past `max_sessions` in all or `max_sessions_per_client` for the client is
-    ///   `NFS4ERR_DELAY`, checked after the arguments.
-    ///
-    /// Success confirms an unconfirmed record (removing the older confirmed record of the
-    /// same owner, whose sessions this table drops), caches the reply, and renews the lease.
-    pub fn create_session(
-        &mut self,
-        clients: &mut ClientTable,
-        args: &CreateSessionArgs,
-        principal: &Principal,
-        conn: ConnId,
-        now: Instant,
-    ) -> Result<CreateSessionOutcome, SessionError> {
-        let clientid = args.csa_clientid;
-        let rec = clients.get(clientid).ok_or(ClientError::StaleClientid)?;
-        if !rec.is_confirmed() && rec.principal() != principal {
-            return Err(ClientError::ClidInUse.into());
-        }
-        if let CreateSessionDecision::Replay(res) =
-            rec.create_session_slot().check(args.csa_sequence)?
-        {
-            return Ok(CreateSessionOutcome {
-                res,
-                replay: true,
-                events: Vec::new(),
-            });
-        }
-        let known = CREATE_SESSION4_FLAG_PERSIST
-            | CREATE_SESSION4_FLAG_CONN_BACK_CHAN
-            | CREATE_SESSION4_FLAG_CONN_RDMA;
-        if args.csa_flags & !known != 0 {
-            return Err(SessionError::Inval);
-        }
-        let fore = self.negotiate_fore(&args.csa_fore_chan_attrs)?;
-        let back = self.negotiate_back(&args.csa_back_chan_attrs)?;
-        let cb_sec = usable_cb_sec(&args.csa_sec_parms)?;
-        let has = rec.sessions().len();
-        if has >= self.limits.max_sessions_per_client || (has > 0 && self.is_full()) {
-            return Err(SessionError::NoRoom);
-        }
-        let flags = args.csa_flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
-        let n = clients
-            .next_session_number(clientid)
-            .ok_or(ClientError::StaleClientid)?;
-        let id = self.session_id(clientid, n);
-        let res = CreateSessionResOk {
-            csr_sessionid: id,
-            csr_sequence: args.csa_sequence,
-            csr_flags: flags,
-            csr_fore_chan_attrs: fore.clone(),
-            csr_back_chan_attrs: back.clone(),
-        };
-        let mut session = Session {
-            id,
-            clientid,
-            flags,
-            slots: ServerSlotTable::new(fore.ca_maxrequests),
-            fore,
-            back,
-            cb_program: args.csa_cb_program,
-            cb_sec,
-            fore_conns: Vec::new(),
-            back_conns: Vec::new(),
-            wants_back: false,
-            back_down: false,
-            minor: 1,
-        };
-        session.bind(conn, true, flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN != 0);
-        self.sessions.insert(id, session);
-        self.conns.entry(conn).or_default().insert(id);
-
-        let events = clients.confirm(clientid);
-        for e in &events {
-            if let ClientEvent::Removed(gone) = e {
-                self.drop_sessions(&gone.sessions);
-            }
-        }
-        clients.add_session(clientid, id);
-        clients.record_create_session(clientid, &res);
-        clients.renew(clientid, now)?;
-        Ok(CreateSessionOutcome {
-            res,
-            replay: false,
-            events,
-        })
-    }
-
-    fn negotiate_fore(&self, a: &ChannelAttrs4) -> Result<ChannelAttrs4, SessionError> {
-        let l = &self.limits;
-        if a.ca_maxrequestsize < l.min_fore_size || a.ca_maxresponsesize < l.min_fore_size {
-            return Err(SessionError::TooSmall);
-        }
-        if a.ca_maxrequests == 0 || a.ca_maxoperations == 0 {
-            return Err(SessionError::Inval);
-        }
-        let maxresp = a.ca_maxresponsesize.min(l.max_response_size);
-        Ok(ChannelAttrs4 {
-            ca_headerpadsize: 0,
-            ca_maxrequestsize: a.ca_maxrequestsize.min(l.max_request_size),
-            ca_maxresponsesize: maxresp,
-            ca_maxresponsesize_cached: a
-                .ca_maxresponsesize_cached
-                .min(l.max_response_size_cached)
-                .min(maxresp),
-            ca_maxoperations: a.ca_maxoperations.min(l.max_operations),
-            ca_maxrequests: a.ca_maxrequests.min(l.max_requests),
-            ca_rdma_ird: Vec::new(),
-        })
-    }
-
-    fn negotiate_back(&self, a: &ChannelAttrs4) -> Result<ChannelAttrs4, SessionError> {
-        let l = &self.limits;
-        if a.ca_maxrequestsize < l.min_back_request_size
-            || a.ca_maxresponsesize < l.min_back_response_size
-            || a.ca_maxoperations < 2
-        {
-            return Err(SessionError::TooSmall);
-        }
-        if a.ca_maxrequests == 0 {
-            return Err(SessionError::Inval);
-        }
-        Ok(ChannelAttrs4 {
-            ca_headerpadsize: 0,
-            ca_maxrequests: a.ca_maxrequests.min(l.max_back_requests),
-            ca_rdma_ird: Vec::new(),
-            ..a.clone()
-        })
-    }
-
-    /// SEQUENCE (RFC 8881 section 18.46.3), received on connection `conn`: finds the session
-    /// (`NFS4ERR_BADSESSION`), checks the COMPOUND against the session's limits
-    /// (`NFS4ERR_TOO_MANY_OPS`, `NFS4ERR_REQ_TOO_BIG`, and `NFS4ERR_REP_TOO_BIG` or, with
-    /// `sa_cachethis`, `NFS4ERR_REP_TOO_BIG_TO_CACHE` when not even the reply to SEQUENCE
-    /// alone fits; section 2.10.6.4), all before the slot is touched (an error of SEQUENCE
-    /// leaves the slot as it was), then the slot
-    /// ([`ServerSlotTable::begin`]). A new request renews the client's lease, binds the
-    /// connection to the fore channel if it was not (RFC 8881 section 2.10.3.1: automatic
-    /// with `SP4_NONE`), and gets its status flags: `SEQ4_STATUS_CB_PATH_DOWN` when no
-    /// session of the client has a working back channel, `SEQ4_STATUS_CB_PATH_DOWN_SESSION`
-    /// when this session asked for one and has none working, plus the caller's
-    /// [`SequenceRequest::status_flags`]. A retry gets the cached reply.
-    pub fn sequence(
-        &mut self,
-        clients: &mut ClientTable,
-        req: &SequenceRequest,
-        conn: ConnId,
-        now: Instant,
-    ) -> Result<SequenceOutcome, SessionError> {
-        let a = &req.args;
-        let session = self
-            .sessions
-            .get_mut(&a.sa_sessionid)
-            .ok_or(SessionError::BadSession)?;
-        if req.op_count > session.fore.ca_maxoperations {
-            return Err(SessionError::TooManyOps);
-        }
-        if req.request_size > session.fore.ca_maxrequestsize {
-            return Err(SessionError::ReqTooBig);
-        }
-        let reply_limit = if a.sa_cachethis {
-            ReplyLimit {
-                max: session.fore.ca_maxresponsesize_cached,
-                cached: true,
-            }
-        } else {
-            ReplyLimit {
-                max: session.fore.ca_maxresponsesize,
-                cached: false,
-            }
-        };
-        if req.min_reply_size > reply_limit.max {
-            return Err(if reply_limit.cached {
-                SessionError::RepTooBigToCache
-            } else {
-                SessionError::RepTooBig
-            });
-        }
-        let decision = session.slots.begin(
-            a.sa_slotid,
-            a.sa_sequenceid,
-            a.sa_highest_slotid,
-            a.sa_cachethis,
-            req.digest,
-        )?;
-        let clientid = session.clientid;
-        if !session.fore_conns.contains(&conn) {
-            let back = session.back_conns.contains(&conn);
-            session.bind(conn, true, back);
-            self.conns.entry(conn).or_default().insert(a.sa_sessionid);
-        }
-        // A session exists only for a known client; renewing cannot fail.
-        let _ = clients.renew(clientid, now);
-        let res = match decision {
-            SlotDecision::Replay(reply) => return Ok(SequenceOutcome::Replay(reply)),
-            SlotDecision::Execute => {
-                let session = &self.sessions[&a.sa_sessionid];
-                SequenceResOk {
-                    sr_sessionid: a.sa_sessionid,
-                    sr_sequenceid: a.sa_sequenceid,
-                    sr_slotid: a.sa_slotid,
-                    sr_highest_slotid: session.slots.highest_slotid(),
-                    sr_target_highest_slotid: session.slots.target_highest_slotid(),
-                    sr_status_flags: self.status_flags(clients, session) | req.status_flags,
-                }
-            }
-        };
-        Ok(SequenceOutcome::Execute {
-            res,
-            clientid,
-            reply_limit,
-        })
-    }
-
-    fn status_flags(&self, clients: &ClientTable, session: &Session) -> u32 {
-        let mut flags = 0;
-        if session.wants_back && session.back_channel_conn().is_none() {
-            flags |= SEQ4_STATUS_CB_PATH_DOWN_SESSION;
-        }
-        let client_has_path = clients.get(session.clientid).is_some_and(|rec| {
-            rec.sessions().iter().any(|id| {
-                self.sessions
-                    .get(id)
-                    .is_some_and(|s| s.back_channel_conn().is_some())
-            })
-        });
-        if !client_has_path {
-            flags |= SEQ4_STATUS_CB_PATH_DOWN;
-        }
-        flags
-    }
-
-    /// Ends the request on the slot with its encoded reply, cached when `cache` (the
-    /// dispatcher's decision from `sa_cachethis` and `ca_maxresponsesize_cached`). False when
-    /// the session is gone (destroyed by this very COMPOUND) or nothing was in progress.
-    pub fn finish(
-        &mut self,
-        sessionid: &Sessionid4,
-        slotid: Slotid4,
-        reply: ReplyPieces,
-        cache: bool,
-    ) -> bool {
-        self.sessions
-            .get_mut(sessionid)
-            .is_some_and(|s| s.slots.finish(slotid, reply, cache))
-    }
-
     /// DESTROY_SESSION (RFC 8881 section 18.37.3). `in_same_session` is true when the
     /// COMPOUND's own SEQUENCE is on this session (its slot is then the one request allowed
     /// to be running). Other requests running: `NFS4ERR_DELAY`. The connection is not
@@ -726,105 +366,11 @@ impl SessionTable {
         Ok(())
     }
 
-    /// BIND_CONN_TO_SESSION (RFC 8881 section 18.34.3), received on connection `conn`:
-    /// `CDFC4_FORE` and `CDFC4_BACK` bind to that channel only, the `_OR_BOTH` forms to both;
-    /// a connection already bound is rebound to exactly what is asked. RDMA mode is never
-    /// granted. Binding a back channel clears a "callbacks failing" mark.
-    pub fn bind_conn_to_session(
-        &mut self,
-        clients: &mut ClientTable,
-        args: &BindConnToSessionArgs,
-        conn: ConnId,
-        now: Instant,
-    ) -> Result<BindConnToSessionResOk, SessionError> {
-        let session = self
-            .sessions
-            .get_mut(&args.bctsa_sessid)
-            .ok_or(SessionError::BadSession)?;
-        let dir = match args.bctsa_dir {
-            ChannelDirFromClient4::CDFC4_FORE => ChannelDirFromServer4::CDFS4_FORE,
-            ChannelDirFromClient4::CDFC4_BACK => ChannelDirFromServer4::CDFS4_BACK,
-            ChannelDirFromClient4::CDFC4_FORE_OR_BOTH
-            | ChannelDirFromClient4::CDFC4_BACK_OR_BOTH => ChannelDirFromServer4::CDFS4_BOTH,
-            _ => return Err(SessionError::Inval),
-        };
-        let fore = dir != ChannelDirFromServer4::CDFS4_BACK;
-        let back = dir != ChannelDirFromServer4::CDFS4_FORE;
-        session.bind(conn, fore, back);
-        let clientid = session.clientid;
-        self.conns
-            .entry(conn)
-            .or_default()
-            .insert(args.bctsa_sessid);
-        let _ = clients.renew(clientid, now);
-        Ok(BindConnToSessionResOk {
-            bctsr_sessid: args.bctsa_sessid,
-            bctsr_dir: dir,
-            bctsr_use_conn_in_rdma_mode: false,
-        })
-    }
-
-    /// BACKCHANNEL_CTL (RFC 8881 section 18.33.3): new callback program and security for the
-    /// session; the same flavor rule as CREATE_SESSION ([`usable_cb_sec`]).
-    pub fn backchannel_ctl(
-        &mut self,
-        sessionid: &Sessionid4,
-        cb_program: u32,
-        sec_parms: &[CallbackSecParms4],
-    ) -> Result<(), SessionError> {
-        let session = self.get_mut(sessionid)?;
-        let cb_sec = usable_cb_sec(sec_parms)?;
-        session.cb_program = cb_program;
-        session.cb_sec = cb_sec;
-        Ok(())
-    }
-
-    /// Whether `conn` is bound to a session (by CREATE_SESSION, BIND_CONN_TO_SESSION or a
-    /// SEQUENCE on it). The network layer keeps such a connection open however long it is
-    /// idle: the client relies on it between lease renewals and for callbacks.
-    pub fn is_bound(&self, conn: ConnId) -> bool {
-        self.conns.get(&conn).is_some_and(|s| !s.is_empty())
-    }
-
-    /// The network layer lost connection `conn`: it is unbound from every session.
-    pub fn connection_closed(&mut self, conn: ConnId) {
-        for id in self.conns.remove(&conn).unwrap_or_default() {
-            if let Some(s) = self.sessions.get_mut(&id) {
-                s.unbind(conn);
-            }
-        }
-    }
-
-    /// Marks the session's back channel as failing (a callback timed out) or working again;
-    /// SEQUENCE reports a failing one as down.
-    pub fn set_back_channel_down(
-        &mut self,
-        sessionid: &Sessionid4,
-        down: bool,
-    ) -> Result<(), SessionError> {
-        self.get_mut(sessionid)?.back_down = down;
-        Ok(())
-    }
-
     /// Records the minor version of the CREATE_SESSION that made `sessionid` (1 until then).
     pub fn set_minor(&mut self, sessionid: &Sessionid4, minor: u32) {
         if let Ok(s) = self.get_mut(sessionid) {
             s.minor = minor;
         }
-    }
-
-    /// Where to send a callback to the client: one of its sessions with a working back
-    /// channel, and the connection to use.
-    pub fn callback_path(
-        &self,
-        clients: &ClientTable,
-        clientid: Clientid4,
-    ) -> Option<(&Session, ConnId)> {
-        let rec = clients.get(clientid)?;
-        rec.sessions().iter().find_map(|id| {
-            let s = self.sessions.get(id)?;
-            Some((s, s.back_channel_conn()?))
-        })
     }
 
     /// Drops the sessions of removed clients (as [`ClientTable::expire`] or

@@ -1,0 +1,156 @@
+//! Giving opens and delegations back: CLOSE of a server open no File uses, DELEGRETURN after a
+//! recall (flushing the file's Files first) and when the client lets go of every delegation.
+
+use super::*;
+
+impl Inner {
+    /// Returns the layout of `so`'s file and CLOSEs its server open (with the FREE_STATEID of
+    /// a lock stateid whose locks are all released, section 18.38). A server that lost the
+    /// open already (a restart, an expiry) has nothing to close.
+    pub(crate) async fn send_close(
+        &self,
+        so: &ServerOpen,
+        lock_stateid: Option<Stateid4>,
+    ) -> Result<()> {
+        if let Some(p) = &self.pnfs {
+            p.close(&so.fh).await;
+        }
+        let mut ops = vec![putfh(&so.fh)];
+        if let Some(s) = lock_stateid {
+            ops.push(NfsArgop4::FreeStateid(FreeStateidArgs { fsa_stateid: s }));
+        }
+        ops.push(NfsArgop4::Close(CloseArgs {
+            seqid: 0,
+            open_stateid: so.stateid(),
+        }));
+        let r = self.mds.compound(ops).await?;
+        match r.status {
+            NfsStat4::NFS4_OK => Ok(()),
+            s if ops::failure(&r.results, s).is_state_lost() => Ok(()),
+            s => Err(ops::failure(&r.results, s)),
+        }
+    }
+
+    /// CLOSEs `so` when no File uses it and no delegation keeps it.
+    pub(super) async fn close_if_unused(&self, so: &Arc<ServerOpen>) {
+        let close = {
+            let mut files = lock(&self.files);
+            let mut st = so.st();
+            let unused = st.users == 0 && st.deleg.is_none() && !st.closed;
+            if unused {
+                st.closed = true;
+                drop(st);
+                if files.get(&so.fh).is_some_and(|x| Arc::ptr_eq(x, so)) {
+                    files.remove(&so.fh);
+                }
+            }
+            unused
+        };
+        if close {
+            if let Err(e) = self.send_close(so, None).await {
+                tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}");
+            }
+        }
+    }
+
+    /// Marks the delegation of `so` as being returned; its stateid when this caller is the
+    /// one to return it (not already on its way back).
+    pub(crate) fn start_return(&self, so: &ServerOpen) -> Option<Stateid4> {
+        let mut st = so.st();
+        let d = st.deleg.as_mut()?;
+        if d.returning {
+            return None;
+        }
+        d.returning = true;
+        Some(d.stateid)
+    }
+
+    /// Gives back the delegation `stateid` of `so` (recalled, or given up by this client):
+    /// flushes every File of the file as close does, stops using the delegation stateid,
+    /// DELEGRETURN, then CLOSE when no File uses the open (section 10.4.4).
+    pub(crate) async fn give_back(self: &Arc<Self>, so: Arc<ServerOpen>, stateid: Stateid4) {
+        let client = Client {
+            inner: self.clone(),
+        };
+        for f in self
+            .open_files()
+            .into_iter()
+            .filter(|f| Arc::ptr_eq(&f.server, &so))
+        {
+            if let Err(e) = File::new(client.clone(), f).fsync().await {
+                tracing::warn!(path = %so.path, "flush before returning the delegation: {e}");
+            }
+        }
+        {
+            let mut st = so.st();
+            if st.deleg.as_ref().map(|d| d.stateid.other) != Some(stateid.other) {
+                return; // revoked meanwhile
+            }
+            // From here, I/O of the Files uses their open or lock stateid.
+            st.deleg = None;
+            st.stash = None;
+        }
+        self.unbind_fh(&so.fh);
+        match self.delegreturn(&so.fh, stateid).await {
+            Ok(()) => {
+                Counters::add(&self.counters.delegations_returned, 1);
+                tracing::debug!(path = %so.path, "delegation returned");
+            }
+            Err(e) if deleg_gone(e.nfs_status()) => {
+                // Revoked before it came back (section 10.4.6): free it.
+                Counters::add(&self.counters.delegations_revoked, 1);
+                tracing::warn!(path = %so.path, "delegation revoked before it was returned: {e}");
+                self.free_stateid(stateid).await;
+            }
+            Err(e) => tracing::warn!(path = %so.path, "DELEGRETURN: {e}"),
+        }
+        self.close_if_unused(&so).await;
+    }
+
+    pub(super) async fn delegreturn(&self, fh: &NfsFh4, stateid: Stateid4) -> Result<()> {
+        self.mds
+            .compound(vec![
+                putfh(fh),
+                NfsArgop4::DelegReturn(DelegReturnArgs {
+                    deleg_stateid: stateid,
+                }),
+            ])
+            .await?
+            .ok()
+            .map(drop)
+    }
+
+    pub(super) async fn free_stateid(&self, stateid: Stateid4) {
+        let r = self
+            .mds
+            .compound(vec![NfsArgop4::FreeStateid(FreeStateidArgs {
+                fsa_stateid: stateid,
+            })])
+            .await;
+        if let Err(e) = r.and_then(|r| r.ok()) {
+            tracing::debug!("FREE_STATEID: {e}");
+        }
+    }
+
+    /// Gives back the delegation of `fh`, if one is held, and waits until it is back: this
+    /// client is about to change the file's name or attributes, which would conflict with
+    /// its own delegation on servers that recall for it.
+    pub(crate) async fn yield_delegation(self: &Arc<Self>, fh: &NfsFh4) {
+        let Some(so) = self.server_open(fh) else {
+            return;
+        };
+        if let Some(sid) = self.start_return(&so) {
+            self.give_back(so, sid).await;
+        }
+    }
+
+    /// Gives back every delegation held (before the client id ends).
+    pub(crate) async fn return_all(self: &Arc<Self>) {
+        let all: Vec<Arc<ServerOpen>> = lock(&self.files).values().cloned().collect();
+        let backs = all.into_iter().filter_map(|so| {
+            let sid = self.start_return(&so)?;
+            Some(self.give_back(so, sid))
+        });
+        futures::future::join_all(backs).await;
+    }
+}

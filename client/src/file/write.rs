@@ -1,0 +1,220 @@
+//! Writing a [`File`]: buffered writes, sent UNSTABLE and kept until a COMMIT with a matching
+//! verifier proves them stable (`fsync`), re-sent when the verifier changed.
+
+use super::*;
+
+impl File {
+    /// Writes `data` at `offset` (buffered; sent when the buffer fills, or at fsync/close).
+    pub async fn write_at(&self, offset: u64, data: Bytes) -> Result<()> {
+        if self.open.access & OPEN4_SHARE_ACCESS_WRITE == 0 {
+            return Err(nfs_err(NfsOpnum4::OP_WRITE, NfsStat4::NFS4ERR_OPENMODE));
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let mut d = self.open.data.lock().await;
+        let end = offset + data.len() as u64;
+        drop_cached(&mut d, offset, end);
+        supersede(&mut d, offset, end);
+        d.dirty_bytes += data.len();
+        d.dirty.push((offset, data));
+        self.wrote(&mut d, end);
+        if d.dirty_bytes >= self.client.inner.opts.write_back {
+            self.send_dirty(&mut d).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes a list of extents (offset, data) in one call: sent at once, as few COMPOUNDs
+    /// per server as fit.
+    pub async fn write_list(&self, extents: &[(u64, Bytes)]) -> Result<()> {
+        let mut d = self.open.data.lock().await;
+        for (o, data) in extents {
+            if data.is_empty() {
+                continue;
+            }
+            let end = o + data.len() as u64;
+            drop_cached(&mut d, *o, end);
+            supersede(&mut d, *o, end);
+            d.dirty_bytes += data.len();
+            d.dirty.push((*o, data.clone()));
+            self.wrote(&mut d, end);
+        }
+        self.send_dirty(&mut d).await
+    }
+
+    /// Bookkeeping of a write buffered up to `end`: the file's size, the staleness of other
+    /// Files' caches, and whether the buffer now holds writes made under a write delegation.
+    fn wrote(&self, d: &mut Data, end: u64) {
+        if d.dirty_epoch.is_none() {
+            d.dirty_epoch = self.open.server.write_epoch();
+        }
+        self.open.server.changed(Some(end), None, &mut d.cache_gen);
+    }
+
+    /// Sends the buffered writes UNSTABLE (through the layout, or the MDS). Writes made
+    /// under a write delegation the server has revoked since are dropped instead, with
+    /// [`Error::DataLost`]: another client may have changed the file (RFC 8881 section
+    /// 10.5.1).
+    pub(super) async fn send_dirty(&self, d: &mut Data) -> Result<()> {
+        if d.dirty.is_empty() {
+            d.dirty_epoch = None;
+            return Ok(());
+        }
+        let pieces = coalesce(std::mem::take(&mut d.dirty), self.io_size());
+        d.dirty_bytes = 0;
+        let epoch = d.dirty_epoch;
+        let written = self
+            .with_state(true, |s| {
+                let lost = self.open.server.revoked_since(epoch);
+                let pieces = &pieces;
+                async move {
+                    if lost {
+                        return Err(Error::DataLost {
+                            path: self.open.path.clone(),
+                            bytes: pieces.iter().map(|p| p.1.len() as u64).sum(),
+                        });
+                    }
+                    self.send_writes(s, pieces, StableHow4::UNSTABLE4).await
+                }
+            })
+            .await;
+        match written {
+            Ok(w) => {
+                d.dirty_epoch = None;
+                d.unstable
+                    .extend(w.into_iter().filter(|w| w.stable != StableHow4::FILE_SYNC4));
+                Ok(())
+            }
+            Err(e @ Error::DataLost { .. }) => {
+                tracing::error!(path = %self.open.path, "{e}");
+                d.dirty_epoch = None;
+                Err(e)
+            }
+            Err(e) => {
+                // Keep the data for a later attempt rather than lose it.
+                d.dirty_bytes = pieces.iter().map(|p| p.1.len()).sum();
+                d.dirty = pieces;
+                Err(e)
+            }
+        }
+    }
+
+    async fn send_writes(
+        &self,
+        stateid: Stateid4,
+        pieces: &[(u64, Bytes)],
+        stable: StableHow4,
+    ) -> Result<Vec<Written>> {
+        if stable == StableHow4::UNSTABLE4 {
+            if let Some(p) = &self.client.inner.pnfs {
+                if let Some(w) = p.write(&self.open.fh, stateid, pieces).await? {
+                    return Ok(w);
+                }
+            }
+        }
+        let t = self.mds_target();
+        let res = io::write(&t, stateid, pieces, stable).await?;
+        let bytes: usize = pieces.iter().map(|p| p.1.len()).sum();
+        Counters::add(&self.client.inner.counters.mds_bytes_written, bytes as u64);
+        Ok(res
+            .into_iter()
+            .zip(pieces)
+            .map(|(r, (offset, data))| Written {
+                offset: *offset,
+                data: data.clone(),
+                verf: r.writeverf,
+                stable: r.committed,
+                target: t.clone(),
+            })
+            .collect())
+    }
+
+    /// Makes everything written so far stable: sends the buffer, COMMITs each server written
+    /// UNSTABLE, re-sends writes whose verifier changed, then LAYOUTCOMMIT (RFC 8881 sections
+    /// 13.7 and 18.42). When a data server cannot COMMIT, its writes go to the MDS FILE_SYNC.
+    pub async fn fsync(&self) -> Result<()> {
+        let mut d = self.open.data.lock().await;
+        self.send_dirty(&mut d).await?;
+        for _round in 0..4 {
+            if d.unstable.is_empty() {
+                break;
+            }
+            let pending = std::mem::take(&mut d.unstable);
+            let mut groups: Vec<(Target, Vec<Written>)> = Vec::new();
+            for w in pending {
+                match groups
+                    .iter_mut()
+                    .find(|(t, _)| t.ep.addr() == w.target.ep.addr() && t.fh == w.target.fh)
+                {
+                    Some((_, v)) => v.push(w),
+                    None => groups.push((w.target.clone(), vec![w])),
+                }
+            }
+            let results =
+                futures::future::join_all(groups.iter().map(|(t, _)| io::commit(t))).await;
+            let mut resend = Vec::new();
+            let mut to_mds = Vec::new();
+            for ((t, ws), r) in groups.into_iter().zip(results) {
+                match r {
+                    Ok(verf) => resend.extend(ws.into_iter().filter(|w| w.verf != verf)),
+                    Err(e) if e.is_state_lost() => resend.extend(ws),
+                    // The layout it was written through is gone (returned after a data
+                    // server failed, recalled, or of the MDS's previous boot): what it wrote
+                    // is not known to be stable, so it is written again.
+                    Err(e) if e.is_layout_gone() => {
+                        if let Some(p) = &self.client.inner.pnfs {
+                            p.layout_gone(&self.open.fh, &t.fh);
+                        }
+                        resend.extend(ws)
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %self.open.path, "COMMIT failed ({e}); writing through the MDS");
+                        to_mds.extend(ws);
+                    }
+                }
+            }
+            if !resend.is_empty() {
+                Counters::add(&self.client.inner.counters.rewrites, resend.len() as u64);
+                tracing::info!(path = %self.open.path, writes = resend.len(), "write verifier changed; re-sending");
+                let pieces: Vec<(u64, Bytes)> =
+                    resend.into_iter().map(|w| (w.offset, w.data)).collect();
+                match self
+                    .with_state(true, |s| {
+                        self.send_writes(s, &pieces, StableHow4::UNSTABLE4)
+                    })
+                    .await
+                {
+                    Ok(w) => d
+                        .unstable
+                        .extend(w.into_iter().filter(|w| w.stable != StableHow4::FILE_SYNC4)),
+                    Err(e) => {
+                        d.dirty_bytes += pieces.iter().map(|p| p.1.len()).sum::<usize>();
+                        d.dirty.extend(pieces);
+                        return Err(e);
+                    }
+                }
+            }
+            if !to_mds.is_empty() {
+                Counters::add(&self.client.inner.counters.fallbacks, 1);
+                let pieces: Vec<(u64, Bytes)> =
+                    to_mds.into_iter().map(|w| (w.offset, w.data)).collect();
+                let split = coalesce(pieces, self.io_size());
+                let t = self.mds_target();
+                self.with_state(true, |s| io::write(&t, s, &split, StableHow4::FILE_SYNC4))
+                    .await?;
+            }
+        }
+        if !d.unstable.is_empty() {
+            return Err(Error::Protocol {
+                addr: self.client.server(),
+                what: "the write verifier kept changing across COMMITs".into(),
+            });
+        }
+        if let Some(p) = &self.client.inner.pnfs {
+            p.layoutcommit(&self.open.fh).await?;
+        }
+        self.client.inner.forget_attrs(&self.open.fh);
+        Ok(())
+    }
+}

@@ -30,6 +30,7 @@ use data_server::control::ControlService;
 use data_server::DataServer;
 use mds::config::{ClusterConfig, DataServerConfig};
 use mds::pnfs::devices::DevicesOptions;
+use mds::pnfs::dsconnect::DsConnector;
 use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
 use nfs_server::{Service, SharedClock, StreamServer};
@@ -67,6 +68,7 @@ pub struct ClusterBuilder {
     configure: Vec<Configure>,
     devices: DevicesOptions,
     clock: Option<SharedClock>,
+    registry: bool,
 }
 
 impl std::fmt::Debug for ClusterBuilder {
@@ -97,6 +99,7 @@ impl Default for ClusterBuilder {
                 call_timeout: Duration::from_secs(5),
             },
             clock: None,
+            registry: true,
         }
     }
 }
@@ -147,6 +150,14 @@ impl ClusterBuilder {
         self
     }
 
+    /// Leaves the MDS's device registry stopped at the first start: [`ClusterBuilder::start`]
+    /// returns at once, and the test starts the registry (`k.mds().devices.start()`) to
+    /// watch what it does from the beginning (its generations, a refused REGISTER).
+    pub fn registry_stopped(mut self) -> Self {
+        self.registry = false;
+        self
+    }
+
     /// Starts the data servers and the MDS, and returns once the MDS has registered every
     /// data server (within 10 s). Needs a tokio runtime.
     pub async fn start(mut self) -> Cluster {
@@ -189,7 +200,7 @@ impl ClusterBuilder {
             mds_tasks: Tasks::default(),
             nodes,
         };
-        cluster.start_mds().await;
+        cluster.start_mds(self.registry).await;
         cluster
     }
 
@@ -280,9 +291,9 @@ impl Cluster {
         self.running.as_ref().expect("the MDS is not running")
     }
 
-    /// Opens the MDS, starts its tasks and device registry, and waits (up to 10 s each)
-    /// until every running data server is registered.
-    async fn start_mds(&mut self) {
+    /// Opens the MDS, starts its tasks and (if `registry`) its device registry, and then
+    /// waits (up to 10 s each) until every running data server is registered.
+    async fn start_mds(&mut self, registry: bool) {
         let b = &self.boot;
         let opts = || MdsOptions {
             metadata: match b.store {
@@ -313,8 +324,11 @@ impl Cluster {
         };
         mds.start_tasks();
         let server = StreamServer::for_role(mds.clone());
-        mds.devices.start();
         self.running = Some(RunningMds { mds, server });
+        if !registry {
+            return;
+        }
+        self.mds().devices.start();
         let running: Vec<u16> = ds::lock(&self.nodes)
             .iter()
             .filter(|n| n.is_running())
@@ -335,7 +349,7 @@ impl Cluster {
             "restart_mds needs the metadata in redb on disk"
         );
         self.stop_mds().await;
-        self.start_mds().await;
+        self.start_mds(true).await;
     }
 
     /// Stops the MDS and waits (up to 10 s) until it is gone and its store closed.
@@ -361,6 +375,12 @@ impl Cluster {
             tokio::spawn(self.running().server.serve(end, client_addr(), MDS_ADDR)).abort_handle(),
         );
         client
+    }
+
+    /// How the MDS reaches the data servers' control services (for a control client of the
+    /// test's own: [`DsControl::connect_with`](mds::pnfs::dsctl::DsControl::connect_with)).
+    pub fn connector(&self) -> Arc<dyn DsConnector> {
+        self.boot.connector.clone()
     }
 
     /// A new connection to data server `id`'s NFS service (refused while it is dead or not

@@ -406,8 +406,14 @@ impl Cluster {
     pub fn ds_id(&self, addr: SocketAddr) -> Option<u16> {
         ds::lock(&self.nodes)
             .iter()
+            .find(|n| n.addr == addr)
             .map(|n| n.id)
-            .find(|&id| ds_nfs_addr(id) == addr)
+    }
+
+    /// Where data server `id` serves NFS: [`ds_nfs_addr`] unless it was restarted elsewhere
+    /// ([`Cluster::restart_ds_at`]).
+    pub fn ds_addr(&self, id: u16) -> SocketAddr {
+        self.node(id, |n| n.addr).expect("no such data server")
     }
 
     /// Data server `id`'s NFS server, once registered.
@@ -450,6 +456,15 @@ impl Cluster {
     /// same objects. The MDS registers it again on its own ([`Cluster::until_up`]).
     pub fn restart_ds(&self, id: u16) {
         self.node_mut(id, DsNode::start);
+    }
+
+    /// [`Cluster::restart_ds`] with its NFS service at `addr` (its configuration changed: it
+    /// registers from there, and the MDS tells clients the new address).
+    pub fn restart_ds_at(&self, id: u16, addr: SocketAddr) {
+        self.node_mut(id, |n| {
+            n.addr = addr;
+            n.start();
+        });
     }
 
     /// Whether data server `id` runs.

@@ -1,8 +1,8 @@
 //! pNFS file layouts on the MDS (RFC 8881 chapter 13), on the in-memory cluster: the layout
-//! operations, and I/O through the MDS on striped files against its data servers. Two tests
-//! stay on loopback sockets, where the address is the point: GETDEVICEINFO telling the IP
-//! the client reached the MDS by for a data server configured at an unspecified IP, and a
-//! data server that comes back at another port.
+//! operations, and I/O through the MDS on striped files against its data servers. One test
+//! stays on loopback sockets, where the connection's address is the point: GETDEVICEINFO
+//! tells a data server configured at an unspecified IP at the IP the client reached the MDS
+//! by.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -627,8 +627,8 @@ async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_
     assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
 }
 
-/// The ports of a device's data servers as GETDEVICEINFO tells them to client `c`.
-async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
+/// The addresses of a device's data servers as GETDEVICEINFO tells them to client `c`.
+async fn device_addrs(c: &mut Client, id: Deviceid4) -> Vec<SocketAddr> {
     let r = c.call(vec![getdeviceinfo_op(id, 4096)]).await;
     let GetDeviceInfoRes::Ok(ok) = getdeviceinfo_res(&r) else {
         panic!("GETDEVICEINFO failed: {r:?}")
@@ -636,56 +636,46 @@ async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
     let da = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr).expect("decodes");
     da.nflda_multipath_ds_list
         .iter()
-        .map(|m| socket_addr_from_netaddr(&m.0[0]).unwrap().port())
+        .map(|m| socket_addr_from_netaddr(&m.0[0]).unwrap())
         .collect()
 }
 
 /// A data server restarted with another NFS address (its configuration changed; same id and
-/// control address) registers with the MDS from there: the client that asked about a device
+/// control address; [`Cluster::restart_ds_at`]) registers with the MDS from there: the client that asked about a device
 /// holding it gets CB_NOTIFY_DEVICEID (RFC 8881 section 20.12), and GETDEVICEINFO tells the
 /// new address.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_moves_changes_its_devices_addresses() {
-    use testkit::loopback::ds::{until, DsProc, SECRET};
-    // Loopback sockets: the in-memory cluster's data servers keep their address for good.
-    let (mut k, mds, addr) = loopback_server_with(layouts_on).await;
+    let (k, mds) = server_with(layouts_on).await;
     let cb = Arc::new(testkit::client::CbClient::default());
-    let mut c = testkit::client::client_with_back_channel(addr, "watcher", cb.clone()).await;
+    let mut c = k.client_with_back_channel("watcher", cb.clone()).await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (_, body) = granted(&r);
-    let before = device_ports(&mut c, body.nfl_deviceid).await;
+    let before = device_addrs(&mut c, body.nfl_deviceid).await;
     assert_eq!(
         mds.device_watch.watched(c.clientid),
         vec![body.nfl_deviceid]
     );
     // Data server 2 comes back at another port.
-    let moved = testkit::loopback::ds::free_port();
-    let mut cfg = k.cfg.clone();
-    cfg.cluster
-        .data_servers
-        .iter_mut()
-        .find(|d| d.id == 2)
-        .unwrap()
-        .addresses = vec![moved];
-    k.kill(2);
+    let old = k.ds_addr(2);
+    let moved = SocketAddr::new(old.ip(), old.port() + 1000);
+    k.kill_ds(2);
     let m = mds.clone();
-    until("data server 2 down", || m.devices.control(2).is_none()).await;
-    k.ds[1] = Some(DsProc::start(&cfg, 2, &SECRET));
-    let m = mds.clone();
-    until("data server 2 registered from its new address", || {
+    k.until("data server 2 down", || m.devices.control(2).is_none())
+        .await;
+    k.restart_ds_at(2, moved);
+    k.until("data server 2 registered from its new address", || {
         m.devices.addresses(2) == Some(vec![moved])
     })
     .await;
-    let m = mds.clone();
     let client = c.clientid;
-    until("the watch taken by the notification", || {
+    k.until("the watch taken by the notification", || {
         m.device_watch.watched(client).is_empty()
     })
     .await;
     // The client heard of it: one CB_NOTIFY_DEVICEID, CHANGE of that device, at once.
-    let cb2 = cb.clone();
-    until("CB_NOTIFY_DEVICEID", || {
-        !cb2.device_notifications.lock().unwrap().is_empty()
+    k.until("CB_NOTIFY_DEVICEID", || {
+        !cb.device_notifications.lock().unwrap().is_empty()
     })
     .await;
     let notes = cb.device_notifications.lock().unwrap().clone();
@@ -701,13 +691,15 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
     assert_eq!(change.ndc_deviceid, body.nfl_deviceid);
     assert_eq!(change.ndc_layouttype, Layouttype4::LAYOUT4_NFSV4_1_FILES);
     assert!(change.ndc_immediate);
-    let after = device_ports(&mut c, body.nfl_deviceid).await;
+    let after = device_addrs(&mut c, body.nfl_deviceid).await;
+    // (Every data server of the in-memory cluster serves at port 2049 of an IP of its own:
+    // they are told apart by the whole address.)
     let i = before
         .iter()
-        .position(|&p| p == k.cfg.cluster.data_server(2).unwrap().addresses[0].port())
+        .position(|&a| a == k.config().cluster.data_server(2).unwrap().addresses[0])
         .expect("data server 2 in the device");
     let mut want = before.clone();
-    want[i] = moved.port();
+    want[i] = moved;
     assert_eq!(after, want);
     // Asking again watches again.
     assert_eq!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use nfs_proto::transport::{CallHandler, NoCalls};
 
-use super::{ds_nfs_addr, Cluster, MDS_ADDR};
+use super::{Cluster, MDS_ADDR};
 use crate::client::{CbClient, Client, Setup};
 
 impl Cluster {
@@ -36,7 +36,7 @@ impl Cluster {
         let stream = self
             .connect_ds(id)
             .unwrap_or_else(|e| panic!("connect to data server {id}: {e}"));
-        Client::over(stream, ds_nfs_addr(id), Arc::new(NoCalls), setup).await
+        Client::over(stream, self.ds_addr(id), Arc::new(NoCalls), setup).await
     }
 
     /// A session on data server `id` for `owner`, set up as a plain client's ([`Setup::new`])

@@ -44,6 +44,9 @@ struct Running {
 /// A data server slot: its id, store and, while it runs, the server.
 pub(crate) struct DsNode {
     pub(crate) id: u16,
+    /// Where it serves NFS (what it tells the MDS at REGISTER): [`link::ds_nfs_addr`] unless
+    /// it was restarted elsewhere.
+    pub(crate) addr: SocketAddr,
     pub(crate) store: DsStore,
     lease: Duration,
     /// Its clock (`None`: the system's).
@@ -61,6 +64,7 @@ impl DsNode {
     ) -> Self {
         Self {
             id,
+            addr: link::ds_nfs_addr(id),
             store,
             lease,
             clock,
@@ -90,7 +94,7 @@ impl DsNode {
                     ds_id: u32::from(self.id),
                     lease_time: self.lease,
                     backend: CtlBackend::CTL_BACKEND_LOCAL,
-                    addresses: vec![link::ds_nfs_addr(self.id)],
+                    addresses: vec![self.addr],
                 },
                 self.store.objects.clone(),
                 start.clone() as Arc<dyn DsTarget>,
@@ -139,7 +143,7 @@ impl DsNode {
         let (client, end, relay) = link::pipe();
         r.tasks.add(relay);
         r.tasks
-            .add(tokio::spawn(server.serve(end, peer, link::ds_nfs_addr(self.id))).abort_handle());
+            .add(tokio::spawn(server.serve(end, peer, self.addr)).abort_handle());
         Ok(client)
     }
 

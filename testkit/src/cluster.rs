@@ -30,6 +30,7 @@ use data_server::control::ControlService;
 use data_server::DataServer;
 use mds::config::{ClusterConfig, DataServerConfig};
 use mds::pnfs::devices::DevicesOptions;
+use mds::pnfs::dsconnect::DsConnector;
 use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
 use nfs_server::SharedClock;
@@ -68,6 +69,7 @@ pub struct ClusterBuilder {
     configure: Vec<Configure>,
     devices: DevicesOptions,
     clock: Option<SharedClock>,
+    registry: bool,
 }
 
 impl std::fmt::Debug for ClusterBuilder {
@@ -98,6 +100,7 @@ impl Default for ClusterBuilder {
                 call_timeout: Duration::from_secs(5),
             },
             clock: None,
+            registry: true,
         }
     }
 }
@@ -149,6 +152,14 @@ impl ClusterBuilder {
         self
     }
 
+    /// Leaves the MDS's device registry stopped at the first start: [`ClusterBuilder::start`]
+    /// returns at once, and the test starts the registry (`k.mds().devices.start()`) to
+    /// watch what it does from the beginning (its generations, a refused REGISTER).
+    pub fn registry_stopped(mut self) -> Self {
+        self.registry = false;
+        self
+    }
+
     /// Starts the data servers and the MDS, and returns once the MDS has registered every
     /// data server (within 10 s). Needs a tokio runtime.
     pub async fn start(mut self) -> Cluster {
@@ -196,7 +207,7 @@ impl ClusterBuilder {
             mds_tasks: Tasks::default(),
             nodes,
         };
-        cluster.start_mds().await;
+        cluster.start_mds(self.registry).await;
         cluster
     }
 
@@ -310,9 +321,9 @@ impl Cluster {
         self.running.as_ref().expect("the MDS is not running")
     }
 
-    /// Opens the MDS, starts its tasks and device registry, and waits (up to 10 s each)
-    /// until every running data server is registered.
-    async fn start_mds(&mut self) {
+    /// Opens the MDS, starts its tasks and (if `registry`) its device registry, and then
+    /// waits (up to 10 s each) until every running data server is registered.
+    async fn start_mds(&mut self, registry: bool) {
         let b = &self.boot;
         let opts = || MdsOptions {
             metadata: match b.store {
@@ -343,8 +354,11 @@ impl Cluster {
         };
         mds.start_tasks();
         let server = StreamServer::for_role(mds.clone());
-        mds.devices.start();
         self.running = Some(RunningMds { mds, server });
+        if !registry {
+            return;
+        }
+        self.mds().devices.start();
         let running: Vec<u16> = ds::lock(&self.nodes)
             .iter()
             .filter(|n| n.is_running())
@@ -365,7 +379,7 @@ impl Cluster {
             "restart_mds needs the metadata in redb on disk"
         );
         self.stop_mds().await;
-        self.start_mds().await;
+        self.start_mds(true).await;
     }
 
     /// [`Cluster::restart_mds`] with the configuration changed by `f` first (e.g. a grace
@@ -400,6 +414,12 @@ impl Cluster {
         client
     }
 
+    /// How the MDS reaches the data servers' control services (for a control client of the
+    /// test's own: [`DsControl::connect_with`](mds::pnfs::dsctl::DsControl::connect_with)).
+    pub fn connector(&self) -> Arc<dyn DsConnector> {
+        self.boot.connector.clone()
+    }
+
     /// A new connection to data server `id`'s NFS service (refused while it is dead or not
     /// yet registered by the MDS).
     pub fn connect_ds(&self, id: u16) -> io::Result<DuplexStream> {
@@ -423,8 +443,14 @@ impl Cluster {
     pub fn ds_id(&self, addr: SocketAddr) -> Option<u16> {
         ds::lock(&self.nodes)
             .iter()
+            .find(|n| n.addr == addr)
             .map(|n| n.id)
-            .find(|&id| ds_nfs_addr(id) == addr)
+    }
+
+    /// Where data server `id` serves NFS: [`ds_nfs_addr`] unless it was restarted elsewhere
+    /// ([`Cluster::restart_ds_at`]).
+    pub fn ds_addr(&self, id: u16) -> SocketAddr {
+        self.node(id, |n| n.addr).expect("no such data server")
     }
 
     /// Data server `id`'s NFS server, once registered.
@@ -467,6 +493,15 @@ impl Cluster {
     /// same objects. The MDS registers it again on its own ([`Cluster::until_up`]).
     pub fn restart_ds(&self, id: u16) {
         self.node_mut(id, DsNode::start);
+    }
+
+    /// [`Cluster::restart_ds`] with its NFS service at `addr` (its configuration changed: it
+    /// registers from there, and the MDS tells clients the new address).
+    pub fn restart_ds_at(&self, id: u16, addr: SocketAddr) {
+        self.node_mut(id, |n| {
+            n.addr = addr;
+            n.start();
+        });
     }
 
     /// Whether data server `id` runs.

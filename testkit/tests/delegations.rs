@@ -1,11 +1,11 @@
-//! Delegations (RFC 8881 sections 10.2 to 10.5) over real sockets: which OPEN gets which
+//! Delegations (RFC 8881 sections 10.2 to 10.5) on the in-memory cluster: which OPEN gets which
 //! delegation, CB_RECALL on another client's conflicting operation (NFS4ERR_DELAY until
 //! DELEGRETURN), revocation of a delegation whose recall is not answered in time (SEQUENCE's
 //! SEQ4_STATUS_RECALLABLE_STATE_REVOKED, TEST_STATEID, FREE_STATEID), opens under a delegation
 //! (CLAIM_DELEG_CUR_FH), CB_GETATTR for another client's GETATTR, and the operator's counters.
-//! The clients are the raw test client with a back channel (`testkit::client::CbClient`).
+//! The clients are the raw test client with a back channel (`testkit::client::CbClient`);
+//! the recall deadlines, lease and grace periods run on a [`ManualClock`] the tests move on.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,46 +13,39 @@ use mds::{Config, Mds};
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 
-use testkit::loopback::cluster::*;
+use testkit::cluster::{Cluster, StoreKind};
 use testkit::prelude::*;
 
 const RW: u32 = OPEN4_SHARE_ACCESS_BOTH;
 const RD: u32 = OPEN4_SHARE_ACCESS_READ;
 
-async fn server(
-    lease: u32,
-    f: impl FnOnce(&mut Config),
-) -> (tempfile::TempDir, Arc<Mds>, SocketAddr) {
-    server_on(lease, f, nfs_server::clock::system()).await
+/// An MDS without data servers (it keeps file data itself), no grace period, its
+/// configuration changed by `f`, on a clock that stands still unless the test moves it.
+async fn server(lease: u32, f: impl FnOnce(&mut Config) + 'static) -> (Cluster, Arc<Mds>) {
+    server_on(lease, f, ManualClock::new().shared()).await
 }
 
-/// [`server`] on `clock` (tests of lease-long waits run it on a [`ManualClock`]).
+/// [`server`] on `clock` (tests of lease-long waits move a [`ManualClock`] on).
 async fn server_on(
     lease: u32,
-    f: impl FnOnce(&mut Config),
+    f: impl FnOnce(&mut Config) + 'static,
     clock: nfs_server::SharedClock,
-) -> (tempfile::TempDir, Arc<Mds>, SocketAddr) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        grace_time: 0,
-        lease_time: lease,
-        cluster: mds::config::ClusterConfig {
-            data_servers: Vec::new(),
-            ..Default::default()
-        },
-        ..Config::default()
-    };
-    f(&mut cfg);
-    let (mds, addr) = start_on(cfg, clock).await;
-    (dir, mds, addr)
+) -> (Cluster, Arc<Mds>) {
+    let k = Cluster::builder()
+        .data_servers(0)
+        .lease(lease)
+        .clock(clock)
+        .configure(f)
+        .start()
+        .await;
+    let mds = k.mds().clone();
+    (k, mds)
 }
 
 /// A client with a back channel answered by its own `CbClient`.
-async fn cb_client(addr: SocketAddr, owner: &str) -> (Client, Arc<CbClient>) {
+async fn cb_client(k: &Cluster, owner: &str) -> (Client, Arc<CbClient>) {
     let cb = Arc::new(CbClient::default());
-    let c = client_with_back_channel(addr, owner, cb.clone()).await;
+    let c = k.client_with_back_channel(owner, cb.clone()).await;
     (c, cb)
 }
 
@@ -116,9 +109,9 @@ async fn delegreturn(c: &mut Client, fh: &NfsFh4, stateid: Stateid4) -> NfsStat4
 
 #[tokio::test]
 async fn a_lone_writer_gets_a_write_delegation_and_a_reader_of_another_client_recalls_it() {
-    let (_d, mds, addr) = server(10, |_| {}).await;
-    let (mut a, cb_a) = cb_client(addr, "a").await;
-    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let (k, mds) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(&k, "a").await;
+    let (mut b, _cb_b) = cb_client(&k, "b").await;
     let r = open(&mut a, "f", RW).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let fh = getfh_res(&r);
@@ -168,10 +161,10 @@ async fn a_lone_writer_gets_a_write_delegation_and_a_reader_of_another_client_re
 
 #[tokio::test]
 async fn readers_share_read_delegations_and_a_writer_of_another_client_recalls_them() {
-    let (_d, mds, addr) = server(10, |_| {}).await;
-    let (mut a, cb_a) = cb_client(addr, "a").await;
-    let (mut b, cb_b) = cb_client(addr, "b").await;
-    let (mut w, _cb_w) = cb_client(addr, "w").await;
+    let (k, mds) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(&k, "a").await;
+    let (mut b, cb_b) = cb_client(&k, "b").await;
+    let (mut w, _cb_w) = cb_client(&k, "w").await;
     let ra = open(&mut a, "f", RD).await;
     let rb = open(&mut b, "f", RD).await;
     let (da, db) = (delegation(&ra), delegation(&rb));
@@ -231,9 +224,9 @@ async fn an_unreturned_delegation_is_revoked_after_a_lease_and_the_holder_is_tol
 ) {
     let lease = 3;
     let clock = ManualClock::new();
-    let (_d, mds, addr) = server_on(lease, |_| {}, clock.shared()).await;
-    let (mut a, cb_a) = cb_client(addr, "a").await;
-    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let (k, mds) = server_on(lease, |_| {}, clock.shared()).await;
+    let (mut a, cb_a) = cb_client(&k, "a").await;
+    let (mut b, _cb_b) = cb_client(&k, "b").await;
     let r = open(&mut a, "f", RW).await;
     let fh = getfh_res(&r);
     let sid = deleg_stateid(&delegation(&r));
@@ -303,9 +296,9 @@ async fn an_unreturned_delegation_is_revoked_after_a_lease_and_the_holder_is_tol
 
 #[tokio::test]
 async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_for_its_holder() {
-    let (_d, _mds, addr) = server(10, |_| {}).await;
-    let (mut a, cb_a) = cb_client(addr, "a").await;
-    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let (k, _mds) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(&k, "a").await;
+    let (mut b, _cb_b) = cb_client(&k, "b").await;
     let r = open(&mut a, "f", RD).await;
     let fh = getfh_res(&r);
     let sid = deleg_stateid(&delegation(&r));
@@ -351,9 +344,9 @@ async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_fo
 
 #[tokio::test]
 async fn another_clients_getattr_shows_the_size_the_write_delegation_holder_reports() {
-    let (_d, _mds, addr) = server(10, |_| {}).await;
-    let (mut a, cb_a) = cb_client(addr, "a").await;
-    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let (k, _mds) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(&k, "a").await;
+    let (mut b, _cb_b) = cb_client(&k, "b").await;
     let r = open(&mut a, "f", RW).await;
     let fh = getfh_res(&r);
     assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
@@ -392,12 +385,12 @@ async fn another_clients_getattr_shows_the_size_the_write_delegation_holder_repo
 
 #[tokio::test]
 async fn no_delegation_without_a_back_channel_when_unwanted_or_when_the_export_turns_them_off() {
-    let (_d, _mds, addr) = server(10, |_| {}).await;
+    let (k, _mds) = server(10, |_| {}).await;
     // The plain test client binds no back channel.
-    let mut plain = Client::new(addr, "plain").await;
+    let mut plain = k.client("plain").await;
     let r = open(&mut plain, "f", RW).await;
     assert_eq!(delegation(&r), OpenDelegation4::None);
-    let (mut a, _cb) = cb_client(addr, "a").await;
+    let (mut a, _cb) = cb_client(&k, "a").await;
     let r = open(&mut a, "g", RW | OPEN4_SHARE_ACCESS_WANT_NO_DELEG).await;
     assert_eq!(
         delegation(&r),
@@ -414,17 +407,17 @@ async fn no_delegation_without_a_back_channel_when_unwanted_or_when_the_export_t
         })
     );
 
-    let (_d2, _mds2, addr2) = server(10, |c| c.exports[0].delegations = Some(false)).await;
-    let (mut c, _cb) = cb_client(addr2, "c").await;
+    let (k2, _mds2) = server(10, |c| c.exports[0].delegations = Some(false)).await;
+    let (mut c, _cb) = cb_client(&k2, "c").await;
     let r = open(&mut c, "f", RW).await;
     assert_eq!(delegation(&r), OpenDelegation4::None);
 }
 
 #[tokio::test]
 async fn an_open_under_someone_elses_or_a_returned_delegation_is_refused() {
-    let (_d, _mds, addr) = server(10, |_| {}).await;
-    let (mut a, _cb_a) = cb_client(addr, "a").await;
-    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let (k, _mds) = server(10, |_| {}).await;
+    let (mut a, _cb_a) = cb_client(&k, "a").await;
+    let (mut b, _cb_b) = cb_client(&k, "b").await;
     let r = open(&mut a, "f", RD).await;
     let fh = getfh_res(&r);
     let sid = deleg_stateid(&delegation(&r));
@@ -456,9 +449,9 @@ fn want_res(r: &Compound4Res) -> Result<OpenDelegation4, NfsStat4> {
 
 #[tokio::test]
 async fn want_delegation_grants_by_the_open_policy_without_an_open() {
-    let (_d, _mds, addr) = server(10, |_| {}).await;
-    let (mut a, _cb_a) = cb_client(addr, "a").await;
-    let (mut b, cb_b) = cb_client(addr, "b").await;
+    let (k, _mds) = server(10, |_| {}).await;
+    let (mut a, _cb_a) = cb_client(&k, "a").await;
+    let (mut b, cb_b) = cb_client(&k, "b").await;
     let r = open(&mut a, "f", RW).await;
     let fh = getfh_res(&r);
     let sid = deleg_stateid(&delegation(&r));
@@ -514,47 +507,28 @@ async fn want_delegation_grants_by_the_open_policy_without_an_open() {
 
 /// A session with a back channel answered by `cb`, without RECLAIM_COMPLETE (a client that
 /// reclaims after a server restart).
-async fn reclaiming_client(addr: SocketAddr, owner: &str, cb: Arc<CbClient>) -> Client {
-    let sock = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let local = sock.local_addr().unwrap();
-    let (conn, run) = nfs_proto::transport::start(
-        sock,
-        0,
-        addr,
-        local,
-        cb,
-        nfs_proto::transport::ConnLimits::default(),
-    );
-    tokio::spawn(run);
-    Client::setup(conn, owner, channel(), CREATE_SESSION4_FLAG_CONN_BACK_CHAN).await
+async fn reclaiming_client(k: &Cluster, owner: &str, cb: Arc<CbClient>) -> Client {
+    k.client_answering(&Setup::new(owner).reclaiming().back_channel(), cb)
+        .await
 }
 
-#[test]
-fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = |grace| Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: dir.path().to_path_buf(),
-        grace_time: grace,
-        lease_time: 10,
-        cluster: mds::config::ClusterConfig {
-            data_servers: Vec::new(),
-            ..Default::default()
-        },
-        ..Config::default()
-    };
-    let rt = || {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    };
-    // Boot 1: A gets a write delegation. Dropping the runtime stops the server as kill -9.
-    let (fh, fh_g) = rt().block_on(async {
-        let (_mds, addr) = start_with(cfg(5)).await;
+    let clock = ManualClock::new();
+    let mut k = Cluster::builder()
+        .data_servers(0)
+        .lease(10)
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .clock(clock.shared())
+        .configure(|c: &mut Config| c.grace_time = 5)
+        .start()
+        .await;
+    // Boot 1: A gets a write delegation. The MDS then stops with its connections, as at
+    // kill -9, and starts again over the same metadata.
+    let (fh, fh_g) = {
         let cb = Arc::new(CbClient::default());
-        let mut a = reclaiming_client(addr, "a", cb).await;
+        let mut a = reclaiming_client(&k, "a", cb).await;
         let rc = a
             .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
                 rca_one_fs: false,
@@ -565,13 +539,13 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
         assert!(matches!(delegation(&r), OpenDelegation4::Write(_)));
         let g = open(&mut a, "g", RW).await;
         (getfh_res(&r), getfh_res(&g))
-    });
+    };
+    k.restart_mds().await;
     // Boot 2: A reclaims the open with its delegation type, then B conflicts with it.
-    rt().block_on(async {
-        let clock = ManualClock::new();
-        let (mds, addr) = start_on(cfg(5), clock.shared()).await;
+    {
+        let mds = k.mds().clone();
         let cb_a = Arc::new(CbClient::default());
-        let mut a = reclaiming_client(addr, "a", cb_a.clone()).await;
+        let mut a = reclaiming_client(&k, "a", cb_a.clone()).await;
         let r = open_fh(
             &mut a,
             &fh,
@@ -604,7 +578,7 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
             1
         );
         // B waits for the grace period, then for A's reclaimed delegation.
-        let (mut b, _cb_b) = cb_client(addr, "b").await;
+        let (mut b, _cb_b) = cb_client(&k, "b").await;
         let t0 = clock.elapsed();
         let status = loop {
             let r = open(&mut b, "f", RD).await;
@@ -617,18 +591,20 @@ fn a_delegation_is_reclaimed_after_a_restart_and_recalled_as_before() {
         assert_eq!(status, NfsStat4::NFS4ERR_DELAY);
         let recalls = cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
         assert_eq!(recalls[0].stateid, deleg_stateid(&d));
-    });
+    }
 }
 
 #[tokio::test]
 async fn a_write_delegation_holder_keeps_its_layout_after_close_until_it_returns_the_delegation() {
-    let (_k, _mds, addr) = start_cluster(2, |c: &mut Config| {
-        c.lease_time = 10;
-        c.cluster.layouts = true;
-    })
-    .await;
+    let k = Cluster::builder()
+        .data_servers(2)
+        .lease(10)
+        .clock(ManualClock::new().shared())
+        .configure(|c: &mut Config| c.cluster.layouts = true)
+        .start()
+        .await;
     let cb = Arc::new(CbClient::default());
-    let mut a = client_with_back_channel(addr, "a", cb).await;
+    let mut a = k.client_with_back_channel("a", cb).await;
     let r = open_and_layoutget(&mut a, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let fh = getfh_res(&r);
@@ -684,9 +660,9 @@ async fn open_prev(c: &mut Client, file: Result<&NfsFh4, &str>) -> Compound4Res 
 async fn a_restarted_client_reclaims_its_delegations_with_the_prev_claims_and_the_rest_go() {
     let lease = 3;
     let clock = ManualClock::new();
-    let (_d, mds, addr) = server_on(lease, |_| {}, clock.shared()).await;
-    let (mut a, cb_a) = cb_client(addr, "a").await;
-    let (mut b, _cb_b) = cb_client(addr, "b").await;
+    let (k, mds) = server_on(lease, |_| {}, clock.shared()).await;
+    let (mut a, cb_a) = cb_client(&k, "a").await;
+    let (mut b, _cb_b) = cb_client(&k, "b").await;
     let mut fhs = Vec::new();
     let mut old = Vec::new();
     for name in ["f", "g", "h", "k"] {
@@ -696,18 +672,24 @@ async fn a_restarted_client_reclaims_its_delegations_with_the_prev_claims_and_th
         fhs.push(getfh_res(&r));
         old.push(deleg_stateid(&d));
     }
-    let [f, g, h, k] = &fhs[..] else {
+    let [f, g, h, kf] = &fhs[..] else {
         unreachable!()
     };
 
     // A restarts (same owner, new verifier): its opens go, its delegations wait for it, and
     // another client's conflicting open waits for them without any recall being sent.
     let cb_a2 = Arc::new(CbClient::default());
-    let mut a2 = client_instance_with_back_channel(addr, "a", [8; 8], cb_a2.clone()).await;
+    let mut a2 = k
+        .client_answering(
+            &Setup::new("a").verifier([8; 8]).back_channel(),
+            cb_a2.clone(),
+        )
+        .await;
     assert_ne!(a2.clientid, a.clientid);
     let r = open(&mut b, "f", RD).await;
     assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A recall is ordered (and counted) before the DELAY reply: none was.
+    assert_eq!(counter(&mds, "pnfs_delegations_recalled_total"), 0);
     assert!(cb_a.deleg_recalls.lock().unwrap().is_empty());
     assert!(cb_a2.deleg_recalls.lock().unwrap().is_empty());
 
@@ -752,12 +734,14 @@ async fn a_restarted_client_reclaims_its_delegations_with_the_prev_claims_and_th
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let r = open(&mut b, "k", RD).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let _ = k;
+    let _ = kf;
 
     // A restarts again and reclaims nothing: after about a lease its delegations are
     // forgotten (not revoked: its new instance never knew them) and B proceeds.
     let cb_a3 = Arc::new(CbClient::default());
-    let _a3 = client_instance_with_back_channel(addr, "a", [9; 8], cb_a3).await;
+    let _a3 = k
+        .client_answering(&Setup::new("a").verifier([9; 8]).back_channel(), cb_a3)
+        .await;
     let t0 = clock.elapsed();
     let status = loop {
         let r = open(&mut b, "h", RD).await;

@@ -1,32 +1,48 @@
-//! The MDS's device registry against real data servers over loopback: each data server runs
-//! its control service (and, once registered, its NFS service) on a tokio runtime of its own,
-//! so shutting that runtime down drops every socket, as the death of its process would.
+//! The MDS's device registry against the data servers of the in-memory cluster: each data
+//! server's control service (and, once registered, its NFS service) is reached over
+//! in-process streams through relay tasks, so killing it closes every connection at both
+//! ends, as the death of its process would.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mds::{Config, Mds};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mds::config::{ClusterConfig, DataServerConfig};
+use mds::pnfs::devices::DevicesOptions;
+use mds::pnfs::dsconnect::{ConnectFuture, Connected, DsConnector};
+use mds::{Config, Mds, MdsOptions, MetadataStore};
 use nfs_proto::control::ClusterKey;
-use pfs_core::ObjectStore;
-use testkit::loopback::ds::*;
+use pfs_core::CrashSimStore;
+use testkit::cluster::{ds_control_addr, ds_nfs_addr, Cluster, StoreKind, SECRET};
 
 const LEASE: u32 = 30;
 
-/// A configuration with `n` data servers on free loopback ports under `dir`.
-fn config(dir: &std::path::Path, n: u16) -> Config {
-    cluster_config(dir, n, LEASE)
+/// `n` data servers, the MDS's device registry not started yet.
+async fn cluster(n: u16, f: impl FnOnce(&mut Config) + 'static) -> Cluster {
+    Cluster::builder()
+        .data_servers(n)
+        .lease(LEASE)
+        .configure(f)
+        .registry_stopped()
+        .start()
+        .await
 }
 
 fn ring_ids(mds: &Mds) -> Vec<u32> {
     mds.devices.ring().servers.iter().map(|s| s.id).collect()
 }
 
+/// `b` in lower-case hex (the form of the secret in the configuration).
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), 3);
-    let ds: Vec<DsProc> = (1..=3).map(|id| DsProc::start(&cfg, id, &SECRET)).collect();
-    let mds = Mds::open(cfg.clone()).unwrap();
+    let k = cluster(3, |_| {}).await;
+    let mds = k.mds().clone();
     assert!(ring_ids(&mds).is_empty(), "nothing is up before start");
     let epoch = mds.store.boot_epoch() as u16;
     let gen0 = mds.devices.generation();
@@ -37,35 +53,42 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     );
     mds.devices.start();
 
-    until("three data servers up", || ring_ids(&mds) == [1, 2, 3]).await;
+    k.until("three data servers up", || ring_ids(&mds) == [1, 2, 3])
+        .await;
     let gen_up = mds.devices.generation();
     assert_eq!(gen_up, gen0 + 3, "each arrival moves the generation");
     assert_eq!(mds.devices.ring().generation, gen_up);
-    for (i, d) in ds.iter().enumerate() {
-        assert_eq!(d.service.registered_epoch(), Some(epoch));
-        assert!(
-            d.start.data_server().is_some(),
-            "REGISTER started its NFS side"
-        );
-        let st = mds.devices.status(i as u16 + 1).unwrap();
+    for id in 1..=3 {
+        let service = k.control_service(id).expect("running");
+        assert_eq!(service.registered_epoch(), Some(epoch));
+        assert!(k.data_server(id).is_some(), "REGISTER started its NFS side");
+        let st = mds.devices.status(id).unwrap();
         assert!(st.up && st.last_error.is_none());
-        assert_eq!(st.boot_verifier, Some(d.service.boot_verifier()));
-        assert_eq!(st.write_verifier, Some(d.store.verifier()), "from REGISTER");
-        assert!(mds.devices.control(i as u16 + 1).is_some());
+        assert_eq!(st.boot_verifier, Some(service.boot_verifier()));
+        assert_eq!(
+            st.write_verifier,
+            Some(k.ds_objects(id).verifier()),
+            "from REGISTER"
+        );
+        assert!(mds.devices.control(id).is_some());
     }
     // The data server's NFS side answers at its configured address once registered.
-    let nfs2 = cfg.cluster.data_server(2).unwrap().addresses[0];
-    tokio::net::TcpStream::connect(nfs2).await.unwrap();
+    let nfs2 = k.config().cluster.data_server(2).unwrap().addresses[0];
+    k.connect_addr(nfs2).unwrap();
     let page = mds::net::metrics::render(&mds, mds.core.now());
     assert!(page.contains("pnfs_data_servers{state=\"up\"} 3"), "{page}");
 
-    // Kill data server 2.
-    let mut ds = ds;
-    let old_verifier = ds[1].service.boot_verifier();
-    let old_write_verifier = ds[1].store.verifier();
-    ds.remove(1).kill();
-    let took = until("data server 2 down", || ring_ids(&mds) == [1, 3]).await;
-    assert!(took < Duration::from_secs(5), "noticed after {took:?}");
+    // Kill data server 2. Its process's death is a crash of its store: the next process
+    // opens it anew, under a new write verifier.
+    let old_verifier = k.control_service(2).unwrap().boot_verifier();
+    let old_write_verifier = k.ds_objects(2).verifier();
+    k.crash_ds(2);
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        k.until("data server 2 down", || ring_ids(&mds) == [1, 3]),
+    )
+    .await
+    .expect("noticed within 5 s");
     let gen_down = mds.devices.generation();
     assert_eq!(gen_down, gen_up + 1);
     let st = mds.devices.status(2).unwrap();
@@ -78,31 +101,32 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
         "{page}"
     );
 
-    // Start it again over the same directory: a new process, a new boot verifier.
-    let again = DsProc::start(&cfg, 2, &SECRET);
-    until("data server 2 up again", || ring_ids(&mds) == [1, 2, 3]).await;
+    // Start it again over the same objects: a new process, a new boot verifier.
+    k.restart_ds(2);
+    let again = k.control_service(2).unwrap();
+    k.until("data server 2 up again", || ring_ids(&mds) == [1, 2, 3])
+        .await;
     assert_eq!(mds.devices.generation(), gen_down + 1);
     let st = mds.devices.status(2).unwrap();
-    assert_eq!(st.boot_verifier, Some(again.service.boot_verifier()));
+    assert_eq!(st.boot_verifier, Some(again.boot_verifier()));
     assert_ne!(st.boot_verifier, Some(old_verifier));
-    assert_eq!(st.write_verifier, Some(again.store.verifier()));
+    assert_eq!(st.write_verifier, Some(k.ds_objects(2).verifier()));
     assert_ne!(st.write_verifier, Some(old_write_verifier));
     assert_eq!(mds.devices.write_verifier(2), st.write_verifier);
     assert!(st.registrations >= 2);
-    assert_eq!(again.service.registered_epoch(), Some(epoch));
-    assert!(again.start.data_server().is_some());
+    assert_eq!(again.registered_epoch(), Some(epoch));
+    assert!(k.data_server(2).is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_with_another_secret_stays_down_and_the_error_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), 1);
+    // The test kit's data servers all have the cluster's secret: the MDS gets another.
     let wrong = *b"another secret, another cluster!";
-    let ds = DsProc::start(&cfg, 1, &wrong);
-    let mds = Mds::open(cfg.clone()).unwrap();
+    let k = cluster(1, move |c| c.cluster.secret = Some(hex(&wrong))).await;
+    let mds = k.mds().clone();
     let gen0 = mds.devices.generation();
     mds.devices.start();
-    until("a failed attempt", || {
+    k.until("a failed attempt", || {
         mds.devices
             .status(1)
             .and_then(|s| s.last_error)
@@ -115,16 +139,21 @@ async fn a_data_server_with_another_secret_stays_down_and_the_error_says_so() {
     assert!(e.contains("cluster secret"), "{e}");
     assert!(mds.devices.ring().servers.is_empty());
     assert_eq!(mds.devices.generation(), gen0, "no membership change");
-    assert_eq!(ds.service.registered_epoch(), None);
-    assert!(ds.start.data_server().is_none());
+    assert_eq!(k.control_service(1).unwrap().registered_epoch(), None);
+    assert!(k.data_server(1).is_none());
 }
 
 #[tokio::test]
 async fn an_mds_without_data_servers_has_an_empty_ring_and_needs_no_secret() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(dir.path(), 0);
-    cfg.cluster.secret = None;
-    let mds = Mds::open(cfg).unwrap();
+    let k = Cluster::builder()
+        .data_servers(0)
+        .store(StoreKind::Redb(dir.path().to_path_buf()))
+        .configure(|c: &mut Config| c.cluster.secret = None)
+        .registry_stopped()
+        .start()
+        .await;
+    let mds = k.mds();
     mds.devices.start();
     assert!(mds.devices.ring().servers.is_empty());
     assert_eq!(mds.devices.counts(), (0, 0));
@@ -133,18 +162,23 @@ async fn an_mds_without_data_servers_has_an_empty_ring_and_needs_no_secret() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_same_connection() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), 1);
-    let ds = DsProc::start(&cfg, 1, &SECRET);
-    let mds = Mds::open(cfg.clone()).unwrap();
+    let k = cluster(1, |_| {}).await;
+    let mds = k.mds().clone();
+    let service = k.control_service(1).unwrap();
     let epoch = mds.store.boot_epoch() as u16;
     mds.devices.start();
-    until("up", || ring_ids(&mds) == [1]).await;
+    k.until("up", || ring_ids(&mds) == [1]).await;
     let generation = mds.devices.generation();
 
     // Another MDS boot (another epoch) registers the data server behind our back.
-    let other = mds::pnfs::dsctl::DsControl::connect(
-        cfg.cluster.data_server(1).unwrap().control_addr().unwrap(),
+    let other = mds::pnfs::dsctl::DsControl::connect_with(
+        &*k.connector(),
+        k.config()
+            .cluster
+            .data_server(1)
+            .unwrap()
+            .control_addr()
+            .unwrap(),
         1,
         Arc::new(ClusterKey::from_secret(&SECRET)),
         Duration::from_secs(5),
@@ -159,12 +193,12 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
         })
         .await
         .unwrap();
-    assert_eq!(ds.service.registered_epoch(), Some(epoch.wrapping_add(1)));
+    assert_eq!(service.registered_epoch(), Some(epoch.wrapping_add(1)));
 
     // The next HEALTH shows the other epoch: the registry hands over its keys again, and the
     // data server never left the ring.
-    until("registered again", || {
-        ds.service.registered_epoch() == Some(epoch)
+    k.until("registered again", || {
+        service.registered_epoch() == Some(epoch)
             && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
     })
     .await;
@@ -203,13 +237,51 @@ impl nfs_proto::transport::CallHandler for Swappable {
     }
 }
 
+/// The MDS's way to the control service of the moment: an in-process stream for each
+/// connection, served by [`Swappable`].
+struct ToSwappable(Arc<Swappable>);
+
+impl DsConnector for ToSwappable {
+    fn connect(&self, addr: SocketAddr, _ds_id: u16) -> ConnectFuture<'_> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let local: SocketAddr = "192.0.2.1:1024".parse().unwrap();
+        let (near, far) = tokio::io::duplex(1 << 20);
+        let (_c, run) = nfs_proto::transport::start(
+            far,
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            local,
+            addr,
+            self.0.clone(),
+            data_server::control::CONTROL_LIMITS,
+        );
+        tokio::spawn(run);
+        Box::pin(async move {
+            Ok(Connected {
+                stream: Box::new(near),
+                local,
+            })
+        })
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_restarted_behind_the_connection_is_registered_again_without_leaving_the_ring(
 ) {
-    use data_server::control::{ControlConfig, ControlService, CONTROL_LIMITS};
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), 1);
-    let d = cfg.cluster.data_server(1).unwrap().clone();
+    use data_server::control::{ControlConfig, ControlService};
+    let mut d = DataServerConfig::new(1, ds_nfs_addr(1));
+    d.control = Some(ds_control_addr(1));
+    let cfg = Config {
+        listen: testkit::cluster::MDS_ADDR,
+        data_dir: "/nonexistent/testkit-in-memory".into(),
+        lease_time: LEASE,
+        grace_time: 0,
+        cluster: ClusterConfig {
+            secret: Some(hex(&SECRET)),
+            data_servers: vec![d.clone()],
+            ..ClusterConfig::default()
+        },
+        ..Config::default()
+    };
     let service = || {
         Arc::new(
             ControlService::new(
@@ -228,20 +300,23 @@ async fn a_data_server_restarted_behind_the_connection_is_registered_again_witho
     };
     let first = service();
     let swap = Arc::new(Swappable(std::sync::Mutex::new(first.clone())));
-    let listener = tokio::net::TcpListener::bind(d.control_addr().unwrap())
-        .await
-        .unwrap();
-    let handler = swap.clone();
-    tokio::spawn(async move {
-        for id in 1.. {
-            let (s, peer) = listener.accept().await.unwrap();
-            let local = s.local_addr().unwrap();
-            let (_c, run) =
-                nfs_proto::transport::start(s, id, peer, local, handler.clone(), CONTROL_LIMITS);
-            tokio::spawn(run);
-        }
-    });
-    let mds = Mds::open(cfg.clone()).unwrap();
+    let mds = Mds::open_with(
+        cfg,
+        MdsOptions {
+            metadata: MetadataStore::InMemory,
+            objects: Some(Arc::new(CrashSimStore::new())),
+            connector: Some(Arc::new(ToSwappable(swap.clone()))),
+            // HEALTH every 200 ms: the restart is noticed at the next poll.
+            devices: DevicesOptions {
+                poll: Duration::from_millis(200),
+                backoff_min: Duration::from_millis(5),
+                backoff_max: Duration::from_millis(100),
+                call_timeout: Duration::from_secs(5),
+            },
+            clock: None,
+        },
+    )
+    .unwrap();
     let epoch = mds.store.boot_epoch() as u16;
     mds.devices.start();
     until("up", || ring_ids(&mds) == [1]).await;
@@ -270,4 +345,15 @@ async fn a_data_server_restarted_behind_the_connection_is_registered_again_witho
         mds.devices.control(1).and_then(|c| c.boot()),
         Some(second.boot())
     );
+}
+
+/// Waits (up to 10 s of the runtime's clock) until `f` holds, for an MDS of the test's own.
+async fn until(what: &str, mut f: impl FnMut() -> bool) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !f() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out: {what}"));
 }

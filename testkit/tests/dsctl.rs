@@ -1,18 +1,24 @@
-//! The MDS's control client against a data server's control service, over loopback TCP:
+//! The MDS's control client against a data server's control service, over in-process
+//! streams (the client connects through a [`DsConnector`] of the test's own, as the
+//! in-memory cluster's MDS does):
 //! REGISTER, OBJECT_SIZE, TRUNCATE, REMOVE, REVOKE, SET_ACCESS, HEALTH, READ, WRITE, COMMIT,
 //! HELLO and the boot nonce (learnt again when the data server restarts behind the
 //! connection; a captured call replayed after a restart or to another data server is
 //! refused), and what a wrong secret or a forged reply gets. The data server's NFS side is a recorder here; the control
 //! service driving a real `DataServer` is tested in `data-server/tests/control.rs`.
 
+use std::collections::HashMap;
+use std::io;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use cluster::keys::DsKeys;
-use data_server::control::{ControlConfig, ControlService, DsTarget};
+use data_server::control::{stream_server, ControlConfig, ControlService, DsTarget};
 use data_server::{DsError, Revoked};
+use mds::pnfs::dsconnect::{ConnectFuture, Connected, DsConnector};
 use mds::pnfs::dsctl::{CtlError, DsControl, Registration, RevokeReason};
 use nfs_proto::control::{
     ClusterKey, CtlBackend, CtlOpCount, CtlProc, CtlStat, StateOther, MAX_CTL_IO, MAX_CTL_LIST,
@@ -21,11 +27,97 @@ use nfs_proto::rpc::{AuthStat, MsgBody, RejectedReply, ReplyBody, RpcMsg};
 use nfs_proto::transport::{
     self, CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply,
 };
+use nfs_server::ServeLimits;
 use pfs_core::{LocalStore, ObjectId, ObjectStore, Stability};
+use tokio::io::DuplexStream;
+use tokio::task::AbortHandle;
 
 const SECRET: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
 const DS_ID: u16 = 2;
 const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves one accepted connection (the server's end, the peer's address, its own address);
+/// returns the task doing it.
+type Serve = Box<dyn Fn(DuplexStream, SocketAddr, SocketAddr) -> AbortHandle + Send + Sync>;
+
+/// In-process endpoints by address, in place of loopback listeners: the tests' data servers,
+/// impostors and taps. Clients reach them with [`Net::dial`], or through [`Net`] as the
+/// control client's [`DsConnector`].
+#[derive(Default)]
+struct Net(Mutex<HashMap<SocketAddr, (Serve, Vec<AbortHandle>)>>);
+
+/// The one network of the test process (each endpoint has an address of its own).
+static NET: LazyLock<Net> = LazyLock::new(Net::default);
+
+/// Where the control clients connect from.
+const CLIENT: SocketAddr = SocketAddr::new(
+    std::net::IpAddr::V4(std::net::Ipv4Addr::new(198, 51, 100, 1)),
+    1024,
+);
+
+impl Net {
+    /// Serves connections to a new address with `serve`.
+    fn listen(&self, serve: Serve) -> SocketAddr {
+        static NEXT: AtomicU16 = AtomicU16::new(30_000);
+        let addr = SocketAddr::from(([192, 0, 2, 1], NEXT.fetch_add(1, Ordering::Relaxed)));
+        self.0.lock().unwrap().insert(addr, (serve, Vec::new()));
+        addr
+    }
+
+    /// Stops serving `addr`: later connections are refused, and every one made ends.
+    fn close(&self, addr: SocketAddr) {
+        if let Some((_, tasks)) = self.0.lock().unwrap().remove(&addr) {
+            tasks.iter().for_each(AbortHandle::abort);
+        }
+    }
+
+    /// A new connection to `addr` (refused if nothing serves it).
+    fn dial(&self, addr: SocketAddr) -> io::Result<DuplexStream> {
+        let mut net = self.0.lock().unwrap();
+        let (serve, tasks) = net
+            .get_mut(&addr)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::ConnectionRefused))?;
+        let (near, far) = tokio::io::duplex(4 << 20);
+        tasks.push(serve(far, CLIENT, addr));
+        Ok(near)
+    }
+}
+
+impl DsConnector for Net {
+    fn connect(&self, addr: SocketAddr, _ds_id: u16) -> ConnectFuture<'_> {
+        let stream = self.dial(addr);
+        Box::pin(async move {
+            Ok(Connected {
+                stream: Box::new(stream?),
+                local: CLIENT,
+            })
+        })
+    }
+}
+
+/// A control client of data server `ds_id` at `addr`, with the cluster key of `secret`.
+async fn connect(addr: SocketAddr, ds_id: u16, secret: &[u8; 32]) -> Result<DsControl, CtlError> {
+    DsControl::connect_with(
+        &*NET,
+        addr,
+        ds_id,
+        Arc::new(ClusterKey::from_secret(secret)),
+        TIMEOUT,
+    )
+    .await
+}
+
+/// Serves each connection with `handler`, as `transport::start` over an accepted socket.
+fn serve_calls<H: CallHandler>(handler: Arc<H>, limits: ConnLimits) -> Serve {
+    Box::new(move |stream, peer, local| {
+        let (c, run) = transport::start(stream, 1, peer, local, handler.clone(), limits);
+        tokio::spawn(async move {
+            let _c = c;
+            let _ = run.await;
+        })
+        .abort_handle()
+    })
+}
 
 /// What the control service did to the NFS side, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +177,6 @@ struct Ds {
     nfs: Arc<Recorder>,
     service: Arc<ControlService>,
     store: Arc<LocalStore>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
     _dir: tempfile::TempDir,
 }
 
@@ -116,37 +207,35 @@ async fn start_ds_in(id: u16, dir: tempfile::TempDir) -> Ds {
     let store = Arc::new(LocalStore::open(dir.path()).unwrap());
     let nfs = Arc::new(Recorder::default());
     let service = service(id, &store, &nfs);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(data_server::control::serve(listener, service.clone()));
+    // What a listener gives each connection: the service's limits and reply budget.
+    let server = stream_server(service.clone(), ServeLimits::default());
+    let addr = NET.listen(Box::new(move |stream, peer, local| {
+        tokio::spawn(server.serve(stream, peer, local)).abort_handle()
+    }));
     Ds {
         addr,
         nfs,
         service,
         store,
-        task,
         _dir: dir,
     }
 }
 
 impl Ds {
+    /// Stops listening; the connections made stay.
+    fn stop_listening(&self) {
+        NET.close(self.addr);
+    }
+
     /// Stops it (every connection goes); returns its data directory for a restart.
     async fn stop(self) -> tempfile::TempDir {
-        self.task.abort();
-        let _ = self.task.await;
+        self.stop_listening();
         self._dir
     }
 }
 
 async fn client(ds: &Ds) -> DsControl {
-    DsControl::connect(
-        ds.addr,
-        DS_ID,
-        Arc::new(ClusterKey::from_secret(&SECRET)),
-        TIMEOUT,
-    )
-    .await
-    .unwrap()
+    connect(ds.addr, DS_ID, &SECRET).await.unwrap()
 }
 
 fn registration(epoch: u16) -> Registration {
@@ -402,14 +491,7 @@ async fn health_reports_space_registration_uptime_and_operations() {
 #[tokio::test]
 async fn a_client_with_the_wrong_secret_is_refused_and_changes_nothing() {
     let ds = start_ds().await;
-    let wrong = DsControl::connect(
-        ds.addr,
-        DS_ID,
-        Arc::new(ClusterKey::from_secret(&[9u8; 32])),
-        TIMEOUT,
-    )
-    .await
-    .unwrap();
+    let wrong = connect(ds.addr, DS_ID, &[9u8; 32]).await.unwrap();
     for e in [
         wrong.null().await.unwrap_err(),
         wrong.register(&registration(1)).await.unwrap_err(),
@@ -447,23 +529,9 @@ async fn replies_from_a_server_without_the_secret_are_not_believed() {
         ),
         Bytes::from_static(&[0; 8]),
     ] {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let impostor = Arc::new(Impostor(body));
-        tokio::spawn(async move {
-            let (s, peer) = listener.accept().await.unwrap();
-            let local = s.local_addr().unwrap();
-            let (_c, run) = transport::start(s, 1, peer, local, impostor, ConnLimits::default());
-            let _ = run.await;
-        });
-        let c = DsControl::connect(
-            addr,
-            DS_ID,
-            Arc::new(ClusterKey::from_secret(&SECRET)),
-            TIMEOUT,
-        )
-        .await
-        .unwrap();
+        let addr = NET.listen(serve_calls(impostor, ConnLimits::default()));
+        let c = connect(addr, DS_ID, &SECRET).await.unwrap();
         let e = c.object_sizes(&[ObjectId::whole(1)]).await.unwrap_err();
         assert!(matches!(e, CtlError::BadReply(_)), "{e}");
     }
@@ -473,30 +541,15 @@ async fn replies_from_a_server_without_the_secret_are_not_believed() {
 async fn a_data_server_that_stopped_listening_is_a_connect_error() {
     let ds = start_ds().await;
     client(&ds).await.null().await.unwrap();
-    ds.task.abort();
-    let _ = ds.task.await;
-    let e = DsControl::connect(
-        ds.addr,
-        DS_ID,
-        Arc::new(ClusterKey::from_secret(&SECRET)),
-        TIMEOUT,
-    )
-    .await
-    .unwrap_err();
+    ds.stop_listening();
+    let e = connect(ds.addr, DS_ID, &SECRET).await.unwrap_err();
     assert!(matches!(e, CtlError::Connect(_)), "{e}");
 }
 
 #[tokio::test]
 async fn a_client_for_another_data_server_id_is_told_so_at_hello() {
     let ds = start_ds().await;
-    let c = DsControl::connect(
-        ds.addr,
-        DS_ID + 1,
-        Arc::new(ClusterKey::from_secret(&SECRET)),
-        TIMEOUT,
-    )
-    .await
-    .unwrap();
+    let c = connect(ds.addr, DS_ID + 1, &SECRET).await.unwrap();
     let e = c.remove(&[1]).await.unwrap_err();
     assert!(
         matches!(&e, CtlError::Mismatch(m) if m.contains("asked data server 3, got 2")),
@@ -527,30 +580,11 @@ async fn a_client_learns_the_boot_again_when_its_data_server_restarts_behind_the
     let nfs = Arc::new(Recorder::default());
     let first = service(DS_ID, &store, &nfs);
     let swap = Arc::new(Swappable(Mutex::new(first.clone())));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handler = swap.clone();
-    tokio::spawn(async move {
-        let (s, peer) = listener.accept().await.unwrap();
-        let local = s.local_addr().unwrap();
-        let (_c, run) = transport::start(
-            s,
-            1,
-            peer,
-            local,
-            handler,
-            data_server::control::CONTROL_LIMITS,
-        );
-        let _ = run.await;
-    });
-    let c = DsControl::connect(
-        addr,
-        DS_ID,
-        Arc::new(ClusterKey::from_secret(&SECRET)),
-        TIMEOUT,
-    )
-    .await
-    .unwrap();
+    let addr = NET.listen(serve_calls(
+        swap.clone(),
+        data_server::control::CONTROL_LIMITS,
+    ));
+    let c = connect(addr, DS_ID, &SECRET).await.unwrap();
     c.register(&registration(1)).await.unwrap();
     assert_eq!(c.boot(), Some(first.boot()));
     let id = ObjectId {
@@ -577,30 +611,31 @@ async fn a_client_learns_the_boot_again_when_its_data_server_restarts_behind_the
     assert_eq!(second.registered_epoch(), Some(1));
 }
 
-/// A TCP relay to `upstream` for one connection that keeps a copy of every byte the client
-/// sends: what an attacker on the MDS-to-DS link records.
-async fn tap(upstream: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<u8>>>) {
+/// A relay to `upstream` that keeps a copy of every byte its clients send: what an attacker
+/// on the MDS-to-DS link records.
+fn tap(upstream: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<u8>>>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let copy = seen.clone();
-    tokio::spawn(async move {
-        let (client, _) = listener.accept().await.unwrap();
-        let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
-        let (mut cr, mut cw) = client.into_split();
-        let (mut sr, mut sw) = server.into_split();
+    let addr = NET.listen(Box::new(move |client, _, _| {
+        let copy = copy.clone();
         tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut sr, &mut cw).await;
-        });
-        let mut buf = vec![0u8; 64 << 10];
-        while let Ok(n @ 1..) = cr.read(&mut buf).await {
-            copy.lock().unwrap().extend_from_slice(&buf[..n]);
-            if sw.write_all(&buf[..n]).await.is_err() {
-                return;
+            let server = NET.dial(upstream).unwrap();
+            let (mut cr, mut cw) = tokio::io::split(client);
+            let (mut sr, mut sw) = tokio::io::split(server);
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut sr, &mut cw).await;
+            });
+            let mut buf = vec![0u8; 64 << 10];
+            while let Ok(n @ 1..) = cr.read(&mut buf).await {
+                copy.lock().unwrap().extend_from_slice(&buf[..n]);
+                if sw.write_all(&buf[..n]).await.is_err() {
+                    return;
+                }
             }
-        }
-    });
+        })
+        .abort_handle()
+    }));
     (addr, seen)
 }
 
@@ -627,7 +662,7 @@ fn captured_call(stream: &[u8], proc_: CtlProc) -> Vec<u8> {
 /// Sends `record` as it is on a new connection to `addr`; returns how it was refused.
 async fn replay(addr: SocketAddr, record: &[u8]) -> AuthStat {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut s = NET.dial(addr).unwrap();
     s.write_all(record).await.unwrap();
     let mark = tokio::time::timeout(TIMEOUT, s.read_u32())
         .await
@@ -653,15 +688,8 @@ async fn a_truncate_of_the_mds_client_replayed_after_a_restart_or_elsewhere_is_r
             .write(id, 0, &three_mib(), Stability::FileSync)
             .unwrap();
     }
-    let (tapped, seen) = tap(ds.addr).await;
-    let c = DsControl::connect(
-        tapped,
-        DS_ID,
-        Arc::new(ClusterKey::from_secret(&SECRET)),
-        TIMEOUT,
-    )
-    .await
-    .unwrap();
+    let (tapped, seen) = tap(ds.addr);
+    let c = connect(tapped, DS_ID, &SECRET).await.unwrap();
     c.truncate(7, &[(0, 0)], 0).await.unwrap();
     assert_eq!(ds.store.size(id).unwrap(), 0);
     let truncate = captured_call(&seen.lock().unwrap(), CtlProc::CTLPROC_TRUNCATE);

@@ -1,13 +1,17 @@
-//! pNFS file layouts on the MDS (RFC 8881 chapter 13), over loopback sockets. The data
-//! servers are configured but need not run for the layout operations; I/O through the MDS
-//! on striped files runs against real data servers (`testkit::loopback::cluster`).
+//! pNFS file layouts on the MDS (RFC 8881 chapter 13), on the in-memory cluster: the layout
+//! operations, and I/O through the MDS on striped files against its data servers. One test
+//! stays on loopback sockets, where the connection's address is the point: GETDEVICEINFO
+//! tells a data server configured at an unspecified IP at the IP the client reached the MDS
+//! by.
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ::cluster::ds_fh::DsFhCodec;
 use ::cluster::keys::DsKeys;
+use ::testkit::cluster::{client_addr, Cluster, StoreKind, MDS_ADDR};
 use bytes::Bytes;
 use mds::config::DirectoryLayout;
 use mds::{Config, Mds};
@@ -17,16 +21,35 @@ use nfs_proto::nfs4::layout_files::{
     NFL4_UFLG_MASK,
 };
 use nfs_proto::nfs4::*;
+use nfs_proto::transport::NoCalls;
 use nfs_proto::xdr::Utf8String;
-use pfs_core::ObjectStore;
-use testkit::loopback::cluster::*;
-use testkit::loopback::ds::*;
+use pfs_core::{LocalStore, ObjectStore};
 use testkit::prelude::*;
 
 /// A server with three running data servers, its configuration changed by `f` (from the
 /// test defaults).
-async fn server_with(f: impl FnOnce(&mut Config)) -> (Cluster, Arc<Mds>, SocketAddr) {
-    start_cluster(3, |c| {
+async fn server_with(f: impl FnOnce(&mut Config) + 'static) -> (Cluster, Arc<Mds>) {
+    server_n(3, f).await
+}
+
+/// [`server_with`] with `n` data servers.
+async fn server_n(n: u16, f: impl FnOnce(&mut Config) + 'static) -> (Cluster, Arc<Mds>) {
+    let k = Cluster::builder()
+        .data_servers(n)
+        .lease(10)
+        .configure(f)
+        .start()
+        .await;
+    let mds = k.mds().clone();
+    (k, mds)
+}
+
+/// The loopback cluster, for the tests where the data servers' socket addresses are the
+/// point.
+async fn loopback_server_with(
+    f: impl FnOnce(&mut Config),
+) -> (testkit::loopback::cluster::Cluster, Arc<Mds>, SocketAddr) {
+    testkit::loopback::cluster::start_cluster(3, |c| {
         c.lease_time = 10;
         f(c)
     })
@@ -45,8 +68,8 @@ fn ds_codec(mds: &Mds) -> DsFhCodec {
 }
 
 /// The role flags of an EXCHANGE_ID reply.
-async fn exchange_id_flags(addr: SocketAddr) -> u32 {
-    let conn = connect(addr).await;
+async fn exchange_id_flags(k: &Cluster) -> u32 {
+    let conn = start_conn(k.connect_mds(), MDS_ADDR, client_addr(), Arc::new(NoCalls));
     let ex = ExchangeIdArgs {
         eia_clientowner: ClientOwner4 {
             co_verifier: [1; 8],
@@ -67,30 +90,30 @@ async fn exchange_id_flags(addr: SocketAddr) -> u32 {
 
 #[tokio::test]
 async fn with_layouts_on_the_mds_takes_the_pnfs_mds_role_only() {
-    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = true).await;
-    assert_eq!(exchange_id_flags(addr).await, EXCHGID4_FLAG_USE_PNFS_MDS);
+    let (k, _mds) = server_with(|c| c.cluster.layouts = true).await;
+    assert_eq!(exchange_id_flags(&k).await, EXCHGID4_FLAG_USE_PNFS_MDS);
 }
 
 #[tokio::test]
 async fn with_layouts_off_the_mds_takes_the_non_pnfs_role_only() {
-    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = false).await;
-    assert_eq!(exchange_id_flags(addr).await, EXCHGID4_FLAG_USE_NON_PNFS);
+    let (k, _mds) = server_with(|c| c.cluster.layouts = false).await;
+    assert_eq!(exchange_id_flags(&k).await, EXCHGID4_FLAG_USE_NON_PNFS);
 }
 
 #[tokio::test]
 async fn with_layouts_on_but_no_data_servers_the_mds_is_non_pnfs() {
-    let (_d, _mds, addr) = server_with(|c| {
+    let (k, _mds) = server_n(0, |c| {
         c.cluster.layouts = true;
         c.cluster.data_servers.clear();
     })
     .await;
-    assert_eq!(exchange_id_flags(addr).await, EXCHGID4_FLAG_USE_NON_PNFS);
+    assert_eq!(exchange_id_flags(&k).await, EXCHGID4_FLAG_USE_NON_PNFS);
 }
 
 #[tokio::test]
 async fn open_then_layoutget_grants_a_whole_file_dense_layout_with_verifiable_ds_handles() {
-    let (_d, mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "lg").await;
+    let (k, mds) = server_with(layouts_on).await;
+    let mut c = k.client("lg").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let fh = getfh_res(&r);
@@ -120,8 +143,8 @@ async fn open_then_layoutget_grants_a_whole_file_dense_layout_with_verifiable_ds
 
 #[tokio::test]
 async fn with_layouts_off_layoutget_is_layoutunavailable() {
-    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = false).await;
-    let mut c = Client::new(addr, "off").await;
+    let (k, _mds) = server_with(|c| c.cluster.layouts = false).await;
+    let mut c = k.client("off").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
     assert_eq!(
         layoutget_res(&r).status(),
@@ -131,8 +154,8 @@ async fn with_layouts_off_layoutget_is_layoutunavailable() {
 
 /// LAYOUTGET on an open file with one argument changed by `f`: its status.
 async fn layoutget_status(f: impl FnOnce(&mut LayoutGetArgs)) -> NfsStat4 {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "bad").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("bad").await;
     let o = open_in_root(
         &mut c,
         "f",
@@ -181,8 +204,8 @@ async fn layoutget_refuses_what_rfc_8881_section_18_43_3_refuses() {
 
 #[tokio::test]
 async fn layoutget_on_a_directory_is_refused() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "dir").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("dir").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -194,8 +217,8 @@ async fn layoutget_on_a_directory_is_refused() {
 
 #[tokio::test]
 async fn a_second_layoutget_keeps_the_stripe_set_and_moves_the_layout_seqid() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "again").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("again").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
     let (first, body) = granted(&r);
     let fh = getfh_res(&r);
@@ -240,8 +263,8 @@ fn layoutreturn_res(r: &Compound4Res) -> &LayoutReturnRes {
 
 #[tokio::test]
 async fn layoutreturn_of_the_file_frees_the_layout_stateid() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "ret").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("ret").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (ok, _) = granted(&r);
     let fh = getfh_res(&r);
@@ -271,8 +294,8 @@ async fn layoutreturn_of_the_file_frees_the_layout_stateid() {
 
 #[tokio::test]
 async fn returning_one_iomode_keeps_the_other_under_a_newer_seqid() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "half").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("half").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
     let fh = getfh_res(&r);
     let (read, _) = granted(&r);
@@ -302,8 +325,8 @@ async fn returning_one_iomode_keeps_the_other_under_a_newer_seqid() {
 #[tokio::test]
 async fn layoutreturn_all_and_fsid_drop_every_layout_of_the_client() {
     for what in [Layoutreturn4::All, Layoutreturn4::Fsid] {
-        let (_d, _mds, addr) = server_with(layouts_on).await;
-        let mut c = Client::new(addr, "all").await;
+        let (k, _mds) = server_with(layouts_on).await;
+        let mut c = k.client("all").await;
         let mut got = Vec::new();
         for name in ["a", "b"] {
             let r = open_and_layoutget(&mut c, name, Layoutiomode4::LAYOUTIOMODE4_RW).await;
@@ -328,56 +351,64 @@ async fn layoutreturn_all_and_fsid_drop_every_layout_of_the_client() {
     }
 }
 
-/// Runs one boot of a server with layouts on over `dir`, in a runtime of its own (dropping
-/// it stops the server and closes the store).
-fn boot<T>(dir: &Path, cfg: impl FnOnce(&mut Config), f: impl AsyncFnOnce(SocketAddr) -> T) -> T {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let (_ds, _cfg, _mds, addr) = boot_cluster(dir, 3, cfg).await;
-            f(addr).await
-        })
+/// Runs one boot of a cluster of three data servers over the metadata in `dir`, its
+/// configuration changed by `cfg`; then stops the MDS (its store closes) and the cluster.
+async fn boot<T>(
+    dir: &Path,
+    cfg: impl FnOnce(&mut Config) + 'static,
+    f: impl AsyncFnOnce(&Cluster) -> T,
+) -> T {
+    let mut k = Cluster::builder()
+        .data_servers(3)
+        .lease(30)
+        .store(StoreKind::Redb(dir.to_path_buf()))
+        .configure(cfg)
+        .start()
+        .await;
+    let t = f(&k).await;
+    k.stop_mds().await;
+    t
 }
 
-#[test]
-fn the_stripe_set_and_the_objects_of_a_files_ds_handles_survive_a_restart() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stripe_set_and_the_objects_of_a_files_ds_handles_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let before = boot(dir.path(), layouts_on, async |addr| {
-        let mut c = Client::new(addr, "boot1").await;
+    let before = boot(dir.path(), layouts_on, async |k: &Cluster| {
+        let mut c = k.client("boot1").await;
         let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
         granted(&r).1
-    });
+    })
+    .await;
     // A changed policy does not move a file whose stripe set is fixed.
     let new_policy = |c: &mut Config| {
         layouts_on(c);
         c.cluster.layout.stripe_unit = 64 << 10;
         c.cluster.layout.stripe_count = Some(1);
     };
-    let after = boot(dir.path(), new_policy, async |addr| {
-        let mut c = Client::new(addr, "boot2").await;
+    let after = boot(dir.path(), new_policy, async |k: &Cluster| {
+        let mut c = k.client("boot2").await;
         let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
         granted(&r).1
-    });
+    })
+    .await;
     assert_eq!(after.nfl_deviceid, before.nfl_deviceid);
     assert_eq!(after.nfl_util, before.nfl_util);
     assert_eq!(objects(&after), objects(&before));
     // ... while a new file gets the new policy.
-    let fresh = boot(dir.path(), new_policy, async |addr| {
-        let mut c = Client::new(addr, "boot3").await;
+    let fresh = boot(dir.path(), new_policy, async |k: &Cluster| {
+        let mut c = k.client("boot3").await;
         let r = open_and_layoutget(&mut c, "g", Layoutiomode4::LAYOUTIOMODE4_RW).await;
         granted(&r).1
-    });
+    })
+    .await;
     assert_eq!(fresh.stripe_unit(), 64 << 10);
     assert_eq!(fresh.nfl_fh_list.len(), 1);
 }
 
 #[tokio::test]
 async fn the_last_close_of_a_file_returns_its_return_on_close_layout() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "roc").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("roc").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (ok, _) = granted(&r);
     let fh = getfh_res(&r);
@@ -441,8 +472,8 @@ async fn size_mtime_change(c: &mut Client, fh: &NfsFh4) -> (u64, Nfstime4, u64) 
 
 #[tokio::test]
 async fn layoutcommit_grows_the_size_sets_the_mtime_and_moves_the_change_attribute() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "commit").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("commit").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (ok, _) = granted(&r);
     let fh = getfh_res(&r);
@@ -488,8 +519,8 @@ async fn layoutcommit_grows_the_size_sets_the_mtime_and_moves_the_change_attribu
 
 #[tokio::test]
 async fn layoutcommit_needs_an_rw_layout_under_the_layout_stateid() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "commit-ro").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("commit-ro").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
     let (ok, _) = granted(&r);
     let open = open_res(&r).stateid;
@@ -534,7 +565,9 @@ fn getdeviceinfo_res(r: &Compound4Res) -> &GetDeviceInfoRes {
 
 #[tokio::test]
 async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_used() {
-    let (_d, mds, addr) = server_with(layouts_on).await;
+    // Loopback sockets: the data servers are configured at an unspecified IP, which is told
+    // as the local address of the client's connection.
+    let (_d, mds, addr) = loopback_server_with(layouts_on).await;
     let mut c = Client::new(addr, "dev").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (_, body) = granted(&r);
@@ -594,8 +627,8 @@ async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_
     assert_eq!(getdeviceinfo_res(&r).status(), NfsStat4::NFS4ERR_NOENT);
 }
 
-/// The ports of a device's data servers as GETDEVICEINFO tells them to client `c`.
-async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
+/// The addresses of a device's data servers as GETDEVICEINFO tells them to client `c`.
+async fn device_addrs(c: &mut Client, id: Deviceid4) -> Vec<SocketAddr> {
     let r = c.call(vec![getdeviceinfo_op(id, 4096)]).await;
     let GetDeviceInfoRes::Ok(ok) = getdeviceinfo_res(&r) else {
         panic!("GETDEVICEINFO failed: {r:?}")
@@ -603,54 +636,46 @@ async fn device_ports(c: &mut Client, id: Deviceid4) -> Vec<u16> {
     let da = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr).expect("decodes");
     da.nflda_multipath_ds_list
         .iter()
-        .map(|m| socket_addr_from_netaddr(&m.0[0]).unwrap().port())
+        .map(|m| socket_addr_from_netaddr(&m.0[0]).unwrap())
         .collect()
 }
 
 /// A data server restarted with another NFS address (its configuration changed; same id and
-/// control address) registers with the MDS from there: the client that asked about a device
+/// control address; [`Cluster::restart_ds_at`]) registers with the MDS from there: the client that asked about a device
 /// holding it gets CB_NOTIFY_DEVICEID (RFC 8881 section 20.12), and GETDEVICEINFO tells the
 /// new address.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_moves_changes_its_devices_addresses() {
-    let (mut k, mds, addr) = server_with(layouts_on).await;
+    let (k, mds) = server_with(layouts_on).await;
     let cb = Arc::new(testkit::client::CbClient::default());
-    let mut c = testkit::client::client_with_back_channel(addr, "watcher", cb.clone()).await;
+    let mut c = k.client_with_back_channel("watcher", cb.clone()).await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (_, body) = granted(&r);
-    let before = device_ports(&mut c, body.nfl_deviceid).await;
+    let before = device_addrs(&mut c, body.nfl_deviceid).await;
     assert_eq!(
         mds.device_watch.watched(c.clientid),
         vec![body.nfl_deviceid]
     );
     // Data server 2 comes back at another port.
-    let moved = testkit::loopback::ds::free_port();
-    let mut cfg = k.cfg.clone();
-    cfg.cluster
-        .data_servers
-        .iter_mut()
-        .find(|d| d.id == 2)
-        .unwrap()
-        .addresses = vec![moved];
-    k.kill(2);
+    let old = k.ds_addr(2);
+    let moved = SocketAddr::new(old.ip(), old.port() + 1000);
+    k.kill_ds(2);
     let m = mds.clone();
-    until("data server 2 down", || m.devices.control(2).is_none()).await;
-    k.ds[1] = Some(DsProc::start(&cfg, 2, &SECRET));
-    let m = mds.clone();
-    until("data server 2 registered from its new address", || {
+    k.until("data server 2 down", || m.devices.control(2).is_none())
+        .await;
+    k.restart_ds_at(2, moved);
+    k.until("data server 2 registered from its new address", || {
         m.devices.addresses(2) == Some(vec![moved])
     })
     .await;
-    let m = mds.clone();
     let client = c.clientid;
-    until("the watch taken by the notification", || {
+    k.until("the watch taken by the notification", || {
         m.device_watch.watched(client).is_empty()
     })
     .await;
     // The client heard of it: one CB_NOTIFY_DEVICEID, CHANGE of that device, at once.
-    let cb2 = cb.clone();
-    until("CB_NOTIFY_DEVICEID", || {
-        !cb2.device_notifications.lock().unwrap().is_empty()
+    k.until("CB_NOTIFY_DEVICEID", || {
+        !cb.device_notifications.lock().unwrap().is_empty()
     })
     .await;
     let notes = cb.device_notifications.lock().unwrap().clone();
@@ -666,13 +691,15 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
     assert_eq!(change.ndc_deviceid, body.nfl_deviceid);
     assert_eq!(change.ndc_layouttype, Layouttype4::LAYOUT4_NFSV4_1_FILES);
     assert!(change.ndc_immediate);
-    let after = device_ports(&mut c, body.nfl_deviceid).await;
+    let after = device_addrs(&mut c, body.nfl_deviceid).await;
+    // (Every data server of the in-memory cluster serves at port 2049 of an IP of its own:
+    // they are told apart by the whole address.)
     let i = before
         .iter()
-        .position(|&p| p == k.cfg.cluster.data_server(2).unwrap().addresses[0].port())
+        .position(|&a| a == k.config().cluster.data_server(2).unwrap().addresses[0])
         .expect("data server 2 in the device");
     let mut want = before.clone();
-    want[i] = moved.port();
+    want[i] = moved;
     assert_eq!(after, want);
     // Asking again watches again.
     assert_eq!(
@@ -682,8 +709,8 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
 }
 
 /// (fs_layout_types, layout_blksize, layout_alignment) of the root.
-async fn layout_attrs(addr: SocketAddr) -> (Vec<Layouttype4>, u32, u32) {
-    let mut c = Client::new(addr, "attrs").await;
+async fn layout_attrs(k: &Cluster) -> (Vec<Layouttype4>, u32, u32) {
+    let mut c = k.client("attrs").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -709,21 +736,21 @@ async fn layout_attrs(addr: SocketAddr) -> (Vec<Layouttype4>, u32, u32) {
 
 #[tokio::test]
 async fn the_fs_layout_attributes_follow_the_layout_switch_and_policy() {
-    let (_d, _mds, addr) = server_with(|c| {
+    let (k, _mds) = server_with(|c| {
         layouts_on(c);
         c.cluster.layout.stripe_unit = 256 << 10;
     })
     .await;
     assert_eq!(
-        layout_attrs(addr).await,
+        layout_attrs(&k).await,
         (
             vec![Layouttype4::LAYOUT4_NFSV4_1_FILES],
             256 << 10,
             256 << 10
         )
     );
-    let (_d, _mds, addr) = server_with(|c| c.cluster.layouts = false).await;
-    assert_eq!(layout_attrs(addr).await.0, Vec::<Layouttype4>::new());
+    let (k, _mds) = server_with(|c| c.cluster.layouts = false).await;
+    assert_eq!(layout_attrs(&k).await.0, Vec::<Layouttype4>::new());
 }
 
 fn getdevicelist_op(max: u32, cookie: u64, verf: Verifier4) -> NfsArgop4 {
@@ -737,8 +764,8 @@ fn getdevicelist_op(max: u32, cookie: u64, verf: Verifier4) -> NfsArgop4 {
 
 #[tokio::test]
 async fn getdevicelist_pages_through_the_devices_layouts_name() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut c = Client::new(addr, "list").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut c = k.client("list").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let (_, body) = granted(&r);
     let (mut cookie, mut verf, mut all) = (0, [0u8; 8], Vec::new());
@@ -770,22 +797,23 @@ async fn getdevicelist_pages_through_the_devices_layouts_name() {
 
 #[tokio::test]
 async fn a_write_through_a_layouts_ds_filehandle_with_the_open_stateid_lands_on_the_data_server() {
-    let (_d, mds, addr) = server_with(layouts_on).await;
+    let (k, mds) = server_with(layouts_on).await;
     // One in-process data server with the MDS's keys, as REGISTER would give them.
     let ds_dir = tempfile::tempdir().unwrap();
     let keys = DsKeys::derive(mds.store.server_key(), mds.store.boot_epoch() as u16);
     let ds =
         data_server::DataServer::open_local(data_server::DsOptions::new(1), keys, ds_dir.path())
             .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ds_addr = listener.local_addr().unwrap();
-    tokio::spawn(ds.serve_on(listener));
+    let ds_addr = SocketAddr::from(([192, 0, 2, 200], 2049));
+    let server = nfs_server::StreamServer::for_role(ds);
+    let (near, far) = tokio::io::duplex(1 << 20);
+    tokio::spawn(server.serve(far, client_addr(), ds_addr));
 
-    let mut c = Client::new(addr, "e2e").await;
+    let mut c = k.client("e2e").await;
     let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
     let open = open_res(&r).stateid;
     let (_, body) = granted(&r);
-    let mut d = Client::new(ds_addr, "e2e").await;
+    let mut d = Client::over(near, ds_addr, Arc::new(NoCalls), &Setup::new("e2e")).await;
     let data = Bytes::from(pattern(5000));
     let r = d
         .call(vec![
@@ -813,28 +841,57 @@ async fn a_write_through_a_layouts_ds_filehandle_with_the_open_stateid_lands_on_
 
 /// An MDS with layouts on and `n` running data servers (stripe unit `unit`), all registered.
 struct Striped {
-    _dir: tempfile::TempDir,
-    cfg: Config,
+    k: Cluster,
     mds: Arc<Mds>,
-    addr: SocketAddr,
-    ds: Vec<Option<DsProc>>,
+    /// Data server `id`'s objects at index `id - 1`, on the `local` backend (for its
+    /// counters); empty when they are in crash-simulating stores.
+    local: Vec<Arc<LocalStore>>,
+    _dir: tempfile::TempDir,
 }
 
 impl Striped {
-    async fn start(n: u16, unit: u32, f: impl FnOnce(&mut Config)) -> Self {
+    /// The data servers' objects on the `local` backend under a temporary directory.
+    async fn start(n: u16, unit: u32, f: impl FnOnce(&mut Config) + 'static) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let mut cfg = cluster_config(dir.path(), n, 10);
-        cfg.cluster.layouts = true;
-        cfg.cluster.layout.stripe_unit = unit;
-        f(&mut cfg);
-        let ds = start_data_servers(&cfg);
-        let (mds, addr) = start_registered_mds(&cfg).await;
+        let local: Vec<Arc<LocalStore>> = (1..=n)
+            .map(|id| Arc::new(LocalStore::open(dir.path().join(format!("ds{id}"))).unwrap()))
+            .collect();
+        let stores = local.clone();
+        let builder = Cluster::builder()
+            .ds_store(move |id| stores[usize::from(id) - 1].clone() as Arc<dyn ObjectStore>);
+        Self::start_with(builder, n, unit, f, local, dir).await
+    }
+
+    /// The data servers' objects in crash-simulating stores ([`Striped::crash`]).
+    async fn start_crashsim(n: u16, unit: u32, f: impl FnOnce(&mut Config) + 'static) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_with(Cluster::builder(), n, unit, f, Vec::new(), dir).await
+    }
+
+    async fn start_with(
+        builder: testkit::cluster::ClusterBuilder,
+        n: u16,
+        unit: u32,
+        f: impl FnOnce(&mut Config) + 'static,
+        local: Vec<Arc<LocalStore>>,
+        dir: tempfile::TempDir,
+    ) -> Self {
+        let k = builder
+            .data_servers(n)
+            .lease(10)
+            .configure(move |cfg| {
+                cfg.cluster.layouts = true;
+                cfg.cluster.layout.stripe_unit = unit;
+                f(cfg);
+            })
+            .start()
+            .await;
+        let mds = k.mds().clone();
         Self {
-            _dir: dir,
-            cfg,
+            k,
             mds,
-            addr,
-            ds,
+            local,
+            _dir: dir,
         }
     }
 
@@ -860,37 +917,46 @@ impl Striped {
         set.map().unwrap()
     }
 
-    /// The running data server `id`.
-    fn ds(&self, id: u16) -> &DsProc {
-        self.ds[usize::from(id) - 1].as_ref().expect("running")
-    }
-
-    /// The NFS address of data server `id`.
-    fn nfs_addr(&self, id: u16) -> SocketAddr {
-        self.cfg.cluster.data_server(id).unwrap().addresses[0]
+    /// Data server `id`'s object store on the `local` backend.
+    fn store(&self, id: u16) -> &LocalStore {
+        &self.local[usize::from(id) - 1]
     }
 
     /// Kills data server `id` and waits until the registry has it down.
     async fn kill(&mut self, id: u16) {
-        self.ds[usize::from(id) - 1].take().expect("running").kill();
-        let mds = self.mds.clone();
-        until("the data server down", || mds.devices.control(id).is_none()).await;
+        self.k.kill_ds(id);
+        self.until_down(id).await;
     }
 
-    /// Starts data server `id` again over its directory and waits until it is registered.
-    async fn restart(&mut self, id: u16) {
-        self.ds[usize::from(id) - 1] = Some(DsProc::start(&self.cfg, id, &SECRET));
+    /// Kills data server `id` and crashes its store (a new process opens it anew: a new write
+    /// verifier, and what was not synced is gone), and waits until the registry has it down.
+    async fn crash(&mut self, id: u16) {
+        self.k.crash_ds(id);
+        self.until_down(id).await;
+    }
+
+    async fn until_down(&self, id: u16) {
         let mds = self.mds.clone();
-        until("the data server up again", || {
-            mds.devices.control(id).is_some()
-        })
-        .await;
+        self.k
+            .until("the data server down", || mds.devices.control(id).is_none())
+            .await;
+    }
+
+    /// Starts data server `id` again over its objects and waits until it is registered.
+    async fn restart(&mut self, id: u16) {
+        self.k.restart_ds(id);
+        let mds = self.mds.clone();
+        self.k
+            .until("the data server up again", || {
+                mds.devices.control(id).is_some()
+            })
+            .await;
     }
 }
 
 /// A client of `s` with a file `name` open for reading and writing, and its file id.
 async fn open_file(s: &Striped, name: &str) -> (Client, Opened, u64) {
-    let mut c = Client::new(s.addr, name).await;
+    let mut c = s.k.client(name).await;
     let o = open_in_root(
         &mut c,
         name,
@@ -947,7 +1013,7 @@ async fn a_file_written_through_the_mds_reads_back_through_its_layouts_ds_fileha
     let mut objects = Vec::new();
     let map = s.map(fileid);
     for (index, (fh, &ds)) in fhs.iter().zip(&servers).enumerate() {
-        let mut d = Client::new(s.nfs_addr(ds), "reader").await;
+        let mut d = s.k.ds_client(ds, "reader").await;
         // Each object's share of the file, all inside the object: no eof.
         let share = map.object_size(index as u32, data.len() as u64) as u32;
         let r = d.call(vec![putfh(fh), read_op(o.stateid, 0, share)]).await;
@@ -968,8 +1034,7 @@ async fn a_file_written_through_the_mds_reads_back_through_its_layouts_ds_fileha
         .iter()
         .enumerate()
         .map(|(i, &ds)| {
-            s.ds(ds)
-                .store
+            s.store(ds)
                 .size(pfs_core::ObjectId {
                     file: fileid,
                     stripe: i as u32,
@@ -996,7 +1061,7 @@ async fn a_file_written_through_its_ds_filehandles_reads_back_through_the_mds() 
     let map = s.map(fileid);
     let mut ds_clients = Vec::new();
     for &ds in &servers {
-        ds_clients.push(Client::new(s.nfs_addr(ds), "writer").await);
+        ds_clients.push(s.k.ds_client(ds, "writer").await);
     }
     for e in map.extents(0, data.len() as u64).unwrap() {
         let i = e.index as usize;
@@ -1051,11 +1116,11 @@ async fn a_read_through_the_mds_across_stripe_units_returns_zeros_in_the_holes()
         stripe: i,
     };
     assert_eq!(
-        s.ds(servers[2]).store.size(object(2)).unwrap(),
+        s.store(servers[2]).size(object(2)).unwrap(),
         0,
         "index 2 has no object"
     );
-    assert!(s.ds(servers[0]).store.size(object(0)).unwrap() < unit);
+    assert!(s.store(servers[0]).size(object(0)).unwrap() < unit);
     let r = c
         .call(vec![putfh(&o.fh), read_op(o.stateid, 0, 1 << 20)])
         .await;
@@ -1082,7 +1147,7 @@ async fn a_read_through_the_mds_across_stripe_units_returns_zeros_in_the_holes()
 fn syncs(s: &Striped, servers: &[u16]) -> Vec<u64> {
     servers
         .iter()
-        .map(|&d| s.ds(d).store.io_counts().fdatasync)
+        .map(|&d| s.store(d).io_counts().fdatasync)
         .collect()
 }
 
@@ -1117,12 +1182,12 @@ async fn commit_through_the_mds_syncs_every_data_server_of_a_striped_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_restart_between_an_unstable_write_and_its_commit_changes_the_verifier() {
-    let mut s = Striped::start(3, 64 << 10, |_| {}).await;
+    let mut s = Striped::start_crashsim(3, 64 << 10, |_| {}).await;
     let (mut c, o, fileid) = open_file(&s, "r").await;
     let r = mds_write(&mut c, &o, 0, StableHow4::UNSTABLE4, &pattern(1000)).await;
     let before = write_res(&r).writeverf;
     let index0 = s.servers(fileid)[0];
-    s.kill(index0).await;
+    s.crash(index0).await;
     s.restart(index0).await;
     let r = c.call(vec![putfh(&o.fh), commit_op(0, 0)]).await;
     let after = commit_verifier(&r);
@@ -1184,7 +1249,8 @@ async fn a_write_larger_than_a_control_call_is_cut_into_calls_and_reads_back() {
         ca_maxresponsesize: 4 << 20,
         ..channel()
     };
-    let mut c = Client::with_fore_channel(s.addr, "big", fore).await;
+    let setup = Setup::new("big").reclaiming().fore(fore);
+    let mut c = s.k.client_with(&setup).await;
     let r = c
         .call(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
             rca_one_fs: false,
@@ -1251,9 +1317,9 @@ async fn a_file_with_data_in_the_mds_object_keeps_it_there_and_gets_no_layout() 
 /// seen, every time, and revalidates its cache; the writer itself sees the recorded value.
 #[tokio::test]
 async fn readers_see_a_new_change_attribute_while_another_client_holds_an_rw_layout() {
-    let (_d, _mds, addr) = server_with(layouts_on).await;
-    let mut writer = Client::new(addr, "writer").await;
-    let mut reader = Client::new(addr, "reader").await;
+    let (k, _mds) = server_with(layouts_on).await;
+    let mut writer = k.client("writer").await;
+    let mut reader = k.client("reader").await;
     let r = open_and_layoutget(&mut writer, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
     let fh = getfh_res(&r);
     // A READ layout changes nothing: one value for everybody.
@@ -1346,8 +1412,8 @@ fn mkdir_op(name: &str) -> NfsArgop4 {
 /// in one transaction (one fsync), not three.
 #[tokio::test]
 async fn a_create_with_attributes_under_a_directory_policy_commits_once() {
-    let (_d, mds, addr) = server_with(directory_policies).await;
-    let mut c = Client::new(addr, "one-commit").await;
+    let (k, mds) = server_with(directory_policies).await;
+    let mut c = k.client("one-commit").await;
     let mtime = Nfstime4 {
         seconds: 1_600_000_000,
         nseconds: 500,
@@ -1386,8 +1452,8 @@ async fn a_create_with_attributes_under_a_directory_policy_commits_once() {
 
 #[tokio::test]
 async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys_policy() {
-    let (_d, mds, addr) = server_with(directory_policies).await;
-    let mut c = Client::new(addr, "dirs").await;
+    let (k, mds) = server_with(directory_policies).await;
+    let mut c = k.client("dirs").await;
     // The configured directories were made at start; make one below each, and one elsewhere.
     let r = c
         .call(vec![
@@ -1465,7 +1531,7 @@ async fn a_file_created_while_no_data_server_is_up_gets_the_exports_policy_later
     for id in 1..=3 {
         s.kill(id).await;
     }
-    let mut c = Client::new(s.addr, "down").await;
+    let mut c = s.k.client("down").await;
     let r = create_in(&mut c, "narrow", "f").await;
     let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
     assert_eq!(s.mds.store.stripes(fileid).unwrap(), None, "left unfixed");
@@ -1476,13 +1542,15 @@ async fn a_file_created_while_no_data_server_is_up_gets_the_exports_policy_later
     assert_eq!((unit, count, fhs), (1 << 20, 3, 3));
 }
 
-#[test]
-fn a_directorys_policy_moves_only_files_created_after_it_changes_and_sets_survive_a_restart() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directorys_policy_moves_only_files_created_after_it_changes_and_sets_survive_a_restart()
+{
     let dir = tempfile::tempdir().unwrap();
-    let before = boot(dir.path(), directory_policies, async |addr| {
-        let mut c = Client::new(addr, "boot1").await;
+    let before = boot(dir.path(), directory_policies, async |k: &Cluster| {
+        let mut c = k.client("boot1").await;
         layout_in(&mut c, "narrow", "f").await.3
-    });
+    })
+    .await;
     assert_eq!(before.nfl_fh_list.len(), 1);
     // The next boot configures /narrow otherwise.
     let changed = |c: &mut Config| {
@@ -1490,33 +1558,47 @@ fn a_directorys_policy_moves_only_files_created_after_it_changes_and_sets_surviv
         c.cluster.layout.directories[0].stripe_unit = Some(128 << 10);
         c.cluster.layout.directories[0].stripe_count = Some(3);
     };
-    let (after, fresh) = boot(dir.path(), changed, async |addr| {
-        let mut c = Client::new(addr, "boot2").await;
+    let (after, fresh) = boot(dir.path(), changed, async |k: &Cluster| {
+        let mut c = k.client("boot2").await;
         let after = layout_in(&mut c, "narrow", "f").await.3;
         let fresh = layout_in(&mut c, "narrow", "g").await;
         (after, fresh)
-    });
+    })
+    .await;
     assert_eq!(after.nfl_deviceid, before.nfl_deviceid);
     assert_eq!(after.nfl_util, before.nfl_util);
     assert_eq!(objects(&after), objects(&before));
     assert_eq!((fresh.0, fresh.1, fresh.2), (128 << 10, 3, 3));
 }
 
-#[test]
-fn a_configured_path_through_a_file_stops_the_start_naming_the_field() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_path_through_a_file_stops_the_start_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
-    boot(dir.path(), layouts_on, async |addr| {
-        let mut c = Client::new(addr, "boot1").await;
+    let mut cfg = boot(dir.path(), layouts_on, async |k: &Cluster| {
+        let mut c = k.client("boot1").await;
         create_in(&mut c, "", "plain").await;
-    });
-    let mut cfg = cluster_config(dir.path(), 3, 30);
+        k.config().clone()
+    })
+    .await;
     cfg.cluster.layout.directories = vec![DirectoryLayout {
         export: None,
         path: "/plain/sub".into(),
         stripe_unit: None,
         stripe_count: Some(1),
     }];
-    let e = Mds::open(cfg).err().expect("no start");
+    // The last boot's store may still be closing on another thread: wait that out.
+    let e = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match Mds::open(cfg.clone()) {
+                Err(mds::server::StartError::Store(e)) if e.is_already_open() => {
+                    tokio::time::sleep(Duration::from_millis(1)).await
+                }
+                r => break r.err().expect("no start"),
+            }
+        }
+    })
+    .await
+    .expect("the last boot's store closed");
     assert_eq!(
         e.to_string(),
         "cluster.layout.directories[0].path: \"/plain/sub\" in export 1: /plain: not a directory"

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use nfs_proto::transport::{CallHandler, Conn, NoCalls};
 
-use super::{client_addr, ds_nfs_addr, Cluster, MDS_ADDR};
+use super::{client_addr, Cluster, MDS_ADDR};
 use crate::client::{CbClient, Client, Setup};
 
 impl Cluster {
@@ -33,6 +33,11 @@ impl Cluster {
         Client::establish(self.conn(), setup).await
     }
 
+    /// A session with the MDS set up as `setup` says, whose callbacks go to `handler`.
+    pub async fn client_answering<H: CallHandler>(&self, setup: &Setup, handler: Arc<H>) -> Client {
+        Client::establish(self.conn_with(handler), setup).await
+    }
+
     /// A session whose connection is also its back channel, served by `cb`, with
     /// RECLAIM_COMPLETE sent (as [`crate::client::client_with_back_channel`] over TCP).
     pub async fn client_with_back_channel(&self, owner: &str, cb: Arc<CbClient>) -> Client {
@@ -45,7 +50,7 @@ impl Cluster {
         let stream = self
             .connect_ds(id)
             .unwrap_or_else(|e| panic!("connect to data server {id}: {e}"));
-        Client::over(stream, ds_nfs_addr(id), Arc::new(NoCalls), setup).await
+        Client::over(stream, self.ds_addr(id), Arc::new(NoCalls), setup).await
     }
 
     /// A session on data server `id` for `owner`, set up as a plain client's ([`Setup::new`])

@@ -44,6 +44,9 @@ struct Running {
 /// A data server slot: its id, store and, while it runs, the server.
 pub(crate) struct DsNode {
     pub(crate) id: u16,
+    /// Where it serves NFS (what it tells the MDS at REGISTER): [`link::ds_nfs_addr`] unless
+    /// it was restarted elsewhere.
+    pub(crate) addr: SocketAddr,
     pub(crate) store: DsStore,
     lease: Duration,
     /// The clock it runs on (the cluster's, so that the MDS and the data servers agree).
@@ -56,6 +59,7 @@ impl DsNode {
     pub(crate) fn new(id: u16, store: DsStore, lease: Duration, clock: SharedClock) -> Self {
         Self {
             id,
+            addr: link::ds_nfs_addr(id),
             store,
             lease,
             clock,
@@ -84,7 +88,7 @@ impl DsNode {
                     ds_id: u32::from(self.id),
                     lease_time: self.lease,
                     backend: CtlBackend::CTL_BACKEND_LOCAL,
-                    addresses: vec![link::ds_nfs_addr(self.id)],
+                    addresses: vec![self.addr],
                 },
                 self.store.objects.clone(),
                 start.clone() as Arc<dyn DsTarget>,
@@ -133,7 +137,7 @@ impl DsNode {
         let (client, end, relay) = link::pipe();
         r.tasks.add(relay);
         r.tasks
-            .add(tokio::spawn(server.serve(end, peer, link::ds_nfs_addr(self.id))).abort_handle());
+            .add(tokio::spawn(server.serve(end, peer, self.addr)).abort_handle());
         Ok(client)
     }
 

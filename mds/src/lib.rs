@@ -27,7 +27,7 @@
 //! ```
 //!
 //! Time: the server reads it, and waits on its protocol timers (lease reaper, recall
-//! deadlines, grace), only through the one clock its `Core` holds (`mds.core.now()`,
+//! deadlines, grace), only through the one clock its `Core` holds (`mds.core().now()`,
 //! [`Mds::wall_time`] for the times the store records). [`Mds::open`] runs on the system's
 //! clock; [`Mds::open_with`] takes another, e.g. a `nfs_server::ManualClock` in tests.
 //!

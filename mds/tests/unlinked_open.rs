@@ -86,9 +86,9 @@ async fn close(c: &mut Client, f: &Opened) {
 async fn deleted_soon(mds: &Mds, fileid: u64) -> bool {
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
-        let no_orphan = mds.store.orphans().unwrap().is_empty();
-        let no_data = mds.data.size(ObjectId::whole(fileid)).unwrap_or(0) == 0;
-        let no_inode = mds.store.getattr(fileid).is_err();
+        let no_orphan = mds.store().orphans().unwrap().is_empty();
+        let no_data = mds.data().size(ObjectId::whole(fileid)).unwrap_or(0) == 0;
+        let no_inode = mds.store().getattr(fileid).is_err();
         if no_orphan && no_data && no_inode {
             return true;
         }
@@ -116,7 +116,7 @@ async fn renaming_over_an_open_file_keeps_it_until_close() {
     write_all(&mut c, &target, b"still writable").await;
     assert_eq!(
         s.mds
-            .store
+            .store()
             .orphans()
             .unwrap()
             .iter()

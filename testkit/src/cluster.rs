@@ -298,7 +298,7 @@ impl Cluster {
         };
         mds.start_tasks();
         let server = StreamServer::for_role(mds.clone());
-        mds.devices.start();
+        mds.devices().start();
         self.running = Some(RunningMds { mds, server });
         let running: Vec<u16> = ds::lock(&self.nodes)
             .iter()
@@ -426,7 +426,7 @@ impl Cluster {
     /// running NFS service.
     pub async fn until_up(&self, id: u16) {
         self.until(&format!("data server {id} up"), || {
-            self.mds().devices.status(id).is_some_and(|s| s.up) && self.data_server(id).is_some()
+            self.mds().devices().status(id).is_some_and(|s| s.up) && self.data_server(id).is_some()
         })
         .await;
     }
@@ -434,7 +434,7 @@ impl Cluster {
     /// Waits (up to 10 s) until the MDS sees data server `id` down.
     pub async fn until_down(&self, id: u16) {
         self.until(&format!("data server {id} down"), || {
-            self.mds().devices.status(id).is_some_and(|s| !s.up)
+            self.mds().devices().status(id).is_some_and(|s| !s.up)
         })
         .await;
     }

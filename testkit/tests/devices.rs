@@ -18,7 +18,7 @@ fn config(dir: &std::path::Path, n: u16) -> Config {
 }
 
 fn ring_ids(mds: &Mds) -> Vec<u32> {
-    mds.devices.ring().servers.iter().map(|s| s.id).collect()
+    mds.devices().ring().servers.iter().map(|s| s.id).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -28,35 +28,35 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     let ds: Vec<DsProc> = (1..=3).map(|id| DsProc::start(&cfg, id, &SECRET)).collect();
     let mds = Mds::open(cfg.clone()).unwrap();
     assert!(ring_ids(&mds).is_empty(), "nothing is up before start");
-    let epoch = mds.store.boot_epoch() as u16;
-    let gen0 = mds.devices.generation();
+    let epoch = mds.store().boot_epoch() as u16;
+    let gen0 = mds.devices().generation();
     assert_eq!(
         gen0 >> 16,
         u32::from(epoch),
         "generations start from the boot epoch"
     );
-    mds.devices.start();
+    mds.devices().start();
 
     until("three data servers up", || ring_ids(&mds) == [1, 2, 3]).await;
-    let gen_up = mds.devices.generation();
+    let gen_up = mds.devices().generation();
     assert_eq!(gen_up, gen0 + 3, "each arrival moves the generation");
-    assert_eq!(mds.devices.ring().generation, gen_up);
+    assert_eq!(mds.devices().ring().generation, gen_up);
     for (i, d) in ds.iter().enumerate() {
         assert_eq!(d.service.registered_epoch(), Some(epoch));
         assert!(
             d.start.data_server().is_some(),
             "REGISTER started its NFS side"
         );
-        let st = mds.devices.status(i as u16 + 1).unwrap();
+        let st = mds.devices().status(i as u16 + 1).unwrap();
         assert!(st.up && st.last_error.is_none());
         assert_eq!(st.boot_verifier, Some(d.service.boot_verifier()));
         assert_eq!(st.write_verifier, Some(d.store.verifier()), "from REGISTER");
-        assert!(mds.devices.control(i as u16 + 1).is_some());
+        assert!(mds.devices().control(i as u16 + 1).is_some());
     }
     // The data server's NFS side answers at its configured address once registered.
     let nfs2 = cfg.cluster.data_server(2).unwrap().addresses[0];
     tokio::net::TcpStream::connect(nfs2).await.unwrap();
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(page.contains("pnfs_data_servers{state=\"up\"} 3"), "{page}");
 
     // Kill data server 2.
@@ -66,13 +66,13 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     ds.remove(1).kill();
     let took = until("data server 2 down", || ring_ids(&mds) == [1, 3]).await;
     assert!(took < Duration::from_secs(5), "noticed after {took:?}");
-    let gen_down = mds.devices.generation();
+    let gen_down = mds.devices().generation();
     assert_eq!(gen_down, gen_up + 1);
-    let st = mds.devices.status(2).unwrap();
+    let st = mds.devices().status(2).unwrap();
     assert!(!st.up);
     assert!(st.last_error.is_some());
-    assert!(mds.devices.control(2).is_none());
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    assert!(mds.devices().control(2).is_none());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(
         page.contains("pnfs_data_servers{state=\"down\"} 1"),
         "{page}"
@@ -81,13 +81,13 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     // Start it again over the same directory: a new process, a new boot verifier.
     let again = DsProc::start(&cfg, 2, &SECRET);
     until("data server 2 up again", || ring_ids(&mds) == [1, 2, 3]).await;
-    assert_eq!(mds.devices.generation(), gen_down + 1);
-    let st = mds.devices.status(2).unwrap();
+    assert_eq!(mds.devices().generation(), gen_down + 1);
+    let st = mds.devices().status(2).unwrap();
     assert_eq!(st.boot_verifier, Some(again.service.boot_verifier()));
     assert_ne!(st.boot_verifier, Some(old_verifier));
     assert_eq!(st.write_verifier, Some(again.store.verifier()));
     assert_ne!(st.write_verifier, Some(old_write_verifier));
-    assert_eq!(mds.devices.write_verifier(2), st.write_verifier);
+    assert_eq!(mds.devices().write_verifier(2), st.write_verifier);
     assert!(st.registrations >= 2);
     assert_eq!(again.service.registered_epoch(), Some(epoch));
     assert!(again.start.data_server().is_some());
@@ -100,21 +100,21 @@ async fn a_data_server_with_another_secret_stays_down_and_the_error_says_so() {
     let wrong = *b"another secret, another cluster!";
     let ds = DsProc::start(&cfg, 1, &wrong);
     let mds = Mds::open(cfg.clone()).unwrap();
-    let gen0 = mds.devices.generation();
-    mds.devices.start();
+    let gen0 = mds.devices().generation();
+    mds.devices().start();
     until("a failed attempt", || {
-        mds.devices
+        mds.devices()
             .status(1)
             .and_then(|s| s.last_error)
             .is_some_and(|e| e.contains("REGISTER"))
     })
     .await;
-    let st = mds.devices.status(1).unwrap();
+    let st = mds.devices().status(1).unwrap();
     assert!(!st.up);
     let e = st.last_error.unwrap();
     assert!(e.contains("cluster secret"), "{e}");
-    assert!(mds.devices.ring().servers.is_empty());
-    assert_eq!(mds.devices.generation(), gen0, "no membership change");
+    assert!(mds.devices().ring().servers.is_empty());
+    assert_eq!(mds.devices().generation(), gen0, "no membership change");
     assert_eq!(ds.service.registered_epoch(), None);
     assert!(ds.start.data_server().is_none());
 }
@@ -125,9 +125,9 @@ async fn an_mds_without_data_servers_has_an_empty_ring_and_needs_no_secret() {
     let mut cfg = config(dir.path(), 0);
     cfg.cluster.secret = None;
     let mds = Mds::open(cfg).unwrap();
-    mds.devices.start();
-    assert!(mds.devices.ring().servers.is_empty());
-    assert_eq!(mds.devices.counts(), (0, 0));
+    mds.devices().start();
+    assert!(mds.devices().ring().servers.is_empty());
+    assert_eq!(mds.devices().counts(), (0, 0));
     assert!(!dir.path().join(mds::config::SECRET_FILE).exists());
 }
 
@@ -137,10 +137,10 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     let cfg = config(dir.path(), 1);
     let ds = DsProc::start(&cfg, 1, &SECRET);
     let mds = Mds::open(cfg.clone()).unwrap();
-    let epoch = mds.store.boot_epoch() as u16;
-    mds.devices.start();
+    let epoch = mds.store().boot_epoch() as u16;
+    mds.devices().start();
     until("up", || ring_ids(&mds) == [1]).await;
-    let generation = mds.devices.generation();
+    let generation = mds.devices().generation();
 
     // Another MDS boot (another epoch) registers the data server behind our back.
     let other = mds::pnfs::dsctl::DsControl::connect(
@@ -165,11 +165,18 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     // data server never left the ring.
     until("registered again", || {
         ds.service.registered_epoch() == Some(epoch)
-            && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
+            && mds
+                .devices()
+                .status(1)
+                .is_some_and(|s| s.registrations == 2)
     })
     .await;
-    assert_eq!(mds.devices.generation(), generation, "no membership change");
-    assert!(mds.devices.status(1).unwrap().up);
+    assert_eq!(
+        mds.devices().generation(),
+        generation,
+        "no membership change"
+    );
+    assert!(mds.devices().status(1).unwrap().up);
 }
 
 /// A data server's NFS side that does nothing (the registry only needs the control service).
@@ -242,10 +249,10 @@ async fn a_data_server_restarted_behind_the_connection_is_registered_again_witho
         }
     });
     let mds = Mds::open(cfg.clone()).unwrap();
-    let epoch = mds.store.boot_epoch() as u16;
-    mds.devices.start();
+    let epoch = mds.store().boot_epoch() as u16;
+    mds.devices().start();
     until("up", || ring_ids(&mds) == [1]).await;
-    let generation = mds.devices.generation();
+    let generation = mds.devices().generation();
     assert_eq!(first.registered_epoch(), Some(epoch));
 
     // It restarts: a new boot nonce and boot verifier, no keys. The registry's next HEALTH
@@ -255,19 +262,22 @@ async fn a_data_server_restarted_behind_the_connection_is_registered_again_witho
     *swap.0.lock().unwrap() = second.clone();
     until("registered again", || {
         second.registered_epoch() == Some(epoch)
-            && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
+            && mds
+                .devices()
+                .status(1)
+                .is_some_and(|s| s.registrations == 2)
     })
     .await;
-    let st = mds.devices.status(1).unwrap();
+    let st = mds.devices().status(1).unwrap();
     assert!(st.up);
     assert_eq!(st.boot_verifier, Some(second.boot_verifier()));
     assert_eq!(
-        mds.devices.generation(),
+        mds.devices().generation(),
         generation,
         "never marked down: no membership change"
     );
     assert_eq!(
-        mds.devices.control(1).and_then(|c| c.boot()),
+        mds.devices().control(1).and_then(|c| c.boot()),
         Some(second.boot())
     );
 }

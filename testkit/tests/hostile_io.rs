@@ -32,7 +32,7 @@ async fn cluster() -> (Cluster, Arc<Mds>, SocketAddr) {
 /// The status of a WRITE (FILE_SYNC) of `data` at offset 0 through DS filehandle `fh` of
 /// stripe index 0 of `fileid` under `stateid`, from a fresh data-server client.
 async fn ds_io(k: &Cluster, mds: &Mds, fileid: u64, fh: &NfsFh4, op: NfsArgop4) -> Compound4Res {
-    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    let set = mds.store().stripes(fileid).unwrap().expect("a stripe set");
     let ds = mds.stripe_servers(&set).unwrap()[0];
     let addr = k.cfg.cluster.data_server(ds).unwrap().addresses[0];
     static N: AtomicU32 = AtomicU32::new(0);

@@ -41,7 +41,7 @@ fn layouts_on(c: &mut Config) {
 /// The DS filehandle codec of a server (its key derives from the store's persistent server
 /// key, as the data servers are given it).
 fn ds_codec(mds: &Mds) -> DsFhCodec {
-    DsFhCodec::new(DsKeys::derive(mds.store.server_key(), 0).fh_key)
+    DsFhCodec::new(DsKeys::derive(mds.store().server_key(), 0).fh_key)
 }
 
 /// The role flags of an EXCHANGE_ID reply.
@@ -558,7 +558,7 @@ async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_
     assert_eq!(da.nflda_stripe_indices, vec![0, 1, 2]);
     // The configured addresses are 0.0.0.0:20491..20493: told as the connection's local IP.
     let ports: Vec<u16> = mds
-        .cfg
+        .cfg()
         .cluster
         .data_servers
         .iter()
@@ -620,7 +620,7 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
     let (_, body) = granted(&r);
     let before = device_ports(&mut c, body.nfl_deviceid).await;
     assert_eq!(
-        mds.device_watch.watched(c.clientid),
+        mds.device_watch().watched(c.clientid),
         vec![body.nfl_deviceid]
     );
     // Data server 2 comes back at another port.
@@ -634,17 +634,17 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
         .addresses = vec![moved];
     k.kill(2);
     let m = mds.clone();
-    until("data server 2 down", || m.devices.control(2).is_none()).await;
+    until("data server 2 down", || m.devices().control(2).is_none()).await;
     k.ds[1] = Some(DsProc::start(&cfg, 2, &SECRET));
     let m = mds.clone();
     until("data server 2 registered from its new address", || {
-        m.devices.addresses(2) == Some(vec![moved])
+        m.devices().addresses(2) == Some(vec![moved])
     })
     .await;
     let m = mds.clone();
     let client = c.clientid;
     until("the watch taken by the notification", || {
-        m.device_watch.watched(client).is_empty()
+        m.device_watch().watched(client).is_empty()
     })
     .await;
     // The client heard of it: one CB_NOTIFY_DEVICEID, CHANGE of that device, at once.
@@ -676,7 +676,7 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
     assert_eq!(after, want);
     // Asking again watches again.
     assert_eq!(
-        mds.device_watch.watched(c.clientid),
+        mds.device_watch().watched(c.clientid),
         vec![body.nfl_deviceid]
     );
 }
@@ -773,7 +773,7 @@ async fn a_write_through_a_layouts_ds_filehandle_with_the_open_stateid_lands_on_
     let (_d, mds, addr) = server_with(layouts_on).await;
     // One in-process data server with the MDS's keys, as REGISTER would give them.
     let ds_dir = tempfile::tempdir().unwrap();
-    let keys = DsKeys::derive(mds.store.server_key(), mds.store.boot_epoch() as u16);
+    let keys = DsKeys::derive(mds.store().server_key(), mds.store().boot_epoch() as u16);
     let ds =
         data_server::DataServer::open_local(data_server::DsOptions::new(1), keys, ds_dir.path())
             .unwrap();
@@ -842,7 +842,7 @@ impl Striped {
     fn servers(&self, fileid: u64) -> Vec<u16> {
         let set = self
             .mds
-            .store
+            .store()
             .stripes(fileid)
             .unwrap()
             .expect("a stripe set");
@@ -853,7 +853,7 @@ impl Striped {
     fn map(&self, fileid: u64) -> layouts::StripeMap {
         let set = self
             .mds
-            .store
+            .store()
             .stripes(fileid)
             .unwrap()
             .expect("a stripe set");
@@ -874,7 +874,10 @@ impl Striped {
     async fn kill(&mut self, id: u16) {
         self.ds[usize::from(id) - 1].take().expect("running").kill();
         let mds = self.mds.clone();
-        until("the data server down", || mds.devices.control(id).is_none()).await;
+        until("the data server down", || {
+            mds.devices().control(id).is_none()
+        })
+        .await;
     }
 
     /// Starts data server `id` again over its directory and waits until it is registered.
@@ -882,7 +885,7 @@ impl Striped {
         self.ds[usize::from(id) - 1] = Some(DsProc::start(&self.cfg, id, &SECRET));
         let mds = self.mds.clone();
         until("the data server up again", || {
-            mds.devices.control(id).is_some()
+            mds.devices().control(id).is_some()
         })
         .await;
     }
@@ -938,7 +941,11 @@ async fn a_file_written_through_the_mds_reads_back_through_its_layouts_ds_fileha
     assert_eq!(write_res(&r).count as usize, data.len(), "{r:?}");
     assert_eq!(fileid_of(&mut c, &o.fh).await.1, data.len() as u64);
     // Nothing went to the MDS's own object.
-    let own = s.mds.data.size(pfs_core::ObjectId::whole(fileid)).unwrap();
+    let own = s
+        .mds
+        .data()
+        .size(pfs_core::ObjectId::whole(fileid))
+        .unwrap();
     assert_eq!(own, 0);
 
     let fhs = ds_handles(&mut c, &o).await;
@@ -1102,7 +1109,7 @@ async fn commit_through_the_mds_syncs_every_data_server_of_a_striped_file() {
     assert_eq!(w.committed, StableHow4::UNSTABLE4);
     assert_ne!(
         w.writeverf,
-        s.mds.data.verifier(),
+        s.mds.data().verifier(),
         "a striped file's verifier is its data servers', not the MDS's"
     );
     let servers = s.servers(fileid);
@@ -1219,7 +1226,7 @@ async fn a_file_with_data_in_the_mds_object_keeps_it_there_and_gets_no_layout() 
     // Data written before layouts were on.
     let own = pfs_core::ObjectId::whole(fileid);
     s.mds
-        .data
+        .data()
         .write(
             own,
             0,
@@ -1229,8 +1236,8 @@ async fn a_file_with_data_in_the_mds_object_keeps_it_there_and_gets_no_layout() 
         .unwrap();
     let r = mds_write(&mut c, &o, 3, StableHow4::FILE_SYNC4, b" data").await;
     assert_eq!(write_res(&r).count, 5);
-    assert_eq!(s.mds.data.size(own).unwrap(), 8);
-    assert_eq!(s.mds.store.stripes(fileid).unwrap(), None);
+    assert_eq!(s.mds.data().size(own).unwrap(), 8);
+    assert_eq!(s.mds.store().stripes(fileid).unwrap(), None);
     let r = c.call(vec![putfh(&o.fh), read_op(o.stateid, 0, 100)]).await;
     assert_eq!(read_res(&r).data, Bytes::from_static(b"old data"));
     let r = c
@@ -1357,7 +1364,7 @@ async fn a_create_with_attributes_under_a_directory_policy_commits_once() {
         time_modify_set: Some(Settime4::SetToClientTime(mtime)),
         ..FileAttrs::default()
     });
-    let before = mds.store.commit_stats();
+    let before = mds.store().commit_stats();
     let mut ops = vec![NfsArgop4::PutRootFh];
     ops.extend(lookups("narrow"));
     ops.push(open_op(
@@ -1370,17 +1377,17 @@ async fn a_create_with_attributes_under_a_directory_policy_commits_once() {
     ops.push(NfsArgop4::GetFh);
     let r = c.call(ops).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let after = mds.store.commit_stats();
+    let after = mds.store().commit_stats();
     assert_eq!(after.jobs - before.jobs, 1, "one metadata change");
     assert_eq!(after.commits - before.commits, 1, "one commit");
     let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
     let set = mds
-        .store
+        .store()
         .stripes(fileid)
         .unwrap()
         .expect("fixed at the create");
     assert_eq!((set.unit, set.device.count), (64 << 10, 1));
-    let inode = mds.store.getattr(fileid).unwrap();
+    let inode = mds.store().getattr(fileid).unwrap();
     assert_eq!((inode.mode, inode.mtime), (0o600, mtime));
 }
 
@@ -1422,7 +1429,7 @@ async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys
     let r = create_in(&mut c, "narrow/sub", "no-layout-yet").await;
     let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
     let set = mds
-        .store
+        .store()
         .stripes(fileid)
         .unwrap()
         .expect("fixed at the create");
@@ -1468,7 +1475,7 @@ async fn a_file_created_while_no_data_server_is_up_gets_the_exports_policy_later
     let mut c = Client::new(s.addr, "down").await;
     let r = create_in(&mut c, "narrow", "f").await;
     let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
-    assert_eq!(s.mds.store.stripes(fileid).unwrap(), None, "left unfixed");
+    assert_eq!(s.mds.store().stripes(fileid).unwrap(), None, "left unfixed");
     for id in 1..=3 {
         s.restart(id).await;
     }

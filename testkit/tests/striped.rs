@@ -44,7 +44,7 @@ async fn create_striped(c: &mut Client, mds: &Mds, name: &str) -> Striped {
     let (ok, body) = granted(&r);
     let fh = getfh_res(&r);
     let (fileid, _) = fileid_of(c, &fh).await;
-    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    let set = mds.store().stripes(fileid).unwrap().expect("a stripe set");
     Striped {
         fh,
         fileid,
@@ -190,7 +190,7 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
     f.write(&cfg, 0, 0, &pattern(10)).await;
     assert_eq!(sizes(&mut reader, &f.fh).await.0, UNIT + 5000);
     // The MDS has recorded nothing yet: no LAYOUTCOMMIT.
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 0);
 
     // VERIFY compares with the same size GETATTR reports.
     let verify = |size| {
@@ -261,7 +261,7 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
     // answers with the size the MDS recorded.
     assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
     until("the registry notices", || {
-        mds.devices.control(down).is_none()
+        mds.devices().control(down).is_none()
     })
     .await;
     assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
@@ -287,7 +287,7 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
     assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 0);
     assert_eq!(f.ds(&ds, 2).object_size(f.fileid, 2), 0);
     assert_eq!(sizes(&mut c, &f.fh).await.0, 1000);
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 1000);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 1000);
     // Past the new size the data server answers nothing and eof (the file's first unit,
     // where object and file offsets agree: data_server::ops::answer_read) once the MDS told
     // it the new end; before it, the data that was there, and never a byte more.
@@ -323,7 +323,7 @@ async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
     f.write(&cfg, 0, 0, &pattern(5000)).await;
     f.write(&cfg, 2, 0, &pattern(300)).await;
     assert_eq!(
-        mds.store.getattr(f.fileid).unwrap().size,
+        mds.store().getattr(f.fileid).unwrap().size,
         0,
         "not committed"
     );
@@ -369,14 +369,14 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     let down = f.servers[2];
     ds[usize::from(down) - 1].take().unwrap().kill();
     until("the registry notices", || {
-        mds.devices.control(down).is_none()
+        mds.devices().control(down).is_none()
     })
     .await;
     assert_eq!(
         set_size(&mut c, &f.fh, f.open, 10).await,
         NfsStat4::NFS4ERR_DELAY
     );
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, UNIT + 5000);
     assert_eq!(f.ds(&ds, 0).object_size(f.fileid, 0), 5000);
     assert_eq!(f.ds(&ds, 1).object_size(f.fileid, 1), 5000);
     // OPEN with truncate is refused the same way, and leaves no open behind.
@@ -394,7 +394,7 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
         ])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_DELAY);
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, UNIT + 5000);
     // A SETATTR that does not touch the size needs no data server.
     let r = c
         .call(vec![
@@ -436,10 +436,10 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     })
     .await;
     until("the queue is empty", || {
-        mds.store.ds_removal_count().unwrap() == 0
+        mds.store().ds_removal_count().unwrap() == 0
     })
     .await;
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(page.contains("pnfs_ds_removals_total 1\n"), "{page}");
     assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
 }
@@ -471,7 +471,7 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
         let down = f.servers[1];
         ds[usize::from(down) - 1].take().unwrap().kill();
         until("the registry notices", || {
-            mds.devices.control(down).is_none()
+            mds.devices().control(down).is_none()
         })
         .await;
 
@@ -480,7 +480,7 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
         // The data servers that are up remove their objects; the one that is down stays
         // queued.
         until("the others acknowledged", || {
-            mds.store
+            mds.store()
                 .ds_removals(0, 10)
                 .unwrap()
                 .iter()
@@ -491,7 +491,7 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
         for i in [0, 2] {
             assert!(!f.ds(&ds, i).has_object(f.fileid, i as u32), "{i}");
         }
-        let page = mds::net::metrics::render(&mds, mds.core.now());
+        let page = mds::net::metrics::render(&mds, mds.core().now());
         assert!(page.contains("pnfs_ds_removal_queue 1\n"), "{page}");
         (f.fileid, down)
     });
@@ -506,19 +506,19 @@ fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_m
     runtime().block_on(async {
         let (mds, _addr) = start_with(cfg.clone()).await;
         assert_eq!(
-            mds.store.ds_removal_count().unwrap(),
+            mds.store().ds_removal_count().unwrap(),
             1,
             "the queue is durable"
         );
-        mds.devices.start();
+        mds.devices().start();
         until_within("the others up", Duration::from_secs(20), || {
-            mds.devices.counts() == (2, 1)
+            mds.devices().counts() == (2, 1)
         })
         .await;
         ds[usize::from(down) - 1] = Some(DsProc::start(&cfg, down, &SECRET));
         until_within("the object is removed", Duration::from_secs(30), || {
             !object_path(&down_dir, fileid, 1).exists()
-                && mds.store.ds_removal_count().unwrap() == 0
+                && mds.store().ds_removal_count().unwrap() == 0
         })
         .await;
     });
@@ -553,11 +553,14 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
         NfsStat4::NFS4_OK
     );
     let fileid = mds
-        .store
+        .store()
         .lookup(mds::store::ROOT_FILEID, b"sized")
         .unwrap()
         .fileid;
-    assert_eq!(mds.data.size(pfs_core::ObjectId::whole(fileid)).unwrap(), 0);
+    assert_eq!(
+        mds.data().size(pfs_core::ObjectId::whole(fileid)).unwrap(),
+        0
+    );
     let r = c
         .call(vec![
             putfh(&fh),
@@ -565,7 +568,7 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
         ])
         .await;
     granted(&r);
-    assert!(mds.store.stripes(fileid).unwrap().is_some());
+    assert!(mds.store().stripes(fileid).unwrap().is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -582,7 +585,7 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
     // The MDS learns a data server's counts from its next HEALTH reply (polled every 2 s).
     let ds = f.servers[2];
     let writes = |mds: &Mds| {
-        mds.devices
+        mds.devices()
             .op_counts()
             .into_iter()
             .filter(|(id, _)| *id == ds)
@@ -593,7 +596,7 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
     };
     let m = mds.clone();
     until("the data server's WRITEs counted", || writes(&m) == 2).await;
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(
         page.contains(&format!(
             "pnfs_ds_ops_total{{ds=\"{ds}\",op=\"OP_WRITE\",status=\"ok\"}} 2\n"
@@ -637,13 +640,13 @@ fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart(
         let mut c = Client::new(addr, "writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
         assert_eq!(
-            mds.store.layout_writes().unwrap(),
+            mds.store().layout_writes().unwrap(),
             vec![f.fileid],
             "marked durably by the RW LAYOUTGET"
         );
         // File bytes [1 MiB, 1 MiB + 5000) on stripe index 1.
         f.write(&cfg, 1, 0, &pattern(5000)).await;
-        assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
+        assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 0);
         (f.fh, f.fileid)
     });
     runtime().block_on(async {
@@ -655,12 +658,12 @@ fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_restart(
             "GETATTR asks the data servers while the file is marked"
         );
         until("the size settled", || {
-            mds.store.layout_writes().unwrap().is_empty()
+            mds.store().layout_writes().unwrap().is_empty()
         })
         .await;
-        assert_eq!(mds.store.getattr(fileid).unwrap().size, UNIT + 5000);
+        assert_eq!(mds.store().getattr(fileid).unwrap().size, UNIT + 5000);
         assert_eq!(sizes(&mut c, &fh).await.0, UNIT + 5000);
-        let page = mds::net::metrics::render(&mds, mds.core.now());
+        let page = mds::net::metrics::render(&mds, mds.core().now());
         assert!(page.contains("pnfs_layout_sizes_grown_total 1\n"), "{page}");
         assert!(page.contains("pnfs_layout_write_marks 0\n"), "{page}");
     });
@@ -678,7 +681,7 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
     f.write(&cfg, 2, 10, &pattern(90)).await;
     // While the layout is out, the mark stays whatever the settling task sees.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(mds.store.layout_writes().unwrap(), vec![f.fileid]);
+    assert_eq!(mds.store().layout_writes().unwrap(), vec![f.fileid]);
     let r = c
         .call(vec![
             putfh(&f.fh),
@@ -688,10 +691,10 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let m = mds.clone();
     until("the size settled", || {
-        m.store.layout_writes().unwrap().is_empty()
+        m.store().layout_writes().unwrap().is_empty()
     })
     .await;
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 2 * UNIT + 100);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 2 * UNIT + 100);
 }
 
 /// After a restart, a LAYOUTCOMMIT under the layout stateid of the earlier boot (one in
@@ -729,7 +732,7 @@ fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as_done(
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let r = c.call(commit(&fh)).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        assert_eq!(mds.store.getattr(fileid).unwrap().size, 10_000);
+        assert_eq!(mds.store().getattr(fileid).unwrap().size, 10_000);
         let r = c
             .call(vec![
                 putfh(&fh),

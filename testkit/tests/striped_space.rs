@@ -229,7 +229,11 @@ async fn size_and_space(c: &mut Client, fh: &NfsFh4) -> (u64, u64) {
 
 /// The data server process holding stripe index `index` of `f`.
 fn ds_of<'a>(mds: &Mds, ds: &'a [Option<DsProc>], f: &File, index: usize) -> &'a DsProc {
-    let set = mds.store.stripes(f.fileid).unwrap().expect("a stripe set");
+    let set = mds
+        .store()
+        .stripes(f.fileid)
+        .unwrap()
+        .expect("a stripe set");
     let id = mds.stripe_servers(&set).unwrap()[index];
     ds[usize::from(id) - 1].as_ref().unwrap()
 }
@@ -246,7 +250,7 @@ async fn ds_read(
     count: u32,
 ) -> Bytes {
     static N: AtomicU32 = AtomicU32::new(0);
-    let set = mds.store.stripes(f.fileid).unwrap().unwrap();
+    let set = mds.store().stripes(f.fileid).unwrap().unwrap();
     let id = mds.stripe_servers(&set).unwrap()[index];
     let addr = cfg.cluster.data_server(id).unwrap().addresses[0];
     let n = N.fetch_add(1, Ordering::Relaxed);
@@ -292,7 +296,7 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
     let mut c = client(addr, "punch").await;
     let f = create(&mut c, "f").await;
     f.fill(&mut c, SIZE).await;
-    assert!(mds.store.stripes(f.fileid).unwrap().is_some(), "striped");
+    assert!(mds.store().stripes(f.fileid).unwrap().is_some(), "striped");
     let (size, space_before) = size_and_space(&mut c, &f.fh).await;
     assert_eq!(size, SIZE);
     for (from, to) in HOLES {
@@ -343,12 +347,12 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
     assert!(got[..] == content(2 * UNIT, UNIT)[..], "index 2 untouched");
 
     // Wholly past the end: nothing changes, not even the change attribute.
-    let before = mds.store.getattr(f.fileid).unwrap();
+    let before = mds.store().getattr(f.fileid).unwrap();
     assert_eq!(
         f.deallocate(&mut c, SIZE + 10, 1 << 30).await,
         NfsStat4::NFS4_OK
     );
-    let after = mds.store.getattr(f.fileid).unwrap();
+    let after = mds.store().getattr(f.fileid).unwrap();
     assert_eq!((after.size, after.change), (before.size, before.change));
 }
 
@@ -364,7 +368,7 @@ async fn allocate_of_a_new_file_keeps_it_on_the_data_servers_and_grows_every_obj
         f.allocate(&mut c, 0, 3 * UNIT + 10).await,
         NfsStat4::NFS4_OK
     );
-    assert!(mds.store.stripes(f.fileid).unwrap().is_some(), "striped");
+    assert!(mds.store().stripes(f.fileid).unwrap().is_some(), "striped");
     let (size, space) = size_and_space(&mut c, &f.fh).await;
     assert_eq!(size, 3 * UNIT + 10);
     assert!(
@@ -408,12 +412,12 @@ async fn space_operations_wait_for_a_data_server_that_is_down() {
     let mut c = client(addr, "down").await;
     let f = create(&mut c, "f").await;
     f.fill(&mut c, 3 * UNIT).await;
-    let set = mds.store.stripes(f.fileid).unwrap().unwrap();
+    let set = mds.store().stripes(f.fileid).unwrap().unwrap();
     let down = mds.stripe_servers(&set).unwrap()[2];
     ds[usize::from(down) - 1].take().unwrap().kill();
     let m = mds.clone();
-    until("the registry notices", || m.devices.control(down).is_none()).await;
-    let before = mds.store.getattr(f.fileid).unwrap();
+    until("the registry notices", || m.devices().control(down).is_none()).await;
+    let before = mds.store().getattr(f.fileid).unwrap();
     assert_eq!(
         f.deallocate(&mut c, 0, 3 * UNIT).await,
         NfsStat4::NFS4ERR_DELAY
@@ -423,7 +427,7 @@ async fn space_operations_wait_for_a_data_server_that_is_down() {
         NfsStat4::NFS4ERR_DELAY
     );
     assert_eq!(f.seek(&mut c, 0, true).await, Err(NfsStat4::NFS4ERR_DELAY));
-    let after = mds.store.getattr(f.fileid).unwrap();
+    let after = mds.store().getattr(f.fileid).unwrap();
     assert_eq!(
         (after.size, after.change),
         (before.size, before.change),

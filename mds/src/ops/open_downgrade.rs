@@ -15,7 +15,7 @@ pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngra
         let clientid = ctx.client()?;
         let fileid = ctx.fh()?.fileid;
         let stateid = current(ctx, &a.open_stateid)?;
-        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let mut opens = ctx.mds.tables().opens();
         let old = opens.open_modes(clientid, &stateid).ok().map(|m| m.0);
         let out = opens.open_downgrade(clientid, fileid, &stateid, a.share_access, a.share_deny)?;
         Ok::<_, NfsStat4>((out, fileid, old != Some(a.share_access)))

@@ -97,7 +97,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         }
         let out = ctx
             .mds
-            .store
+            .store()
             .setattr(inode.fileid, s.clone(), ctx.mds.wall_time())
             .await?;
         if let Some(size) = s.size {

@@ -166,7 +166,7 @@ impl Striping {
             .servers
             .get(index as usize)
             .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?;
-        match mds.devices.control(ds) {
+        match mds.devices().control(ds) {
             Some(c) => Ok((ds, c)),
             None => {
                 tracing::debug!(
@@ -350,7 +350,7 @@ pub async fn write(
     for (i, ((run, ds, _), res)) in runs.iter().zip(&got).enumerate() {
         let mut written = match res {
             Ok(w) => {
-                mds.devices.note_write_verifier(*ds, w.verifier);
+                mds.devices().note_write_verifier(*ds, w.verifier);
                 verifiers[run.index as usize] = Some(w.verifier);
                 committed = committed.min(w.committed);
                 u64::from(w.count)
@@ -382,7 +382,7 @@ pub async fn write(
         }
     }
     let verifier = stripe_verifier(striping.servers.iter().zip(verifiers).map(|(&ds, v)| {
-        v.or_else(|| mds.devices.write_verifier(ds))
+        v.or_else(|| mds.devices().write_verifier(ds))
             .unwrap_or_default()
     }));
     Ok(StripedWrite {
@@ -397,7 +397,7 @@ pub async fn write(
 pub fn known_verifier(mds: &Mds, set: &StripeSet) -> Result<[u8; 8], NfsStat4> {
     let servers = mds.stripe_servers(set)?;
     Ok(stripe_verifier(servers.iter().map(|&ds| {
-        mds.devices.write_verifier(ds).unwrap_or_default()
+        mds.devices().write_verifier(ds).unwrap_or_default()
     })))
 }
 
@@ -420,7 +420,7 @@ pub async fn commit(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<[u8; 8], 
     let mut verifiers = Vec::with_capacity(got.len());
     for ((_, ds, _), v) in targets.iter().zip(got) {
         let v = v?;
-        mds.devices.note_write_verifier(*ds, v);
+        mds.devices().note_write_verifier(*ds, v);
         verifiers.push(v);
     }
     Ok(stripe_verifier(verifiers))

@@ -138,7 +138,7 @@ fn by_server(servers: &[u16]) -> BTreeMap<u16, Vec<u32>> {
 
 /// The control connection of data server `ds`, if it is up.
 fn control(mds: &Mds, ds: u16) -> Result<DsControl, DsObjectsError> {
-    mds.devices.control(ds).ok_or(DsObjectsError::Down(ds))
+    mds.devices().control(ds).ok_or(DsObjectsError::Down(ds))
 }
 
 /// The size of file `fileid` as its objects on the data servers of `set` show it: their
@@ -212,23 +212,24 @@ pub async fn sized(mds: &Mds, mut inode: Inode, space: bool) -> Inode {
     if inode.ftype != NfsFtype4::NF4REG {
         return inode;
     }
-    let layouts_out = mds.settler.is_marked(inode.fileid)
+    let layouts_out = mds.pnfs().settler().is_marked(inode.fileid)
         || mds
-            .layouts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .tables()
+            .layouts_recovered()
             .has_write_layouts(inode.fileid);
     if !layouts_out && !space {
         return inode;
     }
-    let set = match mds.store.stripes(inode.fileid) {
+    let set = match mds.store().stripes(inode.fileid) {
         // Space alone is asked of the data servers only for watched files (see
         // `crate::pnfs::spacewatch`: a round trip per GETATTR otherwise).
-        Ok(Some(_)) if !layouts_out && !mds.space_watch.is_watched(inode.fileid) => return inode,
+        Ok(Some(_)) if !layouts_out && !mds.pnfs().space_watch().is_watched(inode.fileid) => {
+            return inode
+        }
         Ok(Some(set)) => set,
         Ok(None) => {
             if space {
-                let (data, fileid) = (mds.data.clone(), inode.fileid);
+                let (data, fileid) = (mds.data().clone(), inode.fileid);
                 match nfs_server::io::blocking(move || data.space_used(ObjectId::whole(fileid)))
                     .await
                 {
@@ -315,7 +316,7 @@ pub fn plan_truncate(
     size: u64,
     version: u64,
 ) -> Result<Option<Truncate>, NfsStat4> {
-    let Some(set) = mds.store.stripes(fileid)? else {
+    let Some(set) = mds.store().stripes(fileid)? else {
         return Ok(None);
     };
     match plan_for(mds, fileid, &set, size, version) {
@@ -453,7 +454,8 @@ pub fn hint_ends(mds: &Arc<Mds>, fileid: u64) {
 }
 
 async fn send_ends(mds: &Mds, fileid: u64) -> Result<(), DsObjectsError> {
-    let (Ok(inode), Ok(Some(set))) = (mds.store.getattr(fileid), mds.store.stripes(fileid)) else {
+    let (Ok(inode), Ok(Some(set))) = (mds.store().getattr(fileid), mds.store().stripes(fileid))
+    else {
         return Ok(());
     };
     let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), &set)?;

@@ -57,14 +57,13 @@ impl Fencing {
     /// Starts the tasks of `mds` (once): the revocation queue and the recall deadline check.
     /// They hold the MDS only while they work, so dropping it ends them.
     pub fn start(mds: &Arc<Mds>) {
-        if mds.fencing.started.swap(true, Ordering::SeqCst) {
+        if mds.fencing().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        mds.layouts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_gone_to(mds.fencing.wake.clone());
-        tokio::spawn(drain(Arc::downgrade(mds), mds.fencing.wake.clone()));
+        mds.tables()
+            .layouts_recovered()
+            .push_gone_to(mds.fencing().wake.clone());
+        tokio::spawn(drain(Arc::downgrade(mds), mds.fencing().wake.clone()));
         tokio::spawn(deadlines(Arc::downgrade(mds)));
     }
 
@@ -90,7 +89,7 @@ impl Fencing {
 
 /// Whether `fileid` has a stripe set (only then can a stateid of it reach a data server).
 pub fn striped(mds: &Mds, fileid: u64) -> bool {
-    mds.devices.counts() != (0, 0) && matches!(mds.store.stripes(fileid), Ok(Some(_)))
+    mds.devices().counts() != (0, 0) && matches!(mds.store().stripes(fileid), Ok(Some(_)))
 }
 
 /// After an OPEN upgrade or OPEN_DOWNGRADE of `open` on a striped file whose access changed:
@@ -103,12 +102,8 @@ pub async fn push_access(mds: &Mds, fileid: u64, open: &Other) -> Result<(), Nfs
     if !striped(mds, fileid) {
         return Ok(());
     }
-    let family = mds
-        .opens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .access_family(open);
-    mds.devices
+    let family = mds.tables().opens_recovered().access_family(open);
+    mds.devices()
         .push_access(&family)
         .await
         .map_err(|_| NfsStat4::NFS4ERR_DELAY)
@@ -119,16 +114,8 @@ pub async fn push_access(mds: &Mds, fileid: u64, open: &Other) -> Result<(), Nfs
 /// striped files with NFS4ERR_EXPIRED, so a client that lost its lease cannot go on writing
 /// data server objects. Call before the state table drops the stateids.
 pub async fn client_released(mds: &Mds, clientid: u64) {
-    let gone = mds
-        .layouts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .client_gone(clientid);
-    let stateids = mds
-        .opens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .client_stateids(clientid);
+    let gone = mds.tables().layouts_recovered().client_gone(clientid);
+    let stateids = mds.tables().opens_recovered().client_stateids(clientid);
     let revoke: Vec<(Other, RevokeReason)> = stateids
         .into_iter()
         .filter(|(_, file)| striped(mds, *file))
@@ -143,7 +130,7 @@ pub async fn client_released(mds: &Mds, clientid: u64) {
         stateids = revoke.len(),
         "client released: fencing its stateids on the data servers"
     );
-    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+    if let Err(e) = mds.devices().push_revoke(&revoke).await {
         warn!(
             clientid,
             "fencing a released client: {e} (resent when it registers)"
@@ -157,12 +144,11 @@ pub async fn client_released(mds: &Mds, clientid: u64) {
 /// `clora_changed`). A holder that does not return within the lease time, or whose back
 /// channel is down, is fenced. Never blocks the caller.
 pub fn recall_file(mds: &Arc<Mds>, fileid: u64, fh: NfsFh4, except: Option<u64>) {
-    let timeout = Duration::from_secs(u64::from(mds.cfg.lease_time.max(1)));
-    let orders = mds
-        .layouts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .recall_file(fileid, except, mds.core.now(), timeout);
+    let timeout = Duration::from_secs(u64::from(mds.cfg().lease_time.max(1)));
+    let orders =
+        mds.tables()
+            .layouts_recovered()
+            .recall_file(fileid, except, mds.core().now(), timeout);
     for order in orders {
         let mds = mds.clone();
         let fh = fh.clone();
@@ -172,7 +158,7 @@ pub fn recall_file(mds: &Arc<Mds>, fileid: u64, fh: NfsFh4, except: Option<u64>)
 
 async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
     let session = {
-        let st = mds.core.state();
+        let st = mds.core().state();
         st.sessions
             .callback_path(&st.clients, order.clientid)
             .map(|(s, _)| *s.id())
@@ -197,9 +183,9 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             lor_stateid: order.stateid,
         }),
     };
-    mds.fencing.recalls_sent.fetch_add(1, Ordering::Relaxed);
+    mds.fencing().recalls_sent.fetch_add(1, Ordering::Relaxed);
     let r =
-        crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::LayoutRecall(args)])
+        crate::callback::cb_compound(&mds.core(), &session, vec![NfsCbArgop4::LayoutRecall(args)])
             .await;
     match r {
         Err(e) => {
@@ -217,9 +203,8 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             match status {
                 // Section 20.3.4: the client has nothing; the layout is gone.
                 Some(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT) => mds
-                    .layouts
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
+                    .tables()
+                    .layouts_recovered()
                     .recall_answered_nothing(&order.stateid.other),
                 // NFS4_OK: LAYOUTRETURN follows; anything else: the deadline decides.
                 s => info!(clientid = order.clientid, status = ?s, "CB_LAYOUTRECALL answered"),
@@ -230,11 +215,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
 
 /// Revokes the recalled layout now (the client cannot be called back).
 async fn fence_now(mds: &Mds, order: &RecallOrder) {
-    let revoked = mds
-        .layouts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .fence(&order.stateid.other);
+    let revoked = mds.tables().layouts_recovered().fence(&order.stateid.other);
     if let Some(r) = revoked {
         fence(mds, &[r]).await;
     }
@@ -248,7 +229,7 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
         return;
     }
     let revoke: Vec<(Other, RevokeReason)> = {
-        let opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+        let opens = mds.tables().opens_recovered();
         revoked
             .iter()
             .flat_map(|r| {
@@ -260,7 +241,7 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
             .map(|(o, _)| (o, RevokeReason::Admin))
             .collect()
     };
-    mds.fencing
+    mds.fencing()
         .fenced
         .fetch_add(revoked.len() as u64, Ordering::Relaxed);
     for r in revoked {
@@ -270,7 +251,7 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
             "layout not returned in time: revoked, client fenced on the data servers"
         );
     }
-    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+    if let Err(e) = mds.devices().push_revoke(&revoke).await {
         warn!("fencing: {e} (resent when the data server registers)");
     }
 }
@@ -282,21 +263,20 @@ async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
         let Some(mds) = weak.upgrade() else { return };
         let mut batch = std::mem::take(
             &mut *mds
-                .fencing
+                .fencing()
                 .queue
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         );
         // Layouts gone: their DS filehandles stop working (cluster::ds_fh).
         batch.extend(
-            mds.layouts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
+            mds.tables()
+                .layouts_recovered()
                 .take_gone()
                 .into_iter()
                 .map(|o| (o, RevokeReason::Closed)),
         );
-        if let Err(e) = mds.devices.push_revoke(&batch).await {
+        if let Err(e) = mds.devices().push_revoke(&batch).await {
             // Recorded: the failed data server is marked down and gets it at registration.
             warn!("revoking closed stateids: {e}");
         }
@@ -306,7 +286,9 @@ async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
 /// The task that revokes recalled layouts and delegations past their deadline.
 async fn deadlines(weak: Weak<Mds>) {
     let tick = match weak.upgrade() {
-        Some(m) => Duration::from_millis((u64::from(m.cfg.lease_time) * 1000 / 8).clamp(100, 1000)),
+        Some(m) => {
+            Duration::from_millis((u64::from(m.cfg().lease_time) * 1000 / 8).clamp(100, 1000))
+        }
         None => return,
     };
     let clock = match weak.upgrade() {
@@ -317,10 +299,9 @@ async fn deadlines(weak: Weak<Mds>) {
         clock.sleep(tick).await;
         let Some(mds) = weak.upgrade() else { return };
         let due = mds
-            .layouts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .expired_recalls(mds.core.now());
+            .tables()
+            .layouts_recovered()
+            .expired_recalls(mds.core().now());
         fence(&mds, &due).await;
         crate::state::recall::revoke_expired(&mds).await;
     }

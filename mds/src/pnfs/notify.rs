@@ -64,7 +64,7 @@ impl DeviceWatch {
 
     /// Starts the task of `mds` (once). Needs a tokio runtime; dropping the MDS ends it.
     pub fn start(mds: &Arc<Mds>) {
-        if mds.device_watch.started.swap(true, Ordering::SeqCst) {
+        if mds.device_watch().started.swap(true, Ordering::SeqCst) {
             return;
         }
         tokio::spawn(run(Arc::downgrade(mds)));
@@ -105,10 +105,10 @@ async fn run(mds: Weak<Mds>) {
     loop {
         let wake = {
             let Some(m) = mds.upgrade() else { return };
-            let (moved, wake) = m.devices.take_moved();
+            let (moved, wake) = m.devices().take_moved();
             if !moved.is_empty() {
                 forget_gone_clients(&m);
-                for (clientid, devices) in m.device_watch.take_affected(&m, &moved) {
+                for (clientid, devices) in m.device_watch().take_affected(&m, &moved) {
                     notify(&m, clientid, devices).await;
                 }
             }
@@ -121,8 +121,8 @@ async fn run(mds: Weak<Mds>) {
 
 /// Drops the watches of clients the session layer no longer has.
 fn forget_gone_clients(mds: &Mds) {
-    let st = mds.core.state();
-    mds.device_watch
+    let st = mds.core().state();
+    mds.device_watch()
         .watches
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -132,7 +132,7 @@ fn forget_gone_clients(mds: &Mds) {
 /// Sends one CB_NOTIFY_DEVICEID naming `devices` as changed to `clientid`.
 async fn notify(mds: &Mds, clientid: u64, devices: Vec<Deviceid4>) {
     let session = {
-        let st = mds.core.state();
+        let st = mds.core().state();
         st.sessions
             .callback_path(&st.clients, clientid)
             .map(|(s, _)| *s.id())
@@ -154,9 +154,9 @@ async fn notify(mds: &Mds, clientid: u64, devices: Vec<Deviceid4>) {
             }),
         })
         .collect();
-    mds.device_watch.sent.fetch_add(1, Ordering::Relaxed);
+    mds.device_watch().sent.fetch_add(1, Ordering::Relaxed);
     let r = crate::callback::cb_compound(
-        &mds.core,
+        &mds.core(),
         &session,
         vec![NfsCbArgop4::NotifyDeviceid(CbNotifyDeviceidArgs {
             cnda_changes: changes,

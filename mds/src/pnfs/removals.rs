@@ -69,10 +69,10 @@ impl Removals {
     /// Starts the task of `mds` (once; later calls do nothing). Needs a tokio runtime. The
     /// task holds the MDS only while it works, so dropping the MDS ends it.
     pub fn start(mds: &Arc<Mds>) {
-        if mds.removals.started.swap(true, Ordering::SeqCst) {
+        if mds.pnfs().removals().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let wake = mds.removals.wake.clone();
+        let wake = mds.pnfs().removals().wake.clone();
         tokio::spawn(run(Arc::downgrade(mds), wake));
     }
 }
@@ -122,7 +122,7 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
     let mut out = Pass::default();
     let mut from = 0u64;
     loop {
-        let page = mds.store.ds_removals(from, PAGE)?;
+        let page = mds.store().ds_removals(from, PAGE)?;
         let Some(last) = page.last().map(|r| r.file) else {
             break;
         };
@@ -134,7 +134,7 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
         }
         let mut calls = JoinSet::new();
         for (ds, files) in by_ds {
-            let Some(ctl) = mds.devices.control(ds) else {
+            let Some(ctl) = mds.devices().control(ds) else {
                 debug!(
                     ds,
                     files = files.len(),
@@ -156,7 +156,7 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
             match r {
                 Ok(objects) => {
                     let n = files.len();
-                    let done = mds.store.ds_removals_acknowledged(ds, files).await?;
+                    let done = mds.store().ds_removals_acknowledged(ds, files).await?;
                     debug!(ds, files = n, objects, done, "data server removed objects");
                     out.done += done;
                 }
@@ -171,10 +171,12 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
             _ => break,
         }
     }
-    mds.removals
+    mds.pnfs()
+        .removals()
         .done
         .fetch_add(out.done as u64, Ordering::Relaxed);
-    mds.removals
+    mds.pnfs()
+        .removals()
         .failed_calls
         .fetch_add(out.failed as u64, Ordering::Relaxed);
     if out.done > 0 {

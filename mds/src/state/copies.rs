@@ -485,7 +485,7 @@ where
 
 /// A control COPY of one run (at most `MAX_CTL_COPY`).
 async fn local_copy(mds: Arc<Mds>, r: LocalRun) -> Result<(), NfsStat4> {
-    let c = mds.devices.control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
+    let c = mds.devices().control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
     c.copy(r.src, r.dst, r.src_offset, r.dst_offset, r.len)
         .await
         .map(|_| ())
@@ -494,7 +494,7 @@ async fn local_copy(mds: Arc<Mds>, r: LocalRun) -> Result<(), NfsStat4> {
 
 /// A control CLONE of one run.
 async fn local_clone(mds: Arc<Mds>, r: LocalRun) -> Result<(), NfsStat4> {
-    let c = mds.devices.control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
+    let c = mds.devices().control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
     c.clone_range(r.src, r.dst, r.src_offset, r.dst_offset, r.len)
         .await
         .map_err(|e| datapath::ctl_status(r.ds, &e))
@@ -505,7 +505,7 @@ async fn read_piece(mds: &Mds, p: &Place, at: u64, len: u64) -> Result<Bytes, Nf
     match p {
         Place::Striped(f, set) => datapath::read(mds, *f, set, at, len).await,
         Place::Local(f) => {
-            let (data, id) = (mds.data.clone(), ObjectId::whole(*f));
+            let (data, id) = (mds.data().clone(), ObjectId::whole(*f));
             let done = blocking(move || data.read(id, at, len as u32)).await?;
             Ok(hole_filled(done.data, done.eof, len as usize))
         }
@@ -522,7 +522,7 @@ async fn write_piece(mds: &Mds, p: &Place, at: u64, data: Bytes) -> Result<(), N
                 .count
         }
         Place::Local(f) => {
-            let (store, id) = (mds.data.clone(), ObjectId::whole(*f));
+            let (store, id) = (mds.data().clone(), ObjectId::whole(*f));
             blocking(move || store.write(id, at, &[data], Stability::FileSync))
                 .await?
                 .count
@@ -538,7 +538,7 @@ async fn write_piece(mds: &Mds, p: &Place, at: u64, data: Bytes) -> Result<(), N
 async fn stream_piece(mds: Arc<Mds>, plan: Arc<Plan>, s: Stream) -> Result<(), NfsStat4> {
     let data = read_piece(&mds, &plan.src, s.src, s.len).await?;
     write_piece(&mds, &plan.dst, s.dst, data).await?;
-    mds.copies.note_bytes(0, s.len);
+    mds.copies().note_bytes(0, s.len);
     Ok(())
 }
 
@@ -579,7 +579,7 @@ pub async fn run(mds: &Arc<Mds>, plan: &Plan, job: Option<&Job>) -> Result<u64, 
             .await
             .map_err(|e| (e, done))?;
         done += n;
-        mds.copies.note_bytes(n, 0);
+        mds.copies().note_bytes(n, 0);
         if let Some(j) = job {
             j.progress.store(done, Ordering::Relaxed);
         }
@@ -597,7 +597,7 @@ async fn copy_window(
 ) -> Result<(), NfsStat4> {
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
-            let (store, s, d) = (mds.data.clone(), ObjectId::whole(*s), ObjectId::whole(*d));
+            let (store, s, d) = (mds.data().clone(), ObjectId::whole(*s), ObjectId::whole(*d));
             blocking(move || store.copy_range(s, d, a, b, n)).await?;
             Ok(())
         }
@@ -656,7 +656,7 @@ async fn copy_window(
 pub async fn clone(mds: &Arc<Mds>, plan: &Plan) -> Result<(), NfsStat4> {
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
-            let (store, s, d) = (mds.data.clone(), ObjectId::whole(*s), ObjectId::whole(*d));
+            let (store, s, d) = (mds.data().clone(), ObjectId::whole(*s), ObjectId::whole(*d));
             let (a, b, n) = (plan.src_offset, plan.dst_offset, plan.count);
             blocking(move || store.clone_range(s, d, a, b, n)).await
         }

@@ -10,7 +10,7 @@
 //!  GETATTR(size|change) of another client ─> holder_attrs: CB_GETATTR ─> presented values
 //! ```
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
@@ -26,7 +26,7 @@ use crate::state::open::StateTable;
 /// How long a holder has to return a recalled delegation: one lease (section 10.4.6 lets
 /// the server revoke after that; knfsd waits a lease too).
 fn recall_timeout(mds: &Mds) -> Duration {
-    Duration::from_secs(u64::from(mds.cfg.lease_time.max(1)))
+    Duration::from_secs(u64::from(mds.cfg().lease_time.max(1)))
 }
 
 /// Before an operation of `clientid` that needs `need` of `file`: recalls the delegations
@@ -40,7 +40,7 @@ pub fn break_conflicts(
     need: Need,
 ) -> Result<(), NfsStat4> {
     let orders = {
-        let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut opens = mds.tables().opens_recovered();
         recall_conflicts(mds, &mut opens, file, clientid, need)
     };
     match orders {
@@ -65,7 +65,7 @@ pub fn recall_conflicts(
     opens.delegs.conflicts(file, clientid, need).then(|| {
         opens
             .delegs
-            .recall(file, clientid, need, mds.core.now(), recall_timeout(mds))
+            .recall(file, clientid, need, mds.core().now(), recall_timeout(mds))
     })
 }
 
@@ -94,7 +94,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
         fh: order.fh.clone(),
     };
     let r =
-        crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::Recall(args)]).await;
+        crate::callback::cb_compound(&mds.core(), &session, vec![NfsCbArgop4::Recall(args)]).await;
     match r {
         Err(e) => info!(
             clientid = order.clientid,
@@ -115,7 +115,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
 
 /// One of the client's sessions with a working back channel.
 pub(crate) fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
-    let st = mds.core.state();
+    let st = mds.core().state();
     st.sessions
         .callback_path(&st.clients, clientid)
         .map(|(s, _)| *s.id())
@@ -133,8 +133,8 @@ pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
 /// Also forgets the delegations a restarted client did not reclaim in time.
 pub async fn revoke_expired(mds: &Mds) {
     let (due, forgotten) = {
-        let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = mds.core.now();
+        let mut opens = mds.tables().opens_recovered();
+        let now = mds.core().now();
         (
             opens.delegs.expired_recalls(now),
             opens.delegs.expired_prev(now),
@@ -162,7 +162,7 @@ pub async fn revoke_expired(mds: &Mds) {
             revoke.push((d.other, RevokeReason::Delegation));
         }
     }
-    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+    if let Err(e) = mds.devices().push_revoke(&revoke).await {
         warn!("revoking delegations on the data servers: {e} (resent when they register)");
     }
 }
@@ -178,9 +178,8 @@ pub async fn holder_attrs(
     server_change: u64,
 ) -> Result<Option<Presented>, NfsStat4> {
     let holder = mds
-        .opens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
+        .tables()
+        .opens_recovered()
         .delegs
         .write_holder(file, clientid);
     let Some((holder, other, fh)) = holder else {
@@ -193,7 +192,7 @@ pub async fn holder_attrs(
         attr_request.set(FATTR4_CHANGE);
         let args = CbGetAttrArgs { fh, attr_request };
         let res =
-            crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::GetAttr(args)])
+            crate::callback::cb_compound(&mds.core(), &session, vec![NfsCbArgop4::GetAttr(args)])
                 .await
                 .ok()?;
         let attrs = res.resarray.iter().find_map(|r| match r {
@@ -204,12 +203,13 @@ pub async fn holder_attrs(
         Some((a.change?, a.size?))
     };
     match asked.await {
-        Some((change, size)) => Ok(mds
-            .opens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .delegs
-            .reported(&other, change, size, server_change)),
+        Some((change, size)) => {
+            Ok(mds
+                .tables()
+                .opens_recovered()
+                .delegs
+                .reported(&other, change, size, server_change))
+        }
         None => {
             info!(
                 clientid = holder,

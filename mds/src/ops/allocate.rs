@@ -34,7 +34,7 @@ pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
                 .await
                 .size;
             ctx.mds.pnfs().space_watch().watch(fileid);
-            dsspace::allocate(&ctx.mds, fileid, &set, offset, end, size).await?;
+            dsspace::allocate(ctx.mds.pnfs(), fileid, &set, offset, end, size).await?;
         }
         None => {
             let data = ctx.mds.data().clone();

@@ -17,7 +17,7 @@ pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsSta
     let fileid = inode.fileid;
     if let Some(set) = ctx.mds.store().stripes(fileid)? {
         return Ok(CommitResOk {
-            writeverf: datapath::commit(&ctx.mds, fileid, &set).await?,
+            writeverf: datapath::commit(ctx.mds.pnfs(), fileid, &set).await?,
         });
     }
     let data = ctx.mds.data().clone();

@@ -129,7 +129,7 @@ async fn adopt_source_set(
         crate::pnfs::fencing::recall_file(&ctx.mds, fileid, fh, None);
         return Err(NfsStat4::NFS4ERR_DELAY);
     }
-    match crate::pnfs::dsobjects::file_size(&ctx.mds, fileid, &set).await {
+    match crate::pnfs::dsobjects::file_size(ctx.mds.pnfs(), fileid, &set).await {
         Ok(0) => Ok(ctx.mds.store().restripe_empty(fileid, set, src).await?),
         Ok(_) => Ok(set),
         Err(e) => Err(e.into()),
@@ -177,7 +177,7 @@ async fn dest_stripes(
 /// The write verifier of the destination's data (a COMMIT after the copy answers the same).
 fn verifier(mds: &Mds, p: &Place) -> Result<Verifier4, NfsStat4> {
     match p {
-        Place::Striped(_, set) => datapath::known_verifier(mds, set),
+        Place::Striped(_, set) => datapath::known_verifier(mds.pnfs(), set),
         Place::Local(_) => Ok(mds.data().verifier()),
     }
 }

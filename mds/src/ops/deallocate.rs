@@ -20,7 +20,7 @@ pub async fn deallocate(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
     let changed = match ctx.mds.store().stripes(fileid)? {
         Some(set) => {
             ctx.mds.pnfs().space_watch().watch(fileid);
-            dsspace::deallocate(&ctx.mds, fileid, &set, offset, end).await?
+            dsspace::deallocate(ctx.mds.pnfs(), fileid, &set, offset, end).await?
         }
         None => {
             let data = ctx.mds.data().clone();

@@ -113,7 +113,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         ctx.mds
             .pnfs()
             .settler()
-            .mark(&ctx.mds, inode.fileid)
+            .mark(ctx.mds.store(), inode.fileid)
             .await?;
     }
     let ok = LayoutGetResOk {

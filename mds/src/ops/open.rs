@@ -417,8 +417,7 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     // A striped file's data servers must all be up to truncate it: checked before the share
     // reservation, so that a data server that is down (NFS4ERR_DELAY) leaves no open behind.
     let ds_truncate = if target.truncate {
-        crate::pnfs::dsobjects::plan_truncate(
-            &ctx.mds,
+        crate::pnfs::dsobjects::plan_truncate(ctx.mds.store(), ctx.mds.pnfs(),
             target.inode.fileid,
             0,
             target.inode.change,

@@ -36,7 +36,7 @@ pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     let offset = a.offset;
     let bytes = match ctx.mds.store().stripes(fileid)? {
         // Zeros where the objects end before the size: holes.
-        Some(set) => datapath::read(&ctx.mds, fileid, &set, offset, want).await?,
+        Some(set) => datapath::read(ctx.mds.pnfs(), fileid, &set, offset, want).await?,
         None => {
             let data = ctx.mds.data().clone();
             let done =

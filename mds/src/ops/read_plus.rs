@@ -66,7 +66,7 @@ pub async fn read_plus(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResOk,
         (Some(first), last) => {
             let (from, to) = (first.offset, last.unwrap_or(first).end());
             let data = match &set {
-                Some(set) => datapath::read(mds, fileid, set, from, to - from).await?,
+                Some(set) => datapath::read(mds.pnfs(), fileid, set, from, to - from).await?,
                 None => {
                     let store = mds.data().clone();
                     let len = (to - from) as u32;

@@ -40,7 +40,7 @@ pub(super) async fn seek_file(
     what: SeekWhat,
 ) -> Result<Option<u64>, NfsStat4> {
     let found = match set {
-        Some(set) => dsspace::seek(mds, fileid, set, offset, what).await?,
+        Some(set) => dsspace::seek(mds.pnfs(), fileid, set, offset, what).await?,
         None => {
             let data = mds.data().clone();
             let found = blocking(move || data.seek(ObjectId::whole(fileid), offset, what)).await?;

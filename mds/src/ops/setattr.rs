@@ -86,7 +86,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         if let Some(size) = s.size {
             s.check()?;
             if let Some(t) =
-                crate::pnfs::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size, inode.change)?
+                crate::pnfs::dsobjects::plan_truncate(ctx.mds.store(), ctx.mds.pnfs(), inode.fileid, size, inode.change)?
             {
                 t.run().await?;
                 striped = true;

@@ -25,7 +25,7 @@ pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4>
         // The Linux client never sends an empty WRITE, and takes count 0 for an I/O error.
         tracing::warn!(fileid, offset, "WRITE of no data");
         let writeverf = match ctx.mds.store().stripes(fileid)? {
-            Some(set) => datapath::known_verifier(&ctx.mds, &set)?,
+            Some(set) => datapath::known_verifier(ctx.mds.pnfs(), &set)?,
             None => ctx.mds.data().verifier(),
         };
         return Ok(WriteResOk {
@@ -45,7 +45,7 @@ pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4>
         })?;
     let (count, committed, writeverf) = match stripes {
         Some(set) => {
-            let w = datapath::write(&ctx.mds, fileid, &set, offset, &payload, stable).await?;
+            let w = datapath::write(ctx.mds.pnfs(), fileid, &set, offset, &payload, stable).await?;
             (w.count, w.committed, w.verifier)
         }
         None => {

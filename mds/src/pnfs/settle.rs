@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
-use crate::server::Mds;
-use crate::store::{Settled, StoreError};
+use crate::server::{Mds, StateTables};
+use crate::store::{Settled, Store, StoreError};
 
 /// How often the task looks for marked files to settle.
 const ROUND: Duration = Duration::from_secs(1);
@@ -76,8 +76,8 @@ impl Settler {
     }
 
     /// Marks `fileid` in the store (durably; no sync if it is marked already) and here.
-    pub async fn mark(&self, mds: &Mds, fileid: u64) -> Result<(), StoreError> {
-        mds.store().mark_layout_writes(fileid).await?;
+    pub async fn mark(&self, store: &Store, fileid: u64) -> Result<(), StoreError> {
+        store.mark_layout_writes(fileid).await?;
         self.marks().marked.insert(fileid);
         Ok(())
     }
@@ -136,20 +136,20 @@ async fn run(mds: Weak<Mds>) {
     }
 }
 
-fn has_write_layouts(mds: &Mds, fileid: u64) -> bool {
-    mds.tables().layouts_recovered().has_write_layouts(fileid)
+fn has_write_layouts(tables: &StateTables, fileid: u64) -> bool {
+    tables.layouts_recovered().has_write_layouts(fileid)
 }
 
 /// Settles one marked file if no RW layout of it is out (see the module docs).
 async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
-    if has_write_layouts(mds, fileid) {
+    if has_write_layouts(mds.tables(), fileid) {
         return Ok(());
     }
     let grants = mds.pnfs().settler().grants(fileid);
     let (change, ds_size) = match mds.store().getattr(fileid) {
         Ok(inode) => {
             let ds_size = match mds.store().stripes(fileid)? {
-                Some(set) => crate::pnfs::dsobjects::file_size(mds, fileid, &set).await?,
+                Some(set) => crate::pnfs::dsobjects::file_size(mds.pnfs(), fileid, &set).await?,
                 None => 0,
             };
             (inode.change, ds_size)
@@ -161,7 +161,7 @@ async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
     let weak = Arc::downgrade(mds);
     let busy = move || {
         weak.upgrade().is_none_or(|m| {
-            has_write_layouts(&m, fileid) || m.pnfs().settler().grants(fileid) != grants
+            has_write_layouts(m.tables(), fileid) || m.pnfs().settler().grants(fileid) != grants
         })
     };
     let now = mds.wall_time();

@@ -503,7 +503,7 @@ async fn local_clone(mds: Arc<Mds>, r: LocalRun) -> Result<(), NfsStat4> {
 /// Reads `len` bytes (at most `MAX_CTL_IO`) of a file at `at`, zeros for holes.
 async fn read_piece(mds: &Mds, p: &Place, at: u64, len: u64) -> Result<Bytes, NfsStat4> {
     match p {
-        Place::Striped(f, set) => datapath::read(mds, *f, set, at, len).await,
+        Place::Striped(f, set) => datapath::read(mds.pnfs(), *f, set, at, len).await,
         Place::Local(f) => {
             let (data, id) = (mds.data().clone(), ObjectId::whole(*f));
             let done = blocking(move || data.read(id, at, len as u32)).await?;
@@ -517,7 +517,7 @@ async fn write_piece(mds: &Mds, p: &Place, at: u64, data: Bytes) -> Result<(), N
     let len = data.len() as u64;
     let written = match p {
         Place::Striped(f, set) => {
-            datapath::write(mds, *f, set, at, &data, Stability::FileSync)
+            datapath::write(mds.pnfs(), *f, set, at, &data, Stability::FileSync)
                 .await?
                 .count
         }

@@ -421,7 +421,8 @@ async fn remove_of_an_open_file_keeps_it_for_its_holder() {
         owner: Bytes::from_static(b"opener"),
     };
     s.mds
-        .tables().opens()
+        .tables()
+        .opens()
         .open(c.clientid, id, &owner, OPEN4_SHARE_ACCESS_BOTH, 0)
         .unwrap();
     ok(&mut c, "pub", vec![remove_op("open")]).await;

@@ -416,7 +416,10 @@ async fn space_operations_wait_for_a_data_server_that_is_down() {
     let down = mds.stripe_servers(&set).unwrap()[2];
     ds[usize::from(down) - 1].take().unwrap().kill();
     let m = mds.clone();
-    until("the registry notices", || m.devices().control(down).is_none()).await;
+    until("the registry notices", || {
+        m.devices().control(down).is_none()
+    })
+    .await;
     let before = mds.store().getattr(f.fileid).unwrap();
     assert_eq!(
         f.deallocate(&mut c, 0, 3 * UNIT).await,

@@ -73,7 +73,8 @@ impl Role for Mds {
     /// the files whose last name went while only this client had them open, and removes its
     /// store record.
     async fn release_client(self: &Arc<Self>, r: &RemovedClient) {
-        crate::pnfs::fencing::client_released(self, r.clientid).await;
+        crate::pnfs::fencing::client_released(self.store(), self.tables(), self.pnfs(), r.clientid)
+            .await;
         // Its background copies stop at their next window and are forgotten.
         self.copies().client_gone(r.clientid);
         {

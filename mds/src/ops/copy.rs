@@ -304,7 +304,7 @@ async fn send_offload(
             coa_bytes_copied: copied,
         },
     };
-    let Some(session) = crate::state::recall::callback_session(mds, clientid) else {
+    let Some(session) = crate::state::recall::callback_session(mds.core(), clientid) else {
         tracing::info!(
             clientid,
             "no back channel for CB_OFFLOAD: OFFLOAD_STATUS will tell"

@@ -417,7 +417,9 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     // A striped file's data servers must all be up to truncate it: checked before the share
     // reservation, so that a data server that is down (NFS4ERR_DELAY) leaves no open behind.
     let ds_truncate = if target.truncate {
-        crate::pnfs::dsobjects::plan_truncate(ctx.mds.store(), ctx.mds.pnfs(),
+        crate::pnfs::dsobjects::plan_truncate(
+            ctx.mds.store(),
+            ctx.mds.pnfs(),
             target.inode.fileid,
             0,
             target.inode.change,
@@ -439,7 +441,7 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     // A reclaim gets back only the delegation it names.
     let in_grace = ctx.mds.core().state().grace.in_grace(ctx.mds.core().now());
     let offer_enabled = ctx.mds.delegations_enabled(target.export) && !in_grace;
-    let callback_up = offer_enabled && crate::state::recall::callback_up(&ctx.mds, clientid);
+    let callback_up = offer_enabled && crate::state::recall::callback_up(ctx.mds.core(), clientid);
     // Other clients' delegations that conflict with this open are recalled, and the open
     // waits (RFC 8881 section 10.4.4): reading conflicts with write delegations, writing
     // (or truncating) with all.
@@ -522,8 +524,14 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
             .first()
             .map(|f| f.1);
         if new != old_access {
-            crate::pnfs::fencing::push_access(&ctx.mds, target.inode.fileid, &grant.stateid.other)
-                .await?;
+            crate::pnfs::fencing::push_access(
+                ctx.mds.store(),
+                ctx.mds.tables(),
+                ctx.mds.pnfs(),
+                target.inode.fileid,
+                &grant.stateid.other,
+            )
+            .await?;
         }
     }
     // After the share reservation, so that a denied OPEN truncates nothing. A striped file's
@@ -559,7 +567,9 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
         );
     }
     ctx.set_fh(target.export, &target.inode);
-    if target.truncate && crate::pnfs::fencing::striped(&ctx.mds, target.inode.fileid) {
+    if target.truncate
+        && crate::pnfs::fencing::striped(ctx.mds.store(), ctx.mds.pnfs(), target.inode.fileid)
+    {
         // Other clients' layouts map data that changed under them (RFC 8881 section
         // 12.5.5.1): recalled in the background.
         super::dir::recall_layouts(ctx, target.inode.fileid);
@@ -603,7 +613,7 @@ pub(super) fn refuse_on_data_servers(
     file: u64,
     others: impl IntoIterator<Item = crate::pnfs::devices::Other>,
 ) {
-    if crate::pnfs::fencing::striped(&ctx.mds, file) {
+    if crate::pnfs::fencing::striped(ctx.mds.store(), ctx.mds.pnfs(), file) {
         ctx.mds.fencing().queue(
             others
                 .into_iter()

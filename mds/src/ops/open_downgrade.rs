@@ -24,7 +24,14 @@ pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngra
         Ok((out, fileid, changed)) => {
             if changed {
                 // Failure: logged and handled by the registry (see above).
-                let _ = crate::pnfs::fencing::push_access(&ctx.mds, fileid, &out.other).await;
+                let _ = crate::pnfs::fencing::push_access(
+                    ctx.mds.store(),
+                    ctx.mds.tables(),
+                    ctx.mds.pnfs(),
+                    fileid,
+                    &out.other,
+                )
+                .await;
             }
             Ok(out)
         }

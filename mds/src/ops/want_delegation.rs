@@ -82,7 +82,7 @@ pub fn want_delegation(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegati
     let enabled = ctx.mds.delegations_enabled(export);
     let offer = DelegOffer {
         enabled,
-        callback_up: enabled && crate::state::recall::callback_up(&ctx.mds, clientid),
+        callback_up: enabled && crate::state::recall::callback_up(ctx.mds.core(), clientid),
         fh: &fh,
         change: inode.change,
     };

@@ -455,8 +455,7 @@ pub fn hint_ends(mds: &Arc<Mds>, fileid: u64) {
 }
 
 async fn send_ends(store: &Store, pnfs: &Pnfs, fileid: u64) -> Result<(), DsObjectsError> {
-    let (Ok(inode), Ok(Some(set))) = (store.getattr(fileid), store.stripes(fileid))
-    else {
+    let (Ok(inode), Ok(Some(set))) = (store.getattr(fileid), store.stripes(fileid)) else {
         return Ok(());
     };
     let servers = stripe_servers(pnfs.ring(set.device.generation).as_ref(), &set)?;

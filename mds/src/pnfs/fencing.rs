@@ -31,8 +31,9 @@ use tracing::{info, warn};
 
 use crate::pnfs::devices::Other;
 use crate::pnfs::dsctl::RevokeReason;
-use crate::server::Mds;
+use crate::server::{Mds, Pnfs, StateTables};
 use crate::state::layout::{RecallOrder, Revoked};
+use crate::store::Store;
 
 /// The fencing tasks' queue and counters, kept in [`Mds`].
 #[derive(Debug, Default)]
@@ -88,8 +89,8 @@ impl Fencing {
 }
 
 /// Whether `fileid` has a stripe set (only then can a stateid of it reach a data server).
-pub fn striped(mds: &Mds, fileid: u64) -> bool {
-    mds.devices().counts() != (0, 0) && matches!(mds.store().stripes(fileid), Ok(Some(_)))
+pub fn striped(store: &Store, pnfs: &Pnfs, fileid: u64) -> bool {
+    pnfs.devices().counts() != (0, 0) && matches!(store.stripes(fileid), Ok(Some(_)))
 }
 
 /// After an OPEN upgrade or OPEN_DOWNGRADE of `open` on a striped file whose access changed:
@@ -98,12 +99,18 @@ pub fn striped(mds: &Mds, fileid: u64) -> bool {
 /// NFS4ERR_OPENMODE, which the Linux file layout driver treats as a fatal I/O error). A data
 /// server that fails is marked down by the registry and brought up to date before it is up
 /// again; the caller answers NFS4ERR_DELAY.
-pub async fn push_access(mds: &Mds, fileid: u64, open: &Other) -> Result<(), NfsStat4> {
-    if !striped(mds, fileid) {
+pub async fn push_access(
+    store: &Store,
+    tables: &StateTables,
+    pnfs: &Pnfs,
+    fileid: u64,
+    open: &Other,
+) -> Result<(), NfsStat4> {
+    if !striped(store, pnfs, fileid) {
         return Ok(());
     }
-    let family = mds.tables().opens_recovered().access_family(open);
-    mds.devices()
+    let family = tables.opens_recovered().access_family(open);
+    pnfs.devices()
         .push_access(&family)
         .await
         .map_err(|_| NfsStat4::NFS4ERR_DELAY)
@@ -113,12 +120,12 @@ pub async fn push_access(mds: &Mds, fileid: u64, open: &Other) -> Result<(), Nfs
 /// (RFC 8881 section 12.7.3) and every data server refuses its open and lock stateids of
 /// striped files with NFS4ERR_EXPIRED, so a client that lost its lease cannot go on writing
 /// data server objects. Call before the state table drops the stateids.
-pub async fn client_released(mds: &Mds, clientid: u64) {
-    let gone = mds.tables().layouts_recovered().client_gone(clientid);
-    let stateids = mds.tables().opens_recovered().client_stateids(clientid);
+pub async fn client_released(store: &Store, tables: &StateTables, pnfs: &Pnfs, clientid: u64) {
+    let gone = tables.layouts_recovered().client_gone(clientid);
+    let stateids = tables.opens_recovered().client_stateids(clientid);
     let revoke: Vec<(Other, RevokeReason)> = stateids
         .into_iter()
-        .filter(|(_, file)| striped(mds, *file))
+        .filter(|(_, file)| striped(store, pnfs, *file))
         .map(|(o, _)| (o, RevokeReason::Expired))
         .collect();
     if revoke.is_empty() {
@@ -130,7 +137,7 @@ pub async fn client_released(mds: &Mds, clientid: u64) {
         stateids = revoke.len(),
         "client released: fencing its stateids on the data servers"
     );
-    if let Err(e) = mds.devices().push_revoke(&revoke).await {
+    if let Err(e) = pnfs.devices().push_revoke(&revoke).await {
         warn!(
             clientid,
             "fencing a released client: {e} (resent when it registers)"
@@ -169,7 +176,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             fileid = order.fileid,
             "no back channel for CB_LAYOUTRECALL: fencing at once"
         );
-        fence_now(mds, &order).await;
+        fence_now(mds.tables(), mds.pnfs(), &order).await;
         return;
     };
     let args = CbLayoutRecallArgs {
@@ -193,7 +200,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
                 clientid = order.clientid,
                 "CB_LAYOUTRECALL failed: {e}: fencing at once"
             );
-            fence_now(mds, &order).await;
+            fence_now(mds.tables(), mds.pnfs(), &order).await;
         }
         Ok(res) => {
             let status = res.resarray.iter().find_map(|r| match r {
@@ -214,22 +221,22 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
 }
 
 /// Revokes the recalled layout now (the client cannot be called back).
-async fn fence_now(mds: &Mds, order: &RecallOrder) {
-    let revoked = mds.tables().layouts_recovered().fence(&order.stateid.other);
+async fn fence_now(tables: &StateTables, pnfs: &Pnfs, order: &RecallOrder) {
+    let revoked = tables.layouts_recovered().fence(&order.stateid.other);
     if let Some(r) = revoked {
-        fence(mds, &[r]).await;
+        fence(tables, pnfs, &[r]).await;
     }
 }
 
 /// Fences clients whose layouts were revoked: every data server refuses their open and lock
 /// stateids of those files with NFS4ERR_ADMIN_REVOKED (RFC 8881 section 12.5.5.2: a client
 /// that does not return in time has its layout revoked and its I/O fenced).
-pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
+pub async fn fence(tables: &StateTables, pnfs: &Pnfs, revoked: &[Revoked]) {
     if revoked.is_empty() {
         return;
     }
     let revoke: Vec<(Other, RevokeReason)> = {
-        let opens = mds.tables().opens_recovered();
+        let opens = tables.opens_recovered();
         revoked
             .iter()
             .flat_map(|r| {
@@ -241,7 +248,7 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
             .map(|(o, _)| (o, RevokeReason::Admin))
             .collect()
     };
-    mds.fencing()
+    pnfs.fencing()
         .fenced
         .fetch_add(revoked.len() as u64, Ordering::Relaxed);
     for r in revoked {
@@ -251,7 +258,7 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
             "layout not returned in time: revoked, client fenced on the data servers"
         );
     }
-    if let Err(e) = mds.devices().push_revoke(&revoke).await {
+    if let Err(e) = pnfs.devices().push_revoke(&revoke).await {
         warn!("fencing: {e} (resent when the data server registers)");
     }
 }
@@ -302,7 +309,7 @@ async fn deadlines(weak: Weak<Mds>) {
             .tables()
             .layouts_recovered()
             .expired_recalls(mds.core().now());
-        fence(&mds, &due).await;
+        fence(mds.tables(), mds.pnfs(), &due).await;
         crate::state::recall::revoke_expired(&mds).await;
     }
 }

@@ -171,12 +171,10 @@ pub async fn pass(store: &Store, pnfs: &Pnfs) -> Result<Pass, StoreError> {
             _ => break,
         }
     }
-    pnfs
-        .removals()
+    pnfs.removals()
         .done
         .fetch_add(out.done as u64, Ordering::Relaxed);
-    pnfs
-        .removals()
+    pnfs.removals()
         .failed_calls
         .fetch_add(out.failed as u64, Ordering::Relaxed);
     if out.done > 0 {

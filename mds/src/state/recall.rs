@@ -19,6 +19,8 @@ use nfs_proto::nfs4::{Bitmap4, NfsCbArgop4, NfsCbResop4, NfsStat4};
 use tracing::{info, warn};
 
 use crate::pnfs::dsctl::RevokeReason;
+use nfs_server::Core;
+
 use crate::server::Mds;
 use crate::state::deleg::{Need, Presented, RecallOrder};
 use crate::state::open::StateTable;
@@ -78,7 +80,7 @@ pub fn send_recalls(mds: &Arc<Mds>, orders: Vec<RecallOrder>) {
 }
 
 async fn send_recall(mds: &Mds, order: RecallOrder) {
-    let Some(session) = callback_session(mds, order.clientid) else {
+    let Some(session) = callback_session(mds.core(), order.clientid) else {
         // The holder may still return it once it has a back channel again (SEQUENCE tells
         // it the path is down); otherwise the deadline revokes it.
         info!(
@@ -114,8 +116,8 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
 }
 
 /// One of the client's sessions with a working back channel.
-pub(crate) fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
-    let st = mds.core().state();
+pub(crate) fn callback_session(core: &Core, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
+    let st = core.state();
     st.sessions
         .callback_path(&st.clients, clientid)
         .map(|(s, _)| *s.id())
@@ -123,8 +125,8 @@ pub(crate) fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nf
 
 /// Whether the client has a back channel a recall could use (OPEN grants no delegation
 /// otherwise).
-pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
-    callback_session(mds, clientid).is_some()
+pub fn callback_up(core: &Core, clientid: u64) -> bool {
+    callback_session(core, clientid).is_some()
 }
 
 /// Revokes the delegations whose recall deadline passed (called by the fencing deadline
@@ -158,7 +160,7 @@ pub async fn revoke_expired(mds: &Mds) {
             fileid = d.file,
             "delegation not returned in time: revoked"
         );
-        if crate::pnfs::fencing::striped(mds, d.file) {
+        if crate::pnfs::fencing::striped(mds.store(), mds.pnfs(), d.file) {
             revoke.push((d.other, RevokeReason::Delegation));
         }
     }
@@ -186,7 +188,7 @@ pub async fn holder_attrs(
         return Ok(None);
     };
     let asked = async {
-        let session = callback_session(mds, holder)?;
+        let session = callback_session(mds.core(), holder)?;
         let mut attr_request = Bitmap4::new();
         attr_request.set(FATTR4_SIZE);
         attr_request.set(FATTR4_CHANGE);

@@ -21,7 +21,11 @@
 //!             │           dsobjects and dsspace (sizes, truncates, space), fencing, notify,
 //!             │           removals, settle, spacewatch
 //!             └─> pfs-core  file data of files without a stripe set
-//!  server.rs  the `Mds` itself: opening the stores, the listener
+//!  server/    the `Mds` itself (opening the stores, the listener) and its three handles:
+//!             namespace.rs (store, object store, exports, directory layouts), tables.rs
+//!             (opens, layouts, copies: locked through methods), pnfs.rs (devices, rings,
+//!             removals, fencing, settler, space and device watches). Fields are private;
+//!             services take the handles they use, not the whole server
 //!  net/       the metrics endpoint
 //!  config     the configuration file
 //! ```
@@ -46,4 +50,4 @@ pub mod store;
 pub use config::Config;
 /// The back channel, shared with the session layer (delegation and layout recalls use it).
 pub use nfs_server::callback;
-pub use server::{Mds, MdsOptions, MetadataStore};
+pub use server::{Mds, MdsOptions, MetadataStore, Namespace, Pnfs, StateTables};

@@ -35,7 +35,7 @@ use crate::server::{Mds, Pnfs, StateTables};
 use crate::state::layout::{RecallOrder, Revoked};
 use crate::store::Store;
 
-/// The fencing tasks' queue and counters, kept in [`Mds`].
+/// The fencing tasks' queue and counters, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct Fencing {
     queue: Mutex<Vec<(Other, RevokeReason)>>,

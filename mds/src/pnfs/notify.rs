@@ -34,7 +34,7 @@ use crate::server::{Mds, Pnfs};
 /// before it is watched, so this is only reached with very large rings).
 const MAX_WATCHED: usize = 65536;
 
-/// Clients' device watches, kept in [`Mds`].
+/// Clients' device watches, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct DeviceWatch {
     watches: Mutex<HashMap<u64, BTreeSet<Deviceid4>>>,

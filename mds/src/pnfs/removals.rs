@@ -42,7 +42,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// wake-up is sent after every delete that queues something).
 const IDLE: Duration = Duration::from_secs(60);
 
-/// The removal task's handle and counters, kept in [`Mds`].
+/// The removal task's handle and counters, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct Removals {
     wake: Arc<Notify>,

@@ -41,7 +41,7 @@ struct Marks {
     grants: HashMap<u64, u64>,
 }
 
-/// The marks in memory and the settling task's counters, kept in [`Mds`].
+/// The marks in memory and the settling task's counters, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct Settler {
     marks: Mutex<Marks>,

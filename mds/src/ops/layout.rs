@@ -66,12 +66,7 @@ pub fn new_stripe_set(
     let ring = mds
         .ring(mds.pnfs().ring_generation())
         .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
-    let up = |id: u32| {
-        u16::try_from(id)
-            .ok()
-            .and_then(|id| mds.devices().status(id))
-            .is_some_and(|s| s.up)
-    };
+    let up = |id: u32| mds.devices().is_ring_member_up(id);
     stripe_set_for(policy, &ring, fileid, up).ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
 }
 
@@ -120,12 +115,7 @@ pub fn directory_stripe_plan(
         .servers
         .iter()
         .map(|s| s.id)
-        .filter(|&id| {
-            u16::try_from(id)
-                .ok()
-                .and_then(|id| mds.devices().status(id))
-                .is_some_and(|s| s.up)
-        })
+        .filter(|&id| mds.devices().is_ring_member_up(id))
         .collect();
     Some(Arc::new(move |fileid| {
         stripe_set_for(policy, &ring, fileid, |id| up.contains(&id))

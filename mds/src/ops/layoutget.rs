@@ -81,7 +81,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // A file whose data servers are not all up gets no layout until they are: its data is
     // there, and I/O through the MDS waits for them too.
     for id in ctx.mds.stripe_servers(&set)? {
-        if !ctx.mds.devices().status(id).is_some_and(|s| s.up) {
+        if !ctx.mds.devices().is_up(id) {
             return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
         }
     }

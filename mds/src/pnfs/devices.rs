@@ -377,6 +377,22 @@ impl Devices {
             .map(|e| e.status.clone())
     }
 
+    /// Whether data server `id` is up now: what placement and LAYOUTGET ask before naming it
+    /// to a client (a server the registry does not know is not up).
+    pub fn is_up(&self, id: u16) -> bool {
+        self.state()
+            .0
+            .iter()
+            .find(|e| e.status.id == id)
+            .is_some_and(|e| e.status.up)
+    }
+
+    /// [`Devices::is_up`] for an id as a ring holds it (`u32`; one out of the `u16` range is
+    /// never up).
+    pub fn is_ring_member_up(&self, id: u32) -> bool {
+        u16::try_from(id).is_ok_and(|id| self.is_up(id))
+    }
+
     /// The control connection to data server `id` while it is up (for OBJECT_SIZE,
     /// TRUNCATE, REMOVE, REVOKE, SET_ACCESS).
     pub fn control(&self, id: u16) -> Option<DsControl> {

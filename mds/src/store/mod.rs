@@ -684,12 +684,33 @@ impl Store {
         spec: CreateSpec,
         now: Nfstime4,
     ) -> Pending<Created> {
+        self.create_then(parent, name, spec, now, |_, made| Ok(made))
+    }
+
+    /// The job of both creates ([`Store::create`], [`Store::create_file`]): the name
+    /// checked, the create with this boot's generation, then `then` on what it made, in the
+    /// same transaction.
+    fn create_then<R, F>(
+        &self,
+        parent: u64,
+        name: &[u8],
+        spec: CreateSpec,
+        now: Nfstime4,
+        mut then: F,
+    ) -> Pending<R>
+    where
+        F: FnMut(&Txn<'_>, Created) -> Result<R, StoreError> + Send + 'static,
+        R: Send + 'static,
+    {
         if let Err(e) = check_name(name) {
             return Pending::ready(Err(e));
         }
         let name = Bytes::copy_from_slice(name);
         let generation = self.inner.epoch as u32;
-        self.write(move |tx| ns::create(tx, parent, &name, &spec, now, generation))
+        self.write(move |tx| {
+            let made = ns::create(tx, parent, &name, &spec, now, generation)?;
+            then(tx, made)
+        })
     }
 
     /// OPEN's create of a regular file with what goes with it, in one transaction (one
@@ -706,13 +727,7 @@ impl Store {
         extras: NewFileExtras,
         now: Nfstime4,
     ) -> Pending<CreatedFile> {
-        if let Err(e) = check_name(name) {
-            return Pending::ready(Err(e));
-        }
-        let name = Bytes::copy_from_slice(name);
-        let generation = self.inner.epoch as u32;
-        self.write(move |tx| {
-            let mut made = ns::create(tx, parent, &name, &spec, now, generation)?;
+        self.create_then(parent, name, spec, now, move |tx, mut made| {
             if !made.created {
                 return Ok(CreatedFile {
                     made,

@@ -25,7 +25,7 @@ impl Role for Mds {
     type Ctx = Ctx;
 
     fn core(&self) -> &Core {
-        &self.core()
+        self.core()
     }
 
     /// A client that no export admits may not use the server at all: AUTH_TOOWEAK.

@@ -316,8 +316,7 @@ async fn send_offload(
         coa_stateid,
         coa_offload_info: info,
     };
-    match crate::callback::cb_compound(&mds.core(), &session, vec![NfsCbArgop4::Offload(args)])
-        .await
+    match crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::Offload(args)]).await
     {
         Ok(res) => {
             let status = res.resarray.iter().find_map(|r| match r {

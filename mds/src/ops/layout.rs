@@ -92,7 +92,7 @@ pub fn directory_stripe_plan(
     let policy = match mds
         .namespace()
         .dir_layouts()
-        .for_directory(&mds.store(), export, root, dir)
+        .for_directory(mds.store(), export, root, dir)
     {
         Ok(Some(p)) => p,
         Ok(None) => return None,

@@ -192,7 +192,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
     };
     mds.fencing().recalls_sent.fetch_add(1, Ordering::Relaxed);
     let r =
-        crate::callback::cb_compound(&mds.core(), &session, vec![NfsCbArgop4::LayoutRecall(args)])
+        crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::LayoutRecall(args)])
             .await;
     match r {
         Err(e) => {

@@ -96,7 +96,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
         fh: order.fh.clone(),
     };
     let r =
-        crate::callback::cb_compound(&mds.core(), &session, vec![NfsCbArgop4::Recall(args)]).await;
+        crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::Recall(args)]).await;
     match r {
         Err(e) => info!(
             clientid = order.clientid,
@@ -194,7 +194,7 @@ pub async fn holder_attrs(
         attr_request.set(FATTR4_CHANGE);
         let args = CbGetAttrArgs { fh, attr_request };
         let res =
-            crate::callback::cb_compound(&mds.core(), &session, vec![NfsCbArgop4::GetAttr(args)])
+            crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::GetAttr(args)])
                 .await
                 .ok()?;
         let attrs = res.resarray.iter().find_map(|r| match r {

@@ -23,9 +23,8 @@ use nfs_proto::nfs4::{
     NotifyDeviceidChange4, NotifyDeviceidType4,
 };
 use nfs_proto::xdr::to_bytes;
-use tracing::{info, warn};
-
 use nfs_server::Core;
+use tracing::{info, warn};
 
 use crate::server::{Mds, Pnfs};
 

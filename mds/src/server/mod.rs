@@ -65,14 +65,16 @@ pub enum StartError {
 /// accessors. The accessors named after the parts ([`Mds::store`], [`Mds::devices`], ..)
 /// reach through the handles for the operations layer and the tests.
 pub struct Mds {
+    // Declared in the order the parts were dropped in before they were grouped (the store
+    // closes before the session layer and the device registry go).
     /// Configuration.
     cfg: Config,
-    /// The shared session layer: clients, sessions, leases, grace, counters.
-    core: Core,
     /// Names, attributes, file data, exports.
     ns: Namespace,
     /// Opens, locks, delegations, layouts, copies.
     tables: StateTables,
+    /// The shared session layer: clients, sessions, leases, grace, counters.
+    core: Core,
     /// The data servers and the tasks that keep them in step.
     pnfs: Pnfs,
 }

@@ -16,11 +16,10 @@ use std::time::Duration;
 use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
 use nfs_proto::nfs4::callback::{CbGetAttrArgs, CbGetAttrRes, CbRecallArgs};
 use nfs_proto::nfs4::{Bitmap4, NfsCbArgop4, NfsCbResop4, NfsStat4};
+use nfs_server::Core;
 use tracing::{info, warn};
 
 use crate::pnfs::dsctl::RevokeReason;
-use nfs_server::Core;
-
 use crate::server::Mds;
 use crate::state::deleg::{Need, Presented, RecallOrder};
 use crate::state::open::StateTable;

@@ -216,7 +216,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 d.data_dir_in(&cfg.data_dir).display()
             );
         }
-        mds.devices.start();
+        mds.devices().start();
         if let Some(addr) = cfg.metrics_listen {
             match tokio::net::TcpListener::bind(addr).await {
                 Ok(l) => {

@@ -122,7 +122,7 @@ async fn a_large_copy_runs_in_the_background_and_ends_with_cb_offload() {
         (1, 1, 0),
         "{after:?}"
     );
-    assert_eq!(mds.copies.counters().bytes, data.len() as u64);
+    assert_eq!(mds.copies().counters().bytes, data.len() as u64);
     assert!(fetch(addr, "/big.copy").await == data, "the copy differs");
     c.shutdown().await;
 }

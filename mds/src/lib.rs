@@ -21,13 +21,17 @@
 //!             │           dsobjects and dsspace (sizes, truncates, space), fencing, notify,
 //!             │           removals, settle, spacewatch
 //!             └─> pfs-core  file data of files without a stripe set
-//!  server.rs  the `Mds` itself: opening the stores, the listener
+//!  server/    the `Mds` itself (opening the stores, the listener) and its three handles:
+//!             namespace.rs (store, object store, exports, directory layouts), tables.rs
+//!             (opens, layouts, copies: locked through methods), pnfs.rs (devices, rings,
+//!             removals, fencing, settler, space and device watches). Fields are private;
+//!             services take the handles they use, not the whole server
 //!  net/       the metrics endpoint
 //!  config     the configuration file
 //! ```
 //!
 //! Time: the server reads it, and waits on its protocol timers (lease reaper, recall
-//! deadlines, grace), only through the one clock its `Core` holds (`mds.core.now()`,
+//! deadlines, grace), only through the one clock its `Core` holds (`mds.core().now()`,
 //! [`Mds::wall_time`] for the times the store records). [`Mds::open`] runs on the system's
 //! clock; [`Mds::open_with`] takes another, e.g. a `nfs_server::ManualClock` in tests.
 //!
@@ -46,4 +50,4 @@ pub mod store;
 pub use config::Config;
 /// The back channel, shared with the session layer (delegation and layout recalls use it).
 pub use nfs_server::callback;
-pub use server::{Mds, MdsOptions, MetadataStore};
+pub use server::{Mds, MdsOptions, MetadataStore, Namespace, Pnfs, StateTables};

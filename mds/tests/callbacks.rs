@@ -27,7 +27,7 @@ async fn a_bound_back_channel_is_probed_and_carries_cb_sequence_on_its_slots() {
     assert_eq!(status_flags(&mut c).await & SEQ4_STATUS_CB_PATH_DOWN, 0);
 
     for _ in 0..3 {
-        let r = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![])
+        let r = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![])
             .await
             .expect("CB_COMPOUND answered");
         assert_eq!(r.status, NfsStat4::NFS4_OK);
@@ -60,7 +60,7 @@ async fn a_back_channel_that_refuses_callbacks_is_reported_down() {
         tokio::task::yield_now().await;
     }
     assert_ne!(flags & SEQ4_STATUS_CB_PATH_DOWN, 0, "flags {flags:#x}");
-    let e = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![]).await;
+    let e = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![]).await;
     assert!(e.is_err(), "{e:?}");
 }
 
@@ -68,7 +68,7 @@ async fn a_back_channel_that_refuses_callbacks_is_reported_down() {
 async fn a_session_without_a_back_channel_has_no_callbacks() {
     let s = Cluster::mds_alone().await;
     let c = s.client("no-cb").await;
-    let e = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![]).await;
+    let e = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![]).await;
     assert!(
         matches!(e, Err(mds::callback::CallbackError::NoBackChannel)),
         "{e:?}"
@@ -100,7 +100,7 @@ async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_com
         NfsStat4::NFS4ERR_NOMATCHING_LAYOUT,
     )));
     let c = s.client_with_back_channel("cb-recall", cb.clone()).await;
-    let r = mds::callback::cb_compound(&s.mds().core, &c.sessionid, vec![layout_recall(2)])
+    let r = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![layout_recall(2)])
         .await
         .expect("CB_COMPOUND answered");
     assert_eq!(r.status, NfsStat4::NFS4ERR_NOMATCHING_LAYOUT);
@@ -113,7 +113,7 @@ async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_com
     // The CB_COMPOUND stops at the failed operation.
     cb.set_recall_answer(RecallAnswer::Status(NfsStat4::NFS4ERR_DELAY));
     let r = mds::callback::cb_compound(
-        &s.mds().core,
+        s.mds().core(),
         &c.sessionid,
         vec![layout_recall(3), layout_recall(4)],
     )

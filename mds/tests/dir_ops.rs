@@ -112,7 +112,7 @@ async fn status(c: &mut Client, path: &str, ops: Vec<NfsArgop4>) -> NfsStat4 {
 fn fileid(s: &Cluster, path: &str) -> u64 {
     let mut id = mds::store::ROOT_FILEID;
     for name in path.split('/').filter(|c| !c.is_empty()) {
-        id = s.mds().store.lookup(id, name.as_bytes()).unwrap().fileid;
+        id = s.mds().store().lookup(id, name.as_bytes()).unwrap().fileid;
     }
     id
 }
@@ -128,13 +128,13 @@ async fn regular_file(s: &Cluster, dir: &str, name: &str, uid: u32, data: &'stat
     };
     let created = s
         .mds()
-        .store
+        .store()
         .create(fileid(s, dir), name.as_bytes(), spec, s.mds().wall_time())
         .await
         .unwrap();
     let id = created.inode.fileid;
     s.mds()
-        .data
+        .data()
         .write(
             ObjectId::whole(id),
             0,
@@ -146,7 +146,7 @@ async fn regular_file(s: &Cluster, dir: &str, name: &str, uid: u32, data: &'stat
 }
 
 fn data_size(s: &Cluster, id: u64) -> u64 {
-    s.mds().data.size(ObjectId::whole(id)).unwrap()
+    s.mds().data().size(ObjectId::whole(id)).unwrap()
 }
 
 /// Root makes `/pub` (mode 0777) for other users to work in.
@@ -422,17 +422,16 @@ async fn remove_of_an_open_file_keeps_it_for_its_holder() {
         owner: Bytes::from_static(b"opener"),
     };
     s.mds()
-        .opens
-        .lock()
-        .unwrap()
+        .tables()
+        .opens()
         .open(c.clientid, id, &owner, OPEN4_SHARE_ACCESS_BOTH, 0)
         .unwrap();
     ok(&mut c, "pub", vec![remove_op("open")]).await;
     assert_eq!(data_size(&s, id), 10, "kept while open");
-    assert_eq!(s.mds().store.getattr(id).unwrap().nlink, 0, "an orphan");
+    assert_eq!(s.mds().store().getattr(id).unwrap().nlink, 0, "an orphan");
     assert_eq!(
         s.mds()
-            .store
+            .store()
             .orphans()
             .unwrap()
             .iter()
@@ -728,7 +727,7 @@ async fn many_entries(s: &Cluster, dir: &str, n: usize) {
                 uid: 0,
                 gid: 0,
             };
-            s.mds().store.create(
+            s.mds().store().create(
                 parent,
                 format!("f{i:04}").as_bytes(),
                 spec,

@@ -210,8 +210,8 @@ async fn pseudo_nodes_are_read_only_and_exports_follow_their_rules() {
 
 fn mds_handle_of_export_root(mds: &mds::Mds, id: u16) -> NfsFh4 {
     let fileid = mds.export_root_fileid(id).unwrap();
-    let inode = mds.store.getattr(fileid).unwrap();
-    mds.store.fh_codec().encode(id, fileid, inode.generation)
+    let inode = mds.store().getattr(fileid).unwrap();
+    mds.store().fh_codec().encode(id, fileid, inode.generation)
 }
 
 /// A whole restart: the first MDS (and with it its stores) stops, a second opens its data

@@ -199,7 +199,7 @@ async fn twenty_thousand_clients_meet_the_cap_and_create_session_cost_stays_flat
     let made = make_clients(&conns, 10..10 + fill).await;
     assert!(made.iter().all(Result::is_ok), "all below the cap get in");
     let large = time_create_sessions(&conns, "large", TIMED).await;
-    assert_eq!(mds.core.state().clients.len(), CAP);
+    assert_eq!(mds.core().state().clients.len(), CAP);
 
     // The rest of the 20,000 are new owners past the cap: NFS4ERR_DELAY.
     let past = CLIENTS - CAP;
@@ -226,7 +226,7 @@ async fn twenty_thousand_clients_meet_the_cap_and_create_session_cost_stays_flat
         "CREATE_SESSION cost grew with the number of clients: {small:?} -> {large:?}"
     );
     assert_eq!(
-        mds.store.clients().unwrap().len(),
+        mds.store().clients().unwrap().len(),
         CAP,
         "each one persisted once"
     );
@@ -266,7 +266,7 @@ async fn twenty_thousand_clients_meet_the_cap_and_create_session_cost_stays_flat
         Err(NfsStat4::NFS4ERR_DELAY)
     );
     assert_eq!(
-        mds.core.state().clients.len(),
+        mds.core().state().clients.len(),
         CAP,
         "the restart replaced its record"
     );

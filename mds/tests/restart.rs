@@ -182,7 +182,7 @@ async fn a_client_that_missed_a_grace_period_may_not_reclaim_after_the_next_rest
         // Ending it, the reaper forgets the client that did not reclaim (a store commit).
         let mut turns = 0u32;
         while mds
-            .store
+            .store()
             .clients()
             .unwrap()
             .iter()

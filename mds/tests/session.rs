@@ -66,7 +66,7 @@ async fn retry_gets_the_cached_reply_and_misordered_seqid_is_refused() {
     let first = compound_on(&c.conn, 0, 1, ops.clone()).await.unwrap();
     let again = compound_on(&c.conn, 0, 1, ops).await.unwrap();
     assert_eq!(first, again, "a retry is answered from the reply cache");
-    let before = s.mds().core.counters.count(NfsOpnum4::OP_GETFH);
+    let before = s.mds().core().counters.count(NfsOpnum4::OP_GETFH);
     assert_eq!(before, 1, "the retry was not executed again");
     // A seqid two ahead is misordered.
     c.seq += 1;
@@ -331,7 +331,7 @@ async fn another_principal_takes_over_an_owner_without_state_and_the_old_id_goes
     assert_eq!(r.status, NfsStat4::NFS4ERR_STALE_CLIENTID, "{r:?}");
     assert!(s
         .mds()
-        .store
+        .store()
         .clients()
         .unwrap()
         .iter()
@@ -349,7 +349,7 @@ async fn another_principal_cannot_take_over_an_owner_with_a_session() {
     assert_eq!(r.status, NfsStat4::NFS4ERR_CLID_INUSE, "{r:?}");
     assert!(s
         .mds()
-        .store
+        .store()
         .clients()
         .unwrap()
         .iter()
@@ -383,8 +383,8 @@ async fn owner_and_key(s: &Cluster) -> (bytes::Bytes, [u8; 32]) {
         .unwrap();
     let wire = exchange_ok(&r).eir_server_owner.so_major_id.clone();
     let mds = s.mds();
-    assert_eq!(wire, mds.core.identity.owner.so_major_id);
-    (wire, *mds.store.server_key())
+    assert_eq!(wire, mds.core().identity.owner.so_major_id);
+    (wire, *mds.store().server_key())
 }
 
 /// Two boots of one MDS, one after the other, over one data directory.

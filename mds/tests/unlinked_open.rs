@@ -85,9 +85,9 @@ async fn close(c: &mut Client, f: &Opened) {
 async fn deleted_soon(s: &Cluster, fileid: u64) {
     let mds = s.mds();
     s.until("the orphan deleted", || {
-        let no_orphan = mds.store.orphans().unwrap().is_empty();
-        let no_data = mds.data.size(ObjectId::whole(fileid)).unwrap_or(0) == 0;
-        let no_inode = mds.store.getattr(fileid).is_err();
+        let no_orphan = mds.store().orphans().unwrap().is_empty();
+        let no_data = mds.data().size(ObjectId::whole(fileid)).unwrap_or(0) == 0;
+        let no_inode = mds.store().getattr(fileid).is_err();
         no_orphan && no_data && no_inode
     })
     .await;
@@ -112,7 +112,7 @@ async fn renaming_over_an_open_file_keeps_it_until_close() {
     write_all(&mut c, &target, b"still writable").await;
     assert_eq!(
         s.mds()
-            .store
+            .store()
             .orphans()
             .unwrap()
             .iter()

@@ -153,7 +153,7 @@ impl ClusterBuilder {
     }
 
     /// Leaves the MDS's device registry stopped at the first start: [`ClusterBuilder::start`]
-    /// returns at once, and the test starts the registry (`k.mds().devices.start()`) to
+    /// returns at once, and the test starts the registry (`k.mds().devices().start()`) to
     /// watch what it does from the beginning (its generations, a refused REGISTER).
     pub fn registry_stopped(mut self) -> Self {
         self.registry = false;
@@ -358,7 +358,7 @@ impl Cluster {
         if !registry {
             return;
         }
-        self.mds().devices.start();
+        self.mds().devices().start();
         let running: Vec<u16> = ds::lock(&self.nodes)
             .iter()
             .filter(|n| n.is_running())
@@ -513,7 +513,7 @@ impl Cluster {
     /// running NFS service.
     pub async fn until_up(&self, id: u16) {
         self.until(&format!("data server {id} up"), || {
-            self.mds().devices.status(id).is_some_and(|s| s.up) && self.data_server(id).is_some()
+            self.mds().devices().status(id).is_some_and(|s| s.up) && self.data_server(id).is_some()
         })
         .await;
     }
@@ -521,7 +521,7 @@ impl Cluster {
     /// Waits (up to 10 s) until the MDS sees data server `id` down.
     pub async fn until_down(&self, id: u16) {
         self.until(&format!("data server {id} down"), || {
-            self.mds().devices.status(id).is_some_and(|s| !s.up)
+            self.mds().devices().status(id).is_some_and(|s| !s.up)
         })
         .await;
     }

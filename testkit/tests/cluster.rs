@@ -299,11 +299,11 @@ async fn a_striped_file_written_through_the_mds_reads_back_and_lands_on_every_da
     // Every data server holds a piece: the file is striped over all three.
     let mds = cluster.mds();
     let fileid = mds
-        .store
-        .lookup(mds.store.root().unwrap().fileid, b"striped")
+        .store()
+        .lookup(mds.store().root().unwrap().fileid, b"striped")
         .unwrap()
         .fileid;
-    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    let set = mds.store().stripes(fileid).unwrap().expect("a stripe set");
     let servers = mds.stripe_servers(&set).unwrap();
     assert_eq!(servers.len(), 3);
     for (stripe, id) in servers.iter().enumerate() {
@@ -364,11 +364,11 @@ async fn a_killed_data_server_is_seen_down_refuses_connections_and_comes_back_on
     assert!(!cluster.ds_running(2));
     cluster.until_down(2).await;
     assert!(cluster.connect_ds(2).is_err());
-    assert!(cluster.mds().devices.status(1).unwrap().up);
+    assert!(cluster.mds().devices().status(1).unwrap().up);
     cluster.restart_ds(2);
     cluster.until_up(2).await;
     assert_ne!(cluster.control_service(2).unwrap().boot_verifier(), boot);
-    assert_eq!(cluster.mds().devices.status(2).unwrap().registrations, 2);
+    assert_eq!(cluster.mds().devices().status(2).unwrap().registrations, 2);
     let _ = Session::new(cluster.connect_ds(2).unwrap(), "after").await;
 }
 
@@ -434,7 +434,7 @@ async fn a_crashed_data_server_loses_unstable_writes_and_keeps_synced_ones() {
 }
 
 fn fileid(cluster: &Cluster, name: &str) -> u64 {
-    let store = &cluster.mds().store;
+    let store = cluster.mds().store();
     store
         .lookup(store.root().unwrap().fileid, name.as_bytes())
         .unwrap()
@@ -457,12 +457,12 @@ async fn the_metadata_store_can_be_redb_on_disk_and_the_mds_restarts_over_it() {
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     assert!(dir.join("metadata.redb").exists());
     let before = fileid(&cluster, "kept");
-    let epoch = cluster.mds().store.boot_epoch();
+    let epoch = cluster.mds().store().boot_epoch();
     drop(c);
     cluster.restart_mds().await;
-    assert_eq!(cluster.mds().store.boot_epoch(), epoch + 1);
+    assert_eq!(cluster.mds().store().boot_epoch(), epoch + 1);
     assert_eq!(fileid(&cluster, "kept"), before);
-    assert_eq!(cluster.mds().devices.counts().0, 1, "registered again");
+    assert_eq!(cluster.mds().devices().counts().0, 1, "registered again");
     let _ = Session::new(cluster.connect_mds(), "after").await;
     drop(cluster);
     let _ = std::fs::remove_dir_all(&dir);

@@ -146,7 +146,7 @@ fn data(len: usize, seed: u8) -> Vec<u8> {
 /// The data servers' COPY byte counters, once they add up to `at_least` (the MDS learns them
 /// from the HEALTH replies it polls for).
 async fn ds_copy_bytes(s: &Setup, at_least: u64) -> u64 {
-    let total = || -> u64 { s.mds.devices.copy_bytes().iter().map(|(_, n)| n).sum() };
+    let total = || -> u64 { s.mds.devices().copy_bytes().iter().map(|(_, n)| n).sum() };
     s.k.until("the data servers' copy counters", || total() >= at_least)
         .await;
     total()
@@ -166,18 +166,18 @@ async fn sync_copy_moves_every_byte(striped: bool) {
     assert_eq!(ok.cr_response.wr_committed, StableHow4::FILE_SYNC4);
     let got = get(&mut c, &dst).await;
     assert_eq!(blake3::hash(&got), blake3::hash(&body));
-    let counters = s.mds.copies.counters();
+    let counters = s.mds.copies().counters();
     assert_eq!((counters.sync, counters.bytes), (1, body.len() as u64));
     assert_eq!(counters.streamed_bytes, 0, "nothing through the MDS");
     if striped {
         let (dst_id, _) = fileid_of(&mut c, &dst.fh).await;
-        assert!(s.mds.store.stripes(dst_id).unwrap().is_some());
+        assert!(s.mds.store().stripes(dst_id).unwrap().is_some());
         // Every byte moved inside the data servers.
         assert_eq!(
             ds_copy_bytes(&s, body.len() as u64).await,
             body.len() as u64
         );
-        let page = mds::net::metrics::render(&s.mds, s.mds.core.now());
+        let page = mds::net::metrics::render(&s.mds, s.mds.core().now());
         assert!(
             page.contains("pnfs_ds_copy_bytes_total{ds=\"1\"}"),
             "{page}"
@@ -238,9 +238,9 @@ async fn async_copy_ends_with_cb_offload(striped: bool) {
     };
     assert_eq!(st.osr_count, body.len() as u64);
     assert_eq!(st.osr_complete, vec![NfsStat4::NFS4_OK]);
-    assert_eq!(s.mds.copies.counters().asynchronous, 1);
+    assert_eq!(s.mds.copies().counters().asynchronous, 1);
     if striped {
-        assert_eq!(s.mds.copies.counters().streamed_bytes, 0);
+        assert_eq!(s.mds.copies().counters().streamed_bytes, 0);
         assert!(ds_copy_bytes(&s, body.len() as u64).await >= body.len() as u64);
     }
 }
@@ -270,7 +270,7 @@ fn object_files(s: &Setup, fileid: u64) -> Vec<std::path::PathBuf> {
     if !s.striped {
         return vec![s
             .mds
-            .cfg
+            .cfg()
             .data_dir
             .join("data/objects")
             .join(pfs_core::ObjectId::whole(fileid).relative_path())];
@@ -326,7 +326,7 @@ async fn big_local_source(s: &Setup, c: &mut Client, len: u64) -> Opened {
     let (fileid, _) = fileid_of(c, &src.fh).await;
     let chunk = Bytes::from(data(16 * MIB as usize, 9));
     let id = pfs_core::ObjectId::whole(fileid);
-    let store = s.mds.data.clone();
+    let store = s.mds.data().clone();
     tokio::task::spawn_blocking(move || {
         let mut at = 0;
         while at + 16 * MIB < len {
@@ -421,7 +421,7 @@ async fn offload_cancel_stops_a_copy_and_forgets_it() {
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
     s.k.until("the copy did not stop", || {
-        s.mds.copies.counters().cancelled != 0
+        s.mds.copies().counters().cancelled != 0
     })
     .await;
     let size = fileid_of(&mut c, &dst.fh).await.1;
@@ -568,7 +568,7 @@ async fn clone_reflinks_or_says_notsupp(striped: bool) {
     let body = data(4 * MIB as usize, 6);
     put(&mut c, &src, 0, &body).await;
     let probe_dir = match s.striped {
-        false => s.mds.cfg.data_dir.join("data"),
+        false => s.mds.cfg().data_dir.join("data"),
         true => ds_dir(s.dir.path(), 1),
     };
     let can = reflink_works(&probe_dir);
@@ -624,7 +624,7 @@ async fn copy_between_striped_files_whose_servers_do_not_line_up_is_streamed() {
     assert_eq!(got[0], b'x');
     assert!(got[1..off as usize].iter().all(|&b| b == 0));
     assert!(got[off as usize..] == body[..], "copied bytes differ");
-    let counters = s.mds.copies.counters();
+    let counters = s.mds.copies().counters();
     assert!(counters.streamed_bytes > 0, "{counters:?}");
     assert!(counters.streamed_bytes <= body.len() as u64);
 }
@@ -653,8 +653,8 @@ async fn a_new_destination_laid_out_elsewhere_takes_the_sources_stripe_set_and_t
     };
     let (src_id, _) = fileid_of(&mut c, &src.fh).await;
     let (dst_id, _) = fileid_of(&mut c, &dst.fh).await;
-    let src_set = s.mds.store.stripes(src_id).unwrap().unwrap();
-    assert_ne!(s.mds.store.stripes(dst_id).unwrap(), Some(src_set));
+    let src_set = s.mds.store().stripes(src_id).unwrap().unwrap();
+    assert_ne!(s.mds.store().stripes(dst_id).unwrap(), Some(src_set));
     // Its layout is out: recalled, and the client told to come back.
     let op = copy_op(src.stateid, dst.stateid, 0, 0, 0, true);
     let r = on_pair(&mut c, &src, &dst, op.clone()).await;
@@ -673,8 +673,8 @@ async fn a_new_destination_laid_out_elsewhere_takes_the_sources_stripe_set_and_t
     let r = on_pair(&mut c, &src, &dst, op).await;
     let ok = copy_res(&r).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(ok.cr_response.wr_count, body.len() as u64);
-    assert_eq!(s.mds.store.stripes(dst_id).unwrap(), Some(src_set));
-    assert_eq!(s.mds.copies.counters().streamed_bytes, 0);
+    assert_eq!(s.mds.store().stripes(dst_id).unwrap(), Some(src_set));
+    assert_eq!(s.mds.copies().counters().streamed_bytes, 0);
     assert!(ds_copy_bytes(&s, body.len() as u64).await >= body.len() as u64);
     assert!(get(&mut c, &dst).await == body, "copied bytes differ");
 }

@@ -89,7 +89,7 @@ fn status_flags(r: &Compound4Res) -> u32 {
 }
 
 fn counter(mds: &Mds, name: &str) -> u64 {
-    let page = mds::net::metrics::render(mds, mds.core.now());
+    let page = mds::net::metrics::render(mds, mds.core().now());
     page.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or_else(|| panic!("{name} not on the page:\n{page}"))

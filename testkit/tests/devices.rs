@@ -31,7 +31,7 @@ async fn cluster(n: u16, f: impl FnOnce(&mut Config) + 'static) -> Cluster {
 }
 
 fn ring_ids(mds: &Mds) -> Vec<u32> {
-    mds.devices.ring().servers.iter().map(|s| s.id).collect()
+    mds.devices().ring().servers.iter().map(|s| s.id).collect()
 }
 
 /// `b` in lower-case hex (the form of the secret in the configuration).
@@ -44,25 +44,25 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     let k = cluster(3, |_| {}).await;
     let mds = k.mds().clone();
     assert!(ring_ids(&mds).is_empty(), "nothing is up before start");
-    let epoch = mds.store.boot_epoch() as u16;
-    let gen0 = mds.devices.generation();
+    let epoch = mds.store().boot_epoch() as u16;
+    let gen0 = mds.devices().generation();
     assert_eq!(
         gen0 >> 16,
         u32::from(epoch),
         "generations start from the boot epoch"
     );
-    mds.devices.start();
+    mds.devices().start();
 
     k.until("three data servers up", || ring_ids(&mds) == [1, 2, 3])
         .await;
-    let gen_up = mds.devices.generation();
+    let gen_up = mds.devices().generation();
     assert_eq!(gen_up, gen0 + 3, "each arrival moves the generation");
-    assert_eq!(mds.devices.ring().generation, gen_up);
+    assert_eq!(mds.devices().ring().generation, gen_up);
     for id in 1..=3 {
         let service = k.control_service(id).expect("running");
         assert_eq!(service.registered_epoch(), Some(epoch));
         assert!(k.data_server(id).is_some(), "REGISTER started its NFS side");
-        let st = mds.devices.status(id).unwrap();
+        let st = mds.devices().status(id).unwrap();
         assert!(st.up && st.last_error.is_none());
         assert_eq!(st.boot_verifier, Some(service.boot_verifier()));
         assert_eq!(
@@ -70,12 +70,12 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
             Some(k.ds_objects(id).verifier()),
             "from REGISTER"
         );
-        assert!(mds.devices.control(id).is_some());
+        assert!(mds.devices().control(id).is_some());
     }
     // The data server's NFS side answers at its configured address once registered.
     let nfs2 = k.config().cluster.data_server(2).unwrap().addresses[0];
     k.connect_addr(nfs2).unwrap();
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(page.contains("pnfs_data_servers{state=\"up\"} 3"), "{page}");
 
     // Kill data server 2. Its process's death is a crash of its store: the next process
@@ -89,13 +89,13 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     )
     .await
     .expect("noticed within 5 s");
-    let gen_down = mds.devices.generation();
+    let gen_down = mds.devices().generation();
     assert_eq!(gen_down, gen_up + 1);
-    let st = mds.devices.status(2).unwrap();
+    let st = mds.devices().status(2).unwrap();
     assert!(!st.up);
     assert!(st.last_error.is_some());
-    assert!(mds.devices.control(2).is_none());
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    assert!(mds.devices().control(2).is_none());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(
         page.contains("pnfs_data_servers{state=\"down\"} 1"),
         "{page}"
@@ -106,13 +106,13 @@ async fn data_servers_come_up_go_down_when_killed_and_come_back_registered_again
     let again = k.control_service(2).unwrap();
     k.until("data server 2 up again", || ring_ids(&mds) == [1, 2, 3])
         .await;
-    assert_eq!(mds.devices.generation(), gen_down + 1);
-    let st = mds.devices.status(2).unwrap();
+    assert_eq!(mds.devices().generation(), gen_down + 1);
+    let st = mds.devices().status(2).unwrap();
     assert_eq!(st.boot_verifier, Some(again.boot_verifier()));
     assert_ne!(st.boot_verifier, Some(old_verifier));
     assert_eq!(st.write_verifier, Some(k.ds_objects(2).verifier()));
     assert_ne!(st.write_verifier, Some(old_write_verifier));
-    assert_eq!(mds.devices.write_verifier(2), st.write_verifier);
+    assert_eq!(mds.devices().write_verifier(2), st.write_verifier);
     assert!(st.registrations >= 2);
     assert_eq!(again.registered_epoch(), Some(epoch));
     assert!(k.data_server(2).is_some());
@@ -124,21 +124,21 @@ async fn a_data_server_with_another_secret_stays_down_and_the_error_says_so() {
     let wrong = *b"another secret, another cluster!";
     let k = cluster(1, move |c| c.cluster.secret = Some(hex(&wrong))).await;
     let mds = k.mds().clone();
-    let gen0 = mds.devices.generation();
-    mds.devices.start();
+    let gen0 = mds.devices().generation();
+    mds.devices().start();
     k.until("a failed attempt", || {
-        mds.devices
+        mds.devices()
             .status(1)
             .and_then(|s| s.last_error)
             .is_some_and(|e| e.contains("REGISTER"))
     })
     .await;
-    let st = mds.devices.status(1).unwrap();
+    let st = mds.devices().status(1).unwrap();
     assert!(!st.up);
     let e = st.last_error.unwrap();
     assert!(e.contains("cluster secret"), "{e}");
-    assert!(mds.devices.ring().servers.is_empty());
-    assert_eq!(mds.devices.generation(), gen0, "no membership change");
+    assert!(mds.devices().ring().servers.is_empty());
+    assert_eq!(mds.devices().generation(), gen0, "no membership change");
     assert_eq!(k.control_service(1).unwrap().registered_epoch(), None);
     assert!(k.data_server(1).is_none());
 }
@@ -154,9 +154,9 @@ async fn an_mds_without_data_servers_has_an_empty_ring_and_needs_no_secret() {
         .start()
         .await;
     let mds = k.mds();
-    mds.devices.start();
-    assert!(mds.devices.ring().servers.is_empty());
-    assert_eq!(mds.devices.counts(), (0, 0));
+    mds.devices().start();
+    assert!(mds.devices().ring().servers.is_empty());
+    assert_eq!(mds.devices().counts(), (0, 0));
     assert!(!dir.path().join(mds::config::SECRET_FILE).exists());
 }
 
@@ -165,10 +165,10 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     let k = cluster(1, |_| {}).await;
     let mds = k.mds().clone();
     let service = k.control_service(1).unwrap();
-    let epoch = mds.store.boot_epoch() as u16;
-    mds.devices.start();
+    let epoch = mds.store().boot_epoch() as u16;
+    mds.devices().start();
     k.until("up", || ring_ids(&mds) == [1]).await;
-    let generation = mds.devices.generation();
+    let generation = mds.devices().generation();
 
     // Another MDS boot (another epoch) registers the data server behind our back.
     let other = mds::pnfs::dsctl::DsControl::connect_with(
@@ -199,11 +199,18 @@ async fn a_data_server_registered_by_someone_else_is_registered_again_on_the_sam
     // data server never left the ring.
     k.until("registered again", || {
         service.registered_epoch() == Some(epoch)
-            && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
+            && mds
+                .devices()
+                .status(1)
+                .is_some_and(|s| s.registrations == 2)
     })
     .await;
-    assert_eq!(mds.devices.generation(), generation, "no membership change");
-    assert!(mds.devices.status(1).unwrap().up);
+    assert_eq!(
+        mds.devices().generation(),
+        generation,
+        "no membership change"
+    );
+    assert!(mds.devices().status(1).unwrap().up);
 }
 
 /// A data server's NFS side that does nothing (the registry only needs the control service).
@@ -317,10 +324,10 @@ async fn a_data_server_restarted_behind_the_connection_is_registered_again_witho
         },
     )
     .unwrap();
-    let epoch = mds.store.boot_epoch() as u16;
-    mds.devices.start();
+    let epoch = mds.store().boot_epoch() as u16;
+    mds.devices().start();
     until("up", || ring_ids(&mds) == [1]).await;
-    let generation = mds.devices.generation();
+    let generation = mds.devices().generation();
     assert_eq!(first.registered_epoch(), Some(epoch));
 
     // It restarts: a new boot nonce and boot verifier, no keys. The registry's next HEALTH
@@ -330,19 +337,22 @@ async fn a_data_server_restarted_behind_the_connection_is_registered_again_witho
     *swap.0.lock().unwrap() = second.clone();
     until("registered again", || {
         second.registered_epoch() == Some(epoch)
-            && mds.devices.status(1).is_some_and(|s| s.registrations == 2)
+            && mds
+                .devices()
+                .status(1)
+                .is_some_and(|s| s.registrations == 2)
     })
     .await;
-    let st = mds.devices.status(1).unwrap();
+    let st = mds.devices().status(1).unwrap();
     assert!(st.up);
     assert_eq!(st.boot_verifier, Some(second.boot_verifier()));
     assert_eq!(
-        mds.devices.generation(),
+        mds.devices().generation(),
         generation,
         "never marked down: no membership change"
     );
     assert_eq!(
-        mds.devices.control(1).and_then(|c| c.boot()),
+        mds.devices().control(1).and_then(|c| c.boot()),
         Some(second.boot())
     );
 }

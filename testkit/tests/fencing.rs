@@ -43,7 +43,7 @@ async fn cluster_on(lease: u32, clock: nfs_server::SharedClock) -> (Cluster, Arc
 
 /// The status of a one-byte WRITE at offset 0 of stripe index 0's object under `stateid`.
 async fn ds_write(k: &Cluster, mds: &Mds, fileid: u64, fh: &NfsFh4, stateid: Stateid4) -> NfsStat4 {
-    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    let set = mds.store().stripes(fileid).unwrap().expect("a stripe set");
     let ds = mds.stripe_servers(&set).unwrap()[0];
     // A new client each time (a data server answers a second RECLAIM_COMPLETE of one
     // owner with NFS4ERR_COMPLETE_ALREADY).
@@ -128,7 +128,11 @@ async fn an_open_upgrade_lets_the_data_servers_accept_write_and_a_downgrade_take
         ds_write(&k, &mds, fileid, &dsfh, up.stateid).await,
         NfsStat4::NFS4ERR_OPENMODE
     );
-    assert_eq!(mds.devices.pushed_counts().0, 1, "one access override kept");
+    assert_eq!(
+        mds.devices().pushed_counts().0,
+        1,
+        "one access override kept"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,16 +150,16 @@ async fn a_data_server_that_restarts_is_told_the_access_changes_again() {
     .await;
     let _ = dsfh;
     let dsfh = rw_layout_fh(&mut c, &o.fh, up.stateid).await;
-    let set = mds.store.stripes(fileid).unwrap().unwrap();
+    let set = mds.store().stripes(fileid).unwrap().unwrap();
     let ds = mds.stripe_servers(&set).unwrap()[0];
-    let before = mds.devices.status(ds).unwrap().registrations;
+    let before = mds.devices().status(ds).unwrap().registrations;
     k.kill_ds(ds);
     let m = mds.clone();
-    k.until("the data server down", || m.devices.control(ds).is_none())
+    k.until("the data server down", || m.devices().control(ds).is_none())
         .await;
     k.restart_ds(ds);
     k.until("the data server registered again", || {
-        m.devices
+        m.devices()
             .status(ds)
             .is_some_and(|s| s.up && s.registrations > before)
     })
@@ -196,7 +200,7 @@ async fn a_closed_stateid_is_refused_by_the_data_servers() {
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let m = mds.clone();
     k.until("the close revoked on the data servers", || {
-        m.devices.pushed_counts().1 == 1 && m.fencing.queued() == 0
+        m.devices().pushed_counts().1 == 1 && m.fencing().queued() == 0
     })
     .await;
     // The queue task may still be sending: the answer settles on BAD_STATEID.
@@ -235,9 +239,9 @@ async fn many_closed_stateids_are_kept_as_a_run_of_counters() {
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     }
     let m = mds.clone();
-    k.until("every close pushed", || m.fencing.queued() == 0)
+    k.until("every close pushed", || m.fencing().queued() == 0)
         .await;
-    let (access, revoked) = mds.devices.pushed_counts();
+    let (access, revoked) = mds.devices().pushed_counts();
     assert_eq!(access, 0);
     assert!(revoked <= 2, "200 closes kept as {revoked} entries");
     let (stateid, fileid, dsfh) = first.unwrap();
@@ -394,11 +398,11 @@ async fn ds_refusal(
 }
 
 fn fenced(mds: &Mds) -> u64 {
-    mds.fencing.fenced.load(Ordering::Relaxed)
+    mds.fencing().fenced.load(Ordering::Relaxed)
 }
 
 fn holders(mds: &Mds, fileid: u64) -> usize {
-    mds.layouts.lock().unwrap().holders(fileid).len()
+    mds.tables().layouts().holders(fileid).len()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -419,7 +423,7 @@ async fn a_truncate_recalls_another_clients_layout_and_a_return_in_time_is_not_f
         *a.cb.compounds.lock().unwrap().last().unwrap(),
         [NfsCbOpnum4::OP_CB_SEQUENCE, NfsCbOpnum4::OP_CB_LAYOUTRECALL]
     );
-    assert_eq!(mds.fencing.recalls_sent.load(Ordering::Relaxed), 1);
+    assert_eq!(mds.fencing().recalls_sent.load(Ordering::Relaxed), 1);
     // The truncating client's own layouts are not recalled; while the recall is out, new
     // layouts of the file wait (RFC 8881 section 12.5.5.2).
     let r = b
@@ -641,7 +645,7 @@ async fn a_client_whose_lease_expires_while_it_holds_a_layout_is_refused_by_the_
     );
     assert_eq!(holders(&mds, fileid), 0, "its layout went with its lease");
     assert_eq!(fenced(&mds), 0, "an expiry, not a fence");
-    assert_eq!(mds.fencing.recalls_sent.load(Ordering::Relaxed), 0);
+    assert_eq!(mds.fencing().recalls_sent.load(Ordering::Relaxed), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

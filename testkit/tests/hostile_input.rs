@@ -257,7 +257,7 @@ async fn malformed_records_on_every_port_of_a_striped_cluster_panic_nothing() {
     let ids: Vec<u16> = (1..=3).collect();
     let registrations: Vec<u64> = ids
         .iter()
-        .map(|&id| mds.devices.status(id).unwrap().registrations)
+        .map(|&id| mds.devices().status(id).unwrap().registrations)
         .collect();
 
     let mut ports = vec![(addr, nfs_bases())];
@@ -296,7 +296,7 @@ async fn malformed_records_on_every_port_of_a_striped_cluster_panic_nothing() {
     for &id in &ids {
         let d = k.cfg.cluster.data_server(id).unwrap().addresses[0];
         Client::new(d, &format!("after-the-storm-{id}")).await;
-        let s = mds.devices.status(id).unwrap();
+        let s = mds.devices().status(id).unwrap();
         assert!(s.up, "data server {id} down after the storm: {s:?}");
         assert_eq!(
             s.registrations,

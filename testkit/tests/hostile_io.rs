@@ -33,7 +33,7 @@ async fn cluster() -> Cluster {
 /// stripe index 0 of `fileid` under `stateid`, from a fresh data-server client.
 async fn ds_io(k: &Cluster, fileid: u64, fh: &NfsFh4, op: NfsArgop4) -> Compound4Res {
     let mds = k.mds();
-    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    let set = mds.store().stripes(fileid).unwrap().expect("a stripe set");
     let ds = mds.stripe_servers(&set).unwrap()[0];
     static N: AtomicU32 = AtomicU32::new(0);
     let name = format!("hostile-{}", N.fetch_add(1, Ordering::Relaxed));

@@ -64,7 +64,7 @@ fn layouts_on(c: &mut Config) {
 /// The DS filehandle codec of a server (its key derives from the store's persistent server
 /// key, as the data servers are given it).
 fn ds_codec(mds: &Mds) -> DsFhCodec {
-    DsFhCodec::new(DsKeys::derive(mds.store.server_key(), 0).fh_key)
+    DsFhCodec::new(DsKeys::derive(mds.store().server_key(), 0).fh_key)
 }
 
 /// The role flags of an EXCHANGE_ID reply.
@@ -591,7 +591,7 @@ async fn getdeviceinfo_names_the_layouts_data_servers_at_the_address_the_client_
     assert_eq!(da.nflda_stripe_indices, vec![0, 1, 2]);
     // The configured addresses are 0.0.0.0:20491..20493: told as the connection's local IP.
     let ports: Vec<u16> = mds
-        .cfg
+        .cfg()
         .cluster
         .data_servers
         .iter()
@@ -653,7 +653,7 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
     let (_, body) = granted(&r);
     let before = device_addrs(&mut c, body.nfl_deviceid).await;
     assert_eq!(
-        mds.device_watch.watched(c.clientid),
+        mds.device_watch().watched(c.clientid),
         vec![body.nfl_deviceid]
     );
     // Data server 2 comes back at another port.
@@ -661,16 +661,16 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
     let moved = SocketAddr::new(old.ip(), old.port() + 1000);
     k.kill_ds(2);
     let m = mds.clone();
-    k.until("data server 2 down", || m.devices.control(2).is_none())
+    k.until("data server 2 down", || m.devices().control(2).is_none())
         .await;
     k.restart_ds_at(2, moved);
     k.until("data server 2 registered from its new address", || {
-        m.devices.addresses(2) == Some(vec![moved])
+        m.devices().addresses(2) == Some(vec![moved])
     })
     .await;
     let client = c.clientid;
     k.until("the watch taken by the notification", || {
-        m.device_watch.watched(client).is_empty()
+        m.device_watch().watched(client).is_empty()
     })
     .await;
     // The client heard of it: one CB_NOTIFY_DEVICEID, CHANGE of that device, at once.
@@ -703,7 +703,7 @@ async fn a_data_server_that_moves_changes_its_devices_addresses() {
     assert_eq!(after, want);
     // Asking again watches again.
     assert_eq!(
-        mds.device_watch.watched(c.clientid),
+        mds.device_watch().watched(c.clientid),
         vec![body.nfl_deviceid]
     );
 }
@@ -800,7 +800,7 @@ async fn a_write_through_a_layouts_ds_filehandle_with_the_open_stateid_lands_on_
     let (k, mds) = server_with(layouts_on).await;
     // One in-process data server with the MDS's keys, as REGISTER would give them.
     let ds_dir = tempfile::tempdir().unwrap();
-    let keys = DsKeys::derive(mds.store.server_key(), mds.store.boot_epoch() as u16);
+    let keys = DsKeys::derive(mds.store().server_key(), mds.store().boot_epoch() as u16);
     let ds =
         data_server::DataServer::open_local(data_server::DsOptions::new(1), keys, ds_dir.path())
             .unwrap();
@@ -899,7 +899,7 @@ impl Striped {
     fn servers(&self, fileid: u64) -> Vec<u16> {
         let set = self
             .mds
-            .store
+            .store()
             .stripes(fileid)
             .unwrap()
             .expect("a stripe set");
@@ -910,7 +910,7 @@ impl Striped {
     fn map(&self, fileid: u64) -> layouts::StripeMap {
         let set = self
             .mds
-            .store
+            .store()
             .stripes(fileid)
             .unwrap()
             .expect("a stripe set");
@@ -938,7 +938,9 @@ impl Striped {
     async fn until_down(&self, id: u16) {
         let mds = self.mds.clone();
         self.k
-            .until("the data server down", || mds.devices.control(id).is_none())
+            .until("the data server down", || {
+                mds.devices().control(id).is_none()
+            })
             .await;
     }
 
@@ -948,7 +950,7 @@ impl Striped {
         let mds = self.mds.clone();
         self.k
             .until("the data server up again", || {
-                mds.devices.control(id).is_some()
+                mds.devices().control(id).is_some()
             })
             .await;
     }
@@ -1004,7 +1006,11 @@ async fn a_file_written_through_the_mds_reads_back_through_its_layouts_ds_fileha
     assert_eq!(write_res(&r).count as usize, data.len(), "{r:?}");
     assert_eq!(fileid_of(&mut c, &o.fh).await.1, data.len() as u64);
     // Nothing went to the MDS's own object.
-    let own = s.mds.data.size(pfs_core::ObjectId::whole(fileid)).unwrap();
+    let own = s
+        .mds
+        .data()
+        .size(pfs_core::ObjectId::whole(fileid))
+        .unwrap();
     assert_eq!(own, 0);
 
     let fhs = ds_handles(&mut c, &o).await;
@@ -1167,7 +1173,7 @@ async fn commit_through_the_mds_syncs_every_data_server_of_a_striped_file() {
     assert_eq!(w.committed, StableHow4::UNSTABLE4);
     assert_ne!(
         w.writeverf,
-        s.mds.data.verifier(),
+        s.mds.data().verifier(),
         "a striped file's verifier is its data servers', not the MDS's"
     );
     let servers = s.servers(fileid);
@@ -1285,7 +1291,7 @@ async fn a_file_with_data_in_the_mds_object_keeps_it_there_and_gets_no_layout() 
     // Data written before layouts were on.
     let own = pfs_core::ObjectId::whole(fileid);
     s.mds
-        .data
+        .data()
         .write(
             own,
             0,
@@ -1295,8 +1301,8 @@ async fn a_file_with_data_in_the_mds_object_keeps_it_there_and_gets_no_layout() 
         .unwrap();
     let r = mds_write(&mut c, &o, 3, StableHow4::FILE_SYNC4, b" data").await;
     assert_eq!(write_res(&r).count, 5);
-    assert_eq!(s.mds.data.size(own).unwrap(), 8);
-    assert_eq!(s.mds.store.stripes(fileid).unwrap(), None);
+    assert_eq!(s.mds.data().size(own).unwrap(), 8);
+    assert_eq!(s.mds.store().stripes(fileid).unwrap(), None);
     let r = c.call(vec![putfh(&o.fh), read_op(o.stateid, 0, 100)]).await;
     assert_eq!(read_res(&r).data, Bytes::from_static(b"old data"));
     let r = c
@@ -1423,7 +1429,7 @@ async fn a_create_with_attributes_under_a_directory_policy_commits_once() {
         time_modify_set: Some(Settime4::SetToClientTime(mtime)),
         ..FileAttrs::default()
     });
-    let before = mds.store.commit_stats();
+    let before = mds.store().commit_stats();
     let mut ops = vec![NfsArgop4::PutRootFh];
     ops.extend(lookups("narrow"));
     ops.push(open_op(
@@ -1436,17 +1442,17 @@ async fn a_create_with_attributes_under_a_directory_policy_commits_once() {
     ops.push(NfsArgop4::GetFh);
     let r = c.call(ops).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let after = mds.store.commit_stats();
+    let after = mds.store().commit_stats();
     assert_eq!(after.jobs - before.jobs, 1, "one metadata change");
     assert_eq!(after.commits - before.commits, 1, "one commit");
     let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
     let set = mds
-        .store
+        .store()
         .stripes(fileid)
         .unwrap()
         .expect("fixed at the create");
     assert_eq!((set.unit, set.device.count), (64 << 10, 1));
-    let inode = mds.store.getattr(fileid).unwrap();
+    let inode = mds.store().getattr(fileid).unwrap();
     assert_eq!((inode.mode, inode.mtime), (0o600, mtime));
 }
 
@@ -1488,7 +1494,7 @@ async fn a_file_created_under_a_configured_directory_gets_the_nearest_directorys
     let r = create_in(&mut c, "narrow/sub", "no-layout-yet").await;
     let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
     let set = mds
-        .store
+        .store()
         .stripes(fileid)
         .unwrap()
         .expect("fixed at the create");
@@ -1534,7 +1540,7 @@ async fn a_file_created_while_no_data_server_is_up_gets_the_exports_policy_later
     let mut c = s.k.client("down").await;
     let r = create_in(&mut c, "narrow", "f").await;
     let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
-    assert_eq!(s.mds.store.stripes(fileid).unwrap(), None, "left unfixed");
+    assert_eq!(s.mds.store().stripes(fileid).unwrap(), None, "left unfixed");
     for id in 1..=3 {
         s.restart(id).await;
     }

@@ -81,7 +81,7 @@ async fn create_striped(c: &mut Client, mds: &Mds, name: &str) -> Striped {
     let (ok, body) = granted(&r);
     let fh = getfh_res(&r);
     let (fileid, _) = fileid_of(c, &fh).await;
-    let set = mds.store.stripes(fileid).unwrap().expect("a stripe set");
+    let set = mds.store().stripes(fileid).unwrap().expect("a stripe set");
     Striped {
         fh,
         fileid,
@@ -224,7 +224,7 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
     f.write(&k, 0, 0, &pattern(10)).await;
     assert_eq!(sizes(&mut reader, &f.fh).await.0, UNIT + 5000);
     // The MDS has recorded nothing yet: no LAYOUTCOMMIT.
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 0);
 
     // VERIFY compares with the same size GETATTR reports.
     let verify = |size| {
@@ -294,7 +294,7 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
     // answers with the size the MDS recorded.
     assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
     k.until("the registry notices", || {
-        mds.devices.control(down).is_none()
+        mds.devices().control(down).is_none()
     })
     .await;
     assert_eq!(sizes(&mut c, &f.fh).await.0, 100);
@@ -319,7 +319,7 @@ async fn setattr_of_the_size_truncates_the_objects_on_the_data_servers() {
     assert_eq!(f.ds(&k, 1).object_size(f.fileid, 1), 0);
     assert_eq!(f.ds(&k, 2).object_size(f.fileid, 2), 0);
     assert_eq!(sizes(&mut c, &f.fh).await.0, 1000);
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 1000);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 1000);
     // Past the new size the data server answers nothing and eof (the file's first unit,
     // where object and file offsets agree: data_server::ops::answer_read) once the MDS told
     // it the new end; before it, the data that was there, and never a byte more.
@@ -354,7 +354,7 @@ async fn open_with_truncate_empties_the_objects_even_before_any_layoutcommit() {
     f.write(&k, 0, 0, &pattern(5000)).await;
     f.write(&k, 2, 0, &pattern(300)).await;
     assert_eq!(
-        mds.store.getattr(f.fileid).unwrap().size,
+        mds.store().getattr(f.fileid).unwrap().size,
         0,
         "not committed"
     );
@@ -399,14 +399,14 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
     let down = f.servers[2];
     k.kill_ds(down);
     k.until("the registry notices", || {
-        mds.devices.control(down).is_none()
+        mds.devices().control(down).is_none()
     })
     .await;
     assert_eq!(
         set_size(&mut c, &f.fh, f.open, 10).await,
         NfsStat4::NFS4ERR_DELAY
     );
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, UNIT + 5000);
     assert_eq!(f.ds(&k, 0).object_size(f.fileid, 0), 5000);
     assert_eq!(f.ds(&k, 1).object_size(f.fileid, 1), 5000);
     // OPEN with truncate is refused the same way, and leaves no open behind.
@@ -424,7 +424,7 @@ async fn a_truncate_while_a_data_server_is_down_is_delay_and_changes_nothing() {
         ])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4ERR_DELAY);
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, UNIT + 5000);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, UNIT + 5000);
     // A SETATTR that does not touch the size needs no data server.
     let r = c
         .call(vec![
@@ -466,11 +466,16 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     .await;
     // The pass counts what it removed once it ends, after the queue is emptied.
     k.until("the queue is empty and the removal counted", || {
-        mds.store.ds_removal_count().unwrap() == 0
-            && mds.removals.done.load(std::sync::atomic::Ordering::Relaxed) > 0
+        mds.store().ds_removal_count().unwrap() == 0
+            && mds
+                .pnfs()
+                .removals()
+                .done
+                .load(std::sync::atomic::Ordering::Relaxed)
+                > 0
     })
     .await;
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(page.contains("pnfs_ds_removals_total 1\n"), "{page}");
     assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
 }
@@ -492,7 +497,7 @@ async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_afte
         let down = f.servers[1];
         k.kill_ds(down);
         k.until("the registry notices", || {
-            mds.devices.control(down).is_none()
+            mds.devices().control(down).is_none()
         })
         .await;
 
@@ -501,7 +506,7 @@ async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_afte
         // The data servers that are up remove their objects; the one that is down stays
         // queued.
         k.until("the others acknowledged", || {
-            mds.store
+            mds.store()
                 .ds_removals(0, 10)
                 .unwrap()
                 .iter()
@@ -512,7 +517,7 @@ async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_afte
         for i in [0, 2] {
             assert!(!f.ds(&k, i).has_object(f.fileid, i as u32), "{i}");
         }
-        let page = mds::net::metrics::render(&mds, mds.core.now());
+        let page = mds::net::metrics::render(&mds, mds.core().now());
         assert!(page.contains("pnfs_ds_removal_queue 1\n"), "{page}");
         (f.fileid, down)
     };
@@ -525,15 +530,15 @@ async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_afte
     k.restart_mds().await;
     let mds = k.mds().clone();
     assert_eq!(
-        mds.store.ds_removal_count().unwrap(),
+        mds.store().ds_removal_count().unwrap(),
         1,
         "the queue is durable"
     );
-    k.until("the others up", || mds.devices.counts() == (2, 1))
+    k.until("the others up", || mds.devices().counts() == (2, 1))
         .await;
     k.restart_ds(down);
     k.until("the object is removed", || {
-        !object_path(&down_dir, fileid, 1).exists() && mds.store.ds_removal_count().unwrap() == 0
+        !object_path(&down_dir, fileid, 1).exists() && mds.store().ds_removal_count().unwrap() == 0
     })
     .await;
 }
@@ -566,11 +571,14 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
         NfsStat4::NFS4_OK
     );
     let fileid = mds
-        .store
+        .store()
         .lookup(mds::store::ROOT_FILEID, b"sized")
         .unwrap()
         .fileid;
-    assert_eq!(mds.data.size(pfs_core::ObjectId::whole(fileid)).unwrap(), 0);
+    assert_eq!(
+        mds.data().size(pfs_core::ObjectId::whole(fileid)).unwrap(),
+        0
+    );
     let r = c
         .call(vec![
             putfh(&fh),
@@ -578,7 +586,7 @@ async fn a_file_sized_by_setattr_before_any_write_still_gets_a_layout() {
         ])
         .await;
     granted(&r);
-    assert!(mds.store.stripes(fileid).unwrap().is_some());
+    assert!(mds.store().stripes(fileid).unwrap().is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -594,7 +602,7 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
     // The MDS learns a data server's counts from its next HEALTH reply (polled every 2 s).
     let ds = f.servers[2];
     let writes = |mds: &Mds| {
-        mds.devices
+        mds.devices()
             .op_counts()
             .into_iter()
             .filter(|(id, _)| *id == ds)
@@ -606,7 +614,7 @@ async fn io_through_a_layout_shows_in_the_data_servers_counters_on_the_mds_page_
     let m = mds.clone();
     k.until("the data server's WRITEs counted", || writes(&m) == 2)
         .await;
-    let page = mds::net::metrics::render(&mds, mds.core.now());
+    let page = mds::net::metrics::render(&mds, mds.core().now());
     assert!(
         page.contains(&format!(
             "pnfs_ds_ops_total{{ds=\"{ds}\",op=\"OP_WRITE\",status=\"ok\"}} 2\n"
@@ -649,13 +657,13 @@ async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_re
         let mut c = k.client("writer").await;
         let f = create_striped(&mut c, &mds, "f").await;
         assert_eq!(
-            mds.store.layout_writes().unwrap(),
+            mds.store().layout_writes().unwrap(),
             vec![f.fileid],
             "marked durably by the RW LAYOUTGET"
         );
         // File bytes [1 MiB, 1 MiB + 5000) on stripe index 1.
         f.write(&k, 1, 0, &pattern(5000)).await;
-        assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 0);
+        assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 0);
         (f.fh, f.fileid)
     };
     k.restart_mds().await;
@@ -668,12 +676,12 @@ async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_re
             "GETATTR asks the data servers while the file is marked"
         );
         k.until("the size settled", || {
-            mds.store.layout_writes().unwrap().is_empty()
+            mds.store().layout_writes().unwrap().is_empty()
         })
         .await;
-        assert_eq!(mds.store.getattr(fileid).unwrap().size, UNIT + 5000);
+        assert_eq!(mds.store().getattr(fileid).unwrap().size, UNIT + 5000);
         assert_eq!(sizes(&mut c, &fh).await.0, UNIT + 5000);
-        let page = mds::net::metrics::render(&mds, mds.core.now());
+        let page = mds::net::metrics::render(&mds, mds.core().now());
         assert!(page.contains("pnfs_layout_sizes_grown_total 1\n"), "{page}");
         assert!(page.contains("pnfs_layout_write_marks 0\n"), "{page}");
     }
@@ -692,7 +700,7 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
     // sleep: the settling task's round is a tokio timer of its own, mds::pnfs::settle, not
     // on the MDS's clock, and nothing shows that a round went by.)
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(mds.store.layout_writes().unwrap(), vec![f.fileid]);
+    assert_eq!(mds.store().layout_writes().unwrap(), vec![f.fileid]);
     let r = c
         .call(vec![
             putfh(&f.fh),
@@ -702,10 +710,10 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let m = mds.clone();
     k.until("the size settled", || {
-        m.store.layout_writes().unwrap().is_empty()
+        m.store().layout_writes().unwrap().is_empty()
     })
     .await;
-    assert_eq!(mds.store.getattr(f.fileid).unwrap().size, 2 * UNIT + 100);
+    assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 2 * UNIT + 100);
 }
 
 /// After a restart, a LAYOUTCOMMIT under the layout stateid of the earlier boot (one in
@@ -743,7 +751,7 @@ async fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         let r = c.call(commit(&fh)).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-        assert_eq!(mds.store.getattr(fileid).unwrap().size, 10_000);
+        assert_eq!(mds.store().getattr(fileid).unwrap().size, 10_000);
         let r = c
             .call(vec![
                 putfh(&fh),

@@ -242,7 +242,11 @@ async fn size_and_space(c: &mut Client, fh: &NfsFh4) -> (u64, u64) {
 /// The objects of the data server holding stripe index `index` of `f`.
 fn ds_of(k: &Cluster, f: &File, index: usize) -> Arc<dyn ObjectStore> {
     let mds = k.mds();
-    let set = mds.store.stripes(f.fileid).unwrap().expect("a stripe set");
+    let set = mds
+        .store()
+        .stripes(f.fileid)
+        .unwrap()
+        .expect("a stripe set");
     k.ds_objects(mds.stripe_servers(&set).unwrap()[index])
 }
 
@@ -258,7 +262,7 @@ async fn ds_read(
 ) -> Bytes {
     static N: AtomicU32 = AtomicU32::new(0);
     let mds = k.mds();
-    let set = mds.store.stripes(f.fileid).unwrap().unwrap();
+    let set = mds.store().stripes(f.fileid).unwrap().unwrap();
     let id = mds.stripe_servers(&set).unwrap()[index];
     let n = N.fetch_add(1, Ordering::Relaxed);
     let stream = k.connect_ds(id).expect("the data server is up");
@@ -303,7 +307,7 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
     let mut c = client(&k, "punch").await;
     let f = create(&mut c, "f").await;
     f.fill(&mut c, SIZE).await;
-    assert!(mds.store.stripes(f.fileid).unwrap().is_some(), "striped");
+    assert!(mds.store().stripes(f.fileid).unwrap().is_some(), "striped");
     let (size, space_before) = size_and_space(&mut c, &f.fh).await;
     assert_eq!(size, SIZE);
     for (from, to) in HOLES {
@@ -354,12 +358,12 @@ async fn deallocate_zeroes_each_stripes_share_and_only_that_through_the_mds_and_
     assert!(got[..] == content(2 * UNIT, UNIT)[..], "index 2 untouched");
 
     // Wholly past the end: nothing changes, not even the change attribute.
-    let before = mds.store.getattr(f.fileid).unwrap();
+    let before = mds.store().getattr(f.fileid).unwrap();
     assert_eq!(
         f.deallocate(&mut c, SIZE + 10, 1 << 30).await,
         NfsStat4::NFS4_OK
     );
-    let after = mds.store.getattr(f.fileid).unwrap();
+    let after = mds.store().getattr(f.fileid).unwrap();
     assert_eq!((after.size, after.change), (before.size, before.change));
 }
 
@@ -374,7 +378,7 @@ async fn allocate_of_a_new_file_keeps_it_on_the_data_servers_and_grows_every_obj
         f.allocate(&mut c, 0, 3 * UNIT + 10).await,
         NfsStat4::NFS4_OK
     );
-    assert!(mds.store.stripes(f.fileid).unwrap().is_some(), "striped");
+    assert!(mds.store().stripes(f.fileid).unwrap().is_some(), "striped");
     let (size, space) = size_and_space(&mut c, &f.fh).await;
     assert_eq!(size, 3 * UNIT + 10);
     assert!(
@@ -417,14 +421,14 @@ async fn space_operations_wait_for_a_data_server_that_is_down() {
     let mut c = client(&k, "down").await;
     let f = create(&mut c, "f").await;
     f.fill(&mut c, 3 * UNIT).await;
-    let set = mds.store.stripes(f.fileid).unwrap().unwrap();
+    let set = mds.store().stripes(f.fileid).unwrap().unwrap();
     let down = mds.stripe_servers(&set).unwrap()[2];
     k.kill_ds(down);
     k.until("the registry notices", || {
-        mds.devices.control(down).is_none()
+        mds.devices().control(down).is_none()
     })
     .await;
-    let before = mds.store.getattr(f.fileid).unwrap();
+    let before = mds.store().getattr(f.fileid).unwrap();
     assert_eq!(
         f.deallocate(&mut c, 0, 3 * UNIT).await,
         NfsStat4::NFS4ERR_DELAY
@@ -434,7 +438,7 @@ async fn space_operations_wait_for_a_data_server_that_is_down() {
         NfsStat4::NFS4ERR_DELAY
     );
     assert_eq!(f.seek(&mut c, 0, true).await, Err(NfsStat4::NFS4ERR_DELAY));
-    let after = mds.store.getattr(f.fileid).unwrap();
+    let after = mds.store().getattr(f.fileid).unwrap();
     assert_eq!(
         (after.size, after.change),
         (before.size, before.change),

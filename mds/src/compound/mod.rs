@@ -127,7 +127,7 @@ impl Ctx {
                 .pseudo_inode(fh.fileid)
                 .ok_or(NfsStat4::NFS4ERR_STALE);
         }
-        Ok(self.mds.store.getattr_checked(fh.fileid, fh.generation)?)
+        Ok(self.mds.store().getattr_checked(fh.fileid, fh.generation)?)
     }
 
     /// Where the current filehandle stands in the joined tree, if at a pseudo node or an
@@ -137,7 +137,7 @@ impl Ctx {
         if fh.export == PSEUDO_EXPORT {
             return self
                 .mds
-                .exports
+                .exports()
                 .pseudo_by_fileid(fh.fileid)
                 .map(Place::Pseudo);
         }
@@ -157,8 +157,8 @@ impl Ctx {
             true
         } else {
             let peer = self.session.conn.peer().ip();
-            let Some(rule) = self.mds.exports.rule(export, peer) else {
-                self.mds.core.refusals.note(
+            let Some(rule) = self.mds.exports().rule(export, peer) else {
+                self.mds.core().refusals.note(
                     peer,
                     Refusal::ExportAccess,
                     format_args!("export {export} has no rule for it: NFS4ERR_ACCESS"),
@@ -184,7 +184,7 @@ impl Ctx {
                 self.enter(PSEUDO_EXPORT)?;
                 self.cfh = Some(Fh {
                     export: PSEUDO_EXPORT,
-                    fileid: self.mds.exports.pseudo_fileid_of(node),
+                    fileid: self.mds.exports().pseudo_fileid_of(node),
                     generation: 0,
                 });
                 self.cstateid = None;

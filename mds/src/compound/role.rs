@@ -25,14 +25,14 @@ impl Role for Mds {
     type Ctx = Ctx;
 
     fn core(&self) -> &Core {
-        &self.core
+        self.core()
     }
 
     /// A client that no export admits may not use the server at all: AUTH_TOOWEAK.
     fn begin(self: &Arc<Self>, session: SessionCtx, cred: &Credential) -> Result<Ctx, Reply> {
         let peer = session.conn.peer().ip();
-        if !self.exports.any_allowed(peer) {
-            self.core.refusals.note(
+        if !self.exports().any_allowed(peer) {
+            self.core().refusals.note(
                 peer,
                 Refusal::NoExport,
                 format_args!("COMPOUND answered AUTH_TOOWEAK"),
@@ -45,16 +45,12 @@ impl Role for Mds {
     }
 
     fn client_has_state(&self, clientid: Clientid4) -> bool {
-        self.opens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .client_has_state(clientid)
+        self.tables().opens_recovered().client_has_state(clientid)
     }
 
     fn status_flags(&self, clientid: Clientid4) -> u32 {
-        self.opens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        self.tables()
+            .opens_recovered()
             .revoked_state(clientid)
             .status_flags()
     }
@@ -65,9 +61,9 @@ impl Role for Mds {
             owner: Bytes::from(p.ownerid),
             verifier: p.verifier,
             principal: format!("{:?}", p.principal),
-            boot_epoch: self.store.boot_epoch(),
+            boot_epoch: self.store().boot_epoch(),
         };
-        self.store.put_client(rec).await?;
+        self.store().put_client(rec).await?;
         Ok(())
     }
 
@@ -77,19 +73,20 @@ impl Role for Mds {
     /// the files whose last name went while only this client had them open, and removes its
     /// store record.
     async fn release_client(self: &Arc<Self>, r: &RemovedClient) {
-        crate::pnfs::fencing::client_released(self, r.clientid).await;
+        crate::pnfs::fencing::client_released(self.store(), self.tables(), self.pnfs(), r.clientid)
+            .await;
         // Its background copies stop at their next window and are forgotten.
-        self.copies.client_gone(r.clientid);
+        self.copies().client_gone(r.clientid);
         {
-            let mut opens = self.opens.lock().unwrap_or_else(|e| e.into_inner());
+            let mut opens = self.tables().opens_recovered();
             if let Some(new) = r.successor {
                 // The same client restarted: its delegations wait a lease for
                 // CLAIM_DELEGATE_PREV (RFC 8881 section 10.2.1; their old stateids were fenced
                 // just above).
-                let lease = Duration::from_secs(u64::from(self.cfg.lease_time.max(1)));
+                let lease = Duration::from_secs(u64::from(self.cfg().lease_time.max(1)));
                 let passed = opens
                     .delegs
-                    .carry_over(r.clientid, new, self.core.now() + lease);
+                    .carry_over(r.clientid, new, self.core().now() + lease);
                 if passed > 0 {
                     info!(
                         clientid = r.clientid,
@@ -103,7 +100,7 @@ impl Role for Mds {
         }
         ops::dir::reap_released(self);
         if r.was_confirmed {
-            if let Err(e) = self.store.remove_client(r.clientid).await {
+            if let Err(e) = self.store().remove_client(r.clientid).await {
                 warn!(clientid = r.clientid, "removing client record: {e}");
             }
         }
@@ -115,7 +112,7 @@ impl Role for Mds {
     /// ([`ops::dir::sweep_orphans`]).
     async fn grace_over(self: &Arc<Self>, unreclaimed: Vec<Bytes>) {
         if !unreclaimed.is_empty() {
-            if let Err(e) = self.store.remove_unreclaimed(unreclaimed).await {
+            if let Err(e) = self.store().remove_unreclaimed(unreclaimed).await {
                 warn!("forgetting clients that did not reclaim: {e}");
             }
         }

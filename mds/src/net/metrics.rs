@@ -52,20 +52,20 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "uptime_seconds",
         "gauge",
         "Seconds since this server started.",
-        &one(now.saturating_duration_since(mds.core.started).as_secs()),
+        &one(now.saturating_duration_since(mds.core().started).as_secs()),
     );
     metric(
         "compounds_total",
         "counter",
         "COMPOUND requests served.",
         &one(mds
-            .core
+            .core()
             .counters
             .compounds
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
     let ops: Vec<(String, u64)> = mds
-        .core
+        .core()
         .counters
         .snapshot()
         .into_iter()
@@ -78,7 +78,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         &ops,
     );
     let (clients, sessions, grace) = {
-        let s = mds.core.state();
+        let s = mds.core().state();
         (
             s.clients.len() as u64,
             s.sessions.len() as u64,
@@ -94,8 +94,8 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         &one(grace),
     );
     let (opens, locks) = mds
-        .opens
-        .lock()
+        .tables()
+        .try_opens()
         .map(|t| t.live_counts())
         .unwrap_or_default();
     metric(
@@ -108,8 +108,8 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         ],
     );
     let d = mds
-        .opens
-        .lock()
+        .tables()
+        .try_opens()
         .map(|t| t.delegs.counts())
         .unwrap_or_default();
     metric(
@@ -149,7 +149,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
          the recall.",
         &one(d.revoked),
     );
-    let (up, down) = mds.devices.counts();
+    let (up, down) = mds.devices().counts();
     metric(
         "data_servers",
         "gauge",
@@ -160,7 +160,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         ],
     );
     let per_ds: Vec<(String, u64)> = mds
-        .devices
+        .devices()
         .statuses()
         .iter()
         .map(|s| (format!("{{ds=\"{}\"}}", s.id), u64::from(s.up)))
@@ -172,7 +172,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         &per_ds,
     );
     let ds_ops: Vec<(String, u64)> = mds
-        .devices
+        .devices()
         .op_counts()
         .into_iter()
         .flat_map(|(id, ops)| {
@@ -190,7 +190,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         &ds_ops,
     );
     let ds_copy: Vec<(String, u64)> = mds
-        .devices
+        .devices()
         .copy_bytes()
         .into_iter()
         .map(|(id, n)| (format!("{{ds=\"{id}\"}}"), n))
@@ -202,7 +202,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
          HEALTH reply): bytes that crossed no network.",
         &ds_copy,
     );
-    let c = mds.copies.counters();
+    let c = mds.copies().counters();
     metric(
         "copies_total",
         "counter",
@@ -238,10 +238,10 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "gauge",
         "Generation of the configured data server list new stripe sets are cut from (store \
          table `rings`; a new one whenever the list changes).",
-        &one(u64::from(mds.ring_generation)),
+        &one(u64::from(mds.pnfs().ring_generation())),
     );
     // A store that cannot be read leaves the gauge out rather than reporting an empty queue.
-    if let Ok(queued) = mds.store.ds_removal_count() {
+    if let Ok(queued) = mds.store().ds_removal_count() {
         metric(
             "ds_removal_queue",
             "gauge",
@@ -253,14 +253,19 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "ds_removals_total",
         "counter",
         "Deleted files whose objects every data server of theirs removed.",
-        &one(mds.removals.done.load(std::sync::atomic::Ordering::Relaxed)),
+        &one(mds
+            .pnfs()
+            .removals()
+            .done
+            .load(std::sync::atomic::Ordering::Relaxed)),
     );
     metric(
         "ds_remove_failures_total",
         "counter",
         "REMOVE calls to data servers that failed or waited for a data server that was down.",
         &one(mds
-            .removals
+            .pnfs()
+            .removals()
             .failed_calls
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
@@ -269,7 +274,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "counter",
         "CB_LAYOUTRECALLs sent (truncate or remove of a file another client holds a layout of).",
         &one(mds
-            .fencing
+            .fencing()
             .recalls_sent
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
@@ -279,7 +284,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "Layouts revoked because their client did not return them in time (or could not be \
          called back): its stateids of the file are refused by the data servers.",
         &one(mds
-            .fencing
+            .fencing()
             .fenced
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
@@ -288,7 +293,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "counter",
         "CB_NOTIFY_DEVICEID calls sent (a data server answers at other addresses).",
         &one(mds
-            .device_watch
+            .device_watch()
             .sent
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
@@ -297,14 +302,15 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "gauge",
         "Files written through RW layouts whose size is not yet settled with their data \
          servers (GETATTR asks the data servers for these).",
-        &one(mds.settler.marked_count() as u64),
+        &one(mds.pnfs().settler().marked_count() as u64),
     );
     metric(
         "layout_sizes_settled_total",
         "counter",
         "Files whose size was settled with their data servers once no RW layout was out.",
         &one(mds
-            .settler
+            .pnfs()
+            .settler()
             .settled
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
@@ -313,9 +319,13 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "counter",
         "Settled files whose size grew: bytes written through a layout that no LAYOUTCOMMIT \
          reported (a client that returned its layout without one, or an MDS restart).",
-        &one(mds.settler.grown.load(std::sync::atomic::Ordering::Relaxed)),
+        &one(mds
+            .pnfs()
+            .settler()
+            .grown
+            .load(std::sync::atomic::Ordering::Relaxed)),
     );
-    let c = mds.store.commit_stats();
+    let c = mds.store().commit_stats();
     metric(
         "store_commits_total",
         "counter",
@@ -378,7 +388,7 @@ async fn answer(mds: &Mds, mut sock: TcpStream) -> std::io::Result<()> {
     let mut words = line.split_whitespace();
     let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     let (status, body) = match (method, path) {
-        ("GET", "/metrics" | "/") => ("200 OK", render(mds, mds.core.now())),
+        ("GET", "/metrics" | "/") => ("200 OK", render(mds, mds.core().now())),
         ("GET", _) => ("404 Not Found", "try /metrics\n".to_owned()),
         _ => ("405 Method Not Allowed", "GET only\n".to_owned()),
     };
@@ -403,11 +413,11 @@ mod tests {
             ..Config::default()
         })
         .unwrap();
-        mds.core.counters.op(
+        mds.core().counters.op(
             nfs_proto::nfs4::NfsOpnum4::OP_READ,
             nfs_proto::nfs4::NfsStat4::NFS4_OK,
         );
-        mds.core.counters.op(
+        mds.core().counters.op(
             nfs_proto::nfs4::NfsOpnum4::OP_LAYOUTGET,
             nfs_proto::nfs4::NfsStat4::NFS4ERR_LAYOUTTRYLATER,
         );

@@ -33,16 +33,16 @@ pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
             let size = crate::pnfs::dsobjects::sized(&ctx.mds, inode, false)
                 .await
                 .size;
-            ctx.mds.space_watch.watch(fileid);
-            dsspace::allocate(&ctx.mds, fileid, &set, offset, end, size).await?;
+            ctx.mds.pnfs().space_watch().watch(fileid);
+            dsspace::allocate(ctx.mds.pnfs(), fileid, &set, offset, end, size).await?;
         }
         None => {
-            let data = ctx.mds.data.clone();
+            let data = ctx.mds.data().clone();
             blocking(move || data.allocate(ObjectId::whole(fileid), offset, length)).await?;
         }
     }
     ctx.mds
-        .store
+        .store()
         .record_write(fileid, end, ctx.mds.wall_time())
         .await?;
     // A striped file that grew: its data servers learn its new end.

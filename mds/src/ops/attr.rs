@@ -166,10 +166,10 @@ pub fn supported_mask(minor: u32) -> Bitmap4 {
 /// The stripe unit of `export`'s layout policy, or `max_io` without data servers.
 fn layout_unit(ctx: &Ctx, export: u16) -> u32 {
     ctx.mds
-        .cfg
+        .cfg()
         .cluster
         .layout_for(export)
-        .map_or(ctx.mds.cfg.limits.max_io, |p| p.stripe_unit)
+        .map_or(ctx.mds.cfg().limits.max_io, |p| p.stripe_unit)
 }
 
 /// `mounted_on_fileid` (RFC 8881 section 5.8.2.23): for an export's root, the file id of what
@@ -180,16 +180,16 @@ fn mounted_on_fileid(ctx: &Ctx, inode: &Inode, export: u16) -> u64 {
     if mds.export_root_fileid(export) != Some(inode.fileid) {
         return inode.fileid;
     }
-    let Some(e) = mds.exports.get(export) else {
+    let Some(e) = mds.exports().get(export) else {
         return inode.fileid;
     };
-    match mds.exports.parent(Place::Export(export)) {
+    match mds.exports().parent(Place::Export(export)) {
         None => inode.fileid,
         Some(Place::Pseudo(_)) => pseudo_fileid(&e.pseudo),
         Some(Place::Export(up)) => {
             let name = e.pseudo.rsplit('/').next().unwrap_or_default();
             mds.export_root_fileid(up)
-                .and_then(|dir| mds.store.lookup(dir, name.as_bytes()).ok())
+                .and_then(|dir| mds.store().lookup(dir, name.as_bytes()).ok())
                 .map_or_else(|| pseudo_fileid(&e.pseudo), |i| i.fileid)
         }
     }
@@ -215,9 +215,8 @@ fn change_seen_by(ctx: &Ctx, inode: &Inode) -> u64 {
     let me = ctx.client().ok();
     let others_write = ctx
         .mds
-        .layouts
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .tables()
+        .layouts_recovered()
         .holders(inode.fileid)
         .iter()
         .any(|(c, m)| m.rw && Some(*c) != me);
@@ -225,7 +224,7 @@ fn change_seen_by(ctx: &Ctx, inode: &Inode) -> u64 {
         return inode.change;
     }
     let n = VOLATILE_CHANGE.fetch_add(1, Ordering::Relaxed) & ((1 << 40) - 1);
-    (1 << 63) | ((ctx.mds.store.boot_epoch() & 0x7f_ffff) << 40) | n
+    (1 << 63) | ((ctx.mds.store().boot_epoch() & 0x7f_ffff) << 40) | n
 }
 
 /// Every reported attribute of `inode` (the encoder keeps only the requested ones).
@@ -245,7 +244,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
             minor: 0,
         }),
         unique_handles: Some(true),
-        lease_time: Some(mds.cfg.lease_time),
+        lease_time: Some(mds.cfg().lease_time),
         rdattr_error: Some(NfsStat4::NFS4_OK),
         aclsupport: Some(0),
         cansettime: Some(true),
@@ -265,8 +264,8 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
         maxfilesize: Some(i64::MAX as u64),
         maxlink: Some(u32::from(u16::MAX)),
         maxname: Some(crate::store::MAX_NAME_LEN as u32),
-        maxread: Some(mds.cfg.limits.max_io.into()),
-        maxwrite: Some(mds.cfg.limits.max_io.into()),
+        maxread: Some(mds.cfg().limits.max_io.into()),
+        maxwrite: Some(mds.cfg().limits.max_io.into()),
         mode: Some(inode.mode),
         no_trunc: Some(true),
         numlinks: Some(inode.nlink),
@@ -297,7 +296,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
         // hands out layouts (none otherwise: the client then does not ask); the preferred I/O
         // size and alignment are the export's stripe unit, since the Linux client cuts I/O at
         // stripe unit boundaries anyway.
-        fs_layout_types: Some(if mds.cfg.cluster.grants_layouts() {
+        fs_layout_types: Some(if mds.cfg().cluster.grants_layouts() {
             vec![Layouttype4::LAYOUT4_NFSV4_1_FILES]
         } else {
             Vec::new()
@@ -315,7 +314,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
         FATTR4_SPACE_TOTAL,
     ];
     if fs_bits.iter().any(|&b| want.contains(b)) {
-        if let Ok(s) = mds.data.statfs() {
+        if let Ok(s) = mds.data().statfs() {
             a.files_avail = Some(s.ffree);
             a.files_free = Some(s.ffree);
             a.files_total = Some(s.files);

@@ -32,9 +32,9 @@ pub async fn clone(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {
     };
     // Durable before the reply, as a WRITE's size is.
     ctx.mds
-        .store
+        .store()
         .record_write(fileid, plan.dst_offset + plan.count, ctx.mds.wall_time())
         .await?;
-    ctx.mds.copies.note_bytes(plan.count, 0);
+    ctx.mds.copies().note_bytes(plan.count, 0);
     Ok(())
 }

@@ -13,7 +13,7 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
         let fileid = ctx.fh()?.fileid;
         let stateid = current(ctx, &a.open_stateid)?;
         let (out, closed) = {
-            let mut opens = ctx.mds.opens.lock().expect("opens");
+            let mut opens = ctx.mds.tables().opens();
             let mut closed = opens.lock_stateids(&stateid.other);
             let out = opens.close(clientid, fileid, &stateid)?;
             closed.push(stateid.other);

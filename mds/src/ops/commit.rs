@@ -15,15 +15,15 @@ pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsSta
     regular_file(&inode)?;
     check_commit_range(a.offset, a.count)?;
     let fileid = inode.fileid;
-    if let Some(set) = ctx.mds.store.stripes(fileid)? {
+    if let Some(set) = ctx.mds.store().stripes(fileid)? {
         return Ok(CommitResOk {
-            writeverf: datapath::commit(&ctx.mds, fileid, &set).await?,
+            writeverf: datapath::commit(ctx.mds.pnfs(), fileid, &set).await?,
         });
     }
-    let data = ctx.mds.data.clone();
+    let data = ctx.mds.data().clone();
     let (offset, len) = (a.offset, u64::from(a.count));
     blocking(move || data.commit(ObjectId::whole(fileid), offset, len)).await?;
     Ok(CommitResOk {
-        writeverf: ctx.mds.data.verifier(),
+        writeverf: ctx.mds.data().verifier(),
     })
 }

@@ -85,7 +85,7 @@ pub(super) async fn check_pair(
     if src == dst && count > 0 && src_offset < dst_end && dst_offset < src_offset + count {
         return Err(NfsStat4::NFS4ERR_INVAL);
     }
-    let src_set = ctx.mds.store.stripes(src)?;
+    let src_set = ctx.mds.store().stripes(src)?;
     let dst_set = dest_stripes(ctx, dfh.export, &dst_inode, src_set.as_ref()).await?;
     let place = |f, set: Option<crate::store::StripeSet>| match set {
         Some(s) => Place::Striped(f, s),
@@ -119,9 +119,8 @@ async fn adopt_source_set(
     let fileid = inode.fileid;
     let held = !ctx
         .mds
-        .layouts
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .tables()
+        .layouts_recovered()
         .holders(fileid)
         .is_empty();
     if held {
@@ -130,8 +129,8 @@ async fn adopt_source_set(
         crate::pnfs::fencing::recall_file(&ctx.mds, fileid, fh, None);
         return Err(NfsStat4::NFS4ERR_DELAY);
     }
-    match crate::pnfs::dsobjects::file_size(&ctx.mds, fileid, &set).await {
-        Ok(0) => Ok(ctx.mds.store.restripe_empty(fileid, set, src).await?),
+    match crate::pnfs::dsobjects::file_size(ctx.mds.pnfs(), fileid, &set).await {
+        Ok(0) => Ok(ctx.mds.store().restripe_empty(fileid, set, src).await?),
         Ok(_) => Ok(set),
         Err(e) => Err(e.into()),
     }
@@ -146,7 +145,7 @@ async fn dest_stripes(
     src_set: Option<&crate::store::StripeSet>,
 ) -> Result<Option<crate::store::StripeSet>, NfsStat4> {
     let fileid = inode.fileid;
-    if let Some(set) = ctx.mds.store.stripes(fileid)? {
+    if let Some(set) = ctx.mds.store().stripes(fileid)? {
         return match src_set {
             Some(src) if *src != set && inode.size == 0 => {
                 adopt_source_set(ctx, inode, set, *src).await.map(Some)
@@ -155,14 +154,14 @@ async fn dest_stripes(
         };
     }
     if let Some(src_set) = src_set {
-        if ctx.mds.cfg.cluster.grants_layouts() {
-            let data = ctx.mds.data.clone();
+        if ctx.mds.cfg().cluster.grants_layouts() {
+            let data = ctx.mds.data().clone();
             let local =
                 nfs_server::io::blocking(move || data.size(pfs_core::ObjectId::whole(fileid)))
                     .await?;
             if local == 0 {
                 return Ok(Some(
-                    ctx.mds.store.fix_stripes(fileid, *src_set, false).await?,
+                    ctx.mds.store().fix_stripes(fileid, *src_set, false).await?,
                 ));
             }
         }
@@ -178,8 +177,8 @@ async fn dest_stripes(
 /// The write verifier of the destination's data (a COMMIT after the copy answers the same).
 fn verifier(mds: &Mds, p: &Place) -> Result<Verifier4, NfsStat4> {
     match p {
-        Place::Striped(_, set) => datapath::known_verifier(mds, set),
-        Place::Local(_) => Ok(mds.data.verifier()),
+        Place::Striped(_, set) => datapath::known_verifier(mds.pnfs(), set),
+        Place::Local(_) => Ok(mds.data().verifier()),
     }
 }
 
@@ -192,7 +191,7 @@ async fn record(mds: &Mds, plan: &Plan, copied: u64) -> Result<(), NfsStat4> {
     let fileid = match plan.dst {
         Place::Local(f) | Place::Striped(f, _) => f,
     };
-    mds.store
+    mds.store()
         .record_write(fileid, plan.dst_offset + copied, mds.wall_time())
         .await?;
     Ok(())
@@ -244,7 +243,7 @@ pub async fn copy(ctx: &mut Ctx, a: &CopyArgs) -> Result<CopyResOk, NfsStat4> {
     if a.ca_synchronous || plan.count <= SYNC_COPY_MAX {
         return match copy_now(&mds, &plan, None).await {
             Outcome::Done(w) => {
-                mds.copies.note_sync();
+                mds.copies().note_sync();
                 Ok(CopyResOk {
                     cr_response: w,
                     cr_requirements: CopyRequirements4 {
@@ -254,21 +253,21 @@ pub async fn copy(ctx: &mut Ctx, a: &CopyArgs) -> Result<CopyResOk, NfsStat4> {
                 })
             }
             Outcome::Failed { status, copied } => {
-                mds.copies.note_failed();
+                mds.copies().note_failed();
                 tracing::info!(%status, copied, "synchronous COPY failed");
                 Err(status)
             }
         };
     }
     let clientid = ctx.client()?;
-    let keep = Duration::from_secs(u64::from(mds.cfg.lease_time.max(1)));
-    let job = mds.copies.start(clientid, keep)?;
+    let keep = Duration::from_secs(u64::from(mds.cfg().lease_time.max(1)));
+    let job = mds.copies().start(clientid, keep)?;
     let stateid = job.stateid;
     let wr_writeverf = verifier(&mds, &plan.dst)?;
     let dst_fh = pair.dst_fh;
     tokio::spawn(async move {
         let outcome = copy_now(&mds, &plan, Some(&job)).await;
-        mds.copies.finish(&job, outcome.clone());
+        mds.copies().finish(&job, outcome.clone());
         if job.is_cancelled() {
             tracing::info!(clientid, "copy cancelled; no CB_OFFLOAD");
             return;
@@ -305,7 +304,7 @@ async fn send_offload(
             coa_bytes_copied: copied,
         },
     };
-    let Some(session) = crate::state::recall::callback_session(mds, clientid) else {
+    let Some(session) = crate::state::recall::callback_session(mds.core(), clientid) else {
         tracing::info!(
             clientid,
             "no back channel for CB_OFFLOAD: OFFLOAD_STATUS will tell"
@@ -317,7 +316,7 @@ async fn send_offload(
         coa_stateid,
         coa_offload_info: info,
     };
-    match crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::Offload(args)]).await
+    match crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::Offload(args)]).await
     {
         Ok(res) => {
             let status = res.resarray.iter().find_map(|r| match r {

@@ -86,7 +86,7 @@ pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsSta
         gid,
     };
     let now = ctx.mds.wall_time();
-    let created = ctx.mds.store.create(dir.fileid, name, spec, now).await?;
+    let created = ctx.mds.store().create(dir.fileid, name, spec, now).await?;
     let mut inode = created.inode;
     if attrs.atime.is_some() || attrs.mtime.is_some() {
         // A second commit: a crash between the two leaves the object with server times.
@@ -95,7 +95,12 @@ pub async fn create(ctx: &mut Ctx, a: &CreateArgs) -> Result<CreateResOk, NfsSta
             mtime: attrs.mtime,
             ..SetAttrs::default()
         };
-        inode = ctx.mds.store.setattr(inode.fileid, times, now).await?.inode;
+        inode = ctx
+            .mds
+            .store()
+            .setattr(inode.fileid, times, now)
+            .await?
+            .inode;
     }
     ctx.set_fh(fh.export, &inode);
     Ok(CreateResOk {

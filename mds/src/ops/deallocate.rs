@@ -17,13 +17,13 @@ pub async fn deallocate(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
     let (offset, length) = (a.da_offset, a.da_length);
     // Each object ignores the part of its share past its own end, so the range is not
     // clipped here: objects may reach past the recorded size while layouts are out.
-    let changed = match ctx.mds.store.stripes(fileid)? {
+    let changed = match ctx.mds.store().stripes(fileid)? {
         Some(set) => {
-            ctx.mds.space_watch.watch(fileid);
-            dsspace::deallocate(&ctx.mds, fileid, &set, offset, end).await?
+            ctx.mds.pnfs().space_watch().watch(fileid);
+            dsspace::deallocate(ctx.mds.pnfs(), fileid, &set, offset, end).await?
         }
         None => {
-            let data = ctx.mds.data.clone();
+            let data = ctx.mds.data().clone();
             let how =
                 blocking(move || data.deallocate(ObjectId::whole(fileid), offset, length)).await?;
             how != Deallocated::Nothing
@@ -32,7 +32,7 @@ pub async fn deallocate(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
     if changed {
         // The data changed but the size did not: an end of 0 never grows the file.
         ctx.mds
-            .store
+            .store()
             .record_write(fileid, 0, ctx.mds.wall_time())
             .await?;
     }

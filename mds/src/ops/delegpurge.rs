@@ -12,13 +12,7 @@ use tracing::info;
 pub fn delegpurge(ctx: &Ctx) -> DelegPurgeRes {
     let status = match ctx.client() {
         Ok(clientid) => {
-            let purged = ctx
-                .mds
-                .opens
-                .lock()
-                .expect("opens")
-                .delegs
-                .purge_prev(clientid);
+            let purged = ctx.mds.tables().opens().delegs.purge_prev(clientid);
             if purged > 0 {
                 info!(
                     clientid,

@@ -14,9 +14,8 @@ pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
         let fileid = ctx.fh()?.fileid;
         let stateid = current(ctx, &a.deleg_stateid)?;
         ctx.mds
-            .opens
-            .lock()
-            .expect("opens")
+            .tables()
+            .opens()
             .delegs
             .delegreturn(clientid, fileid, &stateid)?;
         refuse_on_data_servers(ctx, fileid, [stateid.other]);

@@ -77,7 +77,7 @@ pub fn sticky_allows(user: &User, dir: &Inode, entry: &Inode) -> bool {
 /// The sticky rule for `name` in `dir`, if it exists (a missing name is left for the store to
 /// answer NFS4ERR_NOENT or to create).
 pub(super) fn check_sticky(ctx: &Ctx, dir: &Inode, name: &[u8]) -> Result<Option<Inode>, NfsStat4> {
-    match ctx.mds.store.lookup(dir.fileid, name) {
+    match ctx.mds.store().lookup(dir.fileid, name) {
         Ok(entry) if !sticky_allows(&ctx.user, dir, &entry) => Err(NfsStat4::NFS4ERR_ACCESS),
         Ok(entry) => Ok(Some(entry)),
         Err(crate::store::StoreError::NoEnt) => Ok(None),
@@ -92,7 +92,7 @@ pub(super) fn check_sticky(ctx: &Ctx, dir: &Inode, name: &[u8]) -> Result<Option
 /// Removes a file's data object (on a blocking thread). A failure is logged, not returned:
 /// the name is already gone durably, and a missing object is not an error.
 pub async fn remove_data(mds: &Mds, fileid: u64) {
-    let data = mds.data.clone();
+    let data = mds.data().clone();
     let r = tokio::task::spawn_blocking(move || data.remove(ObjectId::whole(fileid))).await;
     match r {
         Ok(Ok(())) => {}
@@ -113,30 +113,23 @@ pub async fn reap(mds: Arc<Mds>, fileid: u64) {
     // The job gets the cluster configuration, not the MDS: a job that held the last handle
     // of the MDS would drop the store from the committer's own thread.
     let rings = mds.ring_book();
-    let deleted = mds.store.delete_orphan(fileid, move |set| {
+    let deleted = mds.store().delete_orphan(fileid, move |set| {
         let ring = rings.ring(set.device.generation);
         crate::pnfs::dsobjects::removal_servers(ring.as_ref(), &rings.cluster, set)
     });
     tokio::spawn(async move {
         match deleted.await {
-            Ok(_) => mds.removals.wake(),
+            Ok(_) => mds.pnfs().removals().wake(),
             Err(e) => warn!(fileid, "deleting an orphan (left for the next start): {e}"),
         }
-        mds.opens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .orphan_reaped(fileid);
+        mds.tables().opens_recovered().orphan_reaped(fileid);
     });
 }
 
 /// Deletes, in the background, every orphan whose last open went since the last call. Call
 /// it after anything that drops opens: CLOSE, and the release of a client's state.
 pub fn reap_released(mds: &Arc<Mds>) {
-    let released = mds
-        .opens
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take_released_orphans();
+    let released = mds.tables().opens_recovered().take_released_orphans();
     for fileid in released {
         tokio::spawn(reap(mds.clone(), fileid));
     }
@@ -148,24 +141,20 @@ pub fn reap_released(mds: &Arc<Mds>) {
 /// filehandle; an orphan reclaimed so stays until that open goes). knfsd keeps no such files
 /// across a restart at all: its clients' reclaims of unlinked open files fail.
 pub async fn sweep_orphans(mds: Arc<Mds>) {
-    let orphans = match mds.store.orphans() {
+    let orphans = match mds.store().orphans() {
         Ok(o) => o,
         Err(e) => {
             warn!("listing orphans: {e}");
             return;
         }
     };
-    let epoch = mds.store.boot_epoch();
+    let epoch = mds.store().boot_epoch();
     let mut deleted = 0usize;
     for (fileid, orphaned_in) in orphans {
         if orphaned_in >= epoch {
             continue; // this boot's orphans are handled as their opens go
         }
-        let fate = mds
-            .opens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .unlinked(fileid);
+        let fate = mds.tables().opens_recovered().unlinked(fileid);
         if fate == OrphanFate::Delete {
             reap(mds.clone(), fileid).await;
             deleted += 1;
@@ -185,12 +174,7 @@ pub(super) async fn after_unlink(ctx: &Ctx, r: &Removed) {
     if !r.orphan {
         return;
     }
-    let fate = ctx
-        .mds
-        .opens
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .unlinked(r.fileid);
+    let fate = ctx.mds.tables().opens_recovered().unlinked(r.fileid);
     if fate == OrphanFate::Delete {
         reap(ctx.mds.clone(), r.fileid).await;
     } else {
@@ -205,15 +189,14 @@ pub(super) async fn after_unlink(ctx: &Ctx, r: &Removed) {
 pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
     let held = !ctx
         .mds
-        .layouts
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .tables()
+        .layouts_recovered()
         .holders(fileid)
         .is_empty();
     if !held {
         return;
     }
-    let (Ok(export), Ok(inode)) = (ctx.fh().map(|f| f.export), ctx.mds.store.getattr(fileid))
+    let (Ok(export), Ok(inode)) = (ctx.fh().map(|f| f.export), ctx.mds.store().getattr(fileid))
     else {
         return;
     };

@@ -35,7 +35,7 @@ pub fn encode_fh(ctx: &Ctx, fh: Fh) -> NfsFh4 {
         FhKind::Object
     };
     ctx.mds
-        .store
+        .store()
         .fh_codec()
         .encode_kind(kind, fh.export, fh.fileid, fh.generation)
 }

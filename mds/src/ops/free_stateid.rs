@@ -11,7 +11,7 @@ pub fn free_stateid(ctx: &mut Ctx, a: &FreeStateidArgs) -> FreeStateidRes {
         let clientid = ctx.client()?;
         let stateid = current(ctx, &a.fsa_stateid)?;
         let file = {
-            let mut opens = ctx.mds.opens.lock().expect("opens");
+            let mut opens = ctx.mds.tables().opens();
             let file = opens.file_of(&stateid.other);
             opens.free_stateid(clientid, &stateid)?;
             file

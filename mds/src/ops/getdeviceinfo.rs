@@ -36,7 +36,7 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
     if a.gdia_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
         return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
     }
-    let cluster = &ctx.mds.cfg.cluster;
+    let cluster = &ctx.mds.cfg().cluster;
     // A device this server never made, or of another ring generation: section 18.40.3
     // (NFS4ERR_NOENT).
     if !cluster.grants_layouts() {
@@ -55,7 +55,7 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
         NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
     ]));
     if notification.contains(NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0) {
-        ctx.mds.device_watch.watch(clientid, a.gdia_device_id);
+        ctx.mds.device_watch().watch(clientid, a.gdia_device_id);
     }
     Ok(GetDeviceInfoResOk {
         gdir_device_addr: addr.to_device_addr(),

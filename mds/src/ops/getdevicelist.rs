@@ -50,14 +50,20 @@ pub fn getdevicelist(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceListRe
         return Err(NfsStat4::NFS4ERR_INVAL);
     }
     let mut verf = [0u8; 8];
-    verf[4..].copy_from_slice(&ctx.mds.ring_generation.to_be_bytes());
+    verf[4..].copy_from_slice(&ctx.mds.pnfs().ring_generation().to_be_bytes());
     if a.gdla_cookie != 0 && a.gdla_cookieverf != verf {
         return Err(NfsStat4::NFS4ERR_NOT_SAME);
     }
     let ids = ctx
         .mds
-        .ring(ctx.mds.ring_generation)
-        .map(|ring| device_list(&ctx.mds.cfg.cluster, &ring, ctx.mds.dir_layouts.policies()))
+        .ring(ctx.mds.pnfs().ring_generation())
+        .map(|ring| {
+            device_list(
+                &ctx.mds.cfg().cluster,
+                &ring,
+                ctx.mds.namespace().dir_layouts().policies(),
+            )
+        })
         .unwrap_or_default();
     let start = usize::try_from(a.gdla_cookie).map_err(|_| NfsStat4::NFS4ERR_BAD_COOKIE)?;
     if start > ids.len() {

@@ -16,7 +16,7 @@ pub fn getxattr(ctx: &Ctx, a: &GetXattrArgs) -> Result<GetXattrResOk, NfsStat4> 
     }
     let value = ctx
         .mds
-        .store
+        .store()
         .get_xattr(inode.fileid, a.gxa_name.as_bytes())?;
     // The value must fit the session's replies (RFC 8881 section 2.10.6.4); values are at most
     // 64 KiB, so this only bites a session negotiated very small.

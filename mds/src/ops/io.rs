@@ -57,9 +57,8 @@ pub(super) fn check_io_on(
     regular_file(&inode)?;
     let stateid = resolve_current(stateid, current)?;
     ctx.mds
-        .opens
-        .lock()
-        .expect("opens")
+        .tables()
+        .opens()
         .check_io(clientid, inode.fileid, &stateid, io)?;
     if classify(&stateid)?.is_some() {
         if ctx.user.uid != inode.uid && ctx.allowed(&inode, want) == 0 {

@@ -64,14 +64,9 @@ pub fn new_stripe_set(
     fileid: u64,
 ) -> Result<StripeSet, NfsStat4> {
     let ring = mds
-        .ring(mds.ring_generation)
+        .ring(mds.pnfs().ring_generation())
         .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
-    let up = |id: u32| {
-        u16::try_from(id)
-            .ok()
-            .and_then(|id| mds.devices.status(id))
-            .is_some_and(|s| s.up)
-    };
+    let up = |id: u32| mds.devices().is_ring_member_up(id);
     stripe_set_for(policy, &ring, fileid, up).ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
 }
 
@@ -90,11 +85,15 @@ pub fn directory_stripe_plan(
     dir: u64,
 ) -> Option<Arc<dyn Fn(u64) -> Option<StripeSet> + Send + Sync>> {
     let mds = &ctx.mds;
-    if mds.dir_layouts.is_empty() || !mds.cfg.cluster.grants_layouts() {
+    if mds.namespace().dir_layouts().is_empty() || !mds.cfg().cluster.grants_layouts() {
         return None;
     }
     let root = mds.export_root_fileid(export)?;
-    let policy = match mds.dir_layouts.for_directory(&mds.store, export, root, dir) {
+    let policy = match mds
+        .namespace()
+        .dir_layouts()
+        .for_directory(mds.store(), export, root, dir)
+    {
         Ok(Some(p)) => p,
         Ok(None) => return None,
         Err(e) => {
@@ -105,7 +104,7 @@ pub fn directory_stripe_plan(
             return None;
         }
     };
-    let Some(ring) = mds.ring(mds.ring_generation) else {
+    let Some(ring) = mds.ring(mds.pnfs().ring_generation()) else {
         warn!(
             dir,
             "no data servers: new files get no directory layout policy"
@@ -116,12 +115,7 @@ pub fn directory_stripe_plan(
         .servers
         .iter()
         .map(|s| s.id)
-        .filter(|&id| {
-            u16::try_from(id)
-                .ok()
-                .and_then(|id| mds.devices.status(id))
-                .is_some_and(|s| s.up)
-        })
+        .filter(|&id| mds.devices().is_ring_member_up(id))
         .collect();
     Some(Arc::new(move |fileid| {
         stripe_set_for(policy, &ring, fileid, |id| up.contains(&id))
@@ -154,14 +148,14 @@ pub async fn file_stripes(
     rw: bool,
 ) -> Result<Option<StripeSet>, NfsStat4> {
     let fileid = inode.fileid;
-    if let Some(set) = ctx.mds.store.stripes(fileid)? {
+    if let Some(set) = ctx.mds.store().stripes(fileid)? {
         return Ok(Some(set));
     }
-    let cluster = &ctx.mds.cfg.cluster;
+    let cluster = &ctx.mds.cfg().cluster;
     if !cluster.grants_layouts() {
         return Ok(None);
     }
-    let data = ctx.mds.data.clone();
+    let data = ctx.mds.data().clone();
     if nfs_server::io::blocking(move || data.size(pfs_core::ObjectId::whole(fileid))).await? > 0 {
         return Ok(None);
     }
@@ -173,7 +167,9 @@ pub async fn file_stripes(
         Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE) => return Ok(None),
         Err(e) => return Err(e),
     };
-    Ok(Some(ctx.mds.store.fix_stripes(fileid, proposed, rw).await?))
+    Ok(Some(
+        ctx.mds.store().fix_stripes(fileid, proposed, rw).await?,
+    ))
 }
 
 /// Which layout a set of DS filehandles is made for (`cluster::ds_fh`).

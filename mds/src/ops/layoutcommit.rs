@@ -28,9 +28,8 @@ pub async fn layoutcommit(
     }
     let held = ctx
         .mds
-        .layouts
-        .lock()
-        .expect("layouts")
+        .tables()
+        .layouts()
         .modes(clientid, inode.fileid, &stateid);
     match held {
         Ok(modes) if modes.rw => {}
@@ -43,9 +42,8 @@ pub async fn layoutcommit(
         Err(LayoutError::Stale)
             if ctx
                 .mds
-                .opens
-                .lock()
-                .expect("opens")
+                .tables()
+                .opens()
                 .client_has_write_open(clientid, inode.fileid) =>
         {
             tracing::info!(
@@ -69,7 +67,7 @@ pub async fn layoutcommit(
     };
     let after = ctx
         .mds
-        .store
+        .store()
         .record_layout_commit(inode.fileid, end, mtime, now)
         .await?;
     if after.size != inode.size {

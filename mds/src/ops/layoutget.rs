@@ -32,7 +32,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     }
     // No layouts for this file system (layouts off, or no data servers): the client does
     // its I/O through the MDS (section 18.43.3, NFS4ERR_LAYOUTUNAVAILABLE).
-    let cluster = &ctx.mds.cfg.cluster;
+    let cluster = &ctx.mds.cfg().cluster;
     if !cluster.grants_layouts() {
         return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
     }
@@ -66,7 +66,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         if classify(&stateid)?.is_some() {
             return Err(NfsStat4::NFS4ERR_BAD_STATEID);
         }
-        ctx.mds.opens.lock().expect("opens").check_io(
+        ctx.mds.tables().opens().check_io(
             clientid,
             inode.fileid,
             &stateid,
@@ -81,20 +81,18 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // A file whose data servers are not all up gets no layout until they are: its data is
     // there, and I/O through the MDS waits for them too.
     for id in ctx.mds.stripe_servers(&set)? {
-        if !ctx.mds.devices.status(id).is_some_and(|s| s.up) {
+        if !ctx.mds.devices().is_up(id) {
             return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
         }
     }
-    let layout_stateid = ctx.mds.layouts.lock().expect("layouts").get(
-        clientid,
-        inode.fileid,
-        &stateid,
-        a.loga_iomode,
-        true,
-    )?;
+    let layout_stateid =
+        ctx.mds
+            .tables()
+            .layouts()
+            .get(clientid, inode.fileid, &stateid, a.loga_iomode, true)?;
     let codec = ds_fh_codec(
-        ctx.mds.store.server_key(),
-        ctx.mds.store.boot_epoch() as u16,
+        ctx.mds.store().server_key(),
+        ctx.mds.store().boot_epoch() as u16,
     );
     let body = file_layout(
         &codec,
@@ -111,8 +109,12 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // after fixing a new file's stripe set above): in this order a concurrent settling of
     // the file either sees the grant or is followed by this mark (crate::pnfs::settle).
     if rw {
-        ctx.mds.settler.granted(inode.fileid);
-        ctx.mds.settler.mark(&ctx.mds, inode.fileid).await?;
+        ctx.mds.pnfs().settler().granted(inode.fileid);
+        ctx.mds
+            .pnfs()
+            .settler()
+            .mark(ctx.mds.store(), inode.fileid)
+            .await?;
     }
     let ok = LayoutGetResOk {
         logr_return_on_close: true,
@@ -141,7 +143,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
 /// delegation (the Linux client asks for an RW layout with its delegation stateid, and keeps
 /// writing under the delegation after CLOSE).
 fn may_write(ctx: &Ctx, clientid: u64, fileid: u64) -> bool {
-    let opens = ctx.mds.opens.lock().expect("opens");
+    let opens = ctx.mds.tables().opens();
     opens.client_has_write_open(clientid, fileid)
         || matches!(
             opens.delegs.held_by(clientid, fileid),

@@ -37,12 +37,11 @@ fn layoutreturn_inner(
         Layoutreturn4::File(f) => {
             let fileid = ctx.fh()?.fileid;
             let stateid = resolve_current(&f.lrf_stateid, ctx.cstateid.as_ref())?;
-            let left = ctx.mds.layouts.lock().expect("layouts").return_file(
-                clientid,
-                fileid,
-                &stateid,
-                a.lora_iomode,
-            );
+            let left =
+                ctx.mds
+                    .tables()
+                    .layouts()
+                    .return_file(clientid, fileid, &stateid, a.lora_iomode);
             match left {
                 Ok(Some(s)) => Ok(LayoutreturnStateid::Present(s)),
                 // A layout of an earlier boot is gone already: returning it is done (the
@@ -56,22 +55,14 @@ fn layoutreturn_inner(
             if ctx.fh()?.export == crate::compound::exports::PSEUDO_EXPORT {
                 return Ok(LayoutreturnStateid::Absent);
             }
-            if ctx.mds.cfg.exports.len() != 1 {
+            if ctx.mds.cfg().exports.len() != 1 {
                 return Err(NfsStat4::NFS4ERR_NOTSUPP);
             }
-            ctx.mds
-                .layouts
-                .lock()
-                .expect("layouts")
-                .return_all(clientid, |_| true);
+            ctx.mds.tables().layouts().return_all(clientid, |_| true);
             Ok(LayoutreturnStateid::Absent)
         }
         Layoutreturn4::All => {
-            ctx.mds
-                .layouts
-                .lock()
-                .expect("layouts")
-                .return_all(clientid, |_| true);
+            ctx.mds.tables().layouts().return_all(clientid, |_| true);
             Ok(LayoutreturnStateid::Absent)
         }
         Layoutreturn4::Other(_) => Err(NfsStat4::NFS4ERR_INVAL),

@@ -10,7 +10,10 @@ use nfs_proto::nfs4::*;
 pub async fn link(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4> {
     let sfh = saved_fh(ctx)?;
     let (tfh, dir) = current_dir(ctx)?;
-    let source = ctx.mds.store.getattr_checked(sfh.fileid, sfh.generation)?;
+    let source = ctx
+        .mds
+        .store()
+        .getattr_checked(sfh.fileid, sfh.generation)?;
     if source.is_dir() {
         return Err(NfsStat4::NFS4ERR_ISDIR);
     }
@@ -23,7 +26,7 @@ pub async fn link(ctx: &mut Ctx, a: &LinkArgs) -> Result<ChangeInfo4, NfsStat4> 
     break_delegations(ctx, &source)?;
     let linked = ctx
         .mds
-        .store
+        .store()
         .link(source.fileid, dir.fileid, name, ctx.mds.wall_time())
         .await?;
     Ok(linked.cinfo)

@@ -32,7 +32,7 @@ pub fn listxattrs(ctx: &Ctx, a: &ListXattrsArgs) -> Result<ListXattrsResOk, NfsS
     let mut size = LIST_FIXED;
     let mut cookie = a.lxa_cookie;
     let eof = 'fill: loop {
-        let page = ctx.mds.store.list_xattrs(inode.fileid, cookie, BATCH)?;
+        let page = ctx.mds.store().list_xattrs(inode.fileid, cookie, BATCH)?;
         for n in page.names {
             let cost = 4 + n.name.len().next_multiple_of(4);
             if size + cost > limit {

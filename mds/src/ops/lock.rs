@@ -27,12 +27,7 @@ pub fn lock(ctx: &mut Ctx, a: &LockArgs) -> LockRes {
             Locker4::OpenOwner(o) => o.open_stateid = current(ctx, &o.open_stateid)?,
             Locker4::LockOwner(e) => e.lock_stateid = current(ctx, &e.lock_stateid)?,
         }
-        let out = ctx
-            .mds
-            .opens
-            .lock()
-            .expect("opens")
-            .lock(clientid, fileid, &args)?;
+        let out = ctx.mds.tables().opens().lock(clientid, fileid, &args)?;
         if a.reclaim {
             info!(
                 clientid,

@@ -11,18 +11,14 @@ pub fn lockt(ctx: &mut Ctx, a: &LockTArgs) -> LockTRes {
     let r = (|| {
         let clientid = ctx.client()?;
         let fileid = lock_file(ctx)?;
-        let now = ctx.mds.core.now();
+        let now = ctx.mds.core().now();
         ctx.mds
-            .core
+            .core()
             .state()
             .grace
             .check_new_state(now)
             .map_err(NfsStat4::from)?;
-        ctx.mds
-            .opens
-            .lock()
-            .expect("opens")
-            .lockt(clientid, fileid, a)?;
+        ctx.mds.tables().opens().lockt(clientid, fileid, a)?;
         Ok::<_, LockFailure>(())
     })();
     match r {

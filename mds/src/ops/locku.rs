@@ -12,12 +12,7 @@ pub fn locku(ctx: &mut Ctx, a: &LockUArgs) -> LockURes {
         let fileid = lock_file(ctx)?;
         let mut args = *a;
         args.lock_stateid = current(ctx, &a.lock_stateid)?;
-        let out = ctx
-            .mds
-            .opens
-            .lock()
-            .expect("opens")
-            .locku(clientid, fileid, &args)?;
+        let out = ctx.mds.tables().opens().locku(clientid, fileid, &args)?;
         Ok::<_, NfsStat4>(out)
     })();
     match r {

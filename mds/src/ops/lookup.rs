@@ -15,9 +15,9 @@ pub(super) fn lookup_name(ctx: &mut Ctx, name: &Utf8String) -> Result<(), NfsSta
     if let Some(at) = ctx.place() {
         // A pseudo entry or a junction: cross into it.
         let s = std::str::from_utf8(name).map_err(|_| NfsStat4::NFS4ERR_INVAL)?;
-        if let Some(to) = ctx.mds.exports.child(at, s) {
+        if let Some(to) = ctx.mds.exports().child(at, s) {
             if let Place::Pseudo(_) = to {
-                if !ctx.mds.exports.admits(to, ctx.session.conn.peer().ip()) {
+                if !ctx.mds.exports().admits(to, ctx.session.conn.peer().ip()) {
                     return Err(NfsStat4::NFS4ERR_NOENT);
                 }
             }
@@ -27,7 +27,7 @@ pub(super) fn lookup_name(ctx: &mut Ctx, name: &Utf8String) -> Result<(), NfsSta
             return Err(NfsStat4::NFS4ERR_NOENT);
         }
     }
-    let inode = ctx.mds.store.lookup(dir.fileid, name)?;
+    let inode = ctx.mds.store().lookup(dir.fileid, name)?;
     let export = ctx.fh()?.export;
     ctx.set_fh(export, &inode);
     Ok(())

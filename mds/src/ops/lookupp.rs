@@ -9,11 +9,15 @@ pub fn lookupp(ctx: &mut Ctx) -> LookupPRes {
     let status = (|| {
         let dir = ctx.dir()?;
         if let Some(at) = ctx.place() {
-            let up = ctx.mds.exports.parent(at).ok_or(NfsStat4::NFS4ERR_NOENT)?;
+            let up = ctx
+                .mds
+                .exports()
+                .parent(at)
+                .ok_or(NfsStat4::NFS4ERR_NOENT)?;
             return ctx.set_place(up);
         }
         let export = ctx.fh()?.export;
-        let parent = ctx.mds.store.lookupp(dir.fileid)?;
+        let parent = ctx.mds.store().lookupp(dir.fileid)?;
         ctx.set_fh(export, &parent);
         Ok(())
     })()

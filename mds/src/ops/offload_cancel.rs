@@ -8,10 +8,10 @@ use nfs_proto::nfs4::*;
 pub fn offload_cancel(ctx: &mut Ctx, a: &OffloadCancelArgs) -> OffloadCancelRes {
     let status = match ctx
         .client()
-        .and_then(|c| ctx.mds.copies.find(c, &a.oca_stateid))
+        .and_then(|c| ctx.mds.copies().find(c, &a.oca_stateid))
     {
         Ok(job) => {
-            ctx.mds.copies.cancel(&job);
+            ctx.mds.copies().cancel(&job);
             NfsStat4::NFS4_OK
         }
         Err(s) => s,

@@ -9,7 +9,7 @@ use nfs_proto::nfs4::*;
 pub fn offload_status(ctx: &mut Ctx, a: &OffloadStatusArgs) -> OffloadStatusRes {
     let job = match ctx
         .client()
-        .and_then(|c| ctx.mds.copies.find(c, &a.osa_stateid))
+        .and_then(|c| ctx.mds.copies().find(c, &a.osa_stateid))
     {
         Ok(j) => j,
         Err(s) => return OffloadStatusRes::Err(s),

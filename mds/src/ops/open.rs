@@ -23,7 +23,7 @@ use crate::state::stateid::resolve_current;
 use crate::store::{CreateHow, CreateSpec, Inode, NewFileExtras, NewObject, SetAttrs, StoreError};
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
-use std::sync::PoisonError;
+
 use tracing::info;
 
 /// The mode of a file OPEN creates when the client gives none (EXCLUSIVE4 carries no
@@ -40,9 +40,8 @@ pub fn check_size_change(ctx: &Ctx, fileid: u64, stateid: &Stateid4) -> Result<(
     let clientid = ctx.client()?;
     let stateid = crate::state::stateid::resolve_current(stateid, ctx.cstateid.as_ref())?;
     ctx.mds
-        .opens
-        .lock()
-        .expect("opens")
+        .tables()
+        .opens()
         .check_io(clientid, fileid, &stateid, crate::state::open::Io::Write)
         .map_err(NfsStat4::from)
 }
@@ -67,8 +66,8 @@ pub(crate) fn regular_file(inode: &Inode) -> Result<(), NfsStat4> {
 /// lock waits for the grace period to end and for the client's own RECLAIM_COMPLETE
 /// (NFS4ERR_GRACE, section 18.51.3).
 pub(super) fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(), NfsStat4> {
-    let now = ctx.mds.core.now();
-    let st = ctx.mds.core.state();
+    let now = ctx.mds.core().now();
+    let st = ctx.mds.core().state();
     if reclaim {
         let owner = st
             .clients
@@ -93,8 +92,8 @@ pub(super) fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(),
 /// instead would make the file "hold data on the MDS" and lose it its layouts for good
 /// (fio sizes its file with ftruncate before it writes: it did all its I/O through the MDS).
 pub(super) async fn truncate_data(ctx: &Ctx, fileid: u64, size: u64) -> Result<(), NfsStat4> {
-    let data = ctx.mds.data.clone();
-    let layouts = ctx.mds.cfg.cluster.grants_layouts();
+    let data = ctx.mds.data().clone();
+    let layouts = ctx.mds.cfg().cluster.grants_layouts();
     nfs_server::io::blocking(move || {
         let id = ObjectId::whole(fileid);
         if layouts && data.size(id)? == 0 {
@@ -185,7 +184,7 @@ async fn open_by_name(
     if ctx.allowed(&dir, ACCESS4_LOOKUP) == 0 {
         return Err(NfsStat4::NFS4ERR_ACCESS);
     }
-    let existing = match ctx.mds.store.lookup(dir.fileid, name) {
+    let existing = match ctx.mds.store().lookup(dir.fileid, name) {
         Ok(i) => Some(i),
         Err(StoreError::NoEnt) => None,
         Err(e) => return Err(e.into()),
@@ -254,7 +253,7 @@ async fn open_by_name(
     };
     let out = ctx
         .mds
-        .store
+        .store()
         .create_file(dir.fileid, name, spec, extras, now)
         .await?;
     let made = out.made;
@@ -419,7 +418,8 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     // reservation, so that a data server that is down (NFS4ERR_DELAY) leaves no open behind.
     let ds_truncate = if target.truncate {
         crate::pnfs::dsobjects::plan_truncate(
-            &ctx.mds,
+            ctx.mds.store(),
+            ctx.mds.pnfs(),
             target.inode.fileid,
             0,
             target.inode.change,
@@ -439,9 +439,9 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     // No new delegation while the grace period lasts: a client reclaiming its opens and
     // locks must not find them behind another client's fresh delegation (knfsd waits too).
     // A reclaim gets back only the delegation it names.
-    let in_grace = ctx.mds.core.state().grace.in_grace(ctx.mds.core.now());
+    let in_grace = ctx.mds.core().state().grace.in_grace(ctx.mds.core().now());
     let offer_enabled = ctx.mds.delegations_enabled(target.export) && !in_grace;
-    let callback_up = offer_enabled && crate::state::recall::callback_up(&ctx.mds, clientid);
+    let callback_up = offer_enabled && crate::state::recall::callback_up(ctx.mds.core(), clientid);
     // Other clients' delegations that conflict with this open are recalled, and the open
     // waits (RFC 8881 section 10.4.4): reading conflicts with write delegations, writing
     // (or truncating) with all.
@@ -451,7 +451,7 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
         Need::Read
     };
     let (grant, old_access) = {
-        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let mut opens = ctx.mds.tables().opens();
         if let Some(stateid) = &under_delegation {
             opens
                 .delegs
@@ -518,15 +518,20 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     if grant.upgraded {
         let new = ctx
             .mds
-            .opens
-            .lock()
-            .expect("opens")
+            .tables()
+            .opens()
             .access_family(&grant.stateid.other)
             .first()
             .map(|f| f.1);
         if new != old_access {
-            crate::pnfs::fencing::push_access(&ctx.mds, target.inode.fileid, &grant.stateid.other)
-                .await?;
+            crate::pnfs::fencing::push_access(
+                ctx.mds.store(),
+                ctx.mds.tables(),
+                ctx.mds.pnfs(),
+                target.inode.fileid,
+                &grant.stateid.other,
+            )
+            .await?;
         }
     }
     // After the share reservation, so that a denied OPEN truncates nothing. A striped file's
@@ -543,7 +548,7 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
         };
         let out = ctx
             .mds
-            .store
+            .store()
             .setattr(target.inode.fileid, size0, ctx.mds.wall_time())
             .await?;
         if striped {
@@ -562,7 +567,9 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
         );
     }
     ctx.set_fh(target.export, &target.inode);
-    if target.truncate && crate::pnfs::fencing::striped(&ctx.mds, target.inode.fileid) {
+    if target.truncate
+        && crate::pnfs::fencing::striped(ctx.mds.store(), ctx.mds.pnfs(), target.inode.fileid)
+    {
         // Other clients' layouts map data that changed under them (RFC 8881 section
         // 12.5.5.1): recalled in the background.
         super::dir::recall_layouts(ctx, target.inode.fileid);
@@ -591,14 +598,11 @@ pub(super) fn current(ctx: &Ctx, stateid: &Stateid4) -> Result<Stateid4, NfsStat
 /// Also called when a delegation is revoked ([`crate::state::recall::revoke_expired`]).
 pub(crate) fn drop_layouts_if_done(mds: &Mds, clientid: u64, fileid: u64) {
     let done = {
-        let opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+        let opens = mds.tables().opens_recovered();
         !opens.client_has_open(clientid, fileid) && opens.delegs.held_by(clientid, fileid).is_none()
     };
     if done {
-        mds.layouts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .closed(clientid, fileid);
+        mds.tables().layouts_recovered().closed(clientid, fileid);
     }
 }
 
@@ -609,8 +613,8 @@ pub(super) fn refuse_on_data_servers(
     file: u64,
     others: impl IntoIterator<Item = crate::pnfs::devices::Other>,
 ) {
-    if crate::pnfs::fencing::striped(&ctx.mds, file) {
-        ctx.mds.fencing.queue(
+    if crate::pnfs::fencing::striped(ctx.mds.store(), ctx.mds.pnfs(), file) {
+        ctx.mds.fencing().queue(
             others
                 .into_iter()
                 .map(|o| (o, crate::pnfs::dsctl::RevokeReason::Closed)),

@@ -15,7 +15,7 @@ pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngra
         let clientid = ctx.client()?;
         let fileid = ctx.fh()?.fileid;
         let stateid = current(ctx, &a.open_stateid)?;
-        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let mut opens = ctx.mds.tables().opens();
         let old = opens.open_modes(clientid, &stateid).ok().map(|m| m.0);
         let out = opens.open_downgrade(clientid, fileid, &stateid, a.share_access, a.share_deny)?;
         Ok::<_, NfsStat4>((out, fileid, old != Some(a.share_access)))
@@ -24,7 +24,14 @@ pub async fn open_downgrade(ctx: &mut Ctx, a: &OpenDowngradeArgs) -> OpenDowngra
         Ok((out, fileid, changed)) => {
             if changed {
                 // Failure: logged and handled by the registry (see above).
-                let _ = crate::pnfs::fencing::push_access(&ctx.mds, fileid, &out.other).await;
+                let _ = crate::pnfs::fencing::push_access(
+                    ctx.mds.store(),
+                    ctx.mds.tables(),
+                    ctx.mds.pnfs(),
+                    fileid,
+                    &out.other,
+                )
+                .await;
             }
             Ok(out)
         }

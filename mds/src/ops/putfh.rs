@@ -10,26 +10,25 @@ use nfs_proto::nfs4::*;
 /// until it is being deleted.
 pub fn putfh(ctx: &mut Ctx, a: &PutFhArgs) -> PutFhRes {
     let status = (|| {
-        let d = ctx.mds.store.fh_codec().decode(&a.object)?;
+        let d = ctx.mds.store().fh_codec().decode(&a.object)?;
         if d.kind == FhKind::Pseudo {
             // A pseudo node of another config is gone: STALE, as a removed file.
             let node = (d.export == PSEUDO_EXPORT)
-                .then(|| ctx.mds.exports.pseudo_by_fileid(d.fileid))
+                .then(|| ctx.mds.exports().pseudo_by_fileid(d.fileid))
                 .flatten()
                 .ok_or(NfsStat4::NFS4ERR_STALE)?;
             return ctx.set_place(Place::Pseudo(node));
         }
-        if ctx.mds.exports.get(d.export).is_none() {
+        if ctx.mds.exports().get(d.export).is_none() {
             return Err(NfsStat4::NFS4ERR_STALE);
         }
-        let inode = ctx.mds.store.getattr_checked(d.fileid, d.generation)?;
+        let inode = ctx.mds.store().getattr_checked(d.fileid, d.generation)?;
         if inode.nlink == 0
             && !inode.is_dir()
             && ctx
                 .mds
-                .opens
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .tables()
+                .opens_recovered()
                 .orphan_is_reaping(inode.fileid)
         {
             return Err(NfsStat4::NFS4ERR_STALE);

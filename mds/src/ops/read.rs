@@ -15,7 +15,7 @@ use pfs_core::ObjectId;
 pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     let (fileid, inode) = check_io(ctx, &a.stateid, Io::Read, ACCESS4_READ | ACCESS4_EXECUTE)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
-    let count = a.count.min(ctx.mds.cfg.limits.max_io);
+    let count = a.count.min(ctx.mds.cfg().limits.max_io);
     // A READ at the recorded end of a file written through layouts (a data server sends a
     // client here when it cannot tell where the file ends) sees what the data servers hold
     // before LAYOUTCOMMIT, as GETATTR does.
@@ -34,11 +34,11 @@ pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     }
     let want = u64::from(count).min(size - a.offset);
     let offset = a.offset;
-    let bytes = match ctx.mds.store.stripes(fileid)? {
+    let bytes = match ctx.mds.store().stripes(fileid)? {
         // Zeros where the objects end before the size: holes.
-        Some(set) => datapath::read(&ctx.mds, fileid, &set, offset, want).await?,
+        Some(set) => datapath::read(ctx.mds.pnfs(), fileid, &set, offset, want).await?,
         None => {
-            let data = ctx.mds.data.clone();
+            let data = ctx.mds.data().clone();
             let done =
                 blocking(move || data.read(ObjectId::whole(fileid), offset, want as u32)).await?;
             // The object may end before the size the store recorded (unstable data lost in

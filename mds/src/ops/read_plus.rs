@@ -43,7 +43,7 @@ pub async fn read_plus(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResOk,
         ACCESS4_READ | ACCESS4_EXECUTE,
     )?;
     let size = inode.size;
-    let count = a.rpa_count.min(ctx.mds.cfg.limits.max_io);
+    let count = a.rpa_count.min(ctx.mds.cfg().limits.max_io);
     if a.rpa_offset >= size || count == 0 {
         return Ok(ReadPlusResOk {
             rpr_eof: a.rpa_offset >= size,
@@ -52,7 +52,7 @@ pub async fn read_plus(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResOk,
     }
     let offset = a.rpa_offset;
     let end = offset + u64::from(count).min(size - offset);
-    let set = ctx.mds.store.stripes(fileid)?;
+    let set = ctx.mds.store().stripes(fileid)?;
     let mds = &ctx.mds;
     let segments = find_segments(offset, end, MAX_SEGMENTS, |pos, what| {
         seek_file(mds, fileid, set.as_ref(), size, pos, what)
@@ -66,9 +66,9 @@ pub async fn read_plus(ctx: &mut Ctx, a: &ReadPlusArgs) -> Result<ReadPlusResOk,
         (Some(first), last) => {
             let (from, to) = (first.offset, last.unwrap_or(first).end());
             let data = match &set {
-                Some(set) => datapath::read(mds, fileid, set, from, to - from).await?,
+                Some(set) => datapath::read(mds.pnfs(), fileid, set, from, to - from).await?,
                 None => {
-                    let store = mds.data.clone();
+                    let store = mds.data().clone();
                     let len = (to - from) as u32;
                     blocking(move || store.read(ObjectId::whole(fileid), from, len))
                         .await?

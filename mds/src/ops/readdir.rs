@@ -73,7 +73,7 @@ pub(super) fn reply_budget(
 /// The session's largest reply, if known.
 pub(super) fn session_reply_limit(ctx: &Ctx) -> Option<usize> {
     let sid = ctx.session.sessionid?;
-    let st = ctx.mds.core.state();
+    let st = ctx.mds.core().state();
     let s = st.sessions.get(&sid).ok()?;
     Some(s.fore_attrs().ca_maxresponsesize as usize)
 }
@@ -117,14 +117,16 @@ pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, Nfs
     let eof = 'fill: loop {
         let batch = match place {
             Some(Place::Pseudo(node)) => pseudo_entries(ctx, node, cookie)?,
-            _ => ctx.mds.store.readdir(dir.fileid, cookie, BATCH)?,
+            _ => ctx.mds.store().readdir(dir.fileid, cookie, BATCH)?,
         };
         for e in batch.entries {
             // Entries of a pseudo node, and junctions in an export root, show the root of
             // the export they lead to (its own fsid: the client sees a mount point).
-            let (inode, export) = match place
-                .and_then(|p| ctx.mds.exports.child(p, std::str::from_utf8(&e.name).ok()?))
-            {
+            let (inode, export) = match place.and_then(|p| {
+                ctx.mds
+                    .exports()
+                    .child(p, std::str::from_utf8(&e.name).ok()?)
+            }) {
                 Some(Place::Export(id)) => (ctx.mds.export_root(id)?, id),
                 Some(Place::Pseudo(_)) => (e.inode, PSEUDO_EXPORT),
                 None => (e.inode, fh.export),
@@ -187,7 +189,7 @@ pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, Nfs
 /// Cookies are positions from 3 on (0 is the start; 1 and 2 are reserved, RFC 8881 section
 /// 18.23.3), stable while the server runs: the config, and so the tree, cannot change under it.
 fn pseudo_entries(ctx: &Ctx, node: usize, cookie: u64) -> Result<ReadDir, NfsStat4> {
-    let children: Vec<_> = ctx.mds.exports.pseudo_children(node).collect();
+    let children: Vec<_> = ctx.mds.exports().pseudo_children(node).collect();
     let skip = match cookie {
         0 => 0,
         c if c >= 3 && c - 3 < children.len() as u64 => (c - 2) as usize,
@@ -196,12 +198,12 @@ fn pseudo_entries(ctx: &Ctx, node: usize, cookie: u64) -> Result<ReadDir, NfsSta
     let mut entries = Vec::new();
     let ip = ctx.session.conn.peer().ip();
     for (i, (name, place)) in children.into_iter().enumerate().skip(skip) {
-        if !ctx.mds.exports.admits(place, ip) {
+        if !ctx.mds.exports().admits(place, ip) {
             continue;
         }
         let inode = match place {
             Place::Pseudo(n) => {
-                let fileid = ctx.mds.exports.pseudo_fileid_of(n);
+                let fileid = ctx.mds.exports().pseudo_fileid_of(n);
                 ctx.mds
                     .pseudo_inode(fileid)
                     .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?

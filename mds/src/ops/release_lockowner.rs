@@ -10,11 +10,10 @@ use nfs_proto::nfs4::*;
 pub fn release_lockowner(ctx: &mut Ctx, a: &ReleaseLockOwnerArgs) -> ReleaseLockOwnerRes {
     let status = (|| {
         let clientid = ctx.client()?;
-        ctx.mds.opens.lock().expect("opens").release_lock_owner(
-            ctx.session.minor,
-            clientid,
-            &a.lock_owner,
-        )?;
+        ctx.mds
+            .tables()
+            .opens()
+            .release_lock_owner(ctx.session.minor, clientid, &a.lock_owner)?;
         Ok::<_, NfsStat4>(())
     })()
     .err()

@@ -20,7 +20,7 @@ pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsSta
     }
     let removed = ctx
         .mds
-        .store
+        .store()
         .remove(dir.fileid, name, ctx.mds.wall_time())
         .await?;
     after_unlink(ctx, &removed).await;

@@ -9,7 +9,7 @@ pub async fn removexattr(ctx: &Ctx, a: &RemoveXattrArgs) -> Result<RemoveXattrRe
     let inode = check_change(ctx)?;
     let cinfo = ctx
         .mds
-        .store
+        .store()
         .remove_xattr(inode.fileid, a.rxa_name.as_bytes(), ctx.mds.wall_time())
         .await?;
     Ok(RemoveXattrResOk { rxr_info: cinfo })

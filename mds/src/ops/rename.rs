@@ -41,7 +41,7 @@ pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsSta
     }
     let r = ctx
         .mds
-        .store
+        .store()
         .rename(sdir.fileid, old, tdir.fileid, new, ctx.mds.wall_time())
         .await?;
     if let Some(replaced) = &r.replaced {

@@ -40,9 +40,9 @@ pub(super) async fn seek_file(
     what: SeekWhat,
 ) -> Result<Option<u64>, NfsStat4> {
     let found = match set {
-        Some(set) => dsspace::seek(mds, fileid, set, offset, what).await?,
+        Some(set) => dsspace::seek(mds.pnfs(), fileid, set, offset, what).await?,
         None => {
-            let data = mds.data.clone();
+            let data = mds.data().clone();
             let found = blocking(move || data.seek(ObjectId::whole(fileid), offset, what)).await?;
             // An object shorter than the file (a size set without data) is a hole from its
             // end on.
@@ -78,7 +78,7 @@ pub async fn seek(ctx: &mut Ctx, a: &SeekArgs) -> Result<SeekResOk, NfsStat4> {
     if a.sa_offset >= size {
         return Err(NfsStat4::NFS4ERR_NXIO);
     }
-    let set = ctx.mds.store.stripes(fileid)?;
+    let set = ctx.mds.store().stripes(fileid)?;
     let found = seek_file(&ctx.mds, fileid, set.as_ref(), size, a.sa_offset, what).await?;
     let offset = found.unwrap_or(size);
     Ok(SeekResOk {

@@ -85,9 +85,13 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         let mut striped = false;
         if let Some(size) = s.size {
             s.check()?;
-            if let Some(t) =
-                crate::pnfs::dsobjects::plan_truncate(&ctx.mds, inode.fileid, size, inode.change)?
-            {
+            if let Some(t) = crate::pnfs::dsobjects::plan_truncate(
+                ctx.mds.store(),
+                ctx.mds.pnfs(),
+                inode.fileid,
+                size,
+                inode.change,
+            )? {
                 t.run().await?;
                 striped = true;
                 // Other clients' layouts map data that changed under them (RFC 8881 section
@@ -97,7 +101,7 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         }
         let out = ctx
             .mds
-            .store
+            .store()
             .setattr(inode.fileid, s.clone(), ctx.mds.wall_time())
             .await?;
         if let Some(size) = s.size {

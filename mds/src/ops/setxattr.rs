@@ -20,7 +20,7 @@ pub async fn setxattr(ctx: &Ctx, a: &SetXattrArgs) -> Result<SetXattrResOk, NfsS
     let value: Bytes = a.sxa_value.clone();
     let cinfo = ctx
         .mds
-        .store
+        .store()
         .set_xattr(
             inode.fileid,
             a.sxa_key.as_bytes(),

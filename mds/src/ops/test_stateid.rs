@@ -10,9 +10,8 @@ pub fn test_stateid(ctx: &mut Ctx, a: &TestStateidArgs) -> TestStateidRes {
         Ok(clientid) => TestStateidRes::Ok(TestStateidResOk {
             tsr_status_codes: ctx
                 .mds
-                .opens
-                .lock()
-                .expect("opens")
+                .tables()
+                .opens()
                 .test_stateid(clientid, &a.ts_stateids),
         }),
         Err(s) => TestStateidRes::Err(s),

@@ -40,7 +40,7 @@ pub fn want_delegation(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegati
         DelegClaim4::Fh => None,
         DelegClaim4::Previous(t) => Some(t),
         DelegClaim4::DelegPrevFh => {
-            let mut opens = ctx.mds.opens.lock().expect("opens");
+            let mut opens = ctx.mds.tables().opens();
             return match opens
                 .delegs
                 .reclaim_prev(clientid, inode.fileid, inode.change)?
@@ -65,7 +65,7 @@ pub fn want_delegation(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegati
             OpenDelegationType4::OPEN_DELEGATE_WRITE => DelegType::Write,
             _ => return Err(NfsStat4::NFS4ERR_INVAL),
         };
-        let mut opens = ctx.mds.opens.lock().expect("opens");
+        let mut opens = ctx.mds.tables().opens();
         let stateid = opens
             .delegs
             .grant(clientid, inode.fileid, fh, kind, inode.change)?;
@@ -82,7 +82,7 @@ pub fn want_delegation(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegati
     let enabled = ctx.mds.delegations_enabled(export);
     let offer = DelegOffer {
         enabled,
-        callback_up: enabled && crate::state::recall::callback_up(&ctx.mds, clientid),
+        callback_up: enabled && crate::state::recall::callback_up(ctx.mds.core(), clientid),
         fh: &fh,
         change: inode.change,
     };
@@ -91,7 +91,7 @@ pub fn want_delegation(ctx: &Ctx, a: &WantDelegationArgs) -> Result<OpenDelegati
         deny: 0,
         want,
     };
-    let mut opens = ctx.mds.opens.lock().expect("opens");
+    let mut opens = ctx.mds.tables().opens();
     let got = opens.offer_delegation(clientid, inode.fileid, &share, offer)?;
     // ANY settles for a read delegation when a write one is not to be had.
     if want == OPEN4_SHARE_ACCESS_WANT_ANY_DELEG && !matches!(got, OpenDelegation4::Write(_)) {

@@ -18,15 +18,15 @@ pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4>
     ctx.writable()?;
     let (fileid, inode) = check_io(ctx, &a.stateid, Io::Write, ACCESS4_MODIFY)?;
     let stable = Stability::from_u32(a.stable.0).ok_or(NfsStat4::NFS4ERR_INVAL)?;
-    let payload = clip_write(&a.data, a.offset, ctx.mds.cfg.limits.max_io as usize)?;
+    let payload = clip_write(&a.data, a.offset, ctx.mds.cfg().limits.max_io as usize)?;
     let len = payload.len() as u64;
     let offset = a.offset;
     if len == 0 {
         // The Linux client never sends an empty WRITE, and takes count 0 for an I/O error.
         tracing::warn!(fileid, offset, "WRITE of no data");
-        let writeverf = match ctx.mds.store.stripes(fileid)? {
-            Some(set) => datapath::known_verifier(&ctx.mds, &set)?,
-            None => ctx.mds.data.verifier(),
+        let writeverf = match ctx.mds.store().stripes(fileid)? {
+            Some(set) => datapath::known_verifier(ctx.mds.pnfs(), &set)?,
+            None => ctx.mds.data().verifier(),
         };
         return Ok(WriteResOk {
             count: 0,
@@ -45,20 +45,20 @@ pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4>
         })?;
     let (count, committed, writeverf) = match stripes {
         Some(set) => {
-            let w = datapath::write(&ctx.mds, fileid, &set, offset, &payload, stable).await?;
+            let w = datapath::write(ctx.mds.pnfs(), fileid, &set, offset, &payload, stable).await?;
             (w.count, w.committed, w.verifier)
         }
         None => {
-            let data = ctx.mds.data.clone();
+            let data = ctx.mds.data().clone();
             let done =
                 blocking(move || data.write(ObjectId::whole(fileid), offset, &[payload], stable))
                     .await?;
-            (done.count, done.committed, ctx.mds.data.verifier())
+            (done.count, done.committed, ctx.mds.data().verifier())
         }
     };
     // Size, mtime and change: committed (group commit) before the reply is sent.
     ctx.mds
-        .store
+        .store()
         .record_write(fileid, offset + count, ctx.mds.wall_time())
         .await?;
     Ok(WriteResOk {

@@ -45,7 +45,7 @@ use pfs_core::{ObjectId, Stability};
 use tokio::task::JoinSet;
 
 use crate::pnfs::dsctl::{CtlError, DsControl};
-use crate::server::Mds;
+use crate::server::Pnfs;
 use crate::store::StripeSet;
 
 /// One control call's worth of a striped range: `len` bytes of stripe index `index`'s
@@ -143,12 +143,12 @@ pub(crate) struct Striping {
 }
 
 impl Striping {
-    pub(crate) fn of(mds: &Mds, set: &StripeSet) -> Result<Self, NfsStat4> {
+    pub(crate) fn of(pnfs: &Pnfs, set: &StripeSet) -> Result<Self, NfsStat4> {
         let map = set.map().map_err(|e| {
             tracing::error!(?set, error = %e, "a stored stripe set has no valid map");
             NfsStat4::NFS4ERR_SERVERFAULT
         })?;
-        let servers = mds.stripe_servers(set)?;
+        let servers = pnfs.stripe_servers(set)?;
         if servers.len() != map.count as usize {
             tracing::error!(
                 ?set,
@@ -161,12 +161,12 @@ impl Striping {
     }
 
     /// The control connection of the data server of `index`: NFS4ERR_DELAY while it is down.
-    pub(crate) fn control(&self, mds: &Mds, index: u32) -> Result<(u16, DsControl), NfsStat4> {
+    pub(crate) fn control(&self, pnfs: &Pnfs, index: u32) -> Result<(u16, DsControl), NfsStat4> {
         let ds = *self
             .servers
             .get(index as usize)
             .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?;
-        match mds.devices.control(ds) {
+        match pnfs.devices().control(ds) {
             Some(c) => Ok((ds, c)),
             None => {
                 tracing::debug!(
@@ -181,7 +181,7 @@ impl Striping {
     /// The runs of a range, each with its data server; NFS4ERR_DELAY if any is down.
     fn runs(
         &self,
-        mds: &Mds,
+        pnfs: &Pnfs,
         offset: u64,
         len: u64,
     ) -> Result<Vec<(Run, u16, DsControl)>, NfsStat4> {
@@ -189,7 +189,7 @@ impl Striping {
             .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
         runs.into_iter()
             .map(|r| {
-                let (ds, c) = self.control(mds, r.index)?;
+                let (ds, c) = self.control(pnfs, r.index)?;
                 Ok((r, ds, c))
             })
             .collect()
@@ -261,7 +261,7 @@ pub(crate) fn object(fileid: u64, index: u32) -> ObjectId {
 /// a DS object ends before it (a hole, or a stripe unit never written). Any failed call
 /// fails the READ.
 pub async fn read(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
@@ -270,8 +270,8 @@ pub async fn read(
     if len == 0 {
         return Ok(Bytes::new());
     }
-    let striping = Striping::of(mds, set)?;
-    let runs = striping.runs(mds, offset, len)?;
+    let striping = Striping::of(pnfs, set)?;
+    let runs = striping.runs(pnfs, offset, len)?;
     let calls: Vec<_> = runs
         .iter()
         .map(|(r, ds, c)| {
@@ -316,16 +316,16 @@ pub async fn read(
 /// before the first byte not written; RFC 8881 section 18.32.3 lets a server write less than
 /// asked) or, when it fails at the first byte, fails the WRITE.
 pub async fn write(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     data: &Bytes,
     stable: Stability,
 ) -> Result<StripedWrite, NfsStat4> {
-    let striping = Striping::of(mds, set)?;
+    let striping = Striping::of(pnfs, set)?;
     let len = data.len() as u64;
-    let runs = striping.runs(mds, offset, len)?;
+    let runs = striping.runs(pnfs, offset, len)?;
     let calls: Vec<_> = runs
         .iter()
         .map(|(r, _, c)| {
@@ -350,7 +350,7 @@ pub async fn write(
     for (i, ((run, ds, _), res)) in runs.iter().zip(&got).enumerate() {
         let mut written = match res {
             Ok(w) => {
-                mds.devices.note_write_verifier(*ds, w.verifier);
+                pnfs.devices().note_write_verifier(*ds, w.verifier);
                 verifiers[run.index as usize] = Some(w.verifier);
                 committed = committed.min(w.committed);
                 u64::from(w.count)
@@ -382,7 +382,7 @@ pub async fn write(
         }
     }
     let verifier = stripe_verifier(striping.servers.iter().zip(verifiers).map(|(&ds, v)| {
-        v.or_else(|| mds.devices.write_verifier(ds))
+        v.or_else(|| pnfs.devices().write_verifier(ds))
             .unwrap_or_default()
     }));
     Ok(StripedWrite {
@@ -394,20 +394,20 @@ pub async fn write(
 
 /// The write verifier of a file with stripe set `set` as the registry knows its data servers
 /// now, for a WRITE of nothing (which reaches no data server).
-pub fn known_verifier(mds: &Mds, set: &StripeSet) -> Result<[u8; 8], NfsStat4> {
-    let servers = mds.stripe_servers(set)?;
+pub fn known_verifier(pnfs: &Pnfs, set: &StripeSet) -> Result<[u8; 8], NfsStat4> {
+    let servers = pnfs.stripe_servers(set)?;
     Ok(stripe_verifier(servers.iter().map(|&ds| {
-        mds.devices.write_verifier(ds).unwrap_or_default()
+        pnfs.devices().write_verifier(ds).unwrap_or_default()
     })))
 }
 
 /// Commits striped file `fileid`: a control COMMIT of each stripe index's whole object (a
 /// store syncs whole objects anyway, and a file range would need mapping to each object),
 /// concurrently; returns [`stripe_verifier`] of the verifiers the data servers answered.
-pub async fn commit(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<[u8; 8], NfsStat4> {
-    let striping = Striping::of(mds, set)?;
+pub async fn commit(pnfs: &Pnfs, fileid: u64, set: &StripeSet) -> Result<[u8; 8], NfsStat4> {
+    let striping = Striping::of(pnfs, set)?;
     let targets = (0..striping.map.count)
-        .map(|i| striping.control(mds, i).map(|(ds, c)| (i, ds, c)))
+        .map(|i| striping.control(pnfs, i).map(|(ds, c)| (i, ds, c)))
         .collect::<Result<Vec<_>, _>>()?;
     let calls: Vec<_> = targets
         .iter()
@@ -420,7 +420,7 @@ pub async fn commit(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<[u8; 8], 
     let mut verifiers = Vec::with_capacity(got.len());
     for ((_, ds, _), v) in targets.iter().zip(got) {
         let v = v?;
-        mds.devices.note_write_verifier(*ds, v);
+        pnfs.devices().note_write_verifier(*ds, v);
         verifiers.push(v);
     }
     Ok(stripe_verifier(verifiers))

@@ -41,8 +41,8 @@ use tracing::warn;
 
 use crate::config::ClusterConfig;
 use crate::pnfs::dsctl::{CtlError, DsControl};
-use crate::server::Mds;
-use crate::store::{Inode, StripeSet};
+use crate::server::{Mds, Pnfs};
+use crate::store::{Inode, Store, StripeSet};
 
 /// How long GETATTR waits for the data servers' object sizes before it answers with the
 /// recorded size instead: a hung data server must not hang GETATTR for the control
@@ -137,16 +137,16 @@ fn by_server(servers: &[u16]) -> BTreeMap<u16, Vec<u32>> {
 }
 
 /// The control connection of data server `ds`, if it is up.
-fn control(mds: &Mds, ds: u16) -> Result<DsControl, DsObjectsError> {
-    mds.devices.control(ds).ok_or(DsObjectsError::Down(ds))
+fn control(pnfs: &Pnfs, ds: u16) -> Result<DsControl, DsObjectsError> {
+    pnfs.devices().control(ds).ok_or(DsObjectsError::Down(ds))
 }
 
 /// The size of file `fileid` as its objects on the data servers of `set` show it: their
 /// sizes ([`object_space`], all data servers asked at once) turned into a file size by the
 /// stripe map ([`layouts::StripeMap::file_size`]). Bounded by [`SIZE_TIMEOUT`].
-pub async fn file_size(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<u64, DsObjectsError> {
+pub async fn file_size(pnfs: &Pnfs, fileid: u64, set: &StripeSet) -> Result<u64, DsObjectsError> {
     let map = set.map()?;
-    let sizes: Vec<u64> = object_space(mds, fileid, set)
+    let sizes: Vec<u64> = object_space(pnfs, fileid, set)
         .await?
         .iter()
         .map(|o| o.size)
@@ -157,14 +157,14 @@ pub async fn file_size(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<u64, D
 /// The size and allocated bytes of every stripe index's object of file `fileid` (OBJECT_SPACE,
 /// asked of all data servers of `set` at once), in index order. Bounded by [`SIZE_TIMEOUT`].
 pub async fn object_space(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
 ) -> Result<Vec<CtlObjectSpace>, DsObjectsError> {
-    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), set)?;
+    let servers = stripe_servers(pnfs.ring(set.device.generation).as_ref(), set)?;
     let mut calls = JoinSet::new();
     for (ds, indices) in by_server(&servers) {
-        let ctl = control(mds, ds)?;
+        let ctl = control(pnfs, ds)?;
         calls.spawn(async move {
             let objects: Vec<ObjectId> = indices
                 .iter()
@@ -212,23 +212,24 @@ pub async fn sized(mds: &Mds, mut inode: Inode, space: bool) -> Inode {
     if inode.ftype != NfsFtype4::NF4REG {
         return inode;
     }
-    let layouts_out = mds.settler.is_marked(inode.fileid)
+    let layouts_out = mds.pnfs().settler().is_marked(inode.fileid)
         || mds
-            .layouts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .tables()
+            .layouts_recovered()
             .has_write_layouts(inode.fileid);
     if !layouts_out && !space {
         return inode;
     }
-    let set = match mds.store.stripes(inode.fileid) {
+    let set = match mds.store().stripes(inode.fileid) {
         // Space alone is asked of the data servers only for watched files (see
         // `crate::pnfs::spacewatch`: a round trip per GETATTR otherwise).
-        Ok(Some(_)) if !layouts_out && !mds.space_watch.is_watched(inode.fileid) => return inode,
+        Ok(Some(_)) if !layouts_out && !mds.pnfs().space_watch().is_watched(inode.fileid) => {
+            return inode
+        }
         Ok(Some(set)) => set,
         Ok(None) => {
             if space {
-                let (data, fileid) = (mds.data.clone(), inode.fileid);
+                let (data, fileid) = (mds.data().clone(), inode.fileid);
                 match nfs_server::io::blocking(move || data.space_used(ObjectId::whole(fileid)))
                     .await
                 {
@@ -247,7 +248,7 @@ pub async fn sized(mds: &Mds, mut inode: Inode, space: bool) -> Inode {
         }
     };
     let figures = match set.map() {
-        Ok(map) => object_space(mds, inode.fileid, &set)
+        Ok(map) => object_space(mds.pnfs(), inode.fileid, &set)
             .await
             .map(|f| (map, f)),
         Err(e) => Err(e.into()),
@@ -310,15 +311,16 @@ pub struct Truncate {
 ///
 /// A data server that is down is [`DsObjectsError::Down`] (NFS4ERR_DELAY for the client).
 pub fn plan_truncate(
-    mds: &Mds,
+    store: &Store,
+    pnfs: &Pnfs,
     fileid: u64,
     size: u64,
     version: u64,
 ) -> Result<Option<Truncate>, NfsStat4> {
-    let Some(set) = mds.store.stripes(fileid)? else {
+    let Some(set) = store.stripes(fileid)? else {
         return Ok(None);
     };
-    match plan_for(mds, fileid, &set, size, version) {
+    match plan_for(pnfs, fileid, &set, size, version) {
         Ok(t) => Ok(Some(t)),
         Err(e) => {
             warn!(fileid, size, "truncating on the data servers: {e}");
@@ -328,21 +330,21 @@ pub fn plan_truncate(
 }
 
 fn plan_for(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     size: u64,
     version: u64,
 ) -> Result<Truncate, DsObjectsError> {
     let map = set.map()?;
-    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), set)?;
+    let servers = stripe_servers(pnfs.ring(set.device.generation).as_ref(), set)?;
     let calls = match set.packing {
         Packing::Dense => by_server(&servers)
             .into_iter()
             .map(|(ds, indices)| {
                 Ok(TruncateCall {
                     ds,
-                    ctl: control(mds, ds)?,
+                    ctl: control(pnfs, ds)?,
                     sizes: indices
                         .into_iter()
                         .map(|i| (i, map.object_size(i, size)))
@@ -353,7 +355,7 @@ fn plan_for(
         Packing::Sparse => {
             let mut up = servers
                 .iter()
-                .filter_map(|&ds| Some((ds, control(mds, ds).ok()?)));
+                .filter_map(|&ds| Some((ds, control(pnfs, ds).ok()?)));
             let (ds, ctl) = up
                 .next()
                 .ok_or(DsObjectsError::Down(servers.first().copied().unwrap_or(0)))?;
@@ -446,21 +448,21 @@ fn object_ends(
 pub fn hint_ends(mds: &Arc<Mds>, fileid: u64) {
     let mds = mds.clone();
     tokio::spawn(async move {
-        if let Err(e) = send_ends(&mds, fileid).await {
+        if let Err(e) = send_ends(mds.store(), mds.pnfs(), fileid).await {
             tracing::debug!(fileid, "telling the data servers where the file ends: {e}");
         }
     });
 }
 
-async fn send_ends(mds: &Mds, fileid: u64) -> Result<(), DsObjectsError> {
-    let (Ok(inode), Ok(Some(set))) = (mds.store.getattr(fileid), mds.store.stripes(fileid)) else {
+async fn send_ends(store: &Store, pnfs: &Pnfs, fileid: u64) -> Result<(), DsObjectsError> {
+    let (Ok(inode), Ok(Some(set))) = (store.getattr(fileid), store.stripes(fileid)) else {
         return Ok(());
     };
-    let servers = stripe_servers(mds.ring(set.device.generation).as_ref(), &set)?;
+    let servers = stripe_servers(pnfs.ring(set.device.generation).as_ref(), &set)?;
     let ends = object_ends(&set, &servers, fileid, inode.size, inode.change)?;
     let mut calls = JoinSet::new();
     for (ds, ends) in ends {
-        let ctl = control(mds, ds)?;
+        let ctl = control(pnfs, ds)?;
         calls.spawn(async move {
             ctl.size_hint(&ends)
                 .await

@@ -31,7 +31,7 @@ use pfs_core::{Deallocated, ObjectId, SeekWhat};
 
 use crate::pnfs::datapath::{concurrently, ctl_status, object, Striping};
 use crate::pnfs::dsctl::DsControl;
-use crate::server::Mds;
+use crate::server::Pnfs;
 use crate::store::StripeSet;
 
 /// Index `index`'s object range `(start, end)` holding its bytes of file range
@@ -54,16 +54,16 @@ struct Target {
 /// anything is sent; under sparse packing the first that is up (one is enough: every index
 /// is the same file), with its index.
 fn servers(
-    mds: &Mds,
+    pnfs: &Pnfs,
     striping: &Striping,
     packing: Packing,
 ) -> Result<Vec<(u32, u16, DsControl)>, NfsStat4> {
     match packing {
         Packing::Dense => (0..striping.map.count)
-            .map(|i| striping.control(mds, i).map(|(ds, c)| (i, ds, c)))
+            .map(|i| striping.control(pnfs, i).map(|(ds, c)| (i, ds, c)))
             .collect(),
         Packing::Sparse => (0..striping.map.count)
-            .find_map(|i| striping.control(mds, i).ok())
+            .find_map(|i| striping.control(pnfs, i).ok())
             .map(|(ds, c)| vec![(0, ds, c)])
             .ok_or(NfsStat4::NFS4ERR_DELAY),
     }
@@ -71,15 +71,15 @@ fn servers(
 
 /// The object ranges a space operation on file range `[offset, end)` touches.
 fn targets(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     end: u64,
 ) -> Result<(Striping, Vec<Target>), NfsStat4> {
-    let striping = Striping::of(mds, set)?;
+    let striping = Striping::of(pnfs, set)?;
     let mut out = Vec::new();
-    for (index, ds, ctl) in servers(mds, &striping, set.packing)? {
+    for (index, ds, ctl) in servers(pnfs, &striping, set.packing)? {
         let (start, stop) = match set.packing {
             Packing::Dense => dense_object_range(&striping.map, index, offset, end),
             Packing::Sparse => (offset, end),
@@ -102,14 +102,14 @@ fn targets(
 /// `fallocate` grows an object atomically, where a truncate could cut off bytes a client
 /// just wrote through a layout).
 pub async fn allocate(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     end: u64,
     size: u64,
 ) -> Result<(), NfsStat4> {
-    let (striping, targets) = targets(mds, fileid, set, offset, end)?;
+    let (striping, targets) = targets(pnfs, fileid, set, offset, end)?;
     let calls: Vec<_> = targets
         .into_iter()
         .filter_map(|mut t| {
@@ -139,13 +139,13 @@ pub async fn allocate(
 /// reads as zeros on its data server, durably, before this returns (what lies past an
 /// object's end is left alone there). Returns whether any data server changed anything.
 pub async fn deallocate(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     end: u64,
 ) -> Result<bool, NfsStat4> {
-    let (_, targets) = targets(mds, fileid, set, offset, end)?;
+    let (_, targets) = targets(pnfs, fileid, set, offset, end)?;
     let calls: Vec<_> = targets
         .into_iter()
         .filter(|t| t.len > 0)
@@ -173,15 +173,15 @@ pub async fn deallocate(
 ///   where everything past an object's end is a hole (`None` never: the caller's size is
 ///   the virtual hole at the end).
 pub async fn seek(
-    mds: &Mds,
+    pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     what: SeekWhat,
 ) -> Result<Option<u64>, NfsStat4> {
-    let striping = Striping::of(mds, set)?;
+    let striping = Striping::of(pnfs, set)?;
     let map = striping.map;
-    let asks: Vec<_> = servers(mds, &striping, set.packing)?
+    let asks: Vec<_> = servers(pnfs, &striping, set.packing)?
         .into_iter()
         .map(|(index, ds, ctl)| {
             let at = match set.packing {

@@ -31,10 +31,11 @@ use tracing::{info, warn};
 
 use crate::pnfs::devices::Other;
 use crate::pnfs::dsctl::RevokeReason;
-use crate::server::Mds;
+use crate::server::{Mds, Pnfs, StateTables};
 use crate::state::layout::{RecallOrder, Revoked};
+use crate::store::Store;
 
-/// The fencing tasks' queue and counters, kept in [`Mds`].
+/// The fencing tasks' queue and counters, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct Fencing {
     queue: Mutex<Vec<(Other, RevokeReason)>>,
@@ -57,14 +58,13 @@ impl Fencing {
     /// Starts the tasks of `mds` (once): the revocation queue and the recall deadline check.
     /// They hold the MDS only while they work, so dropping it ends them.
     pub fn start(mds: &Arc<Mds>) {
-        if mds.fencing.started.swap(true, Ordering::SeqCst) {
+        if mds.fencing().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        mds.layouts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_gone_to(mds.fencing.wake.clone());
-        tokio::spawn(drain(Arc::downgrade(mds), mds.fencing.wake.clone()));
+        mds.tables()
+            .layouts_recovered()
+            .push_gone_to(mds.fencing().wake.clone());
+        tokio::spawn(drain(Arc::downgrade(mds), mds.fencing().wake.clone()));
         tokio::spawn(deadlines(Arc::downgrade(mds)));
     }
 
@@ -89,8 +89,8 @@ impl Fencing {
 }
 
 /// Whether `fileid` has a stripe set (only then can a stateid of it reach a data server).
-pub fn striped(mds: &Mds, fileid: u64) -> bool {
-    mds.devices.counts() != (0, 0) && matches!(mds.store.stripes(fileid), Ok(Some(_)))
+pub fn striped(store: &Store, pnfs: &Pnfs, fileid: u64) -> bool {
+    pnfs.devices().counts() != (0, 0) && matches!(store.stripes(fileid), Ok(Some(_)))
 }
 
 /// After an OPEN upgrade or OPEN_DOWNGRADE of `open` on a striped file whose access changed:
@@ -99,16 +99,18 @@ pub fn striped(mds: &Mds, fileid: u64) -> bool {
 /// NFS4ERR_OPENMODE, which the Linux file layout driver treats as a fatal I/O error). A data
 /// server that fails is marked down by the registry and brought up to date before it is up
 /// again; the caller answers NFS4ERR_DELAY.
-pub async fn push_access(mds: &Mds, fileid: u64, open: &Other) -> Result<(), NfsStat4> {
-    if !striped(mds, fileid) {
+pub async fn push_access(
+    store: &Store,
+    tables: &StateTables,
+    pnfs: &Pnfs,
+    fileid: u64,
+    open: &Other,
+) -> Result<(), NfsStat4> {
+    if !striped(store, pnfs, fileid) {
         return Ok(());
     }
-    let family = mds
-        .opens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .access_family(open);
-    mds.devices
+    let family = tables.opens_recovered().access_family(open);
+    pnfs.devices()
         .push_access(&family)
         .await
         .map_err(|_| NfsStat4::NFS4ERR_DELAY)
@@ -118,32 +120,29 @@ pub async fn push_access(mds: &Mds, fileid: u64, open: &Other) -> Result<(), Nfs
 /// (RFC 8881 section 12.7.3) and every data server refuses its open and lock stateids of
 /// striped files with NFS4ERR_EXPIRED, so a client that lost its lease cannot go on writing
 /// data server objects. Call before the state table drops the stateids.
-pub async fn client_released(mds: &Mds, clientid: u64) {
-    let gone = mds
-        .layouts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .client_gone(clientid);
-    let stateids = mds
-        .opens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .client_stateids(clientid);
-    let revoke: Vec<(Other, RevokeReason)> = stateids
+pub async fn client_released(store: &Store, tables: &StateTables, pnfs: &Pnfs, clientid: u64) {
+    let (layouts, gone) = {
+        let mut table = tables.layouts_recovered();
+        let n = table.client_gone(clientid).len();
+        (n, table.take_gone())
+    };
+    let stateids = tables.opens_recovered().client_stateids(clientid);
+    let mut revoke: Vec<(Other, RevokeReason)> = stateids
         .into_iter()
-        .filter(|(_, file)| striped(mds, *file))
+        .filter(|(_, file)| striped(store, pnfs, *file))
         .map(|(o, _)| (o, RevokeReason::Expired))
         .collect();
-    if revoke.is_empty() {
+    if revoke.is_empty() && gone.is_empty() {
         return;
     }
     info!(
         clientid,
-        layouts = gone.len(),
+        layouts,
         stateids = revoke.len(),
         "client released: fencing its stateids on the data servers"
     );
-    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+    revoke.extend(closed(gone));
+    if let Err(e) = pnfs.devices().push_revoke(&revoke).await {
         warn!(
             clientid,
             "fencing a released client: {e} (resent when it registers)"
@@ -157,12 +156,11 @@ pub async fn client_released(mds: &Mds, clientid: u64) {
 /// `clora_changed`). A holder that does not return within the lease time, or whose back
 /// channel is down, is fenced. Never blocks the caller.
 pub fn recall_file(mds: &Arc<Mds>, fileid: u64, fh: NfsFh4, except: Option<u64>) {
-    let timeout = Duration::from_secs(u64::from(mds.cfg.lease_time.max(1)));
-    let orders = mds
-        .layouts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .recall_file(fileid, except, mds.core.now(), timeout);
+    let timeout = Duration::from_secs(u64::from(mds.cfg().lease_time.max(1)));
+    let orders =
+        mds.tables()
+            .layouts_recovered()
+            .recall_file(fileid, except, mds.core().now(), timeout);
     for order in orders {
         let mds = mds.clone();
         let fh = fh.clone();
@@ -172,7 +170,7 @@ pub fn recall_file(mds: &Arc<Mds>, fileid: u64, fh: NfsFh4, except: Option<u64>)
 
 async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
     let session = {
-        let st = mds.core.state();
+        let st = mds.core().state();
         st.sessions
             .callback_path(&st.clients, order.clientid)
             .map(|(s, _)| *s.id())
@@ -183,7 +181,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             fileid = order.fileid,
             "no back channel for CB_LAYOUTRECALL: fencing at once"
         );
-        fence_now(mds, &order).await;
+        fence_now(mds.tables(), mds.pnfs(), &order).await;
         return;
     };
     let args = CbLayoutRecallArgs {
@@ -197,9 +195,9 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             lor_stateid: order.stateid,
         }),
     };
-    mds.fencing.recalls_sent.fetch_add(1, Ordering::Relaxed);
+    mds.fencing().recalls_sent.fetch_add(1, Ordering::Relaxed);
     let r =
-        crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::LayoutRecall(args)])
+        crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::LayoutRecall(args)])
             .await;
     match r {
         Err(e) => {
@@ -207,7 +205,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
                 clientid = order.clientid,
                 "CB_LAYOUTRECALL failed: {e}: fencing at once"
             );
-            fence_now(mds, &order).await;
+            fence_now(mds.tables(), mds.pnfs(), &order).await;
         }
         Ok(res) => {
             let status = res.resarray.iter().find_map(|r| match r {
@@ -217,9 +215,8 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             match status {
                 // Section 20.3.4: the client has nothing; the layout is gone.
                 Some(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT) => mds
-                    .layouts
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
+                    .tables()
+                    .layouts_recovered()
                     .recall_answered_nothing(&order.stateid.other),
                 // NFS4_OK: LAYOUTRETURN follows; anything else: the deadline decides.
                 s => info!(clientid = order.clientid, status = ?s, "CB_LAYOUTRECALL answered"),
@@ -229,26 +226,37 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
 }
 
 /// Revokes the recalled layout now (the client cannot be called back).
-async fn fence_now(mds: &Mds, order: &RecallOrder) {
-    let revoked = mds
-        .layouts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .fence(&order.stateid.other);
-    if let Some(r) = revoked {
-        fence(mds, &[r]).await;
-    }
+async fn fence_now(tables: &StateTables, pnfs: &Pnfs, order: &RecallOrder) {
+    let (revoked, gone) = {
+        let mut layouts = tables.layouts_recovered();
+        let revoked = layouts.fence(&order.stateid.other);
+        (revoked, layouts.take_gone())
+    };
+    fence(tables, pnfs, revoked.as_slice(), gone).await;
+}
+
+/// The layouts just taken out of the table (`LayoutTable::take_gone`, under the same lock as
+/// their removal), as closed stateids to push after the revocations that go with them.
+///
+/// Why not leave them to the background drain: a data server checks an I/O's stateid before
+/// its layout, and the drain could tell it the layout is gone (NFS4ERR_PNFS_NO_LAYOUT) before
+/// the revocation arrives, so a fenced or expired client would hear the wrong reason.
+/// [`Devices::push_revoke`](crate::pnfs::devices::Devices::push_revoke) sends the
+/// revocations first and the closed stateids after, to each data server in turn.
+fn closed(gone: Vec<Other>) -> impl Iterator<Item = (Other, RevokeReason)> {
+    gone.into_iter().map(|o| (o, RevokeReason::Closed))
 }
 
 /// Fences clients whose layouts were revoked: every data server refuses their open and lock
 /// stateids of those files with NFS4ERR_ADMIN_REVOKED (RFC 8881 section 12.5.5.2: a client
-/// that does not return in time has its layout revoked and its I/O fenced).
-pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
-    if revoked.is_empty() {
+/// that does not return in time has its layout revoked and its I/O fenced). `gone`: the
+/// layouts taken out of the table with them ([`closed`]), pushed after the revocations.
+pub async fn fence(tables: &StateTables, pnfs: &Pnfs, revoked: &[Revoked], gone: Vec<Other>) {
+    if revoked.is_empty() && gone.is_empty() {
         return;
     }
-    let revoke: Vec<(Other, RevokeReason)> = {
-        let opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut revoke: Vec<(Other, RevokeReason)> = {
+        let opens = tables.opens_recovered();
         revoked
             .iter()
             .flat_map(|r| {
@@ -260,7 +268,7 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
             .map(|(o, _)| (o, RevokeReason::Admin))
             .collect()
     };
-    mds.fencing
+    pnfs.fencing()
         .fenced
         .fetch_add(revoked.len() as u64, Ordering::Relaxed);
     for r in revoked {
@@ -270,7 +278,8 @@ pub async fn fence(mds: &Mds, revoked: &[Revoked]) {
             "layout not returned in time: revoked, client fenced on the data servers"
         );
     }
-    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+    revoke.extend(closed(gone));
+    if let Err(e) = pnfs.devices().push_revoke(&revoke).await {
         warn!("fencing: {e} (resent when the data server registers)");
     }
 }
@@ -282,21 +291,20 @@ async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
         let Some(mds) = weak.upgrade() else { return };
         let mut batch = std::mem::take(
             &mut *mds
-                .fencing
+                .fencing()
                 .queue
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         );
         // Layouts gone: their DS filehandles stop working (cluster::ds_fh).
         batch.extend(
-            mds.layouts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
+            mds.tables()
+                .layouts_recovered()
                 .take_gone()
                 .into_iter()
                 .map(|o| (o, RevokeReason::Closed)),
         );
-        if let Err(e) = mds.devices.push_revoke(&batch).await {
+        if let Err(e) = mds.devices().push_revoke(&batch).await {
             // Recorded: the failed data server is marked down and gets it at registration.
             warn!("revoking closed stateids: {e}");
         }
@@ -306,7 +314,9 @@ async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
 /// The task that revokes recalled layouts and delegations past their deadline.
 async fn deadlines(weak: Weak<Mds>) {
     let tick = match weak.upgrade() {
-        Some(m) => Duration::from_millis((u64::from(m.cfg.lease_time) * 1000 / 8).clamp(100, 1000)),
+        Some(m) => {
+            Duration::from_millis((u64::from(m.cfg().lease_time) * 1000 / 8).clamp(100, 1000))
+        }
         None => return,
     };
     let clock = match weak.upgrade() {
@@ -316,12 +326,12 @@ async fn deadlines(weak: Weak<Mds>) {
     loop {
         clock.sleep(tick).await;
         let Some(mds) = weak.upgrade() else { return };
-        let due = mds
-            .layouts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .expired_recalls(mds.core.now());
-        fence(&mds, &due).await;
+        let (due, gone) = {
+            let mut layouts = mds.tables().layouts_recovered();
+            let due = layouts.expired_recalls(mds.core().now());
+            (due, layouts.take_gone())
+        };
+        fence(mds.tables(), mds.pnfs(), &due, gone).await;
         crate::state::recall::revoke_expired(&mds).await;
     }
 }

@@ -23,16 +23,17 @@ use nfs_proto::nfs4::{
     NotifyDeviceidChange4, NotifyDeviceidType4,
 };
 use nfs_proto::xdr::to_bytes;
+use nfs_server::Core;
 use tracing::{info, warn};
 
-use crate::server::Mds;
+use crate::server::{Mds, Pnfs};
 
 /// The most devices one client is watched for: a bound on memory for a client that asks
 /// about every device id it can make up (a device id this server did not make is NOENT
 /// before it is watched, so this is only reached with very large rings).
 const MAX_WATCHED: usize = 65536;
 
-/// Clients' device watches, kept in [`Mds`].
+/// Clients' device watches, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct DeviceWatch {
     watches: Mutex<HashMap<u64, BTreeSet<Deviceid4>>>,
@@ -64,19 +65,19 @@ impl DeviceWatch {
 
     /// Starts the task of `mds` (once). Needs a tokio runtime; dropping the MDS ends it.
     pub fn start(mds: &Arc<Mds>) {
-        if mds.device_watch.started.swap(true, Ordering::SeqCst) {
+        if mds.device_watch().started.swap(true, Ordering::SeqCst) {
             return;
         }
         tokio::spawn(run(Arc::downgrade(mds)));
     }
 
     /// Takes, per client, the watched devices that have a data server of `moved`.
-    fn take_affected(&self, mds: &Mds, moved: &[u16]) -> Vec<(u64, Vec<Deviceid4>)> {
+    fn take_affected(&self, pnfs: &Pnfs, moved: &[u16]) -> Vec<(u64, Vec<Deviceid4>)> {
         let has_moved = |id: &Deviceid4| {
             let Some(d) = layouts::Device::from_id(id) else {
                 return false;
             };
-            mds.ring(d.generation)
+            pnfs.ring(d.generation)
                 .and_then(|r| {
                     r.members(&d).ok().map(|m| {
                         m.iter()
@@ -105,11 +106,11 @@ async fn run(mds: Weak<Mds>) {
     loop {
         let wake = {
             let Some(m) = mds.upgrade() else { return };
-            let (moved, wake) = m.devices.take_moved();
+            let (moved, wake) = m.devices().take_moved();
             if !moved.is_empty() {
-                forget_gone_clients(&m);
-                for (clientid, devices) in m.device_watch.take_affected(&m, &moved) {
-                    notify(&m, clientid, devices).await;
+                forget_gone_clients(m.core(), m.device_watch());
+                for (clientid, devices) in m.device_watch().take_affected(m.pnfs(), &moved) {
+                    notify(m.core(), m.device_watch(), clientid, devices).await;
                 }
             }
             wake
@@ -120,9 +121,9 @@ async fn run(mds: Weak<Mds>) {
 }
 
 /// Drops the watches of clients the session layer no longer has.
-fn forget_gone_clients(mds: &Mds) {
-    let st = mds.core.state();
-    mds.device_watch
+fn forget_gone_clients(core: &Core, watch: &DeviceWatch) {
+    let st = core.state();
+    watch
         .watches
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -130,9 +131,9 @@ fn forget_gone_clients(mds: &Mds) {
 }
 
 /// Sends one CB_NOTIFY_DEVICEID naming `devices` as changed to `clientid`.
-async fn notify(mds: &Mds, clientid: u64, devices: Vec<Deviceid4>) {
+async fn notify(core: &Core, watch: &DeviceWatch, clientid: u64, devices: Vec<Deviceid4>) {
     let session = {
-        let st = mds.core.state();
+        let st = core.state();
         st.sessions
             .callback_path(&st.clients, clientid)
             .map(|(s, _)| *s.id())
@@ -154,9 +155,9 @@ async fn notify(mds: &Mds, clientid: u64, devices: Vec<Deviceid4>) {
             }),
         })
         .collect();
-    mds.device_watch.sent.fetch_add(1, Ordering::Relaxed);
+    watch.sent.fetch_add(1, Ordering::Relaxed);
     let r = crate::callback::cb_compound(
-        &mds.core,
+        core,
         &session,
         vec![NfsCbArgop4::NotifyDeviceid(CbNotifyDeviceidArgs {
             cnda_changes: changes,

@@ -29,8 +29,8 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
-use crate::server::Mds;
-use crate::store::StoreError;
+use crate::server::{Mds, Pnfs};
+use crate::store::{Store, StoreError};
 
 /// Queue records read per page of a pass.
 const PAGE: usize = 4096;
@@ -42,7 +42,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// wake-up is sent after every delete that queues something).
 const IDLE: Duration = Duration::from_secs(60);
 
-/// The removal task's handle and counters, kept in [`Mds`].
+/// The removal task's handle and counters, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct Removals {
     wake: Arc<Notify>,
@@ -69,10 +69,10 @@ impl Removals {
     /// Starts the task of `mds` (once; later calls do nothing). Needs a tokio runtime. The
     /// task holds the MDS only while it works, so dropping the MDS ends it.
     pub fn start(mds: &Arc<Mds>) {
-        if mds.removals.started.swap(true, Ordering::SeqCst) {
+        if mds.pnfs().removals().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let wake = mds.removals.wake.clone();
+        let wake = mds.pnfs().removals().wake.clone();
         tokio::spawn(run(Arc::downgrade(mds), wake));
     }
 }
@@ -90,7 +90,7 @@ async fn run(weak: Weak<Mds>, wake: Arc<Notify>) {
     let mut backoff = BACKOFF_MIN;
     loop {
         let Some(mds) = weak.upgrade() else { return };
-        let wait = match pass(&mds).await {
+        let wait = match pass(mds.store(), mds.pnfs()).await {
             Ok(p) if p.failed == 0 => {
                 backoff = BACKOFF_MIN;
                 None
@@ -118,11 +118,11 @@ async fn run(weak: Weak<Mds>, wake: Arc<Notify>) {
 /// every file queued for it (the control client splits longer lists), all data servers at
 /// once; each acknowledgement is recorded durably. Public for tests and operators' tools;
 /// the task calls it.
-pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
+pub async fn pass(store: &Store, pnfs: &Pnfs) -> Result<Pass, StoreError> {
     let mut out = Pass::default();
     let mut from = 0u64;
     loop {
-        let page = mds.store.ds_removals(from, PAGE)?;
+        let page = store.ds_removals(from, PAGE)?;
         let Some(last) = page.last().map(|r| r.file) else {
             break;
         };
@@ -134,7 +134,7 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
         }
         let mut calls = JoinSet::new();
         for (ds, files) in by_ds {
-            let Some(ctl) = mds.devices.control(ds) else {
+            let Some(ctl) = pnfs.devices().control(ds) else {
                 debug!(
                     ds,
                     files = files.len(),
@@ -156,7 +156,7 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
             match r {
                 Ok(objects) => {
                     let n = files.len();
-                    let done = mds.store.ds_removals_acknowledged(ds, files).await?;
+                    let done = store.ds_removals_acknowledged(ds, files).await?;
                     debug!(ds, files = n, objects, done, "data server removed objects");
                     out.done += done;
                 }
@@ -171,10 +171,10 @@ pub async fn pass(mds: &Mds) -> Result<Pass, StoreError> {
             _ => break,
         }
     }
-    mds.removals
+    pnfs.removals()
         .done
         .fetch_add(out.done as u64, Ordering::Relaxed);
-    mds.removals
+    pnfs.removals()
         .failed_calls
         .fetch_add(out.failed as u64, Ordering::Relaxed);
     if out.done > 0 {

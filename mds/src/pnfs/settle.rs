@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
-use crate::server::Mds;
-use crate::store::{Settled, StoreError};
+use crate::server::{Mds, StateTables};
+use crate::store::{Settled, Store, StoreError};
 
 /// How often the task looks for marked files to settle.
 const ROUND: Duration = Duration::from_secs(1);
@@ -41,7 +41,7 @@ struct Marks {
     grants: HashMap<u64, u64>,
 }
 
-/// The marks in memory and the settling task's counters, kept in [`Mds`].
+/// The marks in memory and the settling task's counters, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
 pub struct Settler {
     marks: Mutex<Marks>,
@@ -76,8 +76,8 @@ impl Settler {
     }
 
     /// Marks `fileid` in the store (durably; no sync if it is marked already) and here.
-    pub async fn mark(&self, mds: &Mds, fileid: u64) -> Result<(), StoreError> {
-        mds.store.mark_layout_writes(fileid).await?;
+    pub async fn mark(&self, store: &Store, fileid: u64) -> Result<(), StoreError> {
+        store.mark_layout_writes(fileid).await?;
         self.marks().marked.insert(fileid);
         Ok(())
     }
@@ -108,10 +108,10 @@ impl Settler {
 
     /// Starts the task of `mds` (once). Needs a tokio runtime; dropping the MDS ends it.
     pub fn start(mds: &Arc<Mds>) {
-        if mds.settler.started.swap(true, Ordering::SeqCst) {
+        if mds.pnfs().settler().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let n = mds.settler.marked_count();
+        let n = mds.pnfs().settler().marked_count();
         if n > 0 {
             info!(
                 files = n,
@@ -125,7 +125,7 @@ impl Settler {
 async fn run(mds: Weak<Mds>) {
     loop {
         let Some(m) = mds.upgrade() else { return };
-        let files: Vec<u64> = m.settler.marks().marked.iter().copied().collect();
+        let files: Vec<u64> = m.pnfs().settler().marks().marked.iter().copied().collect();
         for fileid in files {
             if let Err(e) = settle_one(&m, fileid).await {
                 debug!(fileid, "size not settled yet: {e}");
@@ -136,23 +136,20 @@ async fn run(mds: Weak<Mds>) {
     }
 }
 
-fn has_write_layouts(mds: &Mds, fileid: u64) -> bool {
-    mds.layouts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .has_write_layouts(fileid)
+fn has_write_layouts(tables: &StateTables, fileid: u64) -> bool {
+    tables.layouts_recovered().has_write_layouts(fileid)
 }
 
 /// Settles one marked file if no RW layout of it is out (see the module docs).
 async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
-    if has_write_layouts(mds, fileid) {
+    if has_write_layouts(mds.tables(), fileid) {
         return Ok(());
     }
-    let grants = mds.settler.grants(fileid);
-    let (change, ds_size) = match mds.store.getattr(fileid) {
+    let grants = mds.pnfs().settler().grants(fileid);
+    let (change, ds_size) = match mds.store().getattr(fileid) {
         Ok(inode) => {
-            let ds_size = match mds.store.stripes(fileid)? {
-                Some(set) => crate::pnfs::dsobjects::file_size(mds, fileid, &set).await?,
+            let ds_size = match mds.store().stripes(fileid)? {
+                Some(set) => crate::pnfs::dsobjects::file_size(mds.pnfs(), fileid, &set).await?,
                 None => 0,
             };
             (inode.change, ds_size)
@@ -163,12 +160,13 @@ async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
     };
     let weak = Arc::downgrade(mds);
     let busy = move || {
-        weak.upgrade()
-            .is_none_or(|m| has_write_layouts(&m, fileid) || m.settler.grants(fileid) != grants)
+        weak.upgrade().is_none_or(|m| {
+            has_write_layouts(m.tables(), fileid) || m.pnfs().settler().grants(fileid) != grants
+        })
     };
     let now = mds.wall_time();
     match mds
-        .store
+        .store()
         .settle_layout_writes(fileid, change, ds_size, now, busy)
         .await?
     {
@@ -178,13 +176,13 @@ async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
                 fileid,
                 size, "size grown to what the data servers hold (written through a layout without LAYOUTCOMMIT)"
             );
-            mds.settler.grown.fetch_add(1, Ordering::Relaxed);
-            mds.settler.settled.fetch_add(1, Ordering::Relaxed);
-            mds.settler.forget(fileid, grants);
+            mds.pnfs().settler().grown.fetch_add(1, Ordering::Relaxed);
+            mds.pnfs().settler().settled.fetch_add(1, Ordering::Relaxed);
+            mds.pnfs().settler().forget(fileid, grants);
         }
         Settled::Kept | Settled::Gone | Settled::NotMarked => {
-            mds.settler.settled.fetch_add(1, Ordering::Relaxed);
-            mds.settler.forget(fileid, grants);
+            mds.pnfs().settler().settled.fetch_add(1, Ordering::Relaxed);
+            mds.pnfs().settler().forget(fileid, grants);
         }
     }
     Ok(())

@@ -35,7 +35,8 @@ use pfs_core::{ObjectId, Stability};
 use tokio::task::JoinSet;
 
 use crate::pnfs::datapath;
-use crate::server::Mds;
+use crate::pnfs::devices::Devices;
+use crate::server::{Mds, Namespace, Pnfs};
 use crate::store::StripeSet;
 
 /// Copies of at most this many bytes are done before the reply even when the client asks
@@ -332,9 +333,9 @@ struct Striped {
 }
 
 impl Striped {
-    fn of(mds: &Mds, fileid: u64, set: &StripeSet) -> Result<Self, NfsStat4> {
+    fn of(pnfs: &Pnfs, fileid: u64, set: &StripeSet) -> Result<Self, NfsStat4> {
         let map = set.map().map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
-        let servers = mds.stripe_servers(set)?;
+        let servers = pnfs.stripe_servers(set)?;
         if servers.len() != map.count as usize {
             return Err(NfsStat4::NFS4ERR_SERVERFAULT);
         }
@@ -484,8 +485,8 @@ where
 }
 
 /// A control COPY of one run (at most `MAX_CTL_COPY`).
-async fn local_copy(mds: Arc<Mds>, r: LocalRun) -> Result<(), NfsStat4> {
-    let c = mds.devices.control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
+async fn local_copy(devices: Devices, r: LocalRun) -> Result<(), NfsStat4> {
+    let c = devices.control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
     c.copy(r.src, r.dst, r.src_offset, r.dst_offset, r.len)
         .await
         .map(|_| ())
@@ -493,19 +494,25 @@ async fn local_copy(mds: Arc<Mds>, r: LocalRun) -> Result<(), NfsStat4> {
 }
 
 /// A control CLONE of one run.
-async fn local_clone(mds: Arc<Mds>, r: LocalRun) -> Result<(), NfsStat4> {
-    let c = mds.devices.control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
+async fn local_clone(devices: Devices, r: LocalRun) -> Result<(), NfsStat4> {
+    let c = devices.control(r.ds).ok_or(NfsStat4::NFS4ERR_DELAY)?;
     c.clone_range(r.src, r.dst, r.src_offset, r.dst_offset, r.len)
         .await
         .map_err(|e| datapath::ctl_status(r.ds, &e))
 }
 
 /// Reads `len` bytes (at most `MAX_CTL_IO`) of a file at `at`, zeros for holes.
-async fn read_piece(mds: &Mds, p: &Place, at: u64, len: u64) -> Result<Bytes, NfsStat4> {
+async fn read_piece(
+    ns: &Namespace,
+    pnfs: &Pnfs,
+    p: &Place,
+    at: u64,
+    len: u64,
+) -> Result<Bytes, NfsStat4> {
     match p {
-        Place::Striped(f, set) => datapath::read(mds, *f, set, at, len).await,
+        Place::Striped(f, set) => datapath::read(pnfs, *f, set, at, len).await,
         Place::Local(f) => {
-            let (data, id) = (mds.data.clone(), ObjectId::whole(*f));
+            let (data, id) = (ns.data().clone(), ObjectId::whole(*f));
             let done = blocking(move || data.read(id, at, len as u32)).await?;
             Ok(hole_filled(done.data, done.eof, len as usize))
         }
@@ -513,16 +520,22 @@ async fn read_piece(mds: &Mds, p: &Place, at: u64, len: u64) -> Result<Bytes, Nf
 }
 
 /// Writes a piece durably (FILE_SYNC).
-async fn write_piece(mds: &Mds, p: &Place, at: u64, data: Bytes) -> Result<(), NfsStat4> {
+async fn write_piece(
+    ns: &Namespace,
+    pnfs: &Pnfs,
+    p: &Place,
+    at: u64,
+    data: Bytes,
+) -> Result<(), NfsStat4> {
     let len = data.len() as u64;
     let written = match p {
         Place::Striped(f, set) => {
-            datapath::write(mds, *f, set, at, &data, Stability::FileSync)
+            datapath::write(pnfs, *f, set, at, &data, Stability::FileSync)
                 .await?
                 .count
         }
         Place::Local(f) => {
-            let (store, id) = (mds.data.clone(), ObjectId::whole(*f));
+            let (store, id) = (ns.data().clone(), ObjectId::whole(*f));
             blocking(move || store.write(id, at, &[data], Stability::FileSync))
                 .await?
                 .count
@@ -536,9 +549,9 @@ async fn write_piece(mds: &Mds, p: &Place, at: u64, data: Bytes) -> Result<(), N
 
 /// Streams one piece through the MDS.
 async fn stream_piece(mds: Arc<Mds>, plan: Arc<Plan>, s: Stream) -> Result<(), NfsStat4> {
-    let data = read_piece(&mds, &plan.src, s.src, s.len).await?;
-    write_piece(&mds, &plan.dst, s.dst, data).await?;
-    mds.copies.note_bytes(0, s.len);
+    let data = read_piece(mds.namespace(), mds.pnfs(), &plan.src, s.src, s.len).await?;
+    write_piece(mds.namespace(), mds.pnfs(), &plan.dst, s.dst, data).await?;
+    mds.copies().note_bytes(0, s.len);
     Ok(())
 }
 
@@ -550,8 +563,8 @@ pub async fn run(mds: &Arc<Mds>, plan: &Plan, job: Option<&Job>) -> Result<u64, 
         (Place::Striped(sf, ss), Place::Striped(df, ds))
             if ss.packing == layouts::Packing::Dense || ds.packing == layouts::Packing::Dense =>
         {
-            let s = Striped::of(mds, *sf, ss).map_err(|e| (e, 0))?;
-            let d = Striped::of(mds, *df, ds).map_err(|e| (e, 0))?;
+            let s = Striped::of(mds.pnfs(), *sf, ss).map_err(|e| (e, 0))?;
+            let d = Striped::of(mds.pnfs(), *df, ds).map_err(|e| (e, 0))?;
             Some((s, d))
         }
         _ => None,
@@ -579,7 +592,7 @@ pub async fn run(mds: &Arc<Mds>, plan: &Plan, job: Option<&Job>) -> Result<u64, 
             .await
             .map_err(|e| (e, done))?;
         done += n;
-        mds.copies.note_bytes(n, 0);
+        mds.copies().note_bytes(n, 0);
         if let Some(j) = job {
             j.progress.store(done, Ordering::Relaxed);
         }
@@ -597,7 +610,7 @@ async fn copy_window(
 ) -> Result<(), NfsStat4> {
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
-            let (store, s, d) = (mds.data.clone(), ObjectId::whole(*s), ObjectId::whole(*d));
+            let (store, s, d) = (mds.data().clone(), ObjectId::whole(*s), ObjectId::whole(*d));
             blocking(move || store.copy_range(s, d, a, b, n)).await?;
             Ok(())
         }
@@ -606,7 +619,7 @@ async fn copy_window(
                 let (runs, streams) = plan_dense(s, d, a, b, n, MAX_CTL_COPY)?;
                 let mut futs: Vec<std::pin::Pin<Box<dyn Future<Output = _> + Send>>> = Vec::new();
                 for r in runs {
-                    futs.push(Box::pin(local_copy(mds.clone(), r)));
+                    futs.push(Box::pin(local_copy(mds.devices().clone(), r)));
                 }
                 for p in streams {
                     futs.push(Box::pin(stream_piece(mds.clone(), plan.clone(), p)));
@@ -628,7 +641,7 @@ async fn copy_window(
                     dst_offset: b,
                     len: n,
                 };
-                local_copy(mds.clone(), run).await
+                local_copy(mds.devices().clone(), run).await
             }
         },
         _ => {
@@ -656,15 +669,15 @@ async fn copy_window(
 pub async fn clone(mds: &Arc<Mds>, plan: &Plan) -> Result<(), NfsStat4> {
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
-            let (store, s, d) = (mds.data.clone(), ObjectId::whole(*s), ObjectId::whole(*d));
+            let (store, s, d) = (mds.data().clone(), ObjectId::whole(*s), ObjectId::whole(*d));
             let (a, b, n) = (plan.src_offset, plan.dst_offset, plan.count);
             blocking(move || store.clone_range(s, d, a, b, n)).await
         }
         (Place::Striped(sf, ss), Place::Striped(df, ds))
             if ss.packing == layouts::Packing::Dense && ds.packing == layouts::Packing::Dense =>
         {
-            let s = Striped::of(mds, *sf, ss)?;
-            let d = Striped::of(mds, *df, ds)?;
+            let s = Striped::of(mds.pnfs(), *sf, ss)?;
+            let d = Striped::of(mds.pnfs(), *df, ds)?;
             let (runs, streams) = plan_dense(
                 &s,
                 &d,
@@ -678,7 +691,7 @@ pub async fn clone(mds: &Arc<Mds>, plan: &Plan) -> Result<(), NfsStat4> {
             }
             let futs: Vec<_> = runs
                 .into_iter()
-                .map(|r| local_clone(mds.clone(), r))
+                .map(|r| local_clone(mds.devices().clone(), r))
                 .collect();
             bounded(futs).await
         }

@@ -10,12 +10,13 @@
 //!  GETATTR(size|change) of another client ─> holder_attrs: CB_GETATTR ─> presented values
 //! ```
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
 use nfs_proto::nfs4::callback::{CbGetAttrArgs, CbGetAttrRes, CbRecallArgs};
 use nfs_proto::nfs4::{Bitmap4, NfsCbArgop4, NfsCbResop4, NfsStat4};
+use nfs_server::Core;
 use tracing::{info, warn};
 
 use crate::pnfs::dsctl::RevokeReason;
@@ -26,7 +27,7 @@ use crate::state::open::StateTable;
 /// How long a holder has to return a recalled delegation: one lease (section 10.4.6 lets
 /// the server revoke after that; knfsd waits a lease too).
 fn recall_timeout(mds: &Mds) -> Duration {
-    Duration::from_secs(u64::from(mds.cfg.lease_time.max(1)))
+    Duration::from_secs(u64::from(mds.cfg().lease_time.max(1)))
 }
 
 /// Before an operation of `clientid` that needs `need` of `file`: recalls the delegations
@@ -40,7 +41,7 @@ pub fn break_conflicts(
     need: Need,
 ) -> Result<(), NfsStat4> {
     let orders = {
-        let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut opens = mds.tables().opens_recovered();
         recall_conflicts(mds, &mut opens, file, clientid, need)
     };
     match orders {
@@ -65,7 +66,7 @@ pub fn recall_conflicts(
     opens.delegs.conflicts(file, clientid, need).then(|| {
         opens
             .delegs
-            .recall(file, clientid, need, mds.core.now(), recall_timeout(mds))
+            .recall(file, clientid, need, mds.core().now(), recall_timeout(mds))
     })
 }
 
@@ -78,7 +79,7 @@ pub fn send_recalls(mds: &Arc<Mds>, orders: Vec<RecallOrder>) {
 }
 
 async fn send_recall(mds: &Mds, order: RecallOrder) {
-    let Some(session) = callback_session(mds, order.clientid) else {
+    let Some(session) = callback_session(mds.core(), order.clientid) else {
         // The holder may still return it once it has a back channel again (SEQUENCE tells
         // it the path is down); otherwise the deadline revokes it.
         info!(
@@ -94,7 +95,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
         fh: order.fh.clone(),
     };
     let r =
-        crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::Recall(args)]).await;
+        crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::Recall(args)]).await;
     match r {
         Err(e) => info!(
             clientid = order.clientid,
@@ -114,8 +115,8 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
 }
 
 /// One of the client's sessions with a working back channel.
-pub(crate) fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
-    let st = mds.core.state();
+pub(crate) fn callback_session(core: &Core, clientid: u64) -> Option<nfs_proto::nfs4::Sessionid4> {
+    let st = core.state();
     st.sessions
         .callback_path(&st.clients, clientid)
         .map(|(s, _)| *s.id())
@@ -123,8 +124,8 @@ pub(crate) fn callback_session(mds: &Mds, clientid: u64) -> Option<nfs_proto::nf
 
 /// Whether the client has a back channel a recall could use (OPEN grants no delegation
 /// otherwise).
-pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
-    callback_session(mds, clientid).is_some()
+pub fn callback_up(core: &Core, clientid: u64) -> bool {
+    callback_session(core, clientid).is_some()
 }
 
 /// Revokes the delegations whose recall deadline passed (called by the fencing deadline
@@ -133,8 +134,8 @@ pub fn callback_up(mds: &Mds, clientid: u64) -> bool {
 /// Also forgets the delegations a restarted client did not reclaim in time.
 pub async fn revoke_expired(mds: &Mds) {
     let (due, forgotten) = {
-        let mut opens = mds.opens.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = mds.core.now();
+        let mut opens = mds.tables().opens_recovered();
+        let now = mds.core().now();
         (
             opens.delegs.expired_recalls(now),
             opens.delegs.expired_prev(now),
@@ -158,11 +159,11 @@ pub async fn revoke_expired(mds: &Mds) {
             fileid = d.file,
             "delegation not returned in time: revoked"
         );
-        if crate::pnfs::fencing::striped(mds, d.file) {
+        if crate::pnfs::fencing::striped(mds.store(), mds.pnfs(), d.file) {
             revoke.push((d.other, RevokeReason::Delegation));
         }
     }
-    if let Err(e) = mds.devices.push_revoke(&revoke).await {
+    if let Err(e) = mds.devices().push_revoke(&revoke).await {
         warn!("revoking delegations on the data servers: {e} (resent when they register)");
     }
 }
@@ -178,22 +179,21 @@ pub async fn holder_attrs(
     server_change: u64,
 ) -> Result<Option<Presented>, NfsStat4> {
     let holder = mds
-        .opens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
+        .tables()
+        .opens_recovered()
         .delegs
         .write_holder(file, clientid);
     let Some((holder, other, fh)) = holder else {
         return Ok(None);
     };
     let asked = async {
-        let session = callback_session(mds, holder)?;
+        let session = callback_session(mds.core(), holder)?;
         let mut attr_request = Bitmap4::new();
         attr_request.set(FATTR4_SIZE);
         attr_request.set(FATTR4_CHANGE);
         let args = CbGetAttrArgs { fh, attr_request };
         let res =
-            crate::callback::cb_compound(&mds.core, &session, vec![NfsCbArgop4::GetAttr(args)])
+            crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::GetAttr(args)])
                 .await
                 .ok()?;
         let attrs = res.resarray.iter().find_map(|r| match r {
@@ -204,12 +204,13 @@ pub async fn holder_attrs(
         Some((a.change?, a.size?))
     };
     match asked.await {
-        Some((change, size)) => Ok(mds
-            .opens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .delegs
-            .reported(&other, change, size, server_change)),
+        Some((change, size)) => {
+            Ok(mds
+                .tables()
+                .opens_recovered()
+                .delegs
+                .reported(&other, change, size, server_change))
+        }
         None => {
             info!(
                 clientid = holder,

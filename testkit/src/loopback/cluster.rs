@@ -91,9 +91,9 @@ pub async fn start_registered_mds_on(
     clock: nfs_server::SharedClock,
 ) -> (Arc<Mds>, SocketAddr) {
     let (mds, addr) = super::start_on(cfg.clone(), clock).await;
-    mds.devices.start();
+    mds.devices().start();
     let t0 = Instant::now();
-    while mds.devices.counts().0 < cfg.cluster.data_servers.len() {
+    while mds.devices().counts().0 < cfg.cluster.data_servers.len() {
         assert!(
             t0.elapsed() < Duration::from_secs(10),
             "data servers did not come up"

@@ -2,6 +2,7 @@
 //! data server acknowledgement at a time.
 
 use layouts::{Device, Packing};
+use nfs_proto::nfs4::attr::Settime4;
 
 use super::*;
 

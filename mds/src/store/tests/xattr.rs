@@ -2,6 +2,7 @@
 //! info, cookies, limits, durability and deletion with the inode.
 
 use bytes::Bytes;
+use nfs_proto::nfs4::ChangeInfo4;
 use redb::{ReadableDatabase, ReadableTableMetadata};
 
 use super::*;

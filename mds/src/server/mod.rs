@@ -1,9 +1,18 @@
-//! The server: what it holds, the RPC entry point, and the TCP listener.
+//! The server: what it holds (three subsystem handles: [`namespace`], [`tables`],
+//! [`pnfs`]), the RPC entry point, and the TCP listener.
 
-use std::collections::{BTreeMap, HashMap};
+pub mod namespace;
+pub mod pnfs;
+pub mod tables;
+
+pub use namespace::Namespace;
+pub use pnfs::{Pnfs, RingBook};
+pub use tables::StateTables;
+
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -48,87 +57,26 @@ pub enum StartError {
     Listen(SocketAddr, std::io::Error),
 }
 
-/// Every recorded ring generation with the cluster configuration: resolves a stripe set's
-/// ring away from the MDS ([`Mds::ring_book`]).
-#[derive(Clone, Debug)]
-pub struct RingBook {
-    rings: Arc<BTreeMap<u32, Vec<u16>>>,
-    /// The cluster configuration (addresses, the configured data servers).
-    pub cluster: crate::config::ClusterConfig,
-}
-
-impl RingBook {
-    /// As [`Mds::ring`].
-    pub fn ring(&self, generation: u32) -> Option<layouts::Ring> {
-        ring_of(&self.rings, &self.cluster, generation)
-    }
-}
-
-fn ring_of(
-    rings: &BTreeMap<u32, Vec<u16>>,
-    cluster: &crate::config::ClusterConfig,
-    generation: u32,
-) -> Option<layouts::Ring> {
-    let ids = rings.get(&generation)?;
-    Some(layouts::Ring::new(
-        generation,
-        ids.iter()
-            .map(|&id| layouts::DataServer {
-                id: u32::from(id),
-                addresses: cluster
-                    .data_server(id)
-                    .map(|d| d.addresses.clone())
-                    .unwrap_or_default(),
-            })
-            .collect(),
-    ))
-}
-
-/// The metadata server.
+/// The metadata server: its configuration, the session layer, and three subsystem handles.
+///
+/// Why handles and no public fields: each service takes only the part it works on (a
+/// [`Namespace`], the [`StateTables`], the [`Pnfs`] side), so what a module can touch is
+/// visible in its signature, and the server's parts can be rearranged behind the
+/// accessors. The accessors named after the parts ([`Mds::store`], [`Mds::devices`], ..)
+/// reach through the handles for the operations layer and the tests.
 pub struct Mds {
+    // Declared in the order the parts were dropped in before they were grouped (the store
+    // closes before the session layer and the device registry go).
     /// Configuration.
-    pub cfg: Config,
-    /// The exports and the pseudo file system joining them.
-    pub exports: Exports,
-    /// The file id of each export's root directory, resolved (and made, if missing) at start.
-    export_roots: HashMap<u16, u64>,
-    /// The directories with a layout policy of their own (`cluster.layout.directories`),
-    /// resolved (and made, if missing) at start.
-    pub dir_layouts: crate::pnfs::dirlayout::DirLayouts,
-    /// Times of the pseudo-fs nodes: this start (so their change attribute moves when the
-    /// config may have changed).
-    pseudo_time: nfs_proto::nfs4::Nfstime4,
-    /// Namespace and attributes.
-    pub store: Store,
-    /// File data.
-    pub data: Arc<dyn ObjectStore>,
-    /// Opens and locks.
-    pub opens: Mutex<StateTable>,
-    /// Layouts handed out (pNFS).
-    pub layouts: Mutex<LayoutTable>,
+    cfg: Config,
+    /// Names, attributes, file data, exports.
+    ns: Namespace,
+    /// Opens, locks, delegations, layouts, copies.
+    tables: StateTables,
     /// The shared session layer: clients, sessions, leases, grace, counters.
-    pub core: Core,
-    /// The data servers: which are up, their control connections.
-    pub devices: crate::pnfs::devices::Devices,
-    /// Every ring generation's data server ids (store table `rings`): the windows of stripe
-    /// sets fixed under any generation stay resolvable after the configuration changes.
-    rings: Arc<BTreeMap<u32, Vec<u16>>>,
-    /// The generation of the configured data server list (0 without data servers): new
-    /// stripe sets are windows of its ring.
-    pub ring_generation: u32,
-    /// The task that removes deleted files' objects from the data servers, and its counters.
-    pub removals: crate::pnfs::removals::Removals,
-    /// Revocations queued for the data servers, layout recalls and fencing.
-    pub fencing: crate::pnfs::fencing::Fencing,
-    /// Files written through RW layouts whose size is not settled with their data servers.
-    pub settler: crate::pnfs::settle::Settler,
-    /// Striped files whose space used GETATTR asks the data servers for.
-    pub space_watch: crate::pnfs::spacewatch::SpaceWatch,
-    /// Which clients asked to hear of which devices' changes (CB_NOTIFY_DEVICEID).
-    pub device_watch: crate::pnfs::notify::DeviceWatch,
-    /// Asynchronous server-side copies (COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL) and the copy
-    /// counters.
-    pub copies: crate::state::copies::Copies,
+    core: Core,
+    /// The data servers and the tasks that keep them in step.
+    pnfs: Pnfs,
 }
 
 /// Where the MDS keeps its metadata store.
@@ -248,30 +196,24 @@ impl Mds {
             opts.connector
                 .unwrap_or_else(|| Arc::new(crate::pnfs::dsconnect::TcpConnector)),
         );
+        let copies =
+            crate::state::copies::Copies::new(store.server_key(), epoch, core.clock().clone());
         Ok(Arc::new(Self {
-            devices,
-            rings,
-            ring_generation,
-            removals: crate::pnfs::removals::Removals::default(),
-            fencing: crate::pnfs::fencing::Fencing::default(),
-            settler,
-            space_watch: Default::default(),
-            device_watch: crate::pnfs::notify::DeviceWatch::default(),
-            copies: crate::state::copies::Copies::new(
-                store.server_key(),
-                epoch,
-                core.clock().clone(),
+            pnfs: Pnfs::new(
+                devices,
+                rings,
+                cfg.cluster.clone(),
+                ring_generation,
+                settler,
             ),
-            opens: Mutex::new(StateTable::new(minter)),
-            layouts: Mutex::new(LayoutTable::new(layout_minter)),
+            tables: StateTables::new(
+                StateTable::new(minter),
+                LayoutTable::new(layout_minter),
+                copies,
+            ),
             core,
             cfg,
-            exports,
-            export_roots,
-            dir_layouts,
-            pseudo_time: started,
-            store,
-            data,
+            ns: Namespace::new(store, data, exports, export_roots, dir_layouts, started),
         }))
     }
 
@@ -285,36 +227,79 @@ impl Mds {
         nfstime(self.core.clock().wall())
     }
 
-    /// The data server ring of `generation`: its recorded members, each with the addresses
-    /// the configuration gives it now (none for a data server the configuration no longer
-    /// has). `None` for a generation never recorded.
+    /// The configuration.
+    pub fn cfg(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The shared session layer.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    /// The namespace handle.
+    pub fn namespace(&self) -> &Namespace {
+        &self.ns
+    }
+
+    /// The state tables handle.
+    pub fn tables(&self) -> &StateTables {
+        &self.tables
+    }
+
+    /// The pNFS handle.
+    pub fn pnfs(&self) -> &Pnfs {
+        &self.pnfs
+    }
+
+    /// [`Namespace::store`].
+    pub fn store(&self) -> &Store {
+        self.ns.store()
+    }
+
+    /// [`Namespace::data`].
+    pub fn data(&self) -> &Arc<dyn ObjectStore> {
+        self.ns.data()
+    }
+
+    /// [`Namespace::exports`].
+    pub fn exports(&self) -> &Exports {
+        self.ns.exports()
+    }
+
+    /// [`StateTables::copies`].
+    pub fn copies(&self) -> &crate::state::copies::Copies {
+        self.tables.copies()
+    }
+
+    /// [`Pnfs::devices`].
+    pub fn devices(&self) -> &crate::pnfs::devices::Devices {
+        self.pnfs.devices()
+    }
+
+    /// [`Pnfs::fencing`].
+    pub fn fencing(&self) -> &crate::pnfs::fencing::Fencing {
+        self.pnfs.fencing()
+    }
+
+    /// [`Pnfs::device_watch`].
+    pub fn device_watch(&self) -> &crate::pnfs::notify::DeviceWatch {
+        self.pnfs.device_watch()
+    }
+
+    /// [`Pnfs::ring`].
     pub fn ring(&self, generation: u32) -> Option<layouts::Ring> {
-        ring_of(&self.rings, &self.cfg.cluster, generation)
+        self.pnfs.ring(generation)
     }
 
-    /// [`Mds::ring`] as clients are told it (GETDEVICEINFO): each data server at the
-    /// addresses the registry has for it, which follow a data server that registered from
-    /// elsewhere ([`crate::pnfs::devices::Devices::addresses`]).
+    /// [`Pnfs::device_ring`].
     pub fn device_ring(&self, generation: u32) -> Option<layouts::Ring> {
-        let mut ring = self.ring(generation)?;
-        for s in &mut ring.servers {
-            if let Some(a) = u16::try_from(s.id)
-                .ok()
-                .and_then(|id| self.devices.addresses(id))
-            {
-                s.addresses = a;
-            }
-        }
-        Some(ring)
+        self.pnfs.device_ring(generation)
     }
 
-    /// What [`Mds::ring`] needs, to take where the MDS cannot go (a store job must not hold
-    /// the last handle of the MDS).
+    /// [`Pnfs::ring_book`].
     pub fn ring_book(&self) -> RingBook {
-        RingBook {
-            rings: self.rings.clone(),
-            cluster: self.cfg.cluster.clone(),
-        }
+        self.pnfs.ring_book()
     }
 
     /// Whether OPEN may grant delegations of files in `export` (`delegations`, overridden by
@@ -328,51 +313,24 @@ impl Mds {
             .unwrap_or(self.cfg.delegations)
     }
 
-    /// The data server ids of a stripe set, in stripe index order: where each DS object of a
-    /// file with this set lives. NFS4ERR_SERVERFAULT when the set names a ring this MDS has
-    /// no record of (a metadata store from another cluster).
+    /// [`Pnfs::stripe_servers`].
     pub fn stripe_servers(&self, set: &crate::store::StripeSet) -> Result<Vec<u16>, NfsStat4> {
-        let ring = self.ring(set.device.generation);
-        Ok(crate::pnfs::dsobjects::stripe_servers(ring.as_ref(), set)?)
+        self.pnfs.stripe_servers(set)
     }
 
-    /// The root directory of export `id` (NFS4ERR_STALE if it was removed, NFS4ERR_NOENT for
-    /// an export the config does not have).
+    /// [`Namespace::export_root`].
     pub fn export_root(&self, id: u16) -> Result<Inode, NfsStat4> {
-        let fileid = self.export_root_fileid(id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
-        Ok(self.store.getattr(fileid)?)
+        self.ns.export_root(id)
     }
 
-    /// The file id of export `id`'s root directory.
+    /// [`Namespace::export_root_fileid`].
     pub fn export_root_fileid(&self, id: u16) -> Option<u64> {
-        self.export_roots.get(&id).copied()
+        self.ns.export_root_fileid(id)
     }
 
-    /// The attributes of a pseudo-fs node: a read-only directory owned by root, its link
-    /// count from its subdirectories, its times this server's start.
+    /// [`Namespace::pseudo_inode`].
     pub fn pseudo_inode(&self, fileid: u64) -> Option<Inode> {
-        let node = self.exports.pseudo_by_fileid(fileid)?;
-        let t = self.pseudo_time;
-        Some(Inode {
-            fileid,
-            ftype: nfs_proto::nfs4::NfsFtype4::NF4DIR,
-            mode: 0o555,
-            uid: 0,
-            gid: 0,
-            nlink: 2 + self.exports.pseudo_children(node).count() as u32,
-            size: 4096,
-            space_used: 4096,
-            atime: t,
-            mtime: t,
-            ctime: t,
-            birth: t,
-            change: (t.seconds as u64) << 30 | u64::from(t.nseconds),
-            rdev: Default::default(),
-            generation: 0,
-            symlink: Default::default(),
-            verifier: None,
-            parent: 0,
-        })
+        self.ns.pseudo_inode(fileid)
     }
 
     /// Binds the configured address and serves until the process ends.

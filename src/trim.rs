@@ -20,7 +20,7 @@ const PERIOD: Duration = Duration::from_secs(2);
 
 /// Starts a thread that trims malloc's free memory every [`PERIOD`] (glibc only; elsewhere
 /// nothing).
-pub fn start() {
+pub(crate) fn start() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let spawned = std::thread::Builder::new()
@@ -29,6 +29,7 @@ pub fn start() {
                 std::thread::sleep(PERIOD);
                 // SAFETY: malloc_trim takes no pointers and is safe to call from any thread
                 // at any time (it takes each arena's lock).
+                #[allow(unsafe_code)]
                 unsafe {
                     libc::malloc_trim(0);
                 }

@@ -47,7 +47,7 @@ pub struct Metadata {
 }
 
 /// The attributes every GETATTR of the library asks for.
-pub fn request() -> Bitmap4 {
+pub(crate) fn request() -> Bitmap4 {
     Bitmap4::from_bits([
         FATTR4_TYPE,
         FATTR4_CHANGE,

@@ -12,12 +12,12 @@ use nfs_proto::transport::{CallHandler, Conn, HandlerFuture, IncomingCall, Reply
 use nfs_proto::xdr;
 
 /// The callback program number the client registers in CREATE_SESSION (`csa_cb_program`).
-pub const CB_PROGRAM: u32 = 0x4000_0000;
+pub(crate) const CB_PROGRAM: u32 = 0x4000_0000;
 
 /// What the client does with the server's callbacks. Each method answers at once (the work
 /// it starts, a LAYOUTRETURN say, runs in the background, as RFC 8881 section 12.5.5.1 lets a
 /// client answer CB_LAYOUTRECALL before returning).
-pub trait CallbackSink: Send + Sync {
+pub(crate) trait CallbackSink: Send + Sync {
     /// CB_LAYOUTRECALL: NFS4_OK when something matches and will be returned,
     /// NFS4ERR_NOMATCHING_LAYOUT when the client holds nothing of it.
     fn layout_recall(&self, args: &CbLayoutRecallArgs) -> NfsStat4;
@@ -37,14 +37,14 @@ pub trait CallbackSink: Send + Sync {
 
 /// The back channel's server.
 #[derive(Default)]
-pub struct CallbackService {
+pub(crate) struct CallbackService {
     sink: OnceLock<Weak<dyn CallbackSink>>,
     sessions: Mutex<Vec<Sessionid4>>,
 }
 
 impl CallbackService {
     /// Where the callbacks go (set once, when the client is built).
-    pub fn set_sink(&self, sink: Weak<dyn CallbackSink>) {
+    pub(crate) fn set_sink(&self, sink: Weak<dyn CallbackSink>) {
         let _ = self.sink.set(sink);
     }
 

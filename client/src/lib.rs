@@ -46,7 +46,6 @@
 //! c.shutdown().await;
 //! # Ok(()) }
 //! ```
-#![warn(missing_docs)]
 
 mod attr;
 mod callback;

@@ -32,7 +32,7 @@ use crate::rpc::{self, is_connection_lost};
 
 /// What the server is to this client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// The metadata server (or any plain NFSv4.1 server): the session carries a back channel.
     Mds,
     /// A pNFS data server: I/O only, no back channel.
@@ -41,7 +41,7 @@ pub enum Role {
 
 /// How one endpoint is set up.
 #[derive(Clone, Debug)]
-pub struct EndpointConfig {
+pub(crate) struct EndpointConfig {
     /// The server.
     pub addr: SocketAddr,
     /// The client owner (`co_ownerid`), the same for every server of one client.
@@ -64,7 +64,7 @@ pub struct EndpointConfig {
 
 /// Reclaims the state a server lost (its restart, or our lease expiring), once a new session
 /// is up. Implemented by the client's open-file table.
-pub trait StateRecovery: Send + Sync {
+pub(crate) trait StateRecovery: Send + Sync {
     /// Re-establishes opens, locks and layouts on `ep`'s new session. Runs before any other
     /// request is sent on it; `restarted` says whether the server lost the client id itself.
     fn recover(&self, ep: Arc<Endpoint>, restarted: bool) -> BoxFuture<'static, ()>;
@@ -134,7 +134,7 @@ impl Live {
 }
 
 /// A server this client talks to: its client id and current session.
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     cfg: EndpointConfig,
     callbacks: Option<Arc<CallbackService>>,
     live: Mutex<Option<Arc<Live>>>,
@@ -188,7 +188,7 @@ fn cacheable(ops: &[NfsArgop4]) -> bool {
 impl Endpoint {
     /// Connects, sends EXCHANGE_ID and CREATE_SESSION, and starts the lease renewal task.
     /// RECLAIM_COMPLETE is left to the caller (after any reclaim; [`Self::reclaim_complete`]).
-    pub async fn connect(
+    pub(crate) async fn connect(
         cfg: EndpointConfig,
         callbacks: Option<Arc<CallbackService>>,
     ) -> Result<Arc<Endpoint>> {
@@ -210,27 +210,27 @@ impl Endpoint {
     }
 
     /// The server's address.
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.cfg.addr
     }
 
     /// Registers the hook that reclaims state after the server lost it.
-    pub fn set_recovery(&self, r: Weak<dyn StateRecovery>) {
+    pub(crate) fn set_recovery(&self, r: Weak<dyn StateRecovery>) {
         let _ = self.recovery.set(r);
     }
 
     /// The server's lease time.
-    pub fn lease(&self) -> Duration {
+    pub(crate) fn lease(&self) -> Duration {
         *lock(&self.lease)
     }
 
     /// The server's EXCHANGE_ID flags (`EXCHGID4_FLAG_USE_PNFS_MDS`, ...).
-    pub fn server_flags(&self) -> u32 {
+    pub(crate) fn server_flags(&self) -> u32 {
         *lock(&self.server_flags)
     }
 
     /// The largest READ or WRITE payload that fits the session's channel limits.
-    pub fn max_io(&self) -> u32 {
+    pub(crate) fn max_io(&self) -> u32 {
         let Some(l) = self.live() else {
             return 64 << 10;
         };
@@ -385,7 +385,7 @@ impl Endpoint {
 
     /// Sends RECLAIM_COMPLETE (after the first session, or after reclaiming). A server that
     /// already had it answers NFS4ERR_COMPLETE_ALREADY, which is fine.
-    pub async fn reclaim_complete(self: &Arc<Self>) -> Result<()> {
+    pub(crate) async fn reclaim_complete(self: &Arc<Self>) -> Result<()> {
         let r = self
             .compound(vec![NfsArgop4::ReclaimComplete(ReclaimCompleteArgs {
                 rca_one_fs: false,
@@ -404,14 +404,17 @@ impl Endpoint {
     ///
     /// The future is boxed (and `Send` by declaration): recovery runs requests from inside a
     /// request, and a recursive `async fn` cannot prove itself `Send`.
-    pub fn compound(self: &Arc<Self>, ops: Vec<NfsArgop4>) -> BoxFuture<'static, Result<Reply>> {
+    pub(crate) fn compound(
+        self: &Arc<Self>,
+        ops: Vec<NfsArgop4>,
+    ) -> BoxFuture<'static, Result<Reply>> {
         self.compound_minor(1, ops)
     }
 
     /// [`Self::compound`] in minor version `minor`: 2 for the NFSv4.2 operations (COPY,
     /// OFFLOAD_STATUS, ...), which a server may refuse in a 4.1 COMPOUND (RFC 8178 section 8).
     /// A server without 4.2 answers NFS4ERR_MINOR_VERS_MISMATCH (as a SEQUENCE error).
-    pub fn compound_minor(
+    pub(crate) fn compound_minor(
         self: &Arc<Self>,
         minor: u32,
         ops: Vec<NfsArgop4>,
@@ -691,7 +694,7 @@ impl Endpoint {
     }
 
     /// Ends the session and the client id (best effort: the server expires them anyway).
-    pub async fn shutdown(self: &Arc<Self>) {
+    pub(crate) async fn shutdown(self: &Arc<Self>) {
         let Some(live) = self.live() else { return };
         let conn = live.conn();
         let _ = self
@@ -720,7 +723,7 @@ impl Endpoint {
 
 /// The result of a COMPOUND after its SEQUENCE.
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// The COMPOUND's status: that of the last result.
     pub status: NfsStat4,
     /// The results after SEQUENCE.
@@ -729,7 +732,7 @@ pub struct Reply {
 
 impl Reply {
     /// Fails with the first failing operation's status.
-    pub fn ok(self) -> Result<Vec<NfsResop4>> {
+    pub(crate) fn ok(self) -> Result<Vec<NfsResop4>> {
         if self.status == NfsStat4::NFS4_OK {
             return Ok(self.results);
         }

@@ -13,7 +13,6 @@
 //! client shares with the MDS (striping math, devices) is `layouts`, which the client uses
 //! without this crate: nothing here is the client's business (it treats stateids and DS
 //! filehandles as opaque), and the configuration's limits are the servers' (`nfs-server`).
-#![warn(missing_docs)]
 
 pub mod config;
 pub mod counter_set;

@@ -4,7 +4,6 @@
 //!   Debian's kernel; the scenarios live in `tests/`.
 //! - [`peers`]: real servers as child processes on loopback for the Rust client's tests:
 //!   nfs-ganesha (a server we did not write) and our own `pnfs server`, with its counters.
-#![warn(missing_docs)]
 
 pub mod guest;
 pub mod peers;

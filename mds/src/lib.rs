@@ -36,7 +36,6 @@
 //! clock; [`Mds::open_with`] takes another, e.g. a `nfs_server::ManualClock` in tests.
 //!
 //! docs/design.md walks a WRITE and an OPEN that creates through these files.
-#![warn(missing_docs)]
 
 pub mod compound;
 pub mod config;

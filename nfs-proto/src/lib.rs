@@ -23,7 +23,6 @@
 //!
 //! The core does no I/O. Wire types derive [`xdr::Xdr`], which writes encoder, decoder and (for
 //! tests, feature `arbitrary`) a proptest strategy from one declaration.
-#![warn(missing_docs)]
 
 extern crate self as nfs_proto;
 

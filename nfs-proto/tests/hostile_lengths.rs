@@ -36,6 +36,7 @@ fn largest() -> usize {
     LARGEST.with(|c| c.get())
 }
 
+#[allow(unsafe_code)] // wraps the system allocator to measure the largest allocation
 unsafe impl GlobalAlloc for MaxAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note(layout.size());

@@ -28,7 +28,6 @@
 //! async workers, the NFS status of a store error). The pNFS formats the two roles share
 //! (stateids, DS filehandles, keys) are the `cluster` crate's: nothing in this machinery
 //! needs them.
-#![warn(missing_docs)]
 
 pub mod accept;
 pub mod auth_policy;

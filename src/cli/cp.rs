@@ -51,7 +51,7 @@ enum Writer {
 }
 
 /// Copies `src` to `dst` (at least one of them on a server).
-pub async fn copy(
+pub(super) async fn copy(
     clients: &mut Clients,
     src: Location,
     dst: Location,

@@ -16,7 +16,7 @@ use super::{
 const CHUNK: u64 = 4 << 20;
 
 /// Writes the file to stdout in chunks.
-pub async fn cat(clients: &mut Clients, a: &UrlArgs) -> CmdResult {
+pub(super) async fn cat(clients: &mut Clients, a: &UrlArgs) -> CmdResult {
     let url = parse_url(&a.url)?;
     let c = clients.get(&url).await?;
     let f = c
@@ -48,7 +48,7 @@ pub async fn cat(clients: &mut Clients, a: &UrlArgs) -> CmdResult {
 }
 
 /// Removes each URL; directories only with `-r` (their contents first).
-pub async fn rm(clients: &mut Clients, a: &RmArgs) -> CmdResult {
+pub(super) async fn rm(clients: &mut Clients, a: &RmArgs) -> CmdResult {
     for u in &a.urls {
         let url = parse_url(u)?;
         if nfs_basename(&url.path).is_none() {
@@ -110,7 +110,7 @@ fn remove_tree<'a>(c: &'a Client, base: &'a NfsUrl, path: String) -> BoxFuture<'
 
 /// Makes each directory; with `-p`, its missing parents too, and an existing directory is
 /// no error.
-pub async fn mkdir(clients: &mut Clients, a: &MkdirArgs) -> CmdResult {
+pub(super) async fn mkdir(clients: &mut Clients, a: &MkdirArgs) -> CmdResult {
     for u in &a.urls {
         let url = parse_url(u)?;
         let c = clients.get(&url).await?;
@@ -140,7 +140,7 @@ pub async fn mkdir(clients: &mut Clients, a: &MkdirArgs) -> CmdResult {
 }
 
 /// Renames on one server; an existing directory as the target receives the source's name.
-pub async fn mv(clients: &mut Clients, a: &MvArgs) -> CmdResult {
+pub(super) async fn mv(clients: &mut Clients, a: &MvArgs) -> CmdResult {
     let from = parse_url(&a.from)?;
     let to = parse_url(&a.to)?;
     if (from.host.as_str(), from.port) != (to.host.as_str(), to.port) {

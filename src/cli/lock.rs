@@ -20,7 +20,7 @@ fn range(offset: u64, len: u64) -> String {
 }
 
 /// Takes, holds and releases the lock.
-pub async fn lock(clients: &mut Clients, a: &LockArgs) -> CmdResult {
+pub(super) async fn lock(clients: &mut Clients, a: &LockArgs) -> CmdResult {
     let url = parse_url(&a.url)?;
     let c = clients.get(&url).await?;
     // A write lock needs an open for writing (RFC 8881 section 18.10.4: NFS4ERR_OPENMODE).

@@ -7,7 +7,7 @@ use client::{FileType, Metadata};
 use super::{nfs_basename, parse_url, Clients, CmdResult, Failure, LsArgs, UrlArgs};
 
 /// Lists a directory (sorted by name), or names a single file like `ls` does.
-pub async fn ls(clients: &mut Clients, a: &LsArgs) -> CmdResult {
+pub(super) async fn ls(clients: &mut Clients, a: &LsArgs) -> CmdResult {
     let url = parse_url(&a.url)?;
     let c = clients.get(&url).await?;
     let meta = c
@@ -44,7 +44,7 @@ pub async fn ls(clients: &mut Clients, a: &LsArgs) -> CmdResult {
 }
 
 /// Prints every attribute the library fetches, one per line.
-pub async fn stat(clients: &mut Clients, a: &UrlArgs) -> CmdResult {
+pub(super) async fn stat(clients: &mut Clients, a: &UrlArgs) -> CmdResult {
     let url = parse_url(&a.url)?;
     let c = clients.get(&url).await?;
     let m = c
@@ -103,7 +103,7 @@ fn long_line(m: &Metadata, name: &str) -> String {
 }
 
 /// `-rwxr-xr-x` with setuid, setgid and sticky shown as `ls` does.
-pub fn mode_string(t: FileType, mode: u32) -> String {
+pub(super) fn mode_string(t: FileType, mode: u32) -> String {
     let mut s = String::with_capacity(10);
     s.push(match t {
         FileType::File => '-',
@@ -130,7 +130,7 @@ pub fn mode_string(t: FileType, mode: u32) -> String {
 }
 
 /// UTC `YYYY-MM-DD HH:MM` (with seconds and nanoseconds when `precise`).
-pub fn format_time(t: SystemTime, precise: bool) -> String {
+pub(super) fn format_time(t: SystemTime, precise: bool) -> String {
     let (secs, nanos) = match t.duration_since(UNIX_EPOCH) {
         Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
         Err(e) => (-(e.duration().as_secs() as i64), 0),

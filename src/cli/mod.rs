@@ -23,15 +23,15 @@ use client::url::NfsUrl;
 use client::{Client, ClientOptions, Credentials};
 
 /// Exit code of an NFS or local I/O failure.
-pub const EXIT_ERROR: u8 = 1;
+pub(crate) const EXIT_ERROR: u8 = 1;
 /// Exit code of a usage error (the same as clap's).
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 /// Exit code of a `--sha256` mismatch between source and destination.
-pub const EXIT_MISMATCH: u8 = 3;
+pub(crate) const EXIT_MISMATCH: u8 = 3;
 
 /// Options every client command takes.
 #[derive(Args, Clone, Debug, Default)]
-pub struct CommonOpts {
+pub(crate) struct CommonOpts {
     /// User id the requests carry (AUTH_SYS) [default: this process's].
     #[arg(long)]
     pub uid: Option<u32>,
@@ -49,7 +49,7 @@ pub struct CommonOpts {
 
 /// `ls` arguments.
 #[derive(Args, Debug)]
-pub struct LsArgs {
+pub(crate) struct LsArgs {
     /// Long listing: type and mode, links, owner, group, size, modification time (UTC).
     #[arg(short)]
     pub long: bool,
@@ -61,7 +61,7 @@ pub struct LsArgs {
 
 /// `stat` and `cat` arguments.
 #[derive(Args, Debug)]
-pub struct UrlArgs {
+pub(crate) struct UrlArgs {
     /// The file.
     pub url: String,
     #[command(flatten)]
@@ -70,7 +70,7 @@ pub struct UrlArgs {
 
 /// Options of the copying commands.
 #[derive(Args, Clone, Debug, Default)]
-pub struct CopyOpts {
+pub(crate) struct CopyOpts {
     /// No progress bar (there is none anyway when stderr is not a terminal).
     #[arg(long)]
     pub no_progress: bool,
@@ -89,7 +89,7 @@ pub struct CopyOpts {
 
 /// `cp` arguments.
 #[derive(Args, Debug)]
-pub struct CpArgs {
+pub(crate) struct CpArgs {
     /// Source: a local path or an nfs:// URL.
     pub src: String,
     /// Destination: a local path or an nfs:// URL (an existing directory receives the
@@ -101,7 +101,7 @@ pub struct CpArgs {
 
 /// `put` arguments.
 #[derive(Args, Debug)]
-pub struct PutArgs {
+pub(crate) struct PutArgs {
     /// Local file.
     pub local: PathBuf,
     /// Destination URL (an existing directory receives the file's name).
@@ -112,7 +112,7 @@ pub struct PutArgs {
 
 /// `get` arguments.
 #[derive(Args, Debug)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     /// Source URL.
     pub url: String,
     /// Local destination (an existing directory receives the file's name).
@@ -123,7 +123,7 @@ pub struct GetArgs {
 
 /// `rm` arguments.
 #[derive(Args, Debug)]
-pub struct RmArgs {
+pub(crate) struct RmArgs {
     /// Remove directories and everything below them.
     #[arg(short, long)]
     pub recursive: bool,
@@ -136,7 +136,7 @@ pub struct RmArgs {
 
 /// `mkdir` arguments.
 #[derive(Args, Debug)]
-pub struct MkdirArgs {
+pub(crate) struct MkdirArgs {
     /// Make missing parents too; an existing directory is no error.
     #[arg(short, long)]
     pub parents: bool,
@@ -152,7 +152,7 @@ pub struct MkdirArgs {
 
 /// `mv` arguments.
 #[derive(Args, Debug)]
-pub struct MvArgs {
+pub(crate) struct MvArgs {
     /// What to rename.
     pub from: String,
     /// New name, on the same server (an existing directory receives the source's name).
@@ -163,7 +163,7 @@ pub struct MvArgs {
 
 /// `lock` arguments.
 #[derive(Args, Debug)]
-pub struct LockArgs {
+pub(crate) struct LockArgs {
     /// The file to lock (it must exist).
     pub url: String,
     /// A shared (read) lock instead of an exclusive one.
@@ -187,7 +187,7 @@ pub struct LockArgs {
 
 /// The client commands, flattened into `pnfs`'s subcommands.
 #[derive(Subcommand, Debug)]
-pub enum ClientCommand {
+pub(crate) enum ClientCommand {
     /// List a directory on a server: `pnfs ls [-l] nfs://host[:port]/dir`.
     Ls(LsArgs),
     /// Print a file's attributes.
@@ -237,7 +237,7 @@ fn parse_mode(s: &str) -> Result<u32, String> {
 
 /// Why a command failed: the message for stderr and the exit code.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Exit code ([`EXIT_ERROR`], [`EXIT_USAGE`], [`EXIT_MISMATCH`], or a command's).
     pub code: u8,
     /// What to print after `pnfs: ` (empty: print nothing, the cause was already shown).
@@ -246,7 +246,7 @@ pub struct Failure {
 
 impl Failure {
     /// A usage error.
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Self {
             code: EXIT_USAGE,
             message: message.into(),
@@ -254,7 +254,7 @@ impl Failure {
     }
 
     /// An error of the library about `what` (a URL, usually).
-    pub fn nfs(what: impl fmt::Display, e: &client::Error) -> Self {
+    pub(crate) fn nfs(what: impl fmt::Display, e: &client::Error) -> Self {
         Self {
             code: EXIT_ERROR,
             message: format!("{what}: {e}"),
@@ -262,7 +262,7 @@ impl Failure {
     }
 
     /// A local I/O error about `what`.
-    pub fn io(what: impl fmt::Display, e: &std::io::Error) -> Self {
+    pub(crate) fn io(what: impl fmt::Display, e: &std::io::Error) -> Self {
         Self {
             code: EXIT_ERROR,
             message: format!("{what}: {e}"),
@@ -270,7 +270,7 @@ impl Failure {
     }
 
     /// Any other failure with exit code 1.
-    pub fn other(message: impl Into<String>) -> Self {
+    pub(crate) fn other(message: impl Into<String>) -> Self {
         Self {
             code: EXIT_ERROR,
             message: message.into(),
@@ -279,11 +279,11 @@ impl Failure {
 }
 
 /// Result of a command.
-pub type CmdResult<T = ()> = Result<T, Failure>;
+pub(crate) type CmdResult<T = ()> = Result<T, Failure>;
 
 /// Where a command's argument points: a local path or a file on a server.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Location {
+pub(crate) enum Location {
     /// A local file or directory.
     Local(PathBuf),
     /// A file or directory on a server.
@@ -294,7 +294,7 @@ impl Location {
     /// An `nfs://` URL (the scheme in any case) is a server's file; any other argument is a
     /// local path, except ones that look like a mistyped or foreign URL (`nfs:/x`,
     /// `http://...`), which are usage errors rather than surprising local files.
-    pub fn parse(s: &str) -> CmdResult<Location> {
+    pub(crate) fn parse(s: &str) -> CmdResult<Location> {
         let lower = s.to_ascii_lowercase();
         if lower.starts_with("nfs://") {
             return parse_url(s).map(Location::Nfs);
@@ -321,7 +321,7 @@ impl Location {
 }
 
 /// Parses an argument that must be an `nfs://` URL (usage error otherwise).
-pub fn parse_url(s: &str) -> CmdResult<NfsUrl> {
+pub(crate) fn parse_url(s: &str) -> CmdResult<NfsUrl> {
     let fixed = match s.get(..6) {
         Some(scheme) if scheme.eq_ignore_ascii_case("nfs://") => format!("nfs://{}", &s[6..]),
         _ => s.to_string(),
@@ -330,18 +330,18 @@ pub fn parse_url(s: &str) -> CmdResult<NfsUrl> {
 }
 
 /// The last name of a server path (`None` for the root).
-pub fn nfs_basename(path: &str) -> Option<&str> {
+pub(crate) fn nfs_basename(path: &str) -> Option<&str> {
     path.split('/').rfind(|c| !c.is_empty())
 }
 
 /// `dir/name` on a server.
-pub fn nfs_join(dir: &str, name: &str) -> String {
+pub(crate) fn nfs_join(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
 /// One client per server, made on first use with the command's options; all shut down at
 /// the end (ending their sessions and client ids at once rather than at lease expiry).
-pub struct Clients {
+pub(crate) struct Clients {
     opts: ClientOptions,
     verbose: bool,
     by_addr: HashMap<SocketAddr, (NfsUrl, Client)>,
@@ -349,7 +349,7 @@ pub struct Clients {
 
 impl Clients {
     /// Clients with `common`'s credentials and pNFS choice.
-    pub fn new(common: &CommonOpts) -> Self {
+    pub(crate) fn new(common: &CommonOpts) -> Self {
         let mut credentials = Credentials::of_process();
         if let Some(u) = common.uid {
             credentials.uid = u;
@@ -370,7 +370,7 @@ impl Clients {
     }
 
     /// The client of `url`'s server (connecting on first use).
-    pub async fn get(&mut self, url: &NfsUrl) -> CmdResult<Client> {
+    pub(crate) async fn get(&mut self, url: &NfsUrl) -> CmdResult<Client> {
         let addr = url.addr().map_err(|e| Failure::nfs(url, &e))?;
         if let Some((_, c)) = self.by_addr.get(&addr) {
             return Ok(c.clone());
@@ -384,7 +384,7 @@ impl Clients {
 
     /// True when `a` and `b` are both files on one server (the same address): one client
     /// of that server holds both, and the server can copy between them.
-    pub fn same_server(&self, a: &Location, b: &Location) -> bool {
+    pub(crate) fn same_server(&self, a: &Location, b: &Location) -> bool {
         match (a, b) {
             (Location::Nfs(a), Location::Nfs(b)) => match (a.addr(), b.addr()) {
                 (Ok(x), Ok(y)) => x == y,
@@ -395,7 +395,7 @@ impl Clients {
     }
 
     /// Prints the counters (with `-v`) and ends every session.
-    pub async fn finish(self) {
+    pub(crate) async fn finish(self) {
         for (url, c) in self.by_addr.into_values() {
             if self.verbose {
                 let s = c.stats();
@@ -431,7 +431,7 @@ impl Clients {
 }
 
 /// Runs a client command and says how the process should exit; prints the error, if any.
-pub fn run(cmd: ClientCommand) -> ExitCode {
+pub(crate) fn run(cmd: ClientCommand) -> ExitCode {
     // A library bug must not show as a Rust panic with a backtrace: one line, exit 1.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("pnfs: internal error: {info}");

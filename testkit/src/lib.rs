@@ -7,7 +7,6 @@
 //!
 //! Tests that involve more than one role (the MDS with its data servers) live in this crate's
 //! `tests/`, so neither `mds` nor `data-server` depends on the other for its tests.
-#![warn(missing_docs)]
 
 pub mod client;
 pub mod cluster;

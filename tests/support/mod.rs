@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-pub const PNFS: &str = env!("CARGO_BIN_EXE_pnfs");
+pub(crate) const PNFS: &str = env!("CARGO_BIN_EXE_pnfs");
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -20,7 +20,7 @@ pub fn free_port() -> u16 {
 }
 
 /// A `pnfs server` child with its own data directory; killed when dropped.
-pub struct Server {
+pub(crate) struct Server {
     child: Child,
     url: String,
     dir: tempfile::TempDir,
@@ -36,12 +36,12 @@ impl Drop for Server {
 }
 
 impl Server {
-    pub fn start() -> Server {
+    pub(crate) fn start() -> Server {
         Self::start_with("")
     }
 
     /// [`Self::start`] with more top-level configuration (YAML lines: `exports:`, ...).
-    pub fn start_with(extra_yaml: &str) -> Server {
+    pub(crate) fn start_with(extra_yaml: &str) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let (mds, metrics) = (free_port(), free_port());
         let mut yaml = format!(
@@ -95,25 +95,25 @@ impl Server {
     }
 
     /// The MDS's address.
-    pub fn addr(&self) -> std::net::SocketAddr {
+    pub(crate) fn addr(&self) -> std::net::SocketAddr {
         std::net::SocketAddr::from(([127, 0, 0, 1], self.mds))
     }
 
     /// The MDS's metrics page now.
-    pub fn metrics(&self) -> String {
+    pub(crate) fn metrics(&self) -> String {
         metrics_page(self.metrics)
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.url)
     }
 
-    pub fn local(&self, name: &str) -> PathBuf {
+    pub(crate) fn local(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 }
 
-pub fn metrics_page(port: u16) -> String {
+pub(crate) fn metrics_page(port: u16) -> String {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
         return String::new();
     };
@@ -126,7 +126,7 @@ pub fn metrics_page(port: u16) -> String {
 
 /// Runs `pnfs args...` (with a time limit, so a hang fails the test instead of stalling it).
 /// Its output is collected while it runs (a full pipe would stall it).
-pub fn pnfs(args: &[&str]) -> Output {
+pub(crate) fn pnfs(args: &[&str]) -> Output {
     let child = Command::new(PNFS)
         .args(args)
         .stdin(Stdio::null())
@@ -149,7 +149,7 @@ pub fn pnfs(args: &[&str]) -> Output {
 }
 
 /// Runs a command that must succeed; returns its stdout.
-pub fn ok(args: &[&str]) -> String {
+pub(crate) fn ok(args: &[&str]) -> String {
     let out = pnfs(args);
     assert!(
         out.status.success(),
@@ -162,7 +162,7 @@ pub fn ok(args: &[&str]) -> String {
 }
 
 /// Deterministic bytes that do not compress or repeat (xorshift64*).
-pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
     let mut v = Vec::with_capacity(len + 8);
     while v.len() < len {
@@ -175,13 +175,13 @@ pub fn noise(len: usize, seed: u64) -> Vec<u8> {
     v
 }
 
-pub fn path_str(p: &Path) -> &str {
+pub(crate) fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
 /// The sum of the samples on a metrics page named `name` that carry these labels (and any
 /// others); 0 when none does.
-pub fn metric_sum(page: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub(crate) fn metric_sum(page: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     page.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.rsplit_once(' '))

@@ -10,12 +10,12 @@ use mds::{Config, Mds};
 /// Starts an MDS over `dir` on a loopback port, without data servers (it keeps file data
 /// itself and grants no layouts), with no grace period and a lease of `lease` seconds
 /// (tests may use leases shorter than an operator may configure).
-pub async fn start_mds(dir: &std::path::Path, lease: u32) -> (Arc<Mds>, SocketAddr) {
+pub(crate) async fn start_mds(dir: &std::path::Path, lease: u32) -> (Arc<Mds>, SocketAddr) {
     start_mds_with(mds_config(dir, lease)).await
 }
 
 /// The configuration [`start_mds`] uses, for a test to change before [`start_mds_with`].
-pub fn mds_config(dir: &std::path::Path, lease: u32) -> Config {
+pub(crate) fn mds_config(dir: &std::path::Path, lease: u32) -> Config {
     Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         data_dir: dir.to_path_buf(),
@@ -30,7 +30,7 @@ pub fn mds_config(dir: &std::path::Path, lease: u32) -> Config {
 }
 
 /// Starts an MDS with `cfg` (its `listen` address is not used: a free loopback port is).
-pub async fn start_mds_with(cfg: Config) -> (Arc<Mds>, SocketAddr) {
+pub(crate) async fn start_mds_with(cfg: Config) -> (Arc<Mds>, SocketAddr) {
     let mds = Mds::open(cfg).expect("open mds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

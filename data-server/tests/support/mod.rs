@@ -20,17 +20,17 @@ use data_server::{DataServer, DsKeys, DsOptions};
 use nfs_proto::nfs4::*;
 
 /// The made-up MDS's server key.
-pub const SERVER_KEY: [u8; 32] = [0x42; 32];
+pub(crate) const SERVER_KEY: [u8; 32] = [0x42; 32];
 /// The made-up MDS's boot epoch.
-pub const MDS_EPOCH: u16 = 7;
+pub(crate) const MDS_EPOCH: u16 = 7;
 
 /// The keys the made-up MDS hands its DSs in boot `epoch`.
-pub fn keys(epoch: u16) -> DsKeys {
+pub(crate) fn keys(epoch: u16) -> DsKeys {
     DsKeys::derive(&SERVER_KEY, epoch)
 }
 
 /// A running data server and its object directory.
-pub struct Ds {
+pub(crate) struct Ds {
     pub ds: Arc<DataServer>,
     /// The synthetic address it serves at (it labels connections; nothing listens there).
     pub addr: SocketAddr,
@@ -41,22 +41,22 @@ pub struct Ds {
 
 impl Ds {
     /// A new in-process connection to it, from a client address of its own.
-    pub fn stream(&self) -> tokio::io::DuplexStream {
+    pub(crate) fn stream(&self) -> tokio::io::DuplexStream {
         self.stream_from(client_addr())
     }
 
     /// A new in-process connection to it from `peer`.
-    pub fn stream_from(&self, peer: SocketAddr) -> tokio::io::DuplexStream {
+    pub(crate) fn stream_from(&self, peer: SocketAddr) -> tokio::io::DuplexStream {
         stream_to(&self.server, peer, self.addr)
     }
 
     /// A new connection that answers no calls (no session yet).
-    pub fn connect(&self) -> Conn {
+    pub(crate) fn connect(&self) -> Conn {
         testkit::client::start_conn(self.stream(), self.addr, client_addr(), Arc::new(NoCalls))
     }
 
     /// The session a Linux client sets up with a data server, for `owner`.
-    pub async fn client(&self, owner: &str) -> Client {
+    pub(crate) async fn client(&self, owner: &str) -> Client {
         Client::over(
             self.stream(),
             self.addr,
@@ -69,7 +69,7 @@ impl Ds {
 
 /// A new in-process connection to `server` from `peer` to `local` (synthetic addresses):
 /// the server's end is served on a task of its own, which ends when the caller's end drops.
-pub fn stream_to<H: nfs_proto::transport::CallHandler>(
+pub(crate) fn stream_to<H: nfs_proto::transport::CallHandler>(
     server: &StreamServer<H>,
     peer: SocketAddr,
     local: SocketAddr,
@@ -80,12 +80,12 @@ pub fn stream_to<H: nfs_proto::transport::CallHandler>(
 }
 
 /// Starts DS `id` with a fresh object directory and the given lease.
-pub async fn start_ds(id: u32, lease: Duration) -> Ds {
+pub(crate) async fn start_ds(id: u32, lease: Duration) -> Ds {
     start_ds_in(id, lease, tempfile::tempdir().expect("tempdir")).await
 }
 
 /// Starts DS `id` over an existing object directory (for restart tests).
-pub async fn start_ds_in(id: u32, lease: Duration, dir: tempfile::TempDir) -> Ds {
+pub(crate) async fn start_ds_in(id: u32, lease: Duration, dir: tempfile::TempDir) -> Ds {
     let opts = DsOptions {
         lease_time: lease,
         ..DsOptions::new(id)
@@ -95,7 +95,7 @@ pub async fn start_ds_in(id: u32, lease: Duration, dir: tempfile::TempDir) -> Ds
 
 /// Starts DS `id` with a fresh object directory and the given lease on `clock` (its leases
 /// and reaper run on it: tests move a [`ManualClock`](nfs_server::ManualClock) on).
-pub async fn start_ds_on(id: u32, lease: Duration, clock: nfs_server::SharedClock) -> Ds {
+pub(crate) async fn start_ds_on(id: u32, lease: Duration, clock: nfs_server::SharedClock) -> Ds {
     let opts = DsOptions {
         lease_time: lease,
         ..DsOptions::new(id)
@@ -107,7 +107,7 @@ pub async fn start_ds_on(id: u32, lease: Duration, clock: nfs_server::SharedCloc
 }
 
 /// Starts a DS with these options over `dir`.
-pub async fn start_ds_with(opts: DsOptions, dir: tempfile::TempDir) -> Ds {
+pub(crate) async fn start_ds_with(opts: DsOptions, dir: tempfile::TempDir) -> Ds {
     let id = opts.id;
     let ds = DataServer::open_local(opts, keys(MDS_EPOCH), dir.path()).expect("open ds");
     serve(id, ds, dir).await
@@ -127,16 +127,16 @@ async fn serve(id: u32, ds: Arc<DataServer>, dir: tempfile::TempDir) -> Ds {
 
 /// The client id the made-up MDS gave the test client: its stateids and layouts are this
 /// client's.
-pub const CLIENT: u64 = 0x5eed;
+pub(crate) const CLIENT: u64 = 0x5eed;
 
 /// The MDS side of the test: mints stateids and DS filehandles.
-pub struct Mds {
+pub(crate) struct Mds {
     pub minter: StateidMinter,
     pub fh: DsFhCodec,
 }
 
 /// The test client's state of `fileid`.
-pub fn holder(fileid: u64) -> Holder {
+pub(crate) fn holder(fileid: u64) -> Holder {
     Holder {
         clientid: CLIENT,
         fileid,
@@ -145,7 +145,7 @@ pub fn holder(fileid: u64) -> Holder {
 
 impl Mds {
     /// The made-up MDS in boot `epoch`.
-    pub fn new(epoch: u16) -> Self {
+    pub(crate) fn new(epoch: u16) -> Self {
         let k = keys(epoch);
         Self {
             minter: StateidMinter::new(k.stateid_key, epoch),
@@ -155,7 +155,7 @@ impl Mds {
 
     /// A fresh layout stateid's `other` for the test client's layout of `fileid` (clones of
     /// a minter share its counter, so `&self` will do).
-    pub fn layout_stateid(&self, fileid: u64) -> cluster::stateid::Other {
+    pub(crate) fn layout_stateid(&self, fileid: u64) -> cluster::stateid::Other {
         self.minter
             .clone()
             .mint(StateidKind::Layout, 0, holder(fileid))
@@ -163,7 +163,7 @@ impl Mds {
     }
 
     /// The DS filehandle of object `stripe` of `fileid` under `layout`, READ or RW.
-    pub fn ds_fh_under(
+    pub(crate) fn ds_fh_under(
         &self,
         fileid: u64,
         stripe: u16,
@@ -182,7 +182,7 @@ impl Mds {
 
     /// An open stateid of `fileid` with this share access, seqid 0 as a client sends it to
     /// a DS.
-    pub fn open_stateid(&mut self, fileid: u64, access: u8) -> Stateid4 {
+    pub(crate) fn open_stateid(&mut self, fileid: u64, access: u8) -> Stateid4 {
         Stateid4 {
             seqid: 0,
             other: self
@@ -193,7 +193,7 @@ impl Mds {
     }
 
     /// The DS filehandle of object `stripe` of `fileid` under a new RW layout of it.
-    pub fn ds_fh(&self, fileid: u64, stripe: u16) -> NfsFh4 {
+    pub(crate) fn ds_fh(&self, fileid: u64, stripe: u16) -> NfsFh4 {
         self.ds_fh_under(fileid, stripe, self.layout_stateid(fileid), true)
     }
 }

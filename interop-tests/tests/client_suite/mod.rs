@@ -12,7 +12,7 @@ use nfs_proto::nfs4::NfsStat4;
 use sha2::{Digest, Sha256};
 
 /// A runtime for one test (two workers, as the CI machine has two cores).
-pub fn rt() -> tokio::runtime::Runtime {
+pub(crate) fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -22,7 +22,7 @@ pub fn rt() -> tokio::runtime::Runtime {
 
 /// The sizes `copies_in_and_out_keep_their_sha256` copies: empty, tiny, around page and
 /// stripe boundaries, and a large file.
-pub const SIZES: &[u64] = &[0, 1, 4095, (1 << 20) + 1, (17 << 20) + 3, 256 << 20];
+pub(crate) const SIZES: &[u64] = &[0, 1, 4095, (1 << 20) + 1, (17 << 20) + 3, 256 << 20];
 
 /// Byte `i` of test file `seed` (cheap to recompute chunk by chunk, different per file).
 fn byte(seed: u64, i: u64) -> u8 {
@@ -34,7 +34,7 @@ fn byte(seed: u64, i: u64) -> u8 {
 }
 
 /// `len` bytes of file `seed` from `offset`.
-pub fn chunk(seed: u64, offset: u64, len: usize) -> Bytes {
+pub(crate) fn chunk(seed: u64, offset: u64, len: usize) -> Bytes {
     (0..len as u64)
         .map(|i| byte(seed, offset + i))
         .collect::<Vec<u8>>()
@@ -42,7 +42,7 @@ pub fn chunk(seed: u64, offset: u64, len: usize) -> Bytes {
 }
 
 /// Writes a `size`-byte file in 4 MiB chunks and closes it; returns its sha256.
-pub async fn put(c: &Client, path: &str, seed: u64, size: u64) -> [u8; 32] {
+pub(crate) async fn put(c: &Client, path: &str, seed: u64, size: u64) -> [u8; 32] {
     let f = c
         .create(path, 0o644)
         .await
@@ -65,7 +65,7 @@ pub async fn put(c: &Client, path: &str, seed: u64, size: u64) -> [u8; 32] {
 }
 
 /// Reads a file back in 4 MiB chunks; returns (size read, sha256).
-pub async fn get(c: &Client, path: &str) -> (u64, [u8; 32]) {
+pub(crate) async fn get(c: &Client, path: &str) -> (u64, [u8; 32]) {
     let f = c
         .open(path, &OpenOptions::read())
         .await
@@ -89,7 +89,7 @@ pub async fn get(c: &Client, path: &str) -> (u64, [u8; 32]) {
 
 /// Copies files of every size in [`SIZES`] in and out, checking sha256 and size; returns
 /// the client's counters.
-pub async fn copies_in_and_out_keep_their_sha256(addr: SocketAddr, dir: &str) -> Stats {
+pub(crate) async fn copies_in_and_out_keep_their_sha256(addr: SocketAddr, dir: &str) -> Stats {
     let c = Client::connect(addr).await.unwrap();
     for (i, &size) in SIZES.iter().enumerate() {
         let path = format!("{dir}/copy-{size}");
@@ -107,7 +107,7 @@ pub async fn copies_in_and_out_keep_their_sha256(addr: SocketAddr, dir: &str) ->
 }
 
 /// List I/O: 1,000 extents written in one call and read back in one call.
-pub async fn list_io_of_a_thousand_extents_round_trips(addr: SocketAddr, dir: &str) {
+pub(crate) async fn list_io_of_a_thousand_extents_round_trips(addr: SocketAddr, dir: &str) {
     let c = Client::connect(addr).await.unwrap();
     let path = format!("{dir}/list-io");
     let f = c.create(&path, 0o644).await.unwrap();
@@ -132,7 +132,7 @@ pub async fn list_io_of_a_thousand_extents_round_trips(addr: SocketAddr, dir: &s
 }
 
 /// Two clients: close-to-open, fsync + revalidate without close, locks that conflict.
-pub async fn two_clients_see_each_others_data_and_locks(addr: SocketAddr, dir: &str) {
+pub(crate) async fn two_clients_see_each_others_data_and_locks(addr: SocketAddr, dir: &str) {
     let a = Client::connect(addr).await.unwrap();
     let b = Client::connect(addr).await.unwrap();
     let path = format!("{dir}/shared");
@@ -168,7 +168,7 @@ pub async fn two_clients_see_each_others_data_and_locks(addr: SocketAddr, dir: &
 
 /// A lock held by another process (`pnfs lock --hold`) is released when that process is
 /// killed: the server expires its lease and this client's waiting lock is granted.
-pub async fn a_lock_is_released_when_its_holders_process_dies(
+pub(crate) async fn a_lock_is_released_when_its_holders_process_dies(
     addr: SocketAddr,
     dir: &str,
     lease: Duration,

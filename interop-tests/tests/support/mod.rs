@@ -14,7 +14,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Runs `f` to completion on a small runtime of its own (the tests are plain `#[test]`s, so
 /// that starting a server, which blocks, runs on no runtime thread).
-pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -26,6 +26,6 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
 /// Connects, sets up a session for client owner `owner`, and sends RECLAIM_COMPLETE (RFC
 /// 8881 section 18.51: a client with nothing to reclaim says so before its first OPEN); every
 /// COMPOUND may take up to 20 s.
-pub async fn client(addr: SocketAddr, owner: &str) -> Client {
+pub(crate) async fn client(addr: SocketAddr, owner: &str) -> Client {
     Client::connect(addr, &Setup::new(owner).timeout(CALL_TIMEOUT)).await
 }

@@ -62,7 +62,7 @@ pub(super) struct Ns<'t> {
 }
 
 impl<'t> Ns<'t> {
-    pub fn open(tx: &'t Txn<'_>) -> Result<Self, StoreError> {
+    pub(super) fn open(tx: &'t Txn<'_>) -> Result<Self, StoreError> {
         Ok(Self {
             counters: tx.open(COUNTERS)?,
             inodes: tx.open(INODES)?,
@@ -94,7 +94,7 @@ impl<'t> Ns<'t> {
     }
 
     /// A new change attribute value, larger than every one handed out before.
-    pub fn next_change(&mut self) -> Result<u64, StoreError> {
+    pub(super) fn next_change(&mut self) -> Result<u64, StoreError> {
         self.bump(K_CHANGE)
     }
 
@@ -105,7 +105,7 @@ impl<'t> Ns<'t> {
         Ok(id)
     }
 
-    pub fn put(&mut self, fileid: u64, r: &InodeV1) -> Result<(), StoreError> {
+    pub(super) fn put(&mut self, fileid: u64, r: &InodeV1) -> Result<(), StoreError> {
         self.inodes.write().insert(fileid, &r.encode()[..])?;
         Ok(())
     }

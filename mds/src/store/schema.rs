@@ -141,15 +141,15 @@ pub(super) enum InodeRecord {
 }
 
 impl InodeV1 {
-    pub fn is_dir(&self) -> bool {
+    pub(super) fn is_dir(&self) -> bool {
         self.ftype == NfsFtype4::NF4DIR
     }
 
-    pub fn encode(&self) -> Bytes {
+    pub(super) fn encode(&self) -> Bytes {
         to_bytes(&InodeRecord::V1(self.clone()))
     }
 
-    pub fn decode(b: &[u8]) -> Result<Self, StoreError> {
+    pub(super) fn decode(b: &[u8]) -> Result<Self, StoreError> {
         match from_bytes::<InodeRecord>(Bytes::copy_from_slice(b)) {
             Ok(InodeRecord::V1(r)) => Ok(r),
             Err(_) => Err(StoreError::Corrupt("inode record does not decode")),
@@ -157,7 +157,7 @@ impl InodeV1 {
     }
 
     /// The public view of this record.
-    pub fn to_inode(&self, fileid: u64) -> Inode {
+    pub(super) fn to_inode(&self, fileid: u64) -> Inode {
         Inode {
             fileid,
             ftype: self.ftype,

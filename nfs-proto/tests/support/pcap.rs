@@ -20,39 +20,39 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 /// The NFS server port; records sent to it are "from the client".
-pub const NFS_PORT: u16 = 2049;
+pub(crate) const NFS_PORT: u16 = 2049;
 
 /// pcap link type: Ethernet.
-pub const LINKTYPE_ETHERNET: u32 = 1;
+pub(crate) const LINKTYPE_ETHERNET: u32 = 1;
 /// pcap link type: raw IPv4 or IPv6, no link header.
-pub const LINKTYPE_RAW: u32 = 101;
+pub(crate) const LINKTYPE_RAW: u32 = 101;
 /// pcap link type: Linux cooked capture v1 (`any` device).
-pub const LINKTYPE_LINUX_SLL: u32 = 113;
+pub(crate) const LINKTYPE_LINUX_SLL: u32 = 113;
 /// pcap link type: Linux cooked capture v2.
-pub const LINKTYPE_LINUX_SLL2: u32 = 276;
+pub(crate) const LINKTYPE_LINUX_SLL2: u32 = 276;
 
 /// TCP flag FIN.
-pub const TCP_FIN: u8 = 0x01;
+pub(crate) const TCP_FIN: u8 = 0x01;
 /// TCP flag SYN.
-pub const TCP_SYN: u8 = 0x02;
+pub(crate) const TCP_SYN: u8 = 0x02;
 /// TCP flag RST.
-pub const TCP_RST: u8 = 0x04;
+pub(crate) const TCP_RST: u8 = 0x04;
 /// TCP flag PSH.
-pub const TCP_PSH: u8 = 0x08;
+pub(crate) const TCP_PSH: u8 = 0x08;
 /// TCP flag ACK.
-pub const TCP_ACK: u8 = 0x10;
+pub(crate) const TCP_ACK: u8 = 0x10;
 
 /// Record marking: the last-fragment bit of a fragment header (RFC 5531 section 11).
-pub const LAST_FRAGMENT: u32 = 0x8000_0000;
+pub(crate) const LAST_FRAGMENT: u32 = 0x8000_0000;
 /// Record marking: the largest fragment length a header can carry.
-pub const MAX_FRAGMENT: usize = 0x7fff_ffff;
+pub(crate) const MAX_FRAGMENT: usize = 0x7fff_ffff;
 
 /// Largest TCP payload per segment written by [`build_pcap`].
-pub const WRITE_MSS: usize = 1448;
+pub(crate) const WRITE_MSS: usize = 1448;
 
 /// Anything that went wrong: malformed pcap, unsupported content, I/O.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error(pub String);
+pub(crate) struct Error(pub String);
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -69,7 +69,7 @@ impl From<std::io::Error> for Error {
 }
 
 /// Result with [`Error`].
-pub type Result<T> = std::result::Result<T, Error>;
+pub(crate) type Result<T> = std::result::Result<T, Error>;
 
 fn err<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error(msg.into()))
@@ -89,7 +89,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 
 /// One RPC record (call or reply) seen on an NFS connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
+pub(crate) struct Record {
     /// Connection index: 0, 1, ... in order of each connection's first frame.
     pub conn: u32,
     /// True when the record was sent to the server port (2049).
@@ -104,7 +104,7 @@ pub struct Record {
 
 /// One captured frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame {
+pub(crate) struct Frame {
     /// Timestamp, seconds.
     pub ts_sec: u32,
     /// Timestamp, nanoseconds (microsecond files are scaled up).
@@ -117,7 +117,7 @@ pub struct Frame {
 
 /// A classic pcap file, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Capture {
+pub(crate) struct Capture {
     /// Link-layer header type of every frame (`LINKTYPE_*`).
     pub linktype: u32,
     /// Snap length from the file header.
@@ -128,7 +128,7 @@ pub struct Capture {
 
 /// Parses a classic pcap file (not pcapng). Both byte orders, microsecond (`a1b2c3d4`) and
 /// nanosecond (`a1b23c4d`) magic.
-pub fn parse_pcap(bytes: &[u8]) -> Result<Capture> {
+pub(crate) fn parse_pcap(bytes: &[u8]) -> Result<Capture> {
     if bytes.len() < 24 {
         return err(format!(
             "pcap: file too short for a header ({} bytes)",
@@ -211,7 +211,7 @@ pub fn parse_pcap(bytes: &[u8]) -> Result<Capture> {
 }
 
 /// Reads and parses a classic pcap file.
-pub fn read_pcap(path: impl AsRef<Path>) -> Result<Capture> {
+pub(crate) fn read_pcap(path: impl AsRef<Path>) -> Result<Capture> {
     let path = path.as_ref();
     let bytes =
         std::fs::read(path).map_err(|e| Error(format!("reading {}: {e}", path.display())))?;
@@ -220,7 +220,7 @@ pub fn read_pcap(path: impl AsRef<Path>) -> Result<Capture> {
 
 /// A TCP segment found in a frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TcpSegment<'a> {
+pub(crate) struct TcpSegment<'a> {
     /// Source address.
     pub src: IpAddr,
     /// Destination address.
@@ -288,7 +288,7 @@ fn link_payload(linktype: u32, frame: &[u8]) -> Result<Option<(u16, &[u8])>> {
 /// Parses one frame down to TCP. `Ok(None)` for frames that are not IP/TCP (ARP, UDP, ...);
 /// an error for malformed or truncated IP/TCP headers, a truncated TCP payload, or IP
 /// fragments carrying TCP (not supported).
-pub fn parse_frame(linktype: u32, frame: &[u8]) -> Result<Option<TcpSegment<'_>>> {
+pub(crate) fn parse_frame(linktype: u32, frame: &[u8]) -> Result<Option<TcpSegment<'_>>> {
     let Some((ethertype, ip)) = link_payload(linktype, frame)? else {
         return Ok(None);
     };
@@ -412,7 +412,7 @@ pub fn parse_frame(linktype: u32, frame: &[u8]) -> Result<Option<TcpSegment<'_>>
 
 /// One direction of one TCP connection, reassembled.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stream {
+pub(crate) struct Stream {
     /// Connection index: 0, 1, ... in order of each connection's first frame.
     pub conn: u32,
     /// True for the direction towards the server port.
@@ -448,7 +448,7 @@ type ConnKey = (IpAddr, u16, IpAddr, u16);
 ///
 /// Streams are returned ordered by connection index, client direction first; directions that
 /// carried no payload are omitted.
-pub fn reassemble(capture: &Capture, server_port: u16) -> Result<Vec<Stream>> {
+pub(crate) fn reassemble(capture: &Capture, server_port: u16) -> Result<Vec<Stream>> {
     let mut conns: Vec<Conn> = Vec::new();
     let mut current: HashMap<ConnKey, usize> = HashMap::new();
     for (index, frame) in capture.frames.iter().enumerate() {
@@ -586,7 +586,7 @@ pub fn reassemble(capture: &Capture, server_port: u16) -> Result<Vec<Stream>> {
 ///
 /// Returns `(offset of the record's first header in the stream, record bytes)`. A stream that
 /// ends inside a record is an error.
-pub fn split_records(stream: &[u8]) -> Result<Vec<(usize, Vec<u8>)>> {
+pub(crate) fn split_records(stream: &[u8]) -> Result<Vec<(usize, Vec<u8>)>> {
     let mut records = Vec::new();
     let mut at = 0;
     while at < stream.len() {
@@ -621,7 +621,7 @@ pub fn split_records(stream: &[u8]) -> Result<Vec<(usize, Vec<u8>)>> {
 
 /// Adds record marking to one record: fragments of at most `max_fragment` bytes (clamped to
 /// 1..=[`MAX_FRAGMENT`]), the last one flagged. An empty record is one empty last fragment.
-pub fn mark_record(record: &[u8], max_fragment: usize) -> Vec<u8> {
+pub(crate) fn mark_record(record: &[u8], max_fragment: usize) -> Vec<u8> {
     let max_fragment = max_fragment.clamp(1, MAX_FRAGMENT);
     let mut out = Vec::with_capacity(record.len() + 4 * (record.len() / max_fragment + 1));
     let mut rest = record;
@@ -645,7 +645,10 @@ pub fn mark_record(record: &[u8], max_fragment: usize) -> Vec<u8> {
 /// Every RPC record of every TCP connection to `server_port` in a capture, ordered by the
 /// capture position of each record's first byte (the first frame that carried it; ties, i.e.
 /// several records starting in one frame, in stream order).
-pub fn extract_records_from_capture(capture: &Capture, server_port: u16) -> Result<Vec<Record>> {
+pub(crate) fn extract_records_from_capture(
+    capture: &Capture,
+    server_port: u16,
+) -> Result<Vec<Record>> {
     let mut keyed = Vec::new();
     for stream in reassemble(capture, server_port)? {
         let what = format!(
@@ -675,12 +678,12 @@ pub fn extract_records_from_capture(capture: &Capture, server_port: u16) -> Resu
 }
 
 /// [`extract_records_from_capture`] on the bytes of a pcap file.
-pub fn extract_records(pcap_bytes: &[u8], server_port: u16) -> Result<Vec<Record>> {
+pub(crate) fn extract_records(pcap_bytes: &[u8], server_port: u16) -> Result<Vec<Record>> {
     extract_records_from_capture(&parse_pcap(pcap_bytes)?, server_port)
 }
 
 /// The RPC records of the NFS (port 2049) connections in a pcap file.
-pub fn read_pcap_records(path: impl AsRef<Path>) -> Result<Vec<Record>> {
+pub(crate) fn read_pcap_records(path: impl AsRef<Path>) -> Result<Vec<Record>> {
     let path = path.as_ref();
     extract_records_from_capture(&read_pcap(path)?, NFS_PORT)
         .map_err(|e| Error(format!("{}: {e}", path.display())))
@@ -700,10 +703,10 @@ pub fn read_pcap_records(path: impl AsRef<Path>) -> Result<Vec<Record>> {
 /// | N | the record without record marking |
 ///
 /// and nothing after the last record.
-pub const RECORDS_MAGIC: &[u8; 8] = b"RPCREC1\n";
+pub(crate) const RECORDS_MAGIC: &[u8; 8] = b"RPCREC1\n";
 
 /// Encodes records in the `.rec` format ([`RECORDS_MAGIC`]).
-pub fn encode_records(records: &[Record]) -> Vec<u8> {
+pub(crate) fn encode_records(records: &[Record]) -> Vec<u8> {
     let total: usize = records.iter().map(|r| 9 + r.data.len()).sum();
     let mut out = Vec::with_capacity(RECORDS_MAGIC.len() + total);
     out.extend_from_slice(RECORDS_MAGIC);
@@ -718,7 +721,7 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
 }
 
 /// Decodes the `.rec` format ([`RECORDS_MAGIC`]).
-pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>> {
+pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>> {
     if !bytes.starts_with(RECORDS_MAGIC) {
         return err("records file: bad magic");
     }
@@ -761,14 +764,14 @@ pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>> {
 }
 
 /// Writes records to a `.rec` file.
-pub fn write_records_file(path: impl AsRef<Path>, records: &[Record]) -> Result<()> {
+pub(crate) fn write_records_file(path: impl AsRef<Path>, records: &[Record]) -> Result<()> {
     let path = path.as_ref();
     std::fs::write(path, encode_records(records))
         .map_err(|e| Error(format!("writing {}: {e}", path.display())))
 }
 
 /// Reads a `.rec` file.
-pub fn read_records_file(path: impl AsRef<Path>) -> Result<Vec<Record>> {
+pub(crate) fn read_records_file(path: impl AsRef<Path>) -> Result<Vec<Record>> {
     let path = path.as_ref();
     let bytes =
         std::fs::read(path).map_err(|e| Error(format!("reading {}: {e}", path.display())))?;
@@ -781,7 +784,7 @@ pub fn read_records_file(path: impl AsRef<Path>) -> Result<Vec<Record>> {
 
 /// Addresses and header fields of one synthetic Ethernet/IPv4/TCP frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TcpFrameSpec {
+pub(crate) struct TcpFrameSpec {
     /// Source IPv4 address.
     pub src: [u8; 4],
     /// Destination IPv4 address.
@@ -803,7 +806,7 @@ pub struct TcpFrameSpec {
 }
 
 /// The Internet checksum (RFC 1071) of `data`, starting from partial sum `sum`.
-pub fn internet_checksum(data: &[u8], mut sum: u32) -> u16 {
+pub(crate) fn internet_checksum(data: &[u8], mut sum: u32) -> u16 {
     let mut chunks = data.chunks_exact(2);
     for c in &mut chunks {
         sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
@@ -819,7 +822,7 @@ pub fn internet_checksum(data: &[u8], mut sum: u32) -> u16 {
 
 /// TCP checksum over the IPv4 pseudo-header and `segment` (TCP header with a zero checksum
 /// field, plus payload).
-pub fn tcp_checksum_v4(src: [u8; 4], dst: [u8; 4], segment: &[u8]) -> u16 {
+pub(crate) fn tcp_checksum_v4(src: [u8; 4], dst: [u8; 4], segment: &[u8]) -> u16 {
     let mut pseudo = [0u8; 12];
     pseudo[..4].copy_from_slice(&src);
     pseudo[4..8].copy_from_slice(&dst);
@@ -837,7 +840,7 @@ impl TcpFrameSpec {
     /// TTL 64, header checksum) and TCP (20-byte header, checksum) with `payload`.
     ///
     /// Panics if the payload does not fit one IPv4 packet.
-    pub fn ethernet_frame(&self, payload: &[u8]) -> Vec<u8> {
+    pub(crate) fn ethernet_frame(&self, payload: &[u8]) -> Vec<u8> {
         let total = 20 + 20 + payload.len();
         let total = u16::try_from(total).expect("payload too large for one IPv4 packet");
         let mut f = Vec::with_capacity(14 + usize::from(total));
@@ -873,7 +876,7 @@ impl TcpFrameSpec {
 
 /// A classic pcap file (little-endian, microsecond timestamps, snap length 262144) holding
 /// `frames` of link type `linktype`, timestamped 100 microseconds apart.
-pub fn pcap_bytes(linktype: u32, frames: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn pcap_bytes(linktype: u32, frames: &[Vec<u8>]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
     out.extend_from_slice(&2u16.to_le_bytes());
@@ -898,7 +901,7 @@ pub fn pcap_bytes(linktype: u32, frames: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Client port of the synthetic connection written by [`build_pcap`].
-pub const WRITE_CLIENT_PORT: u16 = 797;
+pub(crate) const WRITE_CLIENT_PORT: u16 = 797;
 const WRITE_CLIENT_ISN: u32 = 0x1000_0000;
 const WRITE_SERVER_ISN: u32 = 0x2000_0000;
 /// The writer has the receiver acknowledge before more than this many bytes are in flight
@@ -963,7 +966,7 @@ impl TcpWriter {
 /// each record with a record-marking header in segments of at most [`WRITE_MSS`] bytes (the
 /// receiver acknowledges before 32 KiB are in flight), and a FIN exchange. Sequence and
 /// acknowledgement numbers and the IPv4 and TCP checksums are correct.
-pub fn build_pcap(records: &[(bool, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn build_pcap(records: &[(bool, Vec<u8>)]) -> Vec<u8> {
     let mut w = TcpWriter {
         frames: Vec::new(),
         next_seq: [WRITE_CLIENT_ISN, WRITE_SERVER_ISN],
@@ -984,7 +987,7 @@ pub fn build_pcap(records: &[(bool, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// Writes [`build_pcap`]`(records)` to `path`.
-pub fn write_pcap(path: impl AsRef<Path>, records: &[(bool, Vec<u8>)]) -> Result<()> {
+pub(crate) fn write_pcap(path: impl AsRef<Path>, records: &[(bool, Vec<u8>)]) -> Result<()> {
     let path = path.as_ref();
     std::fs::write(path, build_pcap(records))
         .map_err(|e| Error(format!("writing {}: {e}", path.display())))

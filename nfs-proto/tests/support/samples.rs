@@ -26,21 +26,21 @@ use nfs_proto::rpc::{AuthStat, AuthSysParms, Credential, OpaqueAuth, RpcMsg};
 use nfs_proto::xdr::{to_bytes, Encoder, Utf8String};
 
 /// The NFS program.
-pub const NFS_PROGRAM: u32 = 100_003;
+pub(crate) const NFS_PROGRAM: u32 = 100_003;
 /// NFS version 4.
-pub const NFS_V4: u32 = 4;
+pub(crate) const NFS_V4: u32 = 4;
 /// The callback program number the Linux client registers (`NFS4_CALLBACK`).
-pub const NFS_CB_PROGRAM: u32 = 0x4000_0000;
+pub(crate) const NFS_CB_PROGRAM: u32 = 0x4000_0000;
 /// The callback program version.
-pub const NFS_CB_VERSION: u32 = 1;
+pub(crate) const NFS_CB_VERSION: u32 = 1;
 /// Procedure 0 (NULL / CB_NULL).
-pub const PROC_NULL: u32 = 0;
+pub(crate) const PROC_NULL: u32 = 0;
 /// Procedure 1 (COMPOUND / CB_COMPOUND).
-pub const PROC_COMPOUND: u32 = 1;
+pub(crate) const PROC_COMPOUND: u32 = 1;
 
 /// What follows the RPC header of a sample.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Body {
+pub(crate) enum Body {
     /// No arguments or results (NULL, CB_NULL, RPC error replies).
     Void,
     /// A COMPOUND call.
@@ -55,7 +55,7 @@ pub enum Body {
 
 /// One RPC message of the conversation.
 #[derive(Clone, Debug)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Sent by the client (to port 2049); false for server->client messages.
     pub from_client: bool,
     /// The RPC header.
@@ -68,12 +68,12 @@ pub struct Sample {
 
 impl Sample {
     /// True for a call.
-    pub fn is_call(&self) -> bool {
+    pub(crate) fn is_call(&self) -> bool {
         self.header.as_call().is_some()
     }
 
     /// The forward-channel operation numbers of a COMPOUND call or reply.
-    pub fn ops(&self) -> Vec<u32> {
+    pub(crate) fn ops(&self) -> Vec<u32> {
         match &self.body {
             Body::Compound(a) => a.argarray.iter().map(|o| o.opnum().0).collect(),
             Body::CompoundRes(r) => r.resarray.iter().map(|o| o.opnum().0).collect(),
@@ -82,7 +82,7 @@ impl Sample {
     }
 
     /// The callback operation numbers of a CB_COMPOUND call or reply.
-    pub fn cb_ops(&self) -> Vec<u32> {
+    pub(crate) fn cb_ops(&self) -> Vec<u32> {
         match &self.body {
             Body::CbCompound(a) => a.argarray.iter().map(|o| o.opnum().0).collect(),
             Body::CbCompoundRes(r) => r.resarray.iter().map(|o| o.opnum().0).collect(),
@@ -313,7 +313,7 @@ const FSINFO_ATTRS: &[u32] = &[
 /// `dirent_notif_delay`). The samples ask for them in a GETATTR of their own, so that every
 /// other attribute is checked by Wireshark; `mode_set_masked` (74, also without a dissector)
 /// is the last attribute of its SETATTR.
-pub const NO_WIRESHARK_VALUE_DISSECTOR: &[u32] = &[
+pub(crate) const NO_WIRESHARK_VALUE_DISSECTOR: &[u32] = &[
     FATTR4_DIRENT_NOTIF_DELAY,
     FATTR4_CHANGE_POLICY,
     FATTR4_FS_STATUS,
@@ -839,7 +839,7 @@ fn ok_status() -> NfsStat4 {
 // ---------------------------------------------------------------------------------------------
 
 /// The whole conversation, in the order it goes on the wire.
-pub fn conversation() -> Vec<Sample> {
+pub(crate) fn conversation() -> Vec<Sample> {
     let mut c = Conversation {
         samples: Vec::new(),
         xid: 0x7a3c_1000,

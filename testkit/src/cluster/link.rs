@@ -40,7 +40,7 @@ pub fn client_addr() -> SocketAddr {
 }
 
 /// The address of a connection the MDS makes (to a data server's control service).
-pub fn mds_client_addr() -> SocketAddr {
+pub(super) fn mds_client_addr() -> SocketAddr {
     SocketAddr::new(MDS_ADDR.ip(), next_port())
 }
 
@@ -52,7 +52,7 @@ fn next_port() -> u16 {
 
 /// A connection: the caller's end, the server's end, and the relay task between them
 /// (aborting it closes both ends).
-pub fn pipe() -> (DuplexStream, DuplexStream, AbortHandle) {
+pub(super) fn pipe() -> (DuplexStream, DuplexStream, AbortHandle) {
     let (client, mut near) = tokio::io::duplex(PIPE_BUFFER);
     let (mut far, server) = tokio::io::duplex(PIPE_BUFFER);
     let relay = tokio::spawn(async move {
@@ -64,18 +64,18 @@ pub fn pipe() -> (DuplexStream, DuplexStream, AbortHandle) {
 /// Tasks of one server incarnation (its connections' relays and drivers), aborted together
 /// when it dies.
 #[derive(Debug, Default)]
-pub struct Tasks(Mutex<Vec<AbortHandle>>);
+pub(super) struct Tasks(Mutex<Vec<AbortHandle>>);
 
 impl Tasks {
     /// Keeps `task`, forgetting those already finished.
-    pub fn add(&self, task: AbortHandle) {
+    pub(super) fn add(&self, task: AbortHandle) {
         let mut tasks = self.0.lock().unwrap_or_else(|e| e.into_inner());
         tasks.retain(|t| !t.is_finished());
         tasks.push(task);
     }
 
     /// Aborts every task kept.
-    pub fn abort_all(&self) {
+    pub(super) fn abort_all(&self) {
         for t in self.0.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
             t.abort();
         }

@@ -33,7 +33,7 @@ use mds::pnfs::devices::DevicesOptions;
 use mds::pnfs::dsconnect::DsConnector;
 use mds::server::StartError;
 use mds::{Config, Mds, MdsOptions, MetadataStore};
-use nfs_server::SharedClock;
+use nfs_server::{ManualClock, SharedClock};
 use nfs_server::{Service, StreamServer};
 use pfs_core::{CrashSimStore, ObjectStore};
 use tokio::io::DuplexStream;
@@ -554,5 +554,15 @@ impl Drop for Cluster {
         for n in ds::lock(&self.nodes).iter_mut() {
             n.kill();
         }
+    }
+}
+
+/// Moves `clock` on by `d`, then lets the server's tasks it woke (the lease reaper, the
+/// recall deadlines) run before the test goes on: they were woken first, so a few turns of
+/// the test's runtime run them.
+pub async fn advance(clock: &ManualClock, d: Duration) {
+    clock.advance(d);
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
     }
 }

@@ -8,7 +8,6 @@ pub mod ds;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use mds::{Config, Mds};
 pub use nfs_server::ManualClock;
@@ -69,12 +68,5 @@ pub async fn start_on(cfg: Config, clock: nfs_server::SharedClock) -> (Arc<Mds>,
     (mds, addr)
 }
 
-/// Moves `clock` on by `d`, then lets the server's tasks it woke (the lease reaper, the
-/// recall deadlines) run before the test goes on: they were woken first, so a few turns of
-/// the test's runtime run them.
-pub async fn advance(clock: &ManualClock, d: Duration) {
-    clock.advance(d);
-    for _ in 0..8 {
-        tokio::task::yield_now().await;
-    }
-}
+/// Moving a manual clock on is not about sockets; it lives with the in-memory cluster.
+pub use crate::cluster::advance;

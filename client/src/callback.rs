@@ -92,13 +92,19 @@ impl CallbackService {
         for (i, op) in args.argarray.iter().enumerate() {
             let res = match (i, op) {
                 (0, NfsCbArgop4::Sequence(s)) => NfsCbResop4::Sequence(self.sequence(s)),
-                // CB_SEQUENCE must come first, and only first (RFC 8881 section 20.9.3).
-                (0, _) => NfsCbResop4::Illegal(CbIllegalRes {
-                    status: NfsStat4::NFS4ERR_OP_NOT_IN_SESSION,
-                }),
-                (_, NfsCbArgop4::Sequence(_)) => NfsCbResop4::Illegal(CbIllegalRes {
-                    status: NfsStat4::NFS4ERR_OP_ILLEGAL,
-                }),
+                // CB_SEQUENCE must come first, and only first (RFC 8881 section 20.9.3): any
+                // other operation first is NFS4ERR_OP_NOT_IN_SESSION, CB_SEQUENCE further on
+                // NFS4ERR_SEQUENCE_POS, each in the result of the operation refused (an
+                // operation number the table does not know has only CB_ILLEGAL's).
+                (0, NfsCbArgop4::Unknown(_) | NfsCbArgop4::Illegal) => {
+                    NfsCbResop4::Illegal(CbIllegalRes {
+                        status: NfsStat4::NFS4ERR_OP_NOT_IN_SESSION,
+                    })
+                }
+                (0, op) => NfsCbResop4::error(op.opnum(), NfsStat4::NFS4ERR_OP_NOT_IN_SESSION),
+                (_, NfsCbArgop4::Sequence(_)) => {
+                    NfsCbResop4::Sequence(CbSequenceRes::error(NfsStat4::NFS4ERR_SEQUENCE_POS))
+                }
                 (_, op) => cb_dispatch(&mut ops, op).await,
             };
             status = res.status();
@@ -276,8 +282,20 @@ mod tests {
             (O::OP_CB_NOTIFY, NfsStat4::NFS4ERR_NOTSUPP)
         );
         assert_eq!(
-            run(&service, vec![sequence([7; 16]), sequence([7; 16])])[1],
-            (O::OP_CB_ILLEGAL, NfsStat4::NFS4ERR_OP_ILLEGAL)
+            run(
+                &service,
+                vec![
+                    sequence([7; 16]),
+                    NfsCbArgop4::RecallSlot(CbRecallSlotArgs::default()),
+                    sequence([7; 16]),
+                    NfsCbArgop4::RecallAny(CbRecallAnyArgs::default()),
+                ]
+            ),
+            [
+                (O::OP_CB_SEQUENCE, NfsStat4::NFS4_OK),
+                (O::OP_CB_RECALL_SLOT, NfsStat4::NFS4_OK),
+                (O::OP_CB_SEQUENCE, NfsStat4::NFS4ERR_SEQUENCE_POS),
+            ]
         );
         assert_eq!(
             run(
@@ -300,9 +318,31 @@ mod tests {
         assert_eq!(
             run(
                 &service,
-                vec![NfsCbArgop4::RecallAny(CbRecallAnyArgs::default())]
+                vec![
+                    NfsCbArgop4::RecallAny(CbRecallAnyArgs::default()),
+                    sequence([7; 16]),
+                ]
             ),
+            [(O::OP_CB_RECALL_ANY, NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)]
+        );
+        assert_eq!(
+            run(&service, vec![NfsCbArgop4::Unknown(NfsCbOpnum4(99))]),
             [(O::OP_CB_ILLEGAL, NfsStat4::NFS4ERR_OP_NOT_IN_SESSION)]
+        );
+    }
+
+    /// A CB_SEQUENCE out of place is refused whatever session it names, before any look-up.
+    #[test]
+    fn cb_sequence_after_the_first_is_sequence_pos_even_for_an_unknown_session() {
+        use NfsCbOpnum4 as O;
+        let service = CallbackService::default();
+        service.session_created([7; 16]);
+        assert_eq!(
+            run(&service, vec![sequence([7; 16]), sequence([9; 16])]),
+            [
+                (O::OP_CB_SEQUENCE, NfsStat4::NFS4_OK),
+                (O::OP_CB_SEQUENCE, NfsStat4::NFS4ERR_SEQUENCE_POS),
+            ]
         );
     }
 }

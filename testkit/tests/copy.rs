@@ -427,7 +427,9 @@ async fn offload_cancel_stops_a_copy_and_forgets_it() {
     let size = fileid_of(&mut c, &dst.fh).await.1;
     assert!(size < len, "the copy ran to the end ({size})");
     // A CB_OFFLOAD would follow the copy's end at once: give it time to come (a real
-    // sleep; its absence is what is checked, and no state shows it will not come).
+    // sleep; its absence is what is checked, and no state shows it will not come: the
+    // `cancelled` counter moves in `Copies::finish`, before the copy's task decides about
+    // CB_OFFLOAD, so a task that sent one anyway would still be on its way to it).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         cb.offloads.lock().unwrap().is_empty(),

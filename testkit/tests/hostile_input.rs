@@ -1,14 +1,20 @@
-//! Malformed input from the network against every port of a striped cluster, over real
-//! sockets (issue 17: "the malformed-input cases kept as tests"): the MDS's NFS port, each
-//! data server's NFS port and each data server's control port get a thousand malformed
-//! records each (random bytes, hostile record marks, valid calls truncated, with bytes flipped
-//! and with lengths blown up), built from a fixed seed so that a failure reproduces. Nothing
-//! may panic (a panic hook counts them, in any task), and afterwards every server still
-//! serves: a new client gets a session on the MDS and on each data server, and the MDS still
-//! has every data server registered and up, never re-registered.
+//! Malformed input from the network against every port of a striped cluster, on the
+//! in-memory cluster (issue 17: "the malformed-input cases kept as tests"): the MDS's NFS
+//! port, each data server's NFS port and each data server's control port get a thousand
+//! malformed records each (random bytes, hostile record marks, valid calls truncated, with
+//! bytes flipped and with lengths blown up), built from a fixed seed so that a failure
+//! reproduces. Nothing may panic (a panic hook counts them, in any task), and afterwards every
+//! server still serves: a new client gets a session on the MDS and on each data server, and
+//! the MDS still has every data server registered and up, never re-registered.
+//!
+//! The bytes reach each server's connection handler (record marking, RPC and XDR decoding,
+//! the control service's authentication) as they would from a socket: the in-process streams
+//! carry the same bytes and the same end of stream after the sender's shutdown, so the socket
+//! itself is not what is tested here (the loopback suites keep the TCP listeners covered).
 
-use std::net::SocketAddr;
+use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -18,9 +24,8 @@ use nfs_proto::nfs4::*;
 use nfs_proto::record::record_header;
 use nfs_proto::rpc::{AuthFlavor, OpaqueAuth, RpcMsg};
 use nfs_proto::xdr::{self, Encoder, Utf8String};
-use testkit::loopback::cluster::*;
-use testkit::prelude::*;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use testkit::cluster::{ds_control_addr, Cluster};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Cases sent to each port.
 const CASES: u64 = 1000;
@@ -211,10 +216,38 @@ fn case(rng: &mut Rng, bases: &[Vec<u8>], n: u64) -> Vec<u8> {
     }
 }
 
-/// Sends `bytes` on a new connection, closes the sending side and reads whatever comes back
-/// until the server closes (or 5 s). Returns false if the connection could not be made.
-async fn send(addr: SocketAddr, bytes: Vec<u8>) -> bool {
-    let Ok(mut s) = tokio::net::TcpStream::connect(addr).await else {
+/// A port of the cluster.
+#[derive(Clone, Copy, Debug)]
+enum Port {
+    /// The MDS's NFS service.
+    Mds,
+    /// Data server `id`'s NFS service.
+    DsNfs(u16),
+    /// Data server `id`'s control service.
+    DsControl(u16),
+}
+
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
+
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
+
+/// A new connection to `port`.
+async fn connect(k: &Cluster, port: Port) -> io::Result<Box<dyn Stream>> {
+    Ok(match port {
+        Port::Mds => Box::new(k.connect_mds()),
+        Port::DsNfs(id) => Box::new(k.connect_ds(id)?),
+        Port::DsControl(id) => {
+            let c = k.connector().connect(ds_control_addr(id), id).await?;
+            Box::new(c.stream)
+        }
+    })
+}
+
+/// Sends `bytes` on a new connection to `port`, closes the sending side and reads whatever
+/// comes back until the server closes (or 5 s). Returns false if the connection could not be
+/// made.
+async fn send(k: Arc<Cluster>, port: Port, bytes: Vec<u8>) -> bool {
+    let Ok(mut s) = connect(&k, port).await else {
         return false;
     };
     let _ = s.write_all(&bytes).await;
@@ -232,16 +265,16 @@ async fn send(addr: SocketAddr, bytes: Vec<u8>) -> bool {
 }
 
 /// Every case for one port, 32 connections at a time.
-async fn hammer(addr: SocketAddr, bases: Vec<Vec<u8>>, seed: u64) {
+async fn hammer(k: Arc<Cluster>, port: Port, bases: Vec<Vec<u8>>, seed: u64) {
     let mut rng = Rng(seed);
     let cases: Vec<Vec<u8>> = (0..CASES).map(|n| case(&mut rng, &bases, n)).collect();
     for batch in cases.chunks(32) {
         let mut set = tokio::task::JoinSet::new();
         for c in batch {
-            set.spawn(send(addr, c.clone()));
+            set.spawn(send(k.clone(), port, c.clone()));
         }
         while let Some(sent) = set.join_next().await {
-            assert!(sent.unwrap(), "{addr} stopped accepting");
+            assert!(sent.unwrap(), "{port:?} stopped accepting");
         }
     }
 }
@@ -253,23 +286,34 @@ async fn malformed_records_on_every_port_of_a_striped_cluster_panic_nothing() {
         PANICS.fetch_add(1, Ordering::SeqCst);
         default_hook(info);
     }));
-    let (k, mds, addr) = start_cluster(3, |c: &mut Config| c.cluster.layouts = true).await;
+    let k = Arc::new(
+        Cluster::builder()
+            .data_servers(3)
+            .configure(|c: &mut Config| c.cluster.layouts = true)
+            .start()
+            .await,
+    );
+    let mds = k.mds().clone();
     let ids: Vec<u16> = (1..=3).collect();
     let registrations: Vec<u64> = ids
         .iter()
         .map(|&id| mds.devices().status(id).unwrap().registrations)
         .collect();
 
-    let mut ports = vec![(addr, nfs_bases())];
+    let mut ports = vec![(Port::Mds, nfs_bases())];
     for &id in &ids {
-        let d = k.cfg.cluster.data_server(id).unwrap();
-        ports.push((d.addresses[0], nfs_bases()));
-        ports.push((d.control.expect("control address"), control_bases()));
+        ports.push((Port::DsNfs(id), nfs_bases()));
+        ports.push((Port::DsControl(id), control_bases()));
     }
     let total = ports.len() as u64 * CASES;
     let mut set = tokio::task::JoinSet::new();
-    for (i, (a, bases)) in ports.into_iter().enumerate() {
-        set.spawn(hammer(a, bases, 0x9e37_79b9_7f4a_7c15 ^ i as u64));
+    for (i, (port, bases)) in ports.into_iter().enumerate() {
+        set.spawn(hammer(
+            k.clone(),
+            port,
+            bases,
+            0x9e37_79b9_7f4a_7c15 ^ i as u64,
+        ));
     }
     while let Some(done) = set.join_next().await {
         done.unwrap();
@@ -283,7 +327,7 @@ async fn malformed_records_on_every_port_of_a_striped_cluster_panic_nothing() {
     );
     // Everyone still serves: a new client gets a session on the MDS and on every data
     // server, and reads the root's attributes on the MDS.
-    let mut c = Client::new(addr, "after-the-storm").await;
+    let mut c = k.client("after-the-storm").await;
     let r = c
         .call(vec![
             NfsArgop4::PutRootFh,
@@ -294,8 +338,7 @@ async fn malformed_records_on_every_port_of_a_striped_cluster_panic_nothing() {
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     for &id in &ids {
-        let d = k.cfg.cluster.data_server(id).unwrap().addresses[0];
-        Client::new(d, &format!("after-the-storm-{id}")).await;
+        k.ds_client(id, &format!("after-the-storm-{id}")).await;
         let s = mds.devices().status(id).unwrap();
         assert!(s.up, "data server {id} down after the storm: {s:?}");
         assert_eq!(

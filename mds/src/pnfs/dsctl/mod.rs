@@ -396,24 +396,17 @@ impl DsControl {
 
     /// OBJECT_SIZE: the size of each object, in order (0 for a missing one).
     pub async fn object_sizes(&self, objects: &[ObjectId]) -> Result<Vec<u64>, CtlError> {
-        let mut sizes = Vec::with_capacity(objects.len());
-        for chunk in objects.chunks(MAX_CTL_LIST as usize) {
-            let args = ObjectSizeArgs {
-                objects: chunk.iter().copied().map(ctl_object).collect(),
-            };
-            match self.call(CtlProc::CTLPROC_OBJECT_SIZE, &args).await? {
-                ObjectSizeRes::Ok(ok) if ok.sizes.len() == chunk.len() => sizes.extend(ok.sizes),
-                ObjectSizeRes::Ok(ok) => {
-                    return Err(CtlError::Mismatch(format!(
-                        "{} sizes for {} objects",
-                        ok.sizes.len(),
-                        chunk.len()
-                    )))
-                }
-                ObjectSizeRes::Err(s) => return Err(CtlError::Status(s)),
-            }
-        }
-        Ok(sizes)
+        self.per_object(
+            CtlProc::CTLPROC_OBJECT_SIZE,
+            objects,
+            |objects| ObjectSizeArgs { objects },
+            |res| match res {
+                ObjectSizeRes::Ok(ok) => Ok(ok.sizes),
+                ObjectSizeRes::Err(s) => Err(s),
+            },
+            "sizes",
+        )
+        .await
     }
 
     /// TRUNCATE: sets the sizes of `file`'s objects here, as `(stripe, size)` pairs; durable
@@ -425,55 +418,112 @@ impl DsControl {
         sizes: &[(u32, u64)],
         version: u64,
     ) -> Result<(), CtlError> {
-        for chunk in sizes.chunks(MAX_CTL_LIST as usize) {
-            let args = TruncateArgs {
-                file,
-                sizes: chunk
-                    .iter()
-                    .map(|&(stripe, size)| StripeSize { stripe, size })
-                    .collect(),
-                version,
-            };
-            self.status_call(CtlProc::CTLPROC_TRUNCATE, &args).await?;
-        }
-        Ok(())
+        self.status_chunks(CtlProc::CTLPROC_TRUNCATE, sizes, |chunk| TruncateArgs {
+            file,
+            sizes: chunk
+                .iter()
+                .map(|&(stripe, size)| StripeSize { stripe, size })
+                .collect(),
+            version,
+        })
+        .await
     }
 
     /// SIZE_HINT: tells the data server where files end in its objects (advisory; see
     /// docs/design.md, "End of file on the data servers").
     pub async fn size_hint(&self, ends: &[ObjectEnd]) -> Result<(), CtlError> {
-        for chunk in ends.chunks(MAX_CTL_LIST as usize) {
-            let args = SizeHintArgs {
-                ends: chunk.to_vec(),
-            };
-            self.status_call(CtlProc::CTLPROC_SIZE_HINT, &args).await?;
-        }
-        Ok(())
+        self.status_chunks(CtlProc::CTLPROC_SIZE_HINT, ends, |chunk| SizeHintArgs {
+            ends: chunk.to_vec(),
+        })
+        .await
     }
 
     /// REMOVE: deletes every object of these files here, durably; returns how many objects
     /// went. Files with none here are fine (retries after a crash).
     pub async fn remove(&self, files: &[u64]) -> Result<u64, CtlError> {
         let mut removed = 0;
-        for chunk in files.chunks(MAX_CTL_LIST as usize) {
-            let args = RemoveArgs {
+        self.in_chunks(
+            CtlProc::CTLPROC_REMOVE,
+            files,
+            |chunk| RemoveArgs {
                 files: chunk.to_vec(),
-            };
-            match self.call(CtlProc::CTLPROC_REMOVE, &args).await? {
-                RemoveRes::Ok(ok) => removed += ok.objects_removed,
-                RemoveRes::Err(s) => return Err(CtlError::Status(s)),
-            }
-        }
+            },
+            |_, res| match res {
+                RemoveRes::Ok(ok) => {
+                    removed += ok.objects_removed;
+                    Ok(())
+                }
+                RemoveRes::Err(s) => Err(CtlError::Status(s)),
+            },
+        )
+        .await?;
         Ok(removed)
     }
 
     async fn status_call<A: Xdr>(&self, proc_: CtlProc, args: &A) -> Result<(), CtlError> {
-        let r: CtlStatusRes = self.call(proc_, args).await?;
-        if r.status == CtlStat::CTL_OK {
-            Ok(())
-        } else {
-            Err(CtlError::Status(r.status))
+        status_ok(self.call(proc_, args).await?)
+    }
+
+    /// Sends `items` in calls of at most [`MAX_CTL_LIST`] of them, in order, the arguments
+    /// of each built by `args` from its chunk, and hands each chunk with its results to
+    /// `take`; stops at the first failure (every procedure is idempotent: the caller may
+    /// repeat the whole list). No call for an empty list.
+    async fn in_chunks<T, A: Xdr, R: Xdr>(
+        &self,
+        proc_: CtlProc,
+        items: &[T],
+        args: impl Fn(&[T]) -> A,
+        mut take: impl FnMut(&[T], R) -> Result<(), CtlError>,
+    ) -> Result<(), CtlError> {
+        for chunk in items.chunks(MAX_CTL_LIST as usize) {
+            let results = self.call(proc_, &args(chunk)).await?;
+            take(chunk, results)?;
         }
+        Ok(())
+    }
+
+    /// [`Self::in_chunks`] for a procedure that answers only a status.
+    async fn status_chunks<T, A: Xdr>(
+        &self,
+        proc_: CtlProc,
+        items: &[T],
+        args: impl Fn(&[T]) -> A,
+    ) -> Result<(), CtlError> {
+        self.in_chunks(proc_, items, args, |_, res| status_ok(res))
+            .await
+    }
+
+    /// [`Self::in_chunks`] for a procedure that answers one `T` per object, in order:
+    /// `args` wraps a chunk of objects, `answers` takes the list (or the failure) out of the
+    /// results, whose length must be the chunk's (else a `Mismatch` naming `what` came back).
+    async fn per_object<A: Xdr, R: Xdr, T>(
+        &self,
+        proc_: CtlProc,
+        objects: &[ObjectId],
+        args: impl Fn(Vec<CtlObject>) -> A,
+        answers: impl Fn(R) -> Result<Vec<T>, CtlStat>,
+        what: &str,
+    ) -> Result<Vec<T>, CtlError> {
+        let mut out = Vec::with_capacity(objects.len());
+        self.in_chunks(
+            proc_,
+            objects,
+            |chunk| args(chunk.iter().copied().map(ctl_object).collect()),
+            |chunk, res| {
+                let got = answers(res).map_err(CtlError::Status)?;
+                if got.len() != chunk.len() {
+                    return Err(CtlError::Mismatch(format!(
+                        "{} {what} for {} objects",
+                        got.len(),
+                        chunk.len()
+                    )));
+                }
+                out.extend(got);
+                Ok(())
+            },
+        )
+        .await?;
+        Ok(out)
     }
 
     /// REVOKE: the data server refuses these stateids (by `other`, each with its reason)
@@ -518,19 +568,16 @@ impl DsControl {
         mds_epoch: u16,
         ranges: &[(u32, u32)],
     ) -> Result<(), CtlError> {
-        for chunk in ranges.chunks(MAX_CTL_LIST as usize) {
-            let args = RevokeArgs {
-                mds_epoch: u32::from(mds_epoch),
-                revoke: Vec::new(),
-                forget: Vec::new(),
-                closed: chunk
-                    .iter()
-                    .map(|&(first, last)| CtlCounterRange { first, last })
-                    .collect(),
-            };
-            self.status_call(CtlProc::CTLPROC_REVOKE, &args).await?;
-        }
-        Ok(())
+        self.status_chunks(CtlProc::CTLPROC_REVOKE, ranges, |chunk| RevokeArgs {
+            mds_epoch: u32::from(mds_epoch),
+            revoke: Vec::new(),
+            forget: Vec::new(),
+            closed: chunk
+                .iter()
+                .map(|&(first, last)| CtlCounterRange { first, last })
+                .collect(),
+        })
+        .await
     }
 
     /// SET_ACCESS: after OPEN upgrades or downgrades, the share access (`OPEN4_SHARE_ACCESS_*`,
@@ -540,17 +587,16 @@ impl DsControl {
         mds_epoch: u16,
         changes: &[(StateOther, u32)],
     ) -> Result<(), CtlError> {
-        for chunk in changes.chunks(MAX_CTL_LIST as usize) {
-            let args = SetAccessArgs {
+        self.status_chunks(CtlProc::CTLPROC_SET_ACCESS, changes, |chunk| {
+            SetAccessArgs {
                 mds_epoch: u32::from(mds_epoch),
                 changes: chunk
                     .iter()
                     .map(|&(other, access)| AccessChange { other, access })
                     .collect(),
-            };
-            self.status_call(CtlProc::CTLPROC_SET_ACCESS, &args).await?;
-        }
-        Ok(())
+            }
+        })
+        .await
     }
 
     /// HEALTH: space, load and state of the data server.
@@ -559,6 +605,15 @@ impl DsControl {
             HealthRes::Ok(h) => Ok(h),
             HealthRes::Err(s) => Err(CtlError::Status(s)),
         }
+    }
+}
+
+/// A status-only answer as a result.
+fn status_ok(r: CtlStatusRes) -> Result<(), CtlError> {
+    if r.status == CtlStat::CTL_OK {
+        Ok(())
+    } else {
+        Err(CtlError::Status(r.status))
     }
 }
 

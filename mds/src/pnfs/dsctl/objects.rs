@@ -12,7 +12,7 @@ use nfs_proto::control::{
     CtlCommitArgs, CtlCommitRes, CtlCopyArgs, CtlCopyRes, CtlDeallocateRes, CtlDeallocated,
     CtlObjectSpace, CtlProc, CtlReadArgs, CtlReadOk, CtlReadRes, CtlSeekArgs, CtlSeekRes,
     CtlSeekWhat, CtlSpaceArgs, CtlWriteArgs, CtlWriteRes, ObjectSpaceArgs, ObjectSpaceRes,
-    MAX_CTL_COPY, MAX_CTL_IO, MAX_CTL_LIST,
+    MAX_CTL_COPY, MAX_CTL_IO,
 };
 use nfs_proto::xdr;
 use pfs_core::{Deallocated, ObjectId, SeekWhat, Stability};
@@ -235,24 +235,17 @@ impl DsControl {
         &self,
         objects: &[ObjectId],
     ) -> Result<Vec<CtlObjectSpace>, CtlError> {
-        let mut out = Vec::with_capacity(objects.len());
-        for chunk in objects.chunks(MAX_CTL_LIST as usize) {
-            let args = ObjectSpaceArgs {
-                objects: chunk.iter().copied().map(ctl_object).collect(),
-            };
-            match self.call(CtlProc::CTLPROC_OBJECT_SPACE, &args).await? {
-                ObjectSpaceRes::Ok(ok) if ok.objects.len() == chunk.len() => out.extend(ok.objects),
-                ObjectSpaceRes::Ok(ok) => {
-                    return Err(CtlError::Mismatch(format!(
-                        "{} answers for {} objects",
-                        ok.objects.len(),
-                        chunk.len()
-                    )))
-                }
-                ObjectSpaceRes::Err(s) => return Err(CtlError::Status(s)),
-            }
-        }
-        Ok(out)
+        self.per_object(
+            CtlProc::CTLPROC_OBJECT_SPACE,
+            objects,
+            |objects| ObjectSpaceArgs { objects },
+            |res| match res {
+                ObjectSpaceRes::Ok(ok) => Ok(ok.objects),
+                ObjectSpaceRes::Err(s) => Err(s),
+            },
+            "answers",
+        )
+        .await
     }
 }
 

@@ -109,8 +109,8 @@ impl FencingParts {
 
 impl Fencing {
     /// Starts the tasks of a server (once): the revocation queue and the recall deadline
-    /// check, every tenth of `lease_time` or so. They hold the server's parts only while
-    /// they work, so dropping it ends them.
+    /// check, every eighth of `lease_time` (100 ms to 1 s) of the server's clock. They hold
+    /// the server's parts only while they work, so dropping it ends them.
     pub fn start(parts: FencingParts, lease_time: u32) {
         let Some(p) = parts.upgrade() else { return };
         if p.pnfs.fencing().started.swap(true, Ordering::SeqCst) {

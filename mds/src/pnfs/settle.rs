@@ -111,9 +111,9 @@ impl Settler {
         }
     }
 
-    /// Starts the task (once), a round every [`ROUND`] of `clock` (the server's). Needs a
-    /// tokio runtime. The task holds the handles weakly and upgrades them only for a round,
-    /// so dropping the server ends it.
+    /// Starts the task (once), a round every second (`ROUND`) of `clock` (the server's).
+    /// Needs a tokio runtime. The task holds the handles weakly and upgrades them only for a
+    /// round, so dropping the server ends it.
     pub fn start(
         ns: &Arc<Namespace>,
         tables: &Arc<StateTables>,

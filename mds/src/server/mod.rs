@@ -67,9 +67,8 @@ pub enum StartError {
 ///
 /// Why each handle is an `Arc`: the background tasks ([`Mds::start_tasks`]) and the work
 /// spawned for a request (recalls, size hints) hold the handles they use, not the server.
-/// The tasks hold them as `Weak`s and upgrade them only while they work, so that dropping
-/// the `Mds` still ends them: this struct holds the only strong handles between their
-/// rounds.
+/// The tasks hold them as `Weak`s and upgrade them only while they work (between rounds
+/// they hold no strong handle), so that dropping the `Mds` still ends them.
 pub struct Mds {
     // Declared in the order the parts were dropped in before they were grouped (the store
     // closes before the session layer and the device registry go).

@@ -21,17 +21,22 @@
 //!             │           dsobjects and dsspace (sizes, truncates, space), fencing, notify,
 //!             │           removals, settle, spacewatch
 //!             └─> pfs-core  file data of files without a stripe set
-//!  server/    the `Mds` itself (opening the stores, the listener) and its three handles:
+//!  server/    the `Mds` itself (opening the stores, the listener, starting the tasks) and
+//!             its three handles, each an `Arc` (as is the session layer's `Core`):
 //!             namespace.rs (store, object store, exports, directory layouts), tables.rs
-//!             (opens, layouts, copies: locked through methods), pnfs.rs (devices, rings,
-//!             removals, fencing, settler, space and device watches). Fields are private;
-//!             services take the handles they use, not the whole server
+//!             (opens, layouts, copies: locked through methods; the recall deadline),
+//!             pnfs.rs (devices, rings, removals, fencing, settler, space and device
+//!             watches). Fields are private; services take the handles they use, work
+//!             spawned for a request clones the `Arc`s it needs, and the background tasks
+//!             (removals, fencing, settle, notify) hold `Weak`s of theirs, so dropping the
+//!             `Mds` ends them. Outside ops/ and compound/ (the operations layer, whose
+//!             context holds the server) only net/metrics.rs takes the whole server
 //!  net/       the metrics endpoint
 //!  config     the configuration file
 //! ```
 //!
 //! Time: the server reads it, and waits on its protocol timers (lease reaper, recall
-//! deadlines, grace), only through the one clock its `Core` holds (`mds.core().now()`,
+//! deadlines, grace, the settling rounds), only through the one clock its `Core` holds (`mds.core().now()`,
 //! [`Mds::wall_time`] for the times the store records). [`Mds::open`] runs on the system's
 //! clock; [`Mds::open_with`] takes another, e.g. a `nfs_server::ManualClock` in tests.
 //!

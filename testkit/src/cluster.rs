@@ -396,12 +396,17 @@ impl Cluster {
             return;
         };
         let gone = Arc::downgrade(&mds);
+        // Its parts too: a recall or size hint spawned by the last requests holds the
+        // handles it uses after the server is gone.
+        let parts = mds.downgrade();
         drop((mds, server));
         self.until(
             "the MDS dropped (does the test still hold a clone?)",
             || gone.strong_count() == 0,
         )
         .await;
+        self.until("the MDS's parts dropped", || parts.is_gone())
+            .await;
     }
 
     /// A new connection to the MDS, from a client address of its own.

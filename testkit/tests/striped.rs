@@ -28,10 +28,17 @@ const UNIT: u64 = 1 << 20;
 /// Three data servers with layouts on, their objects under `<dir>/ds<id>` (the `local`
 /// backend), the metadata in redb under `dir`.
 async fn cluster(dir: &Path) -> Cluster {
+    cluster_on(dir, nfs_server::clock::system()).await
+}
+
+/// [`cluster`] on `clock`, the MDS's and the data servers' (a test moves a [`ManualClock`]
+/// on to see the settling task's rounds go by).
+async fn cluster_on(dir: &Path, clock: nfs_server::SharedClock) -> Cluster {
     let root = dir.to_path_buf();
     Cluster::builder()
         .data_servers(3)
         .lease(LEASE)
+        .clock(clock)
         .store(StoreKind::Redb(dir.to_path_buf()))
         .ds_store(move |id| {
             let store = LocalStore::open(ds_dir(&root, id)).expect("object store");
@@ -690,16 +697,16 @@ async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let k = cluster(dir.path()).await;
+    let clock = ManualClock::new();
+    let k = cluster_on(dir.path(), clock.shared()).await;
     let mds = k.mds().clone();
     let mut c = k.client("writer").await;
     let f = create_striped(&mut c, &mds, "f").await;
     // Object bytes [10, 100) of stripe index 2: file bytes up to 2 MiB + 100.
     f.write(&k, 2, 10, &pattern(90)).await;
-    // While the layout is out, the mark stays whatever the settling task sees. (A real
-    // sleep: the settling task's round is a tokio timer of its own, mds::pnfs::settle, not
-    // on the MDS's clock, and nothing shows that a round went by.)
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // While the layout is out, the mark stays whatever the settling task sees: two rounds
+    // (the first may have begun before the write).
+    settle_rounds(&k, &clock, &mds, 2).await;
     assert_eq!(mds.store().layout_writes().unwrap(), vec![f.fileid]);
     let r = c
         .call(vec![
@@ -708,12 +715,27 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let m = mds.clone();
-    k.until("the size settled", || {
-        m.store().layout_writes().unwrap().is_empty()
-    })
-    .await;
+    for round in 0.. {
+        if mds.store().layout_writes().unwrap().is_empty() {
+            break;
+        }
+        assert!(round < 10, "timed out: the size settled");
+        settle_rounds(&k, &clock, &mds, 1).await;
+    }
     assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 2 * UNIT + 100);
+}
+
+/// Moves `clock` on by a settling round (a second) `n` times, each time waiting until the
+/// MDS's settling task has done one more round. The task takes its next wait before it
+/// counts a round, so a move made after the count moved is never missed; of two rounds, the
+/// second began after this was called.
+async fn settle_rounds(k: &Cluster, clock: &ManualClock, mds: &Mds, n: u32) {
+    let rounds = || mds.pnfs().settler().rounds.load(Ordering::Relaxed);
+    for _ in 0..n {
+        let done = rounds();
+        advance(clock, Duration::from_secs(1)).await;
+        k.until("a settling round", || rounds() > done).await;
+    }
 }
 
 /// After a restart, a LAYOUTCOMMIT under the layout stateid of the earlier boot (one in

@@ -39,6 +39,10 @@ fn op_labels(op: NfsOpnum4, status: NfsStat4) -> String {
 }
 
 /// The counters now, in the Prometheus text exposition format.
+///
+/// Takes the whole server, unlike the services: reporting on every part of it (the session
+/// layer, the tables, the namespace's store, the data servers and their tasks) is what this
+/// page is for.
 pub fn render(mds: &Mds, now: Instant) -> String {
     let mut out = String::new();
     let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, u64)]| {
@@ -347,7 +351,8 @@ pub fn render(mds: &Mds, now: Instant) -> String {
     out
 }
 
-/// Answers HTTP GETs on `listener` with [`render`] until the process ends.
+/// Answers HTTP GETs on `listener` with [`render`] until the process ends (so it holds the
+/// whole server, as [`render`] reads all of it).
 /// At most [`MAX_METRICS_CONNECTIONS`] requests are answered at once (each has
 /// [`REQUEST_TIMEOUT`] to arrive); accept errors are waited out ([`Acceptor`]).
 pub async fn serve_metrics(mds: Arc<Mds>, listener: TcpListener) {

@@ -30,9 +30,15 @@ pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
             // The size the objects must reach is the larger of the file's and the range's
             // end: the objects may already reach past the recorded size (layout writes not
             // yet committed), and are only ever grown here.
-            let size = crate::pnfs::dsobjects::sized(&ctx.mds, inode, false)
-                .await
-                .size;
+            let size = crate::pnfs::dsobjects::sized(
+                ctx.mds.namespace(),
+                ctx.mds.tables(),
+                ctx.mds.pnfs(),
+                inode,
+                false,
+            )
+            .await
+            .size;
             ctx.mds.pnfs().space_watch().watch(fileid);
             dsspace::allocate(ctx.mds.pnfs(), fileid, &set, offset, end, size).await?;
         }
@@ -46,6 +52,6 @@ pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
         .record_write(fileid, end, ctx.mds.wall_time())
         .await?;
     // A striped file that grew: its data servers learn its new end.
-    crate::pnfs::dsobjects::hint_ends(&ctx.mds, fileid);
+    crate::pnfs::dsobjects::hint_ends(ctx.mds.namespace(), ctx.mds.pnfs(), fileid);
     Ok(())
 }

@@ -26,7 +26,7 @@ pub async fn clone(ctx: &mut Ctx, a: &CloneArgs) -> Result<(), NfsStat4> {
     if plan.count == 0 {
         return Ok(());
     }
-    copies::clone(&ctx.mds, &plan).await?;
+    copies::clone(&super::copy::engine(&ctx.mds), &plan).await?;
     let fileid = match plan.dst {
         copies::Place::Local(f) | copies::Place::Striped(f, _) => f,
     };

@@ -22,7 +22,7 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
         // A data server cannot tell that the stateids are gone: it refuses them from now on
         // (RFC 8881 section 13.9.1), batched in the background.
         refuse_on_data_servers(ctx, fileid, closed);
-        drop_layouts_if_done(&ctx.mds, clientid, fileid);
+        drop_layouts_if_done(ctx.mds.tables(), clientid, fileid);
         Ok::<_, NfsStat4>(out)
     })();
     match r {

@@ -67,9 +67,15 @@ pub(super) async fn check_pair(
     if sfh.export != dfh.export {
         return Err(NfsStat4::NFS4ERR_XDEV);
     }
-    let size = crate::pnfs::dsobjects::sized(&ctx.mds, src_inode, false)
-        .await
-        .size;
+    let size = crate::pnfs::dsobjects::sized(
+        ctx.mds.namespace(),
+        ctx.mds.tables(),
+        ctx.mds.pnfs(),
+        src_inode,
+        false,
+    )
+    .await
+    .size;
     let count = match count {
         0 => size.checked_sub(src_offset),
         n => src_offset
@@ -126,7 +132,14 @@ async fn adopt_source_set(
     if held {
         let fh = ctx.fh()?;
         let fh = crate::ops::fh::encode_fh(ctx, fh);
-        crate::pnfs::fencing::recall_file(&ctx.mds, fileid, fh, None);
+        crate::pnfs::fencing::recall_file(
+            ctx.mds.tables(),
+            ctx.mds.core(),
+            ctx.mds.pnfs(),
+            fileid,
+            fh,
+            None,
+        );
         return Err(NfsStat4::NFS4ERR_DELAY);
     }
     match crate::pnfs::dsobjects::file_size(ctx.mds.pnfs(), fileid, &set).await {
@@ -197,9 +210,14 @@ async fn record(mds: &Mds, plan: &Plan, copied: u64) -> Result<(), NfsStat4> {
     Ok(())
 }
 
+/// The copy engine over `mds`'s file data, data servers and copy counters.
+pub(super) fn engine(mds: &Mds) -> copies::Engine {
+    copies::Engine::new(mds.namespace(), mds.pnfs(), mds.copies())
+}
+
 /// Copies `plan` now and says what was written.
 async fn copy_now(mds: &Arc<Mds>, plan: &Plan, job: Option<&copies::Job>) -> Outcome {
-    let (status, copied) = match copies::run(mds, plan, job).await {
+    let (status, copied) = match copies::run(&engine(mds), plan, job).await {
         Ok(n) => (NfsStat4::NFS4_OK, n),
         Err((s, n)) => (s, n),
     };

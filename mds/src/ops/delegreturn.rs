@@ -19,7 +19,7 @@ pub fn delegreturn(ctx: &mut Ctx, a: &DelegReturnArgs) -> DelegReturnRes {
             .delegs
             .delegreturn(clientid, fileid, &stateid)?;
         refuse_on_data_servers(ctx, fileid, [stateid.other]);
-        drop_layouts_if_done(&ctx.mds, clientid, fileid);
+        drop_layouts_if_done(ctx.mds.tables(), clientid, fileid);
         Ok::<_, NfsStat4>(())
     })()
     .err()

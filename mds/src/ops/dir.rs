@@ -208,7 +208,14 @@ pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
             generation: inode.generation,
         },
     );
-    crate::pnfs::fencing::recall_file(&ctx.mds, fileid, fh, ctx.client().ok());
+    crate::pnfs::fencing::recall_file(
+        ctx.mds.tables(),
+        ctx.mds.core(),
+        ctx.mds.pnfs(),
+        fileid,
+        fh,
+        ctx.client().ok(),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,7 +234,8 @@ pub(super) fn break_delegations(ctx: &Ctx, file: &Inode) -> Result<(), NfsStat4>
         return Ok(());
     }
     crate::state::recall::break_conflicts(
-        &ctx.mds,
+        ctx.mds.tables(),
+        ctx.mds.core(),
         file.fileid,
         ctx.client()?,
         crate::state::deleg::Need::Write,

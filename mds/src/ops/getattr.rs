@@ -14,7 +14,14 @@ pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         let mut inode = ctx.inode()?;
         if wants_size(&a.attr_request) {
             let space = a.attr_request.contains(FATTR4_SPACE_USED);
-            inode = crate::pnfs::dsobjects::sized(&ctx.mds, inode, space).await;
+            inode = crate::pnfs::dsobjects::sized(
+                ctx.mds.namespace(),
+                ctx.mds.tables(),
+                ctx.mds.pnfs(),
+                inode,
+                space,
+            )
+            .await;
         }
         let mut attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
         // Another client's write delegation may hide a newer size and change (RFC 8881
@@ -23,9 +30,14 @@ pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
             && (wants_size(&a.attr_request) || a.attr_request.contains(attr::FATTR4_CHANGE))
         {
             let clientid = ctx.client()?;
-            let presented =
-                crate::state::recall::holder_attrs(&ctx.mds, inode.fileid, clientid, inode.change)
-                    .await?;
+            let presented = crate::state::recall::holder_attrs(
+                ctx.mds.tables(),
+                ctx.mds.core(),
+                inode.fileid,
+                clientid,
+                inode.change,
+            )
+            .await?;
             if let Some(p) = presented {
                 attrs.size = attrs.size.map(|_| p.size);
                 attrs.change = attrs.change.map(|_| p.change);

@@ -70,7 +70,13 @@ pub(super) fn check_io_on(
             Io::Read => crate::state::deleg::Need::Read,
             Io::Write => crate::state::deleg::Need::Write,
         };
-        crate::state::recall::break_conflicts(&ctx.mds, inode.fileid, clientid, need)?;
+        crate::state::recall::break_conflicts(
+            ctx.mds.tables(),
+            ctx.mds.core(),
+            inode.fileid,
+            clientid,
+            need,
+        )?;
     }
     Ok((inode.fileid, inode))
 }

@@ -71,7 +71,7 @@ pub async fn layoutcommit(
         .record_layout_commit(inode.fileid, end, mtime, now)
         .await?;
     if after.size != inode.size {
-        crate::pnfs::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+        crate::pnfs::dsobjects::hint_ends(ctx.mds.namespace(), ctx.mds.pnfs(), inode.fileid);
     }
     Ok(LayoutCommitResOk {
         locr_newsize: if after.size != inode.size {

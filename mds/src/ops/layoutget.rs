@@ -135,7 +135,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     }
     // So the data servers answer at the file's end themselves (the client's first READs may
     // come before the hint and go to the MDS).
-    crate::pnfs::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+    crate::pnfs::dsobjects::hint_ends(ctx.mds.namespace(), ctx.mds.pnfs(), inode.fileid);
     Ok(ok)
 }
 

@@ -16,7 +16,6 @@
 
 use crate::compound::Ctx;
 use crate::ops::fh::check_component;
-use crate::server::Mds;
 use crate::state::deleg::{DelegType, Need};
 use crate::state::open::{delegation_body, DelegOffer, OpenShare};
 use crate::state::stateid::resolve_current;
@@ -462,11 +461,16 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
         if prev_claim && opens.delegs.prev_kind(clientid, fileid).is_none() {
             return Err(NfsStat4::NFS4ERR_RECLAIM_BAD);
         }
-        if let Some(orders) =
-            crate::state::recall::recall_conflicts(&ctx.mds, &mut opens, fileid, clientid, need)
-        {
+        if let Some(orders) = crate::state::recall::recall_conflicts(
+            ctx.mds.tables(),
+            ctx.mds.core(),
+            &mut opens,
+            fileid,
+            clientid,
+            need,
+        ) {
             drop(opens);
-            crate::state::recall::send_recalls(&ctx.mds, orders);
+            crate::state::recall::send_recalls(ctx.mds.core(), orders);
             return Err(NfsStat4::NFS4ERR_DELAY);
         }
         let owner_open = opens.open_of(clientid, fileid, &a.owner);
@@ -552,7 +556,11 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
             .setattr(target.inode.fileid, size0, ctx.mds.wall_time())
             .await?;
         if striped {
-            crate::pnfs::dsobjects::hint_ends(&ctx.mds, target.inode.fileid);
+            crate::pnfs::dsobjects::hint_ends(
+                ctx.mds.namespace(),
+                ctx.mds.pnfs(),
+                target.inode.fileid,
+            );
         } else if out.old_size != 0 {
             truncate_data(ctx, target.inode.fileid, 0).await?;
         }
@@ -596,13 +604,17 @@ pub(super) fn current(ctx: &Ctx, stateid: &Stateid4) -> Result<Stateid4, NfsStat
 /// returns no layout on close while it holds a delegation, `pnfs_roc`, and returns it with
 /// DELEGRETURN); dropping it made that client's LAYOUTCOMMIT fail and lose the size.
 /// Also called when a delegation is revoked ([`crate::state::recall::revoke_expired`]).
-pub(crate) fn drop_layouts_if_done(mds: &Mds, clientid: u64, fileid: u64) {
+pub(crate) fn drop_layouts_if_done(
+    tables: &crate::server::StateTables,
+    clientid: u64,
+    fileid: u64,
+) {
     let done = {
-        let opens = mds.tables().opens_recovered();
+        let opens = tables.opens_recovered();
         !opens.client_has_open(clientid, fileid) && opens.delegs.held_by(clientid, fileid).is_none()
     };
     if done {
-        mds.tables().layouts_recovered().closed(clientid, fileid);
+        tables.layouts_recovered().closed(clientid, fileid);
     }
 }
 

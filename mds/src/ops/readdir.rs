@@ -132,7 +132,14 @@ pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, Nfs
                 None => (e.inode, fh.export),
             };
             let inode = if wants_size {
-                crate::pnfs::dsobjects::sized(&ctx.mds, inode, wants_space).await
+                crate::pnfs::dsobjects::sized(
+                    ctx.mds.namespace(),
+                    ctx.mds.tables(),
+                    ctx.mds.pnfs(),
+                    inode,
+                    wants_space,
+                )
+                .await
             } else {
                 inode
             };

@@ -78,7 +78,13 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
         }
         // Changing another client's delegated file waits for its delegation (RFC 8881
         // section 10.4.4; knfsd breaks delegations on every attribute change).
-        crate::state::recall::break_conflicts(&ctx.mds, inode.fileid, ctx.client()?, Need::Write)?;
+        crate::state::recall::break_conflicts(
+            ctx.mds.tables(),
+            ctx.mds.core(),
+            inode.fileid,
+            ctx.client()?,
+            Need::Write,
+        )?;
         // A striped file's objects are truncated on its data servers before the store records
         // the size, so a data server that is down changes nothing (NFS4ERR_DELAY); the store's
         // own checks come first, so it does not refuse what the data servers already did.
@@ -106,7 +112,11 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
             .await?;
         if let Some(size) = s.size {
             if striped {
-                crate::pnfs::dsobjects::hint_ends(&ctx.mds, inode.fileid);
+                crate::pnfs::dsobjects::hint_ends(
+                    ctx.mds.namespace(),
+                    ctx.mds.pnfs(),
+                    inode.fileid,
+                );
             } else if size != out.old_size {
                 super::open::truncate_data(ctx, inode.fileid, size).await?;
             }

@@ -41,7 +41,7 @@ use tracing::warn;
 
 use crate::config::ClusterConfig;
 use crate::pnfs::dsctl::{CtlError, DsControl};
-use crate::server::{Mds, Pnfs};
+use crate::server::{Namespace, Pnfs, StateTables};
 use crate::store::{Inode, Store, StripeSet};
 
 /// How long GETATTR waits for the data servers' object sizes before it answers with the
@@ -208,28 +208,31 @@ pub async fn object_space(
 ///
 /// When the data servers cannot tell (one down, failing, slower than [`SIZE_TIMEOUT`]) the
 /// recorded figures are answered, with a warning: never an error.
-pub async fn sized(mds: &Mds, mut inode: Inode, space: bool) -> Inode {
+pub async fn sized(
+    ns: &Namespace,
+    tables: &StateTables,
+    pnfs: &Pnfs,
+    mut inode: Inode,
+    space: bool,
+) -> Inode {
     if inode.ftype != NfsFtype4::NF4REG {
         return inode;
     }
-    let layouts_out = mds.pnfs().settler().is_marked(inode.fileid)
-        || mds
-            .tables()
-            .layouts_recovered()
-            .has_write_layouts(inode.fileid);
+    let layouts_out = pnfs.settler().is_marked(inode.fileid)
+        || tables.layouts_recovered().has_write_layouts(inode.fileid);
     if !layouts_out && !space {
         return inode;
     }
-    let set = match mds.store().stripes(inode.fileid) {
+    let set = match ns.store().stripes(inode.fileid) {
         // Space alone is asked of the data servers only for watched files (see
         // `crate::pnfs::spacewatch`: a round trip per GETATTR otherwise).
-        Ok(Some(_)) if !layouts_out && !mds.pnfs().space_watch().is_watched(inode.fileid) => {
+        Ok(Some(_)) if !layouts_out && !pnfs.space_watch().is_watched(inode.fileid) => {
             return inode
         }
         Ok(Some(set)) => set,
         Ok(None) => {
             if space {
-                let (data, fileid) = (mds.data().clone(), inode.fileid);
+                let (data, fileid) = (ns.data().clone(), inode.fileid);
                 match nfs_server::io::blocking(move || data.space_used(ObjectId::whole(fileid)))
                     .await
                 {
@@ -248,7 +251,7 @@ pub async fn sized(mds: &Mds, mut inode: Inode, space: bool) -> Inode {
         }
     };
     let figures = match set.map() {
-        Ok(map) => object_space(mds.pnfs(), inode.fileid, &set)
+        Ok(map) => object_space(pnfs, inode.fileid, &set)
             .await
             .map(|f| (map, f)),
         Err(e) => Err(e.into()),
@@ -444,11 +447,11 @@ fn object_ends(
 /// layout gets the file's end (or the holes before it) from the data servers without going
 /// to the MDS. Advisory (docs/design.md, "End of file on the data servers"): a hint that is
 /// lost or late costs a READ through the MDS, never a wrong answer, so failures are only
-/// logged at debug level.
-pub fn hint_ends(mds: &Arc<Mds>, fileid: u64) {
-    let mds = mds.clone();
+/// logged at debug level. The task holds the namespace and the data servers until it is done.
+pub fn hint_ends(ns: &Arc<Namespace>, pnfs: &Arc<Pnfs>, fileid: u64) {
+    let (ns, pnfs) = (ns.clone(), pnfs.clone());
     tokio::spawn(async move {
-        if let Err(e) = send_ends(mds.store(), mds.pnfs(), fileid).await {
+        if let Err(e) = send_ends(ns.store(), &pnfs, fileid).await {
             tracing::debug!(fileid, "telling the data servers where the file ends: {e}");
         }
     });

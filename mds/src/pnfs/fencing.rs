@@ -26,12 +26,14 @@ use nfs_proto::nfs4::{
     CbLayoutRecallArgs, Layoutiomode4, Layoutrecall4, LayoutrecallFile4, Layouttype4, NfsCbArgop4,
     NfsCbResop4, NfsFh4, NfsStat4,
 };
+use nfs_server::clock::SharedClock;
+use nfs_server::Core;
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
 use crate::pnfs::devices::Other;
 use crate::pnfs::dsctl::RevokeReason;
-use crate::server::{Mds, Pnfs, StateTables};
+use crate::server::{Namespace, Pnfs, StateTables};
 use crate::state::layout::{RecallOrder, Revoked};
 use crate::store::Store;
 
@@ -54,18 +56,77 @@ impl Drop for Fencing {
     }
 }
 
+/// What the fencing tasks work on, held weakly: the tasks upgrade the handles only while
+/// they work, so dropping the server ends them. The deadline task revokes delegations too
+/// ([`crate::state::recall::revoke_expired`]), which asks the store which files are striped:
+/// so all four handles, each for a reason of its own.
+#[derive(Clone, Debug)]
+pub struct FencingParts {
+    /// Which files are striped.
+    ns: Weak<Namespace>,
+    /// The layouts (and delegations) whose recall deadline passes.
+    tables: Weak<StateTables>,
+    /// The time.
+    core: Weak<Core>,
+    /// The queue, and the data servers the revocations go to.
+    pnfs: Weak<Pnfs>,
+}
+
+/// [`FencingParts`], upgraded for one round of work.
+struct Upgraded {
+    ns: Arc<Namespace>,
+    tables: Arc<StateTables>,
+    core: Arc<Core>,
+    pnfs: Arc<Pnfs>,
+}
+
+impl FencingParts {
+    /// The parts of a server, held weakly.
+    pub fn new(
+        ns: &Arc<Namespace>,
+        tables: &Arc<StateTables>,
+        core: &Arc<Core>,
+        pnfs: &Arc<Pnfs>,
+    ) -> Self {
+        Self {
+            ns: Arc::downgrade(ns),
+            tables: Arc::downgrade(tables),
+            core: Arc::downgrade(core),
+            pnfs: Arc::downgrade(pnfs),
+        }
+    }
+
+    /// Every part, or `None` once the server is gone.
+    fn upgrade(&self) -> Option<Upgraded> {
+        Some(Upgraded {
+            ns: self.ns.upgrade()?,
+            tables: self.tables.upgrade()?,
+            core: self.core.upgrade()?,
+            pnfs: self.pnfs.upgrade()?,
+        })
+    }
+}
+
 impl Fencing {
-    /// Starts the tasks of `mds` (once): the revocation queue and the recall deadline check.
-    /// They hold the MDS only while they work, so dropping it ends them.
-    pub fn start(mds: &Arc<Mds>) {
-        if mds.fencing().started.swap(true, Ordering::SeqCst) {
+    /// Starts the tasks of a server (once): the revocation queue and the recall deadline
+    /// check, every eighth of `lease_time` (100 ms to 1 s) of the server's clock. They hold
+    /// the server's parts only while they work, so dropping it ends them.
+    pub fn start(parts: FencingParts, lease_time: u32) {
+        let Some(p) = parts.upgrade() else { return };
+        if p.pnfs.fencing().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        mds.tables()
+        p.tables
             .layouts_recovered()
-            .push_gone_to(mds.fencing().wake.clone());
-        tokio::spawn(drain(Arc::downgrade(mds), mds.fencing().wake.clone()));
-        tokio::spawn(deadlines(Arc::downgrade(mds)));
+            .push_gone_to(p.pnfs.fencing().wake.clone());
+        let tick = Duration::from_millis((u64::from(lease_time) * 1000 / 8).clamp(100, 1000));
+        let clock = p.core.clock().clone();
+        tokio::spawn(drain(
+            parts.tables.clone(),
+            parts.pnfs.clone(),
+            p.pnfs.fencing().wake.clone(),
+        ));
+        tokio::spawn(deadlines(parts, clock, tick));
     }
 
     /// Queues revocations for the data servers (CLOSE, FREE_STATEID: the client is done with
@@ -154,23 +215,36 @@ pub async fn client_released(store: &Store, tables: &StateTables, pnfs: &Pnfs, c
 /// truncate, or its removal while open, changes what the layout maps): a CB_LAYOUTRECALL to
 /// each holder in the background (RFC 8881 section 12.5.5.1: whole file, iomode ANY,
 /// `clora_changed`). A holder that does not return within the lease time, or whose back
-/// channel is down, is fenced. Never blocks the caller.
-pub fn recall_file(mds: &Arc<Mds>, fileid: u64, fh: NfsFh4, except: Option<u64>) {
-    let timeout = Duration::from_secs(u64::from(mds.cfg().lease_time.max(1)));
+/// channel is down, is fenced. Never blocks the caller: each recall is a task holding the
+/// layouts (`tables`), the back channels (`core`) and the data servers (`pnfs`).
+pub fn recall_file(
+    tables: &Arc<StateTables>,
+    core: &Arc<Core>,
+    pnfs: &Arc<Pnfs>,
+    fileid: u64,
+    fh: NfsFh4,
+    except: Option<u64>,
+) {
     let orders =
-        mds.tables()
+        tables
             .layouts_recovered()
-            .recall_file(fileid, except, mds.core().now(), timeout);
+            .recall_file(fileid, except, core.now(), tables.recall_timeout());
     for order in orders {
-        let mds = mds.clone();
+        let (tables, core, pnfs) = (tables.clone(), core.clone(), pnfs.clone());
         let fh = fh.clone();
-        tokio::spawn(async move { send_recall(&mds, order, fh).await });
+        tokio::spawn(async move { send_recall(&tables, &core, &pnfs, order, fh).await });
     }
 }
 
-async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
+async fn send_recall(
+    tables: &StateTables,
+    core: &Core,
+    pnfs: &Pnfs,
+    order: RecallOrder,
+    fh: NfsFh4,
+) {
     let session = {
-        let st = mds.core().state();
+        let st = core.state();
         st.sessions
             .callback_path(&st.clients, order.clientid)
             .map(|(s, _)| *s.id())
@@ -181,7 +255,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             fileid = order.fileid,
             "no back channel for CB_LAYOUTRECALL: fencing at once"
         );
-        fence_now(mds.tables(), mds.pnfs(), &order).await;
+        fence_now(tables, pnfs, &order).await;
         return;
     };
     let args = CbLayoutRecallArgs {
@@ -195,17 +269,16 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             lor_stateid: order.stateid,
         }),
     };
-    mds.fencing().recalls_sent.fetch_add(1, Ordering::Relaxed);
+    pnfs.fencing().recalls_sent.fetch_add(1, Ordering::Relaxed);
     let r =
-        crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::LayoutRecall(args)])
-            .await;
+        crate::callback::cb_compound(core, &session, vec![NfsCbArgop4::LayoutRecall(args)]).await;
     match r {
         Err(e) => {
             info!(
                 clientid = order.clientid,
                 "CB_LAYOUTRECALL failed: {e}: fencing at once"
             );
-            fence_now(mds.tables(), mds.pnfs(), &order).await;
+            fence_now(tables, pnfs, &order).await;
         }
         Ok(res) => {
             let status = res.resarray.iter().find_map(|r| match r {
@@ -214,8 +287,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder, fh: NfsFh4) {
             });
             match status {
                 // Section 20.3.4: the client has nothing; the layout is gone.
-                Some(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT) => mds
-                    .tables()
+                Some(NfsStat4::NFS4ERR_NOMATCHING_LAYOUT) => tables
                     .layouts_recovered()
                     .recall_answered_nothing(&order.stateid.other),
                 // NFS4_OK: LAYOUTRETURN follows; anything else: the deadline decides.
@@ -285,12 +357,14 @@ pub async fn fence(tables: &StateTables, pnfs: &Pnfs, revoked: &[Revoked], gone:
 }
 
 /// The task that sends queued revocations and the layouts gone, in batches.
-async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
+async fn drain(tables: Weak<StateTables>, pnfs: Weak<Pnfs>, wake: Arc<Notify>) {
     loop {
         wake.notified().await;
-        let Some(mds) = weak.upgrade() else { return };
+        let (Some(tables), Some(pnfs)) = (tables.upgrade(), pnfs.upgrade()) else {
+            return;
+        };
         let mut batch = std::mem::take(
-            &mut *mds
+            &mut *pnfs
                 .fencing()
                 .queue
                 .lock()
@@ -298,40 +372,31 @@ async fn drain(weak: Weak<Mds>, wake: Arc<Notify>) {
         );
         // Layouts gone: their DS filehandles stop working (cluster::ds_fh).
         batch.extend(
-            mds.tables()
+            tables
                 .layouts_recovered()
                 .take_gone()
                 .into_iter()
                 .map(|o| (o, RevokeReason::Closed)),
         );
-        if let Err(e) = mds.devices().push_revoke(&batch).await {
+        if let Err(e) = pnfs.devices().push_revoke(&batch).await {
             // Recorded: the failed data server is marked down and gets it at registration.
             warn!("revoking closed stateids: {e}");
         }
     }
 }
 
-/// The task that revokes recalled layouts and delegations past their deadline.
-async fn deadlines(weak: Weak<Mds>) {
-    let tick = match weak.upgrade() {
-        Some(m) => {
-            Duration::from_millis((u64::from(m.cfg().lease_time) * 1000 / 8).clamp(100, 1000))
-        }
-        None => return,
-    };
-    let clock = match weak.upgrade() {
-        Some(m) => m.clock().clone(),
-        None => return,
-    };
+/// The task that revokes recalled layouts and delegations past their deadline, every
+/// `tick` of the server's `clock`.
+async fn deadlines(parts: FencingParts, clock: SharedClock, tick: Duration) {
     loop {
         clock.sleep(tick).await;
-        let Some(mds) = weak.upgrade() else { return };
+        let Some(p) = parts.upgrade() else { return };
         let (due, gone) = {
-            let mut layouts = mds.tables().layouts_recovered();
-            let due = layouts.expired_recalls(mds.core().now());
+            let mut layouts = p.tables.layouts_recovered();
+            let due = layouts.expired_recalls(p.core.now());
             (due, layouts.take_gone())
         };
-        fence(mds.tables(), mds.pnfs(), &due, gone).await;
-        crate::state::recall::revoke_expired(&mds).await;
+        fence(&p.tables, &p.pnfs, &due, gone).await;
+        crate::state::recall::revoke_expired(p.ns.store(), &p.tables, &p.core, &p.pnfs).await;
     }
 }

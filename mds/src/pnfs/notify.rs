@@ -26,7 +26,7 @@ use nfs_proto::xdr::to_bytes;
 use nfs_server::Core;
 use tracing::{info, warn};
 
-use crate::server::{Mds, Pnfs};
+use crate::server::Pnfs;
 
 /// The most devices one client is watched for: a bound on memory for a client that asks
 /// about every device id it can make up (a device id this server did not make is NOENT
@@ -63,12 +63,14 @@ impl DeviceWatch {
             .unwrap_or_default()
     }
 
-    /// Starts the task of `mds` (once). Needs a tokio runtime; dropping the MDS ends it.
-    pub fn start(mds: &Arc<Mds>) {
-        if mds.device_watch().started.swap(true, Ordering::SeqCst) {
+    /// Starts the task (once) over the data servers and the watches (`pnfs`) and the back
+    /// channels (`core`). Needs a tokio runtime. The task holds both weakly and upgrades
+    /// them only while it works, so dropping the server ends it.
+    pub fn start(core: &Arc<Core>, pnfs: &Arc<Pnfs>) {
+        if pnfs.device_watch().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        tokio::spawn(run(Arc::downgrade(mds)));
+        tokio::spawn(run(Arc::downgrade(core), Arc::downgrade(pnfs)));
     }
 
     /// Takes, per client, the watched devices that have a data server of `moved`.
@@ -102,15 +104,17 @@ impl DeviceWatch {
     }
 }
 
-async fn run(mds: Weak<Mds>) {
+async fn run(core: Weak<Core>, pnfs: Weak<Pnfs>) {
     loop {
         let wake = {
-            let Some(m) = mds.upgrade() else { return };
-            let (moved, wake) = m.devices().take_moved();
+            let (Some(core), Some(pnfs)) = (core.upgrade(), pnfs.upgrade()) else {
+                return;
+            };
+            let (moved, wake) = pnfs.devices().take_moved();
             if !moved.is_empty() {
-                forget_gone_clients(m.core(), m.device_watch());
-                for (clientid, devices) in m.device_watch().take_affected(m.pnfs(), &moved) {
-                    notify(m.core(), m.device_watch(), clientid, devices).await;
+                forget_gone_clients(&core, pnfs.device_watch());
+                for (clientid, devices) in pnfs.device_watch().take_affected(&pnfs, &moved) {
+                    notify(&core, pnfs.device_watch(), clientid, devices).await;
                 }
             }
             wake

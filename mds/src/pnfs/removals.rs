@@ -29,7 +29,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
 
-use crate::server::{Mds, Pnfs};
+use crate::server::{Namespace, Pnfs};
 use crate::store::{Store, StoreError};
 
 /// Queue records read per page of a pass.
@@ -66,14 +66,15 @@ impl Removals {
         self.wake.notify_one();
     }
 
-    /// Starts the task of `mds` (once; later calls do nothing). Needs a tokio runtime. The
-    /// task holds the MDS only while it works, so dropping the MDS ends it.
-    pub fn start(mds: &Arc<Mds>) {
-        if mds.pnfs().removals().started.swap(true, Ordering::SeqCst) {
+    /// Starts the task (once; later calls do nothing) over the store's queue (`ns`) and the
+    /// data servers (`pnfs`). Needs a tokio runtime. The task holds the two handles weakly
+    /// and upgrades them only while it works, so dropping the server ends it.
+    pub fn start(ns: &Arc<Namespace>, pnfs: &Arc<Pnfs>) {
+        if pnfs.removals().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let wake = mds.pnfs().removals().wake.clone();
-        tokio::spawn(run(Arc::downgrade(mds), wake));
+        let wake = pnfs.removals().wake.clone();
+        tokio::spawn(run(Arc::downgrade(ns), Arc::downgrade(pnfs), wake));
     }
 }
 
@@ -86,11 +87,13 @@ pub struct Pass {
     pub failed: usize,
 }
 
-async fn run(weak: Weak<Mds>, wake: Arc<Notify>) {
+async fn run(ns: Weak<Namespace>, pnfs: Weak<Pnfs>, wake: Arc<Notify>) {
     let mut backoff = BACKOFF_MIN;
     loop {
-        let Some(mds) = weak.upgrade() else { return };
-        let wait = match pass(mds.store(), mds.pnfs()).await {
+        let (Some(n), Some(p)) = (ns.upgrade(), pnfs.upgrade()) else {
+            return;
+        };
+        let wait = match pass(n.store(), &p).await {
             Ok(p) if p.failed == 0 => {
                 backoff = BACKOFF_MIN;
                 None
@@ -101,7 +104,7 @@ async fn run(weak: Weak<Mds>, wake: Arc<Notify>) {
                 Some(backoff)
             }
         };
-        drop(mds);
+        drop((n, p));
         match wait {
             Some(d) => {
                 tokio::time::sleep(d).await;

@@ -8,7 +8,8 @@
 //!  LAYOUTGET RW ─> grant (layout table) ─> granted(file): count one more grant
 //!              ─> mark durably (no sync if marked) ─> reply
 //!  GETATTR size of a marked file, or one with RW layouts out: max(recorded, data servers')
-//!  task, every second (and at start, for what an earlier boot left marked):
+//!  task, every second of the server's clock (and at start, for what an earlier boot left
+//!  marked):
 //!    for each marked file with no RW layout out:
 //!      grants, change attribute now ─> size from its data servers (all up, else later)
 //!      ─> one transaction: still no RW layout, no grant since, no change since?
@@ -25,10 +26,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use nfs_server::clock::SharedClock;
 use tracing::{debug, info, warn};
 
-use crate::server::{Mds, StateTables};
-use crate::store::{Settled, Store, StoreError};
+use crate::server::{Namespace, Pnfs, StateTables};
+use crate::store::{nfstime, Settled, Store, StoreError};
 
 /// How often the task looks for marked files to settle.
 const ROUND: Duration = Duration::from_secs(1);
@@ -51,6 +53,9 @@ pub struct Settler {
     /// Files whose recorded size grew when settled: bytes written through a layout that no
     /// LAYOUTCOMMIT reported.
     pub grown: AtomicU64,
+    /// Rounds of the task done: a test on a manual clock moves the clock on and waits for
+    /// this to move, to know that a round went by.
+    pub rounds: AtomicU64,
 }
 
 impl Settler {
@@ -106,33 +111,65 @@ impl Settler {
         }
     }
 
-    /// Starts the task of `mds` (once). Needs a tokio runtime; dropping the MDS ends it.
-    pub fn start(mds: &Arc<Mds>) {
-        if mds.pnfs().settler().started.swap(true, Ordering::SeqCst) {
+    /// Starts the task (once), a round every second (`ROUND`) of `clock` (the server's).
+    /// Needs a tokio runtime. The task holds the handles weakly and upgrades them only for a
+    /// round, so dropping the server ends it.
+    pub fn start(
+        ns: &Arc<Namespace>,
+        tables: &Arc<StateTables>,
+        pnfs: &Arc<Pnfs>,
+        clock: &SharedClock,
+    ) {
+        if pnfs.settler().started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let n = mds.pnfs().settler().marked_count();
+        let n = pnfs.settler().marked_count();
         if n > 0 {
             info!(
                 files = n,
                 "files written through layouts before this start: settling their sizes with the data servers"
             );
         }
-        tokio::spawn(run(Arc::downgrade(mds)));
+        let parts = SettleParts {
+            ns: Arc::downgrade(ns),
+            tables: Arc::downgrade(tables),
+            pnfs: Arc::downgrade(pnfs),
+        };
+        tokio::spawn(run(parts, clock.clone()));
     }
 }
 
-async fn run(mds: Weak<Mds>) {
+/// What the settling task works on, held weakly: the store (sizes, the marks), the layout
+/// table (whether an RW layout is out) and the data servers (their objects' sizes, the
+/// marks in memory).
+#[derive(Clone, Debug)]
+struct SettleParts {
+    ns: Weak<Namespace>,
+    tables: Weak<StateTables>,
+    pnfs: Weak<Pnfs>,
+}
+
+async fn run(parts: SettleParts, clock: SharedClock) {
     loop {
-        let Some(m) = mds.upgrade() else { return };
-        let files: Vec<u64> = m.pnfs().settler().marks().marked.iter().copied().collect();
+        let (Some(ns), Some(tables), Some(pnfs)) = (
+            parts.ns.upgrade(),
+            parts.tables.upgrade(),
+            parts.pnfs.upgrade(),
+        ) else {
+            return;
+        };
+        let files: Vec<u64> = pnfs.settler().marks().marked.iter().copied().collect();
         for fileid in files {
-            if let Err(e) = settle_one(&m, fileid).await {
+            if let Err(e) = settle_one(&parts, ns.store(), &tables, &pnfs, &clock, fileid).await {
                 debug!(fileid, "size not settled yet: {e}");
             }
         }
-        drop(m);
-        tokio::time::sleep(ROUND).await;
+        // The wait is taken before the round is counted: a test that sees the count move and
+        // then moves the clock on cannot slip in before the wait and be missed.
+        let next = clock.sleep(ROUND);
+        pnfs.settler().rounds.fetch_add(1, Ordering::Relaxed);
+        drop((ns, tables, pnfs));
+        next.await;
     }
 }
 
@@ -141,15 +178,24 @@ fn has_write_layouts(tables: &StateTables, fileid: u64) -> bool {
 }
 
 /// Settles one marked file if no RW layout of it is out (see the module docs).
-async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
-    if has_write_layouts(mds.tables(), fileid) {
+/// `parts`: the same handles, held weakly by the store job that checks nothing changed (a
+/// store job must not hold the last handle of the server).
+async fn settle_one(
+    parts: &SettleParts,
+    store: &Store,
+    tables: &StateTables,
+    pnfs: &Pnfs,
+    clock: &SharedClock,
+    fileid: u64,
+) -> Result<(), SettleError> {
+    if has_write_layouts(tables, fileid) {
         return Ok(());
     }
-    let grants = mds.pnfs().settler().grants(fileid);
-    let (change, ds_size) = match mds.store().getattr(fileid) {
+    let grants = pnfs.settler().grants(fileid);
+    let (change, ds_size) = match store.getattr(fileid) {
         Ok(inode) => {
-            let ds_size = match mds.store().stripes(fileid)? {
-                Some(set) => crate::pnfs::dsobjects::file_size(mds.pnfs(), fileid, &set).await?,
+            let ds_size = match store.stripes(fileid)? {
+                Some(set) => crate::pnfs::dsobjects::file_size(pnfs, fileid, &set).await?,
                 None => 0,
             };
             (inode.change, ds_size)
@@ -158,15 +204,15 @@ async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
         Err(StoreError::Stale(_)) => (0, 0),
         Err(e) => return Err(e.into()),
     };
-    let weak = Arc::downgrade(mds);
-    let busy = move || {
-        weak.upgrade().is_none_or(|m| {
-            has_write_layouts(m.tables(), fileid) || m.pnfs().settler().grants(fileid) != grants
-        })
+    let (weak_tables, weak_pnfs) = (parts.tables.clone(), parts.pnfs.clone());
+    let busy = move || match (weak_tables.upgrade(), weak_pnfs.upgrade()) {
+        (Some(tables), Some(pnfs)) => {
+            has_write_layouts(&tables, fileid) || pnfs.settler().grants(fileid) != grants
+        }
+        _ => true,
     };
-    let now = mds.wall_time();
-    match mds
-        .store()
+    let now = nfstime(clock.wall());
+    match store
         .settle_layout_writes(fileid, change, ds_size, now, busy)
         .await?
     {
@@ -176,13 +222,13 @@ async fn settle_one(mds: &Arc<Mds>, fileid: u64) -> Result<(), SettleError> {
                 fileid,
                 size, "size grown to what the data servers hold (written through a layout without LAYOUTCOMMIT)"
             );
-            mds.pnfs().settler().grown.fetch_add(1, Ordering::Relaxed);
-            mds.pnfs().settler().settled.fetch_add(1, Ordering::Relaxed);
-            mds.pnfs().settler().forget(fileid, grants);
+            pnfs.settler().grown.fetch_add(1, Ordering::Relaxed);
+            pnfs.settler().settled.fetch_add(1, Ordering::Relaxed);
+            pnfs.settler().forget(fileid, grants);
         }
         Settled::Kept | Settled::Gone | Settled::NotMarked => {
-            mds.pnfs().settler().settled.fetch_add(1, Ordering::Relaxed);
-            mds.pnfs().settler().forget(fileid, grants);
+            pnfs.settler().settled.fetch_add(1, Ordering::Relaxed);
+            pnfs.settler().forget(fileid, grants);
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ pub use tables::StateTables;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -60,23 +60,28 @@ pub enum StartError {
 /// The metadata server: its configuration, the session layer, and three subsystem handles.
 ///
 /// Why handles and no public fields: each service takes only the part it works on (a
-/// [`Namespace`], the [`StateTables`], the [`Pnfs`] side), so what a module can touch is
-/// visible in its signature, and the server's parts can be rearranged behind the
-/// accessors. The accessors named after the parts ([`Mds::store`], [`Mds::devices`], ..)
-/// reach through the handles for the operations layer and the tests.
+/// [`Namespace`], the [`StateTables`], the [`Pnfs`] side, the session layer's [`Core`]), so
+/// what a module can touch is visible in its signature, and the server's parts can be
+/// rearranged behind the accessors. The accessors named after the parts ([`Mds::store`],
+/// [`Mds::devices`], ..) reach through the handles for the operations layer and the tests.
+///
+/// Why each handle is an `Arc`: the background tasks ([`Mds::start_tasks`]) and the work
+/// spawned for a request (recalls, size hints) hold the handles they use, not the server.
+/// The tasks hold them as `Weak`s and upgrade them only while they work (between rounds
+/// they hold no strong handle), so that dropping the `Mds` still ends them.
 pub struct Mds {
     // Declared in the order the parts were dropped in before they were grouped (the store
     // closes before the session layer and the device registry go).
     /// Configuration.
     cfg: Config,
     /// Names, attributes, file data, exports.
-    ns: Namespace,
+    ns: Arc<Namespace>,
     /// Opens, locks, delegations, layouts, copies.
-    tables: StateTables,
+    tables: Arc<StateTables>,
     /// The shared session layer: clients, sessions, leases, grace, counters.
-    core: Core,
+    core: Arc<Core>,
     /// The data servers and the tasks that keep them in step.
-    pnfs: Pnfs,
+    pnfs: Arc<Pnfs>,
 }
 
 /// Where the MDS keeps its metadata store.
@@ -199,21 +204,29 @@ impl Mds {
         let copies =
             crate::state::copies::Copies::new(store.server_key(), epoch, core.clock().clone());
         Ok(Arc::new(Self {
-            pnfs: Pnfs::new(
+            pnfs: Arc::new(Pnfs::new(
                 devices,
                 rings,
                 cfg.cluster.clone(),
                 ring_generation,
                 settler,
-            ),
-            tables: StateTables::new(
+            )),
+            tables: Arc::new(StateTables::new(
                 StateTable::new(minter),
                 LayoutTable::new(layout_minter),
                 copies,
-            ),
-            core,
+                recall_timeout(&cfg),
+            )),
+            core: Arc::new(core),
             cfg,
-            ns: Namespace::new(store, data, exports, export_roots, dir_layouts, started),
+            ns: Arc::new(Namespace::new(
+                store,
+                data,
+                exports,
+                export_roots,
+                dir_layouts,
+                started,
+            )),
         }))
     }
 
@@ -233,23 +246,35 @@ impl Mds {
     }
 
     /// The shared session layer.
-    pub fn core(&self) -> &Core {
+    pub fn core(&self) -> &Arc<Core> {
         &self.core
     }
 
     /// The namespace handle.
-    pub fn namespace(&self) -> &Namespace {
+    pub fn namespace(&self) -> &Arc<Namespace> {
         &self.ns
     }
 
     /// The state tables handle.
-    pub fn tables(&self) -> &StateTables {
+    pub fn tables(&self) -> &Arc<StateTables> {
         &self.tables
     }
 
     /// The pNFS handle.
-    pub fn pnfs(&self) -> &Pnfs {
+    pub fn pnfs(&self) -> &Arc<Pnfs> {
         &self.pnfs
+    }
+
+    /// The server's handles held weakly, to tell when every one is gone: the server
+    /// dropped, and no task or request still holding a part of it (the test kit waits for
+    /// that before it opens the metadata store again).
+    pub fn downgrade(&self) -> MdsGone {
+        MdsGone {
+            ns: Arc::downgrade(&self.ns),
+            tables: Arc::downgrade(&self.tables),
+            core: Arc::downgrade(&self.core),
+            pnfs: Arc::downgrade(&self.pnfs),
+        }
     }
 
     /// [`Namespace::store`].
@@ -268,7 +293,7 @@ impl Mds {
     }
 
     /// [`StateTables::copies`].
-    pub fn copies(&self) -> &crate::state::copies::Copies {
+    pub fn copies(&self) -> &Arc<crate::state::copies::Copies> {
         self.tables.copies()
     }
 
@@ -356,13 +381,42 @@ impl Mds {
 
     /// Starts the tasks [`Mds::serve_on`] runs beside the connections, for a server whose
     /// connections come another way ([`nfs_server::StreamServer`]: the test kit's
-    /// in-memory cluster). Call it once.
-    pub fn start_tasks(self: &Arc<Self>) {
-        crate::pnfs::removals::Removals::start(self);
-        crate::pnfs::fencing::Fencing::start(self);
-        crate::pnfs::settle::Settler::start(self);
-        crate::pnfs::notify::DeviceWatch::start(self);
+    /// in-memory cluster). Call it once. Each task gets the handles it works on, as
+    /// `Weak`s: dropping the server ends them.
+    pub fn start_tasks(&self) {
+        crate::pnfs::removals::Removals::start(&self.ns, &self.pnfs);
+        crate::pnfs::fencing::Fencing::start(
+            crate::pnfs::fencing::FencingParts::new(&self.ns, &self.tables, &self.core, &self.pnfs),
+            self.cfg.lease_time,
+        );
+        crate::pnfs::settle::Settler::start(&self.ns, &self.tables, &self.pnfs, self.clock());
+        crate::pnfs::notify::DeviceWatch::start(&self.core, &self.pnfs);
     }
+}
+
+/// The server's handles, held weakly: [`Mds::downgrade`].
+#[derive(Clone, Debug)]
+pub struct MdsGone {
+    ns: Weak<Namespace>,
+    tables: Weak<StateTables>,
+    core: Weak<Core>,
+    pnfs: Weak<Pnfs>,
+}
+
+impl MdsGone {
+    /// Whether no strong handle of any part is left.
+    pub fn is_gone(&self) -> bool {
+        self.ns.strong_count() == 0
+            && self.tables.strong_count() == 0
+            && self.core.strong_count() == 0
+            && self.pnfs.strong_count() == 0
+    }
+}
+
+/// How long a holder has to return a recalled delegation or layout: one lease (RFC 8881
+/// sections 10.4.6 and 12.5.5.1 let the server revoke after that; knfsd waits a lease too).
+fn recall_timeout(cfg: &Config) -> Duration {
+    Duration::from_secs(u64::from(cfg.lease_time.max(1)))
 }
 
 /// The session layer's settings from the configuration and the store: limits from

@@ -7,7 +7,8 @@
 //! background tasks and the client reaper keep going with what the table holds
 //! ([`StateTables::opens_recovered`]), as they did when every caller locked the field itself.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use crate::state::copies::Copies;
 use crate::state::layout::LayoutTable;
@@ -20,18 +21,32 @@ pub struct StateTables {
     /// Layouts handed out (pNFS).
     layouts: Mutex<LayoutTable>,
     /// Asynchronous server-side copies (COPY, OFFLOAD_STATUS, OFFLOAD_CANCEL) and the copy
-    /// counters.
-    copies: Copies,
+    /// counters. Shared: the copy engine's pieces run as tasks of their own.
+    copies: Arc<Copies>,
+    /// How long a holder has to return a recalled delegation or layout (one lease).
+    recall_timeout: Duration,
 }
 
 impl StateTables {
     /// The tables, empty.
-    pub(crate) fn new(opens: StateTable, layouts: LayoutTable, copies: Copies) -> Self {
+    pub(crate) fn new(
+        opens: StateTable,
+        layouts: LayoutTable,
+        copies: Copies,
+        recall_timeout: Duration,
+    ) -> Self {
         Self {
             opens: Mutex::new(opens),
             layouts: Mutex::new(layouts),
-            copies,
+            copies: Arc::new(copies),
+            recall_timeout,
         }
+    }
+
+    /// How long a holder has to return a recalled delegation or layout before it is
+    /// revoked: one lease.
+    pub fn recall_timeout(&self) -> Duration {
+        self.recall_timeout
     }
 
     /// The open table, locked; panics if a panic poisoned it (an operation must not act on
@@ -66,7 +81,7 @@ impl StateTables {
     }
 
     /// The server-side copies.
-    pub fn copies(&self) -> &Copies {
+    pub fn copies(&self) -> &Arc<Copies> {
         &self.copies
     }
 }

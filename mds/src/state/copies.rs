@@ -36,7 +36,7 @@ use tokio::task::JoinSet;
 
 use crate::pnfs::datapath;
 use crate::pnfs::devices::Devices;
-use crate::server::{Mds, Namespace, Pnfs};
+use crate::server::{Namespace, Pnfs};
 use crate::store::StripeSet;
 
 /// Copies of at most this many bytes are done before the reply even when the client asks
@@ -547,24 +547,45 @@ async fn write_piece(
     Ok(())
 }
 
+/// What the copy engine works on: the namespace (the data of files without a stripe set),
+/// the data servers, and the copy counters. Cheap to clone: each piece streamed through the
+/// MDS runs as a future of its own and holds one.
+#[derive(Clone)]
+pub struct Engine {
+    ns: Arc<Namespace>,
+    pnfs: Arc<Pnfs>,
+    copies: Arc<Copies>,
+}
+
+impl Engine {
+    /// The engine over these handles.
+    pub fn new(ns: &Arc<Namespace>, pnfs: &Arc<Pnfs>, copies: &Arc<Copies>) -> Self {
+        Self {
+            ns: ns.clone(),
+            pnfs: pnfs.clone(),
+            copies: copies.clone(),
+        }
+    }
+}
+
 /// Streams one piece through the MDS.
-async fn stream_piece(mds: Arc<Mds>, plan: Arc<Plan>, s: Stream) -> Result<(), NfsStat4> {
-    let data = read_piece(mds.namespace(), mds.pnfs(), &plan.src, s.src, s.len).await?;
-    write_piece(mds.namespace(), mds.pnfs(), &plan.dst, s.dst, data).await?;
-    mds.copies().note_bytes(0, s.len);
+async fn stream_piece(e: Engine, plan: Arc<Plan>, s: Stream) -> Result<(), NfsStat4> {
+    let data = read_piece(&e.ns, &e.pnfs, &plan.src, s.src, s.len).await?;
+    write_piece(&e.ns, &e.pnfs, &plan.dst, s.dst, data).await?;
+    e.copies.note_bytes(0, s.len);
     Ok(())
 }
 
 /// Copies `plan`, moving `job`'s progress window by window and stopping between windows
 /// once it is cancelled. Returns the bytes copied, or the failure and the bytes done before.
-pub async fn run(mds: &Arc<Mds>, plan: &Plan, job: Option<&Job>) -> Result<u64, (NfsStat4, u64)> {
+pub async fn run(e: &Engine, plan: &Plan, job: Option<&Job>) -> Result<u64, (NfsStat4, u64)> {
     let plan = Arc::new(plan.clone());
     let dense = match (&plan.src, &plan.dst) {
         (Place::Striped(sf, ss), Place::Striped(df, ds))
             if ss.packing == layouts::Packing::Dense || ds.packing == layouts::Packing::Dense =>
         {
-            let s = Striped::of(mds.pnfs(), *sf, ss).map_err(|e| (e, 0))?;
-            let d = Striped::of(mds.pnfs(), *df, ds).map_err(|e| (e, 0))?;
+            let s = Striped::of(&e.pnfs, *sf, ss).map_err(|e| (e, 0))?;
+            let d = Striped::of(&e.pnfs, *df, ds).map_err(|e| (e, 0))?;
             Some((s, d))
         }
         _ => None,
@@ -588,11 +609,11 @@ pub async fn run(mds: &Arc<Mds>, plan: &Plan, job: Option<&Job>) -> Result<u64, 
         }
         let n = (plan.count - done).min(window);
         let (a, b) = (plan.src_offset + done, plan.dst_offset + done);
-        copy_window(mds, &plan, dense.as_ref(), a, b, n)
+        copy_window(e, &plan, dense.as_ref(), a, b, n)
             .await
-            .map_err(|e| (e, done))?;
+            .map_err(|s| (s, done))?;
         done += n;
-        mds.copies().note_bytes(n, 0);
+        e.copies.note_bytes(n, 0);
         if let Some(j) = job {
             j.progress.store(done, Ordering::Relaxed);
         }
@@ -601,7 +622,7 @@ pub async fn run(mds: &Arc<Mds>, plan: &Plan, job: Option<&Job>) -> Result<u64, 
 }
 
 async fn copy_window(
-    mds: &Arc<Mds>,
+    e: &Engine,
     plan: &Arc<Plan>,
     dense: Option<&(Striped, Striped)>,
     a: u64,
@@ -610,7 +631,11 @@ async fn copy_window(
 ) -> Result<(), NfsStat4> {
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
-            let (store, s, d) = (mds.data().clone(), ObjectId::whole(*s), ObjectId::whole(*d));
+            let (store, s, d) = (
+                e.ns.data().clone(),
+                ObjectId::whole(*s),
+                ObjectId::whole(*d),
+            );
             blocking(move || store.copy_range(s, d, a, b, n)).await?;
             Ok(())
         }
@@ -619,17 +644,18 @@ async fn copy_window(
                 let (runs, streams) = plan_dense(s, d, a, b, n, MAX_CTL_COPY)?;
                 let mut futs: Vec<std::pin::Pin<Box<dyn Future<Output = _> + Send>>> = Vec::new();
                 for r in runs {
-                    futs.push(Box::pin(local_copy(mds.devices().clone(), r)));
+                    futs.push(Box::pin(local_copy(e.pnfs.devices().clone(), r)));
                 }
                 for p in streams {
-                    futs.push(Box::pin(stream_piece(mds.clone(), plan.clone(), p)));
+                    futs.push(Box::pin(stream_piece(e.clone(), plan.clone(), p)));
                 }
                 bounded(futs).await
             }
             None => {
                 // Sparse packing (the shared backend): one file per file id, which every
                 // data server sees whole, so one of them copies the range in place.
-                let ds = *mds
+                let ds = *e
+                    .pnfs
                     .stripe_servers(dset)?
                     .first()
                     .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?;
@@ -641,7 +667,7 @@ async fn copy_window(
                     dst_offset: b,
                     len: n,
                 };
-                local_copy(mds.devices().clone(), run).await
+                local_copy(e.pnfs.devices().clone(), run).await
             }
         },
         _ => {
@@ -655,7 +681,7 @@ async fn copy_window(
                     dst: b + at,
                     len,
                 };
-                futs.push(stream_piece(mds.clone(), plan.clone(), s));
+                futs.push(stream_piece(e.clone(), plan.clone(), s));
                 at += len;
             }
             bounded(futs).await
@@ -666,18 +692,22 @@ async fn copy_window(
 /// CLONE of `plan`: reflink object by object where each unit of the source lies on the
 /// data server of the matching destination unit; NFS4ERR_NOTSUPP where they do not, where
 /// one file is striped and the other not, or where a store cannot share blocks.
-pub async fn clone(mds: &Arc<Mds>, plan: &Plan) -> Result<(), NfsStat4> {
+pub async fn clone(e: &Engine, plan: &Plan) -> Result<(), NfsStat4> {
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
-            let (store, s, d) = (mds.data().clone(), ObjectId::whole(*s), ObjectId::whole(*d));
+            let (store, s, d) = (
+                e.ns.data().clone(),
+                ObjectId::whole(*s),
+                ObjectId::whole(*d),
+            );
             let (a, b, n) = (plan.src_offset, plan.dst_offset, plan.count);
             blocking(move || store.clone_range(s, d, a, b, n)).await
         }
         (Place::Striped(sf, ss), Place::Striped(df, ds))
             if ss.packing == layouts::Packing::Dense && ds.packing == layouts::Packing::Dense =>
         {
-            let s = Striped::of(mds.pnfs(), *sf, ss)?;
-            let d = Striped::of(mds.pnfs(), *df, ds)?;
+            let s = Striped::of(&e.pnfs, *sf, ss)?;
+            let d = Striped::of(&e.pnfs, *df, ds)?;
             let (runs, streams) = plan_dense(
                 &s,
                 &d,
@@ -691,7 +721,7 @@ pub async fn clone(mds: &Arc<Mds>, plan: &Plan) -> Result<(), NfsStat4> {
             }
             let futs: Vec<_> = runs
                 .into_iter()
-                .map(|r| local_clone(mds.devices().clone(), r))
+                .map(|r| local_clone(e.pnfs.devices().clone(), r))
                 .collect();
             bounded(futs).await
         }

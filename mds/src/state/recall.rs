@@ -11,7 +11,6 @@
 //! ```
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
 use nfs_proto::nfs4::callback::{CbGetAttrArgs, CbGetAttrRes, CbRecallArgs};
@@ -20,34 +19,31 @@ use nfs_server::Core;
 use tracing::{info, warn};
 
 use crate::pnfs::dsctl::RevokeReason;
-use crate::server::Mds;
+use crate::server::{Pnfs, StateTables};
 use crate::state::deleg::{Need, Presented, RecallOrder};
 use crate::state::open::StateTable;
-
-/// How long a holder has to return a recalled delegation: one lease (section 10.4.6 lets
-/// the server revoke after that; knfsd waits a lease too).
-fn recall_timeout(mds: &Mds) -> Duration {
-    Duration::from_secs(u64::from(mds.cfg().lease_time.max(1)))
-}
+use crate::store::Store;
 
 /// Before an operation of `clientid` that needs `need` of `file`: recalls the delegations
 /// of other clients that conflict and answers `NFS4ERR_DELAY` while any is outstanding
 /// (section 10.4.4: the server recalls, and the operation waits until the delegation is
-/// returned or revoked). The recalls are sent in the background.
+/// returned or revoked). The recalls are sent in the background, each holding the session
+/// layer (its back channels).
 pub fn break_conflicts(
-    mds: &Arc<Mds>,
+    tables: &StateTables,
+    core: &Arc<Core>,
     file: u64,
     clientid: u64,
     need: Need,
 ) -> Result<(), NfsStat4> {
     let orders = {
-        let mut opens = mds.tables().opens_recovered();
-        recall_conflicts(mds, &mut opens, file, clientid, need)
+        let mut opens = tables.opens_recovered();
+        recall_conflicts(tables, core, &mut opens, file, clientid, need)
     };
     match orders {
         None => Ok(()),
         Some(orders) => {
-            send_recalls(mds, orders);
+            send_recalls(core, orders);
             Err(NfsStat4::NFS4ERR_DELAY)
         }
     }
@@ -55,9 +51,11 @@ pub fn break_conflicts(
 
 /// [`break_conflicts`] inside a caller's hold of the open table (OPEN decides on conflicts
 /// and takes its share reservation in one hold): `None` when nothing conflicts, else the
-/// recalls to send (empty when all are under way) after the table is let go.
+/// recalls to send (empty when all are under way) after the table is let go. `tables`
+/// gives the recall deadline ([`StateTables::recall_timeout`]), `core` the time.
 pub fn recall_conflicts(
-    mds: &Mds,
+    tables: &StateTables,
+    core: &Core,
     opens: &mut StateTable,
     file: u64,
     clientid: u64,
@@ -66,20 +64,20 @@ pub fn recall_conflicts(
     opens.delegs.conflicts(file, clientid, need).then(|| {
         opens
             .delegs
-            .recall(file, clientid, need, mds.core().now(), recall_timeout(mds))
+            .recall(file, clientid, need, core.now(), tables.recall_timeout())
     })
 }
 
 /// Sends each CB_RECALL in a task of its own.
-pub fn send_recalls(mds: &Arc<Mds>, orders: Vec<RecallOrder>) {
+pub fn send_recalls(core: &Arc<Core>, orders: Vec<RecallOrder>) {
     for order in orders {
-        let mds = mds.clone();
-        tokio::spawn(async move { send_recall(&mds, order).await });
+        let core = core.clone();
+        tokio::spawn(async move { send_recall(&core, order).await });
     }
 }
 
-async fn send_recall(mds: &Mds, order: RecallOrder) {
-    let Some(session) = callback_session(mds.core(), order.clientid) else {
+async fn send_recall(core: &Core, order: RecallOrder) {
+    let Some(session) = callback_session(core, order.clientid) else {
         // The holder may still return it once it has a back channel again (SEQUENCE tells
         // it the path is down); otherwise the deadline revokes it.
         info!(
@@ -94,8 +92,7 @@ async fn send_recall(mds: &Mds, order: RecallOrder) {
         truncate: false,
         fh: order.fh.clone(),
     };
-    let r =
-        crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::Recall(args)]).await;
+    let r = crate::callback::cb_compound(core, &session, vec![NfsCbArgop4::Recall(args)]).await;
     match r {
         Err(e) => info!(
             clientid = order.clientid,
@@ -131,11 +128,12 @@ pub fn callback_up(core: &Core, clientid: u64) -> bool {
 /// Revokes the delegations whose recall deadline passed (called by the fencing deadline
 /// task): their holders learn it from SEQUENCE's `SEQ4_STATUS_RECALLABLE_STATE_REVOKED`, and
 /// the data servers refuse the delegation stateid (`NFS4ERR_DELEG_REVOKED`) from now on.
-/// Also forgets the delegations a restarted client did not reclaim in time.
-pub async fn revoke_expired(mds: &Mds) {
+/// Also forgets the delegations a restarted client did not reclaim in time. `store` and
+/// `pnfs` tell which files are striped, and send the revocations.
+pub async fn revoke_expired(store: &Store, tables: &StateTables, core: &Core, pnfs: &Pnfs) {
     let (due, forgotten) = {
-        let mut opens = mds.tables().opens_recovered();
-        let now = mds.core().now();
+        let mut opens = tables.opens_recovered();
+        let now = core.now();
         (
             opens.delegs.expired_recalls(now),
             opens.delegs.expired_prev(now),
@@ -153,17 +151,17 @@ pub async fn revoke_expired(mds: &Mds) {
     let mut revoke = Vec::new();
     for d in &due {
         // A layout kept for the delegation after the last CLOSE goes with it.
-        crate::ops::open::drop_layouts_if_done(mds, d.clientid, d.file);
+        crate::ops::open::drop_layouts_if_done(tables, d.clientid, d.file);
         warn!(
             clientid = d.clientid,
             fileid = d.file,
             "delegation not returned in time: revoked"
         );
-        if crate::pnfs::fencing::striped(mds.store(), mds.pnfs(), d.file) {
+        if crate::pnfs::fencing::striped(store, pnfs, d.file) {
             revoke.push((d.other, RevokeReason::Delegation));
         }
     }
-    if let Err(e) = mds.devices().push_revoke(&revoke).await {
+    if let Err(e) = pnfs.devices().push_revoke(&revoke).await {
         warn!("revoking delegations on the data servers: {e} (resent when they register)");
     }
 }
@@ -173,29 +171,25 @@ pub async fn revoke_expired(mds: &Mds) {
 /// size and change to present if it modified the file (section 10.4.3). A holder that cannot
 /// be asked has its delegation recalled, and the GETATTR waits (`NFS4ERR_DELAY`).
 pub async fn holder_attrs(
-    mds: &Arc<Mds>,
+    tables: &StateTables,
+    core: &Arc<Core>,
     file: u64,
     clientid: u64,
     server_change: u64,
 ) -> Result<Option<Presented>, NfsStat4> {
-    let holder = mds
-        .tables()
-        .opens_recovered()
-        .delegs
-        .write_holder(file, clientid);
+    let holder = tables.opens_recovered().delegs.write_holder(file, clientid);
     let Some((holder, other, fh)) = holder else {
         return Ok(None);
     };
     let asked = async {
-        let session = callback_session(mds.core(), holder)?;
+        let session = callback_session(core, holder)?;
         let mut attr_request = Bitmap4::new();
         attr_request.set(FATTR4_SIZE);
         attr_request.set(FATTR4_CHANGE);
         let args = CbGetAttrArgs { fh, attr_request };
-        let res =
-            crate::callback::cb_compound(mds.core(), &session, vec![NfsCbArgop4::GetAttr(args)])
-                .await
-                .ok()?;
+        let res = crate::callback::cb_compound(core, &session, vec![NfsCbArgop4::GetAttr(args)])
+            .await
+            .ok()?;
         let attrs = res.resarray.iter().find_map(|r| match r {
             NfsCbResop4::GetAttr(CbGetAttrRes::Ok(ok)) => Some(ok.obj_attributes.clone()),
             _ => None,
@@ -205,8 +199,7 @@ pub async fn holder_attrs(
     };
     match asked.await {
         Some((change, size)) => {
-            Ok(mds
-                .tables()
+            Ok(tables
                 .opens_recovered()
                 .delegs
                 .reported(&other, change, size, server_change))
@@ -217,7 +210,7 @@ pub async fn holder_attrs(
                 fileid = file,
                 "CB_GETATTR got no answer: recalling the write delegation"
             );
-            break_conflicts(mds, file, clientid, Need::Read).map(|()| None)
+            break_conflicts(tables, core, file, clientid, Need::Read).map(|()| None)
         }
     }
 }

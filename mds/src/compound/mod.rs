@@ -258,6 +258,14 @@ impl Ctx {
             sstateid: None,
         }
     }
+
+    /// `inode` with the size (and, if `space`, the space used) its data servers report
+    /// ([`crate::pnfs::dsobjects::sized`]): what GETATTR, READ, SEEK, ALLOCATE, COPY and
+    /// READDIR present for a striped file.
+    pub async fn sized(&self, inode: Inode, space: bool) -> Inode {
+        let mds = &self.mds;
+        crate::pnfs::dsobjects::sized(mds.namespace(), mds.tables(), mds.pnfs(), inode, space).await
+    }
 }
 
 impl CompoundCtx for Ctx {

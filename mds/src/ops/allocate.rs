@@ -30,15 +30,7 @@ pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
             // The size the objects must reach is the larger of the file's and the range's
             // end: the objects may already reach past the recorded size (layout writes not
             // yet committed), and are only ever grown here.
-            let size = crate::pnfs::dsobjects::sized(
-                ctx.mds.namespace(),
-                ctx.mds.tables(),
-                ctx.mds.pnfs(),
-                inode,
-                false,
-            )
-            .await
-            .size;
+            let size = ctx.sized(inode, false).await.size;
             ctx.mds.pnfs().space_watch().watch(fileid);
             dsspace::allocate(ctx.mds.pnfs(), fileid, &set, offset, end, size).await?;
         }

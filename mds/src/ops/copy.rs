@@ -67,15 +67,7 @@ pub(super) async fn check_pair(
     if sfh.export != dfh.export {
         return Err(NfsStat4::NFS4ERR_XDEV);
     }
-    let size = crate::pnfs::dsobjects::sized(
-        ctx.mds.namespace(),
-        ctx.mds.tables(),
-        ctx.mds.pnfs(),
-        src_inode,
-        false,
-    )
-    .await
-    .size;
+    let size = ctx.sized(src_inode, false).await.size;
     let count = match count {
         0 => size.checked_sub(src_offset),
         n => src_offset

@@ -14,14 +14,7 @@ pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
         let mut inode = ctx.inode()?;
         if wants_size(&a.attr_request) {
             let space = a.attr_request.contains(FATTR4_SPACE_USED);
-            inode = crate::pnfs::dsobjects::sized(
-                ctx.mds.namespace(),
-                ctx.mds.tables(),
-                ctx.mds.pnfs(),
-                inode,
-                space,
-            )
-            .await;
+            inode = ctx.sized(inode, space).await;
         }
         let mut attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
         // Another client's write delegation may hide a newer size and change (RFC 8881

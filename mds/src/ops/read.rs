@@ -20,15 +20,7 @@ pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
     // client here when it cannot tell where the file ends) sees what the data servers hold
     // before LAYOUTCOMMIT, as GETATTR does.
     let size = if a.offset.saturating_add(u64::from(count)) > inode.size {
-        crate::pnfs::dsobjects::sized(
-            ctx.mds.namespace(),
-            ctx.mds.tables(),
-            ctx.mds.pnfs(),
-            inode,
-            false,
-        )
-        .await
-        .size
+        ctx.sized(inode, false).await.size
     } else {
         inode.size
     };

@@ -132,14 +132,7 @@ pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, Nfs
                 None => (e.inode, fh.export),
             };
             let inode = if wants_size {
-                crate::pnfs::dsobjects::sized(
-                    ctx.mds.namespace(),
-                    ctx.mds.tables(),
-                    ctx.mds.pnfs(),
-                    inode,
-                    wants_space,
-                )
-                .await
+                ctx.sized(inode, wants_space).await
             } else {
                 inode
             };

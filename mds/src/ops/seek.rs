@@ -72,15 +72,7 @@ pub async fn seek(ctx: &mut Ctx, a: &SeekArgs) -> Result<SeekResOk, NfsStat4> {
     };
     // The size another client's GETATTR sees, including bytes written through layouts and
     // not yet committed to the MDS.
-    let size = crate::pnfs::dsobjects::sized(
-        ctx.mds.namespace(),
-        ctx.mds.tables(),
-        ctx.mds.pnfs(),
-        inode,
-        false,
-    )
-    .await
-    .size;
+    let size = ctx.sized(inode, false).await.size;
     if a.sa_offset >= size {
         return Err(NfsStat4::NFS4ERR_NXIO);
     }

@@ -23,14 +23,7 @@ pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
             }
         }
         let inode = if wants_size(&mask) {
-            crate::pnfs::dsobjects::sized(
-                ctx.mds.namespace(),
-                ctx.mds.tables(),
-                ctx.mds.pnfs(),
-                inode,
-                mask.contains(FATTR4_SPACE_USED),
-            )
-            .await
+            ctx.sized(inode, mask.contains(FATTR4_SPACE_USED)).await
         } else {
             inode
         };

@@ -179,6 +179,7 @@ async fn every_namespace_call_by_node_on_a_striped_cluster() {
     }
 
     let fs = c.statfs().await.unwrap();
+    eprintln!("statfs: {fs:?}");
     assert!(fs.max_name >= 255, "{fs:?}");
     assert!(fs.space_free <= fs.space_total && fs.space_avail <= fs.space_total);
     assert!(
@@ -258,6 +259,7 @@ async fn readdir_pages_stream_a_directory_of_1500_entries() {
         }
     }
 
+    let t = std::time::Instant::now();
     let (mut cookie, mut verifier) = (0, [0; 8]);
     let mut seen: Vec<(String, Node)> = Vec::new();
     let mut pages = 0;
@@ -280,6 +282,7 @@ async fn readdir_pages_stream_a_directory_of_1500_entries() {
             break;
         }
     }
+    eprintln!("{N} entries in {pages} pages of 8 KiB in {:?}", t.elapsed());
     assert!(pages >= 5, "{pages} pages");
     let mut got: Vec<&str> = seen.iter().map(|(n, _)| n.as_str()).collect();
     got.sort_unstable();
@@ -302,5 +305,62 @@ async fn readdir_pages_stream_a_directory_of_1500_entries() {
 
     // The path API reads the same directory in full.
     assert_eq!(c.readdir("/big").await.unwrap().len(), N);
+    c.shutdown().await;
+}
+
+/// OPs of one kind the server answered NFS4_OK (its metrics page).
+fn ops_ok(mds: &Mds, op: &str) -> u64 {
+    let page = mds::net::metrics::render(mds, std::time::Instant::now());
+    let (name, kind) = ("pnfs_ops_total{", format!("op=\"{op}\""));
+    page.lines()
+        .filter(|l| l.starts_with(name) && l.contains(&kind) && l.contains("status=\"ok\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opens_by_node_under_a_delegation_send_nothing_and_a_rename_gives_it_back_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mds, addr) = start_mds(dir.path(), 10).await;
+    let w = Client::connect(addr).await.unwrap();
+    let (root, _) = w.root().await.unwrap();
+    let f = w.create_in(&root, "hot", &create_new()).await.unwrap();
+    f.write_at(0, pattern(10_000, 9)).await.unwrap();
+    let node = f.node();
+    f.close().await.unwrap();
+    w.shutdown().await;
+
+    let c = Client::connect(addr).await.unwrap();
+    let f = c.open_node(&node, &OpenOptions::read()).await.unwrap();
+    f.close().await.unwrap();
+    assert_eq!(c.stats().delegations, 1, "{:?}", c.stats());
+    let opens = ops_ok(&mds, "OP_OPEN");
+    for _ in 0..50 {
+        let f = c.open_node(&node, &OpenOptions::read()).await.unwrap();
+        assert_eq!(
+            f.read_at(0, 10).await.unwrap(),
+            pattern(10_000, 9).slice(..10)
+        );
+        f.close().await.unwrap();
+    }
+    assert_eq!(
+        ops_ok(&mds, "OP_OPEN"),
+        opens,
+        "a re-open by node sent OPEN"
+    );
+    assert_eq!(c.stats().delegated_opens, 50);
+
+    // The holder renames it: the delegation goes back first, so the server has nothing to
+    // recall and the rename does not wait for one.
+    let t = std::time::Instant::now();
+    c.rename_in(&root, "hot", &root, "cold").await.unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let s = c.stats();
+    assert_eq!(
+        (s.delegations_returned, s.delegations_recalled),
+        (1, 0),
+        "{s:?}"
+    );
+    assert_eq!(c.lookup_in(&root, "cold").await.unwrap().0, node);
     c.shutdown().await;
 }

@@ -288,17 +288,34 @@ impl Client {
     }
 
     /// Removes the empty directory `name` from `dir`: NFS4ERR_NOTDIR when `name` is not a
-    /// directory (rmdir(2)'s ENOTDIR), NFS4ERR_NOTEMPTY when it has entries.
+    /// directory (rmdir(2)'s ENOTDIR; NFSv4's REMOVE itself takes any type), NFS4ERR_NOTEMPTY
+    /// when it has entries. One COMPOUND: LOOKUP and VERIFY of the type, then REMOVE, so the
+    /// name cannot change kind between the check and the removal.
     pub async fn rmdir_in(&self, dir: &Node, name: &str) -> Result<()> {
-        let (_, meta) = self.lookup_in(dir, name).await?;
-        if !meta.is_dir() {
-            return Err(Error::Nfs {
+        check_name(name)?;
+        self.forget_names();
+        let dir_type = FileAttrs {
+            r#type: Some(NfsFtype4::NF4DIR),
+            ..FileAttrs::default()
+        };
+        let ops = vec![
+            putfh(&dir.fh),
+            ops::lookup(name),
+            NfsArgop4::Verify(VerifyArgs {
+                obj_attributes: dir_type.to_fattr(&dir_type.mask()),
+            }),
+            putfh(&dir.fh),
+            NfsArgop4::Remove(RemoveArgs {
+                target: Utf8String::from(name),
+            }),
+        ];
+        match self.run(ops).await {
+            Err(e) if e.is(NfsStat4::NFS4ERR_NOT_SAME) => Err(Error::Nfs {
                 op: NfsOpnum4::OP_REMOVE,
                 status: NfsStat4::NFS4ERR_NOTDIR,
-            });
+            }),
+            r => r.map(drop),
         }
-        self.forget_names();
-        self.remove_at(At::Fh(&dir.fh), name).await
     }
 
     pub(crate) async fn remove_at(&self, at: At<'_>, name: &str) -> Result<()> {

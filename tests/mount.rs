@@ -1,5 +1,6 @@
 //! `pnfs mount` for real (FUSE on `/dev/fuse`, so root and the fuse module are needed; the
-//! test says so and passes without them) against `pnfs server` with three data servers:
+//! test says so and passes without them, unless PNFS_REQUIRE_FUSE is set, as the test command
+//! sets it) against `pnfs server` with three data servers:
 //! a 20 MiB file written and read back through std::fs (sha256), 2,000 files created,
 //! listed, renamed and removed, directories, links, a fifo, chmod and truncate with stat,
 //! errno of the usual failures, the bytes going to the data servers (the client's counters,
@@ -102,6 +103,10 @@ fn errno_of(r: std::io::Result<impl Sized>) -> i32 {
 #[test]
 fn mount_serves_the_core_file_operations() {
     if !fuse_usable() {
+        assert!(
+            std::env::var_os("PNFS_REQUIRE_FUSE").is_none(),
+            "PNFS_REQUIRE_FUSE is set but FUSE is not usable (needs root and /dev/fuse)"
+        );
         eprintln!("skipped: needs root and /dev/fuse");
         return;
     }
@@ -249,6 +254,19 @@ fn mount_serves_the_core_file_operations() {
     assert_eq!(s, "y");
     drop(open);
 
+    // Close-to-open against another client (`pnfs put`): a re-open sees its bytes, of the
+    // same size (the kernel's cached pages must go) and longer (its cached size too).
+    let cto = mnt.join("cto");
+    fs::write(&cto, b"first version").unwrap();
+    assert_eq!(fs::read(&cto).unwrap(), b"first version");
+    let local = base.path().join("cto.local");
+    fs::write(&local, b"SECOND version").unwrap();
+    ok(&["put", path_str(&local), &server.url("/cto")]);
+    assert_eq!(fs::read(&cto).unwrap(), b"SECOND version");
+    fs::write(&local, b"third, a longer version").unwrap();
+    ok(&["put", path_str(&local), &server.url("/cto")]);
+    assert_eq!(fs::read(&cto).unwrap(), b"third, a longer version");
+
     // statfs answers.
     let df = Command::new("df").arg(&mnt).output().unwrap();
     assert!(df.status.success(), "df: {df:?}");
@@ -277,4 +295,18 @@ fn mount_serves_the_core_file_operations() {
     assert!(Command::new("umount").arg(&mnt).status().unwrap().success());
     let status = wait(child, &log);
     assert!(status.success(), "{}", fs::read_to_string(&log).unwrap());
+    // And `fusermount3 -u`, where installed (scripts/test.sh installs it).
+    if Command::new("fusermount3").arg("-V").output().is_ok() {
+        let child = start_mount(&server.url("/a"), &mnt, &log);
+        assert_eq!(fs::read(mnt.join("x")).unwrap(), b"y");
+        assert!(Command::new("fusermount3")
+            .arg("-u")
+            .arg(&mnt)
+            .status()
+            .unwrap()
+            .success());
+        let status = wait(child, &log);
+        assert!(status.success(), "{}", fs::read_to_string(&log).unwrap());
+        assert!(!mounted(&mnt));
+    }
 }

@@ -13,8 +13,8 @@ use client::{Client, File, FileType as Kind, Metadata, Node, OpenOptions, SetAtt
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation, INodeNo, KernelConfig,
     LockOwner, MountOption, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
-    SessionACL, TimeOrNow, WriteFlags,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr,
+    Request, SessionACL, TimeOrNow, WriteFlags,
 };
 use tokio::runtime::Handle;
 
@@ -743,6 +743,23 @@ impl fuser::Filesystem for PnfsFs {
     ) {
         lock(&self.0.dirs).remove(&fh.0);
         reply.ok();
+    }
+
+    // No extended attributes yet: ENOSYS tells the kernel once for all (it then answers
+    // EOPNOTSUPP itself), rather than a request per write asking for security.capability.
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: ReplyXattr,
+    ) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS);
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {

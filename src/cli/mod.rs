@@ -681,4 +681,24 @@ mod tests {
         ));
         assert!(!clients.same_server(&at("nfs://127.0.0.1:20490/a"), &at("local/a")));
     }
+
+    #[test]
+    fn mount_takes_a_url_a_mountpoint_and_options() {
+        let ClientCommand::Mount(a) = parse(&[
+            "mount",
+            "nfs://h:20490/exp",
+            "/mnt/p",
+            "-o",
+            "ro,attr_timeout=2",
+            "--no-pnfs",
+        ])
+        .unwrap() else {
+            panic!("not a mount");
+        };
+        assert_eq!(a.url, "nfs://h:20490/exp");
+        assert_eq!(a.mountpoint, PathBuf::from("/mnt/p"));
+        assert_eq!(a.options, ["ro,attr_timeout=2"]);
+        assert!(a.common.no_pnfs);
+        assert!(parse(&["mount", "nfs://h/exp"]).is_err());
+    }
 }

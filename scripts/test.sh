@@ -6,7 +6,7 @@
 # captures, tshark's dissector over our encodings, hostile lengths, the metadata server over
 # loopback, and the interop scenarios: the stock Linux client in a qemu guest against knfsd (the
 # harness's own control) and against our server, NFSv4.1 and 4.2; the peer servers the Rust
-# client is tested against: nfs-ganesha and `pnfs server` as processes), and a short fuzz run of
+# client is tested against: nfs-ganesha and `pnfs server` as processes; `pnfs mount` on /dev/fuse), and a short fuzz run of
 # every fuzz target.
 #
 # Environment:
@@ -29,6 +29,9 @@ dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
 # nfs-ganesha, the peer server the Rust client is tested against (interop-tests/src/peers.rs).
 { command -v ganesha.nfsd && dpkg -s nfs-ganesha-vfs; } >/dev/null 2>&1 ||
     missing+=(nfs-ganesha nfs-ganesha-vfs)
+# `pnfs mount`'s tests (tests/mount.rs): fusermount3 unmounts as users do (as root the mount
+# itself is a direct mount(2) of /dev/fuse, no helper and no libfuse).
+command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -41,6 +44,7 @@ fi
 export PNFS_REQUIRE_TSHARK=1
 export PNFS_REQUIRE_INTEROP=1
 export PNFS_REQUIRE_GANESHA=1
+export PNFS_REQUIRE_FUSE=1
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [[ "$fuzz_seconds" != 0 ]] && ! cargo fuzz --version >/dev/null 2>&1; then

@@ -27,11 +27,14 @@ use crate::pnfs::Pnfs;
 use crate::rpc::Credentials;
 use crate::session::{Endpoint, EndpointConfig, Role, StateRecovery};
 
+mod handles;
 mod namespace;
 mod open;
 mod options;
 mod stats;
 
+pub(crate) use handles::{check_name, At};
+pub use handles::{DirEntryPlus, DirPage, Node};
 pub use options::{ClientOptions, DirEntry, LockKind, OpenOptions};
 pub(crate) use stats::Counters;
 pub use stats::Stats;

@@ -326,13 +326,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Inner {
     /// After an OPEN of `fh` (by `path`) answered `stateid`, the file's attributes `meta`
     /// and perhaps a delegation: the file's [`ServerOpen`], with one more user. A delegation
-    /// is kept (and the path remembered for local opens) unless one is held already; one
-    /// granted pre-recalled is given back at once.
+    /// is kept (and, with `bind`, the path remembered for local opens by path; an open by
+    /// filehandle has no path to remember) unless one is held already; one granted
+    /// pre-recalled is given back at once.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn opened(
         self: &Arc<Self>,
         fh: &NfsFh4,
         path: &str,
+        bind: bool,
         stateid: Stateid4,
         access: u32,
         meta: Metadata,
@@ -398,7 +400,7 @@ impl Inner {
                     Some(_) => extra = Some(sid),
                 }
             }
-            if st.deleg.is_some() {
+            if bind && st.deleg.is_some() {
                 lock(&self.names).insert(name_key(path), (fh.clone(), Instant::now()));
             }
         }

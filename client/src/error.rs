@@ -159,7 +159,9 @@ impl Error {
         )
     }
 
-    /// The errno a file system interface (FUSE, the CLI's exit) should report.
+    /// The errno a file system interface (FUSE, the CLI's exit) should report: the one
+    /// place NFS status becomes errno, as the Linux client maps it (`nfs4_map_errors`,
+    /// `nfs_errtbl`); what has no POSIX counterpart is EIO.
     pub fn errno(&self) -> i32 {
         const EIO: i32 = 5;
         let Some(s) = self.nfs_status() else {
@@ -178,7 +180,12 @@ impl Error {
             NfsStat4::NFS4ERR_XDEV => 18,
             NfsStat4::NFS4ERR_NOTDIR => 20,
             NfsStat4::NFS4ERR_ISDIR => 21,
-            NfsStat4::NFS4ERR_INVAL => 22,
+            NfsStat4::NFS4ERR_INVAL
+            | NfsStat4::NFS4ERR_BADNAME
+            | NfsStat4::NFS4ERR_BADTYPE
+            | NfsStat4::NFS4ERR_BADOWNER
+            | NfsStat4::NFS4ERR_WRONG_TYPE => 22,
+            NfsStat4::NFS4ERR_SYMLINK => 40,
             NfsStat4::NFS4ERR_FBIG => 27,
             NfsStat4::NFS4ERR_NOSPC => 28,
             NfsStat4::NFS4ERR_ROFS => 30,
@@ -186,9 +193,12 @@ impl Error {
             NfsStat4::NFS4ERR_NAMETOOLONG => 36,
             NfsStat4::NFS4ERR_NOTEMPTY => 39,
             NfsStat4::NFS4ERR_DQUOT => 122,
-            NfsStat4::NFS4ERR_STALE => 116,
+            NfsStat4::NFS4ERR_STALE | NfsStat4::NFS4ERR_FHEXPIRED | NfsStat4::NFS4ERR_BADHANDLE => {
+                116
+            }
             NfsStat4::NFS4ERR_DENIED | NfsStat4::NFS4ERR_SHARE_DENIED => 11,
-            NfsStat4::NFS4ERR_NOTSUPP => 95,
+            NfsStat4::NFS4ERR_NOTSUPP | NfsStat4::NFS4ERR_ATTRNOTSUPP => 95,
+            NfsStat4::NFS4ERR_OPENMODE => 9,
             _ => EIO,
         }
     }
@@ -196,3 +206,30 @@ impl Error {
 
 /// Results of this library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nfs(status: NfsStat4) -> i32 {
+        Error::Nfs {
+            op: NfsOpnum4::OP_LOOKUP,
+            status,
+        }
+        .errno()
+    }
+
+    #[test]
+    fn errno_follows_the_linux_client() {
+        assert_eq!(nfs(NfsStat4::NFS4ERR_NOENT), 2);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_EXIST), 17);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_NOTEMPTY), 39);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_BADNAME), 22);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_SYMLINK), 40);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_FHEXPIRED), 116);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_DENIED), 11);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_OPENMODE), 9);
+        assert_eq!(nfs(NfsStat4::NFS4ERR_SERVERFAULT), 5);
+        assert_eq!(Error::Invalid("x".into()).errno(), 22);
+    }
+}

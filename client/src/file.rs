@@ -20,7 +20,7 @@ use bytes::{Bytes, BytesMut};
 use nfs_proto::nfs4::*;
 
 use crate::attr::Metadata;
-use crate::client::{Client, Counters, Inner, LockKind};
+use crate::client::{Client, Counters, Inner, LockKind, Node};
 use crate::deleg::{deleg_gone, Blocks, ServerOpen};
 use crate::error::{Error, Result};
 use crate::io::{self, Target};
@@ -389,6 +389,12 @@ impl File {
         d.cache.clear();
         self.open.server.changed(Some(end), None, &mut d.cache_gen);
         self.client.inner.forget_attrs(&self.open.fh);
+    }
+
+    /// The file's node: for the handle API ([`Client::getattr`], [`Client::link_in`], ...)
+    /// and for a file system that creates a file and must answer with its inode.
+    pub fn node(&self) -> Node {
+        Node::new(self.open.fh.clone(), self.open.server.st().meta.fileid)
     }
 
     /// Sets the file's size (flushing buffered writes first).

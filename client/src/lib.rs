@@ -9,6 +9,13 @@
 //! - Namespace operations by path: [`Client::stat`], [`Client::readdir`], [`Client::mkdir`],
 //!   [`Client::remove`], [`Client::rename`], [`Client::link`], [`Client::symlink`],
 //!   [`Client::truncate`].
+//! - The same by filehandle, for a caller that keeps [`Node`]s as a file system keeps
+//!   inodes (FUSE): [`Client::root`], [`Client::lookup_in`], [`Client::getattr`],
+//!   [`Client::readdir_page`] (paged), [`Client::create_in`], [`Client::open_node`],
+//!   [`Client::setattr`], [`Client::remove_in`], [`Client::rename_in`], [`Client::link_in`],
+//!   [`Client::symlink_in`], [`Client::mkdir_in`], [`Client::rmdir_in`],
+//!   [`Client::mknod_fifo_in`], [`Client::statfs`]; [`Error::errno`] for the reply. The path
+//!   functions are these with a walk from the root in front.
 //! - [`File`]: open, read, write, fsync (COMMIT), close; byte-range locks; `revalidate`;
 //!   list I/O ([`File::read_list`], [`File::write_list`]).
 //! - pNFS: with an MDS that grants file layouts, READ/WRITE/COMMIT go to the data servers
@@ -62,8 +69,10 @@ mod rpc;
 mod session;
 pub mod url;
 
-pub use attr::{FileType, Metadata};
-pub use client::{Client, ClientOptions, DirEntry, LockKind, OpenOptions, Stats};
+pub use attr::{FileType, FsStats, Metadata, SetAttrs, SetTime};
+pub use client::{
+    Client, ClientOptions, DirEntry, DirEntryPlus, DirPage, LockKind, Node, OpenOptions, Stats,
+};
 pub use copy::Copied;
 pub use error::{Error, Result};
 pub use file::File;

@@ -1,5 +1,5 @@
 //! The client commands of `pnfs` (`ls`, `stat`, `cat`, `cp`, `put`, `get`, `rm`, `mkdir`, `mv`,
-//! `lock`): each names files on a server by `nfs://host[:port]/path` URLs and runs on the
+//! `lock`, `mount`): each names files on a server by `nfs://host[:port]/path` URLs and runs on the
 //! bundled client library.
 //!
 //! Exit codes, so scripts can tell failures apart: 0 success, 1 an NFS or I/O error (the
@@ -11,6 +11,7 @@ mod cp;
 mod fsops;
 mod lock;
 mod ls;
+mod mount;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -185,6 +186,20 @@ pub(crate) struct LockArgs {
     pub common: CommonOpts,
 }
 
+/// `mount` arguments.
+#[derive(Args, Debug)]
+pub(crate) struct MountArgs {
+    /// The directory to mount: `nfs://host[:port]/path`.
+    pub url: String,
+    /// Where to mount it (an existing directory).
+    pub mountpoint: PathBuf,
+    /// Mount options, comma-separated (`ro`, `allow_other`, `attr_timeout=SECS`); repeatable.
+    #[arg(short = 'o', value_name = "OPTIONS")]
+    pub options: Vec<String>,
+    #[command(flatten)]
+    pub common: CommonOpts,
+}
+
 /// The client commands, flattened into `pnfs`'s subcommands.
 #[derive(Subcommand, Debug)]
 pub(crate) enum ClientCommand {
@@ -210,6 +225,9 @@ pub(crate) enum ClientCommand {
     /// Take a byte-range lock (waiting for it) and hold it for SECS, while a command runs, or
     /// until interrupted.
     Lock(LockArgs),
+    /// Mount a server's directory through FUSE, in the foreground until unmounted
+    /// (`umount`), SIGINT or SIGTERM.
+    Mount(MountArgs),
 }
 
 impl ClientCommand {
@@ -224,6 +242,7 @@ impl ClientCommand {
             Self::Mkdir(a) => &a.common,
             Self::Mv(a) => &a.common,
             Self::Lock(a) => &a.common,
+            Self::Mount(a) => &a.common,
         }
     }
 }
@@ -497,6 +516,7 @@ async fn dispatch(cmd: &ClientCommand, clients: &mut Clients) -> CmdResult {
         ClientCommand::Mkdir(a) => fsops::mkdir(clients, a).await,
         ClientCommand::Mv(a) => fsops::mv(clients, a).await,
         ClientCommand::Lock(a) => lock::lock(clients, a).await,
+        ClientCommand::Mount(a) => mount::mount(clients, a).await,
     }
 }
 
@@ -660,5 +680,25 @@ mod tests {
             &at("nfs://127.0.0.1:20491/a")
         ));
         assert!(!clients.same_server(&at("nfs://127.0.0.1:20490/a"), &at("local/a")));
+    }
+
+    #[test]
+    fn mount_takes_a_url_a_mountpoint_and_options() {
+        let ClientCommand::Mount(a) = parse(&[
+            "mount",
+            "nfs://h:20490/exp",
+            "/mnt/p",
+            "-o",
+            "ro,attr_timeout=2",
+            "--no-pnfs",
+        ])
+        .unwrap() else {
+            panic!("not a mount");
+        };
+        assert_eq!(a.url, "nfs://h:20490/exp");
+        assert_eq!(a.mountpoint, PathBuf::from("/mnt/p"));
+        assert_eq!(a.options, ["ro,attr_timeout=2"]);
+        assert!(a.common.no_pnfs);
+        assert!(parse(&["mount", "nfs://h/exp"]).is_err());
     }
 }

@@ -2,6 +2,7 @@
 //! removals, size and mode changes, by absolute path.
 
 use super::*;
+use crate::attr::SetAttrs;
 
 impl Client {
     /// The filehandle of `path`.
@@ -13,23 +14,7 @@ impl Client {
 
     /// Attributes of `path` (fresh from the server; the cache is refreshed with them).
     pub async fn stat(&self, path: &str) -> Result<Metadata> {
-        let mut ops = Self::walk(&components(path)?);
-        ops.extend([NfsArgop4::GetFh, ops::getattr()]);
-        let r = self.run(ops).await?;
-        let mut meta = ops::attrs_of(&r).ok_or_else(|| self.protocol("GETATTR without a type"))?;
-        let fh = ops::fh_of(&r)?;
-        // Under this client's own write delegation, its writes not yet sent count.
-        if let Some(so) = self.inner.server_open(&fh) {
-            let st = so.st();
-            if st
-                .deleg
-                .as_ref()
-                .is_some_and(|d| d.kind == deleg::DelegKind::Write)
-            {
-                meta.size = st.meta.size;
-            }
-        }
-        self.inner.remember_attrs(&fh, &meta);
+        let (_, meta) = self.node_of(path).await?;
         Ok(meta)
     }
 
@@ -42,43 +27,25 @@ impl Client {
         }
     }
 
-    /// The entries of directory `path` (without `.` and `..`), with their attributes.
+    /// The entries of directory `path` (without `.` and `..`), with their attributes: every
+    /// page of [`Client::readdir_page`], in one list.
     pub async fn readdir(&self, path: &str) -> Result<Vec<DirEntry>> {
-        let dir = self.lookup(path).await?;
+        let (dir, _) = self.node_of(path).await?;
         let mut out = Vec::new();
         let mut cookie = 0;
-        let mut verf = [0u8; 8];
+        let mut verifier = [0u8; 8];
         loop {
-            let r = self
-                .run(vec![
-                    putfh(&dir),
-                    NfsArgop4::ReadDir(ReadDirArgs {
-                        cookie,
-                        cookieverf: verf,
-                        dircount: 16 << 10,
-                        maxcount: 64 << 10,
-                        attr_request: attr::request(),
-                    }),
-                ])
-                .await?;
-            let ok = ops::find(&r, NfsOpnum4::OP_READDIR, |x| match x {
-                NfsResop4::ReadDir(ReadDirRes::Ok(ok)) => Some(ok.clone()),
-                _ => None,
-            })?;
-            verf = ok.cookieverf;
-            let n = ok.reply.entries.len();
-            for e in ok.reply.entries {
+            let page = self.readdir_page(&dir, cookie, verifier, 64 << 10).await?;
+            verifier = page.verifier;
+            for e in page.entries {
                 cookie = e.cookie;
                 out.push(DirEntry {
-                    name: e.name.to_string(),
-                    meta: Metadata::from_fattr(&e.attrs),
+                    name: e.name,
+                    meta: e.meta,
                 });
             }
-            if ok.reply.eof {
+            if page.eof {
                 return Ok(out);
-            }
-            if n == 0 {
-                return Err(self.protocol("READDIR returned no entries and no eof"));
             }
         }
     }
@@ -86,36 +53,23 @@ impl Client {
     /// Makes directory `path`.
     pub async fn mkdir(&self, path: &str, mode: u32) -> Result<()> {
         let (parent, name) = parent_and_name(path)?;
-        let mut ops = Self::walk(&parent);
-        ops.push(NfsArgop4::Create(CreateArgs {
-            objtype: Createtype4::Dir,
-            objname: Utf8String::from(name),
-            createattrs: attr::set(Some(mode), None),
-        }));
-        self.run(ops).await.map(drop)
+        self.create_object(At::Path(&parent), name, Createtype4::Dir, mode)
+            .await
+            .map(drop)
     }
 
     /// Makes a symbolic link at `path` pointing to `target`.
     pub async fn symlink(&self, target: &str, path: &str) -> Result<()> {
         let (parent, name) = parent_and_name(path)?;
-        let mut ops = Self::walk(&parent);
-        ops.push(NfsArgop4::Create(CreateArgs {
-            objtype: Createtype4::Lnk(Utf8String::from(target)),
-            objname: Utf8String::from(name),
-            createattrs: attr::set(Some(0o777), None),
-        }));
-        self.run(ops).await.map(drop)
+        let kind = Createtype4::Lnk(Utf8String::from(target));
+        self.create_object(At::Path(&parent), name, kind, 0o777)
+            .await
+            .map(drop)
     }
 
     /// The target of symbolic link `path`.
     pub async fn readlink(&self, path: &str) -> Result<String> {
-        let mut ops = Self::walk(&components(path)?);
-        ops.push(NfsArgop4::ReadLink);
-        let r = self.run(ops).await?;
-        ops::find(&r, NfsOpnum4::OP_READLINK, |x| match x {
-            NfsResop4::ReadLink(ReadLinkRes::Ok(ok)) => Some(ok.link.to_string()),
-            _ => None,
-        })
+        self.readlink_at(At::Path(&components(path)?)).await
     }
 
     /// Removes a file, a symbolic link or an empty directory.
@@ -123,11 +77,7 @@ impl Client {
         let (parent, name) = parent_and_name(path)?;
         self.yield_path(path).await;
         self.inner.unbind_names(path);
-        let mut ops = Self::walk(&parent);
-        ops.push(NfsArgop4::Remove(RemoveArgs {
-            target: Utf8String::from(name),
-        }));
-        self.run(ops).await.map(drop)
+        self.remove_at(At::Path(&parent), name).await
     }
 
     /// Renames `from` to `to` (replacing `to` if it exists, as rename(2)).
@@ -138,27 +88,16 @@ impl Client {
         self.yield_path(to).await;
         self.inner.unbind_names(from);
         self.inner.unbind_names(to);
-        let mut ops = Self::walk(&fp);
-        ops.push(NfsArgop4::SaveFh);
-        ops.extend(Self::walk(&tp));
-        ops.push(NfsArgop4::Rename(RenameArgs {
-            oldname: Utf8String::from(fname),
-            newname: Utf8String::from(tname),
-        }));
-        self.run(ops).await.map(drop)
+        self.rename_at(At::Path(&fp), fname, At::Path(&tp), tname)
+            .await
     }
 
     /// Makes `new` a hard link to `existing`.
     pub async fn link(&self, existing: &str, new: &str) -> Result<()> {
         let (np, nname) = parent_and_name(new)?;
         self.yield_path(existing).await;
-        let mut ops = Self::walk(&components(existing)?);
-        ops.push(NfsArgop4::SaveFh);
-        ops.extend(Self::walk(&np));
-        ops.push(NfsArgop4::Link(LinkArgs {
-            newname: Utf8String::from(nname),
-        }));
-        self.run(ops).await.map(drop)
+        self.link_at(At::Path(&components(existing)?), At::Path(&np), nname)
+            .await
     }
 
     /// Sets the size of `path` (SETATTR size with the anonymous stateid).
@@ -188,17 +127,11 @@ impl Client {
 
     /// Changes the permission bits of `path`.
     pub async fn chmod(&self, path: &str, mode: u32) -> Result<()> {
-        let fh = self.lookup(path).await?;
-        self.inner.yield_delegation(&fh).await;
-        self.inner.forget_attrs(&fh);
-        self.run(vec![
-            putfh(&fh),
-            NfsArgop4::SetAttr(SetAttrArgs {
-                stateid: Stateid4::ANONYMOUS,
-                obj_attributes: attr::set(Some(mode), None),
-            }),
-        ])
-        .await
-        .map(drop)
+        let (node, _) = self.node_of(path).await?;
+        let set = SetAttrs {
+            mode: Some(mode),
+            ..SetAttrs::default()
+        };
+        self.setattr(&node, &set).await.map(drop)
     }
 }

@@ -23,23 +23,65 @@ impl Client {
     /// attribute timeout).
     pub async fn open(&self, path: &str, how: &OpenOptions) -> Result<File> {
         let (parent, name) = parent_and_name(path)?;
-        let mut access = 0;
-        if how.read {
-            access |= OPEN4_SHARE_ACCESS_READ;
-        }
-        if how.write {
-            access |= OPEN4_SHARE_ACCESS_WRITE;
-        }
-        if access == 0 {
-            return Err(Error::Invalid(
-                "open for neither reading nor writing".into(),
-            ));
-        }
+        let access = access_of(how)?;
         if !(how.create && how.exclusive) {
             if let Some(f) = self.open_delegated(path, access, how).await? {
                 return Ok(f);
             }
         }
+        let claim = OpenClaim4::Null(Utf8String::from(name));
+        self.open_at(At::Path(&parent), claim, access, how, path, true)
+            .await
+    }
+
+    /// Opens `name` in directory `dir` as `how` says, creating it when `how.create` (with
+    /// `how.exclusive`: NFS4ERR_EXIST when it exists, as O_CREAT|O_EXCL; with
+    /// `how.truncate`: O_TRUNC). What FUSE's `create` asks; the node is [`File::node`].
+    pub async fn create_in(&self, dir: &Node, name: &str, how: &OpenOptions) -> Result<File> {
+        check_name(name)?;
+        let access = access_of(how)?;
+        let claim = OpenClaim4::Null(Utf8String::from(name));
+        self.open_at(At::Fh(&dir.fh), claim, access, how, name, false)
+            .await
+    }
+
+    /// Opens the file `node` (OPEN with CLAIM_FH, RFC 8881 section 18.16.3: no name, so a
+    /// file renamed or unlinked since the node was got is still reached). `how.create` and
+    /// `how.exclusive` mean nothing for a node that exists and are ignored. Under a
+    /// delegation that covers the access the open is made here, with no request at all.
+    pub async fn open_node(&self, node: &Node, how: &OpenOptions) -> Result<File> {
+        let access = access_of(how)?;
+        let label = format!("<fileid {}>", node.fileid());
+        if let Some(f) = self.open_held(&node.fh, access, how, &label).await? {
+            return Ok(f);
+        }
+        let how = OpenOptions {
+            create: false,
+            exclusive: false,
+            ..how.clone()
+        };
+        self.open_at(
+            At::Fh(&node.fh),
+            OpenClaim4::Fh,
+            access,
+            &how,
+            &label,
+            false,
+        )
+        .await
+    }
+
+    /// OPEN from `at` with `claim`, and the File over it. `label` names the file in
+    /// messages; `bind`: remember it as a path for later delegated opens by path.
+    async fn open_at(
+        &self,
+        at: At<'_>,
+        claim: OpenClaim4,
+        access: u32,
+        how: &OpenOptions,
+        label: &str,
+        bind: bool,
+    ) -> Result<File> {
         let openhow = if how.create {
             let attrs = attr::set(Some(how.mode), (how.truncate && how.write).then_some(0));
             Openflag4::Create(if how.exclusive {
@@ -50,7 +92,7 @@ impl Client {
         } else {
             Openflag4::NoCreate
         };
-        let mut ops = Self::walk(&parent);
+        let mut ops = at.ops();
         ops.extend([
             NfsArgop4::Open(OpenArgs {
                 seqid: 0,
@@ -58,7 +100,7 @@ impl Client {
                 share_deny: OPEN4_SHARE_DENY_NONE,
                 owner: ops::state_owner(&self.inner.owner),
                 openhow,
-                claim: OpenClaim4::Null(Utf8String::from(name)),
+                claim,
             }),
             NfsArgop4::GetFh,
             ops::getattr(),
@@ -89,14 +131,15 @@ impl Client {
         self.inner.remember_attrs(&fh, &meta);
         let so = self.inner.opened(
             &fh,
-            path,
+            label,
+            bind,
             ok.stateid,
             access,
             meta,
             truncate,
             &ok.delegation,
         );
-        Ok(self.new_file(so, access, path))
+        Ok(self.new_file(so, access, label))
     }
 
     /// The open of `path` under a delegation this client holds on it, when one covers
@@ -120,7 +163,19 @@ impl Client {
                 }
             }
         }
-        let so = match self.inner.open_local(&fh, access) {
+        self.open_held(&fh, access, how, path).await
+    }
+
+    /// The open of `fh` under a delegation this client holds on it, when one covers
+    /// `access`; `None`: OPEN as usual.
+    async fn open_held(
+        &self,
+        fh: &NfsFh4,
+        access: u32,
+        how: &OpenOptions,
+        label: &str,
+    ) -> Result<Option<File>> {
+        let so = match self.inner.open_local(fh, access) {
             Local::Opened(so) => so,
             Local::Upgrade(so, delegated) => {
                 // The delegation covers the access, the server open does not: upgrade it
@@ -128,7 +183,7 @@ impl Client {
                 // does not conflict with it.
                 let r = self
                     .run(vec![
-                        putfh(&fh),
+                        putfh(fh),
                         NfsArgop4::Open(OpenArgs {
                             seqid: 0,
                             share_access: access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG,
@@ -165,7 +220,7 @@ impl Client {
             Local::No => return Ok(None),
         };
         Counters::add(&self.inner.counters.delegated_opens, 1);
-        let f = self.new_file(so.clone(), access, path);
+        let f = self.new_file(so.clone(), access, label);
         if how.truncate && how.write {
             if let Err(e) = f.set_len(0).await {
                 let _ = f.close().await;
@@ -194,4 +249,21 @@ impl Client {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&id);
     }
+}
+
+/// The OPEN4_SHARE_ACCESS bits of `how`; refused when it asks neither reading nor writing.
+fn access_of(how: &OpenOptions) -> Result<u32> {
+    let mut access = 0;
+    if how.read {
+        access |= OPEN4_SHARE_ACCESS_READ;
+    }
+    if how.write {
+        access |= OPEN4_SHARE_ACCESS_WRITE;
+    }
+    if access == 0 {
+        return Err(Error::Invalid(
+            "open for neither reading nor writing".into(),
+        ));
+    }
+    Ok(access)
 }

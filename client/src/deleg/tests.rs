@@ -13,6 +13,7 @@ fn meta(size: u64, change: u64) -> Metadata {
         nlink: 1,
         owner: "0".into(),
         group: "0".into(),
+        atime: std::time::UNIX_EPOCH,
         mtime: std::time::UNIX_EPOCH,
         ctime: std::time::UNIX_EPOCH,
         space_used: 0,

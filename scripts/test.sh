@@ -6,8 +6,8 @@
 # captures, tshark's dissector over our encodings, hostile lengths, the metadata server over
 # loopback, and the interop scenarios: the stock Linux client in a qemu guest against knfsd (the
 # harness's own control) and against our server, NFSv4.1 and 4.2; the peer servers the Rust
-# client is tested against: nfs-ganesha and `pnfs server` as processes; `pnfs mount` on /dev/fuse), and a short fuzz run of
-# every fuzz target.
+# client is tested against: nfs-ganesha and `pnfs server` as processes; `pnfs mount` on
+# /dev/fuse), and a short fuzz run of every fuzz target.
 #
 # Environment:
 #   FUZZ_SECONDS=N   seconds per fuzz target (default 60; 0 skips fuzzing)

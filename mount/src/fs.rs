@@ -50,8 +50,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn errno(e: &client::Error) -> Errno {
+fn errno(e: client::Error) -> Errno {
     Errno::from_i32(e.errno())
+}
+
+/// Answers a call with nothing to return but success or the errno.
+fn answer_empty(r: Result<(), Errno>, reply: ReplyEmpty) {
+    match r {
+        Ok(()) => reply.ok(),
+        Err(e) => reply.error(e),
+    }
 }
 
 fn name_of(name: &OsStr) -> Result<&str, Errno> {
@@ -121,6 +129,14 @@ impl Shared {
         reply.entry(&ttl, &self.attr(meta), Generation(0));
     }
 
+    /// Answers a call that makes or finds a name: its entry, or the errno.
+    fn answer_entry(&self, r: Result<(Node, Metadata), Errno>, reply: ReplyEntry) {
+        match r {
+            Ok((node, meta)) => self.entry(&node, &meta, reply),
+            Err(e) => reply.error(e),
+        }
+    }
+
     /// Attributes of `ino` as this client sees them: an open File of it knows writes not
     /// yet sent (the size), the server the rest.
     async fn getattr(&self, ino: INodeNo, fh: Option<FileHandle>) -> Result<Metadata, Errno> {
@@ -129,10 +145,10 @@ impl Shared {
             None => None,
         };
         if let Some(o) = open {
-            return o.file.metadata().await.map_err(|e| errno(&e));
+            return o.file.metadata().await.map_err(errno);
         }
         let node = self.node(ino)?;
-        let mut m = self.client.getattr(&node).await.map_err(|e| errno(&e))?;
+        let mut m = self.client.getattr(&node).await.map_err(errno)?;
         let size = lock(&self.files)
             .values()
             .filter(|o| o.file.node() == node)
@@ -213,12 +229,9 @@ impl fuser::Filesystem for PnfsFs {
             s.client
                 .lookup_in(&dir, name_of(name)?)
                 .await
-                .map_err(|e| errno(&e))
+                .map_err(errno)
         });
-        match r {
-            Ok((node, meta)) => s.entry(&node, &meta, reply),
-            Err(e) => reply.error(e),
-        }
+        s.answer_entry(r, reply)
     }
 
     fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
@@ -266,13 +279,13 @@ impl fuser::Filesystem for PnfsFs {
             // A size change through an open File: its buffered writes go first and its
             // cached size follows.
             if let (Some(o), Some(len)) = (&open, size) {
-                o.file.set_len(len).await.map_err(|e| errno(&e))?;
+                o.file.set_len(len).await.map_err(errno)?;
                 set.size = None;
             }
             if set == SetAttrs::default() {
                 return s.getattr(ino, fh).await;
             }
-            s.client.setattr(&node, &set).await.map_err(|e| errno(&e))
+            s.client.setattr(&node, &set).await.map_err(errno)
         });
         match r {
             Ok(m) => reply.attr(&s.opts.attr_timeout, &s.attr(&m)),
@@ -284,7 +297,7 @@ impl fuser::Filesystem for PnfsFs {
         let s = &self.0;
         let r = self.run(async {
             let node = s.node(ino)?;
-            s.client.readlink_node(&node).await.map_err(|e| errno(&e))
+            s.client.readlink_node(&node).await.map_err(errno)
         });
         match r {
             Ok(t) => reply.data(t.as_bytes()),
@@ -312,7 +325,7 @@ impl fuser::Filesystem for PnfsFs {
                     .client
                     .mknod_fifo_in(&dir, name, perm)
                     .await
-                    .map_err(|e| errno(&e)),
+                    .map_err(errno),
                 libc::S_IFREG => {
                     let how = OpenOptions {
                         exclusive: true,
@@ -320,23 +333,16 @@ impl fuser::Filesystem for PnfsFs {
                         mode: perm,
                         ..OpenOptions::create()
                     };
-                    let f = s
-                        .client
-                        .create_in(&dir, name, &how)
-                        .await
-                        .map_err(|e| errno(&e))?;
+                    let f = s.client.create_in(&dir, name, &how).await.map_err(errno)?;
                     let node = f.node();
-                    let m = f.metadata().await.map_err(|e| errno(&e));
-                    f.close().await.map_err(|e| errno(&e))?;
+                    let m = f.metadata().await.map_err(errno);
+                    f.close().await.map_err(errno)?;
                     Ok((node, m?))
                 }
                 _ => Err(Errno::EPERM),
             }
         });
-        match r {
-            Ok((node, meta)) => s.entry(&node, &meta, reply),
-            Err(e) => reply.error(e),
-        }
+        s.answer_entry(r, reply)
     }
 
     fn mkdir(
@@ -354,12 +360,9 @@ impl fuser::Filesystem for PnfsFs {
             s.client
                 .mkdir_in(&dir, name_of(name)?, mode & !umask & 0o7777)
                 .await
-                .map_err(|e| errno(&e))
+                .map_err(errno)
         });
-        match r {
-            Ok((node, meta)) => s.entry(&node, &meta, reply),
-            Err(e) => reply.error(e),
-        }
+        s.answer_entry(r, reply)
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
@@ -369,27 +372,18 @@ impl fuser::Filesystem for PnfsFs {
             s.client
                 .remove_in(&dir, name_of(name)?)
                 .await
-                .map_err(|e| errno(&e))
+                .map_err(errno)
         });
-        match r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        answer_empty(r, reply)
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let s = &self.0;
         let r = self.run(async {
             let dir = s.node(parent)?;
-            s.client
-                .rmdir_in(&dir, name_of(name)?)
-                .await
-                .map_err(|e| errno(&e))
+            s.client.rmdir_in(&dir, name_of(name)?).await.map_err(errno)
         });
-        match r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        answer_empty(r, reply)
     }
 
     fn symlink(
@@ -407,12 +401,9 @@ impl fuser::Filesystem for PnfsFs {
             s.client
                 .symlink_in(&dir, name_of(link_name)?, target)
                 .await
-                .map_err(|e| errno(&e))
+                .map_err(errno)
         });
-        match r {
-            Ok((node, meta)) => s.entry(&node, &meta, reply),
-            Err(e) => reply.error(e),
-        }
+        s.answer_entry(r, reply)
     }
 
     fn rename(
@@ -436,12 +427,9 @@ impl fuser::Filesystem for PnfsFs {
             s.client
                 .rename_in(&from, name_of(name)?, &to, name_of(newname)?)
                 .await
-                .map_err(|e| errno(&e))
+                .map_err(errno)
         });
-        match r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        answer_empty(r, reply)
     }
 
     fn link(
@@ -460,13 +448,10 @@ impl fuser::Filesystem for PnfsFs {
                 .client
                 .link_in(&node, &dir, name_of(newname)?)
                 .await
-                .map_err(|e| errno(&e))?;
+                .map_err(errno)?;
             Ok::<_, Errno>((node, m))
         });
-        match r {
-            Ok((node, meta)) => s.entry(&node, &meta, reply),
-            Err(e) => reply.error(e),
-        }
+        s.answer_entry(r, reply)
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
@@ -488,12 +473,8 @@ impl fuser::Filesystem for PnfsFs {
             }
             // OPEN fetches fresh attributes: the change attribute tells whether the
             // kernel's cached pages are still the file's.
-            let file = s
-                .client
-                .open_node(&node, &how)
-                .await
-                .map_err(|e| errno(&e))?;
-            let m = file.metadata().await.map_err(|e| errno(&e));
+            let file = s.client.open_node(&node, &how).await.map_err(errno)?;
+            let m = file.metadata().await.map_err(errno);
             let m = match m {
                 Ok(m) => m,
                 Err(e) => {
@@ -544,13 +525,13 @@ impl fuser::Filesystem for PnfsFs {
                 .client
                 .create_in(&dir, name_of(name)?, &how)
                 .await
-                .map_err(|e| errno(&e))?;
+                .map_err(errno)?;
             let node = file.node();
             let m = match file.metadata().await {
                 Ok(m) => m,
                 Err(e) => {
                     let _ = file.close().await;
-                    return Err(errno(&e));
+                    return Err(errno(e));
                 }
             };
             s.keep_cache(s.attr(&m).ino.0, m.change);
@@ -585,10 +566,7 @@ impl fuser::Filesystem for PnfsFs {
         let s = &self.0;
         let r = self.run(async {
             let o = s.open_file(fh)?;
-            o.file
-                .read_at(offset, u64::from(size))
-                .await
-                .map_err(|e| errno(&e))
+            o.file.read_at(offset, u64::from(size)).await.map_err(errno)
         });
         match r {
             Ok(b) => reply.data(&b),
@@ -617,7 +595,7 @@ impl fuser::Filesystem for PnfsFs {
             o.file
                 .write_at(at, Bytes::copy_from_slice(data))
                 .await
-                .map_err(|e| errno(&e))
+                .map_err(errno)
         });
         match r {
             Ok(()) => reply.written(data.len() as u32),
@@ -638,12 +616,9 @@ impl fuser::Filesystem for PnfsFs {
         let s = &self.0;
         let r = self.run(async {
             let o = s.open_file(fh)?;
-            o.file.fsync().await.map_err(|e| errno(&e))
+            o.file.fsync().await.map_err(errno)
         });
-        match r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        answer_empty(r, reply)
     }
 
     fn release(
@@ -675,12 +650,9 @@ impl fuser::Filesystem for PnfsFs {
         let s = &self.0;
         let r = self.run(async {
             let o = s.open_file(fh)?;
-            o.file.fsync().await.map_err(|e| errno(&e))
+            o.file.fsync().await.map_err(errno)
         });
-        match r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        answer_empty(r, reply)
     }
 
     fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
@@ -708,7 +680,7 @@ impl fuser::Filesystem for PnfsFs {
             s.client
                 .readdir_page(&dir, offset, verifier, DIR_PAGE)
                 .await
-                .map_err(|e| errno(&e))
+                .map_err(errno)
         });
         let page = match r {
             Ok(p) => p,
@@ -778,7 +750,7 @@ impl fuser::Filesystem for PnfsFs {
                     BS as u32,
                 );
             }
-            Err(e) => reply.error(errno(&e)),
+            Err(e) => reply.error(errno(e)),
         }
     }
 }

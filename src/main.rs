@@ -110,7 +110,13 @@ fn load_for_ds(config: &Option<PathBuf>) -> anyhow::Result<Config> {
 }
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    // As mount(8)'s helper for `mount -t fuse.pnfs` and fstab: a daemon mount.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match cli::mount::helper_args(&argv) {
+        Some(args) => Cli::parse_from(args),
+        None => Cli::parse(),
+    };
+    cli::mount::enter_daemon();
     if let Command::Client(cmd) = cli.command {
         // Client commands keep stdout for their output (`cat`): log warnings to stderr.
         tracing_subscriber::fmt()

@@ -35,8 +35,6 @@ mod write;
 
 /// Bytes of one cached read block (also the read-ahead of a small read).
 const BLOCK: u64 = 1 << 20;
-/// Cached read bytes per open file before the cache is emptied.
-const CACHE_LIMIT: usize = 64 << 20;
 
 /// A WRITE the server acknowledged but may not have made stable yet.
 #[derive(Clone, Debug)]

@@ -11,7 +11,7 @@ mod cp;
 mod fsops;
 mod lock;
 mod ls;
-mod mount;
+pub(crate) mod mount;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -193,11 +193,26 @@ pub(crate) struct MountArgs {
     pub url: String,
     /// Where to mount it (an existing directory).
     pub mountpoint: PathBuf,
-    /// Mount options, comma-separated (`ro`, `allow_other`, `attr_timeout=SECS`); repeatable.
+    /// Mount options, comma-separated; repeatable: `ro`, `allow_other`, `attr_timeout=SECS`,
+    /// `uid=N`, `gid=N`, `nopnfs`, `write_back=SIZE`, `read_cache=SIZE`, `writeback_cache`,
+    /// `fsync_revalidate`, `log=FILE` (docs/mount.md).
     #[arg(short = 'o', value_name = "OPTIONS")]
     pub options: Vec<String>,
+    /// Return once mounted and serve it in the background (a daemon; what /etc/fstab's
+    /// `mount.fuse.pnfs` does). Without it `pnfs mount` serves in the foreground until
+    /// unmounted, SIGINT or SIGTERM.
+    #[arg(long)]
+    pub daemon: bool,
     #[command(flatten)]
     pub common: CommonOpts,
+}
+
+/// `revalidate` arguments.
+#[derive(Args, Debug)]
+pub(crate) struct RevalidateArgs {
+    /// Files on a `pnfs mount`.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 /// The client commands, flattened into `pnfs`'s subcommands.
@@ -228,6 +243,9 @@ pub(crate) enum ClientCommand {
     /// Mount a server's directory through FUSE, in the foreground until unmounted
     /// (`umount`), SIGINT or SIGTERM.
     Mount(MountArgs),
+    /// Drop the cached data and attributes of files on a `pnfs mount` (the
+    /// PNFS_IOC_REVALIDATE ioctl), so their next reads see what other clients synced.
+    Revalidate(RevalidateArgs),
 }
 
 impl ClientCommand {
@@ -243,9 +261,19 @@ impl ClientCommand {
             Self::Mv(a) => &a.common,
             Self::Lock(a) => &a.common,
             Self::Mount(a) => &a.common,
+            // Local: it talks to the mount, not to a server.
+            Self::Revalidate(_) => &NO_COMMON,
         }
     }
 }
+
+/// The options of a command that makes no client.
+static NO_COMMON: CommonOpts = CommonOpts {
+    uid: None,
+    gid: None,
+    no_pnfs: false,
+    verbose: false,
+};
 
 fn parse_mode(s: &str) -> Result<u32, String> {
     u32::from_str_radix(s, 8)
@@ -388,6 +416,12 @@ impl Clients {
         }
     }
 
+    /// Changes the options of the clients not made yet (a command whose own options say
+    /// more than `CommonOpts`, as `mount -o`).
+    pub(crate) fn tune(&mut self, f: impl FnOnce(&mut ClientOptions)) {
+        f(&mut self.opts);
+    }
+
     /// The client of `url`'s server (connecting on first use).
     pub(crate) async fn get(&mut self, url: &NfsUrl) -> CmdResult<Client> {
         let addr = url.addr().map_err(|e| Failure::nfs(url, &e))?;
@@ -455,6 +489,11 @@ pub(crate) fn run(cmd: ClientCommand) -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("pnfs: internal error: {info}");
     }));
+    match &cmd {
+        ClientCommand::Revalidate(a) => return mount::revalidate(a),
+        ClientCommand::Mount(a) if a.daemon && !mount::in_daemon() => return mount::daemonize(a),
+        _ => {}
+    }
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -517,6 +556,7 @@ async fn dispatch(cmd: &ClientCommand, clients: &mut Clients) -> CmdResult {
         ClientCommand::Mv(a) => fsops::mv(clients, a).await,
         ClientCommand::Lock(a) => lock::lock(clients, a).await,
         ClientCommand::Mount(a) => mount::mount(clients, a).await,
+        ClientCommand::Revalidate(_) => Err(Failure::other("revalidate runs without a client")),
     }
 }
 

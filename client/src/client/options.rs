@@ -19,6 +19,8 @@ pub struct ClientOptions {
     pub attr_timeout: Duration,
     /// Dirty bytes buffered per open file before they are sent.
     pub write_back: usize,
+    /// Cached read bytes per open file before the cache is emptied.
+    pub read_cache: usize,
     /// Ask the MDS for file layouts and do I/O straight to the data servers.
     pub pnfs: bool,
     /// RPCs in flight per data server.
@@ -53,6 +55,7 @@ impl Default for ClientOptions {
             retry_limit: Duration::from_secs(180),
             attr_timeout: Duration::from_secs(3),
             write_back: 32 << 20,
+            read_cache: 64 << 20,
             pnfs: true,
             ds_in_flight: 8,
             io_size: 1 << 20,

@@ -27,7 +27,7 @@ impl File {
                 .map(|b| (b * BLOCK, BLOCK.min(size - b * BLOCK)))
                 .collect();
             let got = self.fetch(&ranges).await?;
-            if d.cache.bytes > CACHE_LIMIT {
+            if d.cache.bytes > self.client.inner.opts.read_cache {
                 d.cache.clear();
             }
             for (b, data) in missing.into_iter().zip(got) {

@@ -1,0 +1,654 @@
+//! The `fuser::Filesystem` the kernel talks to, over the client's handle API.
+//!
+//! Every request is answered from a task on the client's tokio runtime ([`PnfsFs::spawn`]):
+//! fuser's threads only read requests and hand them over, so a call that waits (a lock held
+//! by another client, a recall, a slow data server) holds no thread, and the kernel's
+//! parallel requests (reads ahead, writes of several files, lookups) run in parallel.
+//!
+//! The operations live by concern: attributes in `attrs`, names in `names`, open files and
+//! their I/O in `files`, directories in `dirs`, the revalidate ioctl in `revalidate`.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::future::Future;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::SystemTime;
+
+use client::{Client, FileType as Kind, Metadata, Node};
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Generation, INodeNo, InitFlags, KernelConfig, LockOwner,
+    Notifier, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs, ReplyWrite,
+    ReplyXattr, Request, TimeOrNow, WriteFlags,
+};
+use tokio::runtime::Handle;
+use tracing::Instrument;
+
+use crate::inodes::Inodes;
+use crate::options::MountOptions;
+
+mod attrs;
+mod dirs;
+mod files;
+mod names;
+mod revalidate;
+
+pub(crate) use files::Open;
+
+/// The largest READ and WRITE the kernel sends (FUSE's limit; the library stripes them).
+pub(crate) const MAX_IO: u32 = 1 << 20;
+
+/// What the request tasks share.
+pub(crate) struct Shared {
+    pub(crate) client: Client,
+    pub(crate) rt: Handle,
+    pub(crate) opts: MountOptions,
+    /// The uid the client speaks to the server as (AUTH_SYS): when root, new files are
+    /// given to the user who made them.
+    pub(crate) uid: u32,
+    inodes: Mutex<Inodes>,
+    files: Mutex<HashMap<u64, Arc<Open>>>,
+    /// Open directories' places in their listings, by FUSE file handle.
+    dirs: Mutex<HashMap<u64, dirs::Listing>>,
+    /// The change attribute each file had when last opened (keep_cache decisions).
+    changes: Mutex<HashMap<u64, u64>>,
+    next_fh: AtomicU64,
+    /// How to tell the kernel to drop what it cached of an inode (set once mounted).
+    pub(crate) notifier: OnceLock<Notifier>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub(crate) fn errno(e: client::Error) -> Errno {
+    Errno::from_i32(e.errno())
+}
+
+/// Answers a call with nothing to return but success or the errno.
+pub(crate) fn answer_empty(r: Result<(), Errno>, reply: ReplyEmpty) {
+    match r {
+        Ok(()) => reply.ok(),
+        Err(e) => {
+            tracing::debug!(errno = ?e, "failed");
+            reply.error(e)
+        }
+    }
+}
+
+/// A name the server can take: NFSv4 names are UTF-8 (RFC 8881 section 14.4).
+pub(crate) fn name_of(name: &OsStr) -> Result<String, Errno> {
+    name.to_str().map(str::to_owned).ok_or(Errno::EINVAL)
+}
+
+/// A numeric owner (`1000`, or `1000@domain`) as an id; names the server did not map are
+/// `nobody` (65534), as the Linux client shows them.
+pub(crate) fn id_of(owner: &str) -> u32 {
+    owner
+        .split('@')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(65534)
+}
+
+pub(crate) fn kind_of(k: &Kind) -> FileType {
+    match k {
+        Kind::File => FileType::RegularFile,
+        Kind::Dir => FileType::Directory,
+        Kind::Symlink => FileType::Symlink,
+        // The only other objects this mount makes are fifos (mknod).
+        Kind::Other => FileType::NamedPipe,
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(
+        client: Client,
+        root: Node,
+        opts: MountOptions,
+        rt: Handle,
+        uid: u32,
+    ) -> Self {
+        Self {
+            client,
+            rt,
+            opts,
+            uid,
+            inodes: Mutex::new(Inodes::new(root)),
+            files: Mutex::new(HashMap::new()),
+            dirs: Mutex::new(HashMap::new()),
+            changes: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            notifier: OnceLock::new(),
+        }
+    }
+
+    /// The kernel's view of attributes `m`.
+    pub(crate) fn attr(&self, m: &Metadata) -> FileAttr {
+        let ino = lock(&self.inodes).ino_of(m.fileid);
+        self.attr_with(ino, m)
+    }
+
+    /// [`Self::attr`] for a file whose inode number is known.
+    pub(crate) fn attr_with(&self, ino: u64, m: &Metadata) -> FileAttr {
+        FileAttr {
+            ino: INodeNo(ino),
+            size: m.size,
+            blocks: m.space_used.div_ceil(512),
+            atime: m.atime,
+            mtime: m.mtime,
+            ctime: m.ctime,
+            crtime: SystemTime::UNIX_EPOCH,
+            kind: kind_of(&m.file_type),
+            perm: (m.mode & 0o7777) as u16,
+            nlink: m.nlink,
+            uid: id_of(&m.owner),
+            gid: id_of(&m.group),
+            rdev: 0,
+            blksize: MAX_IO,
+            flags: 0,
+        }
+    }
+
+    pub(crate) fn node(&self, ino: INodeNo) -> Result<Node, Errno> {
+        lock(&self.inodes).get(ino.0).ok_or(Errno::ESTALE)
+    }
+
+    pub(crate) fn open_file(&self, fh: FileHandle) -> Result<Arc<Open>, Errno> {
+        lock(&self.files).get(&fh.0).cloned().ok_or(Errno::EBADF)
+    }
+
+    /// The open files of `node` (one per FUSE file handle).
+    pub(crate) fn opens_of(&self, node: &Node) -> Vec<Arc<Open>> {
+        lock(&self.files)
+            .values()
+            .filter(|o| o.file.node() == *node)
+            .cloned()
+            .collect()
+    }
+
+    /// An entry reply: one more lookup of `node`.
+    pub(crate) fn entry(&self, node: &Node, meta: &Metadata, reply: ReplyEntry) {
+        lock(&self.inodes).remember(node);
+        let ttl = self.opts.attr_timeout;
+        reply.entry(&ttl, &self.attr(meta), Generation(0));
+    }
+
+    /// Answers a call that makes or finds a name: its entry, or the errno.
+    pub(crate) fn answer_entry(&self, r: Result<(Node, Metadata), Errno>, reply: ReplyEntry) {
+        match r {
+            Ok((node, meta)) => self.entry(&node, &meta, reply),
+            Err(e) => {
+                tracing::debug!(errno = ?e, "failed");
+                reply.error(e)
+            }
+        }
+    }
+
+    /// Answers a call that returns attributes.
+    pub(crate) fn answer_attr(&self, r: Result<Metadata, Errno>, reply: ReplyAttr) {
+        match r {
+            Ok(m) => reply.attr(&self.opts.attr_timeout, &self.attr(&m)),
+            Err(e) => {
+                tracing::debug!(errno = ?e, "failed");
+                reply.error(e)
+            }
+        }
+    }
+
+    pub(crate) fn new_fh(&self) -> u64 {
+        self.next_fh.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Remembers the change attribute `change` of inode `ino` at an open or a revalidation;
+    /// whether it is the one remembered before (the kernel's cached pages are the file's).
+    pub(crate) fn same_change(&self, ino: u64, change: u64) -> bool {
+        lock(&self.changes).insert(ino, change) == Some(change)
+    }
+
+    /// Sends every open file's writes and COMMITs them (before an unmount).
+    pub(crate) async fn flush_all(&self) {
+        let open: Vec<Arc<Open>> = lock(&self.files).values().cloned().collect();
+        for o in open {
+            if let Err(e) = o.file.fsync().await {
+                tracing::warn!("flushing an open file before unmounting: {e}");
+            }
+        }
+    }
+
+    /// Closes every file the kernel left open (after an unmount).
+    pub(crate) async fn close_all(&self) {
+        let open: Vec<Arc<Open>> = lock(&self.files).drain().map(|(_, o)| o).collect();
+        for o in open {
+            files::close(o).await;
+        }
+    }
+}
+
+/// The file system the kernel talks to.
+pub(crate) struct PnfsFs(pub(crate) Arc<Shared>);
+
+impl PnfsFs {
+    /// Runs request `op` on inode `ino` as a task on the client's runtime, in a span that
+    /// names them (`RUST_LOG=mount=debug` shows every request and its errno).
+    fn spawn<Fut>(&self, op: &'static str, ino: INodeNo, f: impl FnOnce(Arc<Shared>) -> Fut)
+    where
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let task = f(self.0.clone()).instrument(tracing::debug_span!("fuse", op, ino = ino.0));
+        self.0.rt.spawn(task);
+    }
+}
+
+impl fuser::Filesystem for PnfsFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> io::Result<()> {
+        let _ = config.set_max_write(MAX_IO);
+        let _ = config.set_max_readahead(MAX_IO);
+        // Byte-range locks and flock go to the server (else the kernel would lock only
+        // among this mount's processes).
+        // READDIRPLUS when the kernel sees a listing followed by stats (`ls -l`): the
+        // entries' attributes come with the page, no LOOKUP each.
+        let mut want = InitFlags::FUSE_POSIX_LOCKS
+            | InitFlags::FUSE_FLOCK_LOCKS
+            | InitFlags::FUSE_DO_READDIRPLUS
+            | InitFlags::FUSE_READDIRPLUS_AUTO;
+        if self.0.opts.writeback_cache {
+            want |= InitFlags::FUSE_WRITEBACK_CACHE;
+        }
+        let offered = config.capabilities();
+        if let Err(missing) = config.add_capabilities(want & offered) {
+            tracing::warn!("the kernel refused FUSE capabilities {missing:?}");
+        }
+        if !offered.contains(want) {
+            tracing::warn!(
+                "the kernel does not offer FUSE capabilities {:?}",
+                want - offered
+            );
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let name = name_of(name);
+        self.spawn("lookup", parent, |s| async move {
+            let r = s.lookup(parent, name).await;
+            s.answer_entry(r, reply)
+        });
+    }
+
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        lock(&self.0.inodes).forget(ino.0, nlookup);
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        self.spawn("getattr", ino, |s| async move {
+            let r = s.getattr(ino, fh).await;
+            s.answer_attr(r, reply)
+        });
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let set = attrs::Change {
+            mode,
+            uid,
+            gid,
+            size,
+            atime,
+            mtime,
+        };
+        self.spawn("setattr", ino, |s| async move {
+            let r = s.setattr(ino, fh, set).await;
+            s.answer_attr(r, reply)
+        });
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        self.spawn("readlink", ino, |s| async move {
+            match s.readlink(ino).await {
+                Ok(t) => reply.data(t.as_bytes()),
+                Err(e) => reply.error(e),
+            }
+        });
+    }
+
+    fn mknod(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        let (name, who) = (name_of(name), names::Maker::of(req));
+        self.spawn("mknod", parent, |s| async move {
+            let r = s.mknod(parent, name, mode, umask, who).await;
+            s.answer_entry(r, reply)
+        });
+    }
+
+    fn mkdir(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let (name, who) = (name_of(name), names::Maker::of(req));
+        self.spawn("mkdir", parent, |s| async move {
+            let r = s.mkdir(parent, name, mode & !umask & 0o7777, who).await;
+            s.answer_entry(r, reply)
+        });
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let name = name_of(name);
+        self.spawn("unlink", parent, |s| async move {
+            answer_empty(s.unlink(parent, name).await, reply)
+        });
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let name = name_of(name);
+        self.spawn("rmdir", parent, |s| async move {
+            answer_empty(s.rmdir(parent, name).await, reply)
+        });
+    }
+
+    fn symlink(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        link_name: &OsStr,
+        target: &Path,
+        reply: ReplyEntry,
+    ) {
+        let (name, who) = (name_of(link_name), names::Maker::of(req));
+        let target = target.to_str().map(str::to_owned).ok_or(Errno::EINVAL);
+        self.spawn("symlink", parent, |s| async move {
+            let r = s.symlink(parent, name, target, who).await;
+            s.answer_entry(r, reply)
+        });
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        if !flags.is_empty() {
+            // RENAME_NOREPLACE / RENAME_EXCHANGE have no NFSv4 operation.
+            return reply.error(Errno::EINVAL);
+        }
+        let (name, newname) = (name_of(name), name_of(newname));
+        self.spawn("rename", parent, |s| async move {
+            answer_empty(s.rename(parent, name, newparent, newname).await, reply)
+        });
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        newparent: INodeNo,
+        newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        let newname = name_of(newname);
+        self.spawn("link", ino, |s| async move {
+            let r = s.link(ino, newparent, newname).await;
+            s.answer_entry(r, reply)
+        });
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        self.spawn("open", ino, |s| async move {
+            match s.open(ino, flags.0).await {
+                Ok((fh, keep)) => reply.opened(FileHandle(fh), keep),
+                Err(e) => {
+                    tracing::debug!(errno = ?e, "failed");
+                    reply.error(e)
+                }
+            }
+        });
+    }
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let (name, who) = (name_of(name), names::Maker::of(req));
+        self.spawn("create", parent, |s| async move {
+            s.create(parent, name, mode & !umask & 0o7777, flags, who, reply)
+                .await
+        });
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        self.spawn("read", ino, |s| async move {
+            match s.read(fh, offset, size).await {
+                Ok(b) => reply.data(&b),
+                Err(e) => {
+                    tracing::debug!(errno = ?e, "failed");
+                    reply.error(e)
+                }
+            }
+        });
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        // The one copy of the payload: out of fuser's receive buffer, which the next
+        // request reuses.
+        let data = bytes::Bytes::copy_from_slice(data);
+        self.spawn("write", ino, |s| async move {
+            let n = data.len() as u32;
+            match s.write(fh, offset, data).await {
+                Ok(()) => reply.written(n),
+                Err(e) => {
+                    tracing::debug!(errno = ?e, "failed");
+                    reply.error(e)
+                }
+            }
+        });
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        self.spawn("flush", ino, |s| async move {
+            answer_empty(s.flush(fh, lock_owner.0).await, reply)
+        });
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.spawn("release", ino, |s| async move {
+            s.release(fh, lock_owner.map(|o| o.0)).await;
+            reply.ok()
+        });
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.spawn("fsync", ino, |s| async move {
+            answer_empty(s.fsync(ino, fh).await, reply)
+        });
+    }
+
+    fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        let fh = self.0.opendir();
+        reply.opened(FileHandle(fh), fuser::FopenFlags::empty());
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        reply: ReplyDirectory,
+    ) {
+        self.spawn("readdir", ino, |s| async move {
+            s.readdir(ino, fh, offset, reply).await
+        });
+    }
+
+    fn readdirplus(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        reply: ReplyDirectoryPlus,
+    ) {
+        self.spawn("readdirplus", ino, |s| async move {
+            s.readdirplus(ino, fh, offset, reply).await
+        });
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        lock(&self.0.dirs).remove(&fh.0);
+        reply.ok();
+    }
+
+    // No extended attributes yet: ENOSYS tells the kernel once for all (it then answers
+    // EOPNOTSUPP itself), rather than a request per write asking for security.capability.
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: ReplyXattr,
+    ) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn ioctl(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: fuser::IoctlFlags,
+        cmd: u32,
+        _in_data: &[u8],
+        _out_size: u32,
+        reply: ReplyIoctl,
+    ) {
+        self.spawn("ioctl", ino, |s| async move {
+            match s.ioctl(ino, fh, cmd).await {
+                Ok(()) => reply.ioctl(0, &[]),
+                Err(e) => {
+                    tracing::debug!(errno = ?e, "failed");
+                    reply.error(e)
+                }
+            }
+        });
+    }
+
+    fn statfs(&self, _req: &Request, ino: INodeNo, reply: ReplyStatfs) {
+        self.spawn("statfs", ino, |s| async move {
+            match s.client.statfs().await {
+                Ok(st) => {
+                    const BS: u64 = 4096;
+                    reply.statfs(
+                        st.space_total / BS,
+                        st.space_free / BS,
+                        st.space_avail / BS,
+                        st.files_total,
+                        st.files_free,
+                        BS as u32,
+                        st.max_name,
+                        BS as u32,
+                    );
+                }
+                Err(e) => reply.error(errno(e)),
+            }
+        });
+    }
+}

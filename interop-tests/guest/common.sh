@@ -6,10 +6,11 @@
 # by a veth pair), its own hostname (the Linux client's owner string derives from it, so it gets
 # its own client id) and its own mount namespace, mounting 10.99.0.1:$EXPORT on $C2M.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-M=/mnt/c1
-C2M=/mnt/c2
-H=/scenario
-SRC=/tmp/src
+# (Set before sourcing to run the checks elsewhere: interop-tests/host/mount-workload.sh.)
+M=${M:-/mnt/c1}
+C2M=${C2M:-/mnt/c2}
+H=${H:-/scenario}
+SRC=${SRC:-/tmp/src}
 mkdir -p "$M" "$SRC"
 
 # --- helpers -----------------------------------------------------------------------------------

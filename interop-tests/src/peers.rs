@@ -180,7 +180,7 @@ impl StartFailure {
     }
 }
 
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> PeerError + '_ {
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> PeerError + '_ {
     move |source| PeerError::Io {
         path: path.to_owned(),
         source,
@@ -396,7 +396,7 @@ fn required(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // The effective uid, from /proc (no libc dependency for one number).
     fs::read_to_string("/proc/self/status")
         .ok()

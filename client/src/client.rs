@@ -32,12 +32,14 @@ mod namespace;
 mod open;
 mod options;
 mod stats;
+mod xattrs;
 
 pub(crate) use handles::{check_name, At};
 pub use handles::{DirEntryPlus, DirPage, Node};
 pub use options::{ClientOptions, DirEntry, LockKind, OpenOptions};
 pub(crate) use stats::Counters;
 pub use stats::Stats;
+pub use xattrs::{XattrSet, MAX_XATTR_NAME, MAX_XATTR_VALUE};
 
 /// The shared state behind a [`Client`] and its open files.
 pub(crate) struct Inner {
@@ -65,6 +67,8 @@ pub(crate) struct Inner {
     pub checking_revoked: AtomicBool,
     /// Asynchronous copies waiting for their CB_OFFLOAD.
     pub offloads: Offloads,
+    /// The server's `xattr_support`, once asked ([`Client::supports_xattrs`]).
+    pub xattr_support: xattrs::XattrSupport,
     /// This client, for the tasks that callbacks start.
     pub me: Weak<Inner>,
     _callbacks: Arc<CallbackService>,
@@ -161,6 +165,7 @@ impl Client {
             names: Mutex::new(HashMap::new()),
             checking_revoked: AtomicBool::new(false),
             offloads: Offloads::default(),
+            xattr_support: xattrs::XattrSupport::new(),
             me: weak.clone(),
             _callbacks: callbacks.clone(),
         });

@@ -68,6 +68,26 @@ pub enum Error {
     /// A bad argument from the caller (an empty name, a path through a regular file, ...).
     #[error("{0}")]
     Invalid(String),
+    /// An extended attribute name longer than [`crate::MAX_XATTR_NAME`] bytes (with
+    /// `user.` in front, longer than Linux's `XATTR_NAME_MAX`), refused before sending:
+    /// ERANGE, as the Linux VFS answers such a name.
+    #[error(
+        "an extended attribute name of {len} bytes (at most {} without `user.`)",
+        crate::MAX_XATTR_NAME
+    )]
+    XattrNameTooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// An extended attribute value larger than [`crate::MAX_XATTR_VALUE`] (Linux's
+    /// `XATTR_SIZE_MAX`), refused before sending or when the server sent one, or a list of
+    /// names past the client's bound: E2BIG, as `setxattr(2)`, `getxattr(2)` and
+    /// `listxattr(2)` answer.
+    #[error("{what} is too large")]
+    XattrTooBig {
+        /// What was too large.
+        what: String,
+    },
     /// Writes made under a write delegation that the server revoked (the client did not
     /// return it in time) and not yet sent when it was revoked: another client may have
     /// changed the file since, so they are dropped, not sent (RFC 8881 section 10.5.1).
@@ -159,6 +179,22 @@ impl Error {
         )
     }
 
+    /// The server does not have the operation or attribute asked for: NFS4ERR_NOTSUPP,
+    /// NFS4ERR_ATTRNOTSUPP, NFS4ERR_OP_ILLEGAL (an operation it does not know), or
+    /// NFS4ERR_MINOR_VERS_MISMATCH (no NFSv4.2, for the operations sent in minor version
+    /// 2). EOPNOTSUPP.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(
+            self.nfs_status(),
+            Some(
+                NfsStat4::NFS4ERR_NOTSUPP
+                    | NfsStat4::NFS4ERR_ATTRNOTSUPP
+                    | NfsStat4::NFS4ERR_OP_ILLEGAL
+                    | NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH
+            )
+        )
+    }
+
     /// The errno a file system interface (FUSE, the CLI's exit) should report: the one
     /// place NFS status becomes errno, as the Linux client maps it (`nfs4_map_errors`,
     /// `nfs_errtbl`); what has no POSIX counterpart is EIO.
@@ -168,6 +204,8 @@ impl Error {
             return match self {
                 Self::Io(e) => e.raw_os_error().unwrap_or(EIO),
                 Self::Invalid(_) => 22,
+                Self::XattrNameTooLong { .. } => 34,
+                Self::XattrTooBig { .. } => 7,
                 Self::Timeout { .. } => 110,
                 _ => EIO,
             };
@@ -197,7 +235,15 @@ impl Error {
                 116
             }
             NfsStat4::NFS4ERR_DENIED | NfsStat4::NFS4ERR_SHARE_DENIED => 11,
-            NfsStat4::NFS4ERR_NOTSUPP | NfsStat4::NFS4ERR_ATTRNOTSUPP => 95,
+            // The Linux client maps NFS4ERR_OP_ILLEGAL to EOPNOTSUPP (`nfs4_errtbl`), and it
+            // never meets NFS4ERR_MINOR_VERS_MISMATCH (it mounts with the server's minor
+            // version); this client meets it when a server without NFSv4.2 is sent an
+            // NFSv4.2 operation, which that server then does not support.
+            _ if self.is_unsupported() => 95,
+            // RFC 8276 section 8.4: no such attribute, and a value the server will not hold,
+            // as the Linux client maps them (`nfs4_errtbl`).
+            NfsStat4::NFS4ERR_NOXATTR => 61,
+            NfsStat4::NFS4ERR_XATTR2BIG => 7,
             NfsStat4::NFS4ERR_OPENMODE => 9,
             _ => EIO,
         }
@@ -231,5 +277,33 @@ mod tests {
         assert_eq!(nfs(NfsStat4::NFS4ERR_OPENMODE), 9);
         assert_eq!(nfs(NfsStat4::NFS4ERR_SERVERFAULT), 5);
         assert_eq!(Error::Invalid("x".into()).errno(), 22);
+    }
+
+    #[test]
+    fn xattr_errors_map_as_the_linux_client_maps_them() {
+        // RFC 8276 section 8.4's errors, as `nfs4_errtbl` maps them.
+        assert_eq!(nfs(NfsStat4::NFS4ERR_NOXATTR), 61, "ENODATA");
+        assert_eq!(nfs(NfsStat4::NFS4ERR_XATTR2BIG), 7, "E2BIG");
+        // SETXATTR4_CREATE of an existing name; a list past the server's bound.
+        assert_eq!(nfs(NfsStat4::NFS4ERR_EXIST), 17, "EEXIST");
+        assert_eq!(nfs(NfsStat4::NFS4ERR_NOSPC), 28, "ENOSPC");
+        // A name the server finds too long (Linux's `nfs_errtbl`).
+        assert_eq!(nfs(NfsStat4::NFS4ERR_NAMETOOLONG), 36, "ENAMETOOLONG");
+        // A server without the operations, or without NFSv4.2 at all.
+        for s in [
+            NfsStat4::NFS4ERR_NOTSUPP,
+            NfsStat4::NFS4ERR_ATTRNOTSUPP,
+            NfsStat4::NFS4ERR_OP_ILLEGAL,
+            NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH,
+        ] {
+            assert_eq!(nfs(s), 95, "{s}: EOPNOTSUPP");
+        }
+        // What the client refuses before sending, as the Linux VFS does.
+        assert_eq!(Error::XattrNameTooLong { len: 300 }.errno(), 34, "ERANGE");
+        let big = Error::XattrTooBig {
+            what: "a value".into(),
+        };
+        assert_eq!(big.errno(), 7, "E2BIG");
+        assert_eq!(big.to_string(), "a value is too large");
     }
 }

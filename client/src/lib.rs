@@ -16,6 +16,11 @@
 //!   [`Client::symlink_in`], [`Client::mkdir_in`], [`Client::rmdir_in`],
 //!   [`Client::mknod_fifo_in`], [`Client::statfs`]; [`Error::errno`] for the reply. The path
 //!   functions are these with a walk from the root in front.
+//! - User extended attributes by filehandle (RFC 8276, sent in NFSv4.2 COMPOUNDs):
+//!   [`Client::getxattr`], [`Client::setxattr`] (with [`XattrSet`]: create only, replace
+//!   only, or either), [`Client::listxattrs`] (every page), [`Client::removexattr`], and
+//!   [`Client::supports_xattrs`]; names without the `user.` prefix, Linux's limits
+//!   ([`MAX_XATTR_NAME`], [`MAX_XATTR_VALUE`]) checked before sending.
 //! - [`File`]: open, read, write, fsync (COMMIT), close; byte-range locks; `revalidate`;
 //!   list I/O ([`File::read_list`], [`File::write_list`]).
 //! - pNFS: with an MDS that grants file layouts, READ/WRITE/COMMIT go to the data servers
@@ -72,6 +77,7 @@ pub mod url;
 pub use attr::{FileType, FsStats, Metadata, SetAttrs, SetTime};
 pub use client::{
     Client, ClientOptions, DirEntry, DirEntryPlus, DirPage, LockKind, Node, OpenOptions, Stats,
+    XattrSet, MAX_XATTR_NAME, MAX_XATTR_VALUE,
 };
 pub use copy::Copied;
 pub use error::{Error, Result};

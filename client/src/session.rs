@@ -176,13 +176,24 @@ fn repeatable(op: &NfsArgop4) -> bool {
             | NfsArgop4::ReadDir(_)
             | NfsArgop4::ReadLink
             | NfsArgop4::SecInfoNoName(_)
+            | NfsArgop4::GetXattr(_)
+            | NfsArgop4::ListXattrs(_)
     )
 }
 
 /// Replies too large for the reply cache: a client asks the server to cache only the rest.
+/// (A GETXATTR value or a LISTXATTRS page runs to 64 KiB, the size of cached replies this
+/// client asks for; the Linux client does not cache them either.)
 fn cacheable(ops: &[NfsArgop4]) -> bool {
-    !ops.iter()
-        .any(|o| matches!(o, NfsArgop4::Read(_) | NfsArgop4::ReadDir(_)))
+    !ops.iter().any(|o| {
+        matches!(
+            o,
+            NfsArgop4::Read(_)
+                | NfsArgop4::ReadDir(_)
+                | NfsArgop4::GetXattr(_)
+                | NfsArgop4::ListXattrs(_)
+        )
+    })
 }
 
 impl Endpoint {

@@ -5,7 +5,9 @@ mod client_suite;
 
 use std::time::Duration;
 
+use client::{Client, OpenOptions, XattrSet};
 use interop_tests::peers::Ganesha;
+use nfs_proto::nfs4::NfsStat4;
 
 #[test]
 fn copies_of_every_size_go_through_ganesha_and_keep_their_sha256() {
@@ -58,4 +60,53 @@ fn a_ganesha_lock_is_released_when_its_holders_process_dies() {
             Duration::from_secs(10),
         ),
     );
+}
+
+/// Debian's ganesha 4.3 (VFS export) has no user extended attributes: `xattr_support` is
+/// false, and every RFC 8276 operation, on the pseudo root, the export or a file in it, is
+/// NFS4ERR_NOTSUPP, which the client reports as EOPNOTSUPP (what a FUSE mount then answers
+/// `getfattr`/`setfattr` with), and the session goes on working.
+#[test]
+fn ganesha_has_no_user_xattrs_and_they_are_eopnotsupp() {
+    let Some(g) = Ganesha::start_or_skip("xattrs on ganesha") else {
+        return;
+    };
+    client_suite::rt().block_on(async {
+        let c = Client::connect(g.addr()).await.unwrap();
+        assert!(!c.supports_xattrs().await.unwrap());
+        let (root, _) = c.root().await.unwrap();
+        let (export, _) = c.node_of(g.pseudo_path()).await.unwrap();
+        let f = c
+            .create_in(&export, "xattrs", &OpenOptions::create())
+            .await
+            .unwrap();
+        f.write_at(0, "data".into()).await.unwrap();
+        let file = f.node();
+        f.close().await.unwrap();
+        for node in [&root, &export, &file] {
+            let errors = [
+                c.listxattrs(node).await.unwrap_err(),
+                c.getxattr(node, "a").await.unwrap_err(),
+                c.setxattr(node, "a", "1".into(), XattrSet::Either)
+                    .await
+                    .unwrap_err(),
+                c.setxattr(node, "a", "1".into(), XattrSet::Create)
+                    .await
+                    .unwrap_err(),
+                c.removexattr(node, "a").await.unwrap_err(),
+            ];
+            for e in errors {
+                assert!(e.is(NfsStat4::NFS4ERR_NOTSUPP), "{node:?}: {e}");
+                assert!(e.is_unsupported());
+                assert_eq!(e.errno(), 95, "EOPNOTSUPP");
+            }
+        }
+        // Nothing reached the exported file, and the session still serves I/O.
+        let host = g.export_dir().join("xattrs");
+        assert_eq!(std::fs::read(&host).unwrap(), b"data");
+        let r = c.open_node(&file, &OpenOptions::read()).await.unwrap();
+        assert_eq!(&r.read_at(0, 10).await.unwrap()[..], b"data");
+        r.close().await.unwrap();
+        c.shutdown().await;
+    });
 }

@@ -50,6 +50,8 @@ pub struct Stats {
     pub offload_callbacks: u64,
     /// OFFLOAD_STATUS requests sent while waiting for a CB_OFFLOAD.
     pub offload_polls: u64,
+    /// LISTXATTRS requests sent: a listing of many names takes several pages.
+    pub xattr_list_pages: u64,
 }
 
 /// Counters behind [`Stats`].
@@ -75,6 +77,7 @@ pub(crate) struct Counters {
     pub server_copies_async: AtomicU64,
     pub offload_callbacks: AtomicU64,
     pub offload_polls: AtomicU64,
+    pub xattr_list_pages: AtomicU64,
 }
 
 impl Counters {
@@ -106,6 +109,7 @@ impl Counters {
             server_copies_async: g(&self.server_copies_async),
             offload_callbacks: g(&self.offload_callbacks),
             offload_polls: g(&self.offload_polls),
+            xattr_list_pages: g(&self.xattr_list_pages),
         }
     }
 }

@@ -130,6 +130,10 @@ impl Default for GaneshaOptions {
 /// - It answers `maxread` and `maxwrite` of 64 MiB and `lease_time` as configured; the
 ///   session's fore channel is what the client asked for or less (checked by the test too).
 /// - Delegations are off unless [`GaneshaOptions::delegations`] asks (ganesha's default).
+/// - No user extended attributes (RFC 8276) on the VFS export: `xattr_support` is false
+///   and GETXATTR, SETXATTR, LISTXATTRS and REMOVEXATTR are NFS4ERR_NOTSUPP everywhere
+///   (`tests/client_ganesha.rs`). A SETXATTR value of 8 KiB or more does not get that far:
+///   the whole COMPOUND is GARBAGE_ARGS (its decoder's bound on `xattrvalue4`).
 /// - The VFS FSAL needs root and a file system with file handles (`name_to_handle_at`):
 ///   ext4, xfs, btrfs and tmpfs have them; an overlayfs without `nfs_export=on` does not.
 /// - Small: about 8 MB resident and 11 threads per instance, ready in about 50 ms.

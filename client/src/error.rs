@@ -81,6 +81,10 @@ pub enum Error {
         /// Bytes dropped.
         bytes: u64,
     },
+    /// A wait for a lock ended because its caller said to stop waiting (the `keep_waiting`
+    /// of [`File::lock_as`](crate::File::lock_as): a signal interrupted fcntl's F_SETLKW).
+    #[error("the wait for a lock was interrupted")]
+    Interrupted,
     /// A local I/O error (reading or writing a local file in `cp`).
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -169,6 +173,7 @@ impl Error {
                 Self::Io(e) => e.raw_os_error().unwrap_or(EIO),
                 Self::Invalid(_) => 22,
                 Self::Timeout { .. } => 110,
+                Self::Interrupted => 4,
                 _ => EIO,
             };
         };
@@ -231,5 +236,6 @@ mod tests {
         assert_eq!(nfs(NfsStat4::NFS4ERR_OPENMODE), 9);
         assert_eq!(nfs(NfsStat4::NFS4ERR_SERVERFAULT), 5);
         assert_eq!(Error::Invalid("x".into()).errno(), 22);
+        assert_eq!(Error::Interrupted.errno(), 4);
     }
 }

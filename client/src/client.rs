@@ -289,7 +289,7 @@ impl Inner {
 impl StateRecovery for Inner {
     fn recover(&self, ep: Arc<Endpoint>, restarted: bool) -> BoxFuture<'static, ()> {
         let servers = self.server_opens();
-        let files = self.open_files();
+        let files = self.open_files().len();
         let me = self.me.upgrade();
         Counters::add(&self.counters.recoveries, 1);
         Box::pin(async move {
@@ -297,20 +297,11 @@ impl StateRecovery for Inner {
             if let Some(p) = &me.pnfs {
                 p.forget_layouts();
             }
-            tracing::info!(
-                opens = servers.len(),
-                files = files.len(),
-                restarted,
-                "reclaiming state"
-            );
+            tracing::info!(opens = servers.len(), files, restarted, "reclaiming state");
             for so in servers {
-                if let Err(e) = me.reclaim_open(&so, &ep).await {
-                    tracing::warn!(path = %so.path, "reclaim failed: {e}");
-                }
-            }
-            for f in files {
-                if let Err(e) = f.reclaim(&me, &ep).await {
-                    tracing::warn!(path = %f.path, "reclaim failed: {e}");
+                match me.reclaim_open(&so, &ep).await {
+                    Ok(()) => me.reclaim_locks(&so, &ep).await,
+                    Err(e) => tracing::warn!(path = %so.path, "reclaim failed: {e}"),
                 }
             }
         })

@@ -52,6 +52,7 @@ use crate::attr::Metadata;
 use crate::client::{Client, Counters, Inner};
 use crate::error::Result;
 use crate::file::File;
+use crate::locks::FileLocks;
 use crate::ops::{self, putfh};
 use crate::session::Endpoint;
 
@@ -160,7 +161,7 @@ pub(crate) struct OpenState {
     /// Write delegations of this file revoked so far: a File's unsent writes made under an
     /// earlier count must not be sent (section 10.5.1).
     pub write_revocations: u64,
-    /// Times the server open was re-established (a server restart, a lost lease): a File
+    /// Times the server open was re-established (a server restart, a lost lease): an owner
     /// whose locks were taken before takes them again.
     pub reopens: u64,
     /// Whether the last re-establishment was a reclaim in the grace period (locks are then
@@ -179,6 +180,8 @@ pub(crate) struct ServerOpen {
     st: Mutex<OpenState>,
     /// Serialises re-establishments of the open.
     reclaiming: tokio::sync::Mutex<()>,
+    /// The lock-owners' state on the file: it lives and dies with this open (see `locks.rs`).
+    pub locks: FileLocks,
 }
 
 impl ServerOpen {
@@ -201,6 +204,7 @@ impl ServerOpen {
                 reclaimed: false,
             }),
             reclaiming: tokio::sync::Mutex::new(()),
+            locks: FileLocks::default(),
         }
     }
 

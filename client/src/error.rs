@@ -101,6 +101,10 @@ pub enum Error {
         /// Bytes dropped.
         bytes: u64,
     },
+    /// A wait for a lock ended because its caller said to stop waiting (the `keep_waiting`
+    /// of [`File::lock_as`](crate::File::lock_as): a signal interrupted fcntl's F_SETLKW).
+    #[error("the wait for a lock was interrupted")]
+    Interrupted,
     /// A local I/O error (reading or writing a local file in `cp`).
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -207,6 +211,7 @@ impl Error {
                 Self::XattrNameTooLong { .. } => 34,
                 Self::XattrTooBig { .. } => 7,
                 Self::Timeout { .. } => 110,
+                Self::Interrupted => 4,
                 _ => EIO,
             };
         };
@@ -277,6 +282,7 @@ mod tests {
         assert_eq!(nfs(NfsStat4::NFS4ERR_OPENMODE), 9);
         assert_eq!(nfs(NfsStat4::NFS4ERR_SERVERFAULT), 5);
         assert_eq!(Error::Invalid("x".into()).errno(), 22);
+        assert_eq!(Error::Interrupted.errno(), 4);
     }
 
     #[test]

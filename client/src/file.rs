@@ -13,17 +13,18 @@
 //! This file holds the open file and its state; reading is in `read`, writing and COMMIT in
 //! `write`, byte-range locks in `locks`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use nfs_proto::nfs4::*;
 
 use crate::attr::Metadata;
-use crate::client::{Client, Counters, Inner, LockKind, Node};
+use crate::client::{Client, Counters, Inner, Node};
 use crate::deleg::{deleg_gone, Blocks, ServerOpen};
 use crate::error::{Error, Result};
 use crate::io::{self, Target};
+use crate::locks::LockOwner;
 use crate::ops::{self, putfh};
 use crate::session::{nfs_err, Endpoint};
 
@@ -52,15 +53,6 @@ pub(crate) struct Written {
 }
 
 #[derive(Default)]
-struct Locks {
-    stateid: Option<Stateid4>,
-    held: Vec<(LockKind, u64, u64)>,
-    /// The server open's `reopens` when these locks were taken: when it moves, the open was
-    /// re-established and the locks must be too.
-    epoch: u64,
-}
-
-#[derive(Default)]
 struct Data {
     /// Writes not sent yet, in order.
     dirty: Vec<(u64, Bytes)>,
@@ -84,46 +76,21 @@ pub(crate) struct OpenFile {
     access: u32,
     /// The client's open of the file on the server, shared with its other Files.
     pub server: Arc<ServerOpen>,
-    locks: Mutex<Locks>,
     data: tokio::sync::Mutex<Data>,
-    /// Serialises re-establishments of this File's locks.
-    relocking: tokio::sync::Mutex<()>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn lock_type(kind: LockKind, blocking: bool) -> NfsLockType4 {
-    match (kind, blocking) {
-        (LockKind::Read, false) => NfsLockType4::READ_LT,
-        (LockKind::Write, false) => NfsLockType4::WRITE_LT,
-        (LockKind::Read, true) => NfsLockType4::READW_LT,
-        (LockKind::Write, true) => NfsLockType4::WRITEW_LT,
-    }
-}
-
-/// NFS lock length: 0 from the caller means "to the end of the file".
-fn nfs_len(len: u64) -> u64 {
-    if len == 0 {
-        u64::MAX
-    } else {
-        len
-    }
 }
 
 impl OpenFile {
     /// A File of `server` (counted in its users already). It starts with the read cache a
     /// File closed under the delegation left, when nothing changed the file since.
     pub(crate) fn new(id: u64, access: u32, server: Arc<ServerOpen>, path: String) -> Self {
-        let (cache_gen, cache, epoch) = {
+        let (cache_gen, cache) = {
             let mut st = server.st();
             let gen = st.data_gen;
             let cache = match st.stash.take() {
                 Some((g, b)) if g == gen => b,
                 _ => Blocks::default(),
             };
-            (gen, cache, st.reopens)
+            (gen, cache)
         };
         Self {
             id,
@@ -131,16 +98,11 @@ impl OpenFile {
             path,
             access,
             server,
-            locks: Mutex::new(Locks {
-                epoch,
-                ..Locks::default()
-            }),
             data: tokio::sync::Mutex::new(Data {
                 cache,
                 cache_gen,
                 ..Data::default()
             }),
-            relocking: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -149,96 +111,24 @@ impl OpenFile {
     }
 
     /// The stateid for a READ (`write` false) or WRITE: the delegation's when one is held
-    /// that allows it, else the lock stateid when the file is locked (so a server enforcing
-    /// mandatory locks sees the lock), else the open stateid (RFC 8881 section 8.2.5).
+    /// that allows it, else the client-wide lock-owner's lock stateid when it holds locks on
+    /// the file (so a server enforcing mandatory locks sees them; the I/O of a File is not
+    /// any other owner's), else the open stateid (RFC 8881 section 8.2.5).
     fn io_stateid(&self, write: bool) -> Stateid4 {
         self.server
             .deleg_stateid(write)
-            .or(lock(&self.locks).stateid)
+            .or_else(|| self.server.locks.stateid_of(LockOwner::Client))
             .unwrap_or_else(|| self.stateid())
     }
 
     /// Re-establishes this File's state when the server lost it: the server open (shared,
-    /// see [`Inner::reclaim_open`]), then this File's locks when the open had to be made
-    /// again, with `reclaim` set in the grace period, as new locks after it (RFC 8881
-    /// sections 8.4.2, 9.11).
+    /// see [`Inner::reclaim_open`]), then, when the open had to be made again, the locks its
+    /// lock-owners held (with `reclaim` set in the grace period, as new locks after it: RFC
+    /// 8881 sections 8.4.2, 9.11).
     pub(crate) async fn reclaim(&self, inner: &Inner, ep: &Arc<Endpoint>) -> Result<()> {
         inner.reclaim_open(&self.server, ep).await?;
-        let _g = self.relocking.lock().await;
-        let (reopens, reclaimed) = {
-            let st = self.server.st();
-            (st.reopens, st.reclaimed)
-        };
-        let held = {
-            let mut l = lock(&self.locks);
-            if l.epoch == reopens {
-                return Ok(());
-            }
-            l.epoch = reopens;
-            l.stateid = None;
-            l.held.clone()
-        };
-        for (kind, off, len) in held {
-            if let Err(e) = self
-                .send_lock(ep, &inner.owner, kind, off, len, reclaimed)
-                .await
-            {
-                tracing::warn!(path = %self.path, "lock {off}+{len} not re-established: {e}");
-            }
-        }
+        inner.reclaim_locks(&self.server, ep).await;
         Ok(())
-    }
-
-    /// One LOCK. The first lock of this open goes with the open-to-lock-owner transition,
-    /// later ones under the lock stateid.
-    async fn send_lock(
-        &self,
-        ep: &Arc<Endpoint>,
-        owner: &Bytes,
-        kind: LockKind,
-        offset: u64,
-        len: u64,
-        reclaim: bool,
-    ) -> Result<()> {
-        let existing = lock(&self.locks).stateid;
-        let locker = match existing {
-            Some(s) => Locker4::LockOwner(ExistLockOwner4 {
-                lock_stateid: s,
-                lock_seqid: 0,
-            }),
-            None => Locker4::OpenOwner(OpenToLockOwner4 {
-                open_seqid: 0,
-                open_stateid: self.stateid(),
-                lock_seqid: 0,
-                lock_owner: ops::state_owner(owner),
-            }),
-        };
-        let r = ep
-            .compound(vec![
-                putfh(&self.fh),
-                NfsArgop4::Lock(LockArgs {
-                    locktype: lock_type(kind, false),
-                    reclaim,
-                    offset,
-                    length: nfs_len(len),
-                    locker,
-                }),
-            ])
-            .await?;
-        match r.results.last() {
-            Some(NfsResop4::Lock(LockRes::Ok(ok))) => {
-                let mut l = lock(&self.locks);
-                l.stateid = Some(ok.lock_stateid);
-                if !l.held.contains(&(kind, offset, len)) {
-                    l.held.push((kind, offset, len));
-                }
-                Ok(())
-            }
-            Some(NfsResop4::Lock(LockRes::Denied(_))) => {
-                Err(nfs_err(NfsOpnum4::OP_LOCK, NfsStat4::NFS4ERR_DENIED))
-            }
-            _ => Err(ops::failure(&r.results, r.status)),
-        }
     }
 }
 
@@ -425,17 +315,19 @@ impl File {
         self.refresh_attrs().await
     }
 
-    /// Flushes, COMMITs, LAYOUTCOMMITs and releases locks; then, when no other File of this
-    /// client has the file open and no delegation keeps the open, returns the layout and
-    /// CLOSEs. Under a delegation nothing more is sent, and the read cache is kept for the
-    /// next open of the file. An error of the flush is returned after the rest is done.
+    /// Flushes, COMMITs, LAYOUTCOMMITs and releases the client-wide owner's locks on the
+    /// file ([`File::lock`]: as POSIX's close releases the process's locks, whichever of its
+    /// descriptors took them); then, when no other File of this client has the file open and
+    /// no delegation keeps the open, releases the locks other owners still hold
+    /// ([`File::lock_as`]), returns the layout and CLOSEs. Until then those owners keep their
+    /// locks: they are the caller's to release ([`File::release_owner`]). Under a delegation
+    /// nothing more is sent, and the read cache is kept for the next open of the file. An
+    /// error of the flush is returned after the rest is done.
     pub async fn close(self) -> Result<()> {
         let synced = self.fsync().await;
-        let held = lock(&self.open.locks).held.clone();
-        for (_, off, len) in held {
-            let _ = self.unlock(off, len).await;
+        if let Err(e) = self.unlock(0, 0).await {
+            tracing::debug!(path = %self.open.path, "releasing locks at close: {e}");
         }
-        let lock_state = lock(&self.open.locks).stateid.take();
         let cache = {
             let mut d = self.open.data.lock().await;
             (d.cache_gen, std::mem::take(&mut d.cache))
@@ -444,18 +336,8 @@ impl File {
         let close_now = inner.release(&self.open.server, Some(cache));
         self.client.forget_open(self.open.id);
         let closed = if close_now {
-            inner.send_close(&self.open.server, lock_state).await
+            inner.send_close(&self.open.server).await
         } else {
-            if let Some(s) = lock_state {
-                // The lock-owner has no locks left here (RFC 8881 section 18.38); another
-                // File of the file may still hold some under it (NFS4ERR_LOCKS_HELD).
-                let _ = inner
-                    .mds
-                    .compound(vec![NfsArgop4::FreeStateid(FreeStateidArgs {
-                        fsa_stateid: s,
-                    })])
-                    .await;
-            }
             Ok(())
         };
         synced?;

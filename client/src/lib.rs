@@ -21,8 +21,16 @@
 //!   only, or either), [`Client::listxattrs`] (every page), [`Client::removexattr`], and
 //!   [`Client::supports_xattrs`]; names without the `user.` prefix, Linux's limits
 //!   ([`MAX_XATTR_NAME`], [`MAX_XATTR_VALUE`]) checked before sending.
-//! - [`File`]: open, read, write, fsync (COMMIT), close; byte-range locks; `revalidate`;
-//!   list I/O ([`File::read_list`], [`File::write_list`]).
+//! - [`File`]: open, read, write, fsync (COMMIT), close; `revalidate`; list I/O
+//!   ([`File::read_list`], [`File::write_list`]).
+//! - Byte-range locks with POSIX semantics for many lock owners (a FUSE mount's processes and
+//!   open file descriptions): [`File::lock_as`] (F_SETLK, and F_SETLKW with `wait`),
+//!   [`File::unlock_as`], [`File::test_lock_as`] (F_GETLK, naming the [`Holder`] of a
+//!   [`Conflict`]), [`File::release_owner`] (close, flock's release). Each owner is an NFS
+//!   lock-owner of its own, so owners of one client conflict as two clients would; its locks
+//!   are shared by the Files of the file, tracked here as ranges (split, merged, upgraded,
+//!   downgraded as POSIX says), and reclaimed after a server restart. [`File::lock`],
+//!   [`File::try_lock`] and [`File::unlock`] lock as one client-wide owner.
 //! - pNFS: with an MDS that grants file layouts, READ/WRITE/COMMIT go to the data servers
 //!   in parallel; LAYOUTCOMMIT and LAYOUTRETURN at close; CB_LAYOUTRECALL honoured; I/O
 //!   falls back to the MDS when a data server fails.
@@ -67,6 +75,7 @@ mod deleg;
 mod error;
 mod file;
 mod io;
+mod locks;
 mod offload;
 mod ops;
 mod pnfs;
@@ -82,4 +91,5 @@ pub use client::{
 pub use copy::Copied;
 pub use error::{Error, Result};
 pub use file::File;
+pub use locks::{Conflict, Holder};
 pub use rpc::Credentials;

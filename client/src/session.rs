@@ -431,19 +431,34 @@ impl Endpoint {
         ops: Vec<NfsArgop4>,
     ) -> BoxFuture<'static, Result<Reply>> {
         let me = self.clone();
-        Box::pin(async move { me.compound_now(minor, ops).await })
+        Box::pin(async move { me.compound_now(minor, ops, true).await })
     }
 
-    async fn compound_now(self: &Arc<Self>, minor: u32, ops: Vec<NfsArgop4>) -> Result<Reply> {
+    /// [`Self::compound`] that hands NFS4ERR_GRACE back instead of waiting the grace period
+    /// out: for a caller holding something the state recovery needs (a lock-owner's turn,
+    /// which the reclaim of that owner's locks waits for) that must let go while it waits.
+    pub(crate) fn compound_no_grace_wait(
+        self: &Arc<Self>,
+        ops: Vec<NfsArgop4>,
+    ) -> BoxFuture<'static, Result<Reply>> {
+        let me = self.clone();
+        Box::pin(async move { me.compound_now(1, ops, false).await })
+    }
+
+    async fn compound_now(
+        self: &Arc<Self>,
+        minor: u32,
+        ops: Vec<NfsArgop4>,
+        wait_grace: bool,
+    ) -> Result<Reply> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(20);
         loop {
             let reply = self.sequenced(minor, &ops, started).await?;
             let failed_at = reply.results.len().saturating_sub(1);
-            let retry = matches!(
-                reply.status,
-                NfsStat4::NFS4ERR_DELAY | NfsStat4::NFS4ERR_GRACE
-            ) && ops[..failed_at.min(ops.len())].iter().all(repeatable);
+            let retry = (reply.status == NfsStat4::NFS4ERR_DELAY
+                || (wait_grace && reply.status == NfsStat4::NFS4ERR_GRACE))
+                && ops[..failed_at.min(ops.len())].iter().all(repeatable);
             if !retry {
                 return Ok(reply);
             }

@@ -231,7 +231,14 @@ pub fn summary(name: &str, r: &Report) -> String {
             c.name,
             ms.unwrap_or_default()
         );
-        let evidence = ["fio", "tar", "revalidate", "locks_released", "readdir", "mmap"];
+        let evidence = [
+            "fio",
+            "tar",
+            "revalidate",
+            "locks_released",
+            "readdir",
+            "mmap",
+        ];
         if !c.passed || evidence.iter().any(|e| c.name.starts_with(e)) {
             let _ = write!(s, "  {}", c.detail.chars().take(300).collect::<String>());
         }

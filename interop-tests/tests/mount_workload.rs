@@ -17,7 +17,9 @@ use interop_tests::peers::{Ganesha, PnfsCluster};
 const MIB: u64 = 1 << 20;
 
 fn only() -> Option<String> {
-    std::env::var("PNFS_MOUNT_ONLY").ok().filter(|s| !s.is_empty())
+    std::env::var("PNFS_MOUNT_ONLY")
+        .ok()
+        .filter(|s| !s.is_empty())
 }
 
 fn assert_all_passed(name: &str, r: &interop_tests::guest::Report) {
@@ -51,8 +53,14 @@ fn the_workload_passes_on_two_mounts_of_pnfs_server() {
     let (s1, log1) = c1.unmount();
     let (s2, log2) = c2.unmount();
     assert_all_passed("pnfs mount of pnfs server", &r);
-    assert!(s1.is_some_and(|s| s.success()), "mount 1 exit {s1:?}: {log1}");
-    assert!(s2.is_some_and(|s| s.success()), "mount 2 exit {s2:?}: {log2}");
+    assert!(
+        s1.is_some_and(|s| s.success()),
+        "mount 1 exit {s1:?}: {log1}"
+    );
+    assert!(
+        s2.is_some_and(|s| s.success()),
+        "mount 2 exit {s2:?}: {log2}"
+    );
     if only().is_some() {
         return;
     }
@@ -79,6 +87,12 @@ fn the_workload_passes_on_two_mounts_of_ganesha() {
     let (s1, log1) = c1.unmount();
     let (s2, log2) = c2.unmount();
     assert_all_passed("pnfs mount of nfs-ganesha", &r);
-    assert!(s1.is_some_and(|s| s.success()), "mount 1 exit {s1:?}: {log1}");
-    assert!(s2.is_some_and(|s| s.success()), "mount 2 exit {s2:?}: {log2}");
+    assert!(
+        s1.is_some_and(|s| s.success()),
+        "mount 1 exit {s1:?}: {log1}"
+    );
+    assert!(
+        s2.is_some_and(|s| s.success()),
+        "mount 2 exit {s2:?}: {log2}"
+    );
 }

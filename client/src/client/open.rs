@@ -210,7 +210,7 @@ impl Client {
                     }
                     Err(e) => {
                         if self.inner.release(&so, None) {
-                            let _ = self.inner.send_close(&so, None).await;
+                            let _ = self.inner.send_close(&so).await;
                         }
                         return Err(e);
                     }

@@ -4,25 +4,22 @@
 use super::*;
 
 impl Inner {
-    /// Returns the layout of `so`'s file and CLOSEs its server open (with the FREE_STATEID of
-    /// a lock stateid whose locks are all released, section 18.38). A server that lost the
-    /// open already (a restart, an expiry) has nothing to close.
-    pub(crate) async fn send_close(
-        &self,
-        so: &ServerOpen,
-        lock_stateid: Option<Stateid4>,
-    ) -> Result<()> {
+    /// Returns the layout of `so`'s file and CLOSEs its server open, after releasing the
+    /// locks its lock-owners still hold and freeing their lock stateids (CLOSE would fail
+    /// with NFS4ERR_LOCKS_HELD, section 18.2.4). A server that lost the open already (a
+    /// restart, an expiry) has nothing to close.
+    pub(crate) async fn send_close(&self, so: &ServerOpen) -> Result<()> {
+        self.release_all_locks(so).await;
         if let Some(p) = &self.pnfs {
             p.close(&so.fh).await;
         }
-        let mut ops = vec![putfh(&so.fh)];
-        if let Some(s) = lock_stateid {
-            ops.push(NfsArgop4::FreeStateid(FreeStateidArgs { fsa_stateid: s }));
-        }
-        ops.push(NfsArgop4::Close(CloseArgs {
-            seqid: 0,
-            open_stateid: so.stateid(),
-        }));
+        let ops = vec![
+            putfh(&so.fh),
+            NfsArgop4::Close(CloseArgs {
+                seqid: 0,
+                open_stateid: so.stateid(),
+            }),
+        ];
         let r = self.mds.compound(ops).await?;
         match r.status {
             NfsStat4::NFS4_OK => Ok(()),
@@ -47,7 +44,7 @@ impl Inner {
             unused
         };
         if close {
-            if let Err(e) = self.send_close(so, None).await {
+            if let Err(e) = self.send_close(so).await {
                 tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}");
             }
         }

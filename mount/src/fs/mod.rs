@@ -6,7 +6,8 @@
 //! parallel requests (reads ahead, writes of several files, lookups) run in parallel.
 //!
 //! The operations live by concern: attributes in `attrs`, names in `names`, open files and
-//! their I/O in `files`, directories in `dirs`, the revalidate ioctl in `revalidate`.
+//! their I/O in `files`, directories in `dirs`, extended attributes in `xattrs`, the
+//! revalidate ioctl in `revalidate`.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -35,6 +36,7 @@ mod dirs;
 mod files;
 mod names;
 mod revalidate;
+mod xattrs;
 
 pub(crate) use files::Open;
 
@@ -592,21 +594,53 @@ impl fuser::Filesystem for PnfsFs {
         reply.ok();
     }
 
-    // No extended attributes yet: ENOSYS tells the kernel once for all (it then answers
-    // EOPNOTSUPP itself), rather than a request per write asking for security.capability.
-    fn getxattr(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _name: &OsStr,
-        _size: u32,
-        reply: ReplyXattr,
-    ) {
-        reply.error(Errno::ENOSYS);
+    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        match xattrs::user_name(name) {
+            Some(Ok(name)) => self.spawn("getxattr", ino, |s| async move {
+                s.getxattr(ino, name, size, reply).await
+            }),
+            Some(Err(e)) => reply.error(e),
+            // Another namespace: nothing kept there.
+            None => reply.error(Errno::ENODATA),
+        }
     }
 
-    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
-        reply.error(Errno::ENOSYS);
+    fn setxattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        name: &OsStr,
+        value: &[u8],
+        flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        match xattrs::user_name(name) {
+            Some(Ok(name)) => {
+                let value = bytes::Bytes::copy_from_slice(value);
+                self.spawn("setxattr", ino, |s| async move {
+                    answer_empty(s.setxattr(ino, name, value, flags).await, reply)
+                })
+            }
+            Some(Err(e)) => reply.error(e),
+            None => reply.error(Errno::EOPNOTSUPP),
+        }
+    }
+
+    fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+        self.spawn("listxattr", ino, |s| async move {
+            s.listxattr(ino, size, reply).await
+        });
+    }
+
+    fn removexattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match xattrs::user_name(name) {
+            Some(Ok(name)) => self.spawn("removexattr", ino, |s| async move {
+                answer_empty(s.removexattr(ino, name).await, reply)
+            }),
+            Some(Err(e)) => reply.error(e),
+            None => reply.error(Errno::ENODATA),
+        }
     }
 
     fn ioctl(

@@ -152,8 +152,9 @@ pub(crate) struct OpenState {
     /// The file's attributes as this client knows them: fresh from each OPEN or GETATTR, the
     /// size grown by this client's writes. Under a delegation, the truth (no GETATTR).
     pub meta: Metadata,
-    /// Counts local changes of the file's data by any of its Files: a read cache started at
-    /// an earlier count may hold bytes another File has since overwritten.
+    /// Counts changes of the file's data that read caches did not see: local writes by any
+    /// of its Files, and a new change attribute from the server (another client wrote). A
+    /// read cache started at an earlier count may hold bytes that are not the file's.
     pub data_gen: u64,
     /// The read cache of the last File closed under the delegation, with the `data_gen` it
     /// is good for: the next local open starts with it.
@@ -167,6 +168,20 @@ pub(crate) struct OpenState {
     /// Whether the last re-establishment was a reclaim in the grace period (locks are then
     /// reclaimed too).
     pub reclaimed: bool,
+}
+
+impl OpenState {
+    /// The server reports change attribute `change` (an OPEN or GETATTR reply): when it
+    /// moved, every read cache of the file, and the stash, may hold another client's old
+    /// bytes. (It also moves for this client's own writes: their caches then go too, which
+    /// costs a re-read, never a stale one.) A delegation granted now does not vouch for
+    /// bytes cached before it.
+    pub(crate) fn saw_change(&mut self, change: u64) {
+        if change != self.meta.change {
+            self.data_gen += 1;
+            self.stash = None;
+        }
+    }
 }
 
 /// This client's open of one file on the server, shared by the file's Files and kept by a
@@ -377,6 +392,7 @@ impl Inner {
             } else {
                 meta.size
             };
+            st.saw_change(meta.change);
             st.meta = meta;
             st.meta.size = size;
             st.users += 1;

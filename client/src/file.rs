@@ -233,6 +233,7 @@ impl File {
         if pending {
             m.size = m.size.max(st.meta.size);
         }
+        st.saw_change(m.change);
         st.meta = m.clone();
         Ok(m)
     }

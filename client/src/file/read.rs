@@ -11,6 +11,13 @@ impl File {
         if overlaps(&d.dirty, offset, len) {
             self.send_dirty(&mut d).await?;
         }
+        // Another File of the file wrote, or the server showed a new change attribute:
+        // what this one cached is not the file's any more.
+        let gen = self.open.server.st().data_gen;
+        if d.cache_gen != gen {
+            d.cache.clear();
+            d.cache_gen = gen;
+        }
         let size = self.size();
         if offset >= size || len == 0 {
             return Ok(Bytes::new());

@@ -192,9 +192,4 @@ impl Shared {
         }
         Ok(())
     }
-
-    /// Releases the byte-range locks `owner` holds on `o`'s file.
-    async fn drop_locks(&self, _o: &Open, _owner: u64) {
-        // Locks are wired in `locks` (next commit).
-    }
 }

@@ -22,8 +22,8 @@ use client::{Client, FileType as Kind, Metadata, Node};
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Generation, INodeNo, InitFlags, KernelConfig, LockOwner,
     Notifier, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
-    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs, ReplyWrite,
-    ReplyXattr, Request, TimeOrNow, WriteFlags,
+    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyLock, ReplyOpen, ReplyStatfs,
+    ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 use tokio::runtime::Handle;
 use tracing::Instrument;
@@ -34,6 +34,7 @@ use crate::options::MountOptions;
 mod attrs;
 mod dirs;
 mod files;
+mod locks;
 mod names;
 mod revalidate;
 mod xattrs;
@@ -58,6 +59,8 @@ pub(crate) struct Shared {
     /// The change attribute each file had when last opened (keep_cache decisions).
     changes: Mutex<HashMap<u64, u64>>,
     next_fh: AtomicU64,
+    /// The pid of each lock owner that took a lock (what F_GETLK reports of it).
+    lockers: Mutex<HashMap<u64, u32>>,
     /// How to tell the kernel to drop what it cached of an inode (set once mounted).
     pub(crate) notifier: OnceLock<Notifier>,
 }
@@ -124,6 +127,7 @@ impl Shared {
             dirs: Mutex::new(HashMap::new()),
             changes: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
+            lockers: Mutex::new(HashMap::new()),
             notifier: OnceLock::new(),
         }
     }
@@ -548,6 +552,44 @@ impl fuser::Filesystem for PnfsFs {
     ) {
         self.spawn("fsync", ino, |s| async move {
             answer_empty(s.fsync(ino, fh).await, reply)
+        });
+    }
+
+    fn getlk(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        lock_owner: LockOwner,
+        start: u64,
+        end: u64,
+        typ: i32,
+        _pid: u32,
+        reply: ReplyLock,
+    ) {
+        self.spawn("getlk", ino, |s| async move {
+            s.getlk(fh, lock_owner.0, (start, end), typ, reply).await
+        });
+    }
+
+    fn setlk(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        lock_owner: LockOwner,
+        start: u64,
+        end: u64,
+        typ: i32,
+        pid: u32,
+        sleep: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.spawn("setlk", ino, |s| async move {
+            let r = s
+                .setlk(fh, lock_owner.0, (start, end), typ, pid, sleep)
+                .await;
+            answer_empty(r, reply)
         });
     }
 

@@ -178,7 +178,7 @@ async fn every_namespace_call_by_node_on_a_striped_cluster() {
         assert_eq!(e.errno(), 22, "{bad:?}: {e}");
     }
 
-    let fs = c.statfs().await.unwrap();
+    let fs = c.statfs(&root).await.unwrap();
     eprintln!("statfs: {fs:?}");
     assert!(fs.max_name >= 255, "{fs:?}");
     assert!(fs.space_free <= fs.space_total && fs.space_avail <= fs.space_total);

@@ -301,7 +301,7 @@ tar_tree() {
 # operations: on a vers=4.1 mount the Linux client answers fallocate and FICLONE with
 # EOPNOTSUPP itself, copies through the page cache and seeks generically, so those checks run
 # on vers=4.2 only; the O_DIRECT end-of-file checks run on both.
-NFS_VERS=$(sed -n 's/.*vers=\([0-9.]*\).*/\1/p' <<<"$MOUNT_OPTS")
+NFS_VERS=$(sed -n 's/.*vers=\([0-9.]*\).*/\1/p' <<<"${MOUNT_OPTS:-}")
 
 # The per-op statistics of op $1 on client 1's mount, from /proc/self/mountstats: "ops
 # transmissions timeouts bytes_sent bytes_received ..." (zeros if the op never ran).

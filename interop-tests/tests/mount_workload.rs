@@ -64,11 +64,12 @@ fn the_workload_passes_on_two_mounts_of_pnfs_server() {
     if only().is_some() {
         return;
     }
-    // The bytes went to the data servers: client 1 wrote the suite's files there.
+    // The bytes went to the data servers: client 1 wrote the suite's files there (64 MiB
+    // in one file, 64 MiB of fio's, the rest small).
     let ds = counter(&log1, "data servers: wrote").expect("counters of mount 1");
     let mds = counter(&log1, "MDS: wrote").expect("counters of mount 1");
     eprintln!("mount 1 wrote {ds} B to the data servers and {mds} B through the MDS");
-    assert!(ds >= 200 * MIB, "data servers got {ds} B: {log1}");
+    assert!(ds >= 128 * MIB, "data servers got {ds} B: {log1}");
     assert!(mds * 100 <= ds, "the MDS got {mds} B of writes: {log1}");
 }
 

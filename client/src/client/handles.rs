@@ -399,12 +399,13 @@ impl Client {
         self.resolve(ops).await.map(|(_, m)| m)
     }
 
-    /// Space and file counts of the server's file system (the root's `space_*` and
-    /// `files_*` attributes), for `statfs(2)`.
-    pub async fn statfs(&self) -> Result<FsStats> {
+    /// Space and file counts of the file system holding `node` (its `space_*` and
+    /// `files_*` attributes), for `statfs(2)`: the export's, not the root's (a server's
+    /// pseudo root, as nfs-ganesha's, holds no space).
+    pub async fn statfs(&self, node: &Node) -> Result<FsStats> {
         let r = self
             .run(vec![
-                NfsArgop4::PutRootFh,
+                putfh(&node.fh),
                 NfsArgop4::GetAttr(GetAttrArgs {
                     attr_request: attr::fs_request(),
                 }),

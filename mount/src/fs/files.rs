@@ -62,8 +62,17 @@ impl Shared {
         let keep = if how.truncate {
             // The kernel truncates its own pages; what it caches next is new.
             lock(&self.changes).remove(&ino.0);
-            FopenFlags::empty()
-        } else if self.same_change(ino.0, m.change) {
+            false
+        } else {
+            self.same_change(ino.0, m.change)
+        };
+        if !keep {
+            // The file changed (or may have) since the kernel last heard of it: its cached
+            // size and times go too, not only its pages (which the kernel drops itself for
+            // an open without FOPEN_KEEP_CACHE), or a read would stop at the old size.
+            self.forget_in_kernel(ino, false).await?;
+        }
+        let keep = if keep {
             FopenFlags::FOPEN_KEEP_CACHE
         } else {
             FopenFlags::empty()

@@ -709,7 +709,11 @@ impl fuser::Filesystem for PnfsFs {
 
     fn statfs(&self, _req: &Request, ino: INodeNo, reply: ReplyStatfs) {
         self.spawn("statfs", ino, |s| async move {
-            match s.client.statfs().await {
+            let r = match s.node(ino) {
+                Ok(node) => s.client.statfs(&node).await.map_err(errno),
+                Err(e) => Err(e),
+            };
+            match r {
                 Ok(st) => {
                     const BS: u64 = 4096;
                     reply.statfs(
@@ -723,7 +727,7 @@ impl fuser::Filesystem for PnfsFs {
                         BS as u32,
                     );
                 }
-                Err(e) => reply.error(errno(e)),
+                Err(e) => reply.error(e),
             }
         });
     }

@@ -31,13 +31,21 @@ impl Shared {
         if let Some(c) = change {
             self.same_change(ino.0, c);
         }
+        self.forget_in_kernel(ino, true).await
+    }
+
+    /// Tells the kernel to drop its attributes of `ino` (its size among them), and with
+    /// `pages` its cached pages too.
+    pub(crate) async fn forget_in_kernel(&self, ino: INodeNo, pages: bool) -> Result<(), Errno> {
         let Some(notifier) = self.notifier.get().cloned() else {
             return Ok(());
         };
+        // (An offset of -1 keeps the pages.)
+        let offset = if pages { 0 } else { -1 };
         // Synchronous in the kernel (the pages are gone when the write to /dev/fuse
         // returns), and dirty pages it holds come back as WRITEs first: off this task, so
         // those requests are served meanwhile.
-        tokio::task::spawn_blocking(move || notifier.inval_inode(ino, 0, 0))
+        tokio::task::spawn_blocking(move || notifier.inval_inode(ino, offset, 0))
             .await
             .map_err(|_| Errno::EIO)?
             .map_err(|e| {

@@ -1,11 +1,18 @@
 //! Mounting: the FUSE session on its own threads, and taking it down cleanly.
+//!
+//! As root the mount is a mount(2) of `/dev/fuse` done here, of type `fuse.pnfs` (what
+//! `findmnt -t fuse.pnfs`, `umount -t` and fstab name); otherwise fuser's `fusermount3`
+//! path (which names the subtype too). fuser's own direct mount would say `fuse`.
 
 use std::io;
-use std::path::Path;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use client::{Client, Node};
 use fuser::{Config, MountOption, SessionACL};
+use rustix::fs::{Mode, OFlags};
+use rustix::mount::{MountFlags, UnmountFlags};
 use tokio::runtime::Handle;
 
 use crate::fs::{PnfsFs, Shared};
@@ -14,13 +21,47 @@ use crate::options::MountOptions;
 /// fuser's threads: they only read the kernel's requests and hand them to tasks.
 const READERS: usize = 2;
 
+/// The file system type of a mount made here.
+const FS_TYPE: &str = "fuse.pnfs";
+
+/// How the mount is undone.
+enum Unmounter {
+    /// Mounted here: umount(2).
+    Own,
+    /// Mounted by fuser (fusermount3).
+    Fuser(fuser::SessionUnmounter),
+}
+
 /// A mounted file system: its session runs on its own threads until [`Mounted::unmount`]
 /// or an outside `umount`.
 pub struct Mounted {
     shared: Arc<Shared>,
-    unmounter: fuser::SessionUnmounter,
+    at: PathBuf,
+    unmounter: Unmounter,
     thread: Option<std::thread::JoinHandle<io::Result<()>>>,
     done: tokio::sync::watch::Receiver<bool>,
+}
+
+/// mount(2) of a new `/dev/fuse` connection at `at`: the kernel side of the session.
+fn mount_fuse(at: &Path, opts: &MountOptions) -> io::Result<OwnedFd> {
+    let fd = rustix::fs::open("/dev/fuse", OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())?;
+    let root_mode = rustix::fs::stat(at)?.st_mode & libc::S_IFMT;
+    let mut data = format!(
+        "fd={},rootmode={root_mode:o},user_id={},group_id={},default_permissions",
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        rustix::process::getuid().as_raw(),
+        rustix::process::getgid().as_raw(),
+    );
+    if opts.allow_other {
+        data.push_str(",allow_other");
+    }
+    let mut flags = MountFlags::NOSUID | MountFlags::NODEV;
+    if opts.read_only {
+        flags |= MountFlags::RDONLY;
+    }
+    let data = std::ffi::CString::new(data).map_err(io::Error::other)?;
+    rustix::mount::mount(opts.fsname.as_str(), at, FS_TYPE, flags, data.as_c_str())?;
+    Ok(fd)
 }
 
 /// Mounts `root` of `client`'s server at `mountpoint`. The kernel's requests are answered
@@ -44,17 +85,38 @@ pub fn mount(
     if opts.read_only {
         config.mount_options.push(MountOption::RO);
     }
-    if opts.allow_other {
-        config.acl = SessionACL::All;
-    }
+    let acl = if opts.allow_other {
+        SessionACL::All
+    } else {
+        SessionACL::Owner
+    };
+    config.acl = acl;
     config.n_threads = Some(READERS);
     let uid = opts
         .uid
         .unwrap_or_else(|| rustix::process::geteuid().as_raw());
+    let as_root = rustix::process::geteuid().is_root();
+    let own = if as_root {
+        Some(mount_fuse(mountpoint, &opts)?)
+    } else {
+        None
+    };
     let shared = Arc::new(Shared::new(client, root, opts, rt, uid));
-    let mut session = fuser::Session::new(PnfsFs(shared.clone()), mountpoint, &config)?;
+    let fs = PnfsFs(shared.clone());
+    let (mut session, unmounter) = match own {
+        Some(fd) => {
+            let session = fuser::Session::from_fd(fs, fd, acl, config).inspect_err(|_| {
+                let _ = rustix::mount::unmount(mountpoint, UnmountFlags::DETACH);
+            })?;
+            (session, None)
+        }
+        None => (fuser::Session::new(fs, mountpoint, &config)?, Some(())),
+    };
+    let unmounter = match unmounter {
+        Some(()) => Unmounter::Fuser(session.unmount_callable()),
+        None => Unmounter::Own,
+    };
     let _ = shared.notifier.set(session.notifier());
-    let unmounter = session.unmount_callable();
     let (tx, done) = tokio::sync::watch::channel(false);
     let thread = std::thread::Builder::new()
         .name("pnfs-fuse".into())
@@ -65,6 +127,7 @@ pub fn mount(
         })?;
     Ok(Mounted {
         shared,
+        at: mountpoint.to_path_buf(),
         unmounter,
         thread: Some(thread),
         done,
@@ -78,13 +141,36 @@ impl Mounted {
     }
 
     /// Sends and commits every open file's writes, unmounts (if still mounted), waits for
-    /// the session to end and closes what the kernel left open.
+    /// the session to end and closes what the kernel left open. A mount with files still
+    /// open (EBUSY) is detached (`umount -l`): gone from the namespace at once, and served
+    /// until the last of them closes, each close sending its writes.
     pub async fn unmount(mut self) -> io::Result<()> {
         self.shared.flush_all().await;
-        let mut unmounter = self.unmounter;
+        let unmounter = std::mem::replace(&mut self.unmounter, Unmounter::Own);
         let thread = self.thread.take();
+        let at = self.at.clone();
+        let ended = *self.done.borrow();
         let r = tokio::task::spawn_blocking(move || {
-            let u = unmounter.unmount();
+            let u = if ended {
+                Ok(())
+            } else {
+                match unmounter {
+                    Unmounter::Fuser(mut u) => u.unmount(),
+                    Unmounter::Own => {
+                        rustix::mount::unmount(&at, UnmountFlags::empty()).map_err(io::Error::from)
+                    }
+                }
+            };
+            let u = match u {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    tracing::warn!(
+                        "{}: busy (files open there): detached, and served until they close",
+                        at.display()
+                    );
+                    rustix::mount::unmount(&at, UnmountFlags::DETACH).map_err(io::Error::from)
+                }
+                r => r,
+            };
             let t = match thread {
                 Some(t) => t
                     .join()

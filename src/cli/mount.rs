@@ -74,9 +74,14 @@ pub(crate) async fn mount(clients: &mut Clients, a: &MountArgs) -> CmdResult {
         _ = term.recv() => {}
         _ = int.recv() => {}
     }
-    m.unmount()
-        .await
-        .map_err(|e| Failure::io(a.mountpoint.display(), &e))
+    // A busy mount is served until its files close; a second signal does not wait.
+    let unmount = m.unmount();
+    tokio::pin!(unmount);
+    tokio::select! {
+        r = &mut unmount => r.map_err(|e| Failure::io(a.mountpoint.display(), &e)),
+        _ = term.recv() => Err(Failure::other("a second signal: not waiting for the files open on the mount")),
+        _ = int.recv() => Err(Failure::other("a second signal: not waiting for the files open on the mount")),
+    }
 }
 
 /// Whether this process is the daemon a `--daemon` mount started.
@@ -124,9 +129,23 @@ pub(crate) fn daemonize(a: &MountArgs) -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    if let Some(i) = args.iter().position(|x| x == a.mountpoint.as_os_str()) {
-        args[i] = mountpoint.into_os_string();
+    // The daemon's command line, from what was parsed (this run may have been
+    // `mount.fuse.pnfs`'s, whose arguments are not `pnfs mount`'s).
+    let mut args: Vec<OsString> = vec!["mount".into(), a.url.clone().into(), mountpoint.into()];
+    for o in &a.options {
+        args.extend(["-o".into(), o.into()]);
+    }
+    if let Some(u) = a.common.uid {
+        args.extend(["--uid".into(), u.to_string().into()]);
+    }
+    if let Some(g) = a.common.gid {
+        args.extend(["--gid".into(), g.to_string().into()]);
+    }
+    if a.common.no_pnfs {
+        args.push("--no-pnfs".into());
+    }
+    if a.common.verbose {
+        args.push("-v".into());
     }
     let child = Command::new(exe)
         .args(args)

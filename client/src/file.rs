@@ -66,6 +66,10 @@ struct Data {
     cache: Blocks,
     /// The server open's `data_gen` the cache is good for.
     cache_gen: u64,
+    /// Where a sequential reader reads next (the end of the last read).
+    read_next: u64,
+    /// Blocks read ahead of a sequential reader (0 after a jump).
+    ahead: u64,
 }
 
 /// The shared state of one open (the client keeps a weak reference for reclaim).

@@ -534,9 +534,25 @@ async fn space_operations_need_a_file_open_for_writing_and_a_range() {
             "EBADF, as fallocate(2) on a read-only descriptor: {e}"
         );
     }
-    // SEEK needs no write access.
+    // SEEK needs no write access (lseek(2) works on any descriptor).
     assert_eq!(r.seek(0, Seek::Hole).await.unwrap(), Some(100));
     r.close().await.unwrap();
+    let w = c
+        .open(
+            "/f",
+            &OpenOptions {
+                read: false,
+                ..OpenOptions::read_write()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        w.seek(0, Seek::Data).await.unwrap(),
+        Some(0),
+        "nor read access"
+    );
+    w.close().await.unwrap();
     assert_eq!(c.stat("/f").await.unwrap().size, 100);
     c.shutdown().await;
 }

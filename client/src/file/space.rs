@@ -120,7 +120,7 @@ impl File {
         let fh = &self.open.fh;
         let r = self
             .with_state(false, |s| {
-                let ops = vec![
+                let req = vec![
                     putfh(fh),
                     NfsArgop4::Seek(SeekArgs {
                         sa_stateid: s,
@@ -129,7 +129,7 @@ impl File {
                     }),
                 ];
                 async move {
-                    let r = self.client.run_v42(NfsOpnum4::OP_SEEK, ops).await?;
+                    let r = self.client.run_v42(NfsOpnum4::OP_SEEK, req).await?;
                     ops::find(&r, NfsOpnum4::OP_SEEK, |x| match x {
                         NfsResop4::Seek(SeekRes::Ok(ok)) => Some(*ok),
                         _ => None,
@@ -173,9 +173,9 @@ impl File {
         self.fsync().await?;
         let fh = &self.open.fh;
         self.with_state(true, |s| {
-            let ops = vec![putfh(fh), arg(s), ops::getattr()];
+            let req = vec![putfh(fh), arg(s), ops::getattr()];
             async move {
-                match self.client.run_v42(op, ops).await {
+                match self.client.run_v42(op, req).await {
                     Ok(r) => Ok(ops::attrs_of(&r)),
                     // Done; only the attributes after it are missing.
                     Err(Error::Nfs {

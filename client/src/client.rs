@@ -218,6 +218,29 @@ impl Client {
         self.inner.mds.compound(ops).await?.ok()
     }
 
+    /// Sends `ops` in minor version 2 (the NFSv4.2 operations: xattrs, ALLOCATE, SEEK, ...,
+    /// which a server may refuse in a 4.1 COMPOUND) and fails with the first error. A server
+    /// without NFSv4.2 answers the whole COMPOUND with NFS4ERR_MINOR_VERS_MISMATCH and no
+    /// results: the error then names `op`, the operation that could not be sent, not
+    /// SEQUENCE.
+    pub(crate) async fn run_v42(
+        &self,
+        op: NfsOpnum4,
+        ops: Vec<NfsArgop4>,
+    ) -> Result<Vec<NfsResop4>> {
+        let r = self.inner.mds.compound_minor(2, ops).await;
+        match r.and_then(|r| r.ok()) {
+            Err(Error::Nfs {
+                status: NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH,
+                ..
+            }) => Err(Error::Nfs {
+                op,
+                status: NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH,
+            }),
+            r => r,
+        }
+    }
+
     /// PUTROOTFH and LOOKUPs of `parts`.
     fn walk(parts: &[&str]) -> Vec<NfsArgop4> {
         let mut ops = vec![NfsArgop4::PutRootFh];

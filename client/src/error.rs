@@ -218,6 +218,9 @@ impl Error {
         match s {
             NfsStat4::NFS4ERR_PERM => 1,
             NfsStat4::NFS4ERR_NOENT => 2,
+            // SEEK at or past the end of the file (RFC 7862 section 15.11.3), as `lseek(2)`
+            // answers SEEK_DATA / SEEK_HOLE there.
+            NfsStat4::NFS4ERR_NXIO => 6,
             NfsStat4::NFS4ERR_ACCESS => 13,
             NfsStat4::NFS4ERR_EXIST => 17,
             NfsStat4::NFS4ERR_XDEV => 18,
@@ -283,6 +286,29 @@ mod tests {
         assert_eq!(nfs(NfsStat4::NFS4ERR_SERVERFAULT), 5);
         assert_eq!(Error::Invalid("x".into()).errno(), 22);
         assert_eq!(Error::Interrupted.errno(), 4);
+    }
+
+    #[test]
+    fn space_and_seek_errors_map_as_fallocate_and_lseek_answer() {
+        assert_eq!(nfs(NfsStat4::NFS4ERR_NXIO), 6, "ENXIO");
+        assert_eq!(nfs(NfsStat4::NFS4ERR_FBIG), 27, "EFBIG");
+        assert_eq!(nfs(NfsStat4::NFS4ERR_NOSPC), 28, "ENOSPC");
+        assert_eq!(nfs(NfsStat4::NFS4ERR_DQUOT), 122, "EDQUOT");
+        // Opened without write access: EBADF, as fallocate(2) on such a descriptor.
+        assert_eq!(nfs(NfsStat4::NFS4ERR_OPENMODE), 9, "EBADF");
+        // A server without ALLOCATE, DEALLOCATE or SEEK, or without NFSv4.2.
+        for s in [
+            NfsStat4::NFS4ERR_NOTSUPP,
+            NfsStat4::NFS4ERR_OP_ILLEGAL,
+            NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH,
+        ] {
+            let e = Error::Nfs {
+                op: NfsOpnum4::OP_ALLOCATE,
+                status: s,
+            };
+            assert!(e.is_unsupported(), "{s}");
+            assert_eq!(e.errno(), 95, "{s}: EOPNOTSUPP");
+        }
     }
 
     #[test]

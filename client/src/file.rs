@@ -11,7 +11,7 @@
 //! the read cache of the last one closed (see `deleg.rs`).
 //!
 //! This file holds the open file and its state; reading is in `read`, writing and COMMIT in
-//! `write`, byte-range locks in `locks`.
+//! `write`, byte-range locks in `locks`, ALLOCATE, DEALLOCATE and SEEK in `space`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,9 +30,12 @@ use crate::session::{nfs_err, Endpoint};
 
 mod locks;
 mod read;
+mod space;
 #[cfg(test)]
 mod tests;
 mod write;
+
+pub use space::Seek;
 
 /// Bytes of one cached read block (also the read-ahead of a small read).
 const BLOCK: u64 = 1 << 20;
@@ -229,17 +232,22 @@ impl File {
             .client
             .run(vec![putfh(&self.open.fh), ops::getattr()])
             .await?;
-        let mut m =
-            ops::attrs_of(&r).ok_or_else(|| self.client.protocol("GETATTR without a type"))?;
+        let m = ops::attrs_of(&r).ok_or_else(|| self.client.protocol("GETATTR without a type"))?;
+        Ok(self.took_attrs(m, self.has_pending()))
+    }
+
+    /// Attributes fresh from the server become the file's: cached for the client, and the
+    /// open's (a new change attribute makes read caches stale). While writes of this File
+    /// are on their way (`pending`), the size stays this client's when larger.
+    fn took_attrs(&self, mut m: Metadata, pending: bool) -> Metadata {
         self.client.inner.remember_attrs(&self.open.fh, &m);
-        let pending = self.has_pending();
         let mut st = self.open.server.st();
         if pending {
             m.size = m.size.max(st.meta.size);
         }
         st.saw_change(m.change);
         st.meta = m.clone();
-        Ok(m)
+        m
     }
 
     fn has_pending(&self) -> bool {
@@ -256,22 +264,26 @@ impl File {
     /// before taking this File's data lock: a File never waits for another's lock while
     /// holding its own. A sibling's failure is its own to report (at its flush).
     pub(crate) async fn flush_siblings(&self) {
-        if self.open.server.st().users < 2 {
-            return;
-        }
-        let siblings = self
-            .client
-            .inner
-            .open_files()
-            .into_iter()
-            .filter(|f| f.id != self.open.id && Arc::ptr_eq(&f.server, &self.open.server));
-        for f in siblings {
-            let sibling = File::new(self.client.clone(), f);
+        for sibling in self.siblings() {
             let mut d = sibling.open.data.lock().await;
             if let Err(e) = sibling.send_dirty(&mut d).await {
                 tracing::debug!(path = %self.open.path, "a sibling's writes before a read: {e}");
             }
         }
+    }
+
+    /// This client's other Files of the file (sharing its server open).
+    pub(crate) fn siblings(&self) -> Vec<File> {
+        if self.open.server.st().users < 2 {
+            return Vec::new();
+        }
+        self.client
+            .inner
+            .open_files()
+            .into_iter()
+            .filter(|f| f.id != self.open.id && Arc::ptr_eq(&f.server, &self.open.server))
+            .map(|f| File::new(self.client.clone(), f))
+            .collect()
     }
 
     /// The server changed the file's bytes (a server-side copy into it) up to `end`: the
@@ -357,11 +369,20 @@ fn overlaps(dirty: &[(u64, Bytes)], offset: u64, len: u64) -> bool {
         .any(|(o, d)| *o < end && o + d.len() as u64 > offset)
 }
 
+/// Drops the cached blocks holding bytes of `start..end`. Visits the cached blocks of the
+/// range only, not every block number in it: a range may be as long as the largest file
+/// (a DEALLOCATE to the end).
 fn drop_cached(d: &mut Data, start: u64, end: u64) {
     if d.cache.map.is_empty() || end <= start {
         return;
     }
-    for b in start / BLOCK..=(end - 1) / BLOCK {
+    let gone: Vec<u64> = d
+        .cache
+        .map
+        .range(start / BLOCK..=(end - 1) / BLOCK)
+        .map(|(b, _)| *b)
+        .collect();
+    for b in gone {
         if let Some(x) = d.cache.map.remove(&b) {
             d.cache.bytes -= x.len();
         }

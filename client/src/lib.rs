@@ -38,6 +38,11 @@
 //!   server (between its data servers); asynchronous copies end with CB_OFFLOAD, or are
 //!   followed with OFFLOAD_STATUS when it does not come. [`Error::is_no_server_copy`] says
 //!   when the server cannot, so the caller copies through the client instead.
+//! - Space and holes (NFSv4.2, RFC 7862), what `fallocate(2)` and `lseek(2)` need:
+//!   [`File::allocate`] (ALLOCATE: reserve, grow), [`File::deallocate`] (DEALLOCATE: punch a
+//!   hole, size kept), [`File::seek`] (SEEK for [`Seek::Data`] or [`Seek::Hole`]). This
+//!   client's writes land first; a server without them answers EOPNOTSUPP
+//!   ([`Error::is_unsupported`]).
 //! - Close-to-open: open fetches fresh attributes, close makes everything stable.
 //! - Delegations (RFC 8881 section 10.4): while the server lets this client alone cache a
 //!   file, re-opens and closes of it send nothing, its attributes and read cache need no
@@ -90,6 +95,6 @@ pub use client::{
 };
 pub use copy::Copied;
 pub use error::{Error, Result};
-pub use file::File;
+pub use file::{File, Seek};
 pub use locks::{Conflict, Holder};
 pub use rpc::Credentials;

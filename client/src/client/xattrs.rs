@@ -47,9 +47,6 @@ const MAX_LIST_BYTES: usize = 1 << 20;
 /// more than [`MAX_LIST_BYTES`] leaves room for in practice).
 const MAX_LIST_PAGES: u32 = 10_000;
 
-/// The minor version the xattr operations are sent in (RFC 8276 section 3).
-const MINOR: u32 = 2;
-
 /// What SETXATTR may do with a name (`setxattr_option4`, RFC 8276 section 8.4.2), as
 /// `setxattr(2)`'s flags say it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -269,23 +266,6 @@ impl Client {
         let r = self.run_v42(opnum, vec![putfh(&node.fh), op]).await;
         self.inner.forget_attrs(&node.fh);
         r.map(drop)
-    }
-
-    /// Sends `ops` in minor version 2 and fails with the first error. A server without
-    /// NFSv4.2 answers the whole COMPOUND with NFS4ERR_MINOR_VERS_MISMATCH and no results:
-    /// the error then names `op`, the operation that could not be sent, not SEQUENCE.
-    async fn run_v42(&self, op: NfsOpnum4, ops: Vec<NfsArgop4>) -> Result<Vec<NfsResop4>> {
-        let r = self.inner.mds.compound_minor(MINOR, ops).await;
-        match r.and_then(|r| r.ok()) {
-            Err(Error::Nfs {
-                status: NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH,
-                ..
-            }) => Err(Error::Nfs {
-                op,
-                status: NfsStat4::NFS4ERR_MINOR_VERS_MISMATCH,
-            }),
-            r => r,
-        }
     }
 }
 

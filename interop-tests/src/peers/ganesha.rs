@@ -134,6 +134,9 @@ impl Default for GaneshaOptions {
 ///   and GETXATTR, SETXATTR, LISTXATTRS and REMOVEXATTR are NFS4ERR_NOTSUPP everywhere
 ///   (`tests/client_ganesha.rs`). A SETXATTR value of 8 KiB or more does not get that far:
 ///   the whole COMPOUND is GARBAGE_ARGS (its decoder's bound on `xattrvalue4`).
+/// - ALLOCATE, DEALLOCATE and SEEK (RFC 7862) work on the VFS export, as `fallocate(2)` and
+///   `lseek(2)` of the host file: space used on the host, holes punched, SEEK answering the
+///   host file system's extents (`tests/client_ganesha.rs`).
 /// - The VFS FSAL needs root and a file system with file handles (`name_to_handle_at`):
 ///   ext4, xfs, btrfs and tmpfs have them; an overlayfs without `nfs_export=on` does not.
 /// - Small: about 8 MB resident and 11 threads per instance, ready in about 50 ms.

@@ -550,7 +550,7 @@ report_mountstats() {
 # --- 11. pNFS (PNFS_CHECKS=1: our server handing out file layouts) -----------------------------
 
 # The data server directories of the all-in-one server (`pnfs server` in /srv, default config).
-DS_DIRS="/srv/pnfs-data/ds1 /srv/pnfs-data/ds2 /srv/pnfs-data/ds3"
+DS_DIRS=${DS_DIRS:-/srv/pnfs-data/ds1 /srv/pnfs-data/ds2 /srv/pnfs-data/ds3}
 
 # A 96 MiB file striped with a 1 MiB unit over three data servers leaves 32 MiB in one object on
 # each (dense packing), and both clients read it back intact through their layouts (client 2

@@ -9,7 +9,14 @@
 #   WORKLOAD END
 #
 # Environment: M and C2M (the mounts), SERVER (pnfs or ganesha), PNFS (the pnfs binary),
-# SRC (a scratch directory off the mounts), ONLY=<regex> (run only the matching checks).
+# SRC (a scratch directory off the mounts), DS_DIRS (our server's data server directories,
+# where fallocate_grow finds the objects), ONLY=<regex> (run only the matching checks).
+#
+# Left out of the guest's list: `sync` (sync(2) reaches no FUSE file system's dirty data:
+# the kernel sends FUSE no syncfs, so only fsync and close flush), the mountstats and pNFS
+# layout checks (the kernel client's statistics; the test reads the mount's own counters
+# instead), CLONE (FUSE has no remap_file_range), and fallocate_keeps_layout (the guest's
+# counters page).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 H=$here/../guest
@@ -198,6 +205,31 @@ PY
     echo "removed in $((($(date +%s%N) - t) / 1000000)) ms"
 }
 
+# copy_file_range of 16 MiB within the mount: the server copies (COPY; a server that cannot
+# leaves it to the kernel, which copies through the page cache), the copy reads back whole.
+copy_file_range_16MiB() {
+    mkdir -p "$M/copy"
+    head -c 16777216 /dev/urandom >"$SRC/copy"
+    cp "$SRC/copy" "$M/copy/src"
+    python3 - "$M/copy/src" "$M/copy/dst" <<'PY'
+import os, sys
+src, dst = sys.argv[1:3]
+fi = os.open(src, os.O_RDONLY)
+fo = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+left = os.fstat(fi).st_size
+while left:
+    n = os.copy_file_range(fi, fo, left)
+    if n == 0:
+        sys.exit("copy_file_range stopped early")
+    left -= n
+os.close(fo)
+os.close(fi)
+PY
+    drop_caches
+    expect_eq "sha256 of the copy" "$(sha "$M/copy/dst")" "$(sha "$SRC/copy")"
+    expect_eq "client 2 reads the copy" "$(c2 sha256sum "$C2M/copy/dst" | cut -d' ' -f1)" "$(sha "$SRC/copy")"
+}
+
 statfs_check() {
     local total
     total=$(df -P -k "$M" | awk 'NR == 2 { print $2 }')
@@ -208,7 +240,7 @@ statfs_check() {
 # --- the suite ---------------------------------------------------------------------------------
 
 export -f $(compgen -A function)
-export M C2M H SRC C2PID TAR_ROOT TAR_DIRS PNFS SERVER
+export M C2M H SRC C2PID TAR_ROOT TAR_DIRS PNFS SERVER DS_DIRS
 
 check write_read_0B write_read 0
 check write_read_1B write_read 1
@@ -238,6 +270,10 @@ check fio_randwrite_verify_64MiB fio_verify
 check tar_extract_diff tar_tree
 check odirect_dd_1MiB_plus_1 odirect_dd $(((1 << 20) + 1))
 check odirect_pread_eof_1MiB_plus_1 odirect_pread $(((1 << 20) + 1))
+check fallocate_grow fallocate_grow
+check fallocate_punch_hole fallocate_punch
+check seek_data_hole seek_data_hole
+check copy_file_range_16MiB copy_file_range_16MiB
 check user_xattrs user_xattrs
 check mmap_read_write mmap_read_write
 check locks_released_on_exit locks_released_on_exit

@@ -181,9 +181,20 @@ pub fn counter(log: &str, label: &str) -> Option<u64> {
 }
 
 /// Runs `host/mount-workload.sh` with client 1 on `c1` and client 2 on `c2` (two mounts of
-/// one server), `server` naming it (`pnfs`, `ganesha`); its lines go to stderr as they come
+/// one server), `server` naming it (`pnfs`, `ganesha`), `ds_dirs` our server's data
+/// server directories (none for another server); its lines go to stderr as they come
 /// (the test's log), and are parsed into the guest suite's [`Report`].
-pub fn run_mount_workload(c1: &Path, c2: &Path, server: &str, only: Option<&str>) -> Report {
+pub fn run_mount_workload(
+    c1: &Path,
+    c2: &Path,
+    server: &str,
+    ds_dirs: &[PathBuf],
+    only: Option<&str>,
+) -> Report {
+    // The checks keep scratch files at fixed paths in /tmp (they were written for a guest
+    // of their own): one workload at a time in this process.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("host/mount-workload.sh");
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let binary = pnfs_binary().expect("the pnfs binary");
@@ -196,6 +207,14 @@ pub fn run_mount_workload(c1: &Path, c2: &Path, server: &str, only: Option<&str>
         .env("PNFS", binary)
         .env("SRC", scratch.path())
         .env("ONLY", only.unwrap_or(""))
+        .env(
+            "DS_DIRS",
+            ds_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

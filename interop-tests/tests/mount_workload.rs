@@ -49,7 +49,8 @@ fn the_workload_passes_on_two_mounts_of_pnfs_server() {
     let url = format!("nfs://{}/", server.mds_addr());
     let c1 = FuseMount::start(&url, "").expect("mount 1");
     let c2 = FuseMount::start(&url, "").expect("mount 2");
-    let r = run_mount_workload(c1.path(), c2.path(), "pnfs", only().as_deref());
+    let ds_dirs: Vec<_> = (1..=3).map(|id| server.ds_data_dir(id)).collect();
+    let r = run_mount_workload(c1.path(), c2.path(), "pnfs", &ds_dirs, only().as_deref());
     let (s1, log1) = c1.unmount();
     let (s2, log2) = c2.unmount();
     assert_all_passed("pnfs mount of pnfs server", &r);
@@ -71,6 +72,9 @@ fn the_workload_passes_on_two_mounts_of_pnfs_server() {
     eprintln!("mount 1 wrote {ds} B to the data servers and {mds} B through the MDS");
     assert!(ds >= 128 * MIB, "data servers got {ds} B: {log1}");
     assert!(mds * 100 <= ds, "the MDS got {mds} B of writes: {log1}");
+    // copy_file_range went to the server (COPY), not through the client.
+    let copies = counter(&log1, "server-side copies").expect("counters of mount 1");
+    assert!(copies >= 1, "no server-side copy: {log1}");
 }
 
 #[test]
@@ -84,7 +88,7 @@ fn the_workload_passes_on_two_mounts_of_ganesha() {
     let url = format!("nfs://{}{}", g.addr(), g.pseudo_path());
     let c1 = FuseMount::start(&url, "").expect("mount 1");
     let c2 = FuseMount::start(&url, "").expect("mount 2");
-    let r = run_mount_workload(c1.path(), c2.path(), "ganesha", only().as_deref());
+    let r = run_mount_workload(c1.path(), c2.path(), "ganesha", &[], only().as_deref());
     let (s1, log1) = c1.unmount();
     let (s2, log2) = c2.unmount();
     assert_all_passed("pnfs mount of nfs-ganesha", &r);

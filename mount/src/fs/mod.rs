@@ -6,8 +6,9 @@
 //! parallel requests (reads ahead, writes of several files, lookups) run in parallel.
 //!
 //! The operations live by concern: attributes in `attrs`, names in `names`, open files and
-//! their I/O in `files`, directories in `dirs`, extended attributes in `xattrs`, the
-//! revalidate ioctl in `revalidate`.
+//! their I/O in `files`, space (fallocate, SEEK_DATA/HOLE, copy_file_range) in `space`,
+//! directories in `dirs`, locks in `locks`, extended attributes in `xattrs`, the revalidate
+//! ioctl in `revalidate`.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -22,8 +23,8 @@ use client::{Client, FileType as Kind, Metadata, Node};
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Generation, INodeNo, InitFlags, KernelConfig, LockOwner,
     Notifier, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
-    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyLock, ReplyOpen, ReplyStatfs,
-    ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyLock, ReplyLseek, ReplyOpen,
+    ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 use tokio::runtime::Handle;
 use tracing::Instrument;
@@ -37,6 +38,7 @@ mod files;
 mod locks;
 mod names;
 mod revalidate;
+mod space;
 mod xattrs;
 
 pub(crate) use files::Open;
@@ -590,6 +592,62 @@ impl fuser::Filesystem for PnfsFs {
                 .setlk(fh, lock_owner.0, (start, end), typ, pid, sleep)
                 .await;
             answer_empty(r, reply)
+        });
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        self.spawn("fallocate", ino, |s| async move {
+            answer_empty(s.fallocate(fh, offset, length, mode).await, reply)
+        });
+    }
+
+    fn lseek(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: i64,
+        whence: i32,
+        reply: ReplyLseek,
+    ) {
+        self.spawn("lseek", ino, |s| async move {
+            match s.lseek(fh, offset, whence).await {
+                Ok(at) => reply.offset(at),
+                Err(e) => reply.error(e),
+            }
+        });
+    }
+
+    fn copy_file_range(
+        &self,
+        _req: &Request,
+        ino_in: INodeNo,
+        fh_in: FileHandle,
+        offset_in: u64,
+        _ino_out: INodeNo,
+        fh_out: FileHandle,
+        offset_out: u64,
+        len: u64,
+        _flags: fuser::CopyFileRangeFlags,
+        reply: ReplyWrite,
+    ) {
+        self.spawn("copy_file_range", ino_in, |s| async move {
+            match s
+                .copy_range((fh_in, offset_in), (fh_out, offset_out), len)
+                .await
+            {
+                Ok(n) => reply.written(n),
+                Err(e) => reply.error(e),
+            }
         });
     }
 

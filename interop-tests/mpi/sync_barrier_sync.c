@@ -19,7 +19,10 @@
  *                    (opened once with open(2): ROMIO does not hand out its own; the mount
  *                    revalidates the file under every open of it)
  *             sync:  all call MPI_File_sync again (the standard recipe's second sync; the
- *                    mount option fsync_revalidate is what makes it drop caches)
+ *                    mount option fsync_revalidate is what makes it drop caches, if the
+ *                    MPI calls fsync there: see fsync() below)
+ *             fsync: rank 1 calls fsync(2) on a descriptor of its own, as an MPI_File_sync
+ *                    that always calls fsync would (what fsync_revalidate acts on)
  *             none:  nothing (the check that staleness is visible at all)
  *     rank 1: MPI_File_read_at(block), compared with round r's content
  *     all:    MPI_Barrier            (rank 0 does not write round r+1 before rank 1 read r)
@@ -51,7 +54,7 @@
 /* How many stale rounds are printed one by one. */
 #define SHOW_STALE 5
 
-enum mode { MODE_IOCTL, MODE_SYNC, MODE_NONE };
+enum mode { MODE_IOCTL, MODE_SYNC, MODE_FSYNC, MODE_NONE };
 
 static int rank = -1;
 
@@ -152,7 +155,7 @@ int main(int argc, char **argv)
     int size = 0;
     CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     if (argc != 5 || size != 2)
-        die("usage: mpiexec -n 2 %s ioctl|sync|none ROUNDS PATH_OF_RANK0 PATH_OF_RANK1 "
+        die("usage: mpiexec -n 2 %s ioctl|sync|fsync|none ROUNDS PATH_OF_RANK0 PATH_OF_RANK1 "
             "(got %d args, %d ranks)",
             argv[0], argc - 1, size);
     enum mode mode;
@@ -160,10 +163,12 @@ int main(int argc, char **argv)
         mode = MODE_IOCTL;
     else if (strcmp(argv[1], "sync") == 0)
         mode = MODE_SYNC;
+    else if (strcmp(argv[1], "fsync") == 0)
+        mode = MODE_FSYNC;
     else if (strcmp(argv[1], "none") == 0)
         mode = MODE_NONE;
     else
-        die("unknown mode %s (ioctl, sync, none)", argv[1]);
+        die("unknown mode %s (ioctl, sync, fsync, none)", argv[1]);
     char *end = NULL;
     long rounds = strtol(argv[2], &end, 10);
     if (*argv[2] == '\0' || *end != '\0' || rounds < 1 || rounds > 1000000)
@@ -203,7 +208,7 @@ int main(int argc, char **argv)
                     "close-to-open failed",
                     b, holds_round(buf, b, scratch));
         }
-        if (mode == MODE_IOCTL) {
+        if (mode == MODE_IOCTL || mode == MODE_FSYNC) {
             fd = open(path, O_RDONLY);
             if (fd < 0)
                 die("open %s: %s", path, strerror(errno));
@@ -226,6 +231,8 @@ int main(int argc, char **argv)
             if (mode == MODE_IOCTL && ioctl(fd, PNFS_IOC_REVALIDATE) != 0)
                 die("ioctl(PNFS_IOC_REVALIDATE) on %s in round %u: %s", path, r,
                     strerror(errno));
+            if (mode == MODE_FSYNC && fsync(fd) != 0)
+                die("fsync of %s in round %u: %s", path, r, strerror(errno));
             read_block(fh, b, buf);
             fill(want, r, b);
             if (memcmp(buf, want, BLOCK) != 0) {

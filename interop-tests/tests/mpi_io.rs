@@ -115,8 +115,10 @@ struct Outcome {
 fn run(exe: &Path, mode: &str, p0: &Path, p1: &Path) -> Outcome {
     let mut cmd = Command::new(mpiexec());
     if open_mpi() {
-        // Open MPI refuses root without this, and counts slots by cores.
-        cmd.args(["--allow-run-as-root", "--oversubscribe"]);
+        // Open MPI refuses root without this, and counts slots by cores; its own MPI-IO
+        // (OMPIO) knows no `ufs:` prefix, its ROMIO does.
+        cmd.args(["--allow-run-as-root", "--oversubscribe"])
+            .env("OMPI_MCA_io", "romio321");
     }
     cmd.args(["-n", "2"])
         .arg(exe)
@@ -199,7 +201,11 @@ fn open_mpi() -> bool {
     Command::new(mpiexec())
         .arg("--version")
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("Open MPI"))
+        .is_ok_and(|o| {
+            let v = String::from_utf8_lossy(&o.stdout);
+            // `mpiexec (OpenRTE) 4.1.4`; later versions say `(Open MPI)`.
+            v.contains("OpenRTE") || v.contains("Open MPI")
+        })
 }
 
 fn report(label: &str, o: &Outcome) {

@@ -60,11 +60,12 @@ static int rank = -1;
 
 /*
  * fsync(2) as MPI-IO calls it, counted. `-o fsync_revalidate` can only act on a rank whose
- * MPI_File_sync reaches the file system as an fsync, and ROMIO skips the fsync on a rank that
- * wrote nothing since its last sync (ADIOI_GEN_Flush tests fd->dirty_write), which is the
- * reader here. The count tells the caller whether that happened, rather than it guessing
- * from the MPI's version. (This definition interposes on libc's for the MPI library too:
- * the executable comes first in symbol lookup; the real one is called either way.)
+ * MPI_File_sync reaches the file system as an fsync, and mpich 4.0's ROMIO skips the fsync
+ * on a rank that wrote nothing since its last sync (ADIOI_GEN_Flush tests fd->dirty_write),
+ * which is the reader here; ROMIO 3.2 (Open MPI 4.1's) does not skip it. The count tells
+ * the caller which case it ran in, rather than it guessing from the MPI's version. (This
+ * definition interposes on libc's for the MPI library too: the executable comes first in
+ * symbol lookup; the real one is called either way.)
  */
 static long fsyncs;
 

@@ -32,6 +32,8 @@ dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
 # `pnfs mount`'s tests (tests/mount.rs): fusermount3 unmounts as users do (as root the mount
 # itself is a direct mount(2) of /dev/fuse, no helper and no libfuse).
 command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
+# The MPI-IO check on two mounts (interop-tests/tests/mpi_io.rs): mpicc and mpiexec (hydra).
+command -v mpicc >/dev/null 2>&1 || missing+=(mpich libmpich-dev)
 if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -45,6 +47,7 @@ export PNFS_REQUIRE_TSHARK=1
 export PNFS_REQUIRE_INTEROP=1
 export PNFS_REQUIRE_GANESHA=1
 export PNFS_REQUIRE_FUSE=1
+export PNFS_REQUIRE_MPI=1
 
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [[ "$fuzz_seconds" != 0 ]] && ! cargo fuzz --version >/dev/null 2>&1; then

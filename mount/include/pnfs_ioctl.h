@@ -11,7 +11,10 @@
  *     both:   MPI_Barrier();
  *     reader: ioctl(fd, PNFS_IOC_REVALIDATE); read();
  * or mount with `-o fsync_revalidate`, under which fsync() also revalidates, so an
- * unmodified ROMIO (MPI_File_sync calls fsync) gets these semantics.
+ * unmodified MPI_File_sync gets these semantics where it calls fsync on the reading rank.
+ * ROMIO 3.2 (Open MPI 4.1's) does. mpich 4.0's ROMIO does not: it skips the fsync on a
+ * rank that wrote nothing since its last sync, so the reader's MPI_File_sync never reaches
+ * the mount; there, use the ioctl. (interop-tests/tests/mpi_io.rs measures both.)
  *
  * Returns 0, or -1 with errno: EBADF (not a file open on the mount), ENOTTY (not a
  * `pnfs mount`), or the errno of the failed NFS call (EIO, ESTALE, ...).

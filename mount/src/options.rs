@@ -34,7 +34,9 @@ pub struct MountOptions {
     /// leaves the cache: for files this mount alone writes.
     pub writeback_cache: bool,
     /// fsync(2) also revalidates the file (`fsync_revalidate`): MPI-IO's `MPI_File_sync`
-    /// (ROMIO calls fsync) then shows other ranks' synced writes, with no `noac`.
+    /// then shows other ranks' synced writes, with no `noac`, where it calls fsync on the
+    /// reading rank: ROMIO 3.2 (Open MPI 4.1's) does, mpich 4.0's ROMIO skips it on a rank
+    /// that wrote nothing since its last sync (the revalidate ioctl works there).
     pub fsync_revalidate: bool,
     /// Where a daemon's log goes (`log=FILE`); none by default.
     pub log: Option<PathBuf>,

@@ -15,8 +15,9 @@
 //!   counts the reader's fsync calls, and the test says which case it saw.
 //!
 //! Skips, saying why, without `mpicc`/`mpiexec` or FUSE, unless `PNFS_REQUIRE_MPI` (and
-//! `PNFS_REQUIRE_FUSE`) are set, as `scripts/test.sh` sets them after installing mpich.
-//! `PNFS_MPICC` and `PNFS_MPIEXEC` name another MPI's tools (`mpicc.openmpi`, ...).
+//! `PNFS_REQUIRE_FUSE`) are set, as `scripts/test.sh` sets them after installing Open MPI.
+//! `PNFS_MPICC` and `PNFS_MPIEXEC` name the MPI's tools (the test command: `mpicc.openmpi`,
+//! `mpiexec.openmpi`; default `mpicc`, `mpiexec`).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -54,7 +55,7 @@ fn mpi_unavailable_reason() -> Option<String> {
             .status();
         if !found.is_ok_and(|s| s.success()) {
             return Some(format!(
-                "no working {tool} (apt-get install mpich libmpich-dev)"
+                "no working {tool} (apt-get install openmpi-bin libopenmpi-dev, or mpich libmpich-dev)"
             ));
         }
     }

@@ -109,12 +109,26 @@ fn sigterm(child: &Child) {
         .success());
 }
 
-/// A mount point in a fresh temporary directory.
-fn mount_point() -> (tempfile::TempDir, PathBuf) {
+/// A mount point in a fresh temporary directory, detached (`umount -l`, which ends its
+/// mount process) when the test ends, failed or not.
+struct MountPoint {
+    base: tempfile::TempDir,
+    at: PathBuf,
+}
+
+impl Drop for MountPoint {
+    fn drop(&mut self) {
+        if mounted(&self.at) {
+            let _ = Command::new("umount").arg("-l").arg(&self.at).status();
+        }
+    }
+}
+
+fn mount_point() -> MountPoint {
     let base = tempfile::tempdir().unwrap();
-    let mnt = base.path().join("mnt");
-    fs::create_dir(&mnt).unwrap();
-    (base, mnt)
+    let at = base.path().join("mnt");
+    fs::create_dir(&at).unwrap();
+    MountPoint { base, at }
 }
 
 #[test]
@@ -123,7 +137,8 @@ fn the_mount_answers_errnos_and_open_flags_as_posix_says() {
         return;
     }
     let server = Server::start();
-    let (base, mnt) = mount_point();
+    let mp = mount_point();
+    let (base, mnt) = (&mp.base, mp.at.clone());
     let log = base.path().join("mount.log");
     let child = start_mount(&server.url("/"), &mnt, &log);
 
@@ -227,7 +242,8 @@ fn sigterm_commits_a_file_left_open_and_serves_it_until_it_closes() {
         return;
     }
     let server = Server::start();
-    let (base, mnt) = mount_point();
+    let mp = mount_point();
+    let (base, mnt) = (&mp.base, mp.at.clone());
     let log = base.path().join("mount.log");
     let child = start_mount(&server.url("/"), &mnt, &log);
 
@@ -265,7 +281,8 @@ fn umount_fusermount3_and_daemon_mounts_end_cleanly() {
     let server = Server::start();
     fs::write(server.local("x"), b"on the server").unwrap();
     ok(&["put", path_str(&server.local("x")), &server.url("/x")]);
-    let (base, mnt) = mount_point();
+    let mp = mount_point();
+    let (base, mnt) = (&mp.base, mp.at.clone());
     let log = base.path().join("mount.log");
 
     // An outside umount ends the process (exit 0).
@@ -349,7 +366,8 @@ fn an_fstab_line_of_type_fuse_pnfs_mounts_through_mount_8() {
         return;
     }
     let server = Server::start();
-    let (base, mnt) = mount_point();
+    let mp = mount_point();
+    let (base, mnt) = (&mp.base, mp.at.clone());
     let _helper = Helper::install();
     let fstab = base.path().join("fstab");
     fs::write(

@@ -120,12 +120,33 @@ pub(crate) struct Delegation {
 }
 
 /// Cached read blocks (block number -> bytes) and their total size.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Blocks {
     /// The blocks.
     pub map: BTreeMap<u64, Bytes>,
     /// Their bytes.
     pub bytes: usize,
+    /// Changes at every removal (a clear, a write's range dropped), to a value never used
+    /// before: a fetch that started at another epoch may carry bytes a write replaced since,
+    /// and must not put them in.
+    pub epoch: u64,
+}
+
+/// Where [`Blocks`] epochs come from (unique in the process).
+static EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_epoch() -> u64 {
+    EPOCHS.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Default for Blocks {
+    fn default() -> Self {
+        Blocks {
+            map: BTreeMap::new(),
+            bytes: 0,
+            epoch: next_epoch(),
+        }
+    }
 }
 
 impl Blocks {
@@ -133,6 +154,45 @@ impl Blocks {
     pub(crate) fn clear(&mut self) {
         self.map.clear();
         self.bytes = 0;
+        self.epoch = next_epoch();
+    }
+
+    /// Drops the blocks `blocks` covers (a write's or a hole's range).
+    pub(crate) fn drop_range(&mut self, blocks: std::ops::RangeInclusive<u64>) {
+        self.epoch = next_epoch();
+        let gone: Vec<u64> = self.map.range(blocks).map(|(b, _)| *b).collect();
+        for b in gone {
+            if let Some(x) = self.map.remove(&b) {
+                self.bytes -= x.len();
+            }
+        }
+    }
+
+    /// Puts in blocks fetched when the cache was at `epoch` (nothing when it moved since),
+    /// keeping the cache within `limit` bytes: blocks before `keep_from` go first (behind
+    /// a sequential reader), then everything.
+    pub(crate) fn put(&mut self, epoch: u64, got: Vec<(u64, Bytes)>, limit: usize, keep_from: u64) {
+        if epoch != self.epoch {
+            return;
+        }
+        if self.bytes > limit {
+            let behind: Vec<u64> = self.map.range(..keep_from).map(|(b, _)| *b).collect();
+            for b in behind {
+                if let Some(x) = self.map.remove(&b) {
+                    self.bytes -= x.len();
+                }
+            }
+            if self.bytes > limit {
+                self.map.clear();
+                self.bytes = 0;
+            }
+        }
+        for (b, data) in got {
+            self.bytes += data.len();
+            if let Some(old) = self.map.insert(b, data) {
+                self.bytes -= old.len();
+            }
+        }
     }
 }
 

@@ -28,6 +28,7 @@ use crate::locks::LockOwner;
 use crate::ops::{self, putfh};
 use crate::session::{nfs_err, Endpoint};
 
+mod behind;
 mod locks;
 mod read;
 mod space;
@@ -73,6 +74,12 @@ struct Data {
     read_next: u64,
     /// Blocks read ahead of a sequential reader (0 after a jump).
     ahead: u64,
+    /// The send of buffered writes running in the background (`behind`).
+    behind: Option<behind::Behind>,
+    /// Why the last background send failed (its bytes are back in `dirty`).
+    behind_error: Option<Error>,
+    /// Blocks being fetched (by a read, or ahead of one).
+    fetching: read::Fetching,
 }
 
 /// The shared state of one open (the client keeps a weak reference for reclaim).
@@ -254,7 +261,7 @@ impl File {
         self.open
             .data
             .try_lock()
-            .map(|d| !d.dirty.is_empty() || !d.unstable.is_empty())
+            .map(|d| !d.dirty.is_empty() || !d.unstable.is_empty() || d.behind.is_some())
             .unwrap_or(true)
     }
 
@@ -265,7 +272,7 @@ impl File {
     /// holding its own. A sibling's failure is its own to report (at its flush).
     pub(crate) async fn flush_siblings(&self) {
         for sibling in self.siblings() {
-            let mut d = sibling.open.data.lock().await;
+            let mut d = sibling.data_settled().await;
             if let Err(e) = sibling.send_dirty(&mut d).await {
                 tracing::debug!(path = %self.open.path, "a sibling's writes before a read: {e}");
             }
@@ -290,7 +297,7 @@ impl File {
     /// read cache goes (this File's and, by the data generation, every other's), and the
     /// size grows to `end` when it ended before.
     pub(crate) async fn changed_by_server(&self, end: u64) {
-        let mut d = self.open.data.lock().await;
+        let mut d = self.data_settled().await;
         d.cache.clear();
         self.open.server.changed(Some(end), None, &mut d.cache_gen);
         self.client.inner.forget_attrs(&self.open.fh);
@@ -305,7 +312,7 @@ impl File {
     /// Sets the file's size (flushing buffered writes first).
     pub async fn set_len(&self, size: u64) -> Result<()> {
         self.fsync().await?;
-        let mut d = self.open.data.lock().await;
+        let mut d = self.data_settled().await;
         d.cache.clear();
         self.with_state(true, |s| self.client.setattr_size(&self.open.fh, s, size))
             .await?;
@@ -323,7 +330,7 @@ impl File {
             return Ok(self.open.server.st().meta.clone());
         }
         {
-            let mut d = self.open.data.lock().await;
+            let mut d = self.data_settled().await;
             self.send_dirty(&mut d).await?;
             d.cache.clear();
             d.cache_gen = self.open.server.st().data_gen;
@@ -346,7 +353,7 @@ impl File {
             tracing::debug!(path = %self.open.path, "releasing locks at close: {e}");
         }
         let cache = {
-            let mut d = self.open.data.lock().await;
+            let mut d = self.data_idle().await;
             (d.cache_gen, std::mem::take(&mut d.cache))
         };
         let inner = &self.client.inner;
@@ -373,20 +380,10 @@ fn overlaps(dirty: &[(u64, Bytes)], offset: u64, len: u64) -> bool {
 /// range only, not every block number in it: a range may be as long as the largest file
 /// (a DEALLOCATE to the end).
 fn drop_cached(d: &mut Data, start: u64, end: u64) {
-    if d.cache.map.is_empty() || end <= start {
+    if end <= start {
         return;
     }
-    let gone: Vec<u64> = d
-        .cache
-        .map
-        .range(start / BLOCK..=(end - 1) / BLOCK)
-        .map(|(b, _)| *b)
-        .collect();
-    for b in gone {
-        if let Some(x) = d.cache.map.remove(&b) {
-            d.cache.bytes -= x.len();
-        }
-    }
+    d.cache.drop_range(start / BLOCK..=(end - 1) / BLOCK);
 }
 
 /// A new write of `start..end` supersedes what earlier writes put there: cuts that range

@@ -28,6 +28,9 @@ pub struct MountOptions {
     pub write_back: Option<usize>,
     /// Read cache per open file (`read_cache=SIZE`).
     pub read_cache: Option<usize>,
+    /// The kernel's read-ahead on the mount (`read_ahead=SIZE`, default 4 MiB): how far
+    /// ahead of a sequential reader it asks (in requests of up to 1 MiB).
+    pub read_ahead: usize,
     /// The kernel's write-back cache (`writeback_cache`): small writes gather in the page
     /// cache. The kernel then keeps file sizes itself and no longer takes them from the
     /// server, so another client's appends and truncations stay unseen until the inode
@@ -55,6 +58,7 @@ impl Default for MountOptions {
             no_pnfs: false,
             write_back: None,
             read_cache: None,
+            read_ahead: 4 << 20,
             writeback_cache: false,
             fsync_revalidate: false,
             log: None,
@@ -126,6 +130,7 @@ impl MountOptions {
                 Some(("gid", v)) => self.gid = Some(id(o, v)?),
                 Some(("write_back", v)) => self.write_back = Some(size(o, v)?),
                 Some(("read_cache", v)) => self.read_cache = Some(size(o, v)?),
+                Some(("read_ahead", v)) => self.read_ahead = size(o, v)?,
                 Some(("log", v)) => self.log = Some(PathBuf::from(v)),
                 Some(("fsname", v)) => self.fsname = v.to_string(),
                 Some((k, _)) => return Err(format!("unknown mount option {k:?}")),

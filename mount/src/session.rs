@@ -64,6 +64,22 @@ fn mount_fuse(at: &Path, opts: &MountOptions) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
+/// Sets the kernel's read-ahead of the mount's bdi (`/sys/class/bdi/0:N/read_ahead_kb`):
+/// the kernel offers FUSE its default of 128 KiB at INIT, so a sequential read would reach
+/// the file system in 128 KiB requests, one or two at a time; with a few MiB it sends 1 MiB
+/// requests (max_pages), several in parallel. Root only; a failure is said, not fatal.
+fn set_read_ahead(at: &Path, bytes: usize) {
+    let dev = match rustix::fs::stat(at) {
+        Ok(st) => st.st_dev,
+        Err(e) => return tracing::debug!("read-ahead not set: {e}"),
+    };
+    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    let path = format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb");
+    if let Err(e) = std::fs::write(&path, (bytes / 1024).to_string()) {
+        tracing::info!("{path}: {e}: the kernel reads ahead 128 KiB on this mount");
+    }
+}
+
 /// Mounts `root` of `client`'s server at `mountpoint`. The kernel's requests are answered
 /// by tasks on `rt` (the client's runtime); the calling thread is not used after this
 /// returns, and may be one of `rt`'s.
@@ -125,6 +141,8 @@ pub fn mount(
             let _ = tx.send(true);
             r
         })?;
+    // (Once the session serves: finding the mount's device asks the file system.)
+    set_read_ahead(mountpoint, shared.opts.read_ahead);
     Ok(Mounted {
         shared,
         at: mountpoint.to_path_buf(),

@@ -21,6 +21,9 @@ pub struct ClientOptions {
     pub write_back: usize,
     /// Cached read bytes per open file before the cache is emptied.
     pub read_cache: usize,
+    /// Bytes sent and not known stable per open file past which they are COMMITted in the
+    /// background (and freed once stable), so a long write's memory stays bounded.
+    pub commit_every: usize,
     /// Ask the MDS for file layouts and do I/O straight to the data servers.
     pub pnfs: bool,
     /// RPCs in flight per data server.
@@ -56,6 +59,7 @@ impl Default for ClientOptions {
             attr_timeout: Duration::from_secs(3),
             write_back: 32 << 20,
             read_cache: 64 << 20,
+            commit_every: 128 << 20,
             pnfs: true,
             ds_in_flight: 8,
             io_size: 1 << 20,

@@ -1,100 +1,147 @@
-//! Reading a [`File`]: through the per-open block cache, with read-ahead for small reads,
-//! from the layout's data servers or the MDS.
+//! Reading a [`File`]: through the per-open block cache, from the layout's data servers or
+//! the MDS, with read-ahead for a sequential reader.
+//!
+//! The data lock is not held while blocks are fetched: concurrent reads of one File (a FUSE
+//! mount's kernel sends several) fetch different blocks in parallel, and a read that needs
+//! a block another is fetching waits for that fetch rather than asking again. A sequential
+//! reader's next blocks are fetched in the background (a window doubling up to
+//! [`READ_AHEAD`] blocks), so that its next reads find them cached while it consumes these.
+//! Fetched blocks go into the cache only if nothing was removed from it meanwhile (its
+//! epoch): a write's range dropped while they travelled may be newer than they are.
+
+use std::collections::BTreeMap;
+
+use tokio::sync::watch;
 
 use super::*;
 
-/// Most blocks a sequential reader's read fetches past what it asked for.
+/// Most blocks fetched ahead of a sequential reader.
 const READ_AHEAD: u64 = 8;
+
+/// Blocks being fetched, each with a receiver that closes when its fetch ends.
+pub(super) type Fetching = BTreeMap<u64, watch::Receiver<()>>;
 
 impl File {
     /// Reads up to `len` bytes at `offset` (fewer at the end of the file).
     pub async fn read_at(&self, offset: u64, len: u64) -> Result<Bytes> {
         self.flush_siblings().await;
-        let mut d = self.open.data.lock().await;
-        if overlaps(&d.dirty, offset, len) {
-            self.send_dirty(&mut d).await?;
-        }
-        // Another File of the file wrote, or the server showed a new change attribute:
-        // what this one cached is not the file's any more.
-        let gen = self.open.server.st().data_gen;
-        if d.cache_gen != gen {
-            d.cache.clear();
-            d.cache_gen = gen;
-        }
-        let size = self.size();
-        if offset >= size || len == 0 {
-            return Ok(Bytes::new());
-        }
-        let end = size.min(offset.saturating_add(len));
-        let first = offset / BLOCK;
-        let last = (end - 1) / BLOCK;
-        // Read-ahead: a reader going on where it stopped gets the next blocks fetched with
-        // these, in parallel over the data servers, in a window that doubles up to
-        // READ_AHEAD blocks (and starts again at a jump). A FUSE mount reads 1 MiB per
-        // request, one at a time per file: without this each request would wait for one
-        // data server.
-        d.ahead = if offset == d.read_next && offset > 0 {
-            (d.ahead * 2).clamp(1, READ_AHEAD)
-        } else {
-            0
-        };
-        d.read_next = end;
-        let ahead_end = (last + 1 + d.ahead).min(size.div_ceil(BLOCK));
-        let missing: Vec<u64> = (first..ahead_end)
-            .filter(|b| !d.cache.map.contains_key(b))
-            .collect();
-        let missing_now = missing.iter().any(|b| *b <= last);
-        if missing_now {
-            let ranges: Vec<(u64, u64)> = missing
-                .iter()
-                .map(|b| (b * BLOCK, BLOCK.min(size - b * BLOCK)))
+        let mut first_pass = true;
+        loop {
+            let mut d = self.data_clear_of(offset, offset.saturating_add(len)).await;
+            if overlaps(&d.dirty, offset, len) {
+                self.send_dirty(&mut d).await?;
+            }
+            // Another File of the file wrote, or the server showed a new change attribute:
+            // what this one cached is not the file's any more.
+            let gen = self.open.server.st().data_gen;
+            if d.cache_gen != gen {
+                d.cache.clear();
+                d.cache_gen = gen;
+            }
+            let size = self.size();
+            if offset >= size || len == 0 {
+                return Ok(Bytes::new());
+            }
+            let end = size.min(offset.saturating_add(len));
+            let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
+            if std::mem::take(&mut first_pass) {
+                d.ahead = if offset == d.read_next && offset > 0 {
+                    (d.ahead * 2).clamp(1, READ_AHEAD)
+                } else {
+                    0
+                };
+                d.read_next = end;
+                if d.ahead > 0 {
+                    let to = (last + 1 + d.ahead).min(size.div_ceil(BLOCK));
+                    self.fetch_behind(&mut d, last + 1..to, size);
+                }
+            }
+            if (first..=last).all(|b| d.cache.map.contains_key(&b)) {
+                return Ok(assemble(&d.cache.map, offset, end));
+            }
+            // A block another read is fetching: wait for it, then look again.
+            if let Some(rx) = (first..=last)
+                .filter(|b| !d.cache.map.contains_key(b))
+                .find_map(|b| d.fetching.get(&b).cloned())
+            {
+                drop(d);
+                let mut rx = rx;
+                let _ = rx.changed().await;
+                continue;
+            }
+            let missing: Vec<u64> = (first..=last)
+                .filter(|b| !d.cache.map.contains_key(b))
                 .collect();
-            let got = self.fetch(&ranges).await?;
-            if d.cache.bytes > self.client.inner.opts.read_cache {
-                // Blocks behind a sequential reader go first, then everything.
-                let behind: Vec<u64> = d.cache.map.range(..first).map(|(b, _)| *b).collect();
-                for b in behind {
-                    if let Some(x) = d.cache.map.remove(&b) {
-                        d.cache.bytes -= x.len();
-                    }
+            let (tx, rx) = watch::channel(());
+            for b in &missing {
+                d.fetching.insert(*b, rx.clone());
+            }
+            let epoch = d.cache.epoch;
+            drop(d);
+            let got = self.fetch_blocks(&missing, size).await;
+            let mut d = self.open.data.lock().await;
+            for b in &missing {
+                d.fetching.remove(b);
+            }
+            drop(tx);
+            let got = got?;
+            let mut blocks: BTreeMap<u64, Bytes> = (first..=last)
+                .filter_map(|b| d.cache.map.get(&b).map(|x| (b, x.clone())))
+                .collect();
+            blocks.extend(got.iter().cloned());
+            let limit = self.client.inner.opts.read_cache;
+            d.cache.put(epoch, got, limit, first);
+            return Ok(assemble(&blocks, offset, end));
+        }
+    }
+
+    /// The blocks `blocks` of a file of `size` bytes, fetched in parallel.
+    async fn fetch_blocks(&self, blocks: &[u64], size: u64) -> Result<Vec<(u64, Bytes)>> {
+        let ranges: Vec<(u64, u64)> = blocks
+            .iter()
+            .map(|b| (b * BLOCK, BLOCK.min(size - b * BLOCK)))
+            .collect();
+        let got = self.fetch(&ranges).await?;
+        Ok(blocks.iter().copied().zip(got).collect())
+    }
+
+    /// Starts fetching `blocks` (those not cached nor being fetched) in the background, for
+    /// the cache.
+    fn fetch_behind(&self, d: &mut Data, blocks: std::ops::Range<u64>, size: u64) {
+        let want: Vec<u64> = blocks
+            .filter(|b| !d.cache.map.contains_key(b) && !d.fetching.contains_key(b))
+            .collect();
+        if want.is_empty() {
+            return;
+        }
+        let (tx, rx) = watch::channel(());
+        for b in &want {
+            d.fetching.insert(*b, rx.clone());
+        }
+        let epoch = d.cache.epoch;
+        let file = File::new(self.client.clone(), self.open.clone());
+        tokio::spawn(async move {
+            let got = file.fetch_blocks(&want, size).await;
+            let mut d = file.open.data.lock().await;
+            for b in &want {
+                d.fetching.remove(b);
+            }
+            match got {
+                Ok(got) => {
+                    let limit = file.client.inner.opts.read_cache;
+                    let from = want
+                        .first()
+                        .copied()
+                        .unwrap_or(0)
+                        .saturating_sub(READ_AHEAD);
+                    d.cache.put(epoch, got, limit, from);
                 }
-                if d.cache.bytes > self.client.inner.opts.read_cache {
-                    d.cache.clear();
-                }
+                // The reader asks again, and meets the error then.
+                Err(e) => tracing::debug!(path = %file.open.path, "reading ahead: {e}"),
             }
-            for (b, data) in missing.into_iter().zip(got) {
-                d.cache.bytes += data.len();
-                d.cache.map.insert(b, data);
-            }
-        }
-        if first == last {
-            // Inside one cached block: a slice of it, not a copy.
-            let block = d.cache.map.get(&first).cloned().unwrap_or_default();
-            let (from, to) = (
-                (offset - first * BLOCK) as usize,
-                (end - first * BLOCK) as usize,
-            );
-            if to <= block.len() {
-                return Ok(block.slice(from..to));
-            }
-        }
-        let mut out = BytesMut::with_capacity((end - offset) as usize);
-        for b in first..=last {
-            let block = d.cache.map.get(&b).cloned().unwrap_or_default();
-            let bstart = b * BLOCK;
-            let from = offset.max(bstart) - bstart;
-            let to = (end.min(bstart + BLOCK) - bstart).min(block.len() as u64);
-            if from < to {
-                out.extend_from_slice(&block[from as usize..to as usize]);
-            }
-            let want = end.min(bstart + BLOCK) - offset.max(bstart);
-            let have = to.saturating_sub(from);
-            if have < want {
-                // A short block inside the file's size: a hole; zeros.
-                out.resize(out.len() + (want - have) as usize, 0);
-            }
-        }
-        Ok(out.freeze())
+            drop(d);
+            drop(tx);
+        });
     }
 
     /// Reads the whole file.
@@ -109,7 +156,7 @@ impl File {
     pub async fn read_list(&self, extents: &[(u64, u64)]) -> Result<Vec<Bytes>> {
         self.flush_siblings().await;
         {
-            let mut d = self.open.data.lock().await;
+            let mut d = self.data_settled().await;
             if extents.iter().any(|&(o, l)| overlaps(&d.dirty, o, l)) {
                 self.send_dirty(&mut d).await?;
             }
@@ -175,4 +222,36 @@ impl File {
         Counters::add(&self.client.inner.counters.mds_bytes_read, total);
         Ok(out)
     }
+}
+
+/// The bytes `offset..end` of the file from its blocks: a slice of one block, or the pieces
+/// copied together; a block shorter than [`BLOCK`] inside the range is a hole (zeros).
+fn assemble(blocks: &BTreeMap<u64, Bytes>, offset: u64, end: u64) -> Bytes {
+    let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
+    if first == last {
+        let block = blocks.get(&first).cloned().unwrap_or_default();
+        let (from, to) = (
+            (offset - first * BLOCK) as usize,
+            (end - first * BLOCK) as usize,
+        );
+        if to <= block.len() {
+            return block.slice(from..to);
+        }
+    }
+    let mut out = BytesMut::with_capacity((end - offset) as usize);
+    for b in first..=last {
+        let block = blocks.get(&b).cloned().unwrap_or_default();
+        let bstart = b * BLOCK;
+        let from = offset.max(bstart) - bstart;
+        let to = (end.min(bstart + BLOCK) - bstart).min(block.len() as u64);
+        if from < to {
+            out.extend_from_slice(&block[from as usize..to as usize]);
+        }
+        let want = end.min(bstart + BLOCK) - offset.max(bstart);
+        let have = to.saturating_sub(from);
+        if have < want {
+            out.resize(out.len() + (want - have) as usize, 0);
+        }
+    }
+    out.freeze()
 }

@@ -114,7 +114,7 @@ impl File {
     pub async fn seek(&self, offset: u64, what: Seek) -> Result<Option<u64>> {
         self.flush_siblings().await;
         {
-            let mut d = self.open.data.lock().await;
+            let mut d = self.data_settled().await;
             self.send_dirty(&mut d).await?;
         }
         let fh = &self.open.fh;
@@ -196,7 +196,7 @@ impl File {
     /// times moved; under a delegation [`File::metadata`] answers them), or forgotten.
     async fn space_changed(&self, offset: u64, len: u64, grows: bool, attrs: Option<Metadata>) {
         let end = offset.saturating_add(len);
-        let mut d = self.open.data.lock().await;
+        let mut d = self.data_settled().await;
         drop_cached(&mut d, offset, end);
         self.open
             .server

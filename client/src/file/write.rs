@@ -12,15 +12,30 @@ impl File {
         if data.is_empty() {
             return Ok(());
         }
-        let mut d = self.open.data.lock().await;
         let end = offset + data.len() as u64;
+        // Bytes of this range on their way in a background send land first: supersede then
+        // finds them among the sent ones.
+        let mut d = self.data_clear_of(offset, end).await;
         drop_cached(&mut d, offset, end);
         supersede(&mut d, offset, end);
         d.dirty_bytes += data.len();
         d.dirty.push((offset, data));
         self.wrote(&mut d, end);
         if d.dirty_bytes >= self.client.inner.opts.write_back {
-            self.send_dirty(&mut d).await?;
+            // Write-behind: the buffer goes out in the background while the caller goes on
+            // filling the next one; a caller that fills it before the send ends waits.
+            if d.behind.is_some() {
+                drop(d);
+                d = self.data_settled().await;
+            }
+            if d.dirty_bytes >= self.client.inner.opts.write_back {
+                if let Some(e) = d.behind_error.take() {
+                    // The last one failed and its bytes are back in the buffer: say so now
+                    // rather than let the buffer grow without end.
+                    return Err(e);
+                }
+                self.send_behind(&mut d);
+            }
         }
         Ok(())
     }
@@ -28,7 +43,7 @@ impl File {
     /// Writes a list of extents (offset, data) in one call: sent at once, as few COMPOUNDs
     /// per server as fit.
     pub async fn write_list(&self, extents: &[(u64, Bytes)]) -> Result<()> {
-        let mut d = self.open.data.lock().await;
+        let mut d = self.data_settled().await;
         for (o, data) in extents {
             if data.is_empty() {
                 continue;
@@ -52,52 +67,41 @@ impl File {
         self.open.server.changed(Some(end), None, &mut d.cache_gen);
     }
 
-    /// Sends the buffered writes UNSTABLE (through the layout, or the MDS). Writes made
-    /// under a write delegation the server has revoked since are dropped instead, with
-    /// [`Error::DataLost`]: another client may have changed the file (RFC 8881 section
-    /// 10.5.1).
+    /// Sends the buffered writes UNSTABLE (through the layout, or the MDS), holding the data
+    /// lock. Writes made under a write delegation the server has revoked since are dropped
+    /// instead, with [`Error::DataLost`]: another client may have changed the file (RFC 8881
+    /// section 10.5.1). The caller holds `d` from [`Self::data_settled`]: no background
+    /// send is running.
     pub(super) async fn send_dirty(&self, d: &mut Data) -> Result<()> {
-        if d.dirty.is_empty() {
-            d.dirty_epoch = None;
+        let Some((pieces, epoch)) = behind::take_dirty(d) else {
             return Ok(());
-        }
-        let pieces = coalesce(std::mem::take(&mut d.dirty), self.io_size());
-        d.dirty_bytes = 0;
-        let epoch = d.dirty_epoch;
-        let written = self
-            .with_state(true, |s| {
-                let lost = self.open.server.revoked_since(epoch);
-                let pieces = &pieces;
-                async move {
-                    if lost {
-                        return Err(Error::DataLost {
-                            path: self.open.path.clone(),
-                            bytes: pieces.iter().map(|p| p.1.len() as u64).sum(),
-                        });
-                    }
-                    self.send_writes(s, pieces, StableHow4::UNSTABLE4).await
+        };
+        let pieces = coalesce(pieces, self.io_size());
+        let written = self.send_pieces(&pieces, epoch).await;
+        behind::sent(d, pieces, epoch, written)
+    }
+
+    /// Sends `pieces` taken from the buffer (made when the delegation revocation count was
+    /// `epoch`): the server's answers, or [`Error::DataLost`] when a write delegation they
+    /// were made under has been revoked since.
+    pub(super) async fn send_pieces(
+        &self,
+        pieces: &[(u64, Bytes)],
+        epoch: Option<u64>,
+    ) -> Result<Vec<Written>> {
+        self.with_state(true, |s| {
+            let lost = self.open.server.revoked_since(epoch);
+            async move {
+                if lost {
+                    return Err(Error::DataLost {
+                        path: self.open.path.clone(),
+                        bytes: pieces.iter().map(|p| p.1.len() as u64).sum(),
+                    });
                 }
-            })
-            .await;
-        match written {
-            Ok(w) => {
-                d.dirty_epoch = None;
-                d.unstable
-                    .extend(w.into_iter().filter(|w| w.stable != StableHow4::FILE_SYNC4));
-                Ok(())
+                self.send_writes(s, pieces, StableHow4::UNSTABLE4).await
             }
-            Err(e @ Error::DataLost { .. }) => {
-                tracing::error!(path = %self.open.path, "{e}");
-                d.dirty_epoch = None;
-                Err(e)
-            }
-            Err(e) => {
-                // Keep the data for a later attempt rather than lose it.
-                d.dirty_bytes = pieces.iter().map(|p| p.1.len()).sum();
-                d.dirty = pieces;
-                Err(e)
-            }
-        }
+        })
+        .await
     }
 
     async fn send_writes(
@@ -134,7 +138,10 @@ impl File {
     /// UNSTABLE, re-sends writes whose verifier changed, then LAYOUTCOMMIT (RFC 8881 sections
     /// 13.7 and 18.42). When a data server cannot COMMIT, its writes go to the MDS FILE_SYNC.
     pub async fn fsync(&self) -> Result<()> {
-        let mut d = self.open.data.lock().await;
+        let mut d = self.data_settled().await;
+        if let Some(e) = d.behind_error.take() {
+            tracing::debug!(path = %self.open.path, "a background send failed ({e}); sending again");
+        }
         self.send_dirty(&mut d).await?;
         for _round in 0..4 {
             if d.unstable.is_empty() {

@@ -240,14 +240,23 @@ impl Shared {
 pub(crate) struct PnfsFs(pub(crate) Arc<Shared>);
 
 impl PnfsFs {
-    /// Runs request `op` on inode `ino` as a task on the client's runtime, in a span that
-    /// names them (`RUST_LOG=mount=debug` shows every request and its errno).
+    /// Runs request `op` on inode `ino`, in a span that names them (`RUST_LOG=mount=debug`
+    /// shows every request and its errno): first here, on fuser's thread, as far as it goes
+    /// without waiting (a write into the buffer, a read from the cache, attributes under a
+    /// delegation answer at once, with no hand-off to another thread); what must wait for
+    /// the network goes on as a task on the client's runtime, which polls it again with its
+    /// own waker.
     fn spawn<Fut>(&self, op: &'static str, ino: INodeNo, f: impl FnOnce(Arc<Shared>) -> Fut)
     where
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let task = f(self.0.clone()).instrument(tracing::debug_span!("fuse", op, ino = ino.0));
-        self.0.rt.spawn(task);
+        let span = tracing::debug_span!("fuse", op, ino = ino.0);
+        let mut task = Box::pin(f(self.0.clone()).instrument(span));
+        let _runtime = self.0.rt.enter();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if task.as_mut().poll(&mut cx).is_pending() {
+            self.0.rt.spawn(task);
+        }
     }
 }
 

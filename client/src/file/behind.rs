@@ -27,9 +27,13 @@ pub(super) struct Behind {
     done: watch::Receiver<()>,
 }
 
-/// Takes the buffered writes out to send them: the pieces (joined and cut to the I/O size by
-/// the caller's File) and the delegation revocation count they were made under.
-pub(super) fn take_dirty(d: &mut Data) -> Option<(Vec<(u64, Bytes)>, Option<u64>)> {
+/// Buffered writes taken out to be sent: the pieces (offset, bytes) and the delegation
+/// revocation count they were made under.
+pub(super) type Taken = (Vec<(u64, Bytes)>, Option<u64>);
+
+/// Takes the buffered writes out to send them (joined and cut to the I/O size by the
+/// caller's File).
+pub(super) fn take_dirty(d: &mut Data) -> Option<Taken> {
     if d.dirty.is_empty() {
         d.dirty_epoch = None;
         return None;

@@ -206,6 +206,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             cfg.data_dir.display()
         );
         println!("mount it with:  mount -t nfs -o vers=4.1{port_opt} {host}:/ /mnt");
+        let url = if port == 2049 {
+            format!("nfs://{host}/")
+        } else {
+            format!("nfs://{host}:{port}/")
+        };
+        println!("or with pnfs:   pnfs mount {url} /mnt   (FUSE, the bundled pNFS client)");
+        println!("try it:         pnfs put FILE {url}FILE; pnfs ls -l {url}");
         for d in &cfg.cluster.data_servers {
             let control = d
                 .control_addr()

@@ -14,7 +14,15 @@ pub enum FileType {
     Dir,
     /// A symbolic link.
     Symlink,
-    /// Anything else (device, socket, fifo, named-attribute object).
+    /// A FIFO (named pipe).
+    Fifo,
+    /// A socket.
+    Socket,
+    /// A block device ([`Metadata::rdev`] are its numbers).
+    BlockDevice,
+    /// A character device ([`Metadata::rdev`] are its numbers).
+    CharDevice,
+    /// Anything else (a named-attribute object).
     Other,
 }
 
@@ -46,6 +54,8 @@ pub struct Metadata {
     pub ctime: SystemTime,
     /// Bytes the file takes on the server.
     pub space_used: u64,
+    /// A device's major and minor numbers (`rawdev`); zeros for anything else.
+    pub rdev: (u32, u32),
 }
 
 /// The attributes every GETATTR of the library asks for.
@@ -63,6 +73,7 @@ pub(crate) fn request() -> Bitmap4 {
         FATTR4_TIME_ACCESS,
         FATTR4_TIME_METADATA,
         FATTR4_TIME_MODIFY,
+        FATTR4_RAWDEV,
     ])
 }
 
@@ -93,6 +104,10 @@ impl Metadata {
             NfsFtype4::NF4REG => FileType::File,
             NfsFtype4::NF4DIR => FileType::Dir,
             NfsFtype4::NF4LNK => FileType::Symlink,
+            NfsFtype4::NF4FIFO => FileType::Fifo,
+            NfsFtype4::NF4SOCK => FileType::Socket,
+            NfsFtype4::NF4BLK => FileType::BlockDevice,
+            NfsFtype4::NF4CHR => FileType::CharDevice,
             _ => FileType::Other,
         };
         Some(Metadata {
@@ -112,6 +127,7 @@ impl Metadata {
             mtime: time(a.time_modify),
             ctime: time(a.time_metadata),
             space_used: a.space_used.unwrap_or(0),
+            rdev: a.rawdev.map_or((0, 0), |d| (d.specdata1, d.specdata2)),
         })
     }
 

@@ -35,7 +35,7 @@ mod stats;
 mod xattrs;
 
 pub(crate) use handles::{check_name, At};
-pub use handles::{DirEntryPlus, DirPage, Node};
+pub use handles::{DirEntryPlus, DirPage, Node, Special};
 pub use options::{ClientOptions, DirEntry, LockKind, OpenOptions};
 pub(crate) use stats::Counters;
 pub use stats::Stats;

@@ -342,6 +342,12 @@ impl ServerOpen {
         if let Some(size) = set_to {
             st.meta.size = size;
         }
+        // What a stat answers under a write delegation is this record: its times move
+        // with the data, by this host's clock, as the server's would have (the server's
+        // own come back with the delegation).
+        let now = std::time::SystemTime::now();
+        st.meta.mtime = now;
+        st.meta.ctime = now;
         if *cache_gen == st.data_gen {
             *cache_gen += 1;
         }

@@ -90,8 +90,8 @@ pub mod url;
 
 pub use attr::{FileType, FsStats, Metadata, SetAttrs, SetTime};
 pub use client::{
-    Client, ClientOptions, DirEntry, DirEntryPlus, DirPage, LockKind, Node, OpenOptions, Stats,
-    XattrSet, MAX_XATTR_NAME, MAX_XATTR_VALUE,
+    Client, ClientOptions, DirEntry, DirEntryPlus, DirPage, LockKind, Node, OpenOptions, Special,
+    Stats, XattrSet, MAX_XATTR_NAME, MAX_XATTR_VALUE,
 };
 pub use copy::Copied;
 pub use error::{Error, Result};

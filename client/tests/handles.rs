@@ -147,7 +147,7 @@ async fn every_namespace_call_by_node_on_a_striped_cluster() {
     assert_eq!(lm.file_type, FileType::Symlink);
     assert_eq!(c.readlink_node(&l).await.unwrap(), "f");
     let (p, pm) = c.mknod_fifo_in(&d, "pipe", 0o640).await.unwrap();
-    assert_eq!((pm.file_type, pm.mode & 0o777), (FileType::Other, 0o640));
+    assert_eq!((pm.file_type, pm.mode & 0o777), (FileType::Fifo, 0o640));
     assert_eq!(c.getattr(&p).await.unwrap().fileid, p.fileid());
 
     // rename over an existing file, across directories.

@@ -85,6 +85,10 @@ fn type_name(t: FileType) -> &'static str {
         FileType::File => "regular file",
         FileType::Dir => "directory",
         FileType::Symlink => "symbolic link",
+        FileType::Fifo => "fifo",
+        FileType::Socket => "socket",
+        FileType::BlockDevice => "block special file",
+        FileType::CharDevice => "character special file",
         FileType::Other => "other",
     }
 }
@@ -109,6 +113,10 @@ pub(super) fn mode_string(t: FileType, mode: u32) -> String {
         FileType::File => '-',
         FileType::Dir => 'd',
         FileType::Symlink => 'l',
+        FileType::Fifo => 'p',
+        FileType::Socket => 's',
+        FileType::BlockDevice => 'b',
+        FileType::CharDevice => 'c',
         FileType::Other => '?',
     });
     let special = [(0o4000, 's', 'S'), (0o2000, 's', 'S'), (0o1000, 't', 'T')];

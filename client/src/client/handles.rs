@@ -44,6 +44,19 @@ impl std::fmt::Debug for Node {
     }
 }
 
+/// A special file [`Client::mknod_in`] makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    /// A FIFO (named pipe).
+    Fifo,
+    /// A socket (what `bind(2)` of a Unix socket makes).
+    Socket,
+    /// A block device: major and minor numbers.
+    Block((u32, u32)),
+    /// A character device: major and minor numbers.
+    Char((u32, u32)),
+}
+
 /// A page of a directory's entries ([`Client::readdir_page`]).
 #[derive(Clone, Debug)]
 pub struct DirPage {
@@ -240,9 +253,31 @@ impl Client {
         name: &str,
         mode: u32,
     ) -> Result<(Node, Metadata)> {
+        self.mknod_in(dir, name, Special::Fifo, mode).await
+    }
+
+    /// Makes a special file `name` in `dir` (`mknod(2)`: a FIFO, a socket, a block or
+    /// character device with its numbers). Like a FIFO, each lives in the namespace only:
+    /// opening it reaches the device or the socket of the host that opens it.
+    pub async fn mknod_in(
+        &self,
+        dir: &Node,
+        name: &str,
+        kind: Special,
+        mode: u32,
+    ) -> Result<(Node, Metadata)> {
         check_name(name)?;
-        self.create_object(At::Fh(&dir.fh), name, Createtype4::Fifo, mode)
-            .await
+        let dev = |(specdata1, specdata2)| Specdata4 {
+            specdata1,
+            specdata2,
+        };
+        let kind = match kind {
+            Special::Fifo => Createtype4::Fifo,
+            Special::Socket => Createtype4::Sock,
+            Special::Block(d) => Createtype4::Blk(dev(d)),
+            Special::Char(d) => Createtype4::Chr(dev(d)),
+        };
+        self.create_object(At::Fh(&dir.fh), name, kind, mode).await
     }
 
     /// CREATE of a non-regular object `name` of `kind` in `at`, its node and attributes.

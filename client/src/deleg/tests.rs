@@ -17,6 +17,7 @@ fn meta(size: u64, change: u64) -> Metadata {
         mtime: std::time::UNIX_EPOCH,
         ctime: std::time::UNIX_EPOCH,
         space_used: 0,
+        rdev: (0, 0),
     }
 }
 

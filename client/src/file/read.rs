@@ -18,6 +18,9 @@ use super::*;
 /// Most blocks fetched ahead of a sequential reader.
 const READ_AHEAD: u64 = 8;
 
+/// A read up to this long away from the last one fetches only its own bytes.
+const SMALL: u64 = 64 << 10;
+
 /// Blocks being fetched, each with a receiver that closes when its fetch ends.
 pub(super) type Fetching = BTreeMap<u64, watch::Receiver<()>>;
 
@@ -58,6 +61,20 @@ impl File {
             }
             if (first..=last).all(|b| d.cache.map.contains_key(&b)) {
                 return Ok(assemble(&d.cache.map, offset, end));
+            }
+            // A small read away from the last one (random access): just its bytes, not its
+            // blocks (a 4 KiB read would otherwise move 1 MiB), and not cached.
+            if d.ahead == 0 && end - offset <= SMALL && !d.fetching.contains_key(&first) {
+                drop(d);
+                let got = self.fetch(&[(offset, end - offset)]).await?;
+                let mut got = got.into_iter().next().unwrap_or_default();
+                if (got.len() as u64) < end - offset {
+                    // Short inside the file: a hole; zeros.
+                    let mut padded = BytesMut::from(&got[..]);
+                    padded.resize((end - offset) as usize, 0);
+                    got = padded.freeze();
+                }
+                return Ok(got);
             }
             // A block another read is fetching: wait for it, then look again.
             if let Some(rx) = (first..=last)

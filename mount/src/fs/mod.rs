@@ -101,13 +101,28 @@ pub(crate) fn id_of(owner: &str) -> u32 {
         .unwrap_or(65534)
 }
 
+/// Device numbers as the kernel takes them from FUSE (`new_encode_dev`: 12 bits of major,
+/// 20 of minor).
+pub(crate) fn encode_dev((major, minor): (u32, u32)) -> u32 {
+    (minor & 0xff) | ((major & 0xfff) << 8) | ((minor & !0xff) << 12)
+}
+
+/// Device numbers of a FUSE `mknod` (`new_decode_dev`).
+pub(crate) fn decode_dev(dev: u32) -> (u32, u32) {
+    ((dev & 0xfff00) >> 8, (dev & 0xff) | ((dev >> 12) & 0xfff00))
+}
+
 pub(crate) fn kind_of(k: &Kind) -> FileType {
     match k {
         Kind::File => FileType::RegularFile,
         Kind::Dir => FileType::Directory,
         Kind::Symlink => FileType::Symlink,
-        // The only other objects this mount makes are fifos (mknod).
-        Kind::Other => FileType::NamedPipe,
+        Kind::Fifo => FileType::NamedPipe,
+        Kind::Socket => FileType::Socket,
+        Kind::BlockDevice => FileType::BlockDevice,
+        Kind::CharDevice => FileType::CharDevice,
+        // A named-attribute directory, which no lookup of this mount reaches.
+        Kind::Other => FileType::RegularFile,
     }
 }
 
@@ -155,7 +170,7 @@ impl Shared {
             nlink: m.nlink,
             uid: id_of(&m.owner),
             gid: id_of(&m.group),
-            rdev: 0,
+            rdev: encode_dev(m.rdev),
             blksize: MAX_IO,
             flags: 0,
         }
@@ -355,12 +370,12 @@ impl fuser::Filesystem for PnfsFs {
         name: &OsStr,
         mode: u32,
         umask: u32,
-        _rdev: u32,
+        rdev: u32,
         reply: ReplyEntry,
     ) {
         let (name, who) = (name_of(name), names::Maker::of(req));
         self.spawn("mknod", parent, |s| async move {
-            let r = s.mknod(parent, name, mode, umask, who).await;
+            let r = s.mknod(parent, name, (mode, rdev), umask, who).await;
             s.answer_entry(r, reply)
         });
     }
@@ -797,5 +812,26 @@ impl fuser::Filesystem for PnfsFs {
                 Err(e) => reply.error(e),
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_numbers_round_trip_the_kernels_encoding() {
+        for (major, minor) in [(0, 0), (1, 2), (8, 17), (259, 3), (4095, 0xfffff)] {
+            assert_eq!(decode_dev(encode_dev((major, minor))), (major, minor));
+        }
+        // As makedev(3) has it for small numbers: major 8, minor 1 is 0x801.
+        assert_eq!(encode_dev((8, 1)), 0x801);
+    }
+
+    #[test]
+    fn numeric_owners_are_ids_and_unmapped_names_nobody() {
+        assert_eq!(id_of("1000"), 1000);
+        assert_eq!(id_of("0@localdomain"), 0);
+        assert_eq!(id_of("root@localdomain"), 65534);
     }
 }

@@ -1,10 +1,10 @@
 //! Names in directories: lookup, the calls that make objects (mkdir, mknod, symlink, link)
 //! and those that remove or move them, and readlink.
 
-use client::{Metadata, Node, OpenOptions, SetAttrs};
+use client::{Metadata, Node, OpenOptions, SetAttrs, Special};
 use fuser::{Errno, INodeNo, Request};
 
-use super::{errno, Shared};
+use super::{decode_dev, errno, Shared};
 
 /// Who asks to make an object. The client speaks to the server as one user (the mount's),
 /// so when that is root, a new object is given to the user who made it, as a kernel NFS
@@ -66,7 +66,7 @@ impl Shared {
         &self,
         parent: INodeNo,
         name: Name,
-        mode: u32,
+        (mode, rdev): (u32, u32),
         umask: u32,
         who: Maker,
     ) -> Result<(Node, Metadata), Errno> {
@@ -74,13 +74,12 @@ impl Shared {
         let dir = self.node(parent)?;
         let name = name?;
         let perm = mode & !umask & 0o7777;
-        let made = match mode & libc::S_IFMT {
-            libc::S_IFIFO => self
-                .client
-                .mknod_fifo_in(&dir, &name, perm)
-                .await
-                .map_err(errno)?,
-            libc::S_IFREG => {
+        let special = match mode & libc::S_IFMT {
+            libc::S_IFIFO => Special::Fifo,
+            libc::S_IFSOCK => Special::Socket,
+            libc::S_IFBLK => Special::Block(decode_dev(rdev)),
+            libc::S_IFCHR => Special::Char(decode_dev(rdev)),
+            libc::S_IFREG | 0 => {
                 let how = OpenOptions {
                     exclusive: true,
                     truncate: false,
@@ -95,11 +94,15 @@ impl Shared {
                 let node = f.node();
                 let m = f.metadata().await.map_err(errno);
                 f.close().await.map_err(errno)?;
-                (node, m?)
+                return self.give((node, m?), who).await;
             }
-            // Devices and sockets: NFSv4 could name them, but this mount serves files.
-            _ => return Err(Errno::EPERM),
+            _ => return Err(Errno::EINVAL),
         };
+        let made = self
+            .client
+            .mknod_in(&dir, &name, special, perm)
+            .await
+            .map_err(errno)?;
         self.give(made, who).await
     }
 

@@ -131,16 +131,23 @@ fn mount_point() -> MountPoint {
     MountPoint { base, at }
 }
 
+/// `pnfs server` and a `pnfs mount -v` of its root: the server, the mount point, the mount's
+/// log and its process.
+fn server_and_mount() -> (Server, MountPoint, PathBuf, Child) {
+    let server = Server::start();
+    let mp = mount_point();
+    let log = mp.base.path().join("mount.log");
+    let child = start_mount(&server.url("/"), &mp.at, &log);
+    (server, mp, log, child)
+}
+
 #[test]
 fn the_mount_answers_errnos_and_open_flags_as_posix_says() {
     if !fuse_usable() {
         return;
     }
-    let server = Server::start();
-    let mp = mount_point();
-    let (base, mnt) = (&mp.base, mp.at.clone());
-    let log = base.path().join("mount.log");
-    let child = start_mount(&server.url("/"), &mnt, &log);
+    let (_server, mp, log, child) = server_and_mount();
+    let mnt = mp.at.clone();
 
     // O_EXCL, O_APPEND, O_TRUNC, the mode of a created file.
     let p = mnt.join("small");
@@ -241,11 +248,8 @@ fn sigterm_commits_a_file_left_open_and_serves_it_until_it_closes() {
     if !fuse_usable() {
         return;
     }
-    let server = Server::start();
-    let mp = mount_point();
-    let (base, mnt) = (&mp.base, mp.at.clone());
-    let log = base.path().join("mount.log");
-    let child = start_mount(&server.url("/"), &mnt, &log);
+    let (server, mp, log, child) = server_and_mount();
+    let mnt = mp.at.clone();
 
     // Written, not closed: the bytes sit in the client's write-back buffer.
     let data = noise(5 * MIB, 3);

@@ -804,3 +804,34 @@ deleg_recall_closed() {
     s=($a) m=($b)
     ((s[5] - m[5] >= 1))
 }
+
+# --- the checks every client of every server runs, in order -------------------------------------
+
+# Sizes, trees, names, attributes, locks within and between clients, close-to-open both ways,
+# fsync: what workload.sh (the kernel client in the guest) and host/mount-workload.sh (`pnfs
+# mount`) both run; each goes on with checks of its own.
+file_checks() {
+    check write_read_0B write_read 0
+    check write_read_1B write_read 1
+    check write_read_4095B write_read 4095
+    check write_read_1MiB_plus_1 write_read 1048577
+    check write_read_64MiB write_read 67108864
+    check deep_tree deep_tree
+    check many_files_2000 many_files
+    check rename_within_dir rename_within_dir
+    check rename_across_dirs rename_across_dirs
+    check rename_over_existing rename_over_existing
+    check hard_links hard_links
+    check symlinks symlinks
+    check unlink_open_file unlink_open_file
+    check chmod chmod_check
+    check chown chown_check
+    check utimes utimes_check
+    check truncate_grow_shrink truncate_check
+    check flock_locks flock_locks
+    check fcntl_byte_range_locks fcntl_locks
+    check fcntl_locks_two_clients fcntl_locks_two_clients
+    check close_to_open_c1_to_c2 cto_c1_to_c2
+    check close_to_open_c2_to_c1 cto_c2_to_c1
+    check fsync_fdatasync fsync_check
+}

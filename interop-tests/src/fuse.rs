@@ -235,39 +235,15 @@ pub fn run_mount_workload(
 /// The report as a table: every check, its time, and the detail of failures and of checks
 /// whose figures are worth reading.
 pub fn summary(name: &str, r: &Report) -> String {
-    use std::fmt::Write;
-    let mut s = format!(
-        "\n== {name} ({} checks, {:.0} s) ==\n",
-        r.checks.len(),
-        r.elapsed.as_secs_f64()
-    );
-    for c in &r.checks {
-        let ms = c.millis.map(|m| format!("{:.1}s", m as f64 / 1000.0));
-        let _ = write!(
-            s,
-            "  {} {:<32} {:>7}",
-            if c.passed { "PASS" } else { "FAIL" },
-            c.name,
-            ms.unwrap_or_default()
-        );
-        let evidence = [
+    r.checks_table(
+        name,
+        &[
             "fio",
             "tar",
             "revalidate",
             "locks_released",
             "readdir",
             "mmap",
-        ];
-        if !c.passed || evidence.iter().any(|e| c.name.starts_with(e)) {
-            let _ = write!(s, "  {}", c.detail.chars().take(300).collect::<String>());
-        }
-        s.push('\n');
-    }
-    if let Some(u) = &r.unfinished {
-        let _ = writeln!(s, "  HUNG {u} (never finished)");
-    }
-    if !r.completed {
-        let _ = writeln!(s, "  the workload did not run to its end");
-    }
-    s
+        ],
+    )
 }

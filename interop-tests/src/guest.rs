@@ -198,23 +198,13 @@ impl Report {
         report
     }
 
-    /// The checks that failed.
-    pub fn failures(&self) -> Vec<&Check> {
-        self.checks.iter().filter(|c| !c.passed).collect()
-    }
-
-    /// Whether every check passed and the workload ran to its end.
-    pub fn all_passed(&self) -> bool {
-        self.completed && self.unfinished.is_none() && self.failures().is_empty()
-    }
-
-    /// A table of every check and the mountstats counts.
-    pub fn summary(&self, scenario: &Scenario) -> String {
+    /// The checks as a table under `title`: each one's time, and its detail when it failed
+    /// or its name starts with one of `evidence` (checks whose figures are worth reading).
+    pub fn checks_table(&self, title: &str, evidence: &[&str]) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "\n== interop scenario {} ({} checks, {:.0} s) ==",
-            scenario.name,
+            "\n== {title} ({} checks, {:.0} s) ==",
             self.checks.len(),
             self.elapsed.as_secs_f64()
         );
@@ -227,7 +217,6 @@ impl Report {
                 c.name,
                 ms.unwrap_or_default()
             );
-            let evidence = ["fio", "tar", "restart", "deleg"];
             if !c.passed || evidence.iter().any(|e| c.name.starts_with(e)) {
                 let _ = write!(s, "  {}", truncate(&c.detail, 300));
             }
@@ -239,6 +228,25 @@ impl Report {
         if !self.completed {
             let _ = writeln!(s, "  the workload did not run to its end");
         }
+        s
+    }
+
+    /// The checks that failed.
+    pub fn failures(&self) -> Vec<&Check> {
+        self.checks.iter().filter(|c| !c.passed).collect()
+    }
+
+    /// Whether every check passed and the workload ran to its end.
+    pub fn all_passed(&self) -> bool {
+        self.completed && self.unfinished.is_none() && self.failures().is_empty()
+    }
+
+    /// A table of every check and the mountstats counts.
+    pub fn summary(&self, scenario: &Scenario) -> String {
+        let mut s = self.checks_table(
+            &format!("interop scenario {}", scenario.name),
+            &["fio", "tar", "restart", "deleg"],
+        );
         for client in ["c1", "c2"] {
             let ops: Vec<String> = self
                 .mountstats

@@ -11,6 +11,8 @@
 //!
 //! `PNFS_MOUNT_ONLY=<regex>` runs only the matching checks (for a run by hand).
 
+use std::path::PathBuf;
+
 use interop_tests::fuse::{counter, run_mount_workload, skip_without_fuse, summary, FuseMount};
 use interop_tests::peers::{Ganesha, PnfsCluster};
 
@@ -40,6 +42,25 @@ fn assert_all_passed(name: &str, r: &interop_tests::guest::Report) {
     );
 }
 
+/// Runs the workload on two mounts of `url` (`server` names it for the script and the
+/// table), unmounts both (each must exit 0) and asserts every check passed; mount 1's log,
+/// with its counters.
+fn workload_on_two_mounts(name: &str, url: &str, server: &str, ds_dirs: &[PathBuf]) -> String {
+    let c1 = FuseMount::start(url, "").expect("mount 1");
+    let c2 = FuseMount::start(url, "").expect("mount 2");
+    let r = run_mount_workload(c1.path(), c2.path(), server, ds_dirs, only().as_deref());
+    let (s1, log1) = c1.unmount();
+    let (s2, log2) = c2.unmount();
+    assert_all_passed(name, &r);
+    for (i, s, log) in [(1, s1, &log1), (2, s2, &log2)] {
+        assert!(
+            s.is_some_and(|s| s.success()),
+            "mount {i} exit {s:?}: {log}"
+        );
+    }
+    log1
+}
+
 #[test]
 fn the_workload_passes_on_two_mounts_of_pnfs_server() {
     if skip_without_fuse("the mount workload on pnfs server") {
@@ -47,21 +68,8 @@ fn the_workload_passes_on_two_mounts_of_pnfs_server() {
     }
     let server = PnfsCluster::start().expect("pnfs server");
     let url = format!("nfs://{}/", server.mds_addr());
-    let c1 = FuseMount::start(&url, "").expect("mount 1");
-    let c2 = FuseMount::start(&url, "").expect("mount 2");
     let ds_dirs: Vec<_> = (1..=3).map(|id| server.ds_data_dir(id)).collect();
-    let r = run_mount_workload(c1.path(), c2.path(), "pnfs", &ds_dirs, only().as_deref());
-    let (s1, log1) = c1.unmount();
-    let (s2, log2) = c2.unmount();
-    assert_all_passed("pnfs mount of pnfs server", &r);
-    assert!(
-        s1.is_some_and(|s| s.success()),
-        "mount 1 exit {s1:?}: {log1}"
-    );
-    assert!(
-        s2.is_some_and(|s| s.success()),
-        "mount 2 exit {s2:?}: {log2}"
-    );
+    let log1 = workload_on_two_mounts("pnfs mount of pnfs server", &url, "pnfs", &ds_dirs);
     if only().is_some() {
         return;
     }
@@ -86,18 +94,5 @@ fn the_workload_passes_on_two_mounts_of_ganesha() {
         return;
     };
     let url = format!("nfs://{}{}", g.addr(), g.pseudo_path());
-    let c1 = FuseMount::start(&url, "").expect("mount 1");
-    let c2 = FuseMount::start(&url, "").expect("mount 2");
-    let r = run_mount_workload(c1.path(), c2.path(), "ganesha", &[], only().as_deref());
-    let (s1, log1) = c1.unmount();
-    let (s2, log2) = c2.unmount();
-    assert_all_passed("pnfs mount of nfs-ganesha", &r);
-    assert!(
-        s1.is_some_and(|s| s.success()),
-        "mount 1 exit {s1:?}: {log1}"
-    );
-    assert!(
-        s2.is_some_and(|s| s.success()),
-        "mount 2 exit {s2:?}: {log2}"
-    );
+    workload_on_two_mounts("pnfs mount of nfs-ganesha", &url, "ganesha", &[]);
 }

@@ -164,7 +164,10 @@ impl File {
     /// that its reply is recorded however this call ends. Tries again through the grace
     /// period after a server restart (waiting between tries, outside the owner's turn), and
     /// after lost state: the open is re-established if the server lost it (and with it the
-    /// owners' locks), or else the owner's lock state alone is found gone.
+    /// owners' locks), or else the owner's lock state alone is found gone. And at once after
+    /// NFS4ERR_OLD_STATEID: another OPEN of the file by this client (its Files share one
+    /// server open) moved the open stateid's seqid while the LOCK carried the one before,
+    /// and a server may hold it to the newest (nfs-ganesha does, in open_to_lock_owner).
     async fn owner_request<T, Fut>(
         &self,
         owner: LockOwner,
@@ -178,6 +181,7 @@ impl File {
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
         let mut lost = 0;
+        let mut old = 0;
         loop {
             let task = tokio::spawn(request(inner.clone(), self.open.server.clone()));
             let r = task.await.map_err(|e| {
@@ -192,6 +196,11 @@ impl File {
                 {
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(MAX_PAUSE);
+                }
+                Err(e) if e.is(NfsStat4::NFS4ERR_OLD_STATEID) && old < 10 => {
+                    old += 1;
+                    tracing::debug!(path = %self.open.path, "lock: {e}; again with the newest stateid");
+                    tokio::task::yield_now().await;
                 }
                 Err(e) if e.is_state_lost() && lost < 5 => {
                     lost += 1;

@@ -18,12 +18,14 @@
 //!   revalidation);
 //! - [`session`](mount): mounting and unmounting;
 //! - `inodes`: inode numbers and the kernel's lookup counts;
+//! - `owners`: NFSv4 owner strings as uids and gids;
 //! - [`options`](MountOptions): `-o` options.
 
 mod fs;
 mod inodes;
 pub mod ioctl;
 mod options;
+mod owners;
 mod session;
 
 pub use options::MountOptions;

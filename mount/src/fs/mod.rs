@@ -31,6 +31,7 @@ use tracing::Instrument;
 
 use crate::inodes::Inodes;
 use crate::options::MountOptions;
+use crate::owners;
 
 mod attrs;
 mod dirs;
@@ -89,16 +90,6 @@ pub(crate) fn answer_empty(r: Result<(), Errno>, reply: ReplyEmpty) {
 /// A name the server can take: NFSv4 names are UTF-8 (RFC 8881 section 14.4).
 pub(crate) fn name_of(name: &OsStr) -> Result<String, Errno> {
     name.to_str().map(str::to_owned).ok_or(Errno::EINVAL)
-}
-
-/// A numeric owner (`1000`, or `1000@domain`) as an id; names the server did not map are
-/// `nobody` (65534), as the Linux client shows them.
-pub(crate) fn id_of(owner: &str) -> u32 {
-    owner
-        .split('@')
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(65534)
 }
 
 /// Device numbers as the kernel takes them from FUSE (`new_encode_dev`: 12 bits of major,
@@ -168,8 +159,8 @@ impl Shared {
             kind: kind_of(&m.file_type),
             perm: (m.mode & 0o7777) as u16,
             nlink: m.nlink,
-            uid: id_of(&m.owner),
-            gid: id_of(&m.group),
+            uid: owners::uid_of(&m.owner),
+            gid: owners::gid_of(&m.group),
             rdev: encode_dev(m.rdev),
             blksize: MAX_IO,
             flags: 0,
@@ -826,12 +817,5 @@ mod tests {
         }
         // As makedev(3) has it for small numbers: major 8, minor 1 is 0x801.
         assert_eq!(encode_dev((8, 1)), 0x801);
-    }
-
-    #[test]
-    fn numeric_owners_are_ids_and_unmapped_names_nobody() {
-        assert_eq!(id_of("1000"), 1000);
-        assert_eq!(id_of("0@localdomain"), 0);
-        assert_eq!(id_of("root@localdomain"), 65534);
     }
 }

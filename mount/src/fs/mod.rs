@@ -1,9 +1,10 @@
 //! The `fuser::Filesystem` the kernel talks to, over the client's handle API.
 //!
-//! Every request is answered from a task on the client's tokio runtime ([`PnfsFs::spawn`]):
-//! fuser's threads only read requests and hand them over, so a call that waits (a lock held
-//! by another client, a recall, a slow data server) holds no thread, and the kernel's
-//! parallel requests (reads ahead, writes of several files, lookups) run in parallel.
+//! Every request is polled once on the fuser thread that read it, and what must wait goes on
+//! as a task on the client's tokio runtime ([`PnfsFs`], `dispatch.rs`): a call that waits (a
+//! lock held by another client, a recall, a slow data server) holds no thread, and the
+//! kernel's parallel requests (reads ahead, writes of several files, lookups) run in
+//! parallel.
 //!
 //! The operations live by concern: attributes in `attrs`, names in `names`, open files and
 //! their I/O in `files`, space (fallocate, SEEK_DATA/HOLE, copy_file_range) in `space`,

@@ -74,6 +74,8 @@ struct Data {
     read_next: u64,
     /// Blocks read ahead of a sequential reader (0 after a jump).
     ahead: u64,
+    /// Small reads in a row that jumped (not where the last one ended): random access.
+    jumps: u32,
     /// The send of buffered writes running in the background (`behind`).
     behind: Option<behind::Behind>,
     /// Why the last background send failed (its bytes are back in `dirty`).

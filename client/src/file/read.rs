@@ -18,7 +18,8 @@ use super::*;
 /// Most blocks fetched ahead of a sequential reader.
 const READ_AHEAD: u64 = 8;
 
-/// A read up to this long away from the last one fetches only its own bytes.
+/// A read up to this long, the second in a row away from the last one, fetches only its
+/// own bytes.
 const SMALL: u64 = 64 << 10;
 
 /// Blocks being fetched, each with a receiver that closes when its fetch ends.
@@ -48,10 +49,16 @@ impl File {
             let end = size.min(offset.saturating_add(len));
             let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
             if std::mem::take(&mut first_pass) {
-                d.ahead = if offset == d.read_next && offset > 0 {
+                let sequential = offset == d.read_next && offset > 0;
+                d.ahead = if sequential {
                     (d.ahead * 2).clamp(1, READ_AHEAD)
                 } else {
                     0
+                };
+                d.jumps = if sequential || end - offset > SMALL {
+                    0
+                } else {
+                    d.jumps.saturating_add(1)
                 };
                 d.read_next = end;
                 if d.ahead > 0 {
@@ -62,9 +69,11 @@ impl File {
             if (first..=last).all(|b| d.cache.map.contains_key(&b)) {
                 return Ok(assemble(&d.cache.map, offset, end));
             }
-            // A small read away from the last one (random access): just its bytes, not its
-            // blocks (a 4 KiB read would otherwise move 1 MiB), and not cached.
-            if d.ahead == 0 && end - offset <= SMALL && !d.fetching.contains_key(&first) {
+            // Small reads that keep jumping (random access): just their bytes, not their
+            // blocks (a 4 KiB read would otherwise move 1 MiB), and not cached. The first
+            // jump still caches its block: a reader going back to the same bytes (a header
+            // read again) finds them.
+            if d.jumps >= 2 && !d.fetching.contains_key(&first) {
                 drop(d);
                 let got = self.fetch(&[(offset, end - offset)]).await?;
                 let mut got = got.into_iter().next().unwrap_or_default();

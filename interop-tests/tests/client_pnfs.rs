@@ -318,6 +318,21 @@ fn kill_and_restart_ds(
     })
 }
 
+/// Waits until `client`'s data servers acknowledged `bytes` of writes: a full write-back
+/// buffer is sent in the background (write-behind), so a test that kills a data server
+/// holding UNSTABLE writes first waits for them to be there.
+async fn sent_to_data_servers(client: &client::Client, bytes: u64) {
+    let t = Instant::now();
+    while client.stats().ds_bytes_written < bytes {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{bytes} B not acknowledged by the data servers in 30 s: {:?}",
+            client.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// One client writes 48 MiB in 1 MiB `write_at`s (its write-back buffer 4 MiB, so data
 /// goes out as it is written) with an fsync every 8 MiB; at 20 MiB data server 2 is killed
 /// with SIGKILL, between two fsyncs, so it holds UNSTABLE writes nobody committed, and is
@@ -344,6 +359,8 @@ fn write_while_a_data_server_dies(name: &str, down: Duration) -> client::Stats {
         let mut restart = None;
         for i in 0..48u64 {
             if i == 20 {
+                // (The buffer goes out in the background: the kill must find it acknowledged.)
+                sent_to_data_servers(&client, 20 * MIB).await;
                 restart = Some(kill_and_restart_ds(&c, 2, down));
             }
             let t = Instant::now();
@@ -536,6 +553,7 @@ fn a_data_server_restart_does_not_bring_back_overwritten_data() {
                 .await
                 .unwrap();
         }
+        sent_to_data_servers(&client, 8 * MIB).await;
         let restart = kill_and_restart_ds(&c, 2, Duration::from_secs(2));
         for i in 0..4u64 {
             f.write_at(i * MIB, client_suite::chunk(22, i * MIB, MIB as usize))

@@ -18,13 +18,14 @@ cargo build --release --quiet -p client --example randread
 pnfs=$PWD/target/release/pnfs
 randread=$PWD/target/release/examples/randread
 work=$(mktemp -d /tmp/pnfs-bench.XXXXXX)
+out=$(mktemp -u /dev/shm/pnfs-bench-out.XXXXXX)
 data=${DATA_DIR:-$(mktemp -d /dev/shm/pnfs-bench.XXXXXX)}
 port=$((30000 + RANDOM % 20000))
 cleanup() {
     umount "$work/mnt" 2>/dev/null || true
     [[ -n ${server:-} ]] && kill "$server" 2>/dev/null || true
     wait 2>/dev/null || true
-    rm -rf "$work"
+    rm -rf "$work" "$out"
     [[ -z ${DATA_DIR:-} ]] && rm -rf "$data"
 }
 trap cleanup EXIT
@@ -66,10 +67,13 @@ for i in $(seq "$runs"); do
         mw+=("$(ms dd if="$work/src" of="$work/mnt/dd.bin" bs=1M conv=fsync)")
         cw+=("$(ms "$pnfs" cp --no-progress "$work/src" "$url/cp.bin")")
     fi
+    # Reads into a file on tmpfs: what `pnfs cp` from the server does, and `dd` off the mount.
     drop
-    cr+=("$(ms sh -c "'$pnfs' cat '$url/cp.bin' >/dev/null")")
+    cr+=("$(ms "$pnfs" cp --no-progress "$url/cp.bin" "$out")")
+    rm -f "$out"
     drop
-    mr+=("$(ms dd if="$work/mnt/dd.bin" of=/dev/null bs=1M)")
+    mr+=("$(ms dd if="$work/mnt/dd.bin" of="$out" bs=1M)")
+    rm -f "$out"
     "$pnfs" rm "$url/cp.bin" && rm "$work/mnt/dd.bin"
 done
 a=$(echo "${cw[@]}" | median) b=$(echo "${mw[@]}" | median)
@@ -78,7 +82,7 @@ echo "== ${size} MiB, medians of $runs (ms; MB/s) =="
 printf '%-28s %8s %8s   %8s %8s   %s\n' "" "library" "MB/s" "mount" "MB/s" "mount/library"
 printf '%-28s %8d %8d   %8d %8d   %.2f\n' "sequential write (fsync)" "$a" "$(mbps "$a")" "$b" "$(mbps "$b")" "$(echo "$a / $b" | bc -l)"
 printf '%-28s %8d %8d   %8d %8d   %.2f\n' "sequential read" "$c" "$(mbps "$c")" "$d" "$(mbps "$d")" "$(echo "$c / $d" | bc -l)"
-echo "(library: pnfs cp to the server, pnfs cat from it; mount: dd bs=1M)"
+echo "(library: pnfs cp to the server and back into a tmpfs file; mount: dd bs=1M, the same)"
 if command -v fio >/dev/null; then
     f=$work/mnt/fio.dat
     fio_line() { fio --output-format=terse --terse-version=3 "$@" | awk -F';' '{ print $0 }'; }

@@ -20,6 +20,9 @@
 //!   authenticated with the cluster secret).
 //! * [`nfs4`]: every NFSv4.1 (RFC 8881) and NFSv4.2 (RFC 7862) operation, callback, status code
 //!   and attribute, and the file layout body.
+//! * [`rdma`]: RPC-over-RDMA version 1 (RFC 8166) without verbs: the transport header and its
+//!   chunk lists, credits, the connection private data (RFC 8797), and the NFS data that may
+//!   move by RDMA (RFC 8267).
 //!
 //! The core does no I/O. Wire types derive [`xdr::Xdr`], which writes encoder, decoder and (for
 //! tests, feature `arbitrary`) a proptest strategy from one declaration.
@@ -28,6 +31,7 @@ extern crate self as nfs_proto;
 
 pub mod control;
 pub mod nfs4;
+pub mod rdma;
 pub mod record;
 pub mod rpc;
 pub mod session;

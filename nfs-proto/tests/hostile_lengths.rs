@@ -2,57 +2,21 @@
 //! generated messages must give a clean decode error at that very position, and no decode may
 //! reserve more memory than its input could justify.
 
+#[path = "support/max_alloc.rs"]
+mod max_alloc;
 #[path = "support/pcap.rs"]
 mod pcap;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use bytes::Bytes;
+use max_alloc::{largest, reset_largest};
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AcceptStat, MsgBody, ReplyBody, RpcMsg};
 use nfs_proto::xdr::{self, DecodeError, DecodeErrorKind, Decoder, Xdr};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestRunner};
-
-/// Records the largest single allocation made by each thread (tests run in parallel).
-struct MaxAlloc;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    let _ = LARGEST.try_with(|c| c.set(c.get().max(size)));
-}
-
-fn reset_largest() {
-    LARGEST.with(|c| c.set(0));
-}
-
-fn largest() -> usize {
-    LARGEST.with(|c| c.get())
-}
-
-#[allow(unsafe_code)] // wraps the system allocator to measure the largest allocation
-unsafe impl GlobalAlloc for MaxAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: MaxAlloc = MaxAlloc;
 
 /// What the typed representation may take for an input of `len` bytes: each element of the
 /// widest list (an operation, about 200 bytes in memory) is at least 4 bytes on the wire.

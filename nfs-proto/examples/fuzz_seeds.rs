@@ -1,7 +1,8 @@
 //! Writes starting inputs for the fuzz targets (`fuzz/seeds/<target>/`): the RPC records,
 //! COMPOUND bodies and record-marked streams of the golden captures, and generated
-//! CB_COMPOUND messages (the captures have no callbacks), and control protocol calls signed
-//! with the `control_call` target's key.
+//! CB_COMPOUND messages (the captures have no callbacks), control protocol calls signed
+//! with the `control_call` target's key, and RPC-over-RDMA transport headers and private data
+//! (`rdma_header`, `rdma_private_data`; no capture of RDMA traffic is at hand).
 //!
 //! `cargo run -p nfs-proto --example fuzz_seeds -- OUT_DIR` (scripts/fuzz.sh runs it).
 
@@ -67,6 +68,7 @@ fn main() {
         write(&out, "cb_compound", 2 * i + 1, &r);
     }
     control_seeds(&out, &mut runner);
+    rdma_seeds(&out, &mut runner);
     println!("wrote seeds under {}", out.display());
 }
 
@@ -125,5 +127,76 @@ fn control_seeds(out: &Path, runner: &mut TestRunner) {
         seed.extend_from_slice(&cred.body);
         seed.extend_from_slice(&args);
         write(out, "control_call", i as usize, &seed);
+    }
+}
+
+/// `rdma_header` inputs: a selector byte (bit 0: requester, bit 1: small limits) and a header,
+/// generated or taken from the RFC 8166 shapes (short, chunked, long call, long reply, errors),
+/// each `RDMA_MSG` followed by an RPC message starting with its XID. `rdma_private_data`
+/// inputs: the eight bytes of a few peers, one padded as InfiniBand pads it.
+fn rdma_seeds(out: &Path, runner: &mut TestRunner) {
+    use nfs_proto::rdma::{InlineSize, PrivateData, RdmaBody, RdmaHeader};
+    let words = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|w| w.to_be_bytes()).collect() };
+    let xid = 0x6b5a_0001;
+    let shapes = [
+        (
+            0u8,
+            words(&[xid, 1, 32, 0, 0, 0, 0, xid, 0, 2, 100003, 4, 1]),
+        ),
+        (
+            0,
+            words(&[xid, 1, 32, 0, 1, 132, 9, 8192, 0x7f00, 0x1000, 0, 0, 0, xid]),
+        ),
+        (
+            0,
+            words(&[
+                xid, 1, 32, 0, 0, 1, 2, 9, 4096, 0, 0, 10, 4096, 0, 4096, 0, 0, xid,
+            ]),
+        ),
+        (
+            0,
+            words(&[
+                xid, 1, 8, 1, 1, 0, 9, 2048, 0, 0, 0, 0, 1, 1, 10, 8192, 0, 0,
+            ]),
+        ),
+        (1, words(&[xid, 1, 16, 1, 0, 0, 1, 1, 10, 5000, 0, 0])),
+        (1, words(&[xid, 1, 16, 4, 1, 1, 1])),
+        (1, words(&[xid, 1, 16, 4, 2])),
+        (0, words(&[xid, 2, 16, 0])),
+        (0, words(&[xid, 1, 16, 3])),
+    ];
+    for (i, (selector, header)) in shapes.into_iter().enumerate() {
+        let mut seed = vec![selector];
+        seed.extend(header);
+        write(out, "rdma_header", i, &seed);
+    }
+    let strategy = proptest::arbitrary::any::<RdmaHeader>();
+    for i in 0..64 {
+        let header = strategy.new_tree(runner).unwrap().current();
+        let mut seed = vec![(i % 4) as u8];
+        seed.extend_from_slice(&xdr::to_bytes(&header));
+        if let RdmaBody::Msg(_) = header.body {
+            seed.extend(header.xid.to_be_bytes());
+        }
+        write(out, "rdma_header", 100 + i, &seed);
+    }
+    for (i, (inv, send, recv)) in [
+        (true, 4096, 4096),
+        (false, 1024, 1024),
+        (true, 262_144, 32_768),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = PrivateData {
+            remote_invalidation: inv,
+            send_size: InlineSize::from_bytes(send).unwrap(),
+            recv_size: InlineSize::from_bytes(recv).unwrap(),
+        };
+        let mut seed = p.to_bytes().to_vec();
+        if i == 2 {
+            seed.resize(92, 0);
+        }
+        write(out, "rdma_private_data", i, &seed);
     }
 }

@@ -7,14 +7,14 @@ use crate::xdr::{DecodeError, DecodeErrorKind, Decoder, Encoder, Xdr};
 
 /// How much chunk-list complexity a receiver accepts. Anything beyond is refused while the
 /// header is decoded, before memory is reserved for it, and a responder answers it with
-/// `RDMA_ERROR`/`ERR_CHUNK` (RFC 8267 section 5.4.2 names that answer for chunk lists a server
-/// cannot process).
+/// `RDMA_ERROR`/`ERR_CHUNK`, the answer RFC 8267 ("Chunk List Complexity") names for chunk
+/// lists a server cannot process.
 ///
 /// The defaults accept what RFC 8267 (chunk list complexity, NFS version 4) says every NFSv4
 /// server must: a Read list with a Position-Zero Read chunk and one more Read chunk, at most one
-/// Write chunk, and up to sixteen segments in any chunk (the Linux client never sends more:
-/// its `RPCRDMA_MAX_HDR_SEGS` is 16). Write chunks get headroom for a COMPOUND with several
-/// READs. Data the responder must pull (the Read list) is capped at the TCP record cap
+/// Write chunk, and up to sixteen segments in any chunk (the Linux client puts at most
+/// `RPCRDMA_MAX_HDR_SEGS` in one: 8, 12 in newer kernels). Write chunks get headroom for a
+/// COMPOUND with several READs. Data the responder must pull (the Read list) is capped at the TCP record cap
 /// ([`crate::record::DEFAULT_MAX_RECORD`]), since a server reserves that memory before the
 /// RDMA Reads; Write and Reply chunks are the requester's memory and only their segment
 /// counts are capped.

@@ -87,7 +87,8 @@ pub enum Violation {
 }
 
 impl Violation {
-    /// The RFC 8166 section the rule comes from (or "limits" for the receiver's own limits).
+    /// The RFC 8166 section the rule comes from, or `"limits"` for the receiver's own
+    /// [`Limits`](super::Limits).
     pub fn section(&self) -> &'static str {
         match self {
             Self::SegmentWraps { .. } => "3.4.3",
@@ -147,7 +148,10 @@ impl fmt::Display for Violation {
                 f.write_str("returned chunk does not match the chunk the call offered")
             }
         }?;
-        write!(f, " (RFC 8166 section {})", self.section())
+        match self.section() {
+            "limits" => f.write_str(" (the receiver's limits)"),
+            s => write!(f, " (RFC 8166 section {s})"),
+        }
     }
 }
 

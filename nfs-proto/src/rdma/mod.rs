@@ -5,10 +5,10 @@
 //!
 //! ```text
 //!  Receive buffer (one Send from the peer)
-//!  +----------------------------------------------+------------------------------------------+
-//!  | transport header (RdmaHeader)                | RPC message (RDMA_MSG only), possibly    |
-//!  | xid, vers = 1, credit, proc, chunk lists     | reduced: DDP-eligible data moved to chunks|
-//!  +----------------------------------------------+------------------------------------------+
+//!  +------------------------------------------+----------------------------------------+
+//!  | transport header (RdmaHeader)            | RPC message (RDMA_MSG only), possibly  |
+//!  | xid, vers = 1, credit, proc, chunk lists | reduced: DDP-eligible data in chunks   |
+//!  +------------------------------------------+----------------------------------------+
 //!  ^ RdmaHeader::decode_received(buf, side, limits) -> Received { header, header_len, rpc_message }
 //!
 //!  read list    requester memory the responder pulls (RDMA Read): WRITE data, or a whole

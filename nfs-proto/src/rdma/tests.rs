@@ -416,6 +416,8 @@ fn limits_bound_every_list() {
             max: 16
         }
     );
+    let e = refused(call_with_reads(17, 8), Side::Responder);
+    assert!(e.to_string().ends_with("(the receiver's limits)"), "{e}");
     received(call_with_reads(16, 8), Side::Responder).unwrap();
     // 4 MiB of Read segments at most.
     assert_eq!(

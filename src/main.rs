@@ -1,6 +1,7 @@
 //! `pnfs`: the one binary (server, MDS, DS, client commands).
 
 mod cli;
+mod rdma;
 mod trim;
 
 use std::path::PathBuf;
@@ -213,6 +214,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         };
         println!("or with pnfs:   pnfs mount {url} /mnt   (FUSE, the bundled pNFS client)");
         println!("try it:         pnfs put FILE {url}FILE; pnfs ls -l {url}");
+        println!("{}", rdma::start_mds(&mds, &cfg, &host));
         for d in &cfg.cluster.data_servers {
             let control = d
                 .control_addr()

@@ -103,6 +103,10 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Address of the HTTP counters page (Prometheus text format); `null` turns it off.
     pub metrics_listen: Option<SocketAddr>,
+    /// Where NFS over RDMA (RPC-over-RDMA, RFC 8166) listens, beside TCP: port 20049 as
+    /// knfsd's. Served when the binary has the `rdma` feature and an RDMA device has the
+    /// address (the server says in one line why not otherwise); `null` turns it off.
+    pub rdma_listen: Option<SocketAddr>,
     /// Where the metadata store and file data live.
     pub data_dir: PathBuf,
     /// Lease time in seconds (RFC 8881 section 8.3): how long a silent client keeps its state.
@@ -230,6 +234,7 @@ impl Default for Config {
         Self {
             listen: "0.0.0.0:2049".parse().expect("literal address"),
             metrics_listen: Some("127.0.0.1:9249".parse().expect("literal address")),
+            rdma_listen: Some("0.0.0.0:20049".parse().expect("literal address")),
             data_dir: PathBuf::from("./pnfs-data"),
             lease_time: 90,
             grace_time: 90,

@@ -84,3 +84,18 @@ pub async fn serve_on<R: Role>(server: Arc<R>, listener: TcpListener) {
         .serve_calls(handler, limits, policy, || server.core().next_conn_id())
         .await;
 }
+
+/// Serves RPC-over-RDMA connections accepted on `listener` with the same engine, limits and
+/// reply budget as [`serve_on`] (which also runs the lease reaper: start it first).
+#[cfg(feature = "rdma")]
+pub async fn serve_rdma<R: Role>(server: Arc<R>, listener: rdma::Listener) {
+    let limits = server.core().conn_limits;
+    let serve = server.core().serve_limits;
+    let policy = serve.policy(serve.call_reserve.min(limits.max_record));
+    let handler = Arc::new(Service(server.clone()));
+    listener
+        .serve(handler, limits, policy, move || {
+            server.core().next_conn_id()
+        })
+        .await;
+}

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_util::codec::FramedRead;
@@ -335,7 +335,61 @@ where
     S: AsyncRead + AsyncWrite + Send + 'static,
     H: CallHandler,
 {
-    let (read, mut write) = tokio::io::split(stream);
+    let (read, write) = tokio::io::split(stream);
+    let records = FramedRead::new(
+        read,
+        RecordCodec::new(limits.max_fragment, limits.max_record),
+    )
+    .map(|r| r.map_err(io::Error::from));
+    start_records(
+        records,
+        StreamSink(write),
+        id,
+        peer,
+        local,
+        handler,
+        limits,
+        policy,
+    )
+}
+
+/// Where a connection's outgoing records go. A byte stream frames each record with record
+/// marking (RFC 5531 section 11); a message transport such as RPC-over-RDMA sends each as one
+/// message, moving bulk data by RDMA.
+pub trait RecordSink: Send + 'static {
+    /// Sends one whole RPC message (a call or a reply), given as pieces that are not copied
+    /// on the way out where the transport can avoid it.
+    fn send(&mut self, pieces: Vec<Bytes>) -> impl Future<Output = io::Result<()>> + Send;
+}
+
+/// The record-marking sink of a byte stream.
+struct StreamSink<W>(W);
+
+impl<W: AsyncWrite + Send + Unpin + 'static> RecordSink for StreamSink<W> {
+    async fn send(&mut self, pieces: Vec<Bytes>) -> io::Result<()> {
+        write_record(&mut self.0, &pieces).await
+    }
+}
+
+/// [`start_with`] on a transport that already delivers whole RPC messages: `records` yields
+/// each received message (an error ends the connection) and `sink` sends ours. The call
+/// handling, reply budget, idle checks and backchannel are the byte stream's.
+#[allow(clippy::too_many_arguments)]
+pub fn start_records<R, W, H>(
+    records: R,
+    mut sink: W,
+    id: u64,
+    peer: SocketAddr,
+    local: SocketAddr,
+    handler: Arc<H>,
+    limits: ConnLimits,
+    policy: ServerPolicy,
+) -> (Conn, impl Future<Output = io::Result<()>> + Send)
+where
+    R: Stream<Item = io::Result<Bytes>> + Send + Unpin + 'static,
+    W: RecordSink,
+    H: CallHandler,
+{
     let (out_tx, mut out_rx) = mpsc::channel::<Outgoing>(256);
     // Records handed to the writer and not yet written (replies and calls alike), for the
     // idle check: the budget counts only replies, and only with a budget.
@@ -358,7 +412,8 @@ where
         let writer_unwritten = unwritten;
         let mut writer = tokio::spawn(async move {
             while let Some(rec) = out_rx.recv().await {
-                let write = write_record(&mut write, &rec.pieces);
+                let Outgoing { pieces, _hold } = rec;
+                let write = sink.send(pieces);
                 match idle_timeout {
                     Some(t) => tokio::time::timeout(t, write).await.map_err(|_| {
                         timed_out(format!(
@@ -368,15 +423,13 @@ where
                     })??,
                     None => write.await?,
                 }
+                drop(_hold);
                 writer_unwritten.fetch_sub(1, Ordering::AcqRel);
             }
             io::Result::Ok(())
         });
         let in_flight = Arc::new(Semaphore::new(limits.max_in_flight.max(1)));
-        let mut records = FramedRead::new(
-            read,
-            RecordCodec::new(limits.max_fragment, limits.max_record),
-        );
+        let mut records = records;
         // An hour stands in for "never" when there is no idle timeout.
         let idle_after = idle_timeout.unwrap_or(Duration::from_secs(3600));
         let idle = tokio::time::sleep(idle_after);
@@ -403,7 +456,7 @@ where
             };
             let record = match next {
                 None => break Ok(()),
-                Some(Err(e)) => break Err(io::Error::from(e)),
+                Some(Err(e)) => break Err(e),
                 Some(Ok(r)) => r,
             };
             idle.as_mut()

@@ -1,0 +1,832 @@
+//! The responder side: an RDMA-CM listener whose connections carry RPC-over-RDMA version 1
+//! to the same call handler as TCP (the NFSv4 service of the MDS or of a data server).
+//!
+//! ```text
+//!  Receive ──> header check ──> Read chunks pulled (RDMA Read) into ──> RPC record ──┐
+//!              (RDMA_ERROR      one registered buffer, the WRITE data  to the       │
+//!               on a bad one)   in place: no copy of the payload       conn driver  │
+//!                                                                                   v
+//!  Send <── RDMA_MSG inline  <── reply: DDP data (READ) RDMA-Written   <── handler reply
+//!           or RDMA_NOMSG       into the Write chunk, the rest inline
+//!                               or RDMA-Written into the Reply chunk
+//! ```
+//!
+//! Callbacks (CB_RECALL, CB_LAYOUTRECALL) go the other way on the same connection as
+//! `RDMA_MSG` Sends (RFC 8167); their replies come back as receives and reach the waiting
+//! caller through the conn driver, as on TCP.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::Stream;
+use nfs_proto::rdma::{
+    ChunkLists, ErrorAction, InlineSize, Limits, PrivateData, RdmaBody, RdmaError, RdmaHeader,
+    ResponderCredits, Side, Thresholds, WriteChunk,
+};
+use nfs_proto::transport::{start_records, CallHandler, ConnLimits, RecordSink, ServerPolicy};
+use tokio::sync::{mpsc, watch};
+
+use crate::endpoint::{Endpoint, Posted, QueueSizes};
+use crate::pool::{Pool, Pooled};
+use crate::reply::{ddp_items, returned, shape, spread};
+use crate::verbs::{Access, CmEventKind, CmId, EventChannel, SendOp, Sge};
+
+/// How the RDMA listener sizes its connections.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Credits granted to each client: calls it may have outstanding.
+    pub credits: u32,
+    /// Our inline thresholds (RFC 8797): the largest message we receive and send without
+    /// chunks. Above them, calls come in Read chunks and replies go out in Write and Reply
+    /// chunks (the eager/rendezvous switch).
+    pub inline: u32,
+    /// Size of the pooled registered buffers that Read chunks are pulled into and replies
+    /// staged in; a larger one is registered for its one use.
+    pub chunk_buffer: usize,
+    /// Registered buffers of that size kept per connection.
+    pub chunk_buffers_kept: usize,
+    /// Chunk list limits (segments, bytes to pull).
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            credits: 64,
+            inline: 4096,
+            chunk_buffer: (1 << 20) + (16 << 10),
+            chunk_buffers_kept: 16,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Counters of the RDMA transport, shared by the connections of a listener.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Connections accepted.
+    pub connections: AtomicU64,
+    /// Bytes pulled from clients by RDMA Read (Read chunks: WRITE data, Long Calls).
+    pub read_bytes: AtomicU64,
+    /// Bytes pushed to clients by RDMA Write (Write chunks: READ data; Reply chunks).
+    pub written_bytes: AtomicU64,
+    /// Memory registrations made after a connection was set up (pool misses, buffers larger
+    /// than the pool's).
+    pub registrations: AtomicU64,
+    /// RDMA_ERROR replies sent.
+    pub errors_sent: AtomicU64,
+}
+
+/// A bound RDMA listener.
+pub struct Listener {
+    id: CmId,
+    local: SocketAddr,
+    config: Config,
+    stats: Arc<Stats>,
+}
+
+impl Listener {
+    /// Binds to `addr` (an address of an RDMA device's network interface, or the wildcard)
+    /// and listens. Fails with an error saying why when rdma-core or a device is missing.
+    pub fn bind(addr: SocketAddr, config: Config) -> io::Result<Self> {
+        let channel = EventChannel::new()?;
+        let id = CmId::new(channel)?;
+        id.listen(addr, 128)?;
+        let local = id.local_addr().unwrap_or(addr);
+        Ok(Self {
+            id,
+            local,
+            config,
+            stats: Arc::new(Stats::default()),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The listener's counters.
+    pub fn stats(&self) -> Arc<Stats> {
+        self.stats.clone()
+    }
+
+    /// Accepts and serves connections until the task is dropped: each connection's calls
+    /// go to `handler`, within `limits` and `policy`, with ids from `next_id`.
+    pub async fn serve<H: CallHandler>(
+        self,
+        handler: Arc<H>,
+        limits: ConnLimits,
+        policy: ServerPolicy,
+        next_id: impl Fn() -> u64 + Send + 'static,
+    ) {
+        loop {
+            let ev = match self.id.channel().next().await {
+                Ok(ev) => ev,
+                Err(e) => {
+                    tracing::warn!("RDMA listener {}: {e}", self.local);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let (CmEventKind::ConnectRequest, Some(raw)) = (ev.kind, ev.new_id) else {
+                tracing::debug!("RDMA listener {}: event {:?}", self.local, ev.kind);
+                continue;
+            };
+            let id = match CmId::from_request(raw) {
+                Ok(id) => id,
+                Err(e) => {
+                    tracing::warn!("RDMA connect request: {e}");
+                    continue;
+                }
+            };
+            let conn_id = next_id();
+            let (handler, config, stats) =
+                (handler.clone(), self.config.clone(), self.stats.clone());
+            let policy = policy.clone();
+            tokio::spawn(async move {
+                if let Err(e) = serve_connection(
+                    id,
+                    ev.private_data,
+                    conn_id,
+                    handler,
+                    limits,
+                    policy,
+                    config,
+                    stats,
+                )
+                .await
+                {
+                    tracing::info!(conn = conn_id, "RDMA connection ended: {e}");
+                }
+            });
+        }
+    }
+}
+
+/// What the reader and the sink of one connection share.
+struct Shared {
+    ep: Arc<Endpoint>,
+    thresholds: Thresholds,
+    limits: Limits,
+    sends: Arc<Pool>,
+    chunks: Arc<Pool>,
+    /// The chunks each call in progress offered for its reply, by XID.
+    offered: Mutex<HashMap<u32, ChunkLists>>,
+    credits: Mutex<ResponderCredits>,
+    stats: Arc<Stats>,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn serve_connection<H: CallHandler>(
+    id: CmId,
+    peer_private: Vec<u8>,
+    conn_id: u64,
+    handler: Arc<H>,
+    limits: ConnLimits,
+    policy: ServerPolicy,
+    config: Config,
+    stats: Arc<Stats>,
+) -> io::Result<()> {
+    let ours = PrivateData {
+        remote_invalidation: false,
+        send_size: inline_size(config.inline),
+        recv_size: inline_size(config.inline),
+    };
+    let peer = (!peer_private.is_empty()).then_some(&peer_private[..]);
+    let (thresholds, why) = Thresholds::negotiate(&ours, peer);
+    if let Some(why) = why {
+        tracing::debug!(conn = conn_id, "RDMA private data ignored: {why}");
+    }
+    // Receives: the credits, plus room for backchannel replies and a spare.
+    let sizes = QueueSizes {
+        recvs: config.credits + 8,
+        recv_size: ours.recv_size.bytes() as usize,
+        sends: 4 * config.credits,
+        send_sge: 4,
+    };
+    let ep = match Endpoint::new(id, sizes) {
+        Ok(ep) => ep,
+        Err(e) => return Err(e),
+    };
+    ep.id.accept(&ours.to_bytes(), 16)?;
+    let channel = ep.id.channel().clone();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(10), channel.next())
+            .await
+            .map_err(|_| {
+                io::Error::new(io::ErrorKind::TimedOut, "RDMA connection not established")
+            })??;
+        match ev.kind {
+            CmEventKind::Established => break,
+            CmEventKind::ConnectRequest | CmEventKind::Other(_) => continue,
+            other => {
+                return Err(io::Error::other(format!(
+                    "RDMA connection failed before it was up: {other:?}"
+                )))
+            }
+        }
+    }
+    stats.connections.fetch_add(1, Ordering::Relaxed);
+    let peer_addr = ep.id.peer_addr().unwrap_or(([0, 0, 0, 0], 0).into());
+    let local_addr = ep.id.local_addr().unwrap_or(([0, 0, 0, 0], 0).into());
+    tracing::info!(conn = conn_id, %peer_addr, send = thresholds.send, recv = thresholds.recv, "RDMA connection up");
+
+    let (recv_tx, recv_rx) = mpsc::unbounded_channel();
+    tokio::spawn(ep.clone().reap(recv_tx));
+    let pd = ep.pd().clone();
+    let shared = Arc::new(Shared {
+        ep: ep.clone(),
+        thresholds,
+        limits: config.limits,
+        sends: Pool::new(
+            pd.clone(),
+            sizes.recv_size.max(thresholds.send as usize),
+            64,
+            Access::Local,
+        ),
+        chunks: Pool::new(
+            pd,
+            config.chunk_buffer,
+            config.chunk_buffers_kept,
+            Access::Local,
+        ),
+        offered: Mutex::new(HashMap::new()),
+        credits: Mutex::new(ResponderCredits::new(config.credits)),
+        stats,
+    });
+    let (done_tx, done_rx) = watch::channel(false);
+    // The CM events of the connection: a disconnect ends it.
+    {
+        let channel = channel.clone();
+        let done_tx = done_tx.clone();
+        let mut done_rx = done_rx.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    ev = channel.next() => match ev {
+                        Ok(ev) if matches!(ev.kind, CmEventKind::Other(_)) => continue,
+                        _ => break,
+                    },
+                    _ = done_rx.changed() => break,
+                }
+            }
+            let _ = done_tx.send(true);
+        });
+    }
+    let records = reader(shared.clone(), recv_rx, done_rx);
+    let (_conn, run) = start_records(
+        records,
+        Sink(shared.clone()),
+        conn_id,
+        peer_addr,
+        local_addr,
+        handler,
+        limits,
+        policy,
+    );
+    let result = run.await;
+    let _ = done_tx.send(true);
+    ep.id.disconnect();
+    ep.stop();
+    let regs = shared.sends.registrations.load(Ordering::Relaxed)
+        + shared.chunks.registrations.load(Ordering::Relaxed);
+    shared
+        .stats
+        .registrations
+        .fetch_add(regs, Ordering::Relaxed);
+    result
+}
+
+/// The received calls (and backchannel replies) of a connection as RPC records.
+fn reader(
+    shared: Arc<Shared>,
+    mut received: mpsc::UnboundedReceiver<crate::verbs::Completion>,
+    mut done: watch::Receiver<bool>,
+) -> std::pin::Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send>> {
+    let (tx, mut rx) = mpsc::channel::<io::Result<Bytes>>(16);
+    tokio::spawn(async move {
+        loop {
+            let c = tokio::select! {
+                c = received.recv() => c,
+                _ = done.changed() => None,
+            };
+            let Some(c) = c else { break };
+            if !c.ok() {
+                // Flushed: the queue pair went to the error state (disconnect).
+                break;
+            }
+            let msg = match shared.ep.take_received(&c) {
+                Ok(m) => m,
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    break;
+                }
+            };
+            match receive(&shared, msg).await {
+                Ok(Some(record)) => {
+                    if tx.send(Ok(record)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    break;
+                }
+            }
+        }
+    });
+    Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}
+
+/// One received message: the RPC record it carries, nothing (answered with `RDMA_ERROR` or
+/// dropped), or an error that closes the connection.
+async fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
+    let got = match RdmaHeader::decode_received(msg, Side::Responder, &shared.limits) {
+        Ok(got) => got,
+        Err(e) => {
+            tracing::debug!("RDMA header refused: {e}");
+            return match e.action() {
+                ErrorAction::Reply(_) => {
+                    let credit = shared.credits.lock().expect("credits").grant();
+                    if let Some(reply) = e.reply(credit) {
+                        send_error_bytes(shared, reply).await?;
+                    }
+                    Ok(None)
+                }
+                ErrorAction::Discard => Ok(None),
+                ErrorAction::Close => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("RDMA header: {e}"),
+                )),
+            };
+        }
+    };
+    let xid = got.header.xid;
+    let (chunks, nomsg) = match &got.header.body {
+        RdmaBody::Msg(c) => (c.clone(), false),
+        RdmaBody::NoMsg(c) => (c.clone(), true),
+        RdmaBody::Error(_) => return Ok(None),
+    };
+    // A backchannel reply (RFC 8167) is an RPC reply in an RDMA_MSG: no credit, no chunks.
+    let is_call = nomsg || got.rpc_message.get(4..8) == Some(&[0, 0, 0, 0][..]);
+    if is_call {
+        if let Err(e) = shared.credits.lock().expect("credits").on_call() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("RDMA credit overrun: {e}"),
+            ));
+        }
+    }
+    let record = if nomsg || !chunks.reads.is_empty() {
+        match assemble(shared, got.rpc_message, &chunks, nomsg).await {
+            Ok(r) => r,
+            Err(Assembly::Refused(why)) => {
+                tracing::debug!(xid, "RDMA call refused: {why}");
+                let credit = shared.credits.lock().expect("credits").reply_credit();
+                send_header(shared, &error_header(xid, credit)).await?;
+                return Ok(None);
+            }
+            Err(Assembly::Io(e)) => return Err(e),
+        }
+    } else {
+        got.rpc_message
+    };
+    if is_call && (!chunks.writes.is_empty() || chunks.reply.is_some()) {
+        shared.offered.lock().expect("offered").insert(
+            xid,
+            ChunkLists {
+                reads: Vec::new(),
+                ..chunks
+            },
+        );
+    }
+    Ok(Some(record))
+}
+
+enum Assembly {
+    Refused(&'static str),
+    Io(io::Error),
+}
+
+impl From<io::Error> for Assembly {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// The RFC 8797 size nearest below `bytes` (1 KiB steps, 1 KiB to 256 KiB).
+fn inline_size(bytes: u32) -> InlineSize {
+    let kib = (bytes / 1024).clamp(1, 256);
+    InlineSize::from_bytes(kib * 1024).expect("a whole number of KiB in range")
+}
+
+fn pad(n: usize) -> usize {
+    (4 - n % 4) % 4
+}
+
+/// Pulls a Position-Zero Read chunk (the whole call) or the Read chunks of an `RDMA_MSG`
+/// into one registered buffer, with the inline parts copied around them: the RPC record the
+/// handler decodes, whose WRITE data is a slice of the very memory the RDMA Read filled.
+async fn assemble(
+    shared: &Shared,
+    inline: Bytes,
+    chunks: &ChunkLists,
+    nomsg: bool,
+) -> Result<Bytes, Assembly> {
+    let base = if nomsg {
+        let segs: Vec<_> = chunks.read_chunk(0).copied().collect();
+        let len: usize = segs.iter().map(|s| s.length as usize).sum();
+        let mut buf = shared.chunks.take(len)?;
+        pull(shared, &mut buf, 0, &segs).await?;
+        buf.freeze()
+    } else {
+        inline
+    };
+    let positions: Vec<u32> = chunks
+        .read_positions()
+        .into_iter()
+        .filter(|&p| p != 0)
+        .collect();
+    if positions.is_empty() {
+        return Ok(base);
+    }
+    let mut total = base.len();
+    for &p in &positions {
+        if p as usize > base.len() {
+            return Err(Assembly::Refused(
+                "a Read chunk's position is past the message",
+            ));
+        }
+        let n: usize = chunks.read_chunk(p).map(|s| s.length as usize).sum();
+        total += n + pad(n);
+    }
+    let mut buf = shared.chunks.take(total)?;
+    // Lay out the inline pieces first, then pull every chunk into its gap.
+    let mut gaps = Vec::new();
+    {
+        let bytes = buf.mr_mut().bytes_mut();
+        let (mut at, mut prev) = (0usize, 0usize);
+        for &p in &positions {
+            let p = p as usize;
+            bytes[at..at + p - prev].copy_from_slice(&base[prev..p]);
+            at += p - prev;
+            let n: usize = chunks.read_chunk(p as u32).map(|s| s.length as usize).sum();
+            gaps.push((p as u32, at));
+            at += n;
+            bytes[at..at + pad(n)].fill(0);
+            at += pad(n);
+            prev = p;
+        }
+        bytes[at..at + base.len() - prev].copy_from_slice(&base[prev..]);
+    }
+    for (p, at) in gaps {
+        let segs: Vec<_> = chunks.read_chunk(p).copied().collect();
+        pull(shared, &mut buf, at, &segs).await?;
+    }
+    Ok(buf.freeze())
+}
+
+/// RDMA-Reads `segs` into `buf` from `at` on, one after the other, and waits for them.
+async fn pull(
+    shared: &Shared,
+    buf: &mut Pooled,
+    at: usize,
+    segs: &[nfs_proto::rdma::RdmaSegment],
+) -> io::Result<()> {
+    let mut posted = Vec::with_capacity(segs.len());
+    let mut off = at;
+    for s in segs {
+        let sge = buf.mr().sge(off, s.length as usize);
+        off += s.length as usize;
+        if s.length == 0 {
+            continue;
+        }
+        posted.push(
+            shared
+                .ep
+                .post(
+                    SendOp::Read {
+                        remote_addr: s.offset,
+                        rkey: s.handle,
+                    },
+                    &[sge],
+                )
+                .await?,
+        );
+    }
+    for p in posted {
+        p.done().await?;
+    }
+    shared
+        .stats
+        .read_bytes
+        .fetch_add((off - at) as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+fn error_header(xid: u32, credit: u32) -> RdmaHeader {
+    RdmaHeader {
+        xid,
+        credit,
+        body: RdmaBody::Error(RdmaError::Chunk),
+    }
+}
+
+fn encode_header(h: &RdmaHeader) -> Bytes {
+    nfs_proto::xdr::to_bytes(h)
+}
+
+async fn send_header(shared: &Shared, h: &RdmaHeader) -> io::Result<()> {
+    if matches!(h.body, RdmaBody::Error(_)) {
+        shared.stats.errors_sent.fetch_add(1, Ordering::Relaxed);
+    }
+    send_error_bytes(shared, encode_header(h)).await
+}
+
+async fn send_error_bytes(shared: &Shared, bytes: Bytes) -> io::Result<()> {
+    let posted = send_inline(shared, &[bytes]).await?;
+    posted.0.done().await
+}
+
+/// Copies `pieces` into a registered send buffer and posts the Send. The buffer is kept
+/// beside the returned completion.
+async fn send_inline(shared: &Shared, pieces: &[Bytes]) -> io::Result<(Posted, Pooled)> {
+    let len: usize = pieces.iter().map(Bytes::len).sum();
+    let mut buf = shared.sends.take(len)?;
+    {
+        let bytes = buf.mr_mut().bytes_mut();
+        let mut at = 0;
+        for p in pieces {
+            bytes[at..at + p.len()].copy_from_slice(p);
+            at += p.len();
+        }
+    }
+    let sge = buf.mr().sge(0, len);
+    let posted = shared.ep.post(SendOp::Send, &[sge]).await?;
+    Ok((posted, buf))
+}
+
+/// Sends the connection's outgoing RPC messages: our replies and our backchannel calls.
+struct Sink(Arc<Shared>);
+
+impl RecordSink for Sink {
+    fn send(
+        &mut self,
+        pieces: Vec<Bytes>,
+    ) -> impl std::future::Future<Output = io::Result<()>> + Send {
+        let shared = self.0.clone();
+        async move { send_message(&shared, pieces).await }
+    }
+}
+
+fn word(pieces: &[Bytes], at: usize) -> Option<u32> {
+    let mut b = [0u8; 4];
+    let mut got = 0;
+    let mut skip = at;
+    for p in pieces {
+        if skip >= p.len() {
+            skip -= p.len();
+            continue;
+        }
+        let n = (p.len() - skip).min(4 - got);
+        b[got..got + n].copy_from_slice(&p[skip..skip + n]);
+        got += n;
+        skip = 0;
+        if got == 4 {
+            return Some(u32::from_be_bytes(b));
+        }
+    }
+    None
+}
+
+async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()> {
+    let total: usize = pieces.iter().map(Bytes::len).sum();
+    let (Some(xid), Some(mtype)) = (word(&pieces, 0), word(&pieces, 4)) else {
+        return Ok(());
+    };
+    if mtype == 0 {
+        // A backchannel call (RFC 8167): always inline.
+        let credit = shared.credits.lock().expect("credits").grant();
+        let header = encode_header(&RdmaHeader {
+            xid,
+            credit,
+            body: RdmaBody::Msg(ChunkLists::default()),
+        });
+        if header.len() + total > shared.thresholds.send as usize {
+            tracing::warn!(
+                xid,
+                "backchannel call of {total} bytes is over the inline threshold: not sent"
+            );
+            return Ok(());
+        }
+        let mut all = vec![header];
+        all.extend(pieces);
+        let (posted, buf) = send_inline(shared, &all).await?;
+        tokio::spawn(async move {
+            let _ = posted.done().await;
+            drop(buf);
+        });
+        return Ok(());
+    }
+    let offered = shared
+        .offered
+        .lock()
+        .expect("offered")
+        .remove(&xid)
+        .unwrap_or_default();
+    let credit = shared.credits.lock().expect("credits").reply_credit();
+    if offered.writes.is_empty() && offered.reply.is_none() {
+        let header = encode_header(&RdmaHeader {
+            xid,
+            credit,
+            body: RdmaBody::Msg(ChunkLists::default()),
+        });
+        if header.len() + total > shared.thresholds.send as usize {
+            tracing::debug!(
+                xid,
+                "reply of {total} bytes has no chunk to go in: ERR_CHUNK"
+            );
+            return send_header(shared, &error_header(xid, credit)).await;
+        }
+        let mut all = vec![header];
+        all.extend(pieces);
+        let (posted, buf) = send_inline(shared, &all).await?;
+        tokio::spawn(async move {
+            let _ = posted.done().await;
+            drop(buf);
+        });
+        return Ok(());
+    }
+    // Chunks were offered: stage the reply in registered memory, RDMA-Write what goes to
+    // chunks from there, then Send the header (and whatever stays inline).
+    let mut stage = shared.chunks.take(total)?;
+    {
+        let bytes = stage.mr_mut().bytes_mut();
+        let mut at = 0;
+        for p in &pieces {
+            bytes[at..at + p.len()].copy_from_slice(p);
+            at += p.len();
+        }
+    }
+    drop(pieces);
+    let (addr, lkey) = (stage.mr().addr(), stage.mr().lkey());
+    let staged = stage.freeze();
+    let sge = |off: usize, len: usize| Sge {
+        addr: addr + off as u64,
+        len: len as u32,
+        lkey,
+    };
+    let items = if offered.writes.is_empty() {
+        Vec::new()
+    } else {
+        ddp_items(&staged)
+    };
+    let plan = shape(total, &items, &offered.writes);
+    let mut posted = Vec::new();
+    let mut writes = Vec::with_capacity(offered.writes.len());
+    for (chunk, placed) in offered.writes.iter().zip(&plan.placed) {
+        let Some(item) = placed else {
+            writes.push(returned(chunk, 0));
+            continue;
+        };
+        let len = item.end - item.start;
+        for (seg, off, n) in spread(chunk, len) {
+            let s = chunk.segments[seg];
+            posted.push(
+                shared
+                    .ep
+                    .post(
+                        SendOp::Write {
+                            remote_addr: s.offset,
+                            rkey: s.handle,
+                        },
+                        &[sge(item.start + off, n)],
+                    )
+                    .await?,
+            );
+        }
+        shared
+            .stats
+            .written_bytes
+            .fetch_add(len as u64, Ordering::Relaxed);
+        writes.push(returned(chunk, len));
+    }
+    let rest_len = plan.rest_len();
+    let header = match &offered.reply {
+        Some(rc) if rest_len as u64 <= rc.total_length() => {
+            posted.extend(write_into_chunk(shared, rc, &plan.rest, &sge).await?);
+            shared
+                .stats
+                .written_bytes
+                .fetch_add(rest_len as u64, Ordering::Relaxed);
+            RdmaHeader {
+                xid,
+                credit,
+                body: RdmaBody::NoMsg(ChunkLists {
+                    reads: Vec::new(),
+                    writes,
+                    reply: Some(returned(rc, rest_len)),
+                }),
+            }
+        }
+        _ => RdmaHeader {
+            xid,
+            credit,
+            body: RdmaBody::Msg(ChunkLists {
+                reads: Vec::new(),
+                writes,
+                reply: None,
+            }),
+        },
+    };
+    let mut msg = vec![encode_header(&header)];
+    if matches!(header.body, RdmaBody::Msg(_)) {
+        if msg[0].len() + rest_len > shared.thresholds.send as usize {
+            tracing::debug!(
+                xid,
+                "reply of {rest_len} bytes left inline is over the threshold: ERR_CHUNK"
+            );
+            for p in posted {
+                let _ = p.done().await;
+            }
+            return send_header(shared, &error_header(xid, credit)).await;
+        }
+        msg.extend(plan.rest.iter().map(|r| staged.slice(r.clone())));
+    }
+    let (send, buf) = send_inline(shared, &msg).await?;
+    tokio::spawn(async move {
+        for p in posted {
+            let _ = p.done().await;
+        }
+        let _ = send.done().await;
+        drop((buf, staged));
+    });
+    Ok(())
+}
+
+/// RDMA-Writes the `ranges` of the staged reply, back to back, into the segments of `chunk`.
+async fn write_into_chunk(
+    shared: &Shared,
+    chunk: &WriteChunk,
+    ranges: &[std::ops::Range<usize>],
+    sge: &impl Fn(usize, usize) -> Sge,
+) -> io::Result<Vec<Posted>> {
+    let mut posted = Vec::new();
+    let mut segs = chunk.segments.iter();
+    let mut cur = segs.next().copied();
+    let mut seg_used = 0usize;
+    for r in ranges {
+        let mut at = r.start;
+        while at < r.end {
+            let Some(s) = cur else {
+                return Err(io::Error::other("reply chunk too small"));
+            };
+            let room = s.length as usize - seg_used;
+            if room == 0 {
+                cur = segs.next().copied();
+                seg_used = 0;
+                continue;
+            }
+            let n = room.min(r.end - at);
+            posted.push(
+                shared
+                    .ep
+                    .post(
+                        SendOp::Write {
+                            remote_addr: s.offset + seg_used as u64,
+                            rkey: s.handle,
+                        },
+                        &[sge(at, n)],
+                    )
+                    .await?,
+            );
+            at += n;
+            seg_used += n;
+        }
+    }
+    Ok(posted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_read_across_pieces() {
+        let pieces = vec![
+            Bytes::from_static(&[0, 0]),
+            Bytes::from_static(&[0, 7, 0]),
+            Bytes::from_static(&[0, 0, 1, 9]),
+        ];
+        assert_eq!(word(&pieces, 0), Some(7));
+        assert_eq!(word(&pieces, 4), Some(1));
+        assert_eq!(word(&pieces, 6), None);
+    }
+}

@@ -16,13 +16,14 @@ mkdir -p "$M" "$SRC"
 # --- helpers -----------------------------------------------------------------------------------
 
 # check NAME FUNCTION...: runs FUNCTION in a child bash with errexit (outside any condition, so
-# errexit really applies) and reports it. A check still running after CHECK_TIMEOUT seconds
+# errexit really applies) and reports it as $CHECK_PREFIX$NAME (the RDMA checks run the file
+# checks again with CHECK_PREFIX=rdma_). A check still running after CHECK_TIMEOUT seconds
 # (default 600) is killed and fails, so one hung operation does not stop the suite: NFS waits
 # on a hard mount are killable.
 check() {
-    local name=$1 t0 rc ms detail
+    local name=${CHECK_PREFIX:-}$1 t0 rc ms detail
     shift
-    if [[ -n ${ONLY:-} && ! $name =~ $ONLY && ! $name =~ ^(mount_c[12]|mountstats|unmount)$ ]]; then
+    if [[ -n ${ONLY:-} && ! $name =~ $ONLY && ! $name =~ ^(rdma_)?(mount_c[12]|mountstats|unmount)$ ]]; then
         return 0
     fi
     echo "RUN $name"

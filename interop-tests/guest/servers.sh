@@ -107,6 +107,10 @@ rdma_up() {
     echo "soft-RoCE: rxe0 on veth-c1 ($RDMA_ADDR, $RDMA_ADDR2) and rxe1 on veth-c2 (namespace c2) ACTIVE"
 }
 
+# Whether a server listens for RDMA CM connections on port 20049 (`rdma res` lists the
+# listening cm_ids, our server's among them: its listener is no socket `ss` shows).
+rdma_listening() { rdma res show cm_id 2>/dev/null | grep -q 'state LISTEN .*src-addr [^ ]*:20049 '; }
+
 # The kernel's own server: the control against which the workload itself is validated.
 start_knfsd() {
     modprobe nfsd || return 1
@@ -171,6 +175,15 @@ start_pnfs() {
         sed 's/^/pnfs: /' /tmp/pnfs.log
         return 1
     fi
+    # RDMA_PNFS=1: it listens on RDMA port 20049 too, at most 10 s later.
+    [[ ${RDMA_PNFS:-} == 1 ]] || return 0
+    local i
+    for ((i = 0; i < 100; i++)); do
+        rdma_listening && return 0
+        sleep 0.1
+    done
+    echo "RDMA_PNFS=1 but nothing listens on RDMA port 20049: $(rdma res show cm_id 2>&1 | tr '\n' ';')"
+    return 1
 }
 
 start_server() {

@@ -805,6 +805,80 @@ deleg_recall_closed() {
     ((s[5] - m[5] >= 1))
 }
 
+# --- 13. RPC-over-RDMA (RDMA=1: soft-RoCE, servers.sh rdma_up) --------------------------------
+
+# The transport of the mount on $1 in the mountstats on stdin ("xprt: rdma ..." or "xprt: tcp").
+xprt_of() { awk -v mnt="$1" '/^device / { inmnt = ($5 == mnt); next } inmnt && $1 == "xprt:" { print $2; exit }'; }
+
+# RDMA without NFS, over rxe0: rping (RDMA CM, a SEND and an RDMA READ and WRITE per ping) from
+# RDMA_ADDR2 to a server on RDMA_ADDR, then ib_write_bw (perftest; RDMA WRITEs of 64 KiB for
+# 2 s) for the raw bandwidth of the emulation, the ceiling of what NFS can get over it.
+rdma_verbs() {
+    local spid bw
+    timeout 30 rping -s -a "$RDMA_ADDR" -p 7471 -C 5 >/tmp/rping.s 2>&1 &
+    spid=$!
+    sleep 0.5
+    timeout 30 rping -c -a "$RDMA_ADDR" -I "$RDMA_ADDR2" -p 7471 -C 5 -v >/tmp/rping.c 2>&1 ||
+        { echo "rping failed: $(tr '\n' ' ' </tmp/rping.c) server: $(tr '\n' ' ' </tmp/rping.s)"; kill "$spid"; return 1; }
+    wait "$spid" || true
+    echo -n "rping $RDMA_ADDR2 -> $RDMA_ADDR: $(grep -c '^ping data' /tmp/rping.c) pings; "
+    timeout 60 ib_write_bw -d rxe0 -D 2 -p 7472 >/tmp/bw.s 2>&1 &
+    spid=$!
+    sleep 0.5
+    timeout 60 ib_write_bw -d rxe0 -D 2 -p 7472 "$RDMA_ADDR" >/tmp/bw.c 2>&1 ||
+        { echo "ib_write_bw failed: $(tail -n 5 /tmp/bw.c | tr '\n' ' ')"; kill "$spid"; return 1; }
+    wait "$spid" || true
+    # The result line: bytes, iterations, peak MB/s, average MB/s, Mpps.
+    bw=$(awk '$1 == 65536 && NF == 5 { print $4 }' /tmp/bw.c)
+    [[ -n $bw ]] || { echo "no result from ib_write_bw: $(tail -n 5 /tmp/bw.c | tr '\n' ' ')"; return 1; }
+    echo "ib_write_bw rxe0: $bw MB/s (64 KiB RDMA WRITEs, 2 s)"
+}
+
+# Both clients' mounts are RPC-over-RDMA: /proc/mounts says proto=rdma,port=20049 and their
+# mountstats "xprt: rdma". With knfsd, the server lists two clients, c1 and c2.
+rdma_xprt() {
+    local who opts xprt
+    for who in c1 c2; do
+        if [[ $who == c1 ]]; then
+            opts=$(grep " $M " /proc/mounts | cut -d' ' -f4)
+            xprt=$(xprt_of "$M" </proc/self/mountstats)
+        else
+            opts=$(c2 grep " $C2M " /proc/mounts | cut -d' ' -f4)
+            xprt=$(c2 cat /proc/self/mountstats | xprt_of "$C2M")
+        fi
+        [[ $opts == *proto=rdma,port=20049,* ]] || { echo "$who's mount options: $opts"; return 1; }
+        expect_eq "$who's transport in mountstats" "$xprt" rdma
+        echo -n "$who: xprt rdma, $(grep -o 'rsize=[0-9]*,wsize=[0-9]*' <<<"$opts"), addr=${opts##*addr=}; "
+    done
+    if [[ $SERVER == knfsd ]]; then
+        echo -n "knfsd's clients: $(grep -h '^name:' /proc/fs/nfsd/clients/*/info | cut -d'"' -f2 | tr '\n' ';')"
+    fi
+}
+
+# Sequential 64 MiB on client 1's mount with O_DIRECT in 1 MiB blocks: fio writes (fsync at
+# the end), then reads everything back verifying a checksum in every block. The figures go to
+# /tmp/fio-seq.<transport>; once both transports have run, the ratios rdma/tcp. Soft-RoCE is
+# software emulation (under TCG at that): the figures show that bulk transfers work and how
+# the two transports compare here, not how fast RDMA is.
+fio_seq() {
+    local x w r
+    x=$(xprt_of "$M" </proc/self/mountstats)
+    fio --name=seq --filename="$M/seq.dat" --size=64M --rw=write --bs=1M --ioengine=psync \
+        --direct=1 --end_fsync=1 --verify=crc32c --do_verify=1 \
+        --output-format=terse --terse-version=3 >/tmp/fio.seq
+    rm -f "$M/seq.dat"
+    w=$(awk -F';' '{ print $48 }' /tmp/fio.seq) r=$(awk -F';' '{ print $7 }' /tmp/fio.seq)
+    [[ -n $w && -n $r ]]
+    echo "$w $r" >"/tmp/fio-seq.$x"
+    echo -n "$x: write $w KiB/s, verify read $r KiB/s"
+    if [[ -f /tmp/fio-seq.tcp && -f /tmp/fio-seq.rdma ]]; then
+        read -r w r </tmp/fio-seq.tcp
+        echo -n "; tcp: write $w KiB/s, read $r KiB/s; rdma/tcp:"
+        awk -v tw="$w" -v tr="$r" '{ printf " write %.2f, read %.2f", $1 / tw, $2 / tr }' /tmp/fio-seq.rdma
+    fi
+    echo
+}
+
 # --- the checks every client of every server runs, in order -------------------------------------
 
 # Sizes, trees, names, attributes, locks within and between clients, close-to-open both ways,

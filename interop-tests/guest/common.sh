@@ -16,13 +16,14 @@ mkdir -p "$M" "$SRC"
 # --- helpers -----------------------------------------------------------------------------------
 
 # check NAME FUNCTION...: runs FUNCTION in a child bash with errexit (outside any condition, so
-# errexit really applies) and reports it. A check still running after CHECK_TIMEOUT seconds
+# errexit really applies) and reports it as $CHECK_PREFIX$NAME (the RDMA checks run the file
+# checks again with CHECK_PREFIX=rdma_). A check still running after CHECK_TIMEOUT seconds
 # (default 600) is killed and fails, so one hung operation does not stop the suite: NFS waits
 # on a hard mount are killable.
 check() {
-    local name=$1 t0 rc ms detail
+    local name=${CHECK_PREFIX:-}$1 t0 rc ms detail
     shift
-    if [[ -n ${ONLY:-} && ! $name =~ $ONLY && ! $name =~ ^(mount_c[12]|mountstats|unmount)$ ]]; then
+    if [[ -n ${ONLY:-} && ! $name =~ $ONLY && ! $name =~ ^(rdma_)?(mount_c[12]|mountstats|unmount)$ ]]; then
         return 0
     fi
     echo "RUN $name"
@@ -62,32 +63,34 @@ c2() { nsenter -t "$C2PID" -n -m -u -- "$@"; }
 
 # --- mounts ------------------------------------------------------------------------------------
 
+# mount_c1 [OPTIONS [ADDRESS]]: client 1 mounts ADDRESS:$EXPORT (default 127.0.0.1) on $M with
+# OPTIONS (default $MOUNT_OPTS).
 mount_c1() {
-    mount -t nfs -o "$MOUNT_OPTS" "127.0.0.1:$EXPORT" "$M"
+    local opts=${1:-$MOUNT_OPTS} addr=${2:-127.0.0.1}
+    mount -t nfs -o "$opts" "$addr:$EXPORT" "$M"
     # The negotiated version must be the one asked for (no silent fallback).
     local want
-    want=$(sed -n 's/.*vers=\([0-9.]*\).*/\1/p' <<<"$MOUNT_OPTS")
+    want=$(sed -n 's/.*vers=\([0-9.]*\).*/\1/p' <<<"$opts")
     [[ -n $want ]]
     grep " $M " /proc/mounts
     grep " $M " /proc/mounts | grep -q "vers=$want,"
 }
 
-# Client 2: namespace c2, veth pair 10.99.0.1 (root namespace) <-> 10.99.0.2 (c2).
+# mount_c2 [OPTIONS [ADDRESS]]: client 2 mounts $EXPORT on $C2M with OPTIONS (default
+# $MOUNT_OPTS). Without ADDRESS, from namespace c2 at 10.99.0.1, over the veth pair 10.99.0.1
+# (root namespace) <-> 10.99.0.2 (c2) (servers.sh, veth_pair). With ADDRESS (the RDMA checks,
+# servers.sh RDMA_ADDR2), from the root network namespace at ADDRESS: still its own UTS and
+# mount namespaces, hostname c2, so its own client id.
 mount_c2() {
-    ip netns add c2
-    ip link add veth-c1 type veth peer name veth-c2
-    ip link set veth-c2 netns c2
-    ip addr add 10.99.0.1/24 dev veth-c1
-    ip link set veth-c1 up
-    ip netns exec c2 ip addr add 10.99.0.2/24 dev veth-c2
-    ip netns exec c2 ip link set veth-c2 up
-    ip netns exec c2 ip link set lo up
+    local opts=${1:-$MOUNT_OPTS} addr=${2:-10.99.0.1} ns=(ip netns exec c2 unshare --uts)
+    [[ -z ${2:-} ]] || ns=(unshare --uts --mount)
+    veth_pair
     mkdir -p "$C2M"
     rm -f /tmp/c2.ready
     # `ip netns exec` and `unshare` exec in place, and so does `sh -c 'exec sleep'`: $! is the
     # pid of a process that stays in client 2's namespaces, for nsenter.
-    ip netns exec c2 unshare --uts sh -c "hostname c2 && mount -t nfs -o '$MOUNT_OPTS' \
-        10.99.0.1:'$EXPORT' '$C2M' && touch /tmp/c2.ready; exec sleep 1000000" &
+    "${ns[@]}" sh -c "hostname c2 && mount -t nfs -o '$opts' \
+        '$addr':'$EXPORT' '$C2M' && touch /tmp/c2.ready; exec sleep 1000000" &
     echo "$!" >/tmp/c2.pid
     local i
     for ((i = 0; i < 300; i++)); do

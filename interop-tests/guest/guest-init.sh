@@ -13,6 +13,12 @@
 #   MODE         run | shell
 #   WORKLOAD     the script MODE=run runs (default workload.sh; restart.sh is the restart scenario)
 #   SERVER_FS    xfs: the server keeps its data on an XFS image with reflink (servers.sh)
+#   RDMA         1: soft-RoCE on the veth pair before the server starts (servers.sh, rdma_up;
+#                reported as CHECK rdma_up), knfsd also listens for RPC-over-RDMA on port
+#                20049, and workload.sh runs the RDMA checks (client 1 mounts $RDMA_ADDR with
+#                proto=rdma,port=20049)
+#   RDMA_PNFS    1 (with RDMA=1 and SERVER=pnfs): our server listens on RDMA port 20049, so
+#                workload.sh runs the RDMA checks against it too; without it they are skipped
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
 
@@ -42,7 +48,16 @@ set -a
 set +a
 . /scenario/servers.sh
 
-echo "GUEST kernel $(uname -r) server=$SERVER mount=$MOUNT_OPTS mode=$MODE"
+echo "GUEST kernel $(uname -r) server=$SERVER mount=$MOUNT_OPTS mode=$MODE${RDMA:+ rdma=$RDMA}"
+# Soft-RoCE first: a server started next can listen on it from the start.
+if [[ ${RDMA:-} == 1 ]]; then
+    t0=$(date +%s%N)
+    if rdma_up >/tmp/rdma-up.log 2>&1; then
+        echo "CHECK rdma_up PASS $((($(date +%s%N) - t0) / 1000000))ms $(tr '\n' ' ' </tmp/rdma-up.log)"
+    else
+        echo "CHECK rdma_up FAIL $((($(date +%s%N) - t0) / 1000000))ms $(tr '\n' ' ' </tmp/rdma-up.log)"
+    fi
+fi
 # (To a file, not a pipe: the daemons started keep their output open.)
 if start_server >/tmp/server-start.log 2>&1; then
     echo "CHECK server_start PASS $SERVER, data on $(findmnt -no FSTYPE -T "$(backend_dir)" 2>/dev/null)"
@@ -54,7 +69,10 @@ fi
 
 if [[ $MODE == shell ]]; then
     mkdir -p /mnt/c1
-    mount -t nfs -o "$MOUNT_OPTS" "127.0.0.1:$EXPORT" /mnt/c1 && echo "mounted 127.0.0.1:$EXPORT on /mnt/c1"
+    # (proto=rdma in MOUNT_OPTS, with RDMA=1: over soft-RoCE, at veth-c1's address.)
+    addr=127.0.0.1
+    [[ $MOUNT_OPTS != *proto=rdma* ]] || addr=$RDMA_ADDR
+    mount -t nfs -o "$MOUNT_OPTS" "$addr:$EXPORT" /mnt/c1 && echo "mounted $addr:$EXPORT on /mnt/c1"
     echo "root shell in the guest: the workload is /scenario/workload.sh; 'exit' powers off"
     setsid -c bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
 else

@@ -43,6 +43,74 @@ mount_backend_fs() {
     echo "$dir: $(findmnt -no FSTYPE,SOURCE "$dir"), reflink=$(xfs_info "$dir" | grep -o 'reflink=[01]')"
 }
 
+# --- the veth pair and soft-RoCE ----------------------------------------------------------------
+
+# The guest's one link between namespaces: namespace c2 and the veth pair 10.99.0.1 (veth-c1,
+# root namespace) <-> 10.99.0.2 (veth-c2, in c2). Client 2 mounts over it (common.sh, mount_c2)
+# and soft-RoCE runs on it (rdma_up). Made once: calling it again does nothing.
+veth_pair() {
+    ip link show veth-c1 >/dev/null 2>&1 && return 0
+    ip netns add c2 &&
+        ip link add veth-c1 type veth peer name veth-c2 &&
+        ip link set veth-c2 netns c2 &&
+        ip addr add 10.99.0.1/24 dev veth-c1 &&
+        ip link set veth-c1 up &&
+        ip netns exec c2 ip addr add 10.99.0.2/24 dev veth-c2 &&
+        ip netns exec c2 ip link set veth-c2 up &&
+        ip netns exec c2 ip link set lo up
+}
+
+# The addresses RDMA clients mount (RPC-over-RDMA, port 20049), both on veth-c1: rxe cannot
+# run on lo, and on the guest's kernel (6.1) rxe does not reach into namespace c2 (its UDP
+# socket, port 4791, is in the root namespace only: RDMA CM from c2 ends in UNREACHABLE or
+# "Network is unreachable"). So over RDMA both clients are in the root network namespace: client
+# 1 mounts RDMA_ADDR, client 2 (its own UTS and mount namespaces, so its own client id) mounts
+# RDMA_ADDR2, a second address of the server: with the same address and transport it would
+# share client 1's nfs_client, and so its client id. rxe loops packets between addresses of one
+# device back itself.
+RDMA_ADDR=10.99.0.1
+RDMA_ADDR2=10.99.0.3
+
+# Soft-RoCE (RDMA=1 in scenario.env; guest-init.sh calls it before the server starts): loads
+# rdma_rxe, adds an rxe device on each end of the veth pair (rxe0 on veth-c1 in the root
+# namespace, rxe1 on veth-c2 in c2: `rdma link add` finds the netdev in the caller's
+# namespace), adds RDMA_ADDR2 to veth-c1 and waits until `rdma link` shows both ports ACTIVE.
+# Prints one line: the devices, or why not (and then returns 1). Calling it again only checks.
+rdma_up() {
+    local i links err
+    veth_pair || { echo "soft-RoCE: cannot make the veth pair veth-c1/veth-c2"; return 1; }
+    err=$(modprobe rdma_rxe 2>&1) || { echo "soft-RoCE: modprobe rdma_rxe failed: $err"; return 1; }
+    if ! ip -o addr show dev veth-c1 | grep -q " $RDMA_ADDR2/"; then
+        err=$(ip addr add "$RDMA_ADDR2/24" dev veth-c1 2>&1) ||
+            { echo "soft-RoCE: cannot add $RDMA_ADDR2 to veth-c1: $err"; return 1; }
+    fi
+    if ! rdma link show rxe0/1 >/dev/null 2>&1; then
+        err=$(rdma link add rxe0 type rxe netdev veth-c1 2>&1) ||
+            { echo "soft-RoCE: rdma link add rxe0 type rxe netdev veth-c1 failed: $err"; return 1; }
+    fi
+    if ! rdma link show rxe1/1 >/dev/null 2>&1; then
+        err=$(ip netns exec c2 rdma link add rxe1 type rxe netdev veth-c2 2>&1) ||
+            { echo "soft-RoCE: rdma link add rxe1 type rxe netdev veth-c2 (namespace c2) failed: $err"; return 1; }
+    fi
+    # (A port is ACTIVE once its netdev is up with a carrier: both ends of the pair up. RDMA
+    # devices are shared between namespaces, so the root namespace lists rxe1 too, without its
+    # netdev, which is in c2.)
+    for ((i = 0; i < 100; i++)); do
+        links=$(rdma link show 2>&1)
+        [[ $(grep -cE '^link rxe[01]/1 state ACTIVE ' <<<"$links") == 2 ]] && break
+        sleep 0.1
+    done
+    if [[ $(grep -cE '^link rxe[01]/1 state ACTIVE ' <<<"$links") != 2 ]]; then
+        echo "soft-RoCE: rxe0 and rxe1 not both ACTIVE after 10 s: $(tr '\n' ';' <<<"$links")"
+        return 1
+    fi
+    echo "soft-RoCE: rxe0 on veth-c1 ($RDMA_ADDR, $RDMA_ADDR2) and rxe1 on veth-c2 (namespace c2) ACTIVE"
+}
+
+# Whether a server listens for RDMA CM connections on port 20049 (`rdma res` lists the
+# listening cm_ids, our server's among them: its listener is no socket `ss` shows).
+rdma_listening() { rdma res show cm_id 2>/dev/null | grep -q 'state LISTEN .*src-addr [^ ]*:20049 '; }
+
 # The kernel's own server: the control against which the workload itself is validated.
 start_knfsd() {
     modprobe nfsd || return 1
@@ -59,7 +127,17 @@ start_knfsd() {
     # Without the client tracking daemon, knfsd holds every create for the grace period.
     nfsdcld || return 1
     rpc.nfsd -N 3 -V 4.1 -V 4.2 8 || return 1
-    wait_port_2049 10
+    wait_port_2049 10 || return 1
+    [[ ${RDMA:-} != 1 ]] || knfsd_rdma_listener
+}
+
+# RDMA=1: knfsd listens for RPC-over-RDMA on port 20049 too (what `rpc.nfsd --rdma` does: the
+# transport "rdma" of svcrdma, in the rpcrdma module, written to the portlist).
+knfsd_rdma_listener() {
+    modprobe rpcrdma || return 1
+    echo 'rdma 20049' >/proc/fs/nfsd/portlist || return 1
+    grep -q '^rdma 20049$' /proc/fs/nfsd/portlist ||
+        { echo "knfsd's portlist has no rdma 20049: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"; return 1; }
 }
 
 # Data server N of a multi-process cluster (PNFS_DS_IDS="1 2 3", with PNFS_ARGS="mds ..."):
@@ -97,6 +175,15 @@ start_pnfs() {
         sed 's/^/pnfs: /' /tmp/pnfs.log
         return 1
     fi
+    # RDMA_PNFS=1: it listens on RDMA port 20049 too, at most 10 s later.
+    [[ ${RDMA_PNFS:-} == 1 ]] || return 0
+    local i
+    for ((i = 0; i < 100; i++)); do
+        rdma_listening && return 0
+        sleep 0.1
+    done
+    echo "RDMA_PNFS=1 but nothing listens on RDMA port 20049: $(rdma res show cm_id 2>&1 | tr '\n' ';')"
+    return 1
 }
 
 start_server() {

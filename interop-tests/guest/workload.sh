@@ -26,7 +26,7 @@
 
 # Each check runs in its own bash (see check), which needs the functions and settings.
 export -f $(compgen -A function)
-export M C2M H SRC DS_DIRS TAR_ROOT TAR_DIRS
+export M C2M H SRC DS_DIRS TAR_ROOT TAR_DIRS RDMA_ADDR RDMA_ADDR2
 
 check mount_c1 mount_c1
 if [[ -n ${NFS_DEBUG:-} ]]; then
@@ -47,6 +47,8 @@ file_checks
 check sync sync_check
 check dd_conv_fsync dd_fsync
 check fio_randwrite_verify_64MiB fio_verify
+# (The TCP figure the RDMA checks compare with.)
+[[ ${RDMA:-} != 1 ]] || check fio_seq_64MiB fio_seq
 check tar_extract_diff tar_tree
 check odirect_dd_1MiB odirect_dd $((1 << 20))
 check odirect_pread_eof_1MiB odirect_pread $((1 << 20))
@@ -72,6 +74,30 @@ if [[ -n ${PNFS_CHECKS:-} ]]; then
 fi
 cat /tmp/mountstats.txt 2>/dev/null
 check unmount unmount_all
+
+# RDMA=1: the same clients again over RPC-over-RDMA (soft-RoCE, brought up by guest-init.sh),
+# proto=rdma,port=20049 with the scenario's version: client 1 at RDMA_ADDR, client 2 at
+# RDMA_ADDR2 from the root network namespace (servers.sh says why), then the file checks and a
+# sequential fio to compare with TCP's, every name prefixed rdma_. Our server has no RDMA
+# listener yet: for SERVER=pnfs they run only with RDMA_PNFS=1.
+if [[ ${RDMA:-} == 1 && $SERVER == pnfs && ${RDMA_PNFS:-} != 1 ]]; then
+    if rdma_listening; then
+        echo "SKIP rdma_checks RDMA_PNFS=1 is not set, though our server listens on RDMA port 20049: with it they run against that"
+    else
+        echo "SKIP rdma_checks our server does not listen on RDMA port 20049 (RDMA_PNFS=1 in scenario.env runs them against it)"
+    fi
+elif [[ ${RDMA:-} == 1 ]]; then
+    check rdma_verbs rdma_verbs
+    check rdma_mount_c1 mount_c1 "$MOUNT_OPTS,proto=rdma,port=20049" "$RDMA_ADDR"
+    check rdma_mount_c2 mount_c2 "$MOUNT_OPTS,proto=rdma,port=20049" "$RDMA_ADDR2"
+    C2PID=$(cat /tmp/c2.pid 2>/dev/null || true)
+    check rdma_xprt rdma_xprt
+    # (In a directory of their own: the files of the checks over TCP are still there.)
+    mkdir -p "$M/rdma"
+    M=$M/rdma C2M=$C2M/rdma SERVER_DIR=${SERVER_DIR:+$SERVER_DIR/rdma} CHECK_PREFIX=rdma_ file_checks
+    check rdma_fio_seq_64MiB fio_seq
+    check rdma_unmount unmount_all
+fi
 # What went wrong, for the console log: the server's warnings and the client's messages.
 if [[ $SERVER == pnfs && -n ${RUST_LOG:-} ]]; then
     server_log_verbose

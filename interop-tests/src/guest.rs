@@ -8,6 +8,7 @@
 //!              scenario disk (/dev/vdb):              RUN <check>
 //!              scenario.env, pnfs binary,             CHECK <check> PASS|FAIL <ms>ms <detail>
 //!              guest-init.sh, workload.sh, ...        MOUNTSTAT <client> <op> <count>
+//!                                                     SKIP <checks> <reason>
 //!              (or restart.sh: kill -9 under load)
 //! ```
 //!
@@ -60,8 +61,8 @@ pub struct Scenario {
     /// server is killed and restarted under load; needs [`Server::Pnfs`]).
     pub workload: String,
     /// More variables for the guest scripts, e.g. `PNFS_CHECKS=1` (the pNFS checks of
-    /// `workload.sh`) or `SERVER_FS=xfs` (the server's data on an XFS file system with
-    /// reflink, made in the guest by `servers.sh`).
+    /// `workload.sh`), `SERVER_FS=xfs` (the server's data on an XFS file system with
+    /// reflink, made in the guest by `servers.sh`) or `RDMA=1` (see [`Scenario::with_rdma`]).
     pub extra_env: Vec<(String, String)>,
 }
 
@@ -78,6 +79,18 @@ impl Scenario {
         }
     }
 
+    /// This scenario with RPC-over-RDMA as well (`RDMA=1`): soft-RoCE (`rdma_rxe`) on the
+    /// guest's veth pair before the server starts (check `rdma_up`), knfsd listening on RDMA
+    /// port 20049 too, and after the suite over TCP both clients mount again with
+    /// `proto=rdma,port=20049` and run the file checks once more (checks named `rdma_*`:
+    /// `guest/workload.sh`). With [`Server::Pnfs`] the RDMA checks are skipped (a `SKIP` line)
+    /// unless `RDMA_PNFS=1` is in [`Scenario::extra_env`] too: our server has no RDMA listener
+    /// yet.
+    pub fn with_rdma(mut self) -> Self {
+        self.extra_env.push(("RDMA".into(), "1".into()));
+        self
+    }
+
     /// `scenario.env` for the guest (see `guest/guest-init.sh`).
     fn env(&self) -> String {
         let (server, export, server_dir, args) = match &self.server {
@@ -89,7 +102,9 @@ impl Scenario {
         // (`rpcdebug -m nfs -s <flags>`, e.g. `pnfs`), printed at the end of the run, and
         // `PNFS_INTEROP_RUST_LOG=<filter>` is our server's `RUST_LOG` (e.g.
         // `info,nfs_server::compound=debug`: every operation and its status), its whole log
-        // then printed at the end of the run.
+        // then printed at the end of the run. `PNFS_INTEROP_RDMA=1` adds `RDMA=1` to any
+        // scenario ([`Scenario::with_rdma`]) and `PNFS_INTEROP_RDMA_PNFS=1` adds `RDMA_PNFS=1`
+        // (our server listens on RDMA port 20049: run the RDMA checks against it).
         let only = std::env::var("PNFS_INTEROP_ONLY")
             .ok()
             .or_else(|| self.only.clone())
@@ -113,8 +128,15 @@ impl Scenario {
             .iter()
             .filter(|v| !v.is_empty())
             .map(|v| ("RUST_LOG", v.as_str()));
+        let by_hand = [
+            ("PNFS_INTEROP_RDMA", "RDMA"),
+            ("PNFS_INTEROP_RDMA_PNFS", "RDMA_PNFS"),
+        ]
+        .into_iter()
+        .filter(|(var, _)| std::env::var(var).is_ok_and(|v| v == "1"))
+        .map(|(_, name)| (name, "1"));
         let extra = self.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-        let extra = rust_log.chain(extra);
+        let extra = rust_log.chain(by_hand).chain(extra);
         for (k, v) in vars.into_iter().chain(extra) {
             // Single-quoted for the shell; a quote inside becomes '\''.
             let _ = writeln!(env, "{k}='{}'", v.replace('\'', r"'\''"));
@@ -143,6 +165,8 @@ pub struct Report {
     pub checks: Vec<Check>,
     /// `/proc/self/mountstats` per-op counts: `(client, op, count)`.
     pub mountstats: Vec<(String, String, u64)>,
+    /// Checks the guest did not run, and why: `(checks, reason)`.
+    pub skipped: Vec<(String, String)>,
     /// A check that started and never finished (the guest hung or died in it).
     pub unfinished: Option<String>,
     /// Whether the workload ran to its end.
@@ -191,6 +215,12 @@ impl Report {
                         }
                     }
                 }
+                "SKIP" => {
+                    let (what, why) = rest.split_once(' ').unwrap_or((rest, ""));
+                    report
+                        .skipped
+                        .push((what.to_owned(), why.trim().to_owned()));
+                }
                 "WORKLOAD" if rest.trim() == "END" => report.completed = true,
                 _ => {}
             }
@@ -222,6 +252,9 @@ impl Report {
             }
             s.push('\n');
         }
+        for (what, why) in &self.skipped {
+            let _ = writeln!(s, "  SKIP {what:<32}          {}", truncate(why, 300));
+        }
         if let Some(u) = &self.unfinished {
             let _ = writeln!(s, "  HUNG {u} (never finished)");
         }
@@ -245,7 +278,16 @@ impl Report {
     pub fn summary(&self, scenario: &Scenario) -> String {
         let mut s = self.checks_table(
             &format!("interop scenario {}", scenario.name),
-            &["fio", "tar", "restart", "deleg"],
+            &[
+                "fio",
+                "tar",
+                "restart",
+                "deleg",
+                "rdma_up",
+                "rdma_verbs",
+                "rdma_xprt",
+                "rdma_fio",
+            ],
         );
         for client in ["c1", "c2"] {
             let ops: Vec<String> = self
@@ -568,6 +610,7 @@ mod tests {
             "CHECK b FAIL 3ms (exit 1) size: got '1', want '2'",
             "MOUNTSTAT c1 OPEN 7",
             "MOUNTSTAT c2 READ x",
+            "SKIP rdma_checks no listener on port 20049",
             "RUN c",
         ];
         let r = Report::parse(console);
@@ -577,6 +620,10 @@ mod tests {
         assert!(!r.checks[1].passed);
         assert_eq!(r.checks[1].detail, "(exit 1) size: got '1', want '2'");
         assert_eq!(r.mountstats, vec![("c1".into(), "OPEN".into(), 7)]);
+        assert_eq!(
+            r.skipped,
+            vec![("rdma_checks".into(), "no listener on port 20049".into())]
+        );
         assert_eq!(r.unfinished.as_deref(), Some("c"));
         assert!(!r.completed);
         assert!(!r.all_passed());
@@ -591,5 +638,9 @@ mod tests {
         assert!(env.contains(r"ONLY='it'\''s'"));
         assert!(env.contains("SERVER='knfsd'\n"));
         assert!(env.contains("WORKLOAD='workload.sh'\n"));
+        assert!(Scenario::knfsd("k", "vers=4.1")
+            .with_rdma()
+            .env()
+            .contains("RDMA='1'\n"));
     }
 }

@@ -573,6 +573,33 @@ async fn send_inline(shared: &Shared, pieces: &[Bytes]) -> io::Result<(Posted, P
     Ok((posted, buf))
 }
 
+/// Sends `pieces` as a Short Message (an `RDMA_MSG` with no chunks, RFC 8166 section 3.5.1) if
+/// it fits the peer's inline threshold; `false` if it does not (nothing sent).
+async fn send_short(
+    shared: &Shared,
+    xid: u32,
+    credit: u32,
+    pieces: Vec<Bytes>,
+) -> io::Result<bool> {
+    let header = encode_header(&RdmaHeader {
+        xid,
+        credit,
+        body: RdmaBody::Msg(ChunkLists::default()),
+    });
+    let total: usize = pieces.iter().map(Bytes::len).sum();
+    if header.len() + total > shared.thresholds.send as usize {
+        return Ok(false);
+    }
+    let mut all = vec![header];
+    all.extend(pieces);
+    let (posted, buf) = send_inline(shared, &all).await?;
+    tokio::spawn(async move {
+        let _ = posted.done().await;
+        drop(buf);
+    });
+    Ok(true)
+}
+
 /// Sends the connection's outgoing RPC messages: our replies and our backchannel calls.
 struct Sink(Arc<Shared>);
 
@@ -614,25 +641,12 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
     if mtype == 0 {
         // A backchannel call (RFC 8167): always inline.
         let credit = shared.credits.lock().expect("credits").grant();
-        let header = encode_header(&RdmaHeader {
-            xid,
-            credit,
-            body: RdmaBody::Msg(ChunkLists::default()),
-        });
-        if header.len() + total > shared.thresholds.send as usize {
+        if !send_short(shared, xid, credit, pieces).await? {
             tracing::warn!(
                 xid,
                 "backchannel call of {total} bytes is over the inline threshold: not sent"
             );
-            return Ok(());
         }
-        let mut all = vec![header];
-        all.extend(pieces);
-        let (posted, buf) = send_inline(shared, &all).await?;
-        tokio::spawn(async move {
-            let _ = posted.done().await;
-            drop(buf);
-        });
         return Ok(());
     }
     let offered = shared
@@ -643,25 +657,13 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
         .unwrap_or_default();
     let credit = shared.credits.lock().expect("credits").reply_credit();
     if offered.writes.is_empty() && offered.reply.is_none() {
-        let header = encode_header(&RdmaHeader {
-            xid,
-            credit,
-            body: RdmaBody::Msg(ChunkLists::default()),
-        });
-        if header.len() + total > shared.thresholds.send as usize {
+        if !send_short(shared, xid, credit, pieces).await? {
             tracing::debug!(
                 xid,
                 "reply of {total} bytes has no chunk to go in: ERR_CHUNK"
             );
-            return send_header(shared, &error_header(xid, credit)).await;
+            send_header(shared, &error_header(xid, credit)).await?;
         }
-        let mut all = vec![header];
-        all.extend(pieces);
-        let (posted, buf) = send_inline(shared, &all).await?;
-        tokio::spawn(async move {
-            let _ = posted.done().await;
-            drop(buf);
-        });
         return Ok(());
     }
     // Chunks were offered: stage the reply in registered memory, RDMA-Write what goes to

@@ -127,11 +127,6 @@ impl Endpoint {
         Ok(Posted { rx, _slot: slot })
     }
 
-    /// A new protection-domain region (for pools).
-    pub(crate) fn pd(&self) -> &Arc<Pd> {
-        &self.pd
-    }
-
     /// Reaps completions until [`Endpoint::stop`]: receives go to `received` in order, the
     /// others to their posters. Pending posters are failed at the end.
     pub(crate) async fn reap(self: Arc<Self>, received: mpsc::UnboundedSender<Completion>) {

@@ -210,10 +210,7 @@ async fn serve_connection<H: CallHandler>(
         sends: 4 * config.credits,
         send_sge: 4,
     };
-    let ep = match Endpoint::new(id, sizes) {
-        Ok(ep) => ep,
-        Err(e) => return Err(e),
-    };
+    let ep = Endpoint::new(id, sizes)?;
     ep.id.accept(&ours.to_bytes(), 16)?;
     let channel = ep.id.channel().clone();
     loop {
@@ -239,7 +236,7 @@ async fn serve_connection<H: CallHandler>(
 
     let (recv_tx, recv_rx) = mpsc::unbounded_channel();
     tokio::spawn(ep.clone().reap(recv_tx));
-    let pd = ep.pd().clone();
+    let pd = ep.pd.clone();
     let shared = Arc::new(Shared {
         ep: ep.clone(),
         thresholds,
@@ -369,9 +366,9 @@ async fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
         }
     };
     let xid = got.header.xid;
-    let (chunks, nomsg) = match &got.header.body {
-        RdmaBody::Msg(c) => (c.clone(), false),
-        RdmaBody::NoMsg(c) => (c.clone(), true),
+    let (chunks, nomsg) = match got.header.body {
+        RdmaBody::Msg(c) => (c, false),
+        RdmaBody::NoMsg(c) => (c, true),
         RdmaBody::Error(_) => return Ok(None),
     };
     // A backchannel reply (RFC 8167) is an RPC reply in an RDMA_MSG: no credit, no chunks.

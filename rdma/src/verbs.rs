@@ -461,12 +461,6 @@ impl CmId {
         })
     }
 
-    /// Refuses a connect request.
-    pub fn reject(&self) {
-        // SAFETY: live identifier; no private data.
-        unsafe { sys::rdma_reject(self.raw.as_ptr(), ptr::null(), 0) };
-    }
-
     /// Connects (after the route resolved) with our private data.
     pub fn connect(&self, private_data: &[u8], depth: u8) -> io::Result<()> {
         let mut p = Self::conn_param(private_data, depth);

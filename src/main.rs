@@ -162,9 +162,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             resolve_max_connections(&mut cfg, 2);
             let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             return rt.block_on(async move {
-                data_server::start(&cfg, a.id).await?;
+                let started = data_server::start(&cfg, a.id).await?;
+                let rdma = match started.rdma {
+                    Ok(addr) => format!("NFS over RDMA on {addr}"),
+                    Err(why) => format!("NFS over RDMA off ({why})"),
+                };
                 println!(
-                    "pnfs: data server {} waiting for the MDS on its control address",
+                    "pnfs: data server {} waiting for the MDS on its control address; {rdma}",
                     a.id
                 );
                 std::future::pending::<()>().await;
@@ -182,9 +186,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
         let mds = Mds::open(cfg.clone()).context("opening the server's stores")?;
+        let mut started = std::collections::HashMap::new();
         if all_in_one {
             for d in &cfg.cluster.data_servers {
-                data_server::start(&cfg, d.id).await?;
+                started.insert(d.id, data_server::start(&cfg, d.id).await?);
             }
         }
         let listener = tokio::net::TcpListener::bind(cfg.listen)
@@ -219,8 +224,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let control = d
                 .control_addr()
                 .map_or_else(|| "none".to_string(), |a| a.to_string());
+            let rdma = match started.get(&d.id).map(|s| &s.rdma) {
+                Some(Ok(a)) => format!(", RDMA {a}"),
+                _ => String::new(),
+            };
             println!(
-                "data server {}:  NFS {} ({}), control {control}, {}",
+                "data server {}:  NFS {}{rdma} ({}), control {control}, {}",
                 d.id,
                 d.listen_addr(),
                 if all_in_one {

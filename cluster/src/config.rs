@@ -58,6 +58,8 @@
 //!       listen: 0.0.0.0:20491         # default: 0.0.0.0:<port of the first address>
 //!       control: 127.0.0.1:20591      # control service; default: first IP, port + 100
 //!       control_listen: 127.0.0.1:20591   # default: the control address
+//!       rdma_listen: 0.0.0.0:20691    # NFS over RDMA, when an RDMA device has the address;
+//!                                     # default: listen's IP, port + 200; null: off
 //!       data_dir: ./pnfs-data/ds1     # default: <data_dir>/ds<id>
 //!       backend: local    # local | null (sizes only) | shared (needs shared_dir)
 //!       shared_dir: null  # backend shared: the cluster file system directory
@@ -92,7 +94,8 @@ mod cluster;
 
 pub use cluster::{
     Backend, ClusterConfig, ClusterSecret, DataServerConfig, DirectoryLayout, ExportLayout,
-    LayoutConfig, LayoutPolicy, CONTROL_PORT_OFFSET, MAX_DS_ADDRESSES, SECRET_FILE, SECRET_LEN,
+    LayoutConfig, LayoutPolicy, CONTROL_PORT_OFFSET, MAX_DS_ADDRESSES, RDMA_PORT_OFFSET,
+    SECRET_FILE, SECRET_LEN,
 };
 
 /// The whole configuration.

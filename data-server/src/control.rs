@@ -98,6 +98,9 @@ pub struct ControlConfig {
     pub backend: CtlBackend,
     /// Where clients reach its NFS service.
     pub addresses: Vec<SocketAddr>,
+    /// Where clients reach its NFS over RDMA, when it listens there (reported after the TCP
+    /// addresses with netid `rdma`/`rdma6`).
+    pub rdma_addresses: Vec<SocketAddr>,
 }
 
 /// Source of "now" in milliseconds since 1970 (tests move it).
@@ -155,9 +158,19 @@ impl fmt::Debug for ControlService {
 /// The universal address (RFC 5665) and netid of a socket address: `h1.h2.h3.h4.p1.p2` for
 /// IPv4, the IPv6 text form with `.p1.p2` for IPv6.
 pub fn universal_address(a: SocketAddr) -> CtlAddr {
+    netaddr(a, "tcp")
+}
+
+/// `a` as an RPC-over-RDMA address of a REGISTER reply (netid `rdma` or `rdma6`).
+pub fn rdma_universal_address(a: SocketAddr) -> CtlAddr {
+    netaddr(a, "rdma")
+}
+
+/// `a` with netid `proto` (IPv4) or `proto` + `6` (IPv6).
+fn netaddr(a: SocketAddr, proto: &str) -> CtlAddr {
     let (netid, ip) = match a {
-        SocketAddr::V4(v) => ("tcp", v.ip().to_string()),
-        SocketAddr::V6(v) => ("tcp6", v.ip().to_string()),
+        SocketAddr::V4(v) => (proto.to_string(), v.ip().to_string()),
+        SocketAddr::V6(v) => (format!("{proto}6"), v.ip().to_string()),
     };
     CtlAddr {
         netid: netid.into(),
@@ -230,6 +243,12 @@ impl ControlService {
                 .iter()
                 .copied()
                 .map(universal_address)
+                .chain(
+                    cfg.rdma_addresses
+                        .iter()
+                        .copied()
+                        .map(rdma_universal_address),
+                )
                 .collect(),
             cfg,
             store,

@@ -32,4 +32,4 @@ pub mod start;
 pub use cluster::keys::DsKeys;
 pub use gate::{Io, Revoked, StateidGate};
 pub use server::{DataServer, DsCtx, DsError, DsOptions};
-pub use start::{start, StartError};
+pub use start::{start, StartError, Started};

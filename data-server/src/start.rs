@@ -70,12 +70,22 @@ pub enum StartError {
     },
 }
 
+/// What a started data server serves besides TCP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// NFS over RDMA: the address it listens on, or why it does not (turned off in the
+    /// configuration, no RDMA device with that address, a build without rdma-core).
+    pub rdma: Result<SocketAddr, String>,
+}
+
 /// Starts data server `id` of `cfg` on the current tokio runtime: its control service on its
-/// `control_listen` address now, and its NFS service on its `listen` address once the MDS
-/// registers. Both sockets are bound before this returns, so a busy port is reported at
-/// start. `cfg.limits.max_connections` is the cap of each of its two listeners (the caller
+/// `control_listen` address now, and its NFS service on its `listen` address (and on its
+/// `rdma_listen` address when an RDMA device has it) once the MDS registers. The sockets are
+/// bound before this returns, so a busy port is reported at start; RDMA that cannot listen
+/// is not an error (the data server is then not told to clients as reachable over RDMA).
+/// `cfg.limits.max_connections` is the cap of each of its two TCP listeners (the caller
 /// resolves a `null` one against its process's descriptor limit first).
-pub async fn start(cfg: &Config, id: u16) -> Result<(), StartError> {
+pub async fn start(cfg: &Config, id: u16) -> Result<Started, StartError> {
     let d = cfg
         .cluster
         .data_server(id)
@@ -132,6 +142,22 @@ pub async fn start(cfg: &Config, id: u16) -> Result<(), StartError> {
             addr: control_addr,
             source,
         })?;
+    let rdma = match d.rdma_listen_addr() {
+        None => Err("rdma_listen: null".to_string()),
+        Some(addr) => {
+            rdma::Listener::bind(addr, rdma::Config::default()).map_err(|e| format!("{addr}: {e}"))
+        }
+    };
+    let rdma_addresses = match &rdma {
+        Ok(_) => d.rdma_addresses(),
+        Err(why) => {
+            tracing::info!(ds = id, "NFS over RDMA off: {why}");
+            Vec::new()
+        }
+    };
+    let started = Started {
+        rdma: rdma.as_ref().map(|l| l.local_addr()).map_err(Clone::clone),
+    };
     let lease = Duration::from_secs(u64::from(cfg.lease_time));
     let mut opts = DsOptions::new(u32::from(id));
     opts.lease_time = lease;
@@ -145,12 +171,17 @@ pub async fn start(cfg: &Config, id: u16) -> Result<(), StartError> {
     // Sparse packing over one shared file per file: each object is the whole file.
     opts.whole_file_objects = d.backend == Backend::Shared;
     let control_limits = opts.serve;
-    let nfs = Mutex::new(Some(nfs));
+    let nfs = Mutex::new(Some((nfs, rdma.ok())));
     let start = Arc::new(StartOnRegister::new(opts, objects.clone(), move |ds| {
-        let listener = nfs.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(l) = listener {
+        let listeners = nfs.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some((tcp, rdma)) = listeners {
             tracing::info!(ds = id, addr = %nfs_addr, "data server registered: serving NFS");
-            tokio::spawn(ds.serve_on(l));
+            // (serve_on starts the lease reaper that serve_rdma's sessions share.)
+            tokio::spawn(ds.clone().serve_on(tcp));
+            if let Some(l) = rdma {
+                tracing::info!(ds = id, addr = %l.local_addr(), "serving NFS over RDMA");
+                tokio::spawn(nfs_server::serve_rdma(ds, l));
+            }
         }
     }));
     let service = Arc::new(
@@ -160,6 +191,7 @@ pub async fn start(cfg: &Config, id: u16) -> Result<(), StartError> {
                 lease_time: lease,
                 backend,
                 addresses: d.addresses.clone(),
+                rdma_addresses,
             },
             objects,
             start,
@@ -173,5 +205,5 @@ pub async fn start(cfg: &Config, id: u16) -> Result<(), StartError> {
             tracing::error!(ds = id, "control service ended: {e}");
         }
     });
-    Ok(())
+    Ok(started)
 }

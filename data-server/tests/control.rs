@@ -51,6 +51,7 @@ fn config() -> ControlConfig {
         lease_time: Duration::from_secs(90),
         backend: CtlBackend::CTL_BACKEND_NULL,
         addresses: vec![],
+        rdma_addresses: vec![],
     }
 }
 

@@ -113,6 +113,7 @@ async fn refused_calls_are_logged_at_a_bounded_rate_per_peer() {
                 lease_time: Duration::from_secs(90),
                 backend: CtlBackend::CTL_BACKEND_NULL,
                 addresses: vec![],
+                rdma_addresses: vec![],
             },
             Arc::new(pfs_core::NullStore::new()),
             Arc::new(NoNfs),

@@ -71,6 +71,7 @@ async fn start_ds(id: u32, dir: &Path) -> Ds {
                 lease_time: Duration::from_secs(90),
                 backend: CtlBackend::CTL_BACKEND_LOCAL,
                 addresses: vec![],
+                rdma_addresses: vec![],
             },
             store.clone(),
             target.clone(),

@@ -15,7 +15,8 @@
 use std::net::{IpAddr, SocketAddr};
 
 use nfs_proto::nfs4::layout_files::{
-    netaddr_from_socket_addr, MultipathList4, Nfsv41FileLayoutDsAddr4,
+    netaddr_from_socket_addr, rdma_netaddr_from_socket_addr, MultipathList4,
+    Nfsv41FileLayoutDsAddr4,
 };
 use nfs_proto::nfs4::Deviceid4;
 
@@ -28,6 +29,9 @@ pub struct DataServer {
     /// client used to reach the MDS", for an all-in-one host clients reach by different
     /// addresses (loopback, a veth pair, the LAN).
     pub addresses: Vec<SocketAddr>,
+    /// Where it answers NFS over RDMA (RPC-over-RDMA, RFC 8166), the same way; empty when it
+    /// does not listen on RDMA.
+    pub rdma_addresses: Vec<SocketAddr>,
 }
 
 /// A window of the ring: the devices this server hands out.
@@ -138,11 +142,17 @@ impl Ring {
 
     /// GETDEVICEINFO's body for a client that reached the MDS at local address `via`: the
     /// stripe indices `0..count` and each server's addresses (RFC 8881 section 13.3), with
-    /// unspecified IPs replaced by `via`.
+    /// unspecified IPs replaced by `via`. With `rdma` (the client reached the MDS over
+    /// RPC-over-RDMA) each server's RDMA addresses come first, netid `rdma`/`rdma6`, and its
+    /// TCP ones after them as further multipath entries: the Linux client connects to the
+    /// first entry it can, so a `proto=rdma` mount does its data-server I/O over RDMA too and
+    /// falls back to TCP where a data server has no RDMA. A client that reached the MDS over
+    /// TCP is told TCP only: it may have no RDMA device, and trying one costs it a timeout.
     pub fn describe(
         &self,
         d: &Device,
         via: IpAddr,
+        rdma: bool,
     ) -> Result<Nfsv41FileLayoutDsAddr4, DeviceError> {
         let members = self.members(d)?;
         Ok(Nfsv41FileLayoutDsAddr4 {
@@ -150,12 +160,16 @@ impl Ring {
             nflda_multipath_ds_list: members
                 .iter()
                 .map(|s| {
-                    MultipathList4(
-                        s.addresses
-                            .iter()
-                            .map(|a| netaddr_from_socket_addr(reachable(*a, via)))
-                            .collect(),
-                    )
+                    let over_rdma = s
+                        .rdma_addresses
+                        .iter()
+                        .filter(|_| rdma)
+                        .map(|a| rdma_netaddr_from_socket_addr(reachable(*a, via)));
+                    let over_tcp = s
+                        .addresses
+                        .iter()
+                        .map(|a| netaddr_from_socket_addr(reachable(*a, via)));
+                    MultipathList4(over_rdma.chain(over_tcp).collect())
                 })
                 .collect(),
         })
@@ -186,6 +200,7 @@ mod tests {
                 DataServer {
                     id: 3,
                     addresses: vec!["0.0.0.0:20493".parse().unwrap()],
+                    rdma_addresses: vec!["0.0.0.0:20693".parse().unwrap()],
                 },
                 DataServer {
                     id: 1,
@@ -193,10 +208,12 @@ mod tests {
                         "10.0.0.1:2049".parse().unwrap(),
                         "[fd00::1]:2049".parse().unwrap(),
                     ],
+                    rdma_addresses: vec![],
                 },
                 DataServer {
                     id: 2,
                     addresses: vec!["0.0.0.0:20492".parse().unwrap()],
+                    rdma_addresses: vec!["0.0.0.0:20692".parse().unwrap()],
                 },
             ],
         )
@@ -236,7 +253,9 @@ mod tests {
     fn unspecified_addresses_become_the_address_the_client_used() {
         let r = ring();
         let d = r.device(3, 0).unwrap();
-        let body = r.describe(&d, "192.168.5.9".parse().unwrap()).unwrap();
+        let body = r
+            .describe(&d, "192.168.5.9".parse().unwrap(), false)
+            .unwrap();
         assert_eq!(body.nflda_stripe_indices, [0, 1, 2]);
         let uaddrs: Vec<Vec<(String, String)>> = body
             .nflda_multipath_ds_list
@@ -267,6 +286,37 @@ mod tests {
     }
 
     #[test]
+    fn a_client_over_rdma_is_told_rdma_addresses_first_then_tcp_ones() {
+        let r = ring();
+        let d = r.device(3, 0).unwrap();
+        let netaddrs = |rdma: bool| -> Vec<Vec<String>> {
+            r.describe(&d, "192.168.5.9".parse().unwrap(), rdma)
+                .unwrap()
+                .nflda_multipath_ds_list
+                .iter()
+                .map(|m| {
+                    m.0.iter()
+                        .map(|n| format!("{} {}", n.na_r_netid, n.na_r_addr))
+                        .collect()
+                })
+                .collect()
+        };
+        assert_eq!(
+            netaddrs(true),
+            [
+                // No RDMA listener: TCP only.
+                vec!["tcp 10.0.0.1.8.1", "tcp6 fd00::1.8.1"],
+                vec!["rdma 192.168.5.9.80.212", "tcp 192.168.5.9.80.12"],
+                vec!["rdma 192.168.5.9.80.213", "tcp 192.168.5.9.80.13"],
+            ]
+        );
+        assert!(netaddrs(false)
+            .iter()
+            .flatten()
+            .all(|n| n.starts_with("tcp")));
+    }
+
+    #[test]
     fn a_window_skips_unusable_servers_and_wraps_around() {
         let ring = Ring::new(
             7,
@@ -274,6 +324,7 @@ mod tests {
                 .map(|id| DataServer {
                     id,
                     addresses: vec![],
+                    rdma_addresses: vec![],
                 })
                 .collect(),
         );

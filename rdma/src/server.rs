@@ -366,6 +366,7 @@ async fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
         }
     };
     let xid = got.header.xid;
+    tracing::trace!(xid, body = ?got.header.body, "RDMA message received");
     let (chunks, nomsg) = match got.header.body {
         RdmaBody::Msg(c) => (c, false),
         RdmaBody::NoMsg(c) => (c, true),
@@ -590,8 +591,15 @@ async fn send_short(
     let mut all = vec![header];
     all.extend(pieces);
     let (posted, buf) = send_inline(shared, &all).await?;
+    let sent = std::time::Instant::now();
     tokio::spawn(async move {
         let _ = posted.done().await;
+        tracing::trace!(
+            xid,
+            total,
+            us = sent.elapsed().as_micros() as u64,
+            "RDMA short message completed"
+        );
         drop(buf);
     });
     Ok(true)
@@ -607,6 +615,10 @@ impl RecordSink for Sink {
     ) -> impl std::future::Future<Output = io::Result<()>> + Send {
         let shared = self.0.clone();
         async move { send_message(&shared, pieces).await }
+    }
+
+    fn is_rdma(&self) -> bool {
+        true
     }
 }
 
@@ -760,11 +772,20 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
         msg.extend(plan.rest.iter().map(|r| staged.slice(r.clone())));
     }
     let (send, buf) = send_inline(shared, &msg).await?;
+    let writes = posted.len();
+    let sent = std::time::Instant::now();
     tokio::spawn(async move {
         for p in posted {
             let _ = p.done().await;
         }
         let _ = send.done().await;
+        tracing::trace!(
+            xid,
+            writes,
+            rest_len,
+            us = sent.elapsed().as_micros() as u64,
+            "RDMA reply through chunks completed"
+        );
         drop((buf, staged));
     });
     Ok(())

@@ -297,6 +297,7 @@ async fn a_data_server_restarted_behind_the_connection_is_registered_again_witho
                     lease_time: Duration::from_secs(u64::from(LEASE)),
                     backend: nfs_proto::control::CtlBackend::CTL_BACKEND_NULL,
                     addresses: d.addresses.clone(),
+                    rdma_addresses: vec![],
                 },
                 Arc::new(pfs_core::NullStore::new()),
                 Arc::new(NoNfs),

@@ -189,6 +189,7 @@ fn service(id: u16, store: &Arc<LocalStore>, nfs: &Arc<Recorder>) -> Arc<Control
                 lease_time: Duration::from_secs(90),
                 backend: CtlBackend::CTL_BACKEND_LOCAL,
                 addresses: vec!["127.0.0.1:20492".parse().unwrap()],
+                rdma_addresses: vec![],
             },
             store.clone(),
             nfs.clone(),

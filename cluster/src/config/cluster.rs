@@ -35,6 +35,10 @@ pub const SECRET_FILE: &str = "cluster.secret";
 pub const MAX_DS_ADDRESSES: usize = 8;
 /// What the control port of a data server without `control` is above its first port.
 pub const CONTROL_PORT_OFFSET: u16 = 100;
+/// What the RDMA port of a data server without `rdma_listen` is above its NFS listen port
+/// (20491 -> 20691: the MDS has knfsd's 20049, and the data servers of one host each need
+/// their own).
+pub const RDMA_PORT_OFFSET: u16 = 200;
 
 /// The cluster: data servers, their shared secret, the layout policy.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -83,6 +87,12 @@ pub struct DataServerConfig {
     /// service is authenticated, but need not face every network).
     #[serde(default)]
     pub control_listen: Option<SocketAddr>,
+    /// Where it serves NFS over RDMA (RPC-over-RDMA, RFC 8166) beside TCP; default the
+    /// `listen` IP with its port + 200; `null` turns it off. Served when an RDMA device has
+    /// the address; the data server then tells the MDS, which lists it first to clients that
+    /// reached the MDS over RDMA (at each of `addresses`' IPs, with this port).
+    #[serde(default, deserialize_with = "present")]
+    pub rdma_listen: Option<Option<SocketAddr>>,
     /// Where it keeps its objects (`local`) or state; default `<data_dir>/ds<id>`.
     #[serde(default)]
     pub data_dir: Option<PathBuf>,
@@ -231,6 +241,7 @@ impl DataServerConfig {
             listen: None,
             control: None,
             control_listen: None,
+            rdma_listen: None,
             data_dir: None,
             backend: Backend::Local,
             shared_dir: None,
@@ -249,6 +260,31 @@ impl DataServerConfig {
     pub fn listen_addr(&self) -> SocketAddr {
         self.listen
             .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], self.first().port())))
+    }
+
+    /// Where its NFS over RDMA listens: `rdma_listen`, by default the NFS listen address with
+    /// its port + [`RDMA_PORT_OFFSET`]; `None` when turned off (or the port would pass 65535).
+    pub fn rdma_listen_addr(&self) -> Option<SocketAddr> {
+        match self.rdma_listen {
+            Some(set) => set,
+            None => {
+                let l = self.listen_addr();
+                let port = l.port().checked_add(RDMA_PORT_OFFSET)?;
+                Some(SocketAddr::new(l.ip(), port))
+            }
+        }
+    }
+
+    /// Where clients reach its NFS over RDMA once it listens there: each of `addresses`
+    /// with the RDMA port.
+    pub fn rdma_addresses(&self) -> Vec<SocketAddr> {
+        let Some(port) = self.rdma_listen_addr().map(|a| a.port()) else {
+            return Vec::new();
+        };
+        self.addresses
+            .iter()
+            .map(|a| SocketAddr::new(a.ip(), port))
+            .collect()
     }
 
     /// Where the MDS reaches the control service; `None` when there is no default (the first
@@ -298,6 +334,8 @@ impl ClusterConfig {
                 .map(|d| layouts::DataServer {
                     id: u32::from(d.id),
                     addresses: d.addresses.clone(),
+                    // Told once the data server says it listens there (at REGISTER).
+                    rdma_addresses: Vec::new(),
                 })
                 .collect(),
         )
@@ -358,4 +396,14 @@ impl ClusterConfig {
         }
         Some(p)
     }
+}
+
+/// For a field whose absence and `null` differ: absent is `None` (the field's `default`),
+/// present is `Some` of what it says, `null` included.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }

@@ -7,7 +7,8 @@ use nfs_proto::xdr::to_bytes;
 /// GETDEVICEINFO (RFC 8881 section 18.40): the data servers of a device (a window of the
 /// ring), stripe indices `0..count`, each server's addresses with an unspecified IP
 /// replaced by the local address of the connection this request came on, so a client gets
-/// the address it reached the MDS by (docs/design.md, "Cluster configuration"). A reply
+/// the address it reached the MDS by (docs/design.md, "Cluster configuration"); a client that
+/// came over RDMA gets the data servers' RDMA addresses first (`layouts::Ring::describe`). A reply
 /// larger than `gdia_maxcount` is NFS4ERR_TOOSMALL with the size needed.
 ///
 /// Device ID notifications (CHANGE, DELETE) are accepted when asked for: a device's servers
@@ -43,12 +44,12 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
         return Err(NfsStat4::NFS4ERR_NOENT);
     }
     let device = layouts::Device::from_id(&a.gdia_device_id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
-    let via = ctx.session.conn.local().ip();
+    let conn = &ctx.session.conn;
     let addr = ctx
         .mds
         .device_ring(device.generation)
         .ok_or(NfsStat4::NFS4ERR_NOENT)?
-        .describe(&device, via)
+        .describe(&device, conn.local().ip(), conn.is_rdma())
         .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
     let notification = a.gdia_notify_types.intersect(&Bitmap4::from_bits([
         NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,

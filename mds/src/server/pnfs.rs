@@ -49,6 +49,7 @@ fn ring_of(
                     .data_server(id)
                     .map(|d| d.addresses.clone())
                     .unwrap_or_default(),
+                rdma_addresses: Vec::new(),
             })
             .collect(),
     ))
@@ -143,16 +144,17 @@ impl Pnfs {
 
     /// [`Pnfs::ring`] as clients are told it (GETDEVICEINFO): each data server at the
     /// addresses the registry has for it, which follow a data server that registered from
-    /// elsewhere ([`Devices::addresses`]).
+    /// elsewhere ([`Devices::addresses`]), and at the RDMA addresses it reported.
     pub fn device_ring(&self, generation: u32) -> Option<layouts::Ring> {
         let mut ring = self.ring(generation)?;
         for s in &mut ring.servers {
-            if let Some(a) = u16::try_from(s.id)
-                .ok()
-                .and_then(|id| self.devices.addresses(id))
-            {
+            let Ok(id) = u16::try_from(s.id) else {
+                continue;
+            };
+            if let Some(a) = self.devices.addresses(id) {
                 s.addresses = a;
             }
+            s.rdma_addresses = self.devices.rdma_addresses(id);
         }
         Some(ring)
     }

@@ -9,8 +9,9 @@ use crate::xdr_enum;
 /// Most entries of any list in a control call or reply (objects, sizes, files, stateids):
 /// 16384 stateids are 192 KiB, well inside one RPC record. Longer lists go in several calls.
 pub const MAX_CTL_LIST: u32 = 16384;
-/// Most addresses a data server reports (`MAX_DS_ADDRESSES` of the MDS configuration).
-pub const MAX_CTL_ADDRS: u32 = 8;
+/// Most addresses a data server reports: `MAX_DS_ADDRESSES` of the MDS configuration, each over
+/// TCP and over RDMA.
+pub const MAX_CTL_ADDRS: u32 = 16;
 /// Longest netid or universal address string in a [`Netaddr4`] of a REGISTER reply.
 pub const MAX_CTL_ADDR_LEN: u32 = 128;
 /// Most data one READ or WRITE carries: 1 MiB, the MDS's default `limits.max_io`. The MDS

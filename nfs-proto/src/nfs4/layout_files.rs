@@ -235,6 +235,21 @@ pub fn netaddr_from_socket_addr(addr: SocketAddr) -> Netaddr4 {
     }
 }
 
+/// An RPC-over-RDMA [`Netaddr4`] for `addr`: netid `"rdma"` or `"rdma6"` (RFC 5665, as the
+/// Linux client decodes them for a data server it reaches with `proto=rdma`).
+pub fn rdma_netaddr_from_socket_addr(addr: SocketAddr) -> Netaddr4 {
+    let netid = if addr.is_ipv4() { "rdma" } else { "rdma6" };
+    Netaddr4 {
+        na_r_netid: netid.into(),
+        na_r_addr: format_uaddr(addr).into(),
+    }
+}
+
+/// Whether `na` names an RPC-over-RDMA endpoint (netid `rdma` or `rdma6`).
+pub fn is_rdma_netaddr(na: &Netaddr4) -> bool {
+    matches!(na.na_r_netid.as_str(), Some("rdma" | "rdma6"))
+}
+
 /// The socket address of a [`Netaddr4`] with an IP netid (`tcp`, `udp`, `rdma`, `sctp`, or
 /// the same with `6`); the address must be of the netid's family.
 pub fn socket_addr_from_netaddr(na: &Netaddr4) -> Result<SocketAddr, UaddrError> {

@@ -154,6 +154,8 @@ struct Inner {
     pending: Mutex<Pending>,
     next_xid: AtomicU32,
     closed: AtomicBool,
+    /// Over RPC-over-RDMA ([`RecordSink::is_rdma`]).
+    rdma: bool,
 }
 
 impl Inner {
@@ -196,6 +198,12 @@ impl Conn {
     /// Our address on this connection (the one the peer reached us at).
     pub fn local(&self) -> SocketAddr {
         self.0.local
+    }
+
+    /// Whether the connection is RPC-over-RDMA rather than a byte stream: a server tells a
+    /// client that reached it over RDMA where its data servers answer over RDMA.
+    pub fn is_rdma(&self) -> bool {
+        self.0.rdma
     }
 
     /// True once the connection has closed.
@@ -360,6 +368,11 @@ pub trait RecordSink: Send + 'static {
     /// Sends one whole RPC message (a call or a reply), given as pieces that are not copied
     /// on the way out where the transport can avoid it.
     fn send(&mut self, pieces: Vec<Bytes>) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// Whether this is RPC-over-RDMA ([`Conn::is_rdma`]); a byte stream is not.
+    fn is_rdma(&self) -> bool {
+        false
+    }
 }
 
 /// The record-marking sink of a byte stream.
@@ -404,6 +417,7 @@ where
         // Start callback xids away from the peer's own, to ease reading traces.
         next_xid: AtomicU32::new(0x8000_0000 ^ (id as u32).wrapping_mul(0x9e37_79b9)),
         closed: AtomicBool::new(false),
+        rdma: sink.is_rdma(),
     }));
     let driver_conn = conn.clone();
     let share = Arc::new(ConnShare::default());

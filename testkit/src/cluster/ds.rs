@@ -89,6 +89,7 @@ impl DsNode {
                     lease_time: self.lease,
                     backend: CtlBackend::CTL_BACKEND_LOCAL,
                     addresses: vec![self.addr],
+                    rdma_addresses: vec![],
                 },
                 self.store.objects.clone(),
                 start.clone() as Arc<dyn DsTarget>,

@@ -119,6 +119,7 @@ impl DsProc {
                     lease_time: Duration::from_secs(u64::from(cfg.lease_time)),
                     backend: CtlBackend::CTL_BACKEND_LOCAL,
                     addresses: d.addresses.clone(),
+                    rdma_addresses: vec![],
                 },
                 objects.clone(),
                 start.clone(),

@@ -61,6 +61,7 @@ fn a_full_cluster_section_parses() {
              \x20     control: 10.0.0.4:7000\n      data_dir: /srv/ds\n      backend: null\n\
              \x20   - id: 5\n      addresses: [10.0.0.5:2049]\n      listen: 10.0.0.5:2049\n\
              \x20     control_listen: 0.0.0.0:7001\n\
+             \x20     rdma_listen: null\n\
              \x20 layout:\n    stripe_unit: 65536\n    stripe_count: 2\n    exports:\n\
              \x20     - export: 2\n        stripe_count: 1\n        stripe_unit: 4194304\n"
     ))
@@ -77,6 +78,17 @@ fn a_full_cluster_section_parses() {
         b.control_listen_addr(),
         Some("0.0.0.0:7001".parse().unwrap())
     );
+    // RDMA: by default the NFS listen port + 200, at each advertised IP; null turns it off.
+    assert_eq!(a.rdma_listen_addr(), Some("0.0.0.0:2249".parse().unwrap()));
+    assert_eq!(
+        a.rdma_addresses(),
+        [
+            "10.0.0.4:2249".parse::<SocketAddr>().unwrap(),
+            "[fd00::4]:2249".parse().unwrap()
+        ]
+    );
+    assert_eq!(b.rdma_listen_addr(), None);
+    assert!(b.rdma_addresses().is_empty());
     let p1 = c.cluster.layout_for(1).unwrap();
     assert_eq!((p1.stripe_unit, p1.stripe_count), (65536, 2));
     let p2 = c.cluster.layout_for(2).unwrap();
@@ -377,7 +389,7 @@ fn the_default_ring_tells_each_client_the_address_it_reached_the_mds_by() {
     );
     let via: IpAddr = "192.168.7.1".parse().unwrap();
     let dev = ring.device(3, 0).unwrap();
-    let body = ring.describe(&dev, via).unwrap();
+    let body = ring.describe(&dev, via, false).unwrap();
     let addrs: Vec<String> = body
         .nflda_multipath_ds_list
         .iter()

@@ -153,6 +153,8 @@ struct Entry {
     /// addresses until it registers, then those it reports (REGISTER), which win: a data
     /// server restarted elsewhere with the same id moves its devices.
     addresses: Vec<SocketAddr>,
+    /// Where it answers NFS over RDMA: none until it registers and says so.
+    rdma_addresses: Vec<SocketAddr>,
 }
 
 struct Inner {
@@ -253,6 +255,7 @@ impl Devices {
                 ops: Vec::new(),
                 copy_bytes: 0,
                 addresses: d.addresses.clone(),
+                rdma_addresses: Vec::new(),
             })
             .collect();
         // Generations start from this boot's epoch, so a device id a client cached from an
@@ -353,6 +356,17 @@ impl Devices {
             .iter()
             .find(|e| e.status.id == id)
             .map(|e| e.addresses.clone())
+    }
+
+    /// Where data server `id` answers NFS over RDMA, as it reported at its last REGISTER
+    /// (empty: it does not, or has not registered).
+    pub fn rdma_addresses(&self, id: u16) -> Vec<SocketAddr> {
+        self.state()
+            .0
+            .iter()
+            .find(|e| e.status.id == id)
+            .map(|e| e.rdma_addresses.clone())
+            .unwrap_or_default()
     }
 
     /// The data servers whose addresses changed (at a REGISTER) since the last call, and a

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, PoisonError};
 
 use nfs_proto::control::{ClusterKey, CtlOpCount, RegisterOk};
-use nfs_proto::nfs4::layout_files::socket_addr_from_netaddr;
+use nfs_proto::nfs4::layout_files::{is_rdma_netaddr, socket_addr_from_netaddr};
 use nfs_proto::nfs4::Netaddr4;
 use nfs_proto::rpc::AuthStat;
 
@@ -76,12 +76,19 @@ impl Inner {
         e.status.write_verifier = Some(reg.write_verifier);
         e.status.registrations += 1;
         e.ctl = Some(ctl);
-        let reported: Vec<SocketAddr> = reg
+        let (rdma, tcp): (Vec<Netaddr4>, Vec<Netaddr4>) = reg
             .addresses
             .iter()
-            .filter_map(|a| socket_addr_from_netaddr(&Netaddr4::from(a.clone())).ok())
-            .collect();
-        if !reported.is_empty() && reported != e.addresses {
+            .map(|a| Netaddr4::from(a.clone()))
+            .partition(is_rdma_netaddr);
+        let parse = |v: Vec<Netaddr4>| -> Vec<SocketAddr> {
+            v.iter()
+                .filter_map(|a| socket_addr_from_netaddr(a).ok())
+                .collect()
+        };
+        let (reported, rdma) = (parse(tcp), parse(rdma));
+        let moved = !reported.is_empty() && reported != e.addresses;
+        if moved {
             tracing::warn!(
                 ds = id,
                 was = ?e.addresses,
@@ -89,6 +96,14 @@ impl Inner {
                 "data server answers at other addresses: its devices change (CB_NOTIFY_DEVICEID)"
             );
             e.addresses = reported;
+        }
+        // (Not a move: a client told RDMA addresses that no longer answer connects to the TCP
+        // ones after them, and one told none goes on over TCP.)
+        if rdma != e.rdma_addresses {
+            tracing::info!(ds = id, rdma = ?rdma, "data server's NFS over RDMA addresses");
+            e.rdma_addresses = rdma;
+        }
+        if moved {
             self.moved
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)

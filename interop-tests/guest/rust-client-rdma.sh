@@ -1,0 +1,158 @@
+#!/bin/bash
+# The bundled Rust client (`pnfs cp`, `pnfs list-io`) over RPC-over-RDMA against our server, in
+# the guest with soft-RoCE. Run from the host:
+#
+#   RDMA=1 RDMA_PNFS=1 SCRIPT=interop-tests/guest/rust-client-rdma.sh \
+#       interop-tests/guest/shell.sh pnfs target/release/pnfs
+#
+# (the binary built with `cargo build --release --features rdma`). Checks, each a CHECK line:
+#
+#   rc_rdma_roundtrip      256 MiB local -> nfs+rdma:// -> local, sha256 equal both ways, the
+#                          client's RDMA counters (-v) showing the calls and replies went by RDMA
+#   rc_rdma_connection     an RDMA CM connection to port 20049 seen (rdma res) during a copy
+#   rc_rdma_list_io        one write_list and one read_list of 1,000 extents over RDMA, the file
+#                          then copied back and compared with the expected image
+#   rc_rdma_registrations  memory registrations per GiB moved, with and without the cache
+#   rc_rdma_vs_tcp         throughput and client CPU seconds of the same copies over nfs:// and
+#                          nfs+rdma:// (through the MDS: --no-pnfs), as ratios
+#   rc_rdma_pnfs           the same round trip with file layouts: the MDS over RDMA, data
+#                          servers at their rdma addresses if GETDEVICEINFO lists some, else TCP
+#
+# Always at 10.99.0.1 (veth-c1, where rxe0 is): rxe does not run on lo.
+# shellcheck source=common.sh
+. /scenario/common.sh
+# shellcheck source=servers.sh
+. /scenario/servers.sh
+
+P=/scenario/pnfs
+A=10.99.0.1
+R=nfs+rdma://$A
+T=nfs://$A
+W=/var/tmp/rc
+SIZE_MIB=${RC_SIZE_MIB:-256}
+mkdir -p "$W"
+
+# run NAME CMD...: runs CMD under /usr/bin/time (elapsed, user and system seconds into
+# $W/NAME.time) with its stderr in $W/NAME.err; fails with that stderr if CMD fails.
+run() {
+    local name=$1
+    shift
+    if ! /usr/bin/time -f '%e %U %S' -o "$W/$name.time" "$@" 2>"$W/$name.err"; then
+        echo "$name failed: $(tail -n 5 "$W/$name.err")"
+        return 1
+    fi
+}
+# The counter NAME of the RDMA line of run NAME's -v output.
+rdma_line() { grep -o 'RDMA: .*' "$W/$1.err" | tail -n 1; }
+registrations() { rdma_line "$1" | grep -o 'registrations [0-9]*' | grep -o '[0-9]*'; }
+elapsed() { cut -d' ' -f1 "$W/$1.time"; }
+cpu() { awk '{ print $2 + $3 }' "$W/$1.time"; }
+mbps() { awk -v s="$(elapsed "$1")" -v m="$SIZE_MIB" 'BEGIN { printf "%.1f", m / (s > 0 ? s : 0.001) }'; }
+
+make_source() {
+    head -c $((SIZE_MIB << 20)) /dev/urandom >"$W/src"
+    sha "$W/src" >"$W/src.sha"
+    echo "$SIZE_MIB MiB source, sha256 $(cut -c1-16 "$W/src.sha")..."
+}
+
+roundtrip() {
+    rm -f "$W/back"
+    run put_rdma "$P" cp -v --no-progress --no-pnfs "$W/src" "$R/big"
+    run get_rdma "$P" cp -v --no-progress --no-pnfs "$R/big" "$W/back"
+    expect_eq "sha256 after the round trip" "$(sha "$W/back")" "$(cat "$W/src.sha")"
+    # The server's copy, read over TCP, is the same too.
+    run get_tcp_check "$P" cp --no-progress --no-pnfs "$T/big" "$W/back.tcp"
+    expect_eq "sha256 of the server's copy over TCP" "$(sha "$W/back.tcp")" "$(cat "$W/src.sha")"
+    rm -f "$W/back.tcp"
+    local put get
+    put=$(rdma_line put_rdma)
+    get=$(rdma_line get_rdma)
+    [[ -n $put && -n $get ]] || { echo "no RDMA counters in -v: $(tail -n 3 "$W/put_rdma.err")"; return 1; }
+    # Writes went in Read chunks, reads came back in the Reply chunk.
+    [[ $put =~ with\ a\ Read\ chunk\ [1-9] ]] || { echo "no Read chunks on put: $put"; return 1; }
+    [[ $get =~ in\ the\ Reply\ chunk\ [1-9] ]] || { echo "no Reply chunks on get: $get"; return 1; }
+    echo "sha256 equal both ways; put: $put; get: $get"
+}
+
+connection_seen() {
+    # A copy in the background; its RDMA CM connection to port 20049 while it runs.
+    ("$P" cp --no-progress --no-pnfs "$W/src" "$R/big2" 2>"$W/bg.err"; echo $? >"$W/bg.rc") &
+    local i seen=""
+    for ((i = 0; i < 200; i++)); do
+        seen=$(rdma res show cm_id 2>/dev/null | grep 'dst-addr [^ ]*:20049 ' | grep -m1 'pnfs' || true)
+        [[ -n $seen ]] && break
+        sleep 0.1
+    done
+    wait
+    [[ $(cat "$W/bg.rc") == 0 ]] || { echo "background copy failed: $(cat "$W/bg.err")"; return 1; }
+    [[ -n $seen ]] || { echo "no RDMA CM connection to port 20049 seen: $(rdma res show cm_id 2>&1 | tr '\n' ';')"; return 1; }
+    echo "rdma res: $seen"
+}
+
+list_io() {
+    run listio "$P" list-io -v --no-pnfs --extents 1000 --max-extent 4096 --expect "$W/listio.exp" "$R/listio"
+    cat "$W/listio.err" >&2
+    run listio_back "$P" cp --no-progress --no-pnfs "$R/listio" "$W/listio.got"
+    cmp "$W/listio.exp" "$W/listio.got" || { echo "the file differs from the extents written"; return 1; }
+    run listio_pnfs "$P" list-io -v --extents 1000 --max-extent 4096 --seed 2 --expect "$W/listio2.exp" "$R/listio2"
+    run listio2_back "$P" cp --no-progress "$R/listio2" "$W/listio2.got"
+    cmp "$W/listio2.exp" "$W/listio2.got" || { echo "the pNFS file differs from the extents written"; return 1; }
+    echo "1000 extents each way, through the MDS and with layouts, file = expected image ($(size "$W/listio.exp") and $(size "$W/listio2.exp") bytes); $(rdma_line listio)"
+}
+
+registrations_per_gib() {
+    # Each run moves SIZE_MIB out and SIZE_MIB back.
+    run put_nocache "$P" cp -v --no-progress --no-pnfs --rdma-no-cache "$W/src" "$R/big3"
+    run get_nocache "$P" cp -v --no-progress --no-pnfs --rdma-no-cache "$R/big3" "$W/back3"
+    expect_eq "sha256 without the cache" "$(sha "$W/back3")" "$(cat "$W/src.sha")"
+    rm -f "$W/back3"
+    local with without gib
+    with=$(($(registrations put_rdma) + $(registrations get_rdma)))
+    without=$(($(registrations put_nocache) + $(registrations get_nocache)))
+    gib=$(awk -v m="$SIZE_MIB" 'BEGIN { print 2 * m / 1024 }')
+    echo "registrations per GiB moved: with the cache $(awk -v r="$with" -v g="$gib" 'BEGIN { printf "%.1f", r / g }') ($with for $gib GiB), without $(awk -v r="$without" -v g="$gib" 'BEGIN { printf "%.1f", r / g }') ($without); put without: $(rdma_line put_nocache)"
+}
+
+rdma_vs_tcp() {
+    run put_tcp "$P" cp --no-progress --no-pnfs "$W/src" "$T/big4"
+    run get_tcp "$P" cp --no-progress --no-pnfs "$T/big4" "$W/back4"
+    expect_eq "sha256 over TCP" "$(sha "$W/back4")" "$(cat "$W/src.sha")"
+    rm -f "$W/back4"
+    local n
+    for n in put_tcp get_tcp put_rdma get_rdma; do
+        echo -n "$n $(mbps $n) MiB/s, $(elapsed $n) s, client CPU $(cpu $n) s; "
+    done
+    echo -n "ratios RDMA/TCP: put throughput $(awk -v a="$(elapsed put_tcp)" -v b="$(elapsed put_rdma)" 'BEGIN { printf "%.2f", a / b }')"
+    echo -n ", get throughput $(awk -v a="$(elapsed get_tcp)" -v b="$(elapsed get_rdma)" 'BEGIN { printf "%.2f", a / b }')"
+    echo -n ", put CPU $(awk -v a="$(cpu put_rdma)" -v b="$(cpu put_tcp)" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 0.01) }')"
+    echo ", get CPU $(awk -v a="$(cpu get_rdma)" -v b="$(cpu get_tcp)" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 0.01) }')"
+}
+
+pnfs_over_rdma() {
+    rm -f "$W/back5"
+    run put_pnfs "$P" cp -v --no-progress "$W/src" "$R/big5"
+    run get_pnfs "$P" cp -v --no-progress "$R/big5" "$W/back5"
+    expect_eq "sha256 with layouts" "$(sha "$W/back5")" "$(cat "$W/src.sha")"
+    rm -f "$W/back5"
+    echo "put: $(grep -o 'pNFS, data servers: wrote [0-9]* B' "$W/put_pnfs.err"), $(elapsed put_pnfs) s; get: $(grep -o 'read [0-9]* B; MDS' "$W/get_pnfs.err"), $(elapsed get_pnfs) s; $(rdma_line get_pnfs)"
+}
+
+cleanup() {
+    rm -f "$W"/back* "$W"/*.got
+    "$P" rm "$R/big" "$R/big2" "$R/big3" "$R/big4" "$R/big5" "$R/listio" "$R/listio2" 2>&1 || true
+}
+
+export -f $(compgen -A function)
+export P A R T W SIZE_MIB
+
+t0=$(date +%s)
+check rc_make_source make_source
+check rc_rdma_roundtrip roundtrip
+check rc_rdma_connection connection_seen
+check rc_rdma_list_io list_io
+check rc_rdma_registrations registrations_per_gib
+check rc_rdma_vs_tcp rdma_vs_tcp
+check rc_rdma_pnfs pnfs_over_rdma
+check rc_cleanup cleanup
+echo "rust-client-rdma: $(($(date +%s) - t0)) s of checks"
+tail -n 20 /tmp/pnfs.log | sed 's/^/pnfs.log: /'

@@ -604,7 +604,7 @@ pub(crate) fn plan_call(lens: &[usize], header_len: usize, inline: usize) -> Cal
     let mut best: Option<(usize, usize)> = None;
     let mut at = 0usize;
     for (i, &n) in lens.iter().enumerate() {
-        if n >= PAYLOAD_PIECE_MIN && at % 4 == 0 && best.is_none_or(|(_, m)| n > lens[m]) {
+        if n >= PAYLOAD_PIECE_MIN && at.is_multiple_of(4) && best.is_none_or(|(_, m)| n > lens[m]) {
             best = Some((at, i));
         }
         at += n;

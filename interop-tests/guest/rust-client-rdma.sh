@@ -17,6 +17,11 @@
 #                          nfs+rdma:// (through the MDS: --no-pnfs), as ratios
 #   rc_rdma_pnfs           the same round trip with file layouts: the MDS over RDMA, data
 #                          servers at their rdma addresses if GETDEVICEINFO lists some, else TCP
+#   rc_cluster             `pnfs server` replaced by `pnfs mds` and three `pnfs ds` processes
+#                          (as dskill.sh runs them)
+#   rc_rdma_dskill         data server 2 killed with SIGKILL in the middle of a 256 MiB
+#                          `pnfs cp` over nfs+rdma:// (layouts on) and started again 5 s later:
+#                          the copy must finish and read back equal
 #
 # Always at 10.99.0.1 (veth-c1, where rxe0 is): rxe does not run on lo.
 # shellcheck source=common.sh
@@ -146,9 +151,46 @@ pnfs_over_rdma() {
     echo "put: $(grep -o 'pNFS, data servers: wrote [0-9]* B' "$W/put_pnfs.err"), $(elapsed put_pnfs) s; get: $(grep -o 'read [0-9]* B; MDS' "$W/get_pnfs.err"), $(elapsed get_pnfs) s; $(rdma_line get_pnfs)"
 }
 
+# The cluster as separate processes over the same data directory (dskill.sh's).
+as_cluster() {
+    local pid i
+    pid=$(cat /tmp/pnfs.pid)
+    kill "$pid"
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+    printf 'data_dir: /srv/pnfs-data\nlease_time: 15\ngrace_time: 15\n' >/scenario/pnfs.yaml
+    PNFS_DS_IDS="1 2 3" PNFS_ARGS="mds --config /scenario/pnfs.yaml" start_pnfs
+    echo "mds pid $(cat /tmp/pnfs.pid), data servers $(cat /tmp/pnfs-ds1.pid) $(cat /tmp/pnfs-ds2.pid) $(cat /tmp/pnfs-ds3.pid)"
+}
+
+ds_killed_mid_copy() {
+    local bg pid running
+    rm -f "$W/back6" "$W/dskill.rc"
+    (run put_dskill "$P" cp -v --no-progress "$W/src" "$R/big6"; echo $? >"$W/dskill.rc") &
+    bg=$!
+    # Past the grace period of the new MDS and well into the data.
+    sleep "${RC_KILL_AFTER:-30}"
+    running=no
+    [[ -e $W/dskill.rc ]] || running=yes
+    pid=$(cat /tmp/pnfs-ds2.pid)
+    kill -9 "$pid"
+    sleep 5
+    rm -f /tmp/pnfs-ds2.pid
+    PNFS_DS_IDS="1 2 3" start_pnfs_ds 2
+    wait "$bg"
+    [[ $(cat "$W/dskill.rc") == 0 ]] || { echo "the copy failed: $(tail -n 5 "$W/put_dskill.err")"; return 1; }
+    run get_dskill "$P" cp -v --no-progress "$R/big6" "$W/back6"
+    expect_eq "sha256 after the outage" "$(sha "$W/back6")" "$(cat "$W/src.sha")"
+    rm -f "$W/back6"
+    echo "copy still running at the kill: $running; put $(elapsed put_dskill) s, equal after; $(grep -o 'fall-backs to the MDS [0-9]*, re-sent writes [0-9]*' "$W/put_dskill.err"); $(rdma_line put_dskill)"
+}
+
 cleanup() {
     rm -f "$W"/back* "$W"/*.got
-    "$P" rm "$R/big" "$R/big2" "$R/big3" "$R/big4" "$R/big5" "$R/listio" "$R/listio2" 2>&1 || true
+    "$P" rm "$R/big" "$R/big3" "$R/big4" "$R/big5" "$R/big6" "$R/listio" "$R/listio2" 2>&1 || true
 }
 
 export -f $(compgen -A function)
@@ -162,6 +204,8 @@ check rc_rdma_list_io list_io
 check rc_rdma_registrations registrations_per_gib
 check rc_rdma_vs_tcp rdma_vs_tcp
 check rc_rdma_pnfs pnfs_over_rdma
+check rc_cluster as_cluster
+check rc_rdma_dskill ds_killed_mid_copy
 check rc_cleanup cleanup
 echo "rust-client-rdma: $(($(date +%s) - t0)) s of checks"
 tail -n 20 /tmp/pnfs.log | sed 's/^/pnfs.log: /'

@@ -13,7 +13,7 @@
 //!
 //!  Receive ─> header checks ─> reply_source ─┬─ Inline(bytes)   RDMA_MSG
 //!                                            ├─ ReplyChunk(n)   RDMA_NOMSG: n bytes of the
-//!                                            │                  Reply chunk, no copy
+//!                                            │                  Reply chunk (copied out)
 //!                                            └─ Error           RDMA_ERROR: the call fails
 //!          (a backchannel call, RFC 8167, is an RDMA_MSG whose message is a call)
 //! ```
@@ -514,7 +514,13 @@ fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
                 ));
             };
             // Fail the call with that XID, if it is ours.
-            if shared.pending.lock().expect("pending").remove(&xid).is_some() {
+            if shared
+                .pending
+                .lock()
+                .expect("pending")
+                .remove(&xid)
+                .is_some()
+            {
                 shared.release_credit(1);
                 return Ok(Some(system_err_reply(xid)));
             }
@@ -542,9 +548,12 @@ fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
             STATS
                 .reply_chunk_bytes
                 .fetch_add(n as u64, Ordering::Relaxed);
-            // The reply stays in the registered buffer: the buffer goes back to the pool
-            // when the last slice of the reply (READ data included) is dropped.
-            let bytes = call.reply.freeze().slice(..n);
+            // Copied out, so that the registered buffer goes back to the pool now: left in
+            // place, READ data kept by the caller (a read cache) would pin registered memory
+            // beyond the pool's bound, and each buffer so held costs a new registration.
+            let bytes =
+                Bytes::copy_from_slice(&call.reply.as_ref()[..n.min(call.reply.as_ref().len())]);
+            drop(call);
             if bytes.get(..4) != Some(&xid.to_be_bytes()[..]) {
                 STATS.errors.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(xid, "RDMA Reply chunk holds another XID's message");
@@ -595,7 +604,8 @@ const READ_SEGMENT_WIRE: usize = 4 + 4 + RdmaSegment::WIRE_LEN;
 /// Decides how a call of `lens` (its pieces' lengths) goes out, given the length of its
 /// header without Read chunks and the server's inline receive size: inline when it fits;
 /// else the largest payload piece (at least `PAYLOAD_PIECE_MIN` bytes, at a 4-byte-aligned
-/// offset) in a Read chunk if the rest then fits; else the whole call at position zero.
+/// offset past the start: a Read chunk at position zero is the whole call) in a Read chunk if
+/// the rest then fits; else the whole call at position zero.
 pub(crate) fn plan_call(lens: &[usize], header_len: usize, inline: usize) -> CallPlan {
     let total: usize = lens.iter().sum();
     if header_len + total <= inline {
@@ -604,7 +614,11 @@ pub(crate) fn plan_call(lens: &[usize], header_len: usize, inline: usize) -> Cal
     let mut best: Option<(usize, usize)> = None;
     let mut at = 0usize;
     for (i, &n) in lens.iter().enumerate() {
-        if n >= PAYLOAD_PIECE_MIN && at.is_multiple_of(4) && best.is_none_or(|(_, m)| n > lens[m]) {
+        if n >= PAYLOAD_PIECE_MIN
+            && at > 0
+            && at.is_multiple_of(4)
+            && best.is_none_or(|(_, m)| n > lens[m])
+        {
             best = Some((at, i));
         }
         at += n;
@@ -800,7 +814,14 @@ async fn send_call(
             offset: reply.mr().addr(),
         }],
     };
-    let header_len = encode(&call_header(xid, credit, false, Vec::new(), reply_chunk.clone())).len();
+    let header_len = encode(&call_header(
+        xid,
+        credit,
+        false,
+        Vec::new(),
+        reply_chunk.clone(),
+    ))
+    .len();
     let plan = plan_call(
         &pieces.iter().map(Bytes::len).collect::<Vec<_>>(),
         header_len,
@@ -929,7 +950,9 @@ mod tests {
         // Many WRITEs (list I/O): moving the largest leaves too much inline.
         let lens = [300, 600, 50, 600, 50, 600, 50, 600, 50, 600, 50];
         assert_eq!(plan_call(&lens, 48, 1024), CallPlan::NoMsg);
-        // No payload piece at all.
+        // No payload piece at all, or only at the very start (position zero means the whole
+        // call).
+        assert_eq!(plan_call(&[400; 12], 48, 4096), CallPlan::NoMsg);
         assert_eq!(plan_call(&[5000], 48, 4096), CallPlan::NoMsg);
         // A payload at an unaligned offset is never moved.
         assert_eq!(plan_call(&[2, 8000, 2], 48, 4096), CallPlan::NoMsg);
@@ -1014,7 +1037,10 @@ mod tests {
             nomsg(vec![seg(7, 2, 0x1000)]),
             nomsg(vec![seg(7, 10, 0x1000), seg(7, 10, 0x2000)]),
         ] {
-            assert!(reply_source(&bad, Bytes::new(), &offered).is_err(), "{bad:?}");
+            assert!(
+                reply_source(&bad, Bytes::new(), &offered).is_err(),
+                "{bad:?}"
+            );
         }
         // A Write chunk that was never offered.
         let h = reply_header(RdmaBody::Msg(ChunkLists {

@@ -46,7 +46,9 @@ pub(crate) async fn list_io(clients: &mut Clients, a: &ListIoArgs) -> CmdResult 
         .create(&url.path, 0o644)
         .await
         .map_err(|e| Failure::nfs(&url, &e))?;
-    f.write_list(&ext).await.map_err(|e| Failure::nfs(&url, &e))?;
+    f.write_list(&ext)
+        .await
+        .map_err(|e| Failure::nfs(&url, &e))?;
     f.fsync().await.map_err(|e| Failure::nfs(&url, &e))?;
     f.close().await.map_err(|e| Failure::nfs(&url, &e))?;
     let f = c

@@ -498,13 +498,12 @@ impl Clients {
     /// of that server holds both, and the server can copy between them.
     pub(crate) fn same_server(&self, a: &Location, b: &Location) -> bool {
         match (a, b) {
-            (Location::Nfs(a), Location::Nfs(b)) => match (
-                self.effective(a).addr(),
-                self.effective(b).addr(),
-            ) {
-                (Ok(x), Ok(y)) => x == y,
-                _ => false,
-            },
+            (Location::Nfs(a), Location::Nfs(b)) => {
+                match (self.effective(a).addr(), self.effective(b).addr()) {
+                    (Ok(x), Ok(y)) => x == y,
+                    _ => false,
+                }
+            }
             _ => false,
         }
     }

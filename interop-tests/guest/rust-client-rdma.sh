@@ -70,6 +70,9 @@ make_source() {
     echo "$SIZE_MIB MiB source, sha256 $(cut -c1-16 "$W/src.sha")..."
 }
 
+# Removes files on the server (the guest's disk holds only a few copies of the source).
+server_rm() { "$P" rm "$@" >/dev/null 2>&1 || true; }
+
 # Samples `rdma res show cm_id` until a connection to port 20049 from a pnfs process shows
 # (into $W/cm_id), for at most $1 seconds.
 watch_cm_id() {
@@ -88,6 +91,8 @@ roundtrip() {
     wait
     run get_rdma "$P" cp -v --no-progress --no-pnfs "$R/big" "$W/back"
     expect_eq "sha256 after the round trip" "$(sha "$W/back")" "$(cat "$W/src.sha")"
+    rm -f "$W/back"
+    server_rm "$R/big"
     local put get
     put=$(rdma_line put_rdma)
     get=$(rdma_line get_rdma)
@@ -111,6 +116,8 @@ list_io() {
     run listio_pnfs "$P" list-io -v --extents 1000 --max-extent 4096 --seed 2 --expect "$W/listio2.exp" "$R/listio2"
     run listio2_back "$P" cp --no-progress "$R/listio2" "$W/listio2.got"
     cmp "$W/listio2.exp" "$W/listio2.got" || { echo "the pNFS file differs from the extents written"; return 1; }
+    server_rm "$R/listio" "$R/listio2"
+    rm -f "$W"/listio*.got
     echo "1000 extents each way, through the MDS and with layouts, file = expected image ($(size "$W/listio.exp") and $(size "$W/listio2.exp") bytes); $(rdma_line listio)"
 }
 
@@ -120,6 +127,7 @@ registrations_per_gib() {
     run get_nocache "$P" cp -v --no-progress --no-pnfs --rdma-no-cache "$R/big3" "$W/back3"
     expect_eq "sha256 without the cache" "$(sha "$W/back3")" "$(cat "$W/src.sha")"
     rm -f "$W/back3"
+    server_rm "$R/big3"
     local with without gib
     with=$(($(registrations put_rdma) + $(registrations get_rdma)))
     without=$(($(registrations put_nocache) + $(registrations get_nocache)))
@@ -132,6 +140,7 @@ rdma_vs_tcp() {
     run get_tcp "$P" cp --no-progress --no-pnfs "$T/big4" "$W/back4"
     expect_eq "sha256 over TCP" "$(sha "$W/back4")" "$(cat "$W/src.sha")"
     rm -f "$W/back4"
+    server_rm "$T/big4"
     local n
     for n in put_tcp get_tcp put_rdma get_rdma; do
         echo -n "$n $(mbps $n) MiB/s, $(elapsed $n) s, client CPU $(cpu $n) s; "
@@ -148,6 +157,7 @@ pnfs_over_rdma() {
     run get_pnfs "$P" cp -v --no-progress "$R/big5" "$W/back5"
     expect_eq "sha256 with layouts" "$(sha "$W/back5")" "$(cat "$W/src.sha")"
     rm -f "$W/back5"
+    server_rm "$R/big5"
     echo "put: $(grep -o 'pNFS, data servers: wrote [0-9]* B' "$W/put_pnfs.err"), $(elapsed put_pnfs) s; get: $(grep -o 'read [0-9]* B; MDS' "$W/get_pnfs.err"), $(elapsed get_pnfs) s; $(rdma_line get_pnfs)"
 }
 
@@ -171,8 +181,15 @@ ds_killed_mid_copy() {
     rm -f "$W/back6" "$W/dskill.rc"
     (run put_dskill "$P" cp -v --no-progress "$W/src" "$R/big6"; echo $? >"$W/dskill.rc") &
     bg=$!
-    # Past the grace period of the new MDS and well into the data.
-    sleep "${RC_KILL_AFTER:-30}"
+    # Once the copy is past the new MDS's grace period and well into the data: data server
+    # 2's objects have grown by 24 MiB (of the 256 / 3 it gets).
+    local base i
+    base=$(du -sm /srv/pnfs-data/ds2 | cut -f1)
+    for ((i = 0; i < 1200; i++)); do
+        (($(du -sm /srv/pnfs-data/ds2 | cut -f1) >= base + 24)) && break
+        [[ -e $W/dskill.rc ]] && break
+        sleep 0.1
+    done
     running=no
     [[ -e $W/dskill.rc ]] || running=yes
     pid=$(cat /tmp/pnfs-ds2.pid)
@@ -181,10 +198,12 @@ ds_killed_mid_copy() {
     rm -f /tmp/pnfs-ds2.pid
     PNFS_DS_IDS="1 2 3" start_pnfs_ds 2
     wait "$bg"
+    df -h / | tail -n 1 >&2
     [[ $(cat "$W/dskill.rc") == 0 ]] || { echo "the copy failed: $(tail -n 5 "$W/put_dskill.err")"; return 1; }
     run get_dskill "$P" cp -v --no-progress "$R/big6" "$W/back6"
     expect_eq "sha256 after the outage" "$(sha "$W/back6")" "$(cat "$W/src.sha")"
     rm -f "$W/back6"
+    server_rm "$R/big6"
     echo "copy still running at the kill: $running; put $(elapsed put_dskill) s, equal after; $(grep -o 'fall-backs to the MDS [0-9]*, re-sent writes [0-9]*' "$W/put_dskill.err"); $(rdma_line put_dskill)"
 }
 
@@ -197,6 +216,7 @@ export -f $(compgen -A function)
 export P A R T W SIZE_MIB
 
 t0=$(date +%s)
+df -h / /var/tmp | sed 's/^/df: /'
 check rc_make_source make_source
 check rc_rdma_roundtrip roundtrip
 check rc_rdma_connection connection_seen

@@ -502,7 +502,41 @@ fn is_call(msg: &[u8]) -> bool {
 
 /// One received message: the record to deliver, nothing, or an error closing the connection.
 fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
-    let got = match RdmaHeader::decode_received(msg, Side::Requester, &shared.limits) {
+    deliver(msg, &shared.limits, &shared.pending, |grant| {
+        shared.release_credit(grant)
+    })
+}
+
+/// A call in flight as [`deliver`] sees it: the Reply chunk it offered and that chunk's
+/// bytes (as the server RDMA-wrote them).
+pub(crate) trait Offered {
+    /// The Reply chunk as offered.
+    fn reply_chunk(&self) -> &WriteChunk;
+    /// The memory behind it.
+    fn reply_bytes(&self) -> &[u8];
+}
+
+impl Offered for InFlight {
+    fn reply_chunk(&self) -> &WriteChunk {
+        &self.reply_chunk
+    }
+    fn reply_bytes(&self) -> &[u8] {
+        self.reply.as_ref()
+    }
+}
+
+/// What a received message `msg` means for the calls in `pending` (by XID): a backchannel
+/// call or a reply to deliver as a record (a refused reply, or `RDMA_ERROR`, becomes a
+/// `SYSTEM_ERR` reply to its call), nothing (a reply to no call of ours), or an error that
+/// closes the connection (a header without an XID). A reply takes its call out of `pending`
+/// and hands the server's credit grant to `release`.
+pub(crate) fn deliver<O: Offered>(
+    msg: Bytes,
+    limits: &Limits,
+    pending: &Mutex<HashMap<u32, O>>,
+    release: impl Fn(u32),
+) -> io::Result<Option<Bytes>> {
+    let got = match RdmaHeader::decode_received(msg, Side::Requester, limits) {
         Ok(g) => g,
         Err(e) => {
             STATS.errors.fetch_add(1, Ordering::Relaxed);
@@ -514,14 +548,8 @@ fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
                 ));
             };
             // Fail the call with that XID, if it is ours.
-            if shared
-                .pending
-                .lock()
-                .expect("pending")
-                .remove(&xid)
-                .is_some()
-            {
-                shared.release_credit(1);
+            if pending.lock().expect("pending").remove(&xid).is_some() {
+                release(1);
                 return Ok(Some(system_err_reply(xid)));
             }
             return Ok(None);
@@ -533,17 +561,23 @@ fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
         STATS.callbacks.fetch_add(1, Ordering::Relaxed);
         return Ok(Some(got.rpc_message));
     }
-    let Some(call) = shared.pending.lock().expect("pending").remove(&xid) else {
+    let Some(call) = pending.lock().expect("pending").remove(&xid) else {
         tracing::debug!(xid, "RDMA reply to no call in flight: dropped");
         return Ok(None);
     };
-    shared.release_credit(got.header.credit);
-    match reply_source(&got.header, got.rpc_message, &call.reply_chunk) {
+    release(got.header.credit);
+    match reply_source(&got.header, got.rpc_message, call.reply_chunk()) {
         Ok(Source::Inline(m)) => {
             STATS.replies_inline.fetch_add(1, Ordering::Relaxed);
             Ok(Some(m))
         }
         Ok(Source::ReplyChunk(n)) => {
+            let mem = call.reply_bytes();
+            if n > mem.len() {
+                STATS.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(xid, "RDMA reply of {n} bytes is past its Reply chunk");
+                return Ok(Some(system_err_reply(xid)));
+            }
             STATS.replies_in_chunk.fetch_add(1, Ordering::Relaxed);
             STATS
                 .reply_chunk_bytes
@@ -551,8 +585,7 @@ fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
             // Copied out, so that the registered buffer goes back to the pool now: left in
             // place, READ data kept by the caller (a read cache) would pin registered memory
             // beyond the pool's bound, and each buffer so held costs a new registration.
-            let bytes =
-                Bytes::copy_from_slice(&call.reply.as_ref()[..n.min(call.reply.as_ref().len())]);
+            let bytes = Bytes::copy_from_slice(&mem[..n]);
             drop(call);
             if bytes.get(..4) != Some(&xid.to_be_bytes()[..]) {
                 STATS.errors.fetch_add(1, Ordering::Relaxed);
@@ -1070,5 +1103,137 @@ mod tests {
         assert!(is_call(&[0, 0, 0, 1, 0, 0, 0, 0]));
         assert!(!is_call(&[0, 0, 0, 1, 0, 0, 0, 1]));
         assert!(!is_call(&[0, 0, 0, 1]));
+    }
+
+    /// A call in flight for [`deliver`]'s tests: a 64-byte Reply chunk at 0x1000, handle 7,
+    /// holding an RPC reply for XID 9 padded with zeros.
+    struct TestCall(WriteChunk, Vec<u8>);
+
+    impl Offered for TestCall {
+        fn reply_chunk(&self) -> &WriteChunk {
+            &self.0
+        }
+        fn reply_bytes(&self) -> &[u8] {
+            &self.1
+        }
+    }
+
+    fn pending_call() -> Mutex<HashMap<u32, TestCall>> {
+        let mut bytes = vec![0u8; 64];
+        bytes[..8].copy_from_slice(&[0, 0, 0, 9, 0, 0, 0, 1]);
+        let chunk = WriteChunk {
+            segments: vec![seg(7, 64, 0x1000)],
+        };
+        Mutex::new(HashMap::from([(9, TestCall(chunk, bytes))]))
+    }
+
+    fn run(
+        msg: Vec<u8>,
+        pending: &Mutex<HashMap<u32, TestCall>>,
+    ) -> (io::Result<Option<Bytes>>, Vec<u32>) {
+        let grants = Mutex::new(Vec::new());
+        let r = deliver(Bytes::from(msg), &Limits::default(), pending, |g| {
+            grants.lock().unwrap().push(g)
+        });
+        (r, grants.into_inner().unwrap())
+    }
+
+    fn header_bytes(h: &RdmaHeader, rest: &[u8]) -> Vec<u8> {
+        let mut v = encode(h).to_vec();
+        v.extend_from_slice(rest);
+        v
+    }
+
+    #[test]
+    fn replies_reach_their_call_inline_or_from_the_reply_chunk() {
+        let pending = pending_call();
+        let nomsg = reply_header(RdmaBody::NoMsg(ChunkLists {
+            reply: Some(WriteChunk {
+                segments: vec![seg(7, 24, 0x1000)],
+            }),
+            ..ChunkLists::default()
+        }));
+        let (r, grants) = run(header_bytes(&nomsg, &[]), &pending);
+        let got = r.unwrap().unwrap();
+        assert_eq!(got.len(), 24);
+        assert_eq!(&got[..8], &[0, 0, 0, 9, 0, 0, 0, 1]);
+        assert_eq!(grants, vec![4]);
+        assert!(pending.lock().unwrap().is_empty());
+
+        let pending = pending_call();
+        let msg = reply_header(RdmaBody::Msg(ChunkLists::default()));
+        let (r, _) = run(header_bytes(&msg, &[0, 0, 0, 9, 0, 0, 0, 1]), &pending);
+        assert_eq!(&r.unwrap().unwrap()[..], &[0, 0, 0, 9, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn backchannel_calls_are_delivered_and_leave_the_calls_alone() {
+        let pending = pending_call();
+        let msg = RdmaHeader {
+            xid: 77,
+            credit: 1,
+            body: RdmaBody::Msg(ChunkLists::default()),
+        };
+        let (r, grants) = run(
+            header_bytes(&msg, &[0, 0, 0, 77, 0, 0, 0, 0, 0, 0, 0, 2]),
+            &pending,
+        );
+        assert_eq!(r.unwrap().unwrap().len(), 12);
+        assert!(grants.is_empty());
+        assert_eq!(pending.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn bad_server_messages_fail_the_call_or_close_never_panic() {
+        let sys_err = system_err_reply(9);
+        // No XID at all: the connection closes.
+        let (r, _) = run(vec![0, 0], &pending_call());
+        assert!(r.is_err());
+        // A wrong version, an unknown procedure, a truncated header: the call fails.
+        for bad in [
+            vec![0, 0, 0, 9, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0],
+            vec![0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9],
+            vec![0, 0, 0, 9, 0, 0, 0, 1, 0, 0],
+        ] {
+            let pending = pending_call();
+            let (r, grants) = run(bad, &pending);
+            assert_eq!(r.unwrap(), Some(sys_err.clone()));
+            assert_eq!(grants, vec![1]);
+            assert!(pending.lock().unwrap().is_empty());
+        }
+        // Too many Write chunks (the count is checked before anything is allocated).
+        let mut many = vec![0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+        for _ in 0..100 {
+            many.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0]);
+        }
+        let (r, _) = run(many, &pending_call());
+        assert_eq!(r.unwrap(), Some(sys_err.clone()));
+        // A reply longer than the Reply chunk offered.
+        let long = reply_header(RdmaBody::NoMsg(ChunkLists {
+            reply: Some(WriteChunk {
+                segments: vec![seg(7, 65, 0x1000)],
+            }),
+            ..ChunkLists::default()
+        }));
+        let (r, _) = run(header_bytes(&long, &[]), &pending_call());
+        assert_eq!(r.unwrap(), Some(sys_err.clone()));
+        // RDMA_ERROR.
+        let err = reply_header(RdmaBody::Error(RdmaError::Chunk));
+        let (r, grants) = run(header_bytes(&err, &[]), &pending_call());
+        assert_eq!(r.unwrap(), Some(sys_err.clone()));
+        assert_eq!(grants, vec![4]);
+        // A reply to no call of ours is dropped.
+        let (r, grants) = run(header_bytes(&err, &[]), &Mutex::new(HashMap::new()));
+        assert_eq!(r.unwrap(), None);
+        assert!(grants.is_empty());
+    }
+
+    #[test]
+    fn a_zero_credit_grant_still_leaves_one_call() {
+        let mut c = RequesterCredits::new(32);
+        c.try_send().unwrap();
+        c.on_reply(0).unwrap();
+        assert!(c.can_send());
+        assert_eq!(c.limit(), 1);
     }
 }

@@ -144,6 +144,7 @@ impl Client {
             max_message: opts.io_size.saturating_add(64 << 10),
             rpc_timeout: opts.rpc_timeout,
             retry_limit: opts.retry_limit,
+            transport: crate::rpc::Transport::of(&opts, opts.io_size.saturating_add(64 << 10)),
         };
         let mds = Endpoint::connect(cfg, Some(callbacks.clone())).await?;
         // The MDS role flag is not enough: some servers set it and hand out no layouts

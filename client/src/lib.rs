@@ -97,4 +97,4 @@ pub use copy::Copied;
 pub use error::{Error, Result};
 pub use file::{File, Seek};
 pub use locks::{Conflict, Holder};
-pub use rpc::Credentials;
+pub use rpc::{rdma_stats, Credentials};

@@ -40,11 +40,38 @@ const RETRY_LAYOUT_AFTER: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 struct Device {
     indices: Vec<u32>,
-    servers: Vec<Vec<SocketAddr>>,
+    /// Each data server's addresses to try, in order, and whether each is an RDMA one.
+    servers: Vec<Vec<(SocketAddr, bool)>>,
+}
+
+/// The addresses of one data server (a multipath list) this client may use, in the order to
+/// try them, each with whether it is an RPC-over-RDMA address: over RDMA, the `rdma` and
+/// `rdma6` entries first, then the `tcp` and `tcp6` ones (a fall-back); over TCP the `tcp` and
+/// `tcp6` entries only. Other netids and entries that do not parse are left out.
+fn usable_addrs(list: &[Netaddr4], rdma: bool) -> Vec<(SocketAddr, bool)> {
+    let of = |want_rdma: bool| {
+        list.iter().filter_map(move |na| {
+            let is_rdma = match na.na_r_netid.as_str()? {
+                "tcp" | "tcp6" => false,
+                "rdma" | "rdma6" => true,
+                _ => return None,
+            };
+            if is_rdma != want_rdma {
+                return None;
+            }
+            socket_addr_from_netaddr(na).ok().map(|a| (a, is_rdma))
+        })
+    };
+    let mut out: Vec<(SocketAddr, bool)> = Vec::new();
+    if rdma {
+        out.extend(of(true));
+    }
+    out.extend(of(false));
+    out
 }
 
 impl Device {
-    fn addrs_of(&self, stripe_index: u32) -> Option<&Vec<SocketAddr>> {
+    fn addrs_of(&self, stripe_index: u32) -> Option<&Vec<(SocketAddr, bool)>> {
         let ds = *self.indices.get(stripe_index as usize)?;
         self.servers.get(ds as usize)
     }
@@ -131,6 +158,7 @@ impl Pnfs {
             rpc_timeout: opts.rpc_timeout.min(Duration::from_secs(30)),
             // A data server that stays away this long sends the I/O through the MDS.
             retry_limit: Duration::from_secs(5),
+            transport: crate::rpc::Transport::of(opts, opts.io_size.saturating_add(64 << 10)),
         };
         Arc::new(Pnfs {
             mds,
@@ -295,14 +323,11 @@ impl Pnfs {
         };
         let addr = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr)
             .map_err(|e| self.bad(&format!("device address: {e}")))?;
-        let servers: Vec<Vec<SocketAddr>> = addr
+        let rdma = self.ds_cfg.transport.is_rdma();
+        let servers: Vec<Vec<(SocketAddr, bool)>> = addr
             .nflda_multipath_ds_list
             .iter()
-            .map(|m| {
-                m.0.iter()
-                    .filter_map(|na| socket_addr_from_netaddr(na).ok())
-                    .collect()
-            })
+            .map(|m| usable_addrs(&m.0, rdma))
             .collect();
         if servers.iter().any(Vec::is_empty)
             || addr.nflda_stripe_indices.is_empty()
@@ -322,16 +347,21 @@ impl Pnfs {
     }
 
     /// The session with the data server at `addrs` (the first address that answers).
-    async fn server(&self, addrs: &[SocketAddr]) -> Result<DsSession> {
-        let key = addrs[0];
+    async fn server(&self, addrs: &[(SocketAddr, bool)]) -> Result<DsSession> {
+        let key = addrs[0].0;
         let mut servers = self.servers.lock().await;
         if let Some(s) = servers.get(&key) {
             return Ok(s.clone());
         }
         let mut last = None;
-        for &a in addrs {
+        for &(a, is_rdma) in addrs {
             let cfg = EndpointConfig {
                 addr: a,
+                transport: if is_rdma {
+                    self.ds_cfg.transport.clone()
+                } else {
+                    crate::rpc::Transport::Tcp
+                },
                 ..self.ds_cfg.clone()
             };
             match Endpoint::connect(cfg, None).await {
@@ -757,5 +787,49 @@ fn error_addr(e: &Error) -> Option<SocketAddr> {
         | Error::Protocol { addr, .. }
         | Error::Timeout { addr, .. } => Some(*addr),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn na(netid: &str, uaddr: &str) -> Netaddr4 {
+        Netaddr4 {
+            na_r_netid: netid.into(),
+            na_r_addr: uaddr.into(),
+        }
+    }
+
+    #[test]
+    fn rdma_addresses_are_preferred_over_rdma_and_ignored_over_tcp() {
+        // As a data server lists them: RDMA (NFS port + 200) first, then TCP.
+        let list = [
+            na("rdma", "10.99.0.1.78.77"),
+            na("tcp", "10.99.0.1.77.189"),
+            na("rdma6", "::1.78.77"),
+            na("tcp6", "::1.77.189"),
+            na("sctp", "10.99.0.1.1.1"),
+            na("tcp", "not-an-address"),
+        ];
+        let v4 = |p| SocketAddr::from(([10, 99, 0, 1], p));
+        let v6 = |p| SocketAddr::new(std::net::Ipv6Addr::LOCALHOST.into(), p);
+        assert_eq!(
+            usable_addrs(&list, false),
+            vec![(v4(19901), false), (v6(19901), false)]
+        );
+        assert_eq!(
+            usable_addrs(&list, true),
+            vec![
+                (v4(20045), true),
+                (v6(20045), true),
+                (v4(19901), false),
+                (v6(19901), false)
+            ]
+        );
+        // RDMA mode without RDMA entries falls back to TCP; TCP mode with only RDMA ones
+        // has nothing to use.
+        assert_eq!(usable_addrs(&list[1..2], true), vec![(v4(19901), false)]);
+        assert!(usable_addrs(&list[..1], false).is_empty());
     }
 }

@@ -68,8 +68,136 @@ pub(crate) fn hostname() -> String {
     }
 }
 
-/// Opens a TCP connection to `addr` whose incoming calls (the back channel) go to `handler`.
+/// How a session's connections are made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// A TCP connection with RPC record marking.
+    Tcp,
+    /// RPC-over-RDMA version 1 (RFC 8166).
+    Rdma {
+        /// The largest reply a call may get (the Reply chunk each call offers).
+        max_reply: usize,
+        /// Keep registered buffers for reuse.
+        cache: bool,
+    },
+}
+
+impl Transport {
+    /// The transport `opts` ask for, for sessions with replies of up to `max_reply` bytes.
+    pub(crate) fn of(opts: &crate::ClientOptions, max_reply: u32) -> Self {
+        if opts.rdma {
+            Transport::Rdma {
+                max_reply: max_reply as usize,
+                cache: opts.rdma_registration_cache,
+            }
+        } else {
+            Transport::Tcp
+        }
+    }
+
+    /// True for RPC-over-RDMA.
+    pub(crate) fn is_rdma(&self) -> bool {
+        matches!(self, Transport::Rdma { .. })
+    }
+}
+
+/// The connection limits of the client's connections: a READ reply of the largest I/O size
+/// plus headers; the server's replies beyond it close the connection instead of growing a
+/// buffer without bound.
+const LIMITS: ConnLimits = ConnLimits {
+    max_fragment: 8 << 20,
+    max_record: 8 << 20,
+    max_in_flight: 64,
+};
+
+/// Opens a connection to `addr` over `transport` whose incoming calls (the back channel) go
+/// to `handler`.
 pub(crate) async fn dial<H: CallHandler>(
+    addr: SocketAddr,
+    transport: &Transport,
+    handler: Arc<H>,
+    connect_timeout: Duration,
+) -> Result<Conn> {
+    match transport {
+        Transport::Tcp => dial_tcp(addr, handler, connect_timeout).await,
+        Transport::Rdma { max_reply, cache } => {
+            dial_rdma(addr, *max_reply, *cache, handler, connect_timeout).await
+        }
+    }
+}
+
+/// An RPC-over-RDMA connection to `addr`: the same call, reply and backchannel handling as
+/// TCP (`start_records`), over the `rdma` crate's transport.
+#[cfg(feature = "rdma")]
+async fn dial_rdma<H: CallHandler>(
+    addr: SocketAddr,
+    max_reply: usize,
+    cache: bool,
+    handler: Arc<H>,
+    connect_timeout: Duration,
+) -> Result<Conn> {
+    let cfg = rdma::client::Config {
+        reply_chunk: max_reply.max(64 << 10),
+        chunk_buffer: max_reply.max(64 << 10),
+        cache,
+        connect_timeout,
+        ..rdma::client::Config::default()
+    };
+    let c = rdma::client::connect(addr, &cfg)
+        .await
+        .map_err(|source| Error::Connect { addr, source })?;
+    let id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
+    let (conn, run) = transport::start_records(
+        c.records,
+        c.sink,
+        id,
+        c.peer,
+        c.local,
+        handler,
+        LIMITS,
+        transport::ServerPolicy::default(),
+    );
+    tokio::spawn(async move {
+        if let Err(e) = run.await {
+            tracing::debug!(%addr, "RDMA connection {id} ended: {e}");
+        }
+    });
+    Ok(conn)
+}
+
+/// Without the `rdma` feature there is no RDMA transport.
+#[cfg(not(feature = "rdma"))]
+async fn dial_rdma<H: CallHandler>(
+    addr: SocketAddr,
+    _max_reply: usize,
+    _cache: bool,
+    _handler: Arc<H>,
+    _connect_timeout: Duration,
+) -> Result<Conn> {
+    Err(Error::Connect {
+        addr,
+        source: std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "RPC-over-RDMA: this client was built without the rdma feature",
+        ),
+    })
+}
+
+/// The RDMA transport's counters of this process, as one line (`None` without the `rdma`
+/// feature or before any RDMA connection).
+pub fn rdma_stats() -> Option<String> {
+    #[cfg(feature = "rdma")]
+    {
+        let s = rdma::client::stats();
+        if s.connections.load(Ordering::Relaxed) > 0 {
+            return Some(s.to_string());
+        }
+    }
+    None
+}
+
+/// A TCP connection to `addr`.
+async fn dial_tcp<H: CallHandler>(
     addr: SocketAddr,
     handler: Arc<H>,
     connect_timeout: Duration,
@@ -89,15 +217,8 @@ pub(crate) async fn dial<H: CallHandler>(
     let local = sock
         .local_addr()
         .map_err(|source| Error::Connect { addr, source })?;
-    let limits = ConnLimits {
-        // A READ reply of the largest I/O size plus headers; the server's replies beyond it
-        // close the connection instead of growing a buffer without bound.
-        max_fragment: 8 << 20,
-        max_record: 8 << 20,
-        max_in_flight: 64,
-    };
     let id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
-    let (conn, run) = transport::start(sock, id, addr, local, handler, limits);
+    let (conn, run) = transport::start(sock, id, addr, local, handler, LIMITS);
     tokio::spawn(async move {
         if let Err(e) = run.await {
             tracing::debug!(%addr, "connection {id} ended: {e}");

@@ -60,6 +60,8 @@ pub(crate) struct EndpointConfig {
     pub rpc_timeout: Duration,
     /// How long to keep retrying (reconnects, NFS4ERR_DELAY, NFS4ERR_GRACE) before failing.
     pub retry_limit: Duration,
+    /// The transport: TCP, or RPC-over-RDMA with its options.
+    pub transport: rpc::Transport,
 }
 
 /// Reclaims the state a server lost (its restart, or our lease expiring), once a new session
@@ -257,8 +259,8 @@ impl Endpoint {
     async fn dial(&self) -> Result<Conn> {
         let t = Duration::from_secs(10).min(self.cfg.rpc_timeout);
         match &self.callbacks {
-            Some(cb) => rpc::dial(self.cfg.addr, cb.clone(), t).await,
-            None => rpc::dial(self.cfg.addr, Arc::new(NoCalls), t).await,
+            Some(cb) => rpc::dial(self.cfg.addr, &self.cfg.transport, cb.clone(), t).await,
+            None => rpc::dial(self.cfg.addr, &self.cfg.transport, Arc::new(NoCalls), t).await,
         }
     }
 
@@ -314,7 +316,13 @@ impl Endpoint {
             ca_maxresponsesize_cached: 64 << 10,
             ca_maxoperations: 16,
             ca_maxrequests: self.cfg.slots,
-            ca_rdma_ird: vec![],
+            // Over RDMA: the RDMA Reads the server may have outstanding to us (the depth of
+            // the connection, rdma::client's 16).
+            ca_rdma_ird: if self.cfg.transport.is_rdma() {
+                vec![16]
+            } else {
+                vec![]
+            },
         };
         let back = ChannelAttrs4 {
             ca_headerpadsize: 0,
@@ -643,7 +651,7 @@ impl Endpoint {
                 vec![NfsArgop4::BindConnToSession(BindConnToSessionArgs {
                     bctsa_sessid: live.sessionid,
                     bctsa_dir: dir,
-                    bctsa_use_conn_in_rdma_mode: false,
+                    bctsa_use_conn_in_rdma_mode: self.cfg.transport.is_rdma(),
                 })],
             )
             .await?;

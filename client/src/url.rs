@@ -1,5 +1,6 @@
 //! `nfs://host[:port]/path` URLs, as the `pnfs` command line takes them (RFC 2224's form,
-//! without its public-filehandle details: the path is from the server's root).
+//! without its public-filehandle details: the path is from the server's root), and
+//! `nfs+rdma://host[:port]/path` for the same over RPC-over-RDMA (port 20049 by default).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -7,6 +8,9 @@ use crate::error::{Error, Result};
 
 /// The NFS port when a URL names none.
 pub const DEFAULT_PORT: u16 = 2049;
+
+/// The NFS-over-RDMA port when an `nfs+rdma://` URL names none (IANA "nfsrdma", knfsd's).
+pub const DEFAULT_RDMA_PORT: u16 = 20049;
 
 /// A parsed `nfs://` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,14 +21,18 @@ pub struct NfsUrl {
     pub port: u16,
     /// Path from the server's root, starting with `/` (`/` for the root itself).
     pub path: String,
+    /// RPC-over-RDMA (`nfs+rdma://`) rather than TCP.
+    pub rdma: bool,
 }
 
 impl NfsUrl {
-    /// Parses `nfs://host[:port][/path]`.
+    /// Parses `nfs://host[:port][/path]` or `nfs+rdma://host[:port][/path]`.
     pub fn parse(s: &str) -> Result<NfsUrl> {
-        let rest = s
-            .strip_prefix("nfs://")
-            .ok_or_else(|| Error::Invalid(format!("{s}: not an nfs:// URL")))?;
+        let (rdma, rest) = match (s.strip_prefix("nfs://"), s.strip_prefix("nfs+rdma://")) {
+            (Some(rest), _) => (false, rest),
+            (None, Some(rest)) => (true, rest),
+            (None, None) => return Err(Error::Invalid(format!("{s}: not an nfs:// URL"))),
+        };
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
@@ -52,6 +60,7 @@ impl NfsUrl {
             Some(p) => p
                 .parse::<u16>()
                 .map_err(|_| Error::Invalid(format!("{s}: bad port {p:?}")))?,
+            None if rdma => DEFAULT_RDMA_PORT,
             None => DEFAULT_PORT,
         };
         Ok(NfsUrl {
@@ -62,7 +71,25 @@ impl NfsUrl {
             } else {
                 path.to_string()
             },
+            rdma,
         })
+    }
+
+    /// The same server over RPC-over-RDMA: an `nfs://` URL on the default NFS port moves to
+    /// the default NFS-over-RDMA port (the command line's `--rdma`).
+    pub fn over_rdma(&self) -> NfsUrl {
+        if self.rdma {
+            return self.clone();
+        }
+        NfsUrl {
+            port: if self.port == DEFAULT_PORT {
+                DEFAULT_RDMA_PORT
+            } else {
+                self.port
+            },
+            rdma: true,
+            ..self.clone()
+        }
     }
 
     /// The server's socket address (the first the host name resolves to).
@@ -85,10 +112,11 @@ impl NfsUrl {
 
 impl std::fmt::Display for NfsUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.rdma { "nfs+rdma" } else { "nfs" };
         if self.host.contains(':') {
-            write!(f, "nfs://[{}]:{}{}", self.host, self.port, self.path)
+            write!(f, "{scheme}://[{}]:{}{}", self.host, self.port, self.path)
         } else {
-            write!(f, "nfs://{}:{}{}", self.host, self.port, self.path)
+            write!(f, "{scheme}://{}:{}{}", self.host, self.port, self.path)
         }
     }
 }
@@ -112,6 +140,21 @@ mod tests {
             ("::1", 2050, "/x")
         );
         assert_eq!(u.to_string(), "nfs://[::1]:2050/x");
+        assert!(!u.rdma);
+    }
+
+    #[test]
+    fn rdma_urls_default_to_port_20049() {
+        let u = NfsUrl::parse("nfs+rdma://10.99.0.1/big").unwrap();
+        assert_eq!((u.port, u.rdma, u.path.as_str()), (20049, true, "/big"));
+        assert_eq!(u.to_string(), "nfs+rdma://10.99.0.1:20049/big");
+        let u = NfsUrl::parse("nfs+rdma://h:7/").unwrap();
+        assert_eq!((u.port, u.rdma), (7, true));
+        let u = NfsUrl::parse("nfs://h/x").unwrap().over_rdma();
+        assert_eq!((u.port, u.rdma), (20049, true));
+        let u = NfsUrl::parse("nfs://h:3049/x").unwrap().over_rdma();
+        assert_eq!((u.port, u.rdma), (3049, true));
+        assert!(NfsUrl::parse("nfs+tcp://h/").is_err());
     }
 
     #[test]

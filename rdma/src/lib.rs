@@ -10,11 +10,15 @@
 //!    server::Sink         replies ─> reply::shape (READ data to Write chunks, the rest
 //!                         inline or into the Reply chunk) ─> RDMA Writes + a Send
 //!    nfs_proto::transport::start_records   the same call handling as TCP
+//!  client::connect  the requester side: RDMA-CM connect with our private data, calls inline
+//!                   or with Read chunks, a Reply chunk offered per call, credits respected;
+//!                   its records and sink go to start_records as well
 //! ```
 //!
 //! The wire formats and their checks are `nfs_proto::rdma`'s; this crate posts the work
 //! requests. `verbs` is the only module with unsafe code.
 
+pub mod client;
 pub mod server;
 pub mod verbs;
 

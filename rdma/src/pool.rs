@@ -21,6 +21,8 @@ pub(crate) struct Pool {
     free: Mutex<Vec<Mr>>,
     /// Memory registrations made (pool misses and one-off buffers).
     pub registrations: AtomicU64,
+    /// A process-wide counter the registrations are added to as well (the client's stats).
+    also: Option<&'static AtomicU64>,
 }
 
 impl Pool {
@@ -33,6 +35,27 @@ impl Pool {
             access,
             free: Mutex::new(Vec::new()),
             registrations: AtomicU64::new(0),
+            also: None,
+        })
+    }
+
+    /// [`Pool::new`] whose registrations are also counted in `also`. A `keep` of 0 caches
+    /// nothing: every buffer is registered for its one use.
+    pub(crate) fn counted(
+        pd: Arc<Pd>,
+        size: usize,
+        keep: usize,
+        access: Access,
+        also: &'static AtomicU64,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            pd,
+            size,
+            keep,
+            access,
+            free: Mutex::new(Vec::new()),
+            registrations: AtomicU64::new(0),
+            also: Some(also),
         })
     }
 
@@ -49,6 +72,9 @@ impl Pool {
             }
         }
         self.registrations.fetch_add(1, Ordering::Relaxed);
+        if let Some(also) = self.also {
+            also.fetch_add(1, Ordering::Relaxed);
+        }
         let mr = Mr::new(&self.pd, len.max(self.size), self.access)?;
         let pool = (len <= self.size).then(|| self.clone());
         Ok(Pooled {

@@ -9,6 +9,7 @@
 
 mod cp;
 mod fsops;
+mod listio;
 mod lock;
 mod ls;
 pub(crate) mod mount;
@@ -46,6 +47,15 @@ pub(crate) struct CommonOpts {
     /// the MDS, layouts, fall-backs).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Reach the servers over RPC-over-RDMA (RFC 8166), as an nfs+rdma:// URL does: an
+    /// nfs:// URL without a port goes to port 20049; data servers at their rdma addresses
+    /// when the MDS lists some (TCP otherwise). Needs a binary built with `--features rdma`.
+    #[arg(long)]
+    pub rdma: bool,
+    /// With RDMA: register memory for each call instead of reusing registered buffers (no
+    /// registration cache; for measurements).
+    #[arg(long, hide = true)]
+    pub rdma_no_cache: bool,
 }
 
 /// `ls` arguments.
@@ -246,6 +256,31 @@ pub(crate) enum ClientCommand {
     /// Drop the cached data and attributes of files on a `pnfs mount` (the
     /// PNFS_IOC_REVALIDATE ioctl), so their next reads see what other clients synced.
     Revalidate(RevalidateArgs),
+    /// List I/O check (for tests): one write_list of many small extents, one read_list of
+    /// them, compared.
+    #[command(hide = true)]
+    ListIo(ListIoArgs),
+}
+
+/// `list-io` arguments.
+#[derive(Args, Debug)]
+pub(crate) struct ListIoArgs {
+    /// The file to create (replaced).
+    pub url: String,
+    /// Extents in the list.
+    #[arg(long, default_value_t = 1000)]
+    pub extents: usize,
+    /// Largest extent (bytes); extents are 1 to this long, 2x this apart.
+    #[arg(long, default_value_t = 4096)]
+    pub max_extent: u64,
+    /// Seed of the extents and their bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the file's expected contents here.
+    #[arg(long)]
+    pub expect: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonOpts,
 }
 
 impl ClientCommand {
@@ -261,6 +296,7 @@ impl ClientCommand {
             Self::Mv(a) => &a.common,
             Self::Lock(a) => &a.common,
             Self::Mount(a) => &a.common,
+            Self::ListIo(a) => &a.common,
             // Local: it talks to the mount, not to a server.
             Self::Revalidate(_) => &NO_COMMON,
         }
@@ -273,6 +309,8 @@ static NO_COMMON: CommonOpts = CommonOpts {
     gid: None,
     no_pnfs: false,
     verbose: false,
+    rdma: false,
+    rdma_no_cache: false,
 };
 
 fn parse_mode(s: &str) -> Result<u32, String> {
@@ -343,7 +381,7 @@ impl Location {
     /// `http://...`), which are usage errors rather than surprising local files.
     pub(crate) fn parse(s: &str) -> CmdResult<Location> {
         let lower = s.to_ascii_lowercase();
-        if lower.starts_with("nfs://") {
+        if lower.starts_with("nfs://") || lower.starts_with("nfs+rdma://") {
             return parse_url(s).map(Location::Nfs);
         }
         if lower.starts_with("nfs:") {
@@ -369,8 +407,11 @@ impl Location {
 
 /// Parses an argument that must be an `nfs://` URL (usage error otherwise).
 pub(crate) fn parse_url(s: &str) -> CmdResult<NfsUrl> {
-    let fixed = match s.get(..6) {
-        Some(scheme) if scheme.eq_ignore_ascii_case("nfs://") => format!("nfs://{}", &s[6..]),
+    let fixed = match (s.get(..6), s.get(..11)) {
+        (Some(scheme), _) if scheme.eq_ignore_ascii_case("nfs://") => format!("nfs://{}", &s[6..]),
+        (_, Some(scheme)) if scheme.eq_ignore_ascii_case("nfs+rdma://") => {
+            format!("nfs+rdma://{}", &s[11..])
+        }
         _ => s.to_string(),
     };
     NfsUrl::parse(&fixed).map_err(|e| Failure::usage(e.to_string()))
@@ -391,6 +432,8 @@ pub(crate) fn nfs_join(dir: &str, name: &str) -> String {
 pub(crate) struct Clients {
     opts: ClientOptions,
     verbose: bool,
+    /// `--rdma`: every URL as nfs+rdma://.
+    rdma: bool,
     by_addr: HashMap<SocketAddr, (NfsUrl, Client)>,
 }
 
@@ -407,11 +450,13 @@ impl Clients {
         let opts = ClientOptions {
             credentials,
             pnfs: !common.no_pnfs,
+            rdma_registration_cache: !common.rdma_no_cache,
             ..ClientOptions::default()
         };
         Self {
             opts,
             verbose: common.verbose,
+            rdma: common.rdma,
             by_addr: HashMap::new(),
         }
     }
@@ -424,25 +469,41 @@ impl Clients {
 
     /// The client of `url`'s server (connecting on first use).
     pub(crate) async fn get(&mut self, url: &NfsUrl) -> CmdResult<Client> {
+        let url = &self.effective(url);
         let addr = url.addr().map_err(|e| Failure::nfs(url, &e))?;
         if let Some((_, c)) = self.by_addr.get(&addr) {
             return Ok(c.clone());
         }
-        let c = Client::connect_with(addr, self.opts.clone())
+        let opts = ClientOptions {
+            rdma: url.rdma,
+            ..self.opts.clone()
+        };
+        let c = Client::connect_with(addr, opts)
             .await
             .map_err(|e| Failure::nfs(url.with_path("/"), &e))?;
         self.by_addr.insert(addr, (url.with_path("/"), c.clone()));
         Ok(c)
     }
 
+    /// `url` as this command reaches it: over RDMA with `--rdma`.
+    fn effective(&self, url: &NfsUrl) -> NfsUrl {
+        if self.rdma {
+            url.over_rdma()
+        } else {
+            url.clone()
+        }
+    }
+
     /// True when `a` and `b` are both files on one server (the same address): one client
     /// of that server holds both, and the server can copy between them.
     pub(crate) fn same_server(&self, a: &Location, b: &Location) -> bool {
         match (a, b) {
-            (Location::Nfs(a), Location::Nfs(b)) => match (a.addr(), b.addr()) {
-                (Ok(x), Ok(y)) => x == y,
-                _ => false,
-            },
+            (Location::Nfs(a), Location::Nfs(b)) => {
+                match (self.effective(a).addr(), self.effective(b).addr()) {
+                    (Ok(x), Ok(y)) => x == y,
+                    _ => false,
+                }
+            }
             _ => false,
         }
     }
@@ -479,6 +540,11 @@ impl Clients {
                 );
             }
             c.shutdown().await;
+        }
+        if self.verbose {
+            if let Some(s) = client::rdma_stats() {
+                eprintln!("pnfs: {s}");
+            }
         }
     }
 }
@@ -557,6 +623,7 @@ async fn dispatch(cmd: &ClientCommand, clients: &mut Clients) -> CmdResult {
         ClientCommand::Lock(a) => lock::lock(clients, a).await,
         ClientCommand::Mount(a) => mount::mount(clients, a).await,
         ClientCommand::Revalidate(_) => Err(Failure::other("revalidate runs without a client")),
+        ClientCommand::ListIo(a) => listio::list_io(clients, a).await,
     }
 }
 
@@ -583,11 +650,14 @@ mod tests {
             Location::Nfs(NfsUrl {
                 host: "127.0.0.1".into(),
                 port: 20490,
-                path: "/a/b".into()
+                path: "/a/b".into(),
+                rdma: false,
             })
         );
         let l = Location::parse("NFS://h/x").unwrap();
         assert!(matches!(l, Location::Nfs(u) if u.host == "h" && u.path == "/x"));
+        let l = Location::parse("NFS+RDMA://h/x").unwrap();
+        assert!(matches!(l, Location::Nfs(u) if u.rdma && u.port == 20049 && u.path == "/x"));
         for local in ["/tmp/x", "x", "./nfs://h/x", "host:/path", "a:b", "-"] {
             assert_eq!(
                 Location::parse(local).unwrap(),

@@ -147,6 +147,9 @@ pub(crate) fn daemonize(a: &MountArgs) -> ExitCode {
     if a.common.verbose {
         args.push("-v".into());
     }
+    if a.common.rdma {
+        args.push("--rdma".into());
+    }
     let child = Command::new(exe)
         .args(args)
         .env(DAEMON_ENV, "1")

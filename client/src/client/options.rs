@@ -47,6 +47,13 @@ pub struct ClientOptions {
     /// a back channel that loses it would: asynchronous copies then learn their outcome
     /// from OFFLOAD_STATUS.
     pub ignore_offload_callbacks: bool,
+    /// Connect over RPC-over-RDMA (RFC 8166) instead of TCP: to the MDS, and to the data
+    /// servers at their `rdma` addresses when GETDEVICEINFO lists some (TCP otherwise).
+    /// Needs the crate's `rdma` feature.
+    pub rdma: bool,
+    /// With `rdma`: keep registered buffers for reuse (the registration cache). Off, every
+    /// Read chunk and Reply chunk is registered for its one call (for measurements).
+    pub rdma_registration_cache: bool,
 }
 
 impl Default for ClientOptions {
@@ -67,6 +74,8 @@ impl Default for ClientOptions {
             ignore_recalls: false,
             offload_poll: Duration::from_secs(5),
             ignore_offload_callbacks: false,
+            rdma: false,
+            rdma_registration_cache: true,
         }
     }
 }

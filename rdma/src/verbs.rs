@@ -174,9 +174,7 @@ impl CmEventKind {
             e::DISCONNECTED => Self::Disconnected,
             e::REJECTED => Self::Rejected,
             e::DEVICE_REMOVAL => Self::DeviceRemoval,
-            e::ADDR_ERROR | e::ROUTE_ERROR | e::CONNECT_ERROR | e::UNREACHABLE => {
-                Self::Error(t)
-            }
+            e::ADDR_ERROR | e::ROUTE_ERROR | e::CONNECT_ERROR | e::UNREACHABLE => Self::Error(t),
             other => Self::Other(other),
         }
     }
@@ -842,5 +840,46 @@ impl Drop for Cq {
             ffi::pnfs_rdma_destroy_cq(self.raw.as_ptr());
             ffi::pnfs_rdma_destroy_comp_channel(self.channel.as_ptr());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first call either works (an RDMA device, or soft-RoCE) or says why not: a build
+    /// without rdma-core's headers says so and what to install.
+    #[tokio::test]
+    async fn the_first_call_works_or_says_why() {
+        match EventChannel::new() {
+            Ok(_) => assert!(cfg!(rdma_core), "a stand-in succeeded"),
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.starts_with("rdma_create_event_channel: "), "{msg}");
+                if cfg!(rdma_core) {
+                    assert!(!msg.contains("built without"), "{msg}");
+                } else {
+                    assert_eq!(
+                        msg,
+                        "rdma_create_event_channel: built without rdma-core \
+                         (install libibverbs-dev librdmacm-dev and rebuild)"
+                    );
+                    assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn socket_addresses_round_trip() {
+        for addr in ["10.99.0.1:20049", "[fe80::1]:20049", "0.0.0.0:0"] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            let (ss, len) = sockaddr_of(addr);
+            assert!(len as usize <= std::mem::size_of::<libc::sockaddr_storage>());
+            assert_eq!(socket_addr_from(&ss), Some(addr));
+        }
+        // SAFETY: an all-zero sockaddr_storage is a valid (AF_UNSPEC) value.
+        let unspec: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        assert_eq!(socket_addr_from(&unspec), None);
     }
 }

@@ -8,7 +8,7 @@
 //! channel's and the completion channel's file descriptors are made non-blocking and watched
 //! by tokio ([`AsyncFd`]), so no thread blocks in rdma-core.
 //!
-//! rdma-core is called through a small C shim (src/shim.c, declared in [`ffi`]), built when
+//! rdma-core is called through a small C shim (src/shim.c, declared in `verbs::ffi`), built when
 //! rdma-core's headers are there. Built without them, or run without an RDMA device, the first
 //! call fails with an error that says so, and the servers go on over TCP.
 #![allow(unsafe_code)]

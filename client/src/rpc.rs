@@ -128,7 +128,6 @@ pub(crate) async fn dial<H: CallHandler>(
 
 /// An RPC-over-RDMA connection to `addr`: the same call, reply and backchannel handling as
 /// TCP (`start_records`), over the `rdma` crate's transport.
-#[cfg(feature = "rdma")]
 async fn dial_rdma<H: CallHandler>(
     addr: SocketAddr,
     max_reply: usize,
@@ -165,35 +164,11 @@ async fn dial_rdma<H: CallHandler>(
     Ok(conn)
 }
 
-/// Without the `rdma` feature there is no RDMA transport.
-#[cfg(not(feature = "rdma"))]
-async fn dial_rdma<H: CallHandler>(
-    addr: SocketAddr,
-    _max_reply: usize,
-    _cache: bool,
-    _handler: Arc<H>,
-    _connect_timeout: Duration,
-) -> Result<Conn> {
-    Err(Error::Connect {
-        addr,
-        source: std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "RPC-over-RDMA: this client was built without the rdma feature",
-        ),
-    })
-}
-
-/// The RDMA transport's counters of this process, as one line (`None` without the `rdma`
-/// feature or before any RDMA connection).
+/// The RDMA transport's counters of this process, as one line (`None` before any RDMA
+/// connection).
 pub fn rdma_stats() -> Option<String> {
-    #[cfg(feature = "rdma")]
-    {
-        let s = rdma::client::stats();
-        if s.connections.load(Ordering::Relaxed) > 0 {
-            return Some(s.to_string());
-        }
-    }
-    None
+    let s = rdma::client::stats();
+    (s.connections.load(Ordering::Relaxed) > 0).then(|| s.to_string())
 }
 
 /// A TCP connection to `addr`.

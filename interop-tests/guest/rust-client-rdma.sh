@@ -5,7 +5,7 @@
 #   RDMA=1 RDMA_PNFS=1 SCRIPT=interop-tests/guest/rust-client-rdma.sh \
 #       interop-tests/guest/shell.sh pnfs target/release/pnfs
 #
-# (the binary built with `cargo build --release --features rdma`). Checks, each a CHECK line:
+# (the binary built with `cargo build --release` where rdma-core's headers are installed). Checks, each a CHECK line:
 #
 #   rc_rdma_roundtrip      256 MiB local -> nfs+rdma:// -> local, sha256 equal both ways, the
 #                          client's RDMA counters (-v) showing the calls and replies went by RDMA

@@ -51,7 +51,5 @@ pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use crate::core::{Core, CoreConfig, Identity, SessionState};
 pub use crate::counters::Counters;
 pub use crate::role::{principal_of, CompoundCtx, Role, SessionCtx, NOBODY};
-#[cfg(feature = "rdma")]
-pub use crate::serve::serve_rdma;
-pub use crate::serve::{serve_on, Service};
+pub use crate::serve::{serve_on, serve_rdma, Service};
 pub use crate::stream::StreamServer;

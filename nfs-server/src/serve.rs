@@ -87,7 +87,6 @@ pub async fn serve_on<R: Role>(server: Arc<R>, listener: TcpListener) {
 
 /// Serves RPC-over-RDMA connections accepted on `listener` with the same engine, limits and
 /// reply budget as [`serve_on`] (which also runs the lease reaper: start it first).
-#[cfg(feature = "rdma")]
 pub async fn serve_rdma<R: Role>(server: Arc<R>, listener: rdma::Listener) {
     let limits = server.core().conn_limits;
     let serve = server.core().serve_limits;

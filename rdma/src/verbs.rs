@@ -8,9 +8,12 @@
 //! channel's and the completion channel's file descriptors are made non-blocking and watched
 //! by tokio ([`AsyncFd`]), so no thread blocks in rdma-core.
 //!
-//! rdma-core is loaded when first called (rdma-mummy-sys): without it, or without an RDMA
-//! device, the first call fails with an error that says so, and the servers go on over TCP.
+//! rdma-core is called through a small C shim (src/shim.c, declared in `verbs::ffi`), built when
+//! rdma-core's headers are there. Built without them, or run without an RDMA device, the first
+//! call fails with an error that says so, and the servers go on over TCP.
 #![allow(unsafe_code)]
+
+mod ffi;
 
 use std::ffi::c_void;
 use std::io;
@@ -20,7 +23,6 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
-use rdma_mummy_sys as sys;
 use tokio::io::unix::AsyncFd;
 
 /// A raw file descriptor owned by an rdma-core object (closed by it, not by us).
@@ -57,8 +59,16 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 /// The error of an rdma-core call that returned -1 (or NULL) and set errno, naming the call.
 fn os_error(call: &str) -> io::Error {
     let e = io::Error::last_os_error();
+    if !cfg!(rdma_core) && e.raw_os_error() == Some(libc::ENOSYS) {
+        // The stand-ins of a build without rdma-core's headers.
+        return io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "{call}: built without rdma-core (install libibverbs-dev librdmacm-dev and rebuild)"
+            ),
+        );
+    }
     let hint = match e.raw_os_error() {
-        Some(libc::EOPNOTSUPP) => " (is rdma-core installed: libibverbs1, librdmacm1?)",
         Some(libc::ENODEV) => " (no RDMA device)",
         Some(libc::EADDRNOTAVAIL) => " (no RDMA device has this address)",
         _ => "",
@@ -109,14 +119,12 @@ fn sockaddr_of(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     (ss, len as libc::socklen_t)
 }
 
-fn socket_addr_from(sa: *const libc::sockaddr) -> Option<SocketAddr> {
-    if sa.is_null() {
-        return None;
-    }
-    // SAFETY: `sa` points into an rdma_cm_id's route, which holds a sockaddr_storage-sized
-    // union; the family says which variant was written.
+fn socket_addr_from(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    let sa: *const libc::sockaddr_storage = ss;
+    // SAFETY: a sockaddr_storage is large enough and aligned for every variant; the family
+    // says which one the shim wrote (the rest is zeroed).
     unsafe {
-        match i32::from((*sa).sa_family) {
+        match i32::from(ss.ss_family) {
             libc::AF_INET => {
                 let sin = &*(sa.cast::<libc::sockaddr_in>());
                 let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
@@ -156,20 +164,17 @@ pub enum CmEventKind {
 }
 
 impl CmEventKind {
-    fn from_raw(t: sys::rdma_cm_event_type::Type) -> Self {
-        use sys::rdma_cm_event_type as e;
+    fn from_raw(t: u32) -> Self {
+        use ffi::cm_event as e;
         match t {
-            e::RDMA_CM_EVENT_CONNECT_REQUEST => Self::ConnectRequest,
-            e::RDMA_CM_EVENT_ADDR_RESOLVED => Self::AddrResolved,
-            e::RDMA_CM_EVENT_ROUTE_RESOLVED => Self::RouteResolved,
-            e::RDMA_CM_EVENT_ESTABLISHED => Self::Established,
-            e::RDMA_CM_EVENT_DISCONNECTED => Self::Disconnected,
-            e::RDMA_CM_EVENT_REJECTED => Self::Rejected,
-            e::RDMA_CM_EVENT_DEVICE_REMOVAL => Self::DeviceRemoval,
-            e::RDMA_CM_EVENT_ADDR_ERROR
-            | e::RDMA_CM_EVENT_ROUTE_ERROR
-            | e::RDMA_CM_EVENT_CONNECT_ERROR
-            | e::RDMA_CM_EVENT_UNREACHABLE => Self::Error(t),
+            e::CONNECT_REQUEST => Self::ConnectRequest,
+            e::ADDR_RESOLVED => Self::AddrResolved,
+            e::ROUTE_RESOLVED => Self::RouteResolved,
+            e::ESTABLISHED => Self::Established,
+            e::DISCONNECTED => Self::Disconnected,
+            e::REJECTED => Self::Rejected,
+            e::DEVICE_REMOVAL => Self::DeviceRemoval,
+            e::ADDR_ERROR | e::ROUTE_ERROR | e::CONNECT_ERROR | e::UNREACHABLE => Self::Error(t),
             other => Self::Other(other),
         }
     }
@@ -190,14 +195,14 @@ pub struct CmEvent {
 
 /// An rdma_cm_id pointer handed from an event to [`CmId::from_request`].
 #[derive(Debug)]
-pub(crate) struct RawId(NonNull<sys::rdma_cm_id>);
+pub(crate) struct RawId(NonNull<ffi::RdmaCmId>);
 
 // SAFETY: an rdma_cm_id may be used from any thread; rdma-core locks what it shares.
 unsafe impl Send for RawId {}
 
 /// An RDMA-CM event channel: the file descriptor that CM events arrive on.
 pub struct EventChannel {
-    raw: NonNull<sys::rdma_event_channel>,
+    raw: NonNull<ffi::RdmaEventChannel>,
     fd: ManuallyDrop<AsyncFd<BorrowedFd>>,
 }
 
@@ -211,10 +216,10 @@ impl EventChannel {
     /// A new channel, its descriptor non-blocking and registered with tokio.
     pub fn new() -> io::Result<Arc<Self>> {
         // SAFETY: no arguments; NULL means failure with errno set.
-        let raw = unsafe { sys::rdma_create_event_channel() };
+        let raw = unsafe { ffi::pnfs_rdma_create_event_channel() };
         let raw = NonNull::new(raw).ok_or_else(|| os_error("rdma_create_event_channel"))?;
         // SAFETY: `raw` is a live channel.
-        let fd = unsafe { (*raw.as_ptr()).fd };
+        let fd = unsafe { ffi::pnfs_rdma_event_channel_fd(raw.as_ptr()) };
         let channel = EventChannel {
             raw,
             fd: watch(fd)?,
@@ -227,9 +232,27 @@ impl EventChannel {
     pub async fn next(&self) -> io::Result<CmEvent> {
         loop {
             let mut guard = self.fd.readable().await?;
-            let mut ev: *mut sys::rdma_cm_event = ptr::null_mut();
-            // SAFETY: the channel is live; `ev` receives an event we acknowledge below.
-            let rc = unsafe { sys::rdma_get_cm_event(self.raw.as_ptr(), &mut ev) };
+            let mut ev: *mut ffi::RdmaCmEvent = ptr::null_mut();
+            let mut kind = 0u32;
+            let mut status = 0i32;
+            let mut id: *mut ffi::RdmaCmId = ptr::null_mut();
+            let mut listen_id: *mut ffi::RdmaCmId = ptr::null_mut();
+            let mut data: *const c_void = ptr::null();
+            let mut data_len = 0u8;
+            // SAFETY: the channel is live; every out pointer is to a local of its type; `ev`
+            // receives an event we acknowledge below.
+            let rc = unsafe {
+                ffi::pnfs_rdma_get_cm_event(
+                    self.raw.as_ptr(),
+                    &mut ev,
+                    &mut kind,
+                    &mut status,
+                    &mut id,
+                    &mut listen_id,
+                    &mut data,
+                    &mut data_len,
+                )
+            };
             if rc != 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::WouldBlock {
@@ -238,34 +261,28 @@ impl EventChannel {
                 }
                 return Err(os_error("rdma_get_cm_event"));
             }
-            // SAFETY: rdma_get_cm_event returned 0, so `ev` is a valid event until acked.
-            let event = unsafe {
-                let e = &*ev;
-                let kind = CmEventKind::from_raw(e.event);
-                let conn = e.param.conn;
-                let private_data = if conn.private_data.is_null() {
-                    Vec::new()
-                } else {
-                    std::slice::from_raw_parts(
-                        conn.private_data.cast::<u8>(),
-                        usize::from(conn.private_data_len),
-                    )
+            let kind = CmEventKind::from_raw(kind);
+            let private_data = if data.is_null() {
+                Vec::new()
+            } else {
+                // SAFETY: the event's private data, `data_len` bytes valid until the event is
+                // acknowledged (below).
+                unsafe { std::slice::from_raw_parts(data.cast::<u8>(), usize::from(data_len)) }
                     .to_vec()
-                };
-                let new_id = if kind == CmEventKind::ConnectRequest {
-                    NonNull::new(e.id).map(RawId)
-                } else {
-                    None
-                };
-                CmEvent {
-                    kind,
-                    status: e.status,
-                    private_data,
-                    new_id,
-                }
+            };
+            let new_id = if kind == CmEventKind::ConnectRequest {
+                NonNull::new(id).map(RawId)
+            } else {
+                None
+            };
+            let event = CmEvent {
+                kind,
+                status,
+                private_data,
+                new_id,
             };
             // SAFETY: acknowledges the event obtained above, once.
-            unsafe { sys::rdma_ack_cm_event(ev) };
+            unsafe { ffi::pnfs_rdma_ack_cm_event(ev) };
             return Ok(event);
         }
     }
@@ -277,7 +294,7 @@ impl Drop for EventChannel {
         // this channel holds an Arc to it, so none is left.
         unsafe {
             ManuallyDrop::drop(&mut self.fd);
-            sys::rdma_destroy_event_channel(self.raw.as_ptr());
+            ffi::pnfs_rdma_destroy_event_channel(self.raw.as_ptr());
         }
     }
 }
@@ -285,7 +302,7 @@ impl Drop for EventChannel {
 /// An RDMA-CM identifier: a listener, or one end of a connection (with its queue pair once
 /// [`CmId::create_qp`] ran). Its events arrive on its own channel.
 pub struct CmId {
-    raw: NonNull<sys::rdma_cm_id>,
+    raw: NonNull<ffi::RdmaCmId>,
     channel: Arc<EventChannel>,
     has_qp: bool,
 }
@@ -298,16 +315,8 @@ unsafe impl Sync for CmId {}
 impl CmId {
     /// A new identifier (TCP port space: reliable connected) on `channel`.
     pub fn new(channel: Arc<EventChannel>) -> io::Result<Self> {
-        let mut raw = ptr::null_mut();
-        // SAFETY: the channel is live; `raw` receives the new identifier.
-        check("rdma_create_id", unsafe {
-            sys::rdma_create_id(
-                channel.raw.as_ptr(),
-                &mut raw,
-                ptr::null_mut(),
-                sys::rdma_port_space::RDMA_PS_TCP,
-            )
-        })?;
+        // SAFETY: the channel is live; NULL means failure with errno set.
+        let raw = unsafe { ffi::pnfs_rdma_create_id(channel.raw.as_ptr()) };
         let raw = NonNull::new(raw).ok_or_else(|| os_error("rdma_create_id"))?;
         Ok(Self {
             raw,
@@ -322,7 +331,7 @@ impl CmId {
         let channel = EventChannel::new()?;
         // SAFETY: `id` came from a connect request event, not yet owned by anyone.
         check("rdma_migrate_id", unsafe {
-            sys::rdma_migrate_id(id.0.as_ptr(), channel.raw.as_ptr())
+            ffi::pnfs_rdma_migrate_id(id.0.as_ptr(), channel.raw.as_ptr())
         })?;
         Ok(Self {
             raw: id.0,
@@ -338,28 +347,23 @@ impl CmId {
 
     /// Binds to `addr` and listens (a port of 0 picks one).
     pub fn listen(&self, addr: SocketAddr, backlog: i32) -> io::Result<()> {
-        let (mut ss, _) = sockaddr_of(addr);
+        let (ss, _) = sockaddr_of(addr);
         // SAFETY: the identifier is live; the address is a valid sockaddr for its family.
         check("rdma_bind_addr", unsafe {
-            sys::rdma_bind_addr(self.raw.as_ptr(), ptr::addr_of_mut!(ss).cast())
+            ffi::pnfs_rdma_bind_addr(self.raw.as_ptr(), ptr::addr_of!(ss).cast())
         })?;
         // SAFETY: the identifier is bound.
         check("rdma_listen", unsafe {
-            sys::rdma_listen(self.raw.as_ptr(), backlog)
+            ffi::pnfs_rdma_listen(self.raw.as_ptr(), backlog)
         })
     }
 
     /// Starts resolving `dst` (an [`CmEventKind::AddrResolved`] event follows).
     pub fn resolve_addr(&self, dst: SocketAddr, timeout_ms: i32) -> io::Result<()> {
-        let (mut ss, _) = sockaddr_of(dst);
+        let (ss, _) = sockaddr_of(dst);
         // SAFETY: the identifier is live; the address is valid; no source address.
         check("rdma_resolve_addr", unsafe {
-            sys::rdma_resolve_addr(
-                self.raw.as_ptr(),
-                ptr::null_mut(),
-                ptr::addr_of_mut!(ss).cast(),
-                timeout_ms,
-            )
+            ffi::pnfs_rdma_resolve_addr(self.raw.as_ptr(), ptr::addr_of!(ss).cast(), timeout_ms)
         })
     }
 
@@ -367,40 +371,43 @@ impl CmId {
     pub fn resolve_route(&self, timeout_ms: i32) -> io::Result<()> {
         // SAFETY: the identifier is live and its address resolved.
         check("rdma_resolve_route", unsafe {
-            sys::rdma_resolve_route(self.raw.as_ptr(), timeout_ms)
+            ffi::pnfs_rdma_resolve_route(self.raw.as_ptr(), timeout_ms)
         })
     }
 
     /// Our address (after bind, accept or resolve).
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        // SAFETY: the route's address union lives as long as the identifier.
-        unsafe {
-            let route = &(*self.raw.as_ptr()).route;
-            socket_addr_from(ptr::addr_of!(route.addr.src_addr_union).cast())
+        // SAFETY: an all-zero sockaddr_storage is a valid (AF_UNSPEC) value.
+        let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        // SAFETY: the identifier is live; the shim writes at most a sockaddr_storage.
+        if unsafe { ffi::pnfs_rdma_local_addr(self.raw.as_ptr(), &mut ss) } != 0 {
+            return None;
         }
+        socket_addr_from(&ss)
     }
 
     /// The peer's address (on a connected identifier).
     pub fn peer_addr(&self) -> Option<SocketAddr> {
+        // SAFETY: an all-zero sockaddr_storage is a valid (AF_UNSPEC) value.
+        let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         // SAFETY: as for local_addr.
-        unsafe {
-            let route = &(*self.raw.as_ptr()).route;
-            socket_addr_from(ptr::addr_of!(route.addr.dst_addr_union).cast())
+        if unsafe { ffi::pnfs_rdma_peer_addr(self.raw.as_ptr(), &mut ss) } != 0 {
+            return None;
         }
+        socket_addr_from(&ss)
     }
 
     /// A protection domain on this identifier's device (known once a connect request came
     /// or the address resolved).
     pub fn alloc_pd(&self) -> io::Result<Arc<Pd>> {
-        // SAFETY: reads the device context of a live identifier.
-        let ctx = unsafe { (*self.raw.as_ptr()).verbs };
-        if ctx.is_null() {
+        // SAFETY: reads whether a live identifier has a device context.
+        if unsafe { ffi::pnfs_rdma_id_has_device(self.raw.as_ptr()) } == 0 {
             return Err(io::Error::other("RDMA identifier has no device yet"));
         }
-        // SAFETY: `ctx` is the identifier's open device context.
-        let pd = unsafe { sys::ibv_alloc_pd(ctx) };
+        // SAFETY: the identifier is live and has a device context.
+        let pd = unsafe { ffi::pnfs_rdma_alloc_pd(self.raw.as_ptr()) };
         let pd = NonNull::new(pd).ok_or_else(|| os_error("ibv_alloc_pd"))?;
-        Ok(Arc::new(Pd { raw: pd, ctx }))
+        Ok(Arc::new(Pd { raw: pd }))
     }
 
     /// Creates the reliable-connected queue pair of this identifier on `cq` (sends and
@@ -414,92 +421,74 @@ impl CmId {
         recv_wr: u32,
         send_sge: u32,
     ) -> io::Result<()> {
-        let mut attr = sys::ibv_qp_init_attr {
-            qp_context: ptr::null_mut(),
-            send_cq: cq.raw.as_ptr(),
-            recv_cq: cq.raw.as_ptr(),
-            srq: ptr::null_mut(),
-            cap: sys::ibv_qp_cap {
-                max_send_wr: send_wr,
-                max_recv_wr: recv_wr,
-                max_send_sge: send_sge,
-                max_recv_sge: 1,
-                max_inline_data: 0,
-            },
-            qp_type: sys::ibv_qp_type::IBV_QPT_RC,
-            sq_sig_all: 1,
-        };
-        // SAFETY: identifier, PD and CQ are live and of the same device.
+        // SAFETY: identifier, PD and CQ are live and of the same device. The QP is reliable
+        // connected, sends and receives complete on `cq`, every send signaled.
         check("rdma_create_qp", unsafe {
-            sys::rdma_create_qp(self.raw.as_ptr(), pd.raw.as_ptr(), &mut attr)
+            ffi::pnfs_rdma_create_qp(
+                self.raw.as_ptr(),
+                pd.raw.as_ptr(),
+                cq.raw.as_ptr(),
+                send_wr,
+                recv_wr,
+                send_sge,
+                1,
+            )
         })?;
         self.has_qp = true;
         Ok(())
     }
 
-    fn conn_param(private_data: &[u8], depth: u8) -> sys::rdma_conn_param {
-        sys::rdma_conn_param {
-            private_data: private_data.as_ptr().cast(),
-            private_data_len: private_data.len().min(255) as u8,
-            responder_resources: depth,
-            initiator_depth: depth,
-            flow_control: 0,
-            retry_count: 7,
-            rnr_retry_count: 7,
-            srq: 0,
-            qp_num: 0,
-        }
-    }
-
-    /// Accepts a connect request with our private data; `depth` RDMA Reads may be in flight
-    /// each way.
+    /// Accepts a connect request with our private data (at most 255 bytes are sent); `depth`
+    /// RDMA Reads may be in flight each way. Retries: 7, RNR retries: 7.
     pub fn accept(&self, private_data: &[u8], depth: u8) -> io::Result<()> {
-        let mut p = Self::conn_param(private_data, depth);
-        // SAFETY: live identifier with a QP; `p` and the private data outlive the call.
+        let len = private_data.len().min(255) as u8;
+        // SAFETY: live identifier with a QP; the private data outlives the call (the CM
+        // copies it).
         check("rdma_accept", unsafe {
-            sys::rdma_accept(self.raw.as_ptr(), &mut p)
+            ffi::pnfs_rdma_accept(
+                self.raw.as_ptr(),
+                private_data.as_ptr().cast(),
+                len,
+                depth,
+                depth,
+            )
         })
     }
 
     /// Connects (after the route resolved) with our private data.
     pub fn connect(&self, private_data: &[u8], depth: u8) -> io::Result<()> {
-        let mut p = Self::conn_param(private_data, depth);
+        let len = private_data.len().min(255) as u8;
         // SAFETY: as for accept.
         check("rdma_connect", unsafe {
-            sys::rdma_connect(self.raw.as_ptr(), &mut p)
+            ffi::pnfs_rdma_connect(
+                self.raw.as_ptr(),
+                private_data.as_ptr().cast(),
+                len,
+                depth,
+                depth,
+            )
         })
     }
 
     /// Disconnects: outstanding work requests complete with a flush error.
     pub fn disconnect(&self) {
         // SAFETY: live identifier; disconnecting twice is harmless.
-        unsafe { sys::rdma_disconnect(self.raw.as_ptr()) };
-    }
-
-    fn qp(&self) -> *mut sys::ibv_qp {
-        // SAFETY: reads the QP pointer of a live identifier.
-        unsafe { (*self.raw.as_ptr()).qp }
+        unsafe { ffi::pnfs_rdma_disconnect(self.raw.as_ptr()) };
     }
 
     /// Posts a receive of `len` bytes at `addr` (in `mr`), completing with `wr_id`.
     pub fn post_recv(&self, wr_id: u64, mr: &Mr, offset: usize, len: u32) -> io::Result<()> {
-        let mut sge = sys::ibv_sge {
-            addr: mr.addr() + offset as u64,
-            length: len,
-            lkey: mr.lkey(),
-        };
         debug_assert!(offset + len as usize <= mr.len());
-        let mut wr = sys::ibv_recv_wr {
-            wr_id,
-            next: ptr::null_mut(),
-            sg_list: &mut sge,
-            num_sge: 1,
-        };
-        let mut bad = ptr::null_mut();
-        // SAFETY: the QP is live; the SGE names registered memory that the caller keeps
-        // until the completion for `wr_id`.
+        // SAFETY: the identifier is live (the shim refuses one without a QP); the piece names
+        // registered memory that the caller keeps until the completion for `wr_id`.
         check("ibv_post_recv", unsafe {
-            sys::ibv_post_recv(self.qp(), &mut wr, &mut bad)
+            ffi::pnfs_rdma_post_recv(
+                self.raw.as_ptr(),
+                wr_id,
+                mr.addr() + offset as u64,
+                len,
+                mr.lkey(),
+            )
         })
     }
 
@@ -508,41 +497,33 @@ impl CmId {
         if !self.has_qp {
             return Err(io::Error::other("no queue pair"));
         }
-        let mut list: Vec<sys::ibv_sge> = sges
+        let list: Vec<ffi::Sge> = sges
             .iter()
-            .map(|s| sys::ibv_sge {
+            .map(|s| ffi::Sge {
                 addr: s.addr,
                 length: s.len,
                 lkey: s.lkey,
             })
             .collect();
-        // SAFETY: an all-zero ibv_send_wr is valid (no next, no flags).
-        let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
-        wr.wr_id = wr_id;
-        wr.sg_list = list.as_mut_ptr();
-        wr.num_sge = list.len() as libc::c_int;
-        wr.send_flags = sys::ibv_send_flags::IBV_SEND_SIGNALED.0;
-        match op {
-            SendOp::Send => wr.opcode = sys::ibv_wr_opcode::IBV_WR_SEND,
-            SendOp::Read { remote_addr, rkey } => {
-                wr.opcode = sys::ibv_wr_opcode::IBV_WR_RDMA_READ;
-                wr.wr = sys::wr_t {
-                    rdma: sys::rdma_t { remote_addr, rkey },
-                };
-            }
-            SendOp::Write { remote_addr, rkey } => {
-                wr.opcode = sys::ibv_wr_opcode::IBV_WR_RDMA_WRITE;
-                wr.wr = sys::wr_t {
-                    rdma: sys::rdma_t { remote_addr, rkey },
-                };
-            }
-        }
-        let mut bad = ptr::null_mut();
-        // SAFETY: the QP is live; the SGEs name registered memory that the caller keeps
-        // until the completion for `wr_id`; `list` outlives the call (the provider copies
-        // the work request).
+        let (code, remote_addr, rkey) = match op {
+            SendOp::Send => (ffi::OP_SEND, 0, 0),
+            SendOp::Read { remote_addr, rkey } => (ffi::OP_RDMA_READ, remote_addr, rkey),
+            SendOp::Write { remote_addr, rkey } => (ffi::OP_RDMA_WRITE, remote_addr, rkey),
+        };
+        // SAFETY: the identifier and its QP are live; the pieces name registered memory that
+        // the caller keeps until the completion for `wr_id`; `list` outlives the call (the
+        // provider copies the work request).
         check("ibv_post_send", unsafe {
-            sys::ibv_post_send(self.qp(), &mut wr, &mut bad)
+            ffi::pnfs_rdma_post_send(
+                self.raw.as_ptr(),
+                wr_id,
+                code,
+                list.as_ptr(),
+                list.len() as libc::c_int,
+                remote_addr,
+                rkey,
+                1,
+            )
         })
     }
 }
@@ -553,9 +534,9 @@ impl Drop for CmId {
         // they use are owned by the caller and outlive this (see Endpoint's field order).
         unsafe {
             if self.has_qp {
-                sys::rdma_destroy_qp(self.raw.as_ptr());
+                ffi::pnfs_rdma_destroy_qp(self.raw.as_ptr());
             }
-            sys::rdma_destroy_id(self.raw.as_ptr());
+            ffi::pnfs_rdma_destroy_id(self.raw.as_ptr());
         }
     }
 }
@@ -594,8 +575,7 @@ pub enum SendOp {
 
 /// A protection domain.
 pub struct Pd {
-    raw: NonNull<sys::ibv_pd>,
-    ctx: *mut sys::ibv_context,
+    raw: NonNull<ffi::IbvPd>,
 }
 
 // SAFETY: a PD is used only to register memory and create QPs, both thread-safe.
@@ -606,7 +586,7 @@ unsafe impl Sync for Pd {}
 impl Drop for Pd {
     fn drop(&mut self) {
         // SAFETY: every Mr holds an Arc<Pd>, and QPs are destroyed before (Endpoint order).
-        unsafe { sys::ibv_dealloc_pd(self.raw.as_ptr()) };
+        unsafe { ffi::pnfs_rdma_dealloc_pd(self.raw.as_ptr()) };
     }
 }
 
@@ -614,7 +594,9 @@ impl Drop for Pd {
 /// registered for remote access).
 pub struct Mr {
     buf: Box<[u8]>,
-    raw: NonNull<sys::ibv_mr>,
+    raw: NonNull<ffi::IbvMr>,
+    lkey: u32,
+    rkey: u32,
     _pd: Arc<Pd>,
 }
 
@@ -636,26 +618,27 @@ impl Mr {
     /// Registers a new zeroed buffer of `len` bytes.
     pub fn new(pd: &Arc<Pd>, len: usize, access: Access) -> io::Result<Self> {
         let mut buf = vec![0u8; len.max(1)].into_boxed_slice();
-        let mut flags = sys::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE;
-        if access == Access::Remote {
-            flags = flags
-                | sys::ibv_access_flags::IBV_ACCESS_REMOTE_READ
-                | sys::ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
-        }
+        // Local write always; remote read and write for memory named in chunks.
+        let remote = libc::c_int::from(access == Access::Remote);
+        let (mut lkey, mut rkey) = (0u32, 0u32);
         // SAFETY: the buffer lives in `Self` (a Box never moves its heap memory) and is
-        // deregistered in Drop before it is freed.
+        // deregistered in Drop before it is freed; the keys are written to locals.
         let raw = unsafe {
-            sys::ibv_reg_mr(
+            ffi::pnfs_rdma_reg_mr(
                 pd.raw.as_ptr(),
                 buf.as_mut_ptr().cast::<c_void>(),
                 buf.len(),
-                flags.0 as libc::c_int,
+                remote,
+                &mut lkey,
+                &mut rkey,
             )
         };
         let raw = NonNull::new(raw).ok_or_else(|| os_error("ibv_reg_mr"))?;
         Ok(Self {
             buf,
             raw,
+            lkey,
+            rkey,
             _pd: pd.clone(),
         })
     }
@@ -677,14 +660,12 @@ impl Mr {
 
     /// The local key.
     pub fn lkey(&self) -> u32 {
-        // SAFETY: reads a field of a live registration.
-        unsafe { (*self.raw.as_ptr()).lkey }
+        self.lkey
     }
 
     /// The remote key (meaningful for [`Access::Remote`] regions).
     pub fn rkey(&self) -> u32 {
-        // SAFETY: as above.
-        unsafe { (*self.raw.as_ptr()).rkey }
+        self.rkey
     }
 
     /// A local piece of this region for a work request.
@@ -732,7 +713,7 @@ impl AsRef<[u8]> for Mr {
 impl Drop for Mr {
     fn drop(&mut self) {
         // SAFETY: deregisters once, before the buffer is freed.
-        unsafe { sys::ibv_dereg_mr(self.raw.as_ptr()) };
+        unsafe { ffi::pnfs_rdma_dereg_mr(self.raw.as_ptr()) };
     }
 }
 
@@ -750,14 +731,14 @@ pub struct Completion {
 impl Completion {
     /// Whether the work request succeeded.
     pub fn ok(&self) -> bool {
-        self.status == sys::ibv_wc_status::IBV_WC_SUCCESS
+        self.status == ffi::WC_SUCCESS
     }
 }
 
 /// A completion queue with its own completion channel, waited on through tokio.
 pub struct Cq {
-    raw: NonNull<sys::ibv_cq>,
-    channel: NonNull<sys::ibv_comp_channel>,
+    raw: NonNull<ffi::IbvCq>,
+    channel: NonNull<ffi::IbvCompChannel>,
     fd: ManuallyDrop<AsyncFd<BorrowedFd>>,
     _pd: Arc<Pd>,
 }
@@ -771,20 +752,19 @@ unsafe impl Sync for Cq {}
 impl Cq {
     /// A CQ of `entries` entries on `pd`'s device.
     pub fn new(pd: &Arc<Pd>, entries: i32) -> io::Result<Self> {
-        // SAFETY: the device context is live (the PD holds it).
-        let ch = unsafe { sys::ibv_create_comp_channel(pd.ctx) };
+        // SAFETY: the PD is live, and with it its device context.
+        let ch = unsafe { ffi::pnfs_rdma_create_comp_channel(pd.raw.as_ptr()) };
         let channel = NonNull::new(ch).ok_or_else(|| os_error("ibv_create_comp_channel"))?;
         // SAFETY: as above; the channel was just created on the same context.
-        let cq =
-            unsafe { sys::ibv_create_cq(pd.ctx, entries, ptr::null_mut(), channel.as_ptr(), 0) };
+        let cq = unsafe { ffi::pnfs_rdma_create_cq(pd.raw.as_ptr(), entries, channel.as_ptr()) };
         let Some(raw) = NonNull::new(cq) else {
             let e = os_error("ibv_create_cq");
             // SAFETY: the channel is unused.
-            unsafe { sys::ibv_destroy_comp_channel(channel.as_ptr()) };
+            unsafe { ffi::pnfs_rdma_destroy_comp_channel(channel.as_ptr()) };
             return Err(e);
         };
         // SAFETY: reads the channel's descriptor.
-        let fd = unsafe { (*channel.as_ptr()).fd };
+        let fd = unsafe { ffi::pnfs_rdma_comp_channel_fd(channel.as_ptr()) };
         set_nonblocking(fd)?;
         let this = Self {
             raw,
@@ -799,17 +779,16 @@ impl Cq {
     fn arm(&self) -> io::Result<()> {
         // SAFETY: a live CQ; asks for an event on the next completion.
         check("ibv_req_notify_cq", unsafe {
-            sys::ibv_req_notify_cq(self.raw.as_ptr(), 0)
+            ffi::pnfs_rdma_req_notify_cq(self.raw.as_ptr(), 0)
         })
     }
 
     fn poll_into(&mut self, out: &mut Vec<Completion>) -> io::Result<usize> {
-        // SAFETY: an all-zero ibv_wc is a valid value to be overwritten.
-        let mut wcs: [sys::ibv_wc; 16] = unsafe { std::mem::zeroed() };
+        let mut wcs = [ffi::Wc::default(); 16];
         // SAFETY: a live CQ, polled by one task (we hold &mut self); `wcs` has 16 entries.
-        let n = unsafe { sys::ibv_poll_cq(self.raw.as_ptr(), 16, wcs.as_mut_ptr()) };
+        let n = unsafe { ffi::pnfs_rdma_poll_cq(self.raw.as_ptr(), 16, wcs.as_mut_ptr()) };
         if n < 0 {
-            return Err(io::Error::other("ibv_poll_cq failed"));
+            return Err(os_error("ibv_poll_cq"));
         }
         for wc in &wcs[..n as usize] {
             out.push(Completion {
@@ -836,9 +815,8 @@ impl Cq {
             }
             let mut guard = self.fd.readable().await?;
             let mut cq = ptr::null_mut();
-            let mut ctx = ptr::null_mut();
             // SAFETY: the channel is live and non-blocking; the event is acknowledged below.
-            let rc = unsafe { sys::ibv_get_cq_event(self.channel.as_ptr(), &mut cq, &mut ctx) };
+            let rc = unsafe { ffi::pnfs_rdma_get_cq_event(self.channel.as_ptr(), &mut cq) };
             if rc != 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::WouldBlock {
@@ -848,7 +826,7 @@ impl Cq {
                 return Err(os_error("ibv_get_cq_event"));
             }
             // SAFETY: acknowledges the one event just taken for this CQ.
-            unsafe { sys::ibv_ack_cq_events(self.raw.as_ptr(), 1) };
+            unsafe { ffi::pnfs_rdma_ack_cq_events(self.raw.as_ptr(), 1) };
         }
     }
 }
@@ -859,8 +837,52 @@ impl Drop for Cq {
         // acknowledged as they were taken.
         unsafe {
             ManuallyDrop::drop(&mut self.fd);
-            sys::ibv_destroy_cq(self.raw.as_ptr());
-            sys::ibv_destroy_comp_channel(self.channel.as_ptr());
+            ffi::pnfs_rdma_destroy_cq(self.raw.as_ptr());
+            ffi::pnfs_rdma_destroy_comp_channel(self.channel.as_ptr());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first call either works (an RDMA device, or soft-RoCE) or says why not: a build
+    /// without rdma-core's headers says so and what to install.
+    #[tokio::test]
+    async fn the_first_call_works_or_says_why() {
+        match EventChannel::new() {
+            #[cfg(not(rdma_core))]
+            Ok(_) => panic!("a stand-in succeeded"),
+            #[cfg(rdma_core)]
+            Ok(_) => {}
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.starts_with("rdma_create_event_channel: "), "{msg}");
+                if cfg!(rdma_core) {
+                    assert!(!msg.contains("built without"), "{msg}");
+                } else {
+                    assert_eq!(
+                        msg,
+                        "rdma_create_event_channel: built without rdma-core \
+                         (install libibverbs-dev librdmacm-dev and rebuild)"
+                    );
+                    assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn socket_addresses_round_trip() {
+        for addr in ["10.99.0.1:20049", "[fe80::1]:20049", "0.0.0.0:0"] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            let (ss, len) = sockaddr_of(addr);
+            assert!(len as usize <= std::mem::size_of::<libc::sockaddr_storage>());
+            assert_eq!(socket_addr_from(&ss), Some(addr));
+        }
+        // SAFETY: an all-zero sockaddr_storage is a valid (AF_UNSPEC) value.
+        let unspec: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        assert_eq!(socket_addr_from(&unspec), None);
     }
 }

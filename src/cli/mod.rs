@@ -49,7 +49,7 @@ pub(crate) struct CommonOpts {
     pub verbose: bool,
     /// Reach the servers over RPC-over-RDMA (RFC 8166), as an nfs+rdma:// URL does: an
     /// nfs:// URL without a port goes to port 20049; data servers at their rdma addresses
-    /// when the MDS lists some (TCP otherwise). Needs a binary built with `--features rdma`.
+    /// when the MDS lists some (TCP otherwise). Needs a binary built with rdma-core's headers.
     #[arg(long)]
     pub rdma: bool,
     /// With RDMA: register memory for each call instead of reusing registered buffers (no

@@ -144,6 +144,12 @@ impl Endpoint {
             }
             for c in batch.drain(..) {
                 if c.wr_id & RECV_BIT != 0 {
+                    tracing::trace!(
+                        wr = c.wr_id & !RECV_BIT,
+                        status = c.status,
+                        len = c.byte_len,
+                        "RDMA receive completion"
+                    );
                     let _ = received.send(c);
                 } else if let Some(tx) = self.waits.lock().expect("waits").remove(&c.wr_id) {
                     let _ = tx.send(c);

@@ -177,7 +177,7 @@ struct Shared {
     sends: Arc<Pool>,
     chunks: Arc<Pool>,
     /// The chunks each call in progress offered for its reply, by XID.
-    offered: Mutex<HashMap<u32, ChunkLists>>,
+    offered: Mutex<HashMap<u32, Offered>>,
     credits: Mutex<ResponderCredits>,
     stats: Arc<Stats>,
 }
@@ -313,9 +313,13 @@ fn reader(
                 c = received.recv() => c,
                 _ = done.changed() => None,
             };
-            let Some(c) = c else { break };
+            let Some(c) = c else {
+                tracing::debug!("RDMA reader: connection done");
+                break;
+            };
             if !c.ok() {
                 // Flushed: the queue pair went to the error state (disconnect).
+                tracing::debug!(status = c.status, "RDMA receive failed: reader ends");
                 break;
             }
             let msg = match shared.ep.take_received(&c) {
@@ -396,16 +400,59 @@ async fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
     } else {
         got.rpc_message
     };
-    if is_call && (!chunks.writes.is_empty() || chunks.reply.is_some()) {
+    if is_call && !chunks.is_empty() {
+        let invalidate = if shared.thresholds.peer_remote_invalidation {
+            sole_handle(&chunks)
+        } else {
+            None
+        };
         shared.offered.lock().expect("offered").insert(
             xid,
-            ChunkLists {
-                reads: Vec::new(),
-                ..chunks
+            Offered {
+                lists: ChunkLists {
+                    reads: Vec::new(),
+                    ..chunks
+                },
+                invalidate,
             },
         );
     }
     Ok(Some(record))
+}
+
+/// What a call offered its reply: its Write list and Reply chunk, and the one memory region
+/// its chunks name, if they all name the same, for the reply to invalidate.
+#[derive(Default)]
+struct Offered {
+    lists: ChunkLists,
+    invalidate: Option<u32>,
+}
+
+/// The steering tag every segment of `chunks` names, if there is exactly one: the region the
+/// reply may invalidate with Send With Invalidate, as knfsd does. (The Linux client registers
+/// each chunk separately, so a call whose chunks name several regions invalidates them
+/// itself.) Invalidating on the requester's behalf saves it a Local Invalidate per reply; the
+/// Linux client over soft-RoCE stalled for its 60 s retransmit timeout every few dozen calls
+/// without it.
+fn sole_handle(chunks: &ChunkLists) -> Option<u32> {
+    let mut handles = chunks
+        .reads
+        .iter()
+        .map(|r| r.target.handle)
+        .chain(
+            chunks
+                .writes
+                .iter()
+                .flat_map(|w| w.segments.iter().map(|s| s.handle)),
+        )
+        .chain(
+            chunks
+                .reply
+                .iter()
+                .flat_map(|w| w.segments.iter().map(|s| s.handle)),
+        );
+    let first = handles.next()?;
+    handles.all(|h| h == first).then_some(first)
 }
 
 enum Assembly {
@@ -549,13 +596,17 @@ async fn send_header(shared: &Shared, h: &RdmaHeader) -> io::Result<()> {
 }
 
 async fn send_error_bytes(shared: &Shared, bytes: Bytes) -> io::Result<()> {
-    let posted = send_inline(shared, &[bytes]).await?;
+    let posted = send_inline(shared, &[bytes], None).await?;
     posted.0.done().await
 }
 
 /// Copies `pieces` into a registered send buffer and posts the Send. The buffer is kept
 /// beside the returned completion.
-async fn send_inline(shared: &Shared, pieces: &[Bytes]) -> io::Result<(Posted, Pooled)> {
+async fn send_inline(
+    shared: &Shared,
+    pieces: &[Bytes],
+    invalidate: Option<u32>,
+) -> io::Result<(Posted, Pooled)> {
     let len: usize = pieces.iter().map(Bytes::len).sum();
     let mut buf = shared.sends.take(len)?;
     {
@@ -567,7 +618,11 @@ async fn send_inline(shared: &Shared, pieces: &[Bytes]) -> io::Result<(Posted, P
         }
     }
     let sge = buf.mr().sge(0, len);
-    let posted = shared.ep.post(SendOp::Send, &[sge]).await?;
+    let op = match invalidate {
+        Some(rkey) => SendOp::SendInvalidate { rkey },
+        None => SendOp::Send,
+    };
+    let posted = shared.ep.post(op, &[sge]).await?;
     Ok((posted, buf))
 }
 
@@ -578,6 +633,7 @@ async fn send_short(
     xid: u32,
     credit: u32,
     pieces: Vec<Bytes>,
+    invalidate: Option<u32>,
 ) -> io::Result<bool> {
     let header = encode_header(&RdmaHeader {
         xid,
@@ -590,7 +646,7 @@ async fn send_short(
     }
     let mut all = vec![header];
     all.extend(pieces);
-    let (posted, buf) = send_inline(shared, &all).await?;
+    let (posted, buf) = send_inline(shared, &all, invalidate).await?;
     let sent = std::time::Instant::now();
     tokio::spawn(async move {
         let _ = posted.done().await;
@@ -650,7 +706,7 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
     if mtype == 0 {
         // A backchannel call (RFC 8167): always inline.
         let credit = shared.credits.lock().expect("credits").grant();
-        if !send_short(shared, xid, credit, pieces).await? {
+        if !send_short(shared, xid, credit, pieces, None).await? {
             tracing::warn!(
                 xid,
                 "backchannel call of {total} bytes is over the inline threshold: not sent"
@@ -658,7 +714,10 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
         }
         return Ok(());
     }
-    let offered = shared
+    let Offered {
+        lists: offered,
+        invalidate,
+    } = shared
         .offered
         .lock()
         .expect("offered")
@@ -666,7 +725,7 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
         .unwrap_or_default();
     let credit = shared.credits.lock().expect("credits").reply_credit();
     if offered.writes.is_empty() && offered.reply.is_none() {
-        if !send_short(shared, xid, credit, pieces).await? {
+        if !send_short(shared, xid, credit, pieces, invalidate).await? {
             tracing::debug!(
                 xid,
                 "reply of {total} bytes has no chunk to go in: ERR_CHUNK"
@@ -771,7 +830,7 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
         }
         msg.extend(plan.rest.iter().map(|r| staged.slice(r.clone())));
     }
-    let (send, buf) = send_inline(shared, &msg).await?;
+    let (send, buf) = send_inline(shared, &msg, invalidate).await?;
     let writes = posted.len();
     let sent = std::time::Instant::now();
     tokio::spawn(async move {

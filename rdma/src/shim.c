@@ -55,6 +55,7 @@ enum {
 	PNFS_RDMA_OP_SEND = 0,
 	PNFS_RDMA_OP_RDMA_WRITE = 1,
 	PNFS_RDMA_OP_RDMA_READ = 2,
+	PNFS_RDMA_OP_SEND_WITH_INV = 3,
 };
 
 /* A verbs call that returns an error number (positive, or negated by some providers): -1 with
@@ -426,6 +427,10 @@ int pnfs_rdma_post_send(struct rdma_cm_id *id, uint64_t wr_id, int op,
 	switch (op) {
 	case PNFS_RDMA_OP_SEND:
 		wr.opcode = IBV_WR_SEND;
+		break;
+	case PNFS_RDMA_OP_SEND_WITH_INV:
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.invalidate_rkey = rkey;
 		break;
 	case PNFS_RDMA_OP_RDMA_WRITE:
 		wr.opcode = IBV_WR_RDMA_WRITE;

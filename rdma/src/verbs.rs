@@ -507,6 +507,7 @@ impl CmId {
             .collect();
         let (code, remote_addr, rkey) = match op {
             SendOp::Send => (ffi::OP_SEND, 0, 0),
+            SendOp::SendInvalidate { rkey } => (ffi::OP_SEND_WITH_INV, 0, rkey),
             SendOp::Read { remote_addr, rkey } => (ffi::OP_RDMA_READ, remote_addr, rkey),
             SendOp::Write { remote_addr, rkey } => (ffi::OP_RDMA_WRITE, remote_addr, rkey),
         };
@@ -557,6 +558,12 @@ pub struct Sge {
 pub enum SendOp {
     /// A Send (consumes one of the peer's posted receives).
     Send,
+    /// A Send that also invalidates the peer's memory region `rkey` (Remote Invalidation,
+    /// RFC 8797 section 4.2): the peer need not invalidate it itself.
+    SendInvalidate {
+        /// The peer's steering tag to invalidate.
+        rkey: u32,
+    },
     /// An RDMA Read from the peer's memory into the local pieces.
     Read {
         /// The peer's address.

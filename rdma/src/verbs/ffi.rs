@@ -66,6 +66,8 @@ pub(crate) const OP_SEND: c_int = 0;
 pub(crate) const OP_RDMA_WRITE: c_int = 1;
 /// An RDMA Read.
 pub(crate) const OP_RDMA_READ: c_int = 2;
+/// A Send With Invalidate (the `rkey` argument is the one the peer invalidates).
+pub(crate) const OP_SEND_WITH_INV: c_int = 3;
 
 /// `struct pnfs_rdma_wc` of the shim: one work completion.
 #[repr(C)]

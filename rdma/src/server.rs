@@ -232,7 +232,7 @@ async fn serve_connection<H: CallHandler>(
     stats.connections.fetch_add(1, Ordering::Relaxed);
     let peer_addr = ep.id.peer_addr().unwrap_or(([0, 0, 0, 0], 0).into());
     let local_addr = ep.id.local_addr().unwrap_or(([0, 0, 0, 0], 0).into());
-    tracing::info!(conn = conn_id, %peer_addr, send = thresholds.send, recv = thresholds.recv, "RDMA connection up");
+    tracing::info!(conn = conn_id, %local_addr, %peer_addr, send = thresholds.send, recv = thresholds.recv, "RDMA connection up");
 
     let (recv_tx, recv_rx) = mpsc::unbounded_channel();
     tokio::spawn(ep.clone().reap(recv_tx));

@@ -41,6 +41,7 @@ use nfs_proto::xdr::PAYLOAD_PIECE_MIN;
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::endpoint::{Endpoint, QueueSizes};
+use crate::pieces::word;
 use crate::pool::{Pool, Pooled};
 use crate::verbs::{Access, CmEventKind, CmId, EventChannel, SendOp};
 
@@ -715,26 +716,6 @@ pub(crate) fn call_header(
             RdmaBody::Msg(lists)
         },
     }
-}
-
-fn word(pieces: &[Bytes], at: usize) -> Option<u32> {
-    let mut b = [0u8; 4];
-    let mut got = 0;
-    let mut skip = at;
-    for p in pieces {
-        if skip >= p.len() {
-            skip -= p.len();
-            continue;
-        }
-        let n = (p.len() - skip).min(4 - got);
-        b[got..got + n].copy_from_slice(&p[skip..skip + n]);
-        got += n;
-        skip = 0;
-        if got == 4 {
-            return Some(u32::from_be_bytes(b));
-        }
-    }
-    None
 }
 
 /// Sends the connection's outgoing RPC messages: our calls and our backchannel replies.

@@ -23,6 +23,7 @@ pub mod server;
 pub mod verbs;
 
 mod endpoint;
+mod pieces;
 mod pool;
 mod reply;
 

@@ -32,6 +32,7 @@ use nfs_proto::transport::{start_records, CallHandler, ConnLimits, RecordSink, S
 use tokio::sync::{mpsc, watch};
 
 use crate::endpoint::{Endpoint, Posted, QueueSizes};
+use crate::pieces::word;
 use crate::pool::{Pool, Pooled};
 use crate::reply::{ddp_items, returned, shape, spread};
 use crate::verbs::{Access, CmEventKind, CmId, EventChannel, SendOp, Sge};
@@ -678,26 +679,6 @@ impl RecordSink for Sink {
     }
 }
 
-fn word(pieces: &[Bytes], at: usize) -> Option<u32> {
-    let mut b = [0u8; 4];
-    let mut got = 0;
-    let mut skip = at;
-    for p in pieces {
-        if skip >= p.len() {
-            skip -= p.len();
-            continue;
-        }
-        let n = (p.len() - skip).min(4 - got);
-        b[got..got + n].copy_from_slice(&p[skip..skip + n]);
-        got += n;
-        skip = 0;
-        if got == 4 {
-            return Some(u32::from_be_bytes(b));
-        }
-    }
-    None
-}
-
 async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()> {
     let total: usize = pieces.iter().map(Bytes::len).sum();
     let (Some(xid), Some(mtype)) = (word(&pieces, 0), word(&pieces, 4)) else {
@@ -891,21 +872,4 @@ async fn write_into_chunk(
         }
     }
     Ok(posted)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn words_are_read_across_pieces() {
-        let pieces = vec![
-            Bytes::from_static(&[0, 0]),
-            Bytes::from_static(&[0, 7, 0]),
-            Bytes::from_static(&[0, 0, 1, 9]),
-        ];
-        assert_eq!(word(&pieces, 0), Some(7));
-        assert_eq!(word(&pieces, 4), Some(1));
-        assert_eq!(word(&pieces, 6), None);
-    }
 }

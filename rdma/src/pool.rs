@@ -28,15 +28,7 @@ pub(crate) struct Pool {
 impl Pool {
     /// A pool of `size`-byte buffers that keeps up to `keep` free ones.
     pub(crate) fn new(pd: Arc<Pd>, size: usize, keep: usize, access: Access) -> Arc<Self> {
-        Arc::new(Self {
-            pd,
-            size,
-            keep,
-            access,
-            free: Mutex::new(Vec::new()),
-            registrations: AtomicU64::new(0),
-            also: None,
-        })
+        Self::with_counter(pd, size, keep, access, None)
     }
 
     /// [`Pool::new`] whose registrations are also counted in `also`. A `keep` of 0 caches
@@ -48,6 +40,16 @@ impl Pool {
         access: Access,
         also: &'static AtomicU64,
     ) -> Arc<Self> {
+        Self::with_counter(pd, size, keep, access, Some(also))
+    }
+
+    fn with_counter(
+        pd: Arc<Pd>,
+        size: usize,
+        keep: usize,
+        access: Access,
+        also: Option<&'static AtomicU64>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             pd,
             size,
@@ -55,7 +57,7 @@ impl Pool {
             access,
             free: Mutex::new(Vec::new()),
             registrations: AtomicU64::new(0),
-            also: Some(also),
+            also,
         })
     }
 

@@ -10,7 +10,8 @@
 # server with RUST_LOG=rdma=trace, mounts over RDMA, creates up to $N files and, at the first
 # create that makes no progress for 4 s, prints: the stuck process's kernel stack, the client's
 # RPC tasks (rpc_debug), the queue pairs (rdma res), rxe's hardware counters, the tail of our
-# server's log; then the mount's counters (the xprt line's local_inv_needed among them).
+# server's log; then, once that create is through (about 60 s later), the mount's counters
+# (the xprt line's local_inv_needed among them).
 N=${N:-300}
 if [[ $SERVER == pnfs ]]; then
     kill "$(cat /tmp/pnfs.pid)"
@@ -47,8 +48,10 @@ while sleep 1; do
     rdma res show qp 2>&1 | sed 's/^/QP /'
     hw stalled
     [[ $SERVER == pnfs ]] && sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs-trace.log | tail -n 40 | cut -c1-240 | sed 's/^/SERVER /'
+    # The stalled create ends with the client's retransmit (60 s); no more creates after it.
+    kill %1 2>/dev/null
     break
 done
 wait
 awk '/xprt:/ || /^[ \t]*(OPEN|CLOSE|NULL):/ {print "MOUNTSTATS " $0}' /proc/self/mountstats
-umount /mnt/x
+umount -l /mnt/x

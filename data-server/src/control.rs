@@ -61,6 +61,7 @@ use nfs_proto::control::{
     TruncateArgs, MAX_CTL_COPY, MAX_CTL_IO, MAX_CTL_RECORD, MDS_NODE, PNFS_CTL_PROGRAM,
     PNFS_CTL_VERSION, REGISTER_SEAL_PURPOSE,
 };
+use nfs_proto::nfs4::layout_files::{netaddr_from_socket_addr, rdma_netaddr_from_socket_addr};
 use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
 use nfs_proto::xdr::{self, Xdr};
@@ -158,24 +159,12 @@ impl fmt::Debug for ControlService {
 /// The universal address (RFC 5665) and netid of a socket address: `h1.h2.h3.h4.p1.p2` for
 /// IPv4, the IPv6 text form with `.p1.p2` for IPv6.
 pub fn universal_address(a: SocketAddr) -> CtlAddr {
-    netaddr(a, "tcp")
+    CtlAddr::from(netaddr_from_socket_addr(a))
 }
 
 /// `a` as an RPC-over-RDMA address of a REGISTER reply (netid `rdma` or `rdma6`).
 pub fn rdma_universal_address(a: SocketAddr) -> CtlAddr {
-    netaddr(a, "rdma")
-}
-
-/// `a` with netid `proto` (IPv4) or `proto` + `6` (IPv6).
-fn netaddr(a: SocketAddr, proto: &str) -> CtlAddr {
-    let (netid, ip) = match a {
-        SocketAddr::V4(v) => (proto.to_string(), v.ip().to_string()),
-        SocketAddr::V6(v) => (format!("{proto}6"), v.ip().to_string()),
-    };
-    CtlAddr {
-        netid: netid.into(),
-        uaddr: format!("{ip}.{}.{}", a.port() >> 8, a.port() & 0xff).into(),
-    }
+    CtlAddr::from(rdma_netaddr_from_socket_addr(a))
 }
 
 /// The control status of a store error: the same number as its `nfsstat4`

@@ -40,7 +40,7 @@ use nfs_proto::transport::RecordSink;
 use nfs_proto::xdr::PAYLOAD_PIECE_MIN;
 use tokio::sync::{mpsc, watch, Notify};
 
-use crate::endpoint::{Endpoint, QueueSizes};
+use crate::endpoint::{forward, Endpoint, QueueSizes};
 use crate::pieces::word;
 use crate::pool::{Pool, Pooled};
 use crate::verbs::{Access, CmEventKind, CmId, EventChannel, SendOp};
@@ -400,24 +400,12 @@ fn reader(
                     .await;
                 break;
             }
-            let msg = match shared.ep.take_received(&c) {
-                Ok(m) => m,
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    break;
-                }
+            let outcome = match shared.ep.take_received(&c) {
+                Ok(msg) => receive(&shared, msg),
+                Err(e) => Err(e),
             };
-            match receive(&shared, msg) {
-                Ok(Some(record)) => {
-                    if tx.send(Ok(record)).await.is_err() {
-                        break;
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    break;
-                }
+            if !forward(&tx, outcome).await {
+                break;
             }
         }
     });

@@ -63,6 +63,22 @@ impl Posted {
     }
 }
 
+/// Hands what one received message came to (a record, nothing, or an error that ends the
+/// connection) to the connection's record stream; `false` when the reader should stop.
+pub(crate) async fn forward(
+    records: &mpsc::Sender<io::Result<Bytes>>,
+    outcome: io::Result<Option<Bytes>>,
+) -> bool {
+    match outcome {
+        Ok(Some(record)) => records.send(Ok(record)).await.is_ok(),
+        Ok(None) => true,
+        Err(e) => {
+            let _ = records.send(Err(e)).await;
+            false
+        }
+    }
+}
+
 impl Endpoint {
     /// Creates the CQ and queue pair of `id`, and registers and posts the receive buffers.
     pub(crate) fn new(mut id: CmId, sizes: QueueSizes) -> io::Result<Arc<Self>> {

@@ -31,7 +31,7 @@ use nfs_proto::rdma::{
 use nfs_proto::transport::{start_records, CallHandler, ConnLimits, RecordSink, ServerPolicy};
 use tokio::sync::{mpsc, watch};
 
-use crate::endpoint::{Endpoint, Posted, QueueSizes};
+use crate::endpoint::{forward, Endpoint, Posted, QueueSizes};
 use crate::pieces::word;
 use crate::pool::{Pool, Pooled};
 use crate::reply::{ddp_items, returned, shape, spread};
@@ -323,24 +323,12 @@ fn reader(
                 tracing::debug!(status = c.status, "RDMA receive failed: reader ends");
                 break;
             }
-            let msg = match shared.ep.take_received(&c) {
-                Ok(m) => m,
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    break;
-                }
+            let outcome = match shared.ep.take_received(&c) {
+                Ok(msg) => receive(&shared, msg).await,
+                Err(e) => Err(e),
             };
-            match receive(&shared, msg).await {
-                Ok(Some(record)) => {
-                    if tx.send(Ok(record)).await.is_err() {
-                        break;
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    break;
-                }
+            if !forward(&tx, outcome).await {
+                break;
             }
         }
     });

@@ -228,6 +228,15 @@ pub struct CtlAddr {
     pub uaddr: crate::xdr::Utf8String,
 }
 
+impl From<Netaddr4> for CtlAddr {
+    fn from(a: Netaddr4) -> Self {
+        CtlAddr {
+            netid: a.na_r_netid,
+            uaddr: a.na_r_addr,
+        }
+    }
+}
+
 impl From<CtlAddr> for Netaddr4 {
     fn from(a: CtlAddr) -> Self {
         Netaddr4 {

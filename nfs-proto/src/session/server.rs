@@ -72,14 +72,14 @@ pub enum SlotDecision<R = ReplyPieces> {
 /// A digest of a request's bytes, for the optional false-retry check.
 ///
 /// Computed over the COMPOUND arguments (everything after the RPC call header and
-/// credential, which may legitimately differ between a request and its retry). The digest
-/// lives only as long as the reply cache, in one process, so std's SipHash with fixed keys is
-/// good enough to tell a retry from a different request.
+/// credential, which may legitimately differ between a request and its retry), payload
+/// included: a WRITE resent with other data at the same offset is a new request. The digest
+/// lives only as long as the reply cache, in one process, and no peer gains by forging a
+/// collision (it could only make its own request look like its own retry), so a fast
+/// non-cryptographic hash does: XXH3 runs at memory speed, where SipHash cost 43 % of a data
+/// server's CPU on 1 MiB writes.
 pub fn request_digest(compound_args: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    compound_args.hash(&mut h);
-    h.finish()
+    xxhash_rust::xxh3::xxh3_64(compound_args)
 }
 
 #[derive(Clone, Debug)]

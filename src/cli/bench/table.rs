@@ -256,7 +256,7 @@ mod tests {
         assert!(lines[0].starts_with("pnfs bench: A = nfs://127.0.0.1:20490/ (pNFS: 12.6 MB written"), "{t}");
         assert!(t.contains("sequential: a file of 4 MiB in 1 MiB requests"), "{t}");
         assert!(t.contains("metadata: 20 files of 0 B, 1 task; 3 runs"), "{t}");
-        assert!(t.contains("include the final fsync (COMMIT)"), "{t}");
+        assert!(t.contains("durable: seq-write includes the final fsync (COMMIT) in its time"), "{t}");
         let head = lines.iter().find(|l| l.starts_with("phase")).unwrap();
         assert_eq!(
             head.split_whitespace().collect::<Vec<_>>(),

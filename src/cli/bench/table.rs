@@ -17,8 +17,11 @@ pub(crate) fn fmt_value(v: f64) -> String {
         format!("{v:.1}")
     } else if a >= 1.0 {
         format!("{v:.2}")
-    } else {
+    } else if a >= 0.001 {
         format!("{v:.3}")
+    } else {
+        // Sub-microsecond latencies (a write into the client's buffer) stay visible.
+        format!("{v:.4}")
     }
 }
 
@@ -221,6 +224,7 @@ mod tests {
         assert_eq!(fmt_value(1.234), "1.23");
         assert_eq!(fmt_value(0.0421), "0.042");
         assert_eq!(fmt_value(0.0), "0");
+        assert_eq!(fmt_value(0.00042), "0.0004");
         assert_eq!(fmt_ms(Duration::from_micros(420)), "0.420");
         assert_eq!(fmt_ms(Duration::from_micros(1520)), "1.52");
         assert_eq!(fmt_bytes(256 << 20), "256 MiB");

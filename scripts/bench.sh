@@ -14,7 +14,8 @@
 #
 # Environment: BENCH_BASE=DIR keeps both servers' data below DIR instead of a fresh
 # directory in /dev/shm (e.g. a disk, where fsync costs what it costs); OUT=DIR also writes
-# an SVG chart of each comparison there. Installs nfs-ganesha, its VFS backend and iperf3
+# an SVG chart of each comparison there; BENCH_ARGS="..." adds options to every `pnfs bench`
+# (e.g. --no-delegations, to see the metadata phases without our server's delegations). Installs nfs-ganesha, its VFS backend and iperf3
 # with apt-get when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -175,7 +176,8 @@ run() {
     fi
     local cmp=()
     [[ -n $b ]] && cmp=(--compare "$b")
-    "$pnfs" bench "$a" "${cmp[@]}" --runs "$runs" -q "${plot[@]}" "$@"
+    # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
+    "$pnfs" bench "$a" "${cmp[@]}" --runs "$runs" -q "${plot[@]}" "$@" ${BENCH_ARGS:-}
 }
 run seq-rand --only seq,rand --size "$size"
 for tasks in 1 8; do

@@ -32,6 +32,7 @@ struct Settings<'a> {
     file_size_bytes: u64,
     tasks: u64,
     runs: u64,
+    no_delegations: bool,
 }
 
 #[derive(Serialize)]
@@ -121,6 +122,7 @@ pub(crate) fn render(r: &Report) -> String {
             file_size_bytes: s.file_size,
             tasks: s.tasks,
             runs: s.runs,
+            no_delegations: s.no_delegations,
         },
         servers: r
             .servers
@@ -185,6 +187,7 @@ mod tests {
         ] {
             assert_eq!(s[k], want, "{k}");
         }
+        assert_eq!(s["no_delegations"], false);
         let servers = v["servers"].as_array().unwrap();
         assert_eq!(servers.len(), 2);
         assert_eq!(servers[0]["label"], "A");

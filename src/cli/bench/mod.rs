@@ -50,6 +50,9 @@ pub(crate) async fn bench(clients: &mut Clients, a: &BenchArgs) -> CmdResult {
         urls.push(("B", parse_url(b)?));
     }
     let progress = Progress(!(a.json || a.quiet));
+    if a.no_delegations {
+        clients.tune(|o| o.delegations = false);
+    }
     let mut targets = Vec::new();
     for (label, url) in urls {
         progress.line(format_args!("{label}: connecting to {url}"));

@@ -54,6 +54,11 @@ pub(crate) struct BenchArgs {
     /// Also draw the results into this file: SVG or PNG, by its extension.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Refuse delegations (OPEN asks WANT_NO_DELEG): every open and close goes to the
+    /// server, as against a server that grants none. Shows what delegations change in the
+    /// metadata phases when comparing with such a server.
+    #[arg(long)]
+    pub no_delegations: bool,
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -199,6 +204,8 @@ pub(crate) struct Settings {
     pub tasks: u64,
     /// Runs.
     pub runs: u64,
+    /// The client refused delegations (`--no-delegations`).
+    pub no_delegations: bool,
 }
 
 /// Largest sequential request: more would only be cut by the library into I/O-size pieces,
@@ -267,6 +274,7 @@ impl Settings {
             file_size: a.file_size,
             tasks: a.tasks.min(a.files.max(1)),
             runs: a.runs,
+            no_delegations: a.no_delegations,
         })
     }
 }
@@ -315,6 +323,11 @@ mod tests {
         assert_eq!((s.rand_ops, s.files, s.file_size), (2000, 1000, 0));
         assert_eq!((s.tasks, s.runs), (1, 3));
         assert!(!a.json && a.plot.is_none() && a.compare.is_none());
+        assert!(!s.no_delegations);
+        let a = args(&["nfs://h/", "--no-delegations", "--uid", "7", "-q"]).unwrap();
+        assert!(Settings::from_args(&a).unwrap().no_delegations);
+        assert_eq!(a.common.uid, Some(7));
+        assert!(a.quiet);
     }
 
     #[test]

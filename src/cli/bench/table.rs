@@ -140,10 +140,15 @@ pub(crate) fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "{}; {} run{}",
+        "{}; {} run{}{}",
         what.join("; "),
         s.runs,
-        if s.runs == 1 { "" } else { "s" }
+        if s.runs == 1 { "" } else { "s" },
+        if s.no_delegations {
+            "; delegations refused"
+        } else {
+            ""
+        }
     );
     let mut durable: Vec<String> = s
         .phases

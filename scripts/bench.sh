@@ -15,8 +15,8 @@
 # Environment: BENCH_BASE=DIR keeps both servers' data below DIR instead of a fresh
 # directory in /dev/shm (e.g. a disk, where fsync costs what it costs); OUT=DIR also writes
 # an SVG chart of each comparison there; BENCH_ARGS="..." adds options to every `pnfs bench`
-# (e.g. --no-delegations, to see the metadata phases without our server's delegations). Installs nfs-ganesha, its VFS backend and iperf3
-# with apt-get when they are missing.
+# (e.g. --no-delegations: the metadata phases without our server's delegations). Installs
+# nfs-ganesha, its VFS backend and iperf3 with apt-get when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-256MiB}

@@ -159,7 +159,7 @@ if command -v iperf3 >/dev/null; then
 else
     echo "limit: no iperf3 (apt-get install iperf3)"
 fi
-echo "A = pnfs server (release; three data servers, layouts, delegations)"
+echo "A = pnfs server (release; three data servers, file layouts; it grants delegations)"
 if [[ -n $b ]]; then
     echo "B = nfs-ganesha $(dpkg-query -W -f='${Version}' nfs-ganesha 2>/dev/null) (VFS export, no layouts, no delegations)"
 fi

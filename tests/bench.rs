@@ -71,7 +71,10 @@ fn assert_empty(s: &Server) {
 /// and latency percentiles.
 fn assert_every_phase(doc: &Value, servers: usize) {
     let phases = doc["phases"].as_array().expect("phases");
-    let names: Vec<&str> = phases.iter().map(|p| p["phase"].as_str().unwrap()).collect();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
     assert_eq!(names, PHASES);
     for p in phases {
         let results = p["results"].as_array().unwrap();
@@ -110,11 +113,21 @@ fn every_phase_against_a_striped_server_and_nothing_left_behind() {
         assert!(p["ratio"].is_null(), "no ratio without --compare: {p}");
     }
     let seq = &doc["phases"][0]["results"][0];
-    assert_eq!(seq["ops_per_run"], serde_json::json!([4]), "4 MiB in 1 MiB writes");
+    assert_eq!(
+        seq["ops_per_run"],
+        serde_json::json!([4]),
+        "4 MiB in 1 MiB writes"
+    );
     assert_eq!(seq["bytes_per_run"], serde_json::json!([4 << 20]));
     assert!(seq["commit_seconds_per_run"][0].as_f64().unwrap() > 0.0);
-    assert_eq!(doc["phases"][2]["results"][0]["ops_per_run"], serde_json::json!([50]));
-    assert_eq!(doc["phases"][4]["results"][0]["ops_per_run"], serde_json::json!([20]));
+    assert_eq!(
+        doc["phases"][2]["results"][0]["ops_per_run"],
+        serde_json::json!([50])
+    );
+    assert_eq!(
+        doc["phases"][4]["results"][0]["ops_per_run"],
+        serde_json::json!([20])
+    );
     // JSON only on stdout; no progress lines with --json.
     let stderr = stderr_of(&out);
     assert!(!stderr.contains("run 1/1"), "{stderr}");
@@ -177,11 +190,17 @@ fn every_phase_against_a_striped_server_and_nothing_left_behind() {
     ]);
     let doc = json_of(&out);
     let phases = doc["phases"].as_array().unwrap();
-    let names: Vec<&str> = phases.iter().map(|p| p["phase"].as_str().unwrap()).collect();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["meta-create", "meta-stat", "meta-remove"]);
     let create = &phases[0]["results"][0];
     assert_eq!(create["runs"].as_array().unwrap().len(), 2);
-    assert_eq!(create["bytes_per_run"], serde_json::json!([20 * 4096, 20 * 4096]));
+    assert_eq!(
+        create["bytes_per_run"],
+        serde_json::json!([20 * 4096, 20 * 4096])
+    );
     assert_eq!(create["latency_ms"]["samples"], 40);
     assert_eq!(doc["settings"]["tasks"], 4);
     assert_empty(&s);
@@ -218,7 +237,11 @@ fn every_phase_against_a_striped_server_and_nothing_left_behind() {
     ok(&["put", path_str(&local), &s.url("/f")]);
     let out = bench(&[&s.url("/f"), "--runs", "1"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr_of(&out).contains("not a directory"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("not a directory"),
+        "{}",
+        stderr_of(&out)
+    );
     ok(&["rm", &s.url("/f")]);
     assert_empty(&s);
 }
@@ -242,7 +265,9 @@ fn compare_runs_two_servers_side_by_side_and_draws_the_chart() {
     for p in doc["phases"].as_array().unwrap() {
         assert_eq!(p["results"][0]["server"], "A");
         assert_eq!(p["results"][1]["server"], "B");
-        let ratio = p["ratio"].as_f64().unwrap_or_else(|| panic!("ratio in {p}"));
+        let ratio = p["ratio"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("ratio in {p}"));
         let (ma, mb) = (
             p["results"][0]["median"].as_f64().unwrap(),
             p["results"][1]["median"].as_f64().unwrap(),
@@ -250,7 +275,11 @@ fn compare_runs_two_servers_side_by_side_and_draws_the_chart() {
         assert!((ratio - ma / mb).abs() < 1e-6 * ratio, "{p}");
     }
     let chart = std::fs::read_to_string(&svg).unwrap();
-    assert!(chart.contains("<svg"), "not SVG: {}", &chart[..chart.len().min(200)]);
+    assert!(
+        chart.contains("<svg"),
+        "not SVG: {}",
+        &chart[..chart.len().min(200)]
+    );
     for p in PHASES {
         assert!(chart.contains(p), "{p} not in the chart");
     }
@@ -281,7 +310,9 @@ fn compare_runs_two_servers_side_by_side_and_draws_the_chart() {
     assert!(stdout.contains(&format!("A = {}", a.url("/"))), "{stdout}");
     assert!(stdout.contains(&format!("B = {}", b.url("/"))), "{stdout}");
     let head = stdout.lines().find(|l| l.starts_with("phase")).unwrap();
-    for col in ["A median", "A min", "A max", "B median", "B min", "B max", "A/B"] {
+    for col in [
+        "A median", "A min", "A max", "B median", "B min", "B max", "A/B",
+    ] {
         assert!(head.contains(col), "{col} missing: {head}");
     }
     for phase in ["seq-write", "meta-create"] {
@@ -343,10 +374,7 @@ fn interrupted_runs_remove_their_directory() {
     };
     let rest: Vec<String> = rx.try_iter().collect();
     assert_eq!(status.code(), Some(1), "{rest:?}");
-    assert!(
-        rest.iter().any(|l| l.contains("interrupted")),
-        "{rest:?}"
-    );
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
     assert!(rest.iter().any(|l| l.contains("removing")), "{rest:?}");
     assert_empty(&s);
 }
@@ -364,10 +392,18 @@ fn bad_input_is_a_clear_error_not_a_panic() {
             2,
             "ftp://x/",
         ),
-        (vec!["nfs://127.0.0.1/", "--only", "nope"], 2, "no phase \"nope\""),
+        (
+            vec!["nfs://127.0.0.1/", "--only", "nope"],
+            2,
+            "no phase \"nope\"",
+        ),
         (vec!["nfs://127.0.0.1/", "--size", "lots"], 2, "not a size"),
         (vec!["nfs://127.0.0.1/", "--runs", "0"], 2, "--runs"),
-        (vec!["nfs://127.0.0.1/", "--plot", "x.pdf"], 2, ".svg or .png"),
+        (
+            vec!["nfs://127.0.0.1/", "--plot", "x.pdf"],
+            2,
+            ".svg or .png",
+        ),
         (
             vec!["nfs://127.0.0.1/", "--only", "rand", "--size", "1KiB"],
             2,

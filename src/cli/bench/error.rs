@@ -21,8 +21,8 @@ pub(crate) enum BenchError {
         url: String,
         /// What the benchmark was doing (`creating the bench directory`, `seq-write`, ...).
         what: String,
-        /// The library's error.
-        source: client::Error,
+        /// The library's error (boxed: it is large, and errors travel in every `Result`).
+        source: Box<client::Error>,
     },
     /// A read returned fewer bytes than the file holds there.
     #[error("{url}: {phase}: read {got} bytes at offset {offset}, expected {want}")]
@@ -64,7 +64,7 @@ impl BenchError {
         BenchError::Nfs {
             url: url.to_string(),
             what: what.into(),
-            source,
+            source: Box::new(source),
         }
     }
 

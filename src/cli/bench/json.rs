@@ -192,7 +192,10 @@ mod tests {
         assert_eq!(servers.len(), 2);
         assert_eq!(servers[0]["label"], "A");
         assert_eq!(servers[0]["url"], "nfs://127.0.0.1:20490/");
-        assert_eq!(servers[0]["bench_dir"], "nfs://127.0.0.1:20490/pnfs-bench-1-0");
+        assert_eq!(
+            servers[0]["bench_dir"],
+            "nfs://127.0.0.1:20490/pnfs-bench-1-0"
+        );
         assert_eq!(servers[0]["pnfs"], true);
         assert_eq!(servers[0]["ds_bytes_written"], 12 << 20);
         assert_eq!(servers[1]["mds_bytes_written"], 12 << 20);

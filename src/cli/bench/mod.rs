@@ -159,7 +159,10 @@ async fn run_all(
     s: &Settings,
     progress: &Progress,
 ) -> Result<Vec<PhaseResult>, BenchError> {
-    let payload = phases::noise(s.block.max(s.file_size).max(settings::RAND_BLOCK) as usize, 7);
+    let payload = phases::noise(
+        s.block.max(s.file_size).max(settings::RAND_BLOCK) as usize,
+        7,
+    );
     let meta_payload = payload.slice(..s.file_size as usize);
     let mut results: BTreeMap<Phase, Vec<ServerRuns>> = BTreeMap::new();
     for run in 0..s.runs {
@@ -317,8 +320,8 @@ async fn measure(
         Phase::RandRead => phases::rand_read(t, &data, s, seed).await,
         Phase::MetaCreate | Phase::MetaStat | Phase::MetaRemove => {
             let dir = meta_dir(t, st, run).await?;
-            let m = phases::meta(phase, t, &dir, &meta_dir_name(run), s, meta_payload.clone())
-                .await?;
+            let m =
+                phases::meta(phase, t, &dir, &meta_dir_name(run), s, meta_payload.clone()).await?;
             st.meta_files = phase != Phase::MetaRemove;
             Ok(m)
         }
@@ -326,7 +329,12 @@ async fn measure(
 }
 
 /// Removes, untimed, what run `run` made on `t` (its files when meta-remove did not).
-async fn finish_run(t: &Target, st: &mut RunState, s: &Settings, run: u64) -> Result<(), BenchError> {
+async fn finish_run(
+    t: &Target,
+    st: &mut RunState,
+    s: &Settings,
+    run: u64,
+) -> Result<(), BenchError> {
     if let Some(dir) = st.meta_dir.take() {
         let name = meta_dir_name(run);
         if st.meta_files {

@@ -94,7 +94,9 @@ impl Rng {
 pub(crate) fn random_offsets(size: u64, count: u64, seed: u64) -> Vec<u64> {
     let slots = (size / RAND_BLOCK).max(1);
     let mut r = Rng::new(seed);
-    (0..count).map(|_| (r.next() % slots) * RAND_BLOCK).collect()
+    (0..count)
+        .map(|_| (r.next() % slots) * RAND_BLOCK)
+        .collect()
 }
 
 /// Writes the data file `name` of `s.size` bytes in `s.block` requests with `payload`
@@ -372,7 +374,11 @@ mod tests {
     fn random_offsets_are_aligned_inside_the_file_and_repeatable() {
         let size = 1 << 20;
         let a = random_offsets(size, 1000, 1);
-        assert_eq!(a, random_offsets(size, 1000, 1), "the same seed, the same offsets");
+        assert_eq!(
+            a,
+            random_offsets(size, 1000, 1),
+            "the same seed, the same offsets"
+        );
         assert_ne!(a, random_offsets(size, 1000, 2));
         assert!(a
             .iter()

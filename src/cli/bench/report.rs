@@ -147,10 +147,7 @@ pub(crate) mod tests {
                 .collect(),
         };
         let meta = |secs: [f64; 3]| ServerRuns {
-            runs: secs
-                .iter()
-                .map(|&s| measured(s, 20, 0, &[1; 20]))
-                .collect(),
+            runs: secs.iter().map(|&s| measured(s, 20, 0, &[1; 20])).collect(),
         };
         Report {
             settings,
@@ -176,9 +173,15 @@ pub(crate) mod tests {
         let seq = &r.phases[0];
         let close = |x: f64, y: f64| (x - y).abs() < 1e-9 * y.abs().max(1.0);
         let a = seq.servers[0].spread(Phase::SeqWrite).unwrap();
-        assert!(close(a.median, 40.0) && close(a.min, 20.0) && close(a.max, 80.0), "{a:?}");
+        assert!(
+            close(a.median, 40.0) && close(a.min, 20.0) && close(a.max, 80.0),
+            "{a:?}"
+        );
         let b = seq.servers[1].spread(Phase::SeqWrite).unwrap();
-        assert!(close(b.median, 20.0) && close(b.min, 10.0) && close(b.max, 40.0), "{b:?}");
+        assert!(
+            close(b.median, 20.0) && close(b.min, 10.0) && close(b.max, 40.0),
+            "{b:?}"
+        );
         assert!(close(seq.ratio().unwrap(), 2.0));
         let lat = seq.servers[0].latency().unwrap();
         assert_eq!(lat.samples, 12, "every request of every run");

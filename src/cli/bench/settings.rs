@@ -164,9 +164,7 @@ fn parse_phases(s: &str) -> Result<PhaseGroup, String> {
 /// 1024, as `dd` and `fio` read `1M`); `KB`, `MB` and `GB` are taken as the same.
 pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
     let bad = || format!("{s:?} is not a size (bytes, or a number with K, M, G, T, KiB, MiB, ...)");
     if digits.is_empty() {
@@ -311,7 +309,9 @@ mod tests {
         for bad in ["", "MiB", "1.5M", "-1", "4 bytes", "1X"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
-        assert!(parse_size("99999999999T").unwrap_err().contains("too large"));
+        assert!(parse_size("99999999999T")
+            .unwrap_err()
+            .contains("too large"));
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub(crate) fn fmt_ms(d: Duration) -> String {
 /// Bytes in the largest binary unit that divides them (`256 MiB`, `4 KiB`, `4097 B`).
 pub(crate) fn fmt_bytes(n: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);
         }
     }
@@ -262,10 +262,22 @@ mod tests {
         }
         let t = render(&r);
         let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].starts_with("pnfs bench: A = nfs://127.0.0.1:20490/ (pNFS: 12.6 MB written"), "{t}");
-        assert!(t.contains("sequential: a file of 4 MiB in 1 MiB requests"), "{t}");
-        assert!(t.contains("metadata: 20 files of 0 B, 1 task; 3 runs"), "{t}");
-        assert!(t.contains("durable: seq-write includes the final fsync (COMMIT) in its time"), "{t}");
+        assert!(
+            lines[0].starts_with("pnfs bench: A = nfs://127.0.0.1:20490/ (pNFS: 12.6 MB written"),
+            "{t}"
+        );
+        assert!(
+            t.contains("sequential: a file of 4 MiB in 1 MiB requests"),
+            "{t}"
+        );
+        assert!(
+            t.contains("metadata: 20 files of 0 B, 1 task; 3 runs"),
+            "{t}"
+        );
+        assert!(
+            t.contains("durable: seq-write includes the final fsync (COMMIT) in its time"),
+            "{t}"
+        );
         let head = lines.iter().find(|l| l.starts_with("phase")).unwrap();
         assert_eq!(
             head.split_whitespace().collect::<Vec<_>>(),
@@ -274,7 +286,14 @@ mod tests {
         let seq = lines.iter().find(|l| l.starts_with("seq-write")).unwrap();
         assert_eq!(
             seq.split_whitespace().collect::<Vec<_>>(),
-            ["seq-write", "MB/s", "40.0", "20.0", "80.0", "2.00/4.00/4.00"]
+            [
+                "seq-write",
+                "MB/s",
+                "40.0",
+                "20.0",
+                "80.0",
+                "2.00/4.00/4.00"
+            ]
         );
         assert!(!t.contains("A/B"));
     }
@@ -282,10 +301,16 @@ mod tests {
     #[test]
     fn compare_puts_both_servers_side_by_side_with_the_ratio() {
         let t = render(&sample());
-        assert!(t.contains("B = nfs://127.0.0.1:2049/ (no layouts: 12.6 MB written"), "{t}");
+        assert!(
+            t.contains("B = nfs://127.0.0.1:2049/ (no layouts: 12.6 MB written"),
+            "{t}"
+        );
         let lines: Vec<&str> = t.lines().collect();
         let head = lines.iter().find(|l| l.starts_with("phase")).unwrap();
-        assert!(head.contains("A median") && head.contains("B median") && head.ends_with("A/B"), "{head}");
+        assert!(
+            head.contains("A median") && head.contains("B median") && head.ends_with("A/B"),
+            "{head}"
+        );
         let meta = lines.iter().find(|l| l.starts_with("meta-create")).unwrap();
         assert_eq!(
             meta.split_whitespace().collect::<Vec<_>>(),

@@ -78,7 +78,11 @@ pub(super) async fn rm(clients: &mut Clients, a: &RmArgs) -> CmdResult {
 }
 
 /// Removes directory `path` of `base`'s server and everything below it, depth first.
-fn remove_tree<'a>(c: &'a Client, base: &'a NfsUrl, path: String) -> BoxFuture<'a, CmdResult> {
+pub(super) fn remove_tree<'a>(
+    c: &'a Client,
+    base: &'a NfsUrl,
+    path: String,
+) -> BoxFuture<'a, CmdResult> {
     async move {
         let here = base.with_path(&path);
         let entries = c

@@ -1,5 +1,5 @@
 //! The client commands of `pnfs` (`ls`, `stat`, `cat`, `cp`, `put`, `get`, `rm`, `mkdir`, `mv`,
-//! `lock`, `mount`): each names files on a server by `nfs://host[:port]/path` URLs and runs on the
+//! `lock`, `mount`, `bench`): each names files on a server by `nfs://host[:port]/path` URLs and runs on the
 //! bundled client library.
 //!
 //! Exit codes, so scripts can tell failures apart: 0 success, 1 an NFS or I/O error (the
@@ -7,6 +7,7 @@
 //! NFS4ERR_NOENT`), 2 a usage error (clap's own, or arguments that cannot go together), 3 a
 //! `--sha256` mismatch. `lock -- COMMAND` exits with the command's code.
 
+mod bench;
 mod cp;
 mod fsops;
 mod listio;
@@ -256,6 +257,9 @@ pub(crate) enum ClientCommand {
     /// Drop the cached data and attributes of files on a `pnfs mount` (the
     /// PNFS_IOC_REVALIDATE ioctl), so their next reads see what other clients synced.
     Revalidate(RevalidateArgs),
+    /// Benchmark a server (or compare two) through this client: sequential and random I/O,
+    /// then creating, looking up and removing files; a table, JSON or a chart (docs/bench.md).
+    Bench(bench::BenchArgs),
     /// List I/O check (for tests): one write_list of many small extents, one read_list of
     /// them, compared.
     #[command(hide = true)]
@@ -297,6 +301,7 @@ impl ClientCommand {
             Self::Lock(a) => &a.common,
             Self::Mount(a) => &a.common,
             Self::ListIo(a) => &a.common,
+            Self::Bench(a) => &a.common,
             // Local: it talks to the mount, not to a server.
             Self::Revalidate(_) => &NO_COMMON,
         }
@@ -624,6 +629,7 @@ async fn dispatch(cmd: &ClientCommand, clients: &mut Clients) -> CmdResult {
         ClientCommand::Mount(a) => mount::mount(clients, a).await,
         ClientCommand::Revalidate(_) => Err(Failure::other("revalidate runs without a client")),
         ClientCommand::ListIo(a) => listio::list_io(clients, a).await,
+        ClientCommand::Bench(a) => bench::bench(clients, a).await,
     }
 }
 

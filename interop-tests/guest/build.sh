@@ -15,6 +15,9 @@
 # Environment:
 #   PNFS_INTEROP_DIR      cache directory (default <repo>/target/interop-guest)
 #   PNFS_DEBIAN_MIRROR    Debian mirror (default http://deb.debian.org/debian)
+#   PNFS_GUEST_KERNEL     a linux-image .deb to boot instead of packages.txt's kernel (for example
+#                         bookworm-backports' 6.12, to tell a bug of the 6.1 client from ours);
+#                         such a guest is cached beside the default one, not in its place
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -24,7 +27,13 @@ suite=bookworm
 
 log() { printf '[guest build] %s\n' "$*" >&2; }
 
-key=$(cat "$here/packages.txt" "$here/build.sh" "$here/initramfs-init" | sha256sum | cut -c1-16)
+kernel_deb=${PNFS_GUEST_KERNEL:-}
+if [[ -n $kernel_deb && ! -f $kernel_deb ]]; then
+    log "PNFS_GUEST_KERNEL=$kernel_deb: no such file (a linux-image-*.deb)"
+    exit 1
+fi
+key=$({ cat "$here/packages.txt" "$here/build.sh" "$here/initramfs-init"
+    [[ -z $kernel_deb ]] || basename "$kernel_deb"; } | sha256sum | cut -c1-16)
 dir=$base/guest-$key
 if [[ -f $dir/ready ]]; then
     echo "$dir"
@@ -87,19 +96,25 @@ download() {
     (cd "$base/debs" && apt-get download "$@" >/dev/null 2>&1) ||
         { apt-get update -qq >&2 && (cd "$base/debs" && apt-get download "$@" >&2); }
 }
-kpkg=$(apt-cache depends "$kernel_meta" 2>/dev/null |
-    sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1)
-if [[ -z $kpkg ]]; then
-    apt-get update -qq >&2
-    kpkg=$(apt-cache depends "$kernel_meta" | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1)
-fi
-[[ -n $kpkg ]] || { log "cannot resolve $kernel_meta to a kernel package"; exit 1; }
-kver=${kpkg#linux-image-}
-deb=$(ls -t "$base/debs/${kpkg}_"*.deb 2>/dev/null | head -n 1 || true)
-if [[ -z $deb ]]; then
-    log "downloading $kpkg"
-    download "$kpkg"
-    deb=$(ls -t "$base/debs/${kpkg}_"*.deb | head -n 1)
+if [[ -n $kernel_deb ]]; then
+    deb=$kernel_deb
+    kpkg=$(dpkg-deb -f "$deb" Package)
+    kver=${kpkg#linux-image-}
+else
+    kpkg=$(apt-cache depends "$kernel_meta" 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1)
+    if [[ -z $kpkg ]]; then
+        apt-get update -qq >&2
+        kpkg=$(apt-cache depends "$kernel_meta" | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1)
+    fi
+    [[ -n $kpkg ]] || { log "cannot resolve $kernel_meta to a kernel package"; exit 1; }
+    kver=${kpkg#linux-image-}
+    deb=$(ls -t "$base/debs/${kpkg}_"*.deb 2>/dev/null | head -n 1 || true)
+    if [[ -z $deb ]]; then
+        log "downloading $kpkg"
+        download "$kpkg"
+        deb=$(ls -t "$base/debs/${kpkg}_"*.deb | head -n 1)
+    fi
 fi
 log "kernel $kver from $(basename "$deb")"
 dpkg-deb -x "$deb" "$work/kernel"
@@ -134,7 +149,11 @@ chroot "$root" modprobe -S "$kver" -a --show-depends \
     sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++' |
     while read -r ko; do
         mkdir -p "$init$(dirname "$ko")"
-        cp "$root$ko" "$init$ko"
+        # (newer Debian kernels ship modules xz-compressed; busybox's insmod wants them plain)
+        case $ko in
+        *.ko.xz) xz -dc "$root$ko" >"$init${ko%.xz}" && ko=${ko%.xz} ;;
+        *) cp "$root$ko" "$init$ko" ;;
+        esac
         echo "$ko" >>"$init/modules.order"
     done
 (cd "$init" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
@@ -157,9 +176,11 @@ rm -rf "$root" "$work/kernel" "$work/initramfs"
 touch "$work/ready"
 
 # Swap in the new guest; guests built from other package lists are stale.
-for old in "$base"/guest-*; do
-    if [[ -d $old && $old != "$work" ]]; then rm -rf "$old"; fi
-done
+if [[ -z $kernel_deb ]]; then
+    for old in "$base"/guest-*; do
+        if [[ -d $old && $old != "$work" ]]; then rm -rf "$old"; fi
+    done
+fi
 mv "$work" "$dir"
 log "guest ready in $(($(date +%s) - start)) s: $dir"
 echo "$dir"

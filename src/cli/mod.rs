@@ -1,6 +1,6 @@
 //! The client commands of `pnfs` (`ls`, `stat`, `cat`, `cp`, `put`, `get`, `rm`, `mkdir`, `mv`,
-//! `lock`, `mount`, `bench`): each names files on a server by `nfs://host[:port]/path` URLs and runs on the
-//! bundled client library.
+//! `lock`, `mount`, `bench`): each names files on a server by `nfs://host[:port]/path` URLs and
+//! runs on the bundled client library.
 //!
 //! Exit codes, so scripts can tell failures apart: 0 success, 1 an NFS or I/O error (the
 //! message names the URL and the server's status, `pnfs: nfs://h:20490/x: OPEN:

@@ -12,7 +12,21 @@
 # RPC tasks (rpc_debug), the queue pairs (rdma res), rxe's hardware counters, the tail of our
 # server's log; then, once that create is through (about 60 s later), the mount's counters
 # (the xprt line's local_inv_needed among them).
+#
+# READDIR=1 lists the directory after each create (READDIR replies come in multi-region Reply
+# chunks, so the client Local-Invalidates after them as after our layouts: the knfsd control
+# for that). TRACE=1 records the client's rpcrdma tracepoints and prints their tail at the stall
+# (xprtrdma_post_send tells whether the client posted the stuck call's Send). The guest sees
+# only scenario.env, so set them in a wrapper given as SCRIPT: `TRACE=1 bash /scenario/rdma-stall.sh`.
 N=${N:-300}
+if [[ ${TRACE:-} == 1 ]]; then
+    modprobe rpcrdma # (its events exist once it is loaded)
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+    echo 8192 >/sys/kernel/tracing/buffer_size_kb
+    echo 1 >/sys/kernel/tracing/events/rpcrdma/enable
+    echo 1 >/sys/kernel/tracing/events/sunrpc/xprt_transmit/enable
+    echo 1 >/sys/kernel/tracing/tracing_on
+fi
 if [[ $SERVER == pnfs ]]; then
     kill "$(cat /tmp/pnfs.pid)"
     sleep 2
@@ -30,7 +44,11 @@ mkdir -p /mnt/x
 mount -t nfs -o vers=4.2,proto=rdma,port=20049 "10.99.0.1:$EXPORT" /mnt/x || { echo "STALL mount failed"; exit 1; }
 mkdir -p /mnt/x/stall
 start=$EPOCHREALTIME
-( for ((i = 0; i < N; i++)); do : >/mnt/x/stall/f$i; echo "$i" >/tmp/progress; done; echo done >/tmp/progress ) &
+( for ((i = 0; i < N; i++)); do
+    : >/mnt/x/stall/f$i
+    [[ ${READDIR:-} != 1 ]] || ls -f /mnt/x/stall >/dev/null
+    echo "$i" >/tmp/progress
+done; echo done >/tmp/progress ) &
 last= same=0
 while sleep 1; do
     p=$(cat /tmp/progress 2>/dev/null)
@@ -47,6 +65,10 @@ while sleep 1; do
     dmesg | grep -A8 -- '-pid- flgs' | tail -n 12 | sed 's/^/RPCTASKS /'
     rdma res show qp 2>&1 | sed 's/^/QP /'
     hw stalled
+    if [[ ${TRACE:-} == 1 ]]; then
+        echo 0 >/sys/kernel/tracing/tracing_on
+        grep -v '^#' /sys/kernel/tracing/trace | tail -n 80 | cut -c1-240 | sed 's/^/TRACE /'
+    fi
     [[ $SERVER == pnfs ]] && sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs-trace.log | tail -n 40 | cut -c1-240 | sed 's/^/SERVER /'
     # The stalled create ends with the client's retransmit (60 s); no more creates after it.
     kill %1 2>/dev/null

@@ -126,15 +126,27 @@ pub(crate) async fn seq_write(
         latencies.push(t0.elapsed());
         off += n;
     }
+    let bytes = s.size;
+    synced(f, start, latencies, bytes).await.map_err(err)
+}
+
+/// The end of a write phase: fsync inside the timed part (see the module documentation), then
+/// close outside it.
+async fn synced(
+    f: File,
+    start: Instant,
+    latencies: Vec<Duration>,
+    bytes: u64,
+) -> Result<Measured, client::Error> {
     let c0 = Instant::now();
-    f.fsync().await.map_err(err)?;
+    f.fsync().await?;
     let commit = c0.elapsed();
     let elapsed = start.elapsed();
-    f.close().await.map_err(err)?;
+    f.close().await?;
     Ok(Measured {
         elapsed,
         ops: latencies.len() as u64,
-        bytes: s.size,
+        bytes,
         latencies,
         commit: Some(commit),
     })
@@ -190,18 +202,8 @@ pub(crate) async fn rand_write(
         f.write_list(&[(off, chunk.clone())]).await.map_err(err)?;
         latencies.push(t0.elapsed());
     }
-    let c0 = Instant::now();
-    f.fsync().await.map_err(err)?;
-    let commit = c0.elapsed();
-    let elapsed = start.elapsed();
-    f.close().await.map_err(err)?;
-    Ok(Measured {
-        elapsed,
-        ops: offsets.len() as u64,
-        bytes: offsets.len() as u64 * RAND_BLOCK,
-        latencies,
-        commit: Some(commit),
-    })
+    let bytes = offsets.len() as u64 * RAND_BLOCK;
+    synced(f, start, latencies, bytes).await.map_err(err)
 }
 
 /// `s.rand_ops` 4 KiB reads at the offsets of `seed`, each from the server (no cache).

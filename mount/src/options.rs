@@ -28,6 +28,9 @@ pub struct MountOptions {
     pub write_back: Option<usize>,
     /// Read cache per open file (`read_cache=SIZE`).
     pub read_cache: Option<usize>,
+    /// Bytes written and not known stable per open file past which the client COMMITs them
+    /// and frees them (`commit_every=SIZE`): a long write's memory bound.
+    pub commit_every: Option<usize>,
     /// The kernel's read-ahead on the mount (`read_ahead=SIZE`, default 4 MiB): how far
     /// ahead of a sequential reader it asks (in requests of up to 1 MiB).
     pub read_ahead: usize,
@@ -58,6 +61,7 @@ impl Default for MountOptions {
             no_pnfs: false,
             write_back: None,
             read_cache: None,
+            commit_every: None,
             read_ahead: 4 << 20,
             writeback_cache: false,
             fsync_revalidate: false,
@@ -130,6 +134,7 @@ impl MountOptions {
                 Some(("gid", v)) => self.gid = Some(id(o, v)?),
                 Some(("write_back", v)) => self.write_back = Some(size(o, v)?),
                 Some(("read_cache", v)) => self.read_cache = Some(size(o, v)?),
+                Some(("commit_every", v)) => self.commit_every = Some(size(o, v)?),
                 Some(("read_ahead", v)) => self.read_ahead = size(o, v)?,
                 Some(("log", v)) => self.log = Some(PathBuf::from(v)),
                 Some(("fsname", v)) => self.fsname = v.to_string(),
@@ -183,12 +188,13 @@ mod tests {
     #[test]
     fn client_and_cache_options() {
         let mut o = MountOptions::default();
-        o.apply("uid=1000,gid=100,nopnfs,write_back=8M,read_cache=128m,fsync_revalidate")
+        o.apply("uid=1000,gid=100,nopnfs,write_back=8M,read_cache=128m,fsync_revalidate,commit_every=1G")
             .unwrap();
         assert_eq!((o.uid, o.gid), (Some(1000), Some(100)));
         assert!(o.no_pnfs && o.fsync_revalidate && !o.writeback_cache);
         assert_eq!(o.write_back, Some(8 << 20));
         assert_eq!(o.read_cache, Some(128 << 20));
+        assert_eq!(o.commit_every, Some(1 << 30));
         o.apply("write_back=4096,writeback_cache").unwrap();
         assert_eq!(o.write_back, Some(4096));
         assert!(o.writeback_cache);

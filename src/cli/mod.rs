@@ -57,6 +57,14 @@ pub(crate) struct CommonOpts {
     /// registration cache; for measurements).
     #[arg(long, hide = true)]
     pub rdma_no_cache: bool,
+    /// Bytes written per open file that are buffered before they are sent (e.g. 8MiB)
+    /// [default: 32MiB].
+    #[arg(long, value_name = "SIZE", value_parser = bench::parse_size)]
+    pub write_back: Option<u64>,
+    /// Bytes written per open file and not yet known stable past which they are COMMITted
+    /// and freed [default: 64MiB]; with --write-back, what bounds a long write's memory.
+    #[arg(long, value_name = "SIZE", value_parser = bench::parse_size)]
+    pub commit_every: Option<u64>,
 }
 
 /// `ls` arguments.
@@ -316,6 +324,8 @@ static NO_COMMON: CommonOpts = CommonOpts {
     verbose: false,
     rdma: false,
     rdma_no_cache: false,
+    write_back: None,
+    commit_every: None,
 };
 
 fn parse_mode(s: &str) -> Result<u32, String> {
@@ -452,11 +462,17 @@ impl Clients {
         if let Some(g) = common.gid {
             credentials.gid = g;
         }
+        let defaults = ClientOptions::default();
+        let size = |n: Option<u64>, default: usize| {
+            n.map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
+        };
         let opts = ClientOptions {
             credentials,
             pnfs: !common.no_pnfs,
             rdma_registration_cache: !common.rdma_no_cache,
-            ..ClientOptions::default()
+            write_back: size(common.write_back, defaults.write_back),
+            commit_every: size(common.commit_every, defaults.commit_every),
+            ..defaults
         };
         Self {
             opts,

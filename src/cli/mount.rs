@@ -50,6 +50,9 @@ pub(crate) async fn mount(clients: &mut Clients, a: &MountArgs) -> CmdResult {
         if let Some(n) = opts.read_cache {
             c.read_cache = n;
         }
+        if let Some(n) = opts.commit_every {
+            c.commit_every = n;
+        }
         c.attr_timeout = opts.attr_timeout;
     });
     let c = clients.get(&url).await?;

@@ -66,7 +66,7 @@ impl Default for ClientOptions {
             attr_timeout: Duration::from_secs(3),
             write_back: 32 << 20,
             read_cache: 64 << 20,
-            commit_every: 128 << 20,
+            commit_every: 64 << 20,
             pnfs: true,
             ds_in_flight: 8,
             io_size: 1 << 20,

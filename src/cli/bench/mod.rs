@@ -27,6 +27,8 @@ mod stats;
 mod table;
 mod workdir;
 
+pub(super) use settings::parse_size;
+
 use std::collections::BTreeMap;
 
 use bytes::Bytes;

@@ -23,11 +23,12 @@ use nfs_proto::control::{
     REGISTER_SEAL_PURPOSE,
 };
 use nfs_proto::nfs4::{NfsStat4, StableHow4, OPEN4_SHARE_ACCESS_READ};
-use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
+use nfs_proto::rpc::{AcceptStat, AuthFlavor, AuthStat, OpaqueAuth};
 use nfs_proto::transport::{self, CallError, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Xdr};
 use nfs_server::{ServeLimits, Service, StreamServer};
 use pfs_core::{NullStore, ObjectStore};
+use testkit::client::denied;
 use testkit::cluster::{client_addr, ds_control_addr, ds_nfs_addr, MDS_ADDR};
 use tokio::io::{AsyncWriteExt, DuplexStream};
 
@@ -212,13 +213,6 @@ fn signed(k: &ClusterKey, stamp: CallStamp, proc_: CtlProc, args: &Bytes) -> Opa
         proc_.0,
         std::slice::from_ref(args),
     )
-}
-
-fn denied(r: Result<Bytes, CallError>) -> AuthStat {
-    match r {
-        Err(CallError::Denied(RejectedReply::AuthError(s))) => s,
-        other => panic!("expected AUTH_ERROR, got {other:?}"),
-    }
 }
 
 fn register_args(ds_id: u32) -> Bytes {

@@ -8,28 +8,23 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
-use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
-use nfs_proto::transport::{CallError, Conn};
+use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth};
 use pfs_core::ObjectId;
 use support::*;
 use testkit::prelude::*;
 
-/// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc`, sequence number 1,
-/// service `rpc_gss_svc_none`, and a context handle.
-fn gss(gss_proc: u32, handle: &[u8]) -> OpaqueAuth {
-    let mut b = Vec::new();
-    for w in [1u32, gss_proc, 1, 1, handle.len() as u32] {
-        b.extend_from_slice(&w.to_be_bytes());
-    }
-    b.extend_from_slice(handle);
-    b.resize(b.len().div_ceil(4) * 4, 0);
-    OpaqueAuth::new(AuthFlavor::RPCSEC_GSS, Bytes::from(b))
-}
-
 fn refused() -> Vec<(&'static str, OpaqueAuth, AuthStat)> {
     vec![
-        ("RPCSEC_GSS init", gss(1, &[]), AuthStat::AUTH_BADCRED),
-        ("RPCSEC_GSS data", gss(0, b"ctx1"), AuthStat::AUTH_BADCRED),
+        (
+            "RPCSEC_GSS init",
+            rpcsec_gss(1, &[]),
+            AuthStat::AUTH_BADCRED,
+        ),
+        (
+            "RPCSEC_GSS data",
+            rpcsec_gss(0, b"ctx1"),
+            AuthStat::AUTH_BADCRED,
+        ),
         (
             "AUTH_SHORT",
             OpaqueAuth::new(AuthFlavor::AUTH_SHORT, Bytes::from_static(&[9; 8])),
@@ -43,25 +38,13 @@ fn refused() -> Vec<(&'static str, OpaqueAuth, AuthStat)> {
     ]
 }
 
-async fn null(conn: &Conn, cred: OpaqueAuth) -> Result<Bytes, CallError> {
-    conn.call(NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, cred, vec![])
-        .await
-}
-
-fn denied<T: std::fmt::Debug>(r: Result<T, CallError>) -> AuthStat {
-    match r {
-        Err(CallError::Denied(RejectedReply::AuthError(s))) => s,
-        other => panic!("not MSG_DENIED / AUTH_ERROR: {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compound() {
     let d = start_ds(1, Duration::from_secs(90)).await;
     let conn = d.connect();
     for (what, cred, stat) in refused() {
         assert_eq!(
-            denied(null(&conn, cred.clone()).await),
+            denied(null_call(&conn, cred.clone()).await),
             stat,
             "NULL, {what}"
         );
@@ -72,8 +55,11 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
             "COMPOUND, {what}"
         );
     }
-    assert!(null(&conn, OpaqueAuth::none()).await.unwrap().is_empty());
-    assert!(null(&conn, auth_sys(1000)).await.unwrap().is_empty());
+    assert!(null_call(&conn, OpaqueAuth::none())
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(null_call(&conn, auth_sys(1000)).await.unwrap().is_empty());
     for (owner, cred) in [("none", OpaqueAuth::none()), ("sys", auth_sys(1000))] {
         let ex = NfsArgop4::ExchangeId(Setup::data_server(owner).exchange_id());
         let r = compound_as(&conn, cred, 1, vec![ex]).await.unwrap();
@@ -99,7 +85,7 @@ async fn a_write_with_a_refused_credential_writes_nothing() {
         putfh(&fh),
         write_op(sid, 0, StableHow4::FILE_SYNC4, b"forged"),
     ];
-    let r = compound_as(&c.conn, gss(0, b"ctx1"), 1, ops).await;
+    let r = compound_as(&c.conn, rpcsec_gss(0, b"ctx1"), 1, ops).await;
     assert_eq!(denied(r), AuthStat::AUTH_BADCRED);
     let id = ObjectId { file: 7, stripe: 0 };
     assert_eq!(d.ds.objects().size(id).unwrap(), 0);

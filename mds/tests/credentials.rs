@@ -5,30 +5,25 @@
 
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
-use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
-use nfs_proto::transport::{CallError, Conn};
+use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth};
 use testkit::cluster::Cluster;
 use testkit::prelude::*;
-
-/// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc`, sequence number,
-/// service `rpc_gss_svc_none`, and a context handle.
-fn gss(gss_proc: u32, handle: &[u8]) -> OpaqueAuth {
-    let mut b = Vec::new();
-    for w in [1u32, gss_proc, 1, 1, handle.len() as u32] {
-        b.extend_from_slice(&w.to_be_bytes());
-    }
-    b.extend_from_slice(handle);
-    b.resize(b.len().div_ceil(4) * 4, 0);
-    OpaqueAuth::new(AuthFlavor::RPCSEC_GSS, Bytes::from(b))
-}
 
 /// The credentials the server must refuse, with the `auth_stat` it refuses each with.
 fn refused() -> Vec<(&'static str, OpaqueAuth, AuthStat)> {
     vec![
         // RPCSEC_GSS_INIT, as gssd sends it in a NULL call to create a context.
-        ("RPCSEC_GSS init", gss(1, &[]), AuthStat::AUTH_BADCRED),
+        (
+            "RPCSEC_GSS init",
+            rpcsec_gss(1, &[]),
+            AuthStat::AUTH_BADCRED,
+        ),
         // RPCSEC_GSS_DATA with a context handle the server never made.
-        ("RPCSEC_GSS data", gss(0, b"ctx1"), AuthStat::AUTH_BADCRED),
+        (
+            "RPCSEC_GSS data",
+            rpcsec_gss(0, b"ctx1"),
+            AuthStat::AUTH_BADCRED,
+        ),
         (
             "AUTH_SHORT",
             OpaqueAuth::new(AuthFlavor::AUTH_SHORT, Bytes::from_static(&[9; 8])),
@@ -47,12 +42,6 @@ fn refused() -> Vec<(&'static str, OpaqueAuth, AuthStat)> {
     ]
 }
 
-/// NULL (procedure 0) with this credential: its (empty) result or why not.
-async fn null(conn: &Conn, cred: OpaqueAuth) -> Result<Bytes, CallError> {
-    conn.call(NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, cred, vec![])
-        .await
-}
-
 fn exchange_id(owner: &str) -> NfsArgop4 {
     NfsArgop4::ExchangeId(ExchangeIdArgs {
         eia_clientowner: ClientOwner4 {
@@ -63,13 +52,6 @@ fn exchange_id(owner: &str) -> NfsArgop4 {
         eia_state_protect: StateProtect4A::None,
         eia_client_impl_id: vec![],
     })
-}
-
-fn denied<T: std::fmt::Debug>(r: Result<T, CallError>) -> AuthStat {
-    match r {
-        Err(CallError::Denied(RejectedReply::AuthError(s))) => s,
-        other => panic!("not MSG_DENIED / AUTH_ERROR: {other:?}"),
-    }
 }
 
 fn exchange_id_ok(r: &Compound4Res) -> bool {
@@ -85,7 +67,7 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
     let conn = s.conn();
     for (what, cred, stat) in refused() {
         assert_eq!(
-            denied(null(&conn, cred.clone()).await),
+            denied(null_call(&conn, cred.clone()).await),
             stat,
             "NULL, {what}"
         );
@@ -94,8 +76,11 @@ async fn flavors_other_than_auth_none_and_auth_sys_are_denied_for_null_and_compo
     }
     // The connection stays usable, and the flavors SECINFO advertises are served: NULL with
     // AUTH_NONE is the Linux client's probe.
-    assert!(null(&conn, OpaqueAuth::none()).await.unwrap().is_empty());
-    assert!(null(&conn, auth_sys(1000)).await.unwrap().is_empty());
+    assert!(null_call(&conn, OpaqueAuth::none())
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(null_call(&conn, auth_sys(1000)).await.unwrap().is_empty());
     let r = compound_as(&conn, OpaqueAuth::none(), 1, vec![exchange_id("none")]).await;
     assert!(exchange_id_ok(&r.unwrap()));
     let r = compound_as(&conn, auth_sys(1000), 1, vec![exchange_id("sys")]).await;
@@ -124,7 +109,13 @@ async fn a_refused_call_in_a_session_does_not_touch_its_slot() {
         sa_highest_slotid: 0,
         sa_cachethis: true,
     });
-    let r = compound_as(&c.conn, gss(0, b"ctx1"), 1, vec![seq, NfsArgop4::PutRootFh]).await;
+    let r = compound_as(
+        &c.conn,
+        rpcsec_gss(0, b"ctx1"),
+        1,
+        vec![seq, NfsArgop4::PutRootFh],
+    )
+    .await;
     assert_eq!(denied(r), AuthStat::AUTH_BADCRED);
     // The same sequence id with AUTH_SYS is a new request, not a retry of the refused one.
     let r = c.call(vec![NfsArgop4::PutRootFh, NfsArgop4::GetFh]).await;

@@ -12,8 +12,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use mds::config::{Access, ClientRule, ExportConfig};
 use nfs_proto::nfs4::*;
-use nfs_proto::rpc::{AuthFlavor, AuthStat, OpaqueAuth, RejectedReply};
-use nfs_proto::transport::CallError;
+use nfs_proto::rpc::AuthStat;
 use testkit::cluster::Cluster;
 use testkit::prelude::*;
 
@@ -47,22 +46,6 @@ impl Captured {
             .filter(|l| l.contains(needle))
             .map(str::to_owned)
             .collect()
-    }
-}
-
-/// An RPCSEC_GSS_INIT credential (RFC 2203 section 5), which this server refuses.
-fn gss_init() -> OpaqueAuth {
-    let mut b = Vec::new();
-    for w in [1u32, 1, 1, 1, 0] {
-        b.extend_from_slice(&w.to_be_bytes());
-    }
-    OpaqueAuth::new(AuthFlavor::RPCSEC_GSS, Bytes::from(b))
-}
-
-fn denied<T: std::fmt::Debug>(r: Result<T, CallError>) -> AuthStat {
-    match r {
-        Err(CallError::Denied(RejectedReply::AuthError(s))) => s,
-        other => panic!("not MSG_DENIED / AUTH_ERROR: {other:?}"),
     }
 }
 
@@ -106,9 +89,7 @@ async fn repeated_refusals_of_one_peer_are_logged_at_a_bounded_rate() {
     for _ in 0..4 {
         let conn = s.conn();
         for _ in 0..25 {
-            let r = conn
-                .call(NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, gss_init(), vec![])
-                .await;
+            let r = null_call(&conn, rpcsec_gss(1, &[])).await;
             assert_eq!(denied(r), AuthStat::AUTH_BADCRED);
             let r = compound_as(&conn, auth_sys(0), 1, vec![exchange_id()]).await;
             assert_eq!(denied(r), AuthStat::AUTH_TOOWEAK);

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
-use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
+use nfs_proto::rpc::{AuthFlavor, AuthStat, AuthSysParms, OpaqueAuth, RejectedReply};
 use nfs_proto::transport::{self, CallError, CallHandler, Conn, ConnLimits, NoCalls};
 use nfs_proto::xdr::{self, Utf8String};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -45,6 +45,33 @@ pub fn auth_sys_groups(uid: u32, gid: u32, gids: &[u32]) -> OpaqueAuth {
         gids: gids.to_vec(),
     };
     OpaqueAuth::new(AuthFlavor::AUTH_SYS, xdr::to_bytes(&p))
+}
+
+/// An RPCSEC_GSS credential (RFC 2203 section 5): version 1, `gss_proc` (1 is
+/// RPCSEC_GSS_INIT, 0 DATA), sequence number 1, service `rpc_gss_svc_none`, and a context
+/// handle. The servers serve no GSS, so this is what they must refuse.
+pub fn rpcsec_gss(gss_proc: u32, handle: &[u8]) -> OpaqueAuth {
+    let mut b = Vec::new();
+    for w in [1u32, gss_proc, 1, 1, handle.len() as u32] {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    b.extend_from_slice(handle);
+    b.resize(b.len().div_ceil(4) * 4, 0);
+    OpaqueAuth::new(AuthFlavor::RPCSEC_GSS, Bytes::from(b))
+}
+
+/// NFSv4's NULL procedure with credential `cred`: its (empty) result, or why not.
+pub async fn null_call(conn: &Conn, cred: OpaqueAuth) -> Result<Bytes, CallError> {
+    conn.call(NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, cred, vec![])
+        .await
+}
+
+/// The `auth_stat` of a call refused with MSG_DENIED / AUTH_ERROR; panics on anything else.
+pub fn denied<T: std::fmt::Debug>(r: Result<T, CallError>) -> AuthStat {
+    match r {
+        Err(CallError::Denied(RejectedReply::AuthError(s))) => s,
+        other => panic!("not MSG_DENIED / AUTH_ERROR: {other:?}"),
+    }
 }
 
 /// The channel attributes the test client asks for (fore channel; the back channel asks for

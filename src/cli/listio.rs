@@ -8,24 +8,13 @@ use std::io::Write;
 use bytes::Bytes;
 use client::OpenOptions;
 
+use super::rng::Rng;
 use super::{parse_url, Clients, CmdResult, Failure, ListIoArgs, EXIT_MISMATCH};
-
-/// A small deterministic generator (xorshift64*): the same extents for the same seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 /// `count` extents (offset, data), in order and apart: extent i lies in
 /// `[i * 2 * max, (i + 1) * 2 * max)`, 1 to `max` bytes long.
 fn extents(count: usize, max: u64, seed: u64) -> Vec<(u64, Bytes)> {
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::from_state(seed | 1);
     (0..count as u64)
         .map(|i| {
             let off = i * 2 * max + r.next() % max;

@@ -14,6 +14,8 @@ mod listio;
 mod lock;
 mod ls;
 pub(crate) mod mount;
+mod rng;
+mod size;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -59,11 +61,11 @@ pub(crate) struct CommonOpts {
     pub rdma_no_cache: bool,
     /// Bytes written per open file that are buffered before they are sent (e.g. 8MiB)
     /// [default: 32MiB].
-    #[arg(long, value_name = "SIZE", value_parser = bench::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = size::parse_size)]
     pub write_back: Option<u64>,
     /// Bytes written per open file and not yet known stable past which they are COMMITted
     /// and freed [default: 64MiB]; with --write-back, what bounds a long write's memory.
-    #[arg(long, value_name = "SIZE", value_parser = bench::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = size::parse_size)]
     pub commit_every: Option<u64>,
 }
 
@@ -649,19 +651,25 @@ async fn dispatch(cmd: &ClientCommand, clients: &mut Clients) -> CmdResult {
     }
 }
 
+/// A client command line (without the program name) as `pnfs` parses it, for the tests of
+/// each command's arguments.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser, Debug)]
+pub(crate) fn parse_args(args: &[&str]) -> Result<ClientCommand, clap::Error> {
+    #[derive(clap::Parser, Debug)]
     struct TestCli {
         #[command(subcommand)]
         cmd: ClientCommand,
     }
+    <TestCli as clap::Parser>::try_parse_from(std::iter::once("pnfs").chain(args.iter().copied()))
+        .map(|c| c.cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     fn parse(args: &[&str]) -> Result<ClientCommand, clap::Error> {
-        TestCli::try_parse_from(std::iter::once("pnfs").chain(args.iter().copied())).map(|c| c.cmd)
+        parse_args(args)
     }
 
     #[test]

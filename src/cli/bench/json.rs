@@ -166,7 +166,7 @@ pub(crate) fn render(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::bench::report::tests::sample;
+    use crate::cli::bench::report::tests::{one_server, sample};
     use serde_json::Value;
 
     #[test]
@@ -234,11 +234,7 @@ mod tests {
 
     #[test]
     fn one_server_has_a_null_ratio() {
-        let mut r = sample();
-        r.servers.truncate(1);
-        for p in &mut r.phases {
-            p.servers.truncate(1);
-        }
+        let r = one_server(sample());
         let v: Value = serde_json::from_str(&render(&r)).unwrap();
         for p in v["phases"].as_array().unwrap() {
             assert!(p["ratio"].is_null());

@@ -27,8 +27,6 @@ mod stats;
 mod table;
 mod workdir;
 
-pub(super) use settings::parse_size;
-
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
@@ -145,6 +143,26 @@ struct RunState {
     meta_files: bool,
 }
 
+/// One run: its number and what every phase of it uses.
+struct Run<'a> {
+    /// 0-based.
+    n: u64,
+    s: &'a Settings,
+    /// The bytes the data phases write.
+    payload: &'a Bytes,
+    /// What meta-create writes into each file (`s.file_size` bytes).
+    meta_payload: &'a Bytes,
+    progress: &'a Progress,
+}
+
+impl Run<'_> {
+    /// A progress line of this run.
+    fn line(&self, what: std::fmt::Arguments<'_>) {
+        self.progress
+            .line(format_args!("run {}/{}: {what}", self.n + 1, self.s.runs));
+    }
+}
+
 /// The names of run `run`'s data file and metadata directory.
 fn data_name(run: u64) -> String {
     format!("data-{run}")
@@ -161,31 +179,34 @@ async fn run_all(
     s: &Settings,
     progress: &Progress,
 ) -> Result<Vec<PhaseResult>, BenchError> {
-    let payload = phases::noise(
+    let payload = super::rng::noise(
         s.block.max(s.file_size).max(settings::RAND_BLOCK) as usize,
         7,
     );
     let meta_payload = payload.slice(..s.file_size as usize);
     let mut results: BTreeMap<Phase, Vec<ServerRuns>> = BTreeMap::new();
-    for run in 0..s.runs {
+    for n in 0..s.runs {
+        let run = Run {
+            n,
+            s,
+            payload: &payload,
+            meta_payload: &meta_payload,
+            progress,
+        };
         let mut state: Vec<RunState> = targets.iter().map(|_| RunState::default()).collect();
         for &phase in &s.phases {
             for (i, t) in targets.iter().enumerate() {
                 let st = &mut state[i];
-                prepare(phase, t, st, s, run, &payload, &meta_payload, progress).await?;
-                progress.line(format_args!(
-                    "run {}/{}: {} on {}: {}",
-                    run + 1,
-                    s.runs,
+                prepare(phase, t, st, &run).await?;
+                run.line(format_args!(
+                    "{} on {}: {}",
                     phase.name(),
                     t.label,
                     describe(phase, s)
                 ));
-                let m = measure(phase, t, st, s, run, &payload, &meta_payload).await?;
-                progress.line(format_args!(
-                    "run {}/{}: {} on {}: {} {} in {:.2} s",
-                    run + 1,
-                    s.runs,
+                let m = measure(phase, t, st, &run).await?;
+                run.line(format_args!(
+                    "{} on {}: {} {} in {:.2} s",
                     phase.name(),
                     t.label,
                     table::fmt_value(m.throughput(phase)),
@@ -202,7 +223,7 @@ async fn run_all(
             }
         }
         for (t, st) in targets.iter().zip(&mut state) {
-            finish_run(t, st, s, run).await?;
+            finish_run(t, st, s, n).await?;
         }
     }
     Ok(results
@@ -236,46 +257,33 @@ fn describe(phase: Phase, s: &Settings) -> String {
 /// Makes, untimed, what `phase` needs and no earlier phase of the run made: the data file
 /// when seq-write is not measured, the metadata directory, and its files when meta-create
 /// is not measured.
-#[allow(clippy::too_many_arguments)]
 async fn prepare(
     phase: Phase,
     t: &Target,
     st: &mut RunState,
-    s: &Settings,
-    run: u64,
-    payload: &Bytes,
-    meta_payload: &Bytes,
-    progress: &Progress,
+    run: &Run<'_>,
 ) -> Result<(), BenchError> {
     if phase.uses_data_file() {
         if phase != Phase::SeqWrite && !st.data {
-            progress.line(format_args!(
-                "run {}/{}: {}: writing the data file (untimed)",
-                run + 1,
-                s.runs,
-                t.label
-            ));
-            phases::seq_write(t, &data_name(run), s, payload).await?;
+            run.line(format_args!("{}: writing the data file (untimed)", t.label));
+            phases::seq_write(t, &data_name(run.n), run.s, run.payload).await?;
             st.data = true;
         }
         return Ok(());
     }
-    let dir = meta_dir(t, st, run).await?;
+    let dir = meta_dir(t, st, run.n).await?;
     if phase != Phase::MetaCreate && !st.meta_files {
-        progress.line(format_args!(
-            "run {}/{}: {}: creating {} files (untimed)",
-            run + 1,
-            s.runs,
-            t.label,
-            s.files
+        run.line(format_args!(
+            "{}: creating {} files (untimed)",
+            t.label, run.s.files
         ));
         phases::meta(
             Phase::MetaCreate,
             t,
             &dir,
-            &meta_dir_name(run),
-            s,
-            meta_payload.clone(),
+            &meta_dir_name(run.n),
+            run.s,
+            run.meta_payload.clone(),
         )
         .await?;
         st.meta_files = true;
@@ -303,27 +311,24 @@ async fn measure(
     phase: Phase,
     t: &Target,
     st: &mut RunState,
-    s: &Settings,
-    run: u64,
-    payload: &Bytes,
-    meta_payload: &Bytes,
+    run: &Run<'_>,
 ) -> Result<Measured, BenchError> {
-    let data = data_name(run);
+    let (s, data) = (run.s, data_name(run.n));
     // The random offsets of run r are the same on both servers.
-    let seed = run;
+    let seed = run.n;
     match phase {
         Phase::SeqWrite => {
-            let m = phases::seq_write(t, &data, s, payload).await?;
+            let m = phases::seq_write(t, &data, s, run.payload).await?;
             st.data = true;
             Ok(m)
         }
         Phase::SeqRead => phases::seq_read(t, &data, s).await,
-        Phase::RandWrite => phases::rand_write(t, &data, s, seed, payload).await,
+        Phase::RandWrite => phases::rand_write(t, &data, s, seed, run.payload).await,
         Phase::RandRead => phases::rand_read(t, &data, s, seed).await,
         Phase::MetaCreate | Phase::MetaStat | Phase::MetaRemove => {
-            let dir = meta_dir(t, st, run).await?;
-            let m =
-                phases::meta(phase, t, &dir, &meta_dir_name(run), s, meta_payload.clone()).await?;
+            let dir = meta_dir(t, st, run.n).await?;
+            let name = meta_dir_name(run.n);
+            let m = phases::meta(phase, t, &dir, &name, s, run.meta_payload.clone()).await?;
             st.meta_files = phase != Phase::MetaRemove;
             Ok(m)
         }

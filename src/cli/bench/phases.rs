@@ -30,6 +30,7 @@ use client::{Client, File, Node, OpenOptions};
 use super::error::BenchError;
 use super::settings::{Phase, Settings, RAND_BLOCK};
 use super::workdir::Target;
+use crate::cli::rng::Rng;
 
 /// What one phase measured on one server in one run.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,37 +56,6 @@ impl Measured {
             Phase::SeqWrite | Phase::SeqRead => self.bytes as f64 / secs / 1e6,
             _ => self.ops as f64 / secs,
         }
-    }
-}
-
-/// Bytes that do not compress or repeat (xorshift64*), for the data written.
-pub(crate) fn noise(len: usize, seed: u64) -> Bytes {
-    let mut r = Rng::new(seed);
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        v.extend_from_slice(&r.next().to_le_bytes());
-    }
-    v.truncate(len);
-    Bytes::from(v)
-}
-
-/// A small deterministic generator (xorshift64*): the random offsets of a run are the same
-/// on both servers of `--compare`.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed` (any value).
-    pub(crate) fn new(seed: u64) -> Rng {
-        // Spread small seeds (0, 1, 2: the run numbers) over the state; never 0.
-        Rng((seed ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9) | 1)
-    }
-
-    /// The next number.
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 }
 
@@ -126,8 +96,7 @@ pub(crate) async fn seq_write(
         latencies.push(t0.elapsed());
         off += n;
     }
-    let bytes = s.size;
-    synced(f, start, latencies, bytes).await.map_err(err)
+    synced(f, start, latencies, s.size).await.map_err(err)
 }
 
 /// The end of a write phase: fsync inside the timed part (see the module documentation), then
@@ -409,10 +378,7 @@ mod tests {
     }
 
     #[test]
-    fn noise_does_not_repeat_and_names_sort() {
-        let n = noise(4096, 1);
-        assert_eq!(n.len(), 4096);
-        assert_ne!(n[..2048], n[2048..]);
+    fn names_sort() {
         assert!(meta_name(9) < meta_name(10));
     }
 }

@@ -111,6 +111,15 @@ pub(crate) mod tests {
         }
     }
 
+    /// `r` with its first server only.
+    pub(crate) fn one_server(mut r: Report) -> Report {
+        r.servers.truncate(1);
+        for p in &mut r.phases {
+            p.servers.truncate(1);
+        }
+        r
+    }
+
     /// A report of two servers, two phases and three runs.
     pub(crate) fn sample() -> Report {
         let settings = Settings {

@@ -219,7 +219,7 @@ pub(crate) fn render(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::bench::report::tests::sample;
+    use crate::cli::bench::report::tests::{one_server, sample};
 
     #[test]
     fn figures_keep_three_significant_digits() {
@@ -255,11 +255,7 @@ mod tests {
 
     #[test]
     fn one_server_one_column_group() {
-        let mut r = sample();
-        r.servers.truncate(1);
-        for p in &mut r.phases {
-            p.servers.truncate(1);
-        }
+        let r = one_server(sample());
         let t = render(&r);
         let lines: Vec<&str> = t.lines().collect();
         assert!(

@@ -11,6 +11,7 @@
 #
 # Environment:
 #   FUZZ_SECONDS=N   seconds per fuzz target (default 60; 0 skips fuzzing)
+#   FUZZ_JOBS=N      fuzz targets run at once (default: one per core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

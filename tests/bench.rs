@@ -96,6 +96,69 @@ fn assert_every_phase(doc: &Value, servers: usize) {
     }
 }
 
+/// The small-file path of issue 22, counted on the MDS's metrics: a 4 KiB file created,
+/// written, closed, looked up and removed costs six COMPOUNDs (OPEN with its LAYOUTGET, the
+/// LAYOUTCOMMIT of the close's fsync, the lookup, the remove's LOOKUP of the name to find
+/// the delegation it gives back, DELEGRETURN with CLOSE, REMOVE), one FILE_SYNC WRITE to a
+/// data server and no COMMIT, no LAYOUTRETURN (CLOSE returns a return-on-close layout), and
+/// at most three fsyncs of the metadata store (OPEN, LAYOUTCOMMIT, REMOVE: each COMPOUND's
+/// changes share one). Before issue 22: nine COMPOUNDs, a DS COMMIT and 7.7 fsyncs.
+#[test]
+fn a_small_file_costs_six_round_trips_and_three_metadata_fsyncs() {
+    const FILES: f64 = 40.0;
+    let s = Server::start();
+    let count = |page: &str, op: &str| metric_sum(page, "pnfs_ops_total", &[("op", op)]);
+    let before = s.metrics();
+    let out = bench(&[
+        &s.url("/"),
+        "--only",
+        "meta",
+        "--files",
+        "40",
+        "--file-size",
+        "4KiB",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    json_of(&out);
+    let after = s.metrics();
+    let delta = |op: &str| count(&after, op) - count(&before, op);
+    let compounds = delta("OP_SEQUENCE");
+    // Setting up and tearing down the session and the bench directory: a few more.
+    assert!(
+        compounds <= 6.0 * FILES + 20.0,
+        "{compounds} COMPOUNDs for {FILES} files"
+    );
+    assert_eq!(delta("OP_LAYOUTGET"), FILES, "one per file, with its OPEN");
+    assert_eq!(delta("OP_LAYOUTRETURN"), 0.0);
+    assert_eq!(delta("OP_CLOSE"), FILES);
+    let fsyncs = metric_sum(&after, "pnfs_store_commits_total", &[])
+        - metric_sum(&before, "pnfs_store_commits_total", &[]);
+    assert!(
+        fsyncs <= 3.0 * FILES + 10.0,
+        "{fsyncs} metadata fsyncs for {FILES} files"
+    );
+    // The data servers' counts reach the MDS with their HEALTH replies, every few seconds.
+    let ds = |page: &str, op: &str| metric_sum(page, "pnfs_ds_ops_total", &[("op", op)]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let page = s.metrics();
+        let writes = ds(&page, "OP_WRITE") - ds(&before, "OP_WRITE");
+        if writes >= FILES {
+            assert_eq!(writes, FILES, "one WRITE per file");
+            assert_eq!(
+                ds(&page, "OP_COMMIT") - ds(&before, "OP_COMMIT"),
+                0.0,
+                "FILE_SYNC: no COMMIT"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "{writes} WRITEs seen");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 #[test]
 fn every_phase_against_a_striped_server_and_nothing_left_behind() {
     let s = Server::start();

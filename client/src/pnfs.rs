@@ -77,6 +77,28 @@ impl Device {
     }
 }
 
+/// The current stateid (RFC 8881 section 16.2.3.1.2): the stateid the previous operation of
+/// the COMPOUND made or used.
+pub(crate) const CURRENT_STATEID: Stateid4 = Stateid4 {
+    seqid: 1,
+    other: [0; 12],
+};
+
+/// LAYOUTGET of a whole-file files layout under `stateid` (an open's, or the current
+/// stateid after an OPEN in the same COMPOUND).
+pub(crate) fn layoutget_op(stateid: Stateid4, iomode: Layoutiomode4) -> NfsArgop4 {
+    NfsArgop4::LayoutGet(LayoutGetArgs {
+        loga_signal_layout_avail: false,
+        loga_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        loga_iomode: iomode,
+        loga_offset: 0,
+        loga_length: u64::MAX,
+        loga_minlength: 0,
+        loga_stateid: stateid,
+        loga_maxcount: 16 << 10,
+    })
+}
+
 /// A file layout held by the client.
 pub(crate) struct Layout {
     fh: NfsFh4,
@@ -92,6 +114,9 @@ pub(crate) struct Layout {
     dead: AtomicBool,
     /// Highest byte written through the data servers + 1, since the last LAYOUTCOMMIT.
     written_end: AtomicU64,
+    /// The server returns it when the file's last open is CLOSEd (`logr_return_on_close`,
+    /// RFC 8881 section 18.43.3): no LAYOUTRETURN before that CLOSE.
+    return_on_close: bool,
 }
 
 impl Layout {
@@ -199,56 +224,53 @@ impl Pnfs {
         {
             return None;
         }
-        match self.layoutget(fh, open, iomode).await {
-            Ok(l) => {
-                self.counters(|c| Counters::add(&c.layouts, 1));
-                lock(&self.layouts).insert(fh.clone(), l.clone());
-                Some(l)
-            }
+        let got = match self
+            .mds
+            .compound(vec![putfh(fh), layoutget_op(open, iomode)])
+            .await
+            .and_then(|r| r.ok())
+        {
+            Ok(results) => match results.last() {
+                Some(NfsResop4::LayoutGet(LayoutGetRes::Ok(ok))) => {
+                    self.adopt(fh, ok.clone()).await
+                }
+                _ => Err(self.bad("no LAYOUTGET result")),
+            },
+            Err(e) => Err(e),
+        };
+        match got {
+            Ok(l) => Some(l),
             Err(e) => {
-                tracing::debug!("no layout, I/O through the MDS: {e}");
-                // Unavailable for this file (RFC 8881 section 15.1.10.4): stop asking for a
-                // long while; anything else (TRYLATER, RECALLCONFLICT, a data server down)
-                // may pass soon.
-                let pause = match e.nfs_status() {
-                    Some(
-                        NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE | NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE,
-                    ) => Duration::from_secs(3600),
-                    _ => RETRY_LAYOUT_AFTER,
-                };
-                lock(&self.not_before).insert(fh.clone(), Instant::now() + pause);
+                self.refused(fh, &e);
                 None
             }
         }
     }
 
-    async fn layoutget(
-        &self,
-        fh: &NfsFh4,
-        open: Stateid4,
-        iomode: Layoutiomode4,
-    ) -> Result<Arc<Layout>> {
-        let results = self
-            .mds
-            .compound(vec![
-                putfh(fh),
-                NfsArgop4::LayoutGet(LayoutGetArgs {
-                    loga_signal_layout_avail: false,
-                    loga_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
-                    loga_iomode: iomode,
-                    loga_offset: 0,
-                    loga_length: u64::MAX,
-                    loga_minlength: 0,
-                    loga_stateid: open,
-                    loga_maxcount: 16 << 10,
-                }),
-            ])
-            .await?
-            .ok()?;
-        let ok = match results.last() {
-            Some(NfsResop4::LayoutGet(LayoutGetRes::Ok(ok))) => ok.clone(),
-            _ => return Err(self.bad("no LAYOUTGET result")),
+    /// A LAYOUTGET failed with `e`: the I/O of `fh` goes through the MDS for a while.
+    /// Unavailable for this file (RFC 8881 section 15.1.10.4): stop asking for a long
+    /// while; anything else (TRYLATER, RECALLCONFLICT, a data server down) may pass soon.
+    pub(crate) fn refused(&self, fh: &NfsFh4, e: &Error) {
+        tracing::debug!("no layout, I/O through the MDS: {e}");
+        let pause = match e.nfs_status() {
+            Some(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE | NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE) => {
+                Duration::from_secs(3600)
+            }
+            _ => RETRY_LAYOUT_AFTER,
         };
+        lock(&self.not_before).insert(fh.clone(), Instant::now() + pause);
+    }
+
+    /// Takes the layout a LAYOUTGET of `fh` granted into use (the first I/O finds it).
+    pub(crate) async fn adopt(&self, fh: &NfsFh4, ok: LayoutGetResOk) -> Result<Arc<Layout>> {
+        let l = self.layout_of(fh, ok).await?;
+        self.counters(|c| Counters::add(&c.layouts, 1));
+        lock(&self.layouts).insert(fh.clone(), l.clone());
+        Ok(l)
+    }
+
+    /// The layout `ok` grants, its device looked up (GETDEVICEINFO when not cached).
+    async fn layout_of(&self, fh: &NfsFh4, ok: LayoutGetResOk) -> Result<Arc<Layout>> {
         // Whole-file layouts only (as the Linux driver): anything else goes through the MDS.
         let l = ok
             .logr_layout
@@ -287,6 +309,7 @@ impl Pnfs {
             io: tokio::sync::RwLock::new(()),
             dead: AtomicBool::new(false),
             written_end: AtomicU64::new(0),
+            return_on_close: ok.logr_return_on_close,
         });
         Ok(layout)
     }
@@ -493,6 +516,7 @@ impl Pnfs {
         fh: &NfsFh4,
         open: Stateid4,
         pieces: &[(u64, Bytes)],
+        stable: StableHow4,
     ) -> Result<Option<Vec<crate::file::Written>>> {
         let Some(l) = self.layout(fh, open, Layoutiomode4::LAYOUTIOMODE4_RW).await else {
             return Ok(None);
@@ -500,7 +524,7 @@ impl Pnfs {
         let Ok(guard) = l.io.try_read() else {
             return Ok(None);
         };
-        match self.write_under(&l, open, pieces).await {
+        match self.write_under(&l, open, pieces, stable).await {
             Ok(out) => Ok(Some(out)),
             Err(e) if e.is_state_lost() => Err(e),
             Err(e) => {
@@ -516,6 +540,7 @@ impl Pnfs {
         l: &Layout,
         open: Stateid4,
         pieces: &[(u64, Bytes)],
+        stable: StableHow4,
     ) -> Result<Vec<crate::file::Written>> {
         let dev = self.device(&l.deviceid).await?;
         let ranges: Vec<(u64, u64)> = pieces.iter().map(|(o, d)| (*o, d.len() as u64)).collect();
@@ -541,7 +566,7 @@ impl Pnfs {
                         file_offsets.push(foff + from as u64);
                     }
                 }
-                let res = io::write(&t, open, &out_pieces, StableHow4::UNSTABLE4).await?;
+                let res = io::write(&t, open, &out_pieces, stable).await?;
                 let commit_to = if l.commit_thru_mds { mds_target } else { t };
                 let written: Vec<crate::file::Written> = res
                     .into_iter()
@@ -597,11 +622,12 @@ impl Pnfs {
                 .await
                 .retain(|k, (ep, _)| *k != bad && ep.addr() != bad);
         }
-        self.retire(l).await;
+        self.retire(l, false).await;
     }
 
-    /// Takes `l` out of use and returns it (after I/O under it is done).
-    async fn retire(&self, l: &Arc<Layout>) {
+    /// Takes `l` out of use and returns it (after I/O under it is done); `closing`: a CLOSE
+    /// of the file's last open follows, which returns a return-on-close layout itself.
+    async fn retire(&self, l: &Arc<Layout>, closing: bool) {
         l.dead.store(true, Ordering::Release);
         {
             let mut m = lock(&self.layouts);
@@ -615,7 +641,9 @@ impl Pnfs {
         if let Err(e) = self.layoutcommit_of(l).await {
             tracing::debug!("LAYOUTCOMMIT before returning a layout: {e}");
         }
-        let _ = self.layoutreturn(l).await;
+        if !(closing && l.return_on_close) {
+            let _ = self.layoutreturn(l).await;
+        }
     }
 
     async fn layoutreturn(&self, l: &Layout) -> Result<()> {
@@ -691,12 +719,13 @@ impl Pnfs {
         Ok(())
     }
 
-    /// The file is being closed: return its layout (return-on-close).
+    /// The file's last open is about to be CLOSEd: take its layout out of use (a
+    /// return-on-close layout goes back with the CLOSE).
     pub(crate) async fn close(&self, fh: &NfsFh4) {
         let l = lock(&self.layouts).get(fh).cloned();
         lock(&self.not_before).remove(fh);
         if let Some(l) = l {
-            self.retire(&l).await;
+            self.retire(&l, true).await;
         }
     }
 
@@ -718,7 +747,7 @@ impl Pnfs {
         let me = self.clone();
         tokio::spawn(async move {
             for l in recalled {
-                me.retire(&l).await;
+                me.retire(&l, false).await;
             }
         });
         NfsStat4::NFS4_OK

@@ -390,7 +390,9 @@ async fn remove_takes_the_name_and_the_data_of_the_last_link() {
         panic!("{r:?}")
     };
     assert!(res.cinfo.after > res.cinfo.before);
-    assert_eq!(data_size(&s, id), 0, "the data object is gone");
+    // The data goes in the background once the unlink is durable.
+    s.until("the data object is gone", || data_size(&s, id) == 0)
+        .await;
     assert_eq!(
         status(&mut c, "pub", vec![remove_op("f")]).await,
         NfsStat4::NFS4ERR_NOENT
@@ -562,7 +564,8 @@ async fn rename_over_a_file_replaces_it_and_removes_its_data() {
     let new = regular_file(&s, "pub", "new", 0, b"new").await;
     let r = from_to(&mut c, "pub", "pub", vec![rename("new", "old")]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    assert_eq!(data_size(&s, old), 0, "the replaced file's data went");
+    s.until("the replaced file's data went", || data_size(&s, old) == 0)
+        .await;
     assert_eq!(data_size(&s, new), 3);
     assert_eq!(fileid(&s, "pub/old"), new);
 }

@@ -209,6 +209,15 @@ pub async fn process<R: Role>(
     if let Some(pieces) = replay {
         return Reply::Success(pieces);
     }
+    if let Err(e) = ctx.finish().await {
+        // The changes may not be durable: no reply may acknowledge them. The slot is freed
+        // without a cached reply (a retry gets NFS4ERR_RETRY_UNCACHED_REP).
+        tracing::error!("COMPOUND not acknowledged, its changes may not be durable: {e}");
+        if let Some(s) = slot {
+            session_ops::abandon(server.core(), s);
+        }
+        return Reply::Accepted(AcceptStat::SystemErr);
+    }
     // COMPOUND4res: status of the last result, the tag, the results.
     let mut e = Encoder::new();
     e.put_u32(status.0);

@@ -71,6 +71,14 @@ pub trait CompoundCtx: Send {
     fn session(&self) -> &SessionCtx;
     /// The session-layer part, for the engine to fill in at SEQUENCE.
     fn session_mut(&mut self) -> &mut SessionCtx;
+
+    /// Called once the COMPOUND's operations have run, before its reply is cached and sent:
+    /// what they changed must be durable when this returns (the MDS makes its store's
+    /// deferred commits durable here, one fsync for the whole COMPOUND). An error means the
+    /// changes may not be durable: the engine answers SYSTEM_ERR and acknowledges nothing.
+    fn finish(&mut self) -> impl std::future::Future<Output = Result<(), String>> + Send {
+        async { Ok(()) }
+    }
 }
 
 /// What a server adds to the shared session layer: its own operations, and the hooks where a

@@ -94,6 +94,13 @@ pub fn finish(core: &Core, slot: SlotRef, reply: &[Bytes]) {
     );
 }
 
+/// Ends the COMPOUND on its slot without a reply to cache (none was sent).
+pub fn abandon(core: &Core, slot: SlotRef) {
+    core.state()
+        .sessions
+        .finish(&slot.sessionid, slot.slotid, Vec::new(), false);
+}
+
 /// Applies what the client table says must be kept (or forgotten), before the reply.
 async fn persist<R: Role>(server: &Arc<R>, events: Vec<ClientEvent>) -> Result<(), NfsStat4> {
     for ev in events {

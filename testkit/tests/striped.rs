@@ -277,6 +277,81 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
     assert_eq!(a.size, Some(UNIT + 5000));
 }
 
+/// The store changes of one COMPOUND share one fsync (deferred durability, made durable
+/// before the reply): OPEN creating a file plus LAYOUTGET (its stripe set and layout-writes
+/// mark) is one durable commit, and so is DELEGRETURN-less CLOSE + REMOVE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_compound_costs_one_fsync_whatever_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("c").await;
+    let before = mds.store().commit_stats();
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (_, _) = granted(&r);
+    let after = mds.store().commit_stats();
+    assert_eq!(after.commits - before.commits, 1, "{before:?} -> {after:?}");
+    assert!(
+        after.deferred_commits >= before.deferred_commits + 2,
+        "{after:?}"
+    );
+    let fh = getfh_res(&r);
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            NfsArgop4::Close(CloseArgs {
+                seqid: 0,
+                open_stateid: open_res(&r).stateid,
+            }),
+            NfsArgop4::PutRootFh,
+            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let removed = mds.store().commit_stats();
+    // The removal task may sync first (it syncs before asking the data servers to remove
+    // the objects); either way the unlink costs one fsync.
+    assert_eq!(
+        removed.commits - after.commits,
+        1,
+        "{after:?} -> {removed:?}"
+    );
+}
+
+/// Once the writer LAYOUTCOMMITted, GETATTR answers the recorded size without asking the
+/// data servers (issue 22: a stat costs no data-server call): bytes it writes after that show
+/// at its next LAYOUTCOMMIT (RFC 8881 section 12.5.4), not before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_writers_layoutcommit_getattr_answers_the_recorded_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut writer = k.client("writer").await;
+    let f = create_striped(&mut writer, &mds, "f").await;
+    let mut reader = k.client("reader").await;
+    f.write(&k, 1, 0, &pattern(5000)).await;
+    assert_eq!(
+        sizes(&mut reader, &f.fh).await.0,
+        UNIT + 5000,
+        "asked before any report"
+    );
+    layoutcommit(&mut writer, &f, UNIT + 4999).await;
+    // More through the layout, not reported yet: the data servers hold 2 MiB + 100.
+    f.write(&k, 2, 0, &pattern(100)).await;
+    assert_eq!(
+        sizes(&mut reader, &f.fh).await.0,
+        UNIT + 5000,
+        "the recorded size, the data servers not asked"
+    );
+    layoutcommit(&mut writer, &f, 2 * UNIT + 99).await;
+    assert_eq!(sizes(&mut reader, &f.fh).await.0, 2 * UNIT + 100);
+    // A new RW layout of another client: asked again until that client reports.
+    let mut other = k.client("other").await;
+    let g = create_striped(&mut other, &mds, "f").await;
+    g.write(&k, 0, UNIT, &pattern(10)).await; // file bytes [3 MiB, 3 MiB + 10)
+    assert_eq!(sizes(&mut reader, &f.fh).await.0, 3 * UNIT + 10);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
     let dir = tempfile::tempdir().unwrap();
@@ -292,7 +367,10 @@ async fn a_data_server_that_is_down_leaves_getattr_with_the_recorded_size() {
         ])
         .await;
     assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
-    f.write(&k, 2, 0, &pattern(5000)).await;
+    // A second writer, which has not reported: GETATTR asks the data servers.
+    let mut c2 = k.client("writer 2").await;
+    let g = create_striped(&mut c2, &mds, "f").await;
+    g.write(&k, 2, 0, &pattern(5000)).await;
     assert_eq!(sizes(&mut c, &f.fh).await.0, 2 * UNIT + 5000);
 
     let down = f.servers[2];

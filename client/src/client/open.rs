@@ -105,12 +105,46 @@ impl Client {
             NfsArgop4::GetFh,
             ops::getattr(),
         ]);
-        let r = self.run(ops).await?;
+        // A file created for writing is written next: its RW layout comes in the same
+        // COMPOUND (as the Linux client's), under the stateid the OPEN just made, and the
+        // MDS makes both durable with one commit.
+        let pnfs = self.inner.pnfs.as_ref().filter(|_| how.create && how.write);
+        if pnfs.is_some() {
+            ops.push(crate::pnfs::layoutget_op(
+                crate::pnfs::CURRENT_STATEID,
+                Layoutiomode4::LAYOUTIOMODE4_RW,
+            ));
+        }
+        let reply = self.inner.mds.compound(ops).await?;
+        // Only a failing LAYOUTGET leaves the OPEN standing: the writes go through the MDS
+        // for a while (or ask again).
+        let layout_refused = pnfs.is_some()
+            && reply.status != NfsStat4::NFS4_OK
+            && matches!(reply.results.last(), Some(NfsResop4::LayoutGet(_)));
+        let status = reply.status;
+        let r = if layout_refused {
+            reply.results
+        } else {
+            reply.ok()?
+        };
         let ok = ops::find(&r, NfsOpnum4::OP_OPEN, |x| match x {
             NfsResop4::Open(OpenRes::Ok(ok)) => Some(ok.clone()),
             _ => None,
         })?;
         let fh = ops::fh_of(&r)?;
+        if let Some(p) = pnfs {
+            let granted = match r.last() {
+                Some(NfsResop4::LayoutGet(LayoutGetRes::Ok(ok))) => Some(ok.clone()),
+                _ => None,
+            };
+            let adopted = match granted {
+                Some(ok) => p.adopt(&fh, ok).await.map(drop),
+                None => Err(crate::session::nfs_err(NfsOpnum4::OP_LAYOUTGET, status)),
+            };
+            if let Err(e) = adopted {
+                p.refused(&fh, &e);
+            }
+        }
         let meta = ops::attrs_of(&r).ok_or_else(|| self.protocol("OPEN without attributes"))?;
         if meta.file_type == attr::FileType::Dir {
             return Err(Error::Nfs {

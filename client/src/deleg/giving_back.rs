@@ -3,47 +3,63 @@
 
 use super::*;
 
+/// CLOSE of `so`'s server open.
+fn close_op(so: &ServerOpen) -> NfsArgop4 {
+    NfsArgop4::Close(CloseArgs {
+        seqid: 0,
+        open_stateid: so.stateid(),
+    })
+}
+
+/// The outcome of a COMPOUND whose last operation is a CLOSE: a server that lost the open
+/// already (a restart, an expiry) had nothing to close.
+fn closed(r: &crate::session::Reply, status: NfsStat4) -> Result<()> {
+    match status {
+        NfsStat4::NFS4_OK => Ok(()),
+        s if ops::failure(&r.results, s).is_state_lost() => Ok(()),
+        s => Err(ops::failure(&r.results, s)),
+    }
+}
+
 impl Inner {
     /// Returns the layout of `so`'s file and CLOSEs its server open, after releasing the
     /// locks its lock-owners still hold and freeing their lock stateids (CLOSE would fail
     /// with NFS4ERR_LOCKS_HELD, section 18.2.4). A server that lost the open already (a
     /// restart, an expiry) has nothing to close.
     pub(crate) async fn send_close(&self, so: &ServerOpen) -> Result<()> {
+        self.before_close(so).await;
+        let r = self.mds.compound(vec![putfh(&so.fh), close_op(so)]).await?;
+        closed(&r, r.status)
+    }
+
+    /// What goes before a CLOSE of `so`: its lock-owners' locks released, its layout taken
+    /// out of use (LAYOUTCOMMIT, and LAYOUTRETURN unless CLOSE returns it).
+    async fn before_close(&self, so: &ServerOpen) {
         self.release_all_locks(so).await;
         if let Some(p) = &self.pnfs {
             p.close(&so.fh).await;
         }
-        let ops = vec![
-            putfh(&so.fh),
-            NfsArgop4::Close(CloseArgs {
-                seqid: 0,
-                open_stateid: so.stateid(),
-            }),
-        ];
-        let r = self.mds.compound(ops).await?;
-        match r.status {
-            NfsStat4::NFS4_OK => Ok(()),
-            s if ops::failure(&r.results, s).is_state_lost() => Ok(()),
-            s => Err(ops::failure(&r.results, s)),
+    }
+
+    /// Whether `so` is to be CLOSEd now (no File uses it, no delegation keeps it); if so it
+    /// is marked closed and leaves the table of opens.
+    fn take_unused(&self, so: &Arc<ServerOpen>) -> bool {
+        let mut files = lock(&self.files);
+        let mut st = so.st();
+        let unused = st.users == 0 && st.deleg.is_none() && !st.closed;
+        if unused {
+            st.closed = true;
+            drop(st);
+            if files.get(&so.fh).is_some_and(|x| Arc::ptr_eq(x, so)) {
+                files.remove(&so.fh);
+            }
         }
+        unused
     }
 
     /// CLOSEs `so` when no File uses it and no delegation keeps it.
     pub(super) async fn close_if_unused(&self, so: &Arc<ServerOpen>) {
-        let close = {
-            let mut files = lock(&self.files);
-            let mut st = so.st();
-            let unused = st.users == 0 && st.deleg.is_none() && !st.closed;
-            if unused {
-                st.closed = true;
-                drop(st);
-                if files.get(&so.fh).is_some_and(|x| Arc::ptr_eq(x, so)) {
-                    files.remove(&so.fh);
-                }
-            }
-            unused
-        };
-        if close {
+        if self.take_unused(so) {
             if let Err(e) = self.send_close(so).await {
                 tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}");
             }
@@ -88,7 +104,29 @@ impl Inner {
             st.stash = None;
         }
         self.unbind_fh(&so.fh);
-        match self.delegreturn(&so.fh, stateid).await {
+        // An open nothing else uses is CLOSEd in the same COMPOUND (one round trip).
+        let closing = self.take_unused(&so);
+        if closing {
+            self.before_close(&so).await;
+        }
+        let mut ops = vec![
+            putfh(&so.fh),
+            NfsArgop4::DelegReturn(DelegReturnArgs {
+                deleg_stateid: stateid,
+            }),
+        ];
+        if closing {
+            ops.push(close_op(&so));
+        }
+        let (returned, close_result) = match self.mds.compound(ops).await {
+            Ok(r) if r.status == NfsStat4::NFS4_OK => (Ok(()), closing.then_some(Ok(()))),
+            Ok(r) if matches!(r.results.last(), Some(NfsResop4::Close(_))) => {
+                (Ok(()), Some(closed(&r, r.status)))
+            }
+            Ok(r) => (r.ok().map(drop), None),
+            Err(e) => (Err(e), None),
+        };
+        match returned {
             Ok(()) => {
                 Counters::add(&self.counters.delegations_returned, 1);
                 tracing::debug!(path = %so.path, "delegation returned");
@@ -101,7 +139,18 @@ impl Inner {
             }
             Err(e) => tracing::warn!(path = %so.path, "DELEGRETURN: {e}"),
         }
-        self.close_if_unused(&so).await;
+        match close_result {
+            Some(Ok(())) => {}
+            Some(Err(e)) => tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}"),
+            // The DELEGRETURN failed, so the CLOSE was not reached: on its own.
+            None if closing => {
+                let r = self.mds.compound(vec![putfh(&so.fh), close_op(&so)]).await;
+                if let Err(e) = r.and_then(|r| closed(&r, r.status)) {
+                    tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}");
+                }
+            }
+            None => self.close_if_unused(&so).await,
+        }
     }
 
     pub(super) async fn delegreturn(&self, fh: &NfsFh4, stateid: Stateid4) -> Result<()> {

@@ -54,7 +54,7 @@ pub(super) fn sent(
     match written {
         Ok(w) => {
             d.unstable
-                .extend(w.into_iter().filter(|w| w.stable != StableHow4::FILE_SYNC4));
+                .extend(w.into_iter().filter(|w| w.stable == StableHow4::UNSTABLE4));
             Ok(())
         }
         Err(e @ Error::DataLost { .. }) => {

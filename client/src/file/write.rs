@@ -73,11 +73,16 @@ impl File {
     /// section 10.5.1). The caller holds `d` from [`Self::data_settled`]: no background
     /// send is running.
     pub(super) async fn send_dirty(&self, d: &mut Data) -> Result<()> {
+        self.send_dirty_as(d, StableHow4::UNSTABLE4).await
+    }
+
+    /// [`Self::send_dirty`], the writes `stable` as asked.
+    async fn send_dirty_as(&self, d: &mut Data, stable: StableHow4) -> Result<()> {
         let Some((pieces, epoch)) = behind::take_dirty(d) else {
             return Ok(());
         };
         let pieces = coalesce(pieces, self.io_size());
-        let written = self.send_pieces(&pieces, epoch).await;
+        let written = self.send_pieces_as(&pieces, epoch, stable).await;
         behind::sent(d, pieces, epoch, written)
     }
 
@@ -89,6 +94,16 @@ impl File {
         pieces: &[(u64, Bytes)],
         epoch: Option<u64>,
     ) -> Result<Vec<Written>> {
+        self.send_pieces_as(pieces, epoch, StableHow4::UNSTABLE4)
+            .await
+    }
+
+    async fn send_pieces_as(
+        &self,
+        pieces: &[(u64, Bytes)],
+        epoch: Option<u64>,
+        stable: StableHow4,
+    ) -> Result<Vec<Written>> {
         self.with_state(true, |s| {
             let lost = self.open.server.revoked_since(epoch);
             async move {
@@ -98,7 +113,7 @@ impl File {
                         bytes: pieces.iter().map(|p| p.1.len() as u64).sum(),
                     });
                 }
-                self.send_writes(s, pieces, StableHow4::UNSTABLE4).await
+                self.send_writes(s, pieces, stable).await
             }
         })
         .await
@@ -110,11 +125,9 @@ impl File {
         pieces: &[(u64, Bytes)],
         stable: StableHow4,
     ) -> Result<Vec<Written>> {
-        if stable == StableHow4::UNSTABLE4 {
-            if let Some(p) = &self.client.inner.pnfs {
-                if let Some(w) = p.write(&self.open.fh, stateid, pieces).await? {
-                    return Ok(w);
-                }
+        if let Some(p) = &self.client.inner.pnfs {
+            if let Some(w) = p.write(&self.open.fh, stateid, pieces, stable).await? {
+                return Ok(w);
             }
         }
         let t = self.mds_target();
@@ -142,7 +155,16 @@ impl File {
         if let Some(e) = d.behind_error.take() {
             tracing::debug!(path = %self.open.path, "a background send failed ({e}); sending again");
         }
-        self.send_dirty(&mut d).await?;
+        // What is left to send all fits in one WRITE per server and nothing sent earlier
+        // awaits a COMMIT: FILE_SYNC, so no COMMIT round trip follows (a small file written
+        // and closed costs one WRITE, as the Linux client's single-request flush).
+        let one_write = d.unstable.is_empty() && d.dirty_bytes <= self.io_size();
+        let stable = if one_write {
+            StableHow4::FILE_SYNC4
+        } else {
+            StableHow4::UNSTABLE4
+        };
+        self.send_dirty_as(&mut d, stable).await?;
         for _round in 0..4 {
             if d.unstable.is_empty() {
                 break;
@@ -194,7 +216,7 @@ impl File {
                 {
                     Ok(w) => d
                         .unstable
-                        .extend(w.into_iter().filter(|w| w.stable != StableHow4::FILE_SYNC4)),
+                        .extend(w.into_iter().filter(|w| w.stable == StableHow4::UNSTABLE4)),
                     Err(e) => {
                         d.dirty_bytes += pieces.iter().map(|p| p.1.len()).sum::<usize>();
                         d.dirty.extend(pieces);

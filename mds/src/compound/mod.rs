@@ -105,6 +105,11 @@ pub struct Ctx {
     pub cstateid: Option<Stateid4>,
     /// Saved stateid.
     pub sstateid: Option<Stateid4>,
+    /// The COMPOUND's store changes are committed without fsync and made durable together
+    /// before the reply ([`CompoundCtx::finish`], [`crate::store::Store::defer_here`]).
+    deferral: Option<crate::store::Deferral>,
+    /// Orphans to delete once the COMPOUND's changes are durable ([`Ctx::reap_after_sync`]).
+    reap: Vec<u64>,
 }
 
 impl Ctx {
@@ -245,7 +250,10 @@ impl Ctx {
     /// through any export's rule.
     pub fn new(mds: Arc<Mds>, session: SessionCtx, cred: &Credential) -> Self {
         let user = User::from_credential(cred);
+        let deferral = mds.store().defer_here();
         Self {
+            deferral,
+            reap: Vec::new(),
             mds,
             session,
             cred_user: user.clone(),
@@ -259,12 +267,19 @@ impl Ctx {
         }
     }
 
+    /// Deletes orphan `fileid` (its last name went in this COMPOUND and no open holds it:
+    /// [`crate::ops::dir::reap`]) in the background once the COMPOUND's changes are durable,
+    /// so the unlink needs no fsync of its own before its data goes.
+    pub fn reap_after_sync(&mut self, fileid: u64) {
+        self.reap.push(fileid);
+    }
+
     /// `inode` with the size (and, if `space`, the space used) its data servers report
     /// ([`crate::pnfs::dsobjects::sized`]): what GETATTR, READ, SEEK, ALLOCATE, COPY and
     /// READDIR present for a striped file.
     pub async fn sized(&self, inode: Inode, space: bool) -> Inode {
         let mds = &self.mds;
-        crate::pnfs::dsobjects::sized(mds.namespace(), mds.tables(), mds.pnfs(), inode, space).await
+        crate::pnfs::dsobjects::sized(mds.namespace(), mds.pnfs(), inode, space).await
     }
 }
 
@@ -275,6 +290,25 @@ impl CompoundCtx for Ctx {
 
     fn session_mut(&mut self) -> &mut SessionCtx {
         &mut self.session
+    }
+
+    /// One fsync for whatever the COMPOUND's operations changed in the store (none when
+    /// they changed nothing, or a durable commit of other changes already covered theirs).
+    async fn finish(&mut self) -> Result<(), String> {
+        if let Some(deferral) = self.deferral.take() {
+            if deferral.take_submitted() {
+                // An orphan left undeleted by a failure here is deleted at the next start.
+                self.mds
+                    .store()
+                    .sync()
+                    .await
+                    .map_err(|e| format!("metadata store sync: {e}"))?;
+            }
+        }
+        for fileid in self.reap.drain(..) {
+            tokio::spawn(crate::ops::dir::reap_durable(self.mds.clone(), fileid));
+        }
+        Ok(())
     }
 }
 

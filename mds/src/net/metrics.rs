@@ -337,6 +337,14 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         &one(c.commits),
     );
     metric(
+        "store_deferred_commits_total",
+        "counter",
+        "Metadata commits made visible without an fsync: changes of a COMPOUND, made durable \
+         together by its one sync before the reply (and background bookkeeping that is redone \
+         if lost).",
+        &one(c.deferred_commits),
+    );
+    metric(
         "store_jobs_total",
         "counter",
         "Metadata changes committed (many share one commit).",

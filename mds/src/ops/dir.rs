@@ -108,7 +108,27 @@ pub async fn remove_data(mds: &Mds, fileid: u64) {
 /// on the data servers are queued for removal in the transaction that deletes the inode, and
 /// the removal task ([`crate::pnfs::removals`]) is woken once it commits. Until the inode is gone
 /// the opens table marks the file as being deleted, so PUTFH already answers NFS4ERR_STALE.
+///
+/// The unlink that made the orphan may be a deferred commit: it is made durable first (a
+/// crash must not bring back a name whose data is gone). The deletion itself is deferred in
+/// turn (no fsync of its own): lost in a crash, it leaves the orphan, which the next start
+/// deletes again.
 pub async fn reap(mds: Arc<Mds>, fileid: u64) {
+    if let Err(e) = mds.store().sync().await {
+        warn!(
+            fileid,
+            "not deleting an orphan's data, the store did not sync: {e}"
+        );
+        return;
+    }
+    reap_durable(mds, fileid).await;
+}
+
+/// [`reap`] of an orphan whose unlink is known to be durable (its COMPOUND synced before it
+/// called this): no sync first, which would only flush the deferred bookkeeping of earlier
+/// deletions (one fsync per removed file for nothing).
+pub async fn reap_durable(mds: Arc<Mds>, fileid: u64) {
+    let _deferral = mds.store().defer_here();
     remove_data(&mds, fileid).await;
     // The job gets the cluster configuration, not the MDS: a job that held the last handle
     // of the MDS would drop the store from the committer's own thread.
@@ -170,13 +190,15 @@ pub async fn sweep_orphans(mds: Arc<Mds>) {
 
 /// After the store removed a name: a regular file without names left is deleted now if no
 /// open holds it (before the reply, for the data), else kept until its last open goes.
-pub(super) async fn after_unlink(ctx: &Ctx, r: &Removed) {
+pub(super) fn after_unlink(ctx: &mut Ctx, r: &Removed) {
     if !r.orphan {
         return;
     }
     let fate = ctx.mds.tables().opens_recovered().unlinked(r.fileid);
     if fate == OrphanFate::Delete {
-        reap(ctx.mds.clone(), r.fileid).await;
+        // After the COMPOUND's sync, in the background: the unlink is durable by then, and
+        // the reply does not wait for the data to go.
+        ctx.reap_after_sync(r.fileid);
     } else {
         // Removed while open: other clients' layouts are recalled (issue 5; the objects go
         // at the last CLOSE, and a holder that goes on writing them is fenced).

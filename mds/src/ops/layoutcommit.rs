@@ -70,6 +70,9 @@ pub async fn layoutcommit(
         .store()
         .record_layout_commit(inode.fileid, end, mtime, now)
         .await?;
+    // Its writes so far are in the recorded size: GETATTR need not ask the data servers
+    // on its account any more.
+    ctx.mds.pnfs().settler().reported(inode.fileid, clientid);
     if after.size != inode.size {
         crate::pnfs::dsobjects::hint_ends(ctx.mds.namespace(), ctx.mds.pnfs(), inode.fileid);
     }

@@ -109,7 +109,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // after fixing a new file's stripe set above): in this order a concurrent settling of
     // the file either sees the grant or is followed by this mark (crate::pnfs::settle).
     if rw {
-        ctx.mds.pnfs().settler().granted(inode.fileid);
+        ctx.mds.pnfs().settler().granted(inode.fileid, clientid);
         ctx.mds
             .pnfs()
             .settler()

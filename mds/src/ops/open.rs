@@ -91,6 +91,9 @@ pub(super) fn check_grace(ctx: &Ctx, clientid: u64, reclaim: bool) -> Result<(),
 /// instead would make the file "hold data on the MDS" and lose it its layouts for good
 /// (fio sizes its file with ftruncate before it writes: it did all its I/O through the MDS).
 pub(super) async fn truncate_data(ctx: &Ctx, fileid: u64, size: u64) -> Result<(), NfsStat4> {
+    // The size recorded just before may be a deferred commit: durable first, so a crash
+    // cannot leave the old size over data already cut.
+    ctx.mds.store().sync().await?;
     let data = ctx.mds.data().clone();
     let layouts = ctx.mds.cfg().cluster.grants_layouts();
     nfs_server::io::blocking(move || {

@@ -23,6 +23,6 @@ pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsSta
         .store()
         .remove(dir.fileid, name, ctx.mds.wall_time())
         .await?;
-    after_unlink(ctx, &removed).await;
+    after_unlink(ctx, &removed);
     Ok(removed.cinfo)
 }

@@ -45,7 +45,7 @@ pub async fn rename(ctx: &mut Ctx, a: &RenameArgs) -> Result<RenameResOk, NfsSta
         .rename(sdir.fileid, old, tdir.fileid, new, ctx.mds.wall_time())
         .await?;
     if let Some(replaced) = &r.replaced {
-        after_unlink(ctx, replaced).await;
+        after_unlink(ctx, replaced);
     }
     Ok(RenameResOk {
         source_cinfo: r.source_cinfo,

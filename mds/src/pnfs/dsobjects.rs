@@ -41,7 +41,7 @@ use tracing::warn;
 
 use crate::config::ClusterConfig;
 use crate::pnfs::dsctl::{CtlError, DsControl};
-use crate::server::{Namespace, Pnfs, StateTables};
+use crate::server::{Namespace, Pnfs};
 use crate::store::{Inode, Store, StripeSet};
 
 /// How long GETATTR waits for the data servers' object sizes before it answers with the
@@ -195,10 +195,11 @@ pub async fn object_space(
 /// `inode` with the size and space used GETATTR reports (`space`: whether `space_used` is
 /// asked for).
 ///
-/// * size: while some client holds an RW layout of this regular file, or its size is not
-///   settled since one was held (perhaps by an earlier boot, [`crate::pnfs::settle`]), the larger
-///   of the recorded size and the size its objects on the data servers show; otherwise the
-///   recorded size.
+/// * size: while some client granted an RW layout of this regular file has not
+///   LAYOUTCOMMITted since, or an earlier boot's writes are not settled
+///   ([`crate::pnfs::settle`]), the larger of the recorded size and the size its objects on
+///   the data servers show; otherwise the recorded size (a holder's writes after its
+///   LAYOUTCOMMIT show at its next one, RFC 8881 section 12.5.4, or when settled).
 /// * space used (when asked, or when the data servers are asked anyway): the bytes of
 ///   storage the file's objects take, so it falls after DEALLOCATE: for a striped file given
 ///   an ALLOCATE or DEALLOCATE this boot ([`crate::pnfs::spacewatch`]) or with RW layouts out, the
@@ -208,18 +209,11 @@ pub async fn object_space(
 ///
 /// When the data servers cannot tell (one down, failing, slower than [`SIZE_TIMEOUT`]) the
 /// recorded figures are answered, with a warning: never an error.
-pub async fn sized(
-    ns: &Namespace,
-    tables: &StateTables,
-    pnfs: &Pnfs,
-    mut inode: Inode,
-    space: bool,
-) -> Inode {
+pub async fn sized(ns: &Namespace, pnfs: &Pnfs, mut inode: Inode, space: bool) -> Inode {
     if inode.ftype != NfsFtype4::NF4REG {
         return inode;
     }
-    let layouts_out = pnfs.settler().is_marked(inode.fileid)
-        || tables.layouts_recovered().has_write_layouts(inode.fileid);
+    let layouts_out = pnfs.settler().has_unreported(inode.fileid);
     if !layouts_out && !space {
         return inode;
     }

@@ -9,13 +9,18 @@
 //!  task (started with the MDS; its first pass drains what an earlier boot left):
 //!    for each page of the queue: group files by data server
 //!      ─> REMOVE [files] to each data server that is up (all at once)
-//!      ─> acknowledged: that server comes off those records, durably; a record with no
-//!         server left goes
+//!      ─> acknowledged: that server comes off those records (a deferred commit: one lost
+//!         in a crash is asked again); a record with no server left goes
 //!    anything left for a server that is down or failed: pass again after a backoff
 //!    (250 ms doubling to 5 s); nothing left: sleep until woken (or a minute)
 //! ```
 //!
-//! A crash at any point leaks nothing: until a data server's acknowledgement is committed,
+//! A record may be a deferred commit (see [`crate::store::commit`]) when the task reads it,
+//! but the unlink it follows is durable by then: records are queued only when an orphan is
+//! deleted ([`crate::ops::dir::reap`]), which syncs the store first. A record lost in a crash
+//! takes its orphan's deletion with it, and the next start deletes that orphan again.
+//!
+//! A crash at any point leaks nothing: until a data server's acknowledgement is durable,
 //! the record still names it, and REMOVE of objects that are already gone succeeds, so the
 //! next pass (or the next boot's first) simply asks again. The data servers' objects of a
 //! file outlive its inode only while they are queued.
@@ -89,6 +94,10 @@ pub struct Pass {
 
 async fn run(ns: Weak<Namespace>, pnfs: Weak<Pnfs>, wake: Arc<Notify>) {
     let mut backoff = BACKOFF_MIN;
+    // Acknowledgements need no fsync of their own: one lost in a crash only makes the next
+    // boot ask that data server again, and REMOVE of objects already gone succeeds. They
+    // become durable with the next durable commit.
+    let _deferral = ns.upgrade().and_then(|n| n.store().defer_here());
     loop {
         let (Some(n), Some(p)) = (ns.upgrade(), pnfs.upgrade()) else {
             return;

@@ -7,7 +7,9 @@
 //! ```text
 //!  LAYOUTGET RW ─> grant (layout table) ─> granted(file): count one more grant
 //!              ─> mark durably (no sync if marked) ─> reply
-//!  GETATTR size of a marked file, or one with RW layouts out: max(recorded, data servers')
+//!  LAYOUTCOMMIT by a holder ─> its writes so far are in the recorded size (reported)
+//!  GETATTR size of a file with a holder that has not reported since its grant (or written
+//!  by an earlier boot and not settled): max(recorded, data servers'); otherwise recorded
 //!  task, every second of the server's clock (and at start, for what an earlier boot left
 //!  marked):
 //!    for each marked file with no RW layout out:
@@ -21,7 +23,7 @@
 //! written through and returned without a LAYOUTCOMMIT while the data servers were being
 //! asked (their answer would predate those writes).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -41,7 +43,15 @@ struct Marks {
     marked: BTreeSet<u64>,
     /// RW layouts granted per marked file since this boot started.
     grants: HashMap<u64, u64>,
+    /// Per marked file, the clients granted an RW layout of it that have not LAYOUTCOMMITted
+    /// under it since (client 0: writes of an earlier boot): only for these may the data
+    /// servers hold bytes past the recorded size that a client expects GETATTR to show.
+    unreported: HashMap<u64, HashSet<u64>>,
 }
+
+/// The client that stands for an earlier boot's writers in [`Marks::unreported`] (no real
+/// client id is 0: they carry the boot epoch in their high bits).
+const EARLIER_BOOT: u64 = 0;
 
 /// The marks in memory and the settling task's counters, kept in the [`Pnfs`](crate::server::Pnfs) handle.
 #[derive(Debug, Default)]
@@ -61,10 +71,15 @@ pub struct Settler {
 impl Settler {
     /// The marks an earlier boot left in the store.
     pub fn load(marked: Vec<u64>) -> Self {
+        let unreported = marked
+            .iter()
+            .map(|&f| (f, HashSet::from([EARLIER_BOOT])))
+            .collect();
         Self {
             marks: Mutex::new(Marks {
                 marked: marked.into_iter().collect(),
                 grants: HashMap::new(),
+                unreported,
             }),
             ..Self::default()
         }
@@ -74,10 +89,32 @@ impl Settler {
         self.marks.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// An RW layout of `fileid` was granted; the caller marks it durably next
+    /// An RW layout of `fileid` was granted to `clientid`; the caller marks it durably next
     /// ([`Settler::mark`]) before replying.
-    pub fn granted(&self, fileid: u64) {
-        *self.marks().grants.entry(fileid).or_default() += 1;
+    pub fn granted(&self, fileid: u64, clientid: u64) {
+        let mut m = self.marks();
+        *m.grants.entry(fileid).or_default() += 1;
+        m.unreported.entry(fileid).or_default().insert(clientid);
+    }
+
+    /// `clientid` LAYOUTCOMMITted `fileid` (the store has the size it reported): its writes
+    /// so far are in the recorded size. Writes it makes after this are not, until its next
+    /// LAYOUTCOMMIT (RFC 8881 section 12.5.4: the MDS need not know of them before).
+    pub fn reported(&self, fileid: u64, clientid: u64) {
+        let mut m = self.marks();
+        if let Some(c) = m.unreported.get_mut(&fileid) {
+            c.remove(&clientid);
+            if c.is_empty() {
+                m.unreported.remove(&fileid);
+            }
+        }
+    }
+
+    /// Whether GETATTR must ask the data servers for `fileid`'s size: some client was granted
+    /// an RW layout of it and has not LAYOUTCOMMITted since (or an earlier boot's writes are
+    /// not settled yet). A file whose writers all reported costs no data-server call.
+    pub fn has_unreported(&self, fileid: u64) -> bool {
+        self.marks().unreported.contains_key(&fileid)
     }
 
     /// Marks `fileid` in the store (durably; no sync if it is marked already) and here.
@@ -108,6 +145,7 @@ impl Settler {
         if m.grants.get(&fileid).copied().unwrap_or(0) == grants {
             m.marked.remove(&fileid);
             m.grants.remove(&fileid);
+            m.unreported.remove(&fileid);
         }
     }
 
@@ -150,6 +188,9 @@ struct SettleParts {
 }
 
 async fn run(parts: SettleParts, clock: SharedClock) {
+    // Settling needs no fsync of its own: the size it records and the mark it removes are one
+    // commit, so a crash loses both or neither, and a file still marked is settled again.
+    let _deferral = parts.ns.upgrade().and_then(|n| n.store().defer_here());
     loop {
         let (Some(ns), Some(tables), Some(pnfs)) = (
             parts.ns.upgrade(),

@@ -24,15 +24,29 @@
 //!
 //! **Batches that wrote nothing** are aborted, not committed: no fsync. A job that only reads
 //! (or finds nothing to change, such as marking a file that is already marked) still goes
-//! through the committer, so it is ordered with every other change, and what it saw is
-//! durable already (each earlier batch was committed before this one began).
+//! through the committer, so it is ordered with every other change.
+//!
+//! **Deferred durability.** A job submitted from a task that [`Committer::defer_here`]
+//! registered (a COMPOUND being run) is *deferred*: a batch of deferred jobs only is committed
+//! with `Durability::None` (visible to every later transaction, not yet on disk) and its
+//! results are sent at once. The task then ends with [`Committer::sync`] before its reply
+//! goes out: a barrier job after which everything committed before it is durable (one
+//! `Durability::Immediate` commit, an empty one if need be, and none at all when a durable
+//! commit came after the last deferred one). So a COMPOUND of OPEN + LAYOUTGET, or of
+//! DELEGRETURN + CLOSE + REMOVE, costs one fsync however many of its operations changed
+//! something, and the rule is kept: what a reply acknowledges is durable before the reply.
+//! A crash before the barrier loses only changes no reply acknowledged. Whoever acts outside
+//! the store on a change it read (deleting data, asking data servers to remove objects) syncs
+//! first, so no such action outlives a lost change. A batch with any job that is not deferred
+//! is committed durably, as before deferral existed.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 
@@ -142,6 +156,8 @@ impl<R> Future for Pending<R> {
 
 /// One submitted change, type-erased so that jobs with different results share a channel.
 trait Job: Send {
+    /// Whether the batch holding this job must be durable before its results are sent.
+    fn durable(&self) -> bool;
     /// Runs the change in `tx`, keeping its result for [`Job::finish`].
     fn run(&mut self, tx: &Txn<'_>) -> Result<(), StoreError>;
     /// Sends the caller its result once the batch's fate is known.
@@ -151,6 +167,7 @@ trait Job: Send {
 struct TypedJob<F, R> {
     f: F,
     out: Option<R>,
+    durable: bool,
     reply: oneshot::Sender<Result<R, StoreError>>,
 }
 
@@ -159,6 +176,10 @@ where
     F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send,
     R: Send,
 {
+    fn durable(&self) -> bool {
+        self.durable
+    }
+
     fn run(&mut self, tx: &Txn<'_>) -> Result<(), StoreError> {
         self.out = Some((self.f)(tx)?);
         Ok(())
@@ -176,6 +197,7 @@ where
 #[derive(Debug, Default)]
 pub struct CommitStats {
     commits: AtomicU64,
+    deferred_commits: AtomicU64,
     jobs: AtomicU64,
     replays: AtomicU64,
     largest_batch: AtomicU64,
@@ -186,6 +208,9 @@ pub struct CommitStats {
 pub struct CommitCounts {
     /// Durable commits made (each one fsync).
     pub commits: u64,
+    /// Commits of deferred jobs only, made visible without an fsync (made durable by the
+    /// next durable commit).
+    pub deferred_commits: u64,
     /// Jobs run to completion (successful or rejected).
     pub jobs: u64,
     /// Batches aborted and replayed because a job failed after writing.
@@ -199,6 +224,7 @@ impl CommitStats {
     pub fn snapshot(&self) -> CommitCounts {
         CommitCounts {
             commits: self.commits.load(Ordering::Relaxed),
+            deferred_commits: self.deferred_commits.load(Ordering::Relaxed),
             jobs: self.jobs.load(Ordering::Relaxed),
             replays: self.replays.load(Ordering::Relaxed),
             largest_batch: self.largest_batch.load(Ordering::Relaxed),
@@ -211,6 +237,61 @@ pub(super) struct Committer {
     tx: Option<mpsc::Sender<Box<dyn Job>>>,
     thread: Option<JoinHandle<()>>,
     pub(super) stats: Arc<CommitStats>,
+    deferrals: Arc<Deferrals>,
+}
+
+/// The tasks whose jobs are deferred ([`Committer::defer_here`]), each with whether it
+/// submitted any.
+#[derive(Debug, Default)]
+struct Deferrals {
+    tasks: Mutex<HashMap<tokio::task::Id, bool>>,
+}
+
+impl Deferrals {
+    fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<tokio::task::Id, bool>> {
+        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a job submitted now is deferred (the current task is registered); notes that
+    /// the task submitted one.
+    fn submitting(&self) -> bool {
+        let Some(id) = tokio::task::try_id() else {
+            return false;
+        };
+        match self.tasks().get_mut(&id) {
+            Some(wrote) => {
+                *wrote = true;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The registration of a task whose store jobs are deferred ([`Committer::defer_here`]);
+/// dropping it ends the deferral (a COMPOUND dropped half way leaves nothing registered).
+#[derive(Debug)]
+pub struct Deferral {
+    deferrals: Arc<Deferrals>,
+    id: tokio::task::Id,
+}
+
+impl Deferral {
+    /// Whether the task submitted a job since it was registered (or since the last call),
+    /// i.e. whether it must [`Committer::sync`] before it acknowledges anything.
+    pub fn take_submitted(&self) -> bool {
+        self.deferrals
+            .tasks()
+            .get_mut(&self.id)
+            .map(std::mem::take)
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for Deferral {
+    fn drop(&mut self) {
+        self.deferrals.tasks().remove(&self.id);
+    }
 }
 
 impl Committer {
@@ -223,6 +304,8 @@ impl Committer {
         let thread = std::thread::Builder::new()
             .name("mds-store-commit".into())
             .spawn(move || {
+                // Whether a commit without fsync was made since the last durable one.
+                let mut unsynced = false;
                 while let Ok(first) = rx.recv() {
                     let mut batch = vec![first];
                     while batch.len() < max_batch {
@@ -231,18 +314,59 @@ impl Committer {
                             Err(_) => break,
                         }
                     }
-                    run_batch(&db, batch, &st);
+                    run_batch(&db, batch, &st, &mut unsynced);
+                }
+                // Closing: what deferred jobs left in memory goes to disk.
+                if unsynced {
+                    if let Err(e) = durable_empty_commit(&db) {
+                        tracing::warn!("metadata store: last sync at close failed: {e}");
+                    }
                 }
             })?;
         Ok(Self {
             tx: Some(tx),
             thread: Some(thread),
             stats,
+            deferrals: Arc::default(),
         })
     }
 
-    /// Queues a job; the result arrives once its batch is durable.
+    /// Registers the current tokio task: the jobs it submits from now on, until the
+    /// returned [`Deferral`] is dropped, are deferred (see the module docs). `None` outside
+    /// a tokio task (its jobs stay durable), and when the task is registered already (the
+    /// first registration governs, and its owner syncs).
+    pub(super) fn defer_here(&self) -> Option<Deferral> {
+        let id = tokio::task::try_id()?;
+        {
+            let mut tasks = self.deferrals.tasks();
+            if tasks.contains_key(&id) {
+                return None;
+            }
+            tasks.insert(id, false);
+        }
+        Some(Deferral {
+            deferrals: self.deferrals.clone(),
+            id,
+        })
+    }
+
+    /// A barrier: resolves once everything committed before it is durable.
+    pub(super) fn sync(&self) -> Pending<()> {
+        self.queue(|_: &Txn<'_>| Ok(()), true)
+    }
+
+    /// Queues a job; the result arrives once its batch is committed: durably, unless the
+    /// job is deferred ([`Committer::defer_here`]).
     pub(super) fn submit<R, F>(&self, f: F) -> Pending<R>
+    where
+        F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send + 'static,
+        R: Send + 'static,
+    {
+        let durable = !self.deferrals.submitting();
+        self.queue(f, durable)
+    }
+
+    fn queue<R, F>(&self, f: F, durable: bool) -> Pending<R>
     where
         F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send + 'static,
         R: Send + 'static,
@@ -251,6 +375,7 @@ impl Committer {
         let job = Box::new(TypedJob {
             f,
             out: None,
+            durable,
             reply,
         });
         match &self.tx {
@@ -280,16 +405,37 @@ enum Outcome {
     Rejected(StoreError),
 }
 
-/// Runs a batch in one transaction and commits it; see the module docs for failure handling.
-fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
+/// An empty `Durability::Immediate` commit: makes every earlier commit durable.
+fn durable_empty_commit(db: &Database) -> Result<(), StoreError> {
+    let mut wtx = db.begin_write()?;
+    wtx.set_durability(Durability::Immediate)?;
+    wtx.commit()?;
+    Ok(())
+}
+
+/// Runs a batch in one transaction and commits it; see the module docs for failure handling
+/// and deferred jobs. `unsynced`: whether a commit without fsync was made since the last
+/// durable one (updated here).
+fn run_batch(
+    db: &Database,
+    mut batch: Vec<Box<dyn Job>>,
+    stats: &CommitStats,
+    unsynced: &mut bool,
+) {
     let n = batch.len();
+    let durable = batch.iter().any(|j| j.durable());
+    let durability = if durable {
+        Durability::Immediate
+    } else {
+        Durability::None
+    };
     let mut outcomes: Vec<Outcome> = (0..n).map(|_| Outcome::Pending).collect();
     let final_result: Result<(), StoreError> = 'attempt: loop {
         let mut wtx = match db.begin_write() {
             Ok(t) => t,
             Err(e) => break 'attempt Err(e.into()),
         };
-        if let Err(e) = wtx.set_durability(Durability::Immediate) {
+        if let Err(e) = wtx.set_durability(durability) {
             break 'attempt Err(e.into());
         }
         let mut poisoned = false;
@@ -335,10 +481,23 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &CommitStats) {
         }
         if !wrote {
             let _ = wtx.abort();
+            if durable && *unsynced {
+                // A barrier (or a durable job that changed nothing) after deferred commits.
+                break 'attempt durable_empty_commit(db).map(|()| {
+                    *unsynced = false;
+                    stats.commits.fetch_add(1, Ordering::Relaxed);
+                });
+            }
             break 'attempt Ok(());
         }
         break 'attempt wtx.commit().map_err(StoreError::from).map(|()| {
-            stats.commits.fetch_add(1, Ordering::Relaxed);
+            if durable {
+                *unsynced = false;
+                stats.commits.fetch_add(1, Ordering::Relaxed);
+            } else {
+                *unsynced = true;
+                stats.deferred_commits.fetch_add(1, Ordering::Relaxed);
+            }
         });
     };
     stats.jobs.fetch_add(n as u64, Ordering::Relaxed);
@@ -507,6 +666,104 @@ mod tests {
         let s = c.stats.snapshot();
         assert_eq!(s.jobs, 100);
         assert!(s.commits < 100, "{s:?}");
+    }
+
+    #[tokio::test]
+    async fn deferred_jobs_are_visible_at_once_and_durable_after_one_sync() {
+        let (_d, db) = db();
+        let c = Arc::new(Committer::start(db.clone(), 64).unwrap());
+        let c2 = c.clone();
+        tokio::spawn(async move {
+            let d = c2.defer_here().expect("inside a task");
+            assert!(!d.take_submitted());
+            for i in 0..3 {
+                c2.submit(put(i, i + 10, false, false)).await.unwrap();
+            }
+            assert!(d.take_submitted());
+            let s = c2.stats.snapshot();
+            assert_eq!((s.commits, s.deferred_commits), (0, 3), "no fsync yet");
+            c2.sync().await.unwrap();
+            assert_eq!(c2.stats.snapshot().commits, 1, "one fsync for the three");
+            // Nothing left unsynced: the next barrier costs nothing.
+            c2.sync().await.unwrap();
+            assert_eq!(c2.stats.snapshot().commits, 1);
+            assert!(!d.take_submitted());
+        })
+        .await
+        .unwrap();
+        assert_eq!(read(&db, 2), Some(12));
+        // Outside the registered task, jobs are durable again.
+        c.submit(put(9, 9, false, false)).await.unwrap();
+        assert_eq!(c.stats.snapshot().commits, 2);
+    }
+
+    #[tokio::test]
+    async fn a_durable_commit_covers_earlier_deferred_ones() {
+        let (_d, db) = db();
+        let c = Arc::new(Committer::start(db.clone(), 64).unwrap());
+        let c2 = c.clone();
+        tokio::spawn(async move {
+            let _d = c2.defer_here().unwrap();
+            c2.submit(put(1, 1, false, false)).await.unwrap();
+        })
+        .await
+        .unwrap();
+        // The deregistered task's change is made durable by the next durable job's commit,
+        // after which a barrier has nothing to do.
+        c.submit(put(2, 2, false, false)).await.unwrap();
+        c.sync().await.unwrap();
+        let s = c.stats.snapshot();
+        assert_eq!((s.commits, s.deferred_commits), (1, 1));
+    }
+
+    #[test]
+    fn deferred_changes_reach_the_disk_when_the_committer_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        {
+            let db = Arc::new(Database::create(&path).unwrap());
+            let c = Committer::start(db.clone(), 64).unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let c = Arc::new(c);
+                let c2 = c.clone();
+                tokio::spawn(async move {
+                    let _d = c2.defer_here().unwrap();
+                    c2.submit(put(7, 70, false, false)).await.unwrap();
+                })
+                .await
+                .unwrap();
+                assert_eq!(c.stats.snapshot().commits, 0);
+                Arc::try_unwrap(c).ok().expect("one handle left")
+            });
+        }
+        let db = Database::create(&path).unwrap();
+        assert_eq!(read(&db, 7), Some(70));
+    }
+
+    #[tokio::test]
+    async fn a_second_registration_of_a_task_leaves_the_first_in_charge() {
+        let (_d, db) = db();
+        let c = Arc::new(Committer::start(db, 8).unwrap());
+        let c2 = c.clone();
+        tokio::spawn(async move {
+            let first = c2.defer_here().unwrap();
+            assert!(c2.defer_here().is_none());
+            c2.submit(put(1, 1, false, false)).await.unwrap();
+            assert!(first.take_submitted());
+            assert_eq!(c2.stats.snapshot().commits, 0);
+        })
+        .await
+        .unwrap();
+    }
+
+    #[test]
+    fn no_deferral_outside_a_task() {
+        let (_d, db) = db();
+        let c = Committer::start(db, 8).unwrap();
+        assert!(c.defer_here().is_none());
     }
 
     #[tokio::test]

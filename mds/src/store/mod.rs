@@ -13,8 +13,9 @@
 //!   store.lookup / getattr / readdir / resolve ──> ReadTransaction (concurrent, no waiting)
 //! ```
 //!
-//! Every change a method acknowledges is durable before its [`Pending`] resolves, and changes
-//! submitted together share one fsync ([`commit`] explains batching and how a failing job is
+//! Every change a method acknowledges is durable before its [`Pending`] resolves (unless the
+//! caller's task deferred durability to one [`Store::sync`] before its reply:
+//! [`Store::defer_here`]), and changes submitted together share one fsync ([`commit`] explains batching and how a failing job is
 //! kept from spoiling the others). Reads run on read transactions in the caller's thread and
 //! see the last committed state.
 //!
@@ -50,7 +51,7 @@ use nfs_proto::nfs4::{NfsFh4, NfsFtype4, Nfstime4, Specdata4};
 use redb::{Database, ReadTransaction, ReadableDatabase};
 
 pub use clients::ClientRecord;
-pub use commit::{CommitCounts, Pending, Tbl, Txn};
+pub use commit::{CommitCounts, Deferral, Pending, Tbl, Txn};
 pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
 pub use layout_writes::Settled;
@@ -277,6 +278,21 @@ impl Store {
     /// How many commits and jobs the committer has done so far.
     pub fn commit_stats(&self) -> CommitCounts {
         self.inner.committer.stats.snapshot()
+    }
+
+    /// Defers the durability of the changes the current tokio task makes from now on, until
+    /// the returned guard is dropped: each is committed and visible at once, and
+    /// [`Store::sync`] makes them all durable with one fsync (see [`commit`], "Deferred
+    /// durability"). For a COMPOUND, which syncs before its reply; `None` outside a task.
+    pub fn defer_here(&self) -> Option<Deferral> {
+        self.inner.committer.defer_here()
+    }
+
+    /// Resolves once every change committed so far is durable (no fsync when it is already).
+    /// Call it before acting outside the store on a change that may be deferred: deleting
+    /// data, removing objects from data servers.
+    pub fn sync(&self) -> Pending<()> {
+        self.inner.committer.sync()
     }
 
     fn read(&self) -> Result<ReadTransaction, StoreError> {

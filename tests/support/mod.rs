@@ -12,11 +12,22 @@ use std::time::{Duration, Instant};
 
 pub(crate) const PNFS: &str = env!("CARGO_BIN_EXE_pnfs");
 
+/// A loopback port free now and never handed out before by this process: the kernel may
+/// give the same ephemeral port to two binds in a row once the first listener is closed, and
+/// tests starting servers at once would then configure one port twice.
 pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port");
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// A `pnfs server` child with its own data directory; killed when dropped.

@@ -299,18 +299,15 @@ async fn one_compound_costs_one_fsync_whatever_it_changes() {
     let r = c
         .call(vec![
             putfh(&fh),
-            NfsArgop4::Close(CloseArgs {
-                seqid: 0,
-                open_stateid: open_res(&r).stateid,
-            }),
+            close_op(open_res(&r).stateid),
             NfsArgop4::PutRootFh,
-            NfsArgop4::Remove(RemoveArgs { target: "f".into() }),
+            remove_op("f"),
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let removed = mds.store().commit_stats();
-    // The removal task may sync first (it syncs before asking the data servers to remove
-    // the objects); either way the unlink costs one fsync.
+    // The orphan's deletion and the objects' removal come after the reply, deferred (their
+    // bookkeeping is redone if lost): the unlink is the one fsync.
     assert_eq!(
         removed.commits - after.commits,
         1,

@@ -28,6 +28,11 @@ impl Inner {
     /// restart, an expiry) has nothing to close.
     pub(crate) async fn send_close(&self, so: &ServerOpen) -> Result<()> {
         self.before_close(so).await;
+        self.close_rpc(so).await
+    }
+
+    /// The CLOSE itself, once [`Self::before_close`] is done.
+    async fn close_rpc(&self, so: &ServerOpen) -> Result<()> {
         let r = self.mds.compound(vec![putfh(&so.fh), close_op(so)]).await?;
         closed(&r, r.status)
     }
@@ -144,8 +149,7 @@ impl Inner {
             Some(Err(e)) => tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}"),
             // The DELEGRETURN failed, so the CLOSE was not reached: on its own.
             None if closing => {
-                let r = self.mds.compound(vec![putfh(&so.fh), close_op(&so)]).await;
-                if let Err(e) = r.and_then(|r| closed(&r, r.status)) {
+                if let Err(e) = self.close_rpc(&so).await {
                     tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}");
                 }
             }

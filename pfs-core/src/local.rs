@@ -2,6 +2,7 @@
 
 mod copy;
 mod fdcache;
+mod space;
 #[cfg(test)]
 mod tests;
 
@@ -676,21 +677,11 @@ impl ObjectStore for LocalStore {
 
     fn space_used(&self, id: ObjectId) -> Result<u64> {
         let id = self.naming.key(id);
-        let blocks = |st: rustix::fs::Stat| (st.st_blocks.max(0) as u64).saturating_mul(512);
-        if let Some(fd) = lock(&self.cache).get(id) {
-            return rustix::fs::fstat(&*fd)
-                .map(blocks)
-                .map_err(|e| StoreError::from_errno("fstat", e, 0, 0));
-        }
-        match rustix::fs::statat(
-            &self.objects,
-            self.naming.path(id),
-            AtFlags::SYMLINK_NOFOLLOW,
-        ) {
-            Ok(st) => Ok(blocks(st)),
-            Err(Errno::NOENT) => Ok(0),
-            Err(e) => Err(StoreError::from_errno("stat", e, 0, 0)),
-        }
+        let Some(fd) = self.file(id, false)? else {
+            return Ok(0);
+        };
+        let st = rustix::fs::fstat(&*fd).map_err(|e| StoreError::from_errno("fstat", e, 0, 0))?;
+        space::data_blocks(&fd, &st)
     }
 
     fn copy_range(

@@ -187,8 +187,9 @@ pub trait ObjectStore: Send + Sync {
     /// of a hole, reads as zeros.
     fn seek(&self, id: ObjectId, offset: u64, what: SeekWhat) -> Result<Option<u64>>;
 
-    /// Bytes of storage the object takes (`st_blocks * 512` on the local backends); 0 for
-    /// a missing object. It falls when a range is deallocated, unlike the size.
+    /// Bytes of storage the object takes (`st_blocks * 512` on the local backends, at most
+    /// the size rounded up to whole blocks: preallocation past the end is not counted); 0
+    /// for a missing object. It falls when a range is deallocated, unlike the size.
     fn space_used(&self, id: ObjectId) -> Result<u64>;
     /// Copies `[src_off, src_off + len)` of `src` to `dst` at `dst_off` inside the store (the
     /// bytes never leave the server: server-side COPY, RFC 7862 section 15.2), durably on

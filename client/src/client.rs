@@ -280,6 +280,16 @@ async fn root_has_file_layouts(mds: &Arc<Endpoint>) -> bool {
 }
 
 impl Inner {
+    /// `meta`, fresh from a GETATTR of `fh`, with the size grown to what this client wrote
+    /// through the data servers and has not LAYOUTCOMMITted yet
+    /// ([`Pnfs::unreported_end`]).
+    pub(crate) fn with_own_writes(&self, fh: &NfsFh4, mut meta: Metadata) -> Metadata {
+        if let Some(p) = &self.pnfs {
+            meta.size = meta.size.max(p.unreported_end(fh));
+        }
+        meta
+    }
+
     pub(crate) fn remember_attrs(&self, fh: &NfsFh4, meta: &Metadata) {
         let mut a = self.attrs.lock().unwrap_or_else(|p| p.into_inner());
         if a.len() > 4096 {

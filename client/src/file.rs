@@ -242,6 +242,7 @@ impl File {
             .run(vec![putfh(&self.open.fh), ops::getattr()])
             .await?;
         let m = ops::attrs_of(&r).ok_or_else(|| self.client.protocol("GETATTR without a type"))?;
+        let m = self.client.inner.with_own_writes(&self.open.fh, m);
         Ok(self.took_attrs(m, self.has_pending()))
     }
 

@@ -670,6 +670,16 @@ impl Pnfs {
         }
     }
 
+    /// The end of what this client wrote to `fh` through the data servers and has not
+    /// LAYOUTCOMMITted yet (0: nothing). A GETATTR's size leaves these writes out (the MDS
+    /// shows each client the size its own writes reached at its last LAYOUTCOMMIT: the Linux
+    /// client LAYOUTCOMMITs before it asks), so they are counted into it here.
+    pub(crate) fn unreported_end(&self, fh: &NfsFh4) -> u64 {
+        lock(&self.layouts)
+            .get(fh)
+            .map_or(0, |l| l.written_end.load(Ordering::Acquire))
+    }
+
     /// LAYOUTCOMMIT of `fh` when data went to the data servers since the last one: the MDS
     /// learns the new size and mtime (RFC 8881 section 18.42). Call after COMMIT.
     pub(crate) async fn layoutcommit(&self, fh: &NfsFh4) -> Result<()> {

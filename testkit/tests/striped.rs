@@ -332,6 +332,13 @@ async fn after_the_writers_layoutcommit_getattr_answers_the_recorded_size() {
         UNIT + 5000,
         "asked before any report"
     );
+    // The writer's own writes are its to report (the Linux client LAYOUTCOMMITs before it
+    // asks): its GETATTR shows the recorded size, the data servers not asked.
+    assert_eq!(
+        sizes(&mut writer, &f.fh).await.0,
+        0,
+        "the writer's own view"
+    );
     layoutcommit(&mut writer, &f, UNIT + 4999).await;
     // More through the layout, not reported yet: the data servers hold 2 MiB + 100.
     f.write(&k, 2, 0, &pattern(100)).await;

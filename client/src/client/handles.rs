@@ -151,8 +151,9 @@ impl Client {
     pub(crate) async fn resolve(&self, mut ops: Vec<NfsArgop4>) -> Result<(Node, Metadata)> {
         ops.extend([NfsArgop4::GetFh, ops::getattr()]);
         let r = self.run(ops).await?;
-        let mut meta = ops::attrs_of(&r).ok_or_else(|| self.protocol("GETATTR without a type"))?;
+        let meta = ops::attrs_of(&r).ok_or_else(|| self.protocol("GETATTR without a type"))?;
         let fh = ops::fh_of(&r)?;
+        let mut meta = self.inner.with_own_writes(&fh, meta);
         if let Some(so) = self.inner.server_open(&fh) {
             let st = so.st();
             if st

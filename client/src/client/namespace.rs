@@ -104,6 +104,11 @@ impl Client {
     pub async fn truncate(&self, path: &str, size: u64) -> Result<()> {
         let fh = self.lookup(path).await?;
         self.inner.yield_delegation(&fh).await;
+        // This client's writes through a layout reach the MDS first (else a later GETATTR
+        // would count them in again: `Inner::with_own_writes`).
+        if let Some(p) = &self.inner.pnfs {
+            p.layoutcommit(&fh).await?;
+        }
         self.setattr_size(&fh, Stateid4::ANONYMOUS, size).await
     }
 

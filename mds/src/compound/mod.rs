@@ -275,11 +275,19 @@ impl Ctx {
     }
 
     /// `inode` with the size (and, if `space`, the space used) its data servers report
-    /// ([`crate::pnfs::dsobjects::sized`]): what GETATTR, READ, SEEK, ALLOCATE, COPY and
-    /// READDIR present for a striped file.
+    /// ([`crate::pnfs::dsobjects::sized`]): the size READ, SEEK, ALLOCATE and COPY work
+    /// with for a striped file, every client's writes counted.
     pub async fn sized(&self, inode: Inode, space: bool) -> Inode {
         let mds = &self.mds;
-        crate::pnfs::dsobjects::sized(mds.namespace(), mds.pnfs(), inode, space).await
+        crate::pnfs::dsobjects::sized(mds.namespace(), mds.pnfs(), inode, space, None).await
+    }
+
+    /// [`Ctx::sized`] for the attributes GETATTR, VERIFY and READDIR show this COMPOUND's
+    /// client: its own writes not yet LAYOUTCOMMITted are left for it to count.
+    pub async fn sized_attrs(&self, inode: Inode, space: bool) -> Inode {
+        let mds = &self.mds;
+        let asker = self.client().ok();
+        crate::pnfs::dsobjects::sized(mds.namespace(), mds.pnfs(), inode, space, asker).await
     }
 }
 

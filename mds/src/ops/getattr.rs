@@ -5,16 +5,18 @@ use crate::compound::Ctx;
 use nfs_proto::nfs4::attr::*;
 use nfs_proto::nfs4::*;
 
-/// GETATTR (RFC 8881 section 18.7). While a client holds an RW layout of the file, its size
-/// is asked of the data servers: writes through layouts reach the MDS only at LAYOUTCOMMIT
-/// (RFC 8881 section 12.5.4), and another client must not see a stale size meanwhile.
+/// GETATTR (RFC 8881 section 18.7). While another client holds an RW layout of the file
+/// and has not LAYOUTCOMMITted since it was granted, its size is asked of the data servers:
+/// writes through layouts reach the MDS only at LAYOUTCOMMIT (RFC 8881 section 12.5.4),
+/// and another client must not see a stale size meanwhile. The asker's own writes are its
+/// to report first (`Ctx::sized_attrs`).
 pub async fn getattr(ctx: &mut Ctx, a: &GetAttrArgs) -> GetAttrRes {
     let r = async {
         let fh = ctx.fh()?;
         let mut inode = ctx.inode()?;
         if wants_size(&a.attr_request) {
             let space = a.attr_request.contains(FATTR4_SPACE_USED);
-            inode = ctx.sized(inode, space).await;
+            inode = ctx.sized_attrs(inode, space).await;
         }
         let mut attrs = file_attrs(ctx, &inode, fh.export, &a.attr_request);
         // Another client's write delegation may hide a newer size and change (RFC 8881

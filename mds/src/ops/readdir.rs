@@ -132,7 +132,7 @@ pub async fn readdir(ctx: &mut Ctx, a: &ReadDirArgs) -> Result<ReadDirResOk, Nfs
                 None => (e.inode, fh.export),
             };
             let inode = if wants_size {
-                ctx.sized(inode, wants_space).await
+                ctx.sized_attrs(inode, wants_space).await
             } else {
                 inode
             };

@@ -23,7 +23,8 @@ pub async fn verify(ctx: &mut Ctx, f: &Fattr4, same: bool) -> NfsStat4 {
             }
         }
         let inode = if wants_size(&mask) {
-            ctx.sized(inode, mask.contains(FATTR4_SPACE_USED)).await
+            ctx.sized_attrs(inode, mask.contains(FATTR4_SPACE_USED))
+                .await
         } else {
             inode
         };

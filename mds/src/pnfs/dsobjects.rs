@@ -193,13 +193,17 @@ pub async fn object_space(
 }
 
 /// `inode` with the size and space used GETATTR reports (`space`: whether `space_used` is
-/// asked for).
+/// asked for; `asker`: the client the attributes are for, whose own unreported writes do
+/// not count, or `None` for the size an operation works with, where every write counts).
 ///
 /// * size: while some client granted an RW layout of this regular file has not
 ///   LAYOUTCOMMITted since, or an earlier boot's writes are not settled
 ///   ([`crate::pnfs::settle`]), the larger of the recorded size and the size its objects on
 ///   the data servers show; otherwise the recorded size (a holder's writes after its
-///   LAYOUTCOMMIT show at its next one, RFC 8881 section 12.5.4, or when settled).
+///   LAYOUTCOMMIT show at its next one, RFC 8881 section 12.5.4, or when settled). A
+///   client's own writes are its to report before it asks for attributes
+///   ([`crate::pnfs::settle::Settler::has_unreported_by_others`]): a file a client created
+///   with its layout and has not written yet costs that client's GETATTRs nothing.
 /// * space used (when asked, or when the data servers are asked anyway): the bytes of
 ///   storage the file's objects take, so it falls after DEALLOCATE: for a striped file given
 ///   an ALLOCATE or DEALLOCATE this boot ([`crate::pnfs::spacewatch`]) or with RW layouts out, the
@@ -209,11 +213,20 @@ pub async fn object_space(
 ///
 /// When the data servers cannot tell (one down, failing, slower than [`SIZE_TIMEOUT`]) the
 /// recorded figures are answered, with a warning: never an error.
-pub async fn sized(ns: &Namespace, pnfs: &Pnfs, mut inode: Inode, space: bool) -> Inode {
+pub async fn sized(
+    ns: &Namespace,
+    pnfs: &Pnfs,
+    mut inode: Inode,
+    space: bool,
+    asker: Option<u64>,
+) -> Inode {
     if inode.ftype != NfsFtype4::NF4REG {
         return inode;
     }
-    let layouts_out = pnfs.settler().has_unreported(inode.fileid);
+    let layouts_out = match asker {
+        Some(c) => pnfs.settler().has_unreported_by_others(inode.fileid, c),
+        None => pnfs.settler().has_unreported(inode.fileid),
+    };
     if !layouts_out && !space {
         return inode;
     }

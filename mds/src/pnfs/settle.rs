@@ -117,6 +117,18 @@ impl Settler {
         self.marks().unreported.contains_key(&fileid)
     }
 
+    /// Whether a client other than `asker` has writes to `fileid` it has not reported (or an
+    /// earlier boot has): what the attributes `asker` is shown must find on the data
+    /// servers. Its own unreported writes are `asker`'s to report before it asks (the Linux
+    /// client LAYOUTCOMMITs before it revalidates a file's attributes: "attributes aren't
+    /// updated until we layoutcommit"; ours counts them in itself).
+    pub fn has_unreported_by_others(&self, fileid: u64, asker: u64) -> bool {
+        self.marks()
+            .unreported
+            .get(&fileid)
+            .is_some_and(|c| c.iter().any(|&c| c != asker))
+    }
+
     /// Marks `fileid` in the store (durably; no sync if it is marked already) and here.
     pub async fn mark(&self, store: &Store, fileid: u64) -> Result<(), StoreError> {
         store.mark_layout_writes(fileid).await?;

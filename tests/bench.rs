@@ -104,7 +104,7 @@ fn assert_every_phase(doc: &Value, servers: usize) {
 /// at most three fsyncs of the metadata store (OPEN, LAYOUTCOMMIT, REMOVE: each COMPOUND's
 /// changes share one). Before issue 22: nine COMPOUNDs, a DS COMMIT and 7.7 fsyncs.
 #[test]
-fn a_small_file_costs_six_round_trips_and_three_metadata_fsyncs() {
+fn a_small_file_costs_four_round_trips_and_three_metadata_fsyncs() {
     const FILES: f64 = 40.0;
     let s = Server::start();
     let count = |page: &str, op: &str| metric_sum(page, "pnfs_ops_total", &[("op", op)]);
@@ -126,13 +126,20 @@ fn a_small_file_costs_six_round_trips_and_three_metadata_fsyncs() {
     let delta = |op: &str| count(&after, op) - count(&before, op);
     let compounds = delta("OP_SEQUENCE");
     // Setting up and tearing down the session and the bench directory: a few more.
+    // OPEN + LAYOUTGET, LAYOUTCOMMIT at close, the stat's LOOKUP, DELEGRETURN + CLOSE +
+    // REMOVE (the client knows the file it created under that name: no LOOKUP first).
     assert!(
-        compounds <= 6.0 * FILES + 20.0,
+        compounds <= 4.0 * FILES + 20.0,
         "{compounds} COMPOUNDs for {FILES} files"
     );
     assert_eq!(delta("OP_LAYOUTGET"), FILES, "one per file, with its OPEN");
     assert_eq!(delta("OP_LAYOUTRETURN"), 0.0);
     assert_eq!(delta("OP_CLOSE"), FILES);
+    assert_eq!(
+        delta("OP_LOOKUP"),
+        FILES + 2.0,
+        "the stat's, and the bench directory's"
+    );
     let fsyncs = metric_sum(&after, "pnfs_store_commits_total", &[])
         - metric_sum(&before, "pnfs_store_commits_total", &[]);
     assert!(

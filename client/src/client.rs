@@ -62,6 +62,9 @@ pub(crate) struct Inner {
     /// Paths of files opened under a delegation -> (filehandle, when last resolved): a
     /// re-open of one within the attribute timeout needs no request at all.
     pub names: Mutex<HashMap<String, (NfsFh4, Instant)>>,
+    /// Files created under a delegation, by directory handle and name
+    /// ([`deleg::Entries`]): their removal gives the delegation back in the REMOVE's COMPOUND.
+    pub entries: Mutex<deleg::Entries>,
     /// A TEST_STATEID check of delegations and layouts is running (SEQUENCE said some
     /// recallable state was revoked).
     pub checking_revoked: AtomicBool,
@@ -164,6 +167,7 @@ impl Client {
             attrs: Mutex::new(HashMap::new()),
             files: Mutex::new(HashMap::new()),
             names: Mutex::new(HashMap::new()),
+            entries: Mutex::new(deleg::Entries::default()),
             checking_revoked: AtomicBool::new(false),
             offloads: Offloads::default(),
             xattr_support: xattrs::XattrSupport::new(),

@@ -385,6 +385,54 @@ pub(crate) enum Local {
 }
 
 /// The key of a path in the name cache: its components joined by `/`.
+/// Files this client holds a delegation of, by the directory handle and name it created
+/// them with, so that removing one gives the delegation back in the REMOVE's COMPOUND with
+/// no LOOKUP first (`Client::remove_in`). A hint, never trusted for more: another client
+/// may have renamed the file since; then the delegation goes back needlessly and the REMOVE
+/// still removes what the name stands for. Renaming a directory changes no entry (they hold
+/// the directory's handle, not its path).
+#[derive(Debug, Default)]
+pub(crate) struct Entries {
+    by_name: HashMap<(NfsFh4, String), NfsFh4>,
+    by_fh: HashMap<NfsFh4, (NfsFh4, String)>,
+}
+
+impl Entries {
+    /// `name` in directory `dir` is `fh`, delegated to this client.
+    pub(crate) fn bind(&mut self, dir: &NfsFh4, name: &str, fh: &NfsFh4) {
+        self.unbind_fh(fh);
+        let key = (dir.clone(), name.to_owned());
+        if let Some(old) = self.by_name.insert(key.clone(), fh.clone()) {
+            self.by_fh.remove(&old);
+        }
+        self.by_fh.insert(fh.clone(), key);
+    }
+
+    /// The file `name` in `dir` stood for when this client created it.
+    pub(crate) fn get(&self, dir: &NfsFh4, name: &str) -> Option<NfsFh4> {
+        self.by_name.get(&(dir.clone(), name.to_owned())).cloned()
+    }
+
+    /// `name` in `dir` is gone or stands for another file now.
+    pub(crate) fn unbind(&mut self, dir: &NfsFh4, name: &str) {
+        if let Some(fh) = self.by_name.remove(&(dir.clone(), name.to_owned())) {
+            self.by_fh.remove(&fh);
+        }
+    }
+
+    /// `fh`'s delegation is gone.
+    pub(crate) fn unbind_fh(&mut self, fh: &NfsFh4) {
+        if let Some(key) = self.by_fh.remove(fh) {
+            self.by_name.remove(&key);
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.by_name.len()
+    }
+}
+
 pub(crate) fn name_key(path: &str) -> String {
     let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     format!("/{}", parts.join("/"))
@@ -537,6 +585,20 @@ impl Inner {
         Some((fh.clone(), at.elapsed() < self.opts.attr_timeout))
     }
 
+    /// Remembers that `name` in `dir` is `fh`, created under a delegation ([`Entries`]).
+    pub(crate) fn bind_entry(&self, dir: &NfsFh4, name: &str, fh: &NfsFh4) {
+        lock(&self.entries).bind(dir, name, fh);
+    }
+
+    /// The file `name` in `dir` stood for when this client created it under a delegation
+    /// it still holds, forgotten here (the name is about to go: [`Entries`]).
+    pub(crate) fn take_entry(&self, dir: &NfsFh4, name: &str) -> Option<NfsFh4> {
+        let mut e = lock(&self.entries);
+        let fh = e.get(dir, name);
+        e.unbind(dir, name);
+        fh
+    }
+
     /// `path` was just looked up again and still names `fh`.
     pub(crate) fn rebind_name(&self, path: &str, fh: &NfsFh4) {
         lock(&self.names).insert(name_key(path), (fh.clone(), Instant::now()));
@@ -551,6 +613,7 @@ impl Inner {
 
     fn unbind_fh(&self, fh: &NfsFh4) {
         lock(&self.names).retain(|_, (f, _)| f != fh);
+        lock(&self.entries).unbind_fh(fh);
     }
 
     /// The file's [`ServerOpen`] when the client has one.

@@ -318,9 +318,40 @@ impl Client {
     /// its [`File`]s: they hold the filehandle and the server keeps an open file's data.
     pub async fn remove_in(&self, dir: &Node, name: &str) -> Result<()> {
         check_name(name)?;
+        if let Some(fh) = self.inner.take_entry(&dir.fh, name) {
+            if let Some(done) = self.remove_returning(&fh, At::Fh(&dir.fh), name).await {
+                self.forget_names();
+                return done;
+            }
+        }
         self.yield_name(&dir.fh, name).await;
         self.forget_names();
         self.remove_at(At::Fh(&dir.fh), name).await
+    }
+
+    /// Removes `name` from `at` in the COMPOUND that gives back this client's delegation of
+    /// `fh`, the file the name stood for when this client created or opened it, and CLOSEs
+    /// the open it kept: one round trip where a LOOKUP, the return and the REMOVE took three.
+    /// `None` when no delegation of `fh` is held (or it is on its way back already): the
+    /// caller removes as usual.
+    pub(crate) async fn remove_returning(
+        &self,
+        fh: &NfsFh4,
+        at: At<'_>,
+        name: &str,
+    ) -> Option<Result<()>> {
+        let so = self.inner.server_open(fh)?;
+        let stateid = self.inner.start_return(&so)?;
+        let mut then = at.ops();
+        then.push(NfsArgop4::Remove(RemoveArgs {
+            target: Utf8String::from(name),
+        }));
+        let returned = self.inner.give_back_then(so, stateid, then).await?;
+        Some(match returned.then {
+            Some(done) => done,
+            // The return failed (revoked meanwhile, say): the REMOVE on its own.
+            None => self.remove_at(at, name).await,
+        })
     }
 
     /// Removes the empty directory `name` from `dir`: NFS4ERR_NOTDIR when `name` is not a
@@ -374,6 +405,8 @@ impl Client {
     ) -> Result<()> {
         check_name(from_name)?;
         check_name(to_name)?;
+        self.inner.take_entry(&from_dir.fh, from_name);
+        self.inner.take_entry(&to_dir.fh, to_name);
         self.yield_name(&from_dir.fh, from_name).await;
         self.yield_name(&to_dir.fh, to_name).await;
         self.forget_names();

@@ -75,7 +75,12 @@ impl Client {
     /// Removes a file, a symbolic link or an empty directory.
     pub async fn remove(&self, path: &str) -> Result<()> {
         let (parent, name) = parent_and_name(path)?;
-        self.yield_path(path).await;
+        if let Some((fh, _)) = self.inner.bound_name(path) {
+            self.inner.unbind_names(path);
+            if let Some(done) = self.remove_returning(&fh, At::Path(&parent), name).await {
+                return done;
+            }
+        }
         self.inner.unbind_names(path);
         self.remove_at(At::Path(&parent), name).await
     }

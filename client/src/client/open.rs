@@ -41,8 +41,13 @@ impl Client {
         check_name(name)?;
         let access = access_of(how)?;
         let claim = OpenClaim4::Null(Utf8String::from(name));
-        self.open_at(At::Fh(&dir.fh), claim, access, how, name, false)
-            .await
+        let f = self
+            .open_at(At::Fh(&dir.fh), claim, access, how, name, false)
+            .await?;
+        if f.open.server.held().is_some() {
+            self.inner.bind_entry(&dir.fh, name, &f.open.fh);
+        }
+        Ok(f)
     }
 
     /// Opens the file `node` (OPEN with CLAIM_FH, RFC 8881 section 18.16.3: no name, so a

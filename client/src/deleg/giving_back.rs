@@ -21,6 +21,28 @@ fn closed(r: &crate::session::Reply, status: NfsStat4) -> Result<()> {
     }
 }
 
+/// DELEGRETURN of `stateid`, and CLOSE of `so`'s open when `closing`.
+fn return_ops(so: &ServerOpen, stateid: Stateid4, closing: bool) -> Vec<NfsArgop4> {
+    let mut ops = vec![
+        putfh(&so.fh),
+        NfsArgop4::DelegReturn(DelegReturnArgs {
+            deleg_stateid: stateid,
+        }),
+    ];
+    if closing {
+        ops.push(close_op(so));
+    }
+    ops
+}
+
+/// What [`Inner::give_back_then`] did with the operations it ran after the return.
+#[derive(Debug)]
+pub(crate) struct Returned {
+    /// Their outcome; `None` when the COMPOUND stopped before them (the return failed, or
+    /// the request did), so they are still to be sent.
+    pub then: Option<Result<()>>,
+}
+
 impl Inner {
     /// Returns the layout of `so`'s file and CLOSEs its server open, after releasing the
     /// locks its lock-owners still hold and freeing their lock stateids (CLOSE would fail
@@ -87,13 +109,54 @@ impl Inner {
     /// flushes every File of the file as close does, stops using the delegation stateid,
     /// DELEGRETURN, then CLOSE when no File uses the open (section 10.4.4).
     pub(crate) async fn give_back(self: &Arc<Self>, so: Arc<ServerOpen>, stateid: Stateid4) {
+        let Some(closing) = self.prepare_return(&so, stateid).await else {
+            return;
+        };
+        let reply = self.mds.compound(return_ops(&so, stateid, closing)).await;
+        self.finish_return(&so, stateid, closing, reply).await;
+    }
+
+    /// Gives back the delegation `stateid` of `so` and runs `then` (operations that set
+    /// their own current filehandle) in the same COMPOUND: one round trip for the return,
+    /// the CLOSE and what made the client give it back. `None` when nothing was sent (the
+    /// delegation was revoked meanwhile); else the reply, whose results past the return's
+    /// ([`Returned::then`]) are `then`'s.
+    pub(crate) async fn give_back_then(
+        self: &Arc<Self>,
+        so: Arc<ServerOpen>,
+        stateid: Stateid4,
+        then: Vec<NfsArgop4>,
+    ) -> Option<Returned> {
+        let closing = self.prepare_return(&so, stateid).await?;
+        let mut ops = return_ops(&so, stateid, closing);
+        let sent = ops.len();
+        ops.extend(then);
+        let reply = self.mds.compound(ops).await;
+        let then = match &reply {
+            Ok(r) if r.status == NfsStat4::NFS4_OK => Some(Ok(())),
+            Ok(r) if r.results.len() > sent => Some(Err(ops::failure(&r.results, r.status))),
+            _ => None,
+        };
+        self.finish_return(&so, stateid, closing, reply).await;
+        Some(Returned { then })
+    }
+
+    /// What goes before a delegation's return: every File of the file flushed as close
+    /// does, the delegation stateid out of use, and the open closed with it when nothing
+    /// else uses it (then its layout is taken out of use, [`Self::before_close`]). `None`
+    /// when the delegation was revoked meanwhile; else whether the return CLOSEs too.
+    async fn prepare_return(
+        self: &Arc<Self>,
+        so: &Arc<ServerOpen>,
+        stateid: Stateid4,
+    ) -> Option<bool> {
         let client = Client {
             inner: self.clone(),
         };
         for f in self
             .open_files()
             .into_iter()
-            .filter(|f| Arc::ptr_eq(&f.server, &so))
+            .filter(|f| Arc::ptr_eq(&f.server, so))
         {
             if let Err(e) = File::new(client.clone(), f).fsync().await {
                 tracing::warn!(path = %so.path, "flush before returning the delegation: {e}");
@@ -102,7 +165,7 @@ impl Inner {
         {
             let mut st = so.st();
             if st.deleg.as_ref().map(|d| d.stateid.other) != Some(stateid.other) {
-                return; // revoked meanwhile
+                return None; // revoked meanwhile
             }
             // From here, I/O of the Files uses their open or lock stateid.
             st.deleg = None;
@@ -110,25 +173,30 @@ impl Inner {
         }
         self.unbind_fh(&so.fh);
         // An open nothing else uses is CLOSEd in the same COMPOUND (one round trip).
-        let closing = self.take_unused(&so);
+        let closing = self.take_unused(so);
         if closing {
-            self.before_close(&so).await;
+            self.before_close(so).await;
         }
-        let mut ops = vec![
-            putfh(&so.fh),
-            NfsArgop4::DelegReturn(DelegReturnArgs {
-                deleg_stateid: stateid,
-            }),
-        ];
-        if closing {
-            ops.push(close_op(&so));
-        }
-        let (returned, close_result) = match self.mds.compound(ops).await {
-            Ok(r) if r.status == NfsStat4::NFS4_OK => (Ok(()), closing.then_some(Ok(()))),
-            Ok(r) if matches!(r.results.last(), Some(NfsResop4::Close(_))) => {
-                (Ok(()), Some(closed(&r, r.status)))
+        Some(closing)
+    }
+
+    /// After the COMPOUND of [`return_ops`] (and maybe more): counts the return, frees a
+    /// delegation revoked before it came back, and CLOSEs on its own an open the COMPOUND
+    /// did not reach.
+    async fn finish_return(
+        &self,
+        so: &Arc<ServerOpen>,
+        stateid: Stateid4,
+        closing: bool,
+        reply: Result<crate::session::Reply>,
+    ) {
+        let sent = if closing { 3 } else { 2 };
+        let (returned, close_result) = match reply {
+            Ok(r) if r.status == NfsStat4::NFS4_OK || r.results.len() > sent => {
+                (Ok(()), closing.then_some(Ok(())))
             }
-            Ok(r) => (r.ok().map(drop), None),
+            Ok(r) if closing && r.results.len() == sent => (Ok(()), Some(closed(&r, r.status))),
+            Ok(r) => (Err(ops::failure(&r.results, r.status)), None),
             Err(e) => (Err(e), None),
         };
         match returned {
@@ -149,11 +217,11 @@ impl Inner {
             Some(Err(e)) => tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}"),
             // The DELEGRETURN failed, so the CLOSE was not reached: on its own.
             None if closing => {
-                if let Err(e) = self.close_rpc(&so).await {
+                if let Err(e) = self.close_rpc(so).await {
                     tracing::warn!(path = %so.path, "CLOSE after the delegation went: {e}");
                 }
             }
-            None => self.close_if_unused(&so).await,
+            None => self.close_if_unused(so).await,
         }
     }
 

@@ -129,3 +129,29 @@ fn name_keys_ignore_extra_slashes() {
     assert_eq!(name_key("a/b"), "/a/b");
     assert_eq!(name_key("/"), "/");
 }
+
+#[test]
+fn entries_map_a_name_to_one_file_and_a_file_to_one_name() {
+    let fh = |n: u8| NfsFh4(Bytes::from(vec![n; 8]));
+    let mut e = Entries::default();
+    e.bind(&fh(1), "a", &fh(10));
+    e.bind(&fh(1), "b", &fh(11));
+    assert_eq!(e.get(&fh(1), "a"), Some(fh(10)));
+    assert_eq!(e.get(&fh(2), "a"), None, "another directory");
+    // A new file under the same name replaces the old one, which is forgotten.
+    e.bind(&fh(1), "a", &fh(12));
+    assert_eq!(e.get(&fh(1), "a"), Some(fh(12)));
+    e.unbind_fh(&fh(10));
+    assert_eq!(
+        e.get(&fh(1), "a"),
+        Some(fh(12)),
+        "the old file had no entry left"
+    );
+    // The same file bound again under another name keeps only that one.
+    e.bind(&fh(2), "c", &fh(12));
+    assert_eq!(e.get(&fh(1), "a"), None);
+    assert_eq!(e.len(), 2);
+    e.unbind(&fh(2), "c");
+    e.unbind_fh(&fh(11));
+    assert_eq!(e.len(), 0);
+}

@@ -114,6 +114,8 @@ pub async fn process<R: Role>(
     let mut status = NfsStat4::NFS4_OK;
     let mut slot = None;
     let mut limit: Option<ReplyLimit> = None;
+    let started = std::time::Instant::now();
+    let kind = crate::counters::compound_kind(args.argarray.iter().map(|op| op.opnum()));
     let span = info_span!("compound", ops = nops, tag = %tag);
     let replay = async {
         for (i, op) in args.argarray.iter().enumerate() {
@@ -228,6 +230,10 @@ pub async fn process<R: Role>(
     if let Some(s) = slot {
         session_ops::finish(server.core(), s, &pieces);
     }
+    server
+        .core()
+        .counters
+        .compound_took(kind, started.elapsed());
     Reply::Success(pieces)
 }
 

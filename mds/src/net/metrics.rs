@@ -356,6 +356,42 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "The most changes that shared one commit.",
         &one(c.largest_batch),
     );
+    out.push_str(&latency_histogram(&mds.core().counters.latencies()));
+    out
+}
+
+/// `pnfs_compound_seconds`: how long COMPOUNDs took from arrival to reply (the durability
+/// barrier included), a histogram per kind (the operation a COMPOUND is known by,
+/// [`nfs_server::counters::compound_kind`]: OPEN, LOOKUP, DELEGRETURN, ...).
+fn latency_histogram(kinds: &[(NfsOpnum4, nfs_server::counters::Latency)]) -> String {
+    use nfs_server::counters::LATENCY_BUCKETS_US;
+    let mut out = String::from(
+        "# HELP pnfs_compound_seconds COMPOUNDs from arrival to reply, by the operation each \
+         is known by (its first besides SEQUENCE, filehandle operations and GETATTR).\n\
+         # TYPE pnfs_compound_seconds histogram\n",
+    );
+    for (kind, l) in kinds {
+        let op = kind
+            .name()
+            .map_or_else(|| kind.0.to_string(), str::to_owned);
+        let mut below = 0;
+        for (i, n) in l.buckets.iter().enumerate() {
+            below += n;
+            let le = LATENCY_BUCKETS_US
+                .get(i)
+                .map_or_else(|| "+Inf".to_owned(), |&us| (us as f64 / 1e6).to_string());
+            let _ = writeln!(
+                out,
+                "pnfs_compound_seconds_bucket{{op=\"{op}\",le=\"{le}\"}} {below}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "pnfs_compound_seconds_sum{{op=\"{op}\"}} {}\npnfs_compound_seconds_count{{op=\"{op}\"}} {}",
+            l.sum_ns as f64 / 1e9,
+            l.count
+        );
+    }
     out
 }
 
@@ -418,6 +454,24 @@ mod tests {
     use super::*;
     use crate::Config;
 
+    #[test]
+    fn the_latency_histogram_is_cumulative_with_its_sum_and_count() {
+        let c = nfs_server::counters::Counters::default();
+        c.compound_took(NfsOpnum4::OP_OPEN, Duration::from_micros(80));
+        c.compound_took(NfsOpnum4::OP_OPEN, Duration::from_micros(700));
+        let text = latency_histogram(&c.latencies());
+        for line in [
+            "pnfs_compound_seconds_bucket{op=\"OP_OPEN\",le=\"0.00005\"} 0\n",
+            "pnfs_compound_seconds_bucket{op=\"OP_OPEN\",le=\"0.0001\"} 1\n",
+            "pnfs_compound_seconds_bucket{op=\"OP_OPEN\",le=\"0.001\"} 2\n",
+            "pnfs_compound_seconds_bucket{op=\"OP_OPEN\",le=\"+Inf\"} 2\n",
+            "pnfs_compound_seconds_sum{op=\"OP_OPEN\"} 0.00078\n",
+            "pnfs_compound_seconds_count{op=\"OP_OPEN\"} 2\n",
+        ] {
+            assert!(text.contains(line), "{line} in\n{text}");
+        }
+    }
+
     #[tokio::test]
     async fn a_get_of_metrics_returns_the_counters_and_other_paths_404() {
         let dir = tempfile::tempdir().unwrap();
@@ -464,6 +518,7 @@ mod tests {
         assert!(page.contains("pnfs_layouts_fenced_total 0\n"), "{page}");
         assert!(page.contains("pnfs_ds_removals_total 0\n"), "{page}");
         assert!(page.contains("# TYPE pnfs_compounds_total counter\n"));
+        assert!(page.contains("# TYPE pnfs_compound_seconds histogram\n"));
         assert!(get("/other").await.starts_with("HTTP/1.0 404"));
     }
 

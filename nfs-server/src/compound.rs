@@ -170,7 +170,10 @@ pub async fn process<R: Role>(
                 });
                 match refused {
                     Some(l) => NfsResop4::error(opnum, l.error()),
-                    None => dispatch(&server, &mut ctx, op).await,
+                    None => {
+                        ctx.before_op(&args.argarray[i + 1..]);
+                        dispatch(&server, &mut ctx, op).await
+                    }
                 }
             };
             let mut enc = encode_result(&res);

@@ -22,7 +22,9 @@ pub const LATENCY_BUCKETS_US: [u64; 16] = [
 pub struct Latency {
     /// Per bucket (not cumulative), one more than [`LATENCY_BUCKETS_US`].
     pub buckets: [u64; LATENCY_BUCKETS_US.len() + 1],
+    /// The durations added up, in nanoseconds.
     pub sum_ns: u64,
+    /// How many COMPOUNDs.
     pub count: u64,
 }
 

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 #[cfg(doc)]
 use nfs_proto::nfs4::NfsOpnum4;
-use nfs_proto::nfs4::{Clientid4, NfsStat4, OpFlags, OpHandler, Sessionid4};
+use nfs_proto::nfs4::{Clientid4, NfsArgop4, NfsStat4, OpFlags, OpHandler, Sessionid4};
 use nfs_proto::rpc::Credential;
 use nfs_proto::transport::{Conn, Reply};
 
@@ -79,6 +79,11 @@ pub trait CompoundCtx: Send {
     fn finish(&mut self) -> impl std::future::Future<Output = Result<(), String>> + Send {
         async { Ok(()) }
     }
+
+    /// Called before each operation after SEQUENCE with the operations that follow it in
+    /// the COMPOUND: the MDS stops deferring its store's commits at the last one that may
+    /// change the store (its commit is then the durable one, and `finish` needs none).
+    fn before_op(&mut self, _later: &[NfsArgop4]) {}
 }
 
 /// What a server adds to the shared session layer: its own operations, and the hooks where a

@@ -279,7 +279,8 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
 
 /// The store changes of one COMPOUND share one fsync (deferred durability, made durable
 /// before the reply): OPEN creating a file plus LAYOUTGET (its stripe set and layout-writes
-/// mark) is one durable commit, and so is DELEGRETURN-less CLOSE + REMOVE.
+/// mark) is one durable commit (LAYOUTGET's, the last operation that may change the store,
+/// which covers the OPEN's deferred ones), and so is DELEGRETURN-less CLOSE + REMOVE.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_compound_costs_one_fsync_whatever_it_changes() {
     let dir = tempfile::tempdir().unwrap();
@@ -292,8 +293,8 @@ async fn one_compound_costs_one_fsync_whatever_it_changes() {
     let after = mds.store().commit_stats();
     assert_eq!(after.commits - before.commits, 1, "{before:?} -> {after:?}");
     assert!(
-        after.deferred_commits >= before.deferred_commits + 2,
-        "{after:?}"
+        after.deferred_commits > before.deferred_commits,
+        "the OPEN's changes deferred: {after:?}"
     );
     let fh = getfh_res(&r);
     let r = c

@@ -300,6 +300,17 @@ impl CompoundCtx for Ctx {
         &mut self.session
     }
 
+    /// The store's jobs are deferred until the COMPOUND's last operation that may change
+    /// the store, whose jobs are durable and cover the earlier ones: a COMPOUND of one
+    /// changing operation (REMOVE, SETATTR, ...) costs one commit, not a deferred one and a
+    /// sync. Which operations may change it is judged by their kind, and a wrong guess
+    /// costs a commit, never durability (`finish` syncs whatever is left uncovered).
+    fn before_op(&mut self, later: &[NfsArgop4]) {
+        if let Some(d) = &self.deferral {
+            d.defer(later.iter().any(|op| may_change_store(op.opnum())));
+        }
+    }
+
     /// One fsync for whatever the COMPOUND's operations changed in the store (none when
     /// they changed nothing, or a durable commit of other changes already covered theirs).
     async fn finish(&mut self) -> Result<(), String> {
@@ -318,6 +329,36 @@ impl CompoundCtx for Ctx {
         }
         Ok(())
     }
+}
+
+/// Whether operation `op` may change the metadata store (or act outside it on what it
+/// changed): every operation but those that only read the namespace, the filehandles and
+/// the session ([`Ctx::before_op`]).
+fn may_change_store(op: NfsOpnum4) -> bool {
+    use NfsOpnum4 as O;
+    !matches!(
+        op,
+        O::OP_ACCESS
+            | O::OP_GETATTR
+            | O::OP_GETFH
+            | O::OP_LOOKUP
+            | O::OP_LOOKUPP
+            | O::OP_NVERIFY
+            | O::OP_VERIFY
+            | O::OP_PUTFH
+            | O::OP_PUTPUBFH
+            | O::OP_PUTROOTFH
+            | O::OP_SAVEFH
+            | O::OP_RESTOREFH
+            | O::OP_READDIR
+            | O::OP_READLINK
+            | O::OP_SECINFO
+            | O::OP_SECINFO_NO_NAME
+            | O::OP_GETDEVICEINFO
+            | O::OP_GETDEVICELIST
+            | O::OP_TEST_STATEID
+            | O::OP_LOCKT
+    )
 }
 
 #[cfg(test)]

@@ -39,6 +39,16 @@
 //! the store on a change it read (deleting data, asking data servers to remove objects) syncs
 //! first, so no such action outlives a lost change. A batch with any job that is not deferred
 //! is committed durably, as before deferral existed.
+//!
+//! **The last change is the durable one.** A registered task may stop deferring
+//! ([`Deferral::defer`]): the MDS does at the COMPOUND's last operation that may change the
+//! store. That operation's jobs are committed durably, and once one succeeds it covers the
+//! task's deferred jobs before it (the committer runs a task's jobs in the order it
+//! submitted them, numbered in [`TaskJobs`]), so the barrier is skipped: a COMPOUND of one
+//! changing operation costs one commit, not a deferred commit and an empty durable one (the
+//! empty durable commit was 28 % of the committer's time in a create-heavy run). A deferred
+//! job left uncovered (the durable job failed, or a deferred one came after it) still makes
+//! [`Deferral::take_submitted`] call for the sync.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -168,6 +178,9 @@ struct TypedJob<F, R> {
     f: F,
     out: Option<R>,
     durable: bool,
+    /// A durable job of a deferring task: once committed, that task's earlier deferred jobs
+    /// are durable too ([`Deferrals::covered`]).
+    covers: Option<(Arc<Deferrals>, tokio::task::Id, u64)>,
     reply: oneshot::Sender<Result<R, StoreError>>,
 }
 
@@ -186,7 +199,12 @@ where
     }
 
     fn finish(self: Box<Self>, outcome: Result<(), StoreError>) {
-        let Self { out, reply, .. } = *self;
+        let Self {
+            out, reply, covers, ..
+        } = *self;
+        if let (Ok(()), Some((deferrals, task, seq))) = (&outcome, covers) {
+            deferrals.covered(task, seq);
+        }
         let r = outcome.and_then(|()| out.ok_or(StoreError::Internal("job has no result")));
         // The caller may have stopped waiting; the change stands either way.
         let _ = reply.send(r);
@@ -240,30 +258,77 @@ pub(super) struct Committer {
     deferrals: Arc<Deferrals>,
 }
 
-/// The tasks whose jobs are deferred ([`Committer::defer_here`]), each with whether it
-/// submitted any.
+/// The tasks whose jobs are deferred ([`Committer::defer_here`]), each with its [`TaskJobs`].
 #[derive(Debug, Default)]
 struct Deferrals {
-    tasks: Mutex<HashMap<tokio::task::Id, bool>>,
+    tasks: Mutex<HashMap<tokio::task::Id, TaskJobs>>,
+}
+
+/// The jobs of one registered task, numbered in the order it submitted them (which is the
+/// order the committer runs them in: one channel, first in first out).
+#[derive(Debug, Clone, Copy)]
+struct TaskJobs {
+    /// Whether the jobs it submits now are deferred ([`Deferral::defer`]).
+    deferring: bool,
+    /// The number the next job gets.
+    next: u64,
+    /// The last deferred job's number (0: none).
+    deferred_upto: u64,
+    /// The last number known durable: a durable job of the task committed with this
+    /// number, or the task synced ([`Deferral::take_submitted`]).
+    durable_upto: u64,
+}
+
+impl Default for TaskJobs {
+    fn default() -> Self {
+        Self {
+            deferring: true,
+            next: 1,
+            deferred_upto: 0,
+            durable_upto: 0,
+        }
+    }
+}
+
+/// How a job submitted now is committed ([`Deferrals::submitting`]).
+enum Submission {
+    /// Durably, for a task not registered.
+    Durable,
+    /// Deferred: visible at once, durable at the task's sync.
+    Deferred,
+    /// Durably, for a registered task that stopped deferring: once committed it covers the
+    /// task's deferred jobs numbered below it.
+    Covering(tokio::task::Id, u64),
 }
 
 impl Deferrals {
-    fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<tokio::task::Id, bool>> {
+    fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<tokio::task::Id, TaskJobs>> {
         self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether a job submitted now is deferred (the current task is registered); notes that
-    /// the task submitted one.
-    fn submitting(&self) -> bool {
+    /// How a job submitted now from the current task is committed; numbers it.
+    fn submitting(&self) -> Submission {
         let Some(id) = tokio::task::try_id() else {
-            return false;
+            return Submission::Durable;
         };
-        match self.tasks().get_mut(&id) {
-            Some(wrote) => {
-                *wrote = true;
-                true
-            }
-            None => false,
+        let mut tasks = self.tasks();
+        let Some(t) = tasks.get_mut(&id) else {
+            return Submission::Durable;
+        };
+        let seq = t.next;
+        t.next += 1;
+        if t.deferring {
+            t.deferred_upto = seq;
+            Submission::Deferred
+        } else {
+            Submission::Covering(id, seq)
+        }
+    }
+
+    /// Durable job `seq` of `task` was committed: so were its jobs before it.
+    fn covered(&self, task: tokio::task::Id, seq: u64) {
+        if let Some(t) = self.tasks().get_mut(&task) {
+            t.durable_upto = t.durable_upto.max(seq);
         }
     }
 }
@@ -277,14 +342,29 @@ pub struct Deferral {
 }
 
 impl Deferral {
-    /// Whether the task submitted a job since it was registered (or since the last call),
-    /// i.e. whether it must [`Committer::sync`] before it acknowledges anything.
+    /// Whether the task has deferred jobs that no durable commit of its own covered since it
+    /// was registered (or since the last call), i.e. whether it must [`Committer::sync`]
+    /// before it acknowledges anything. The caller syncs: they count as covered from here.
     pub fn take_submitted(&self) -> bool {
-        self.deferrals
-            .tasks()
-            .get_mut(&self.id)
-            .map(std::mem::take)
-            .unwrap_or(false)
+        let mut tasks = self.deferrals.tasks();
+        let Some(t) = tasks.get_mut(&self.id) else {
+            return false;
+        };
+        let unsynced = t.deferred_upto > t.durable_upto;
+        t.durable_upto = t.durable_upto.max(t.deferred_upto);
+        unsynced
+    }
+
+    /// Whether the task's jobs from now on are deferred (the default) or durable. A
+    /// COMPOUND stops deferring at its last operation that may change the store: that
+    /// operation's durable commit covers the earlier deferred ones (the committer runs a
+    /// task's jobs in order), and the COMPOUND ends without a sync of its own, one commit
+    /// fewer. Durability holds either way: [`Deferral::take_submitted`] still says when a
+    /// deferred job was left uncovered (a durable job that failed, a later deferred one).
+    pub fn defer(&self, deferring: bool) {
+        if let Some(t) = self.deferrals.tasks().get_mut(&self.id) {
+            t.deferring = deferring;
+        }
     }
 }
 
@@ -342,7 +422,7 @@ impl Committer {
             if tasks.contains_key(&id) {
                 return None;
             }
-            tasks.insert(id, false);
+            tasks.insert(id, TaskJobs::default());
         }
         Some(Deferral {
             deferrals: self.deferrals.clone(),
@@ -352,7 +432,7 @@ impl Committer {
 
     /// A barrier: resolves once everything committed before it is durable.
     pub(super) fn sync(&self) -> Pending<()> {
-        self.queue(|_: &Txn<'_>| Ok(()), true)
+        self.queue(|_: &Txn<'_>| Ok(()), true, None)
     }
 
     /// Queues a job; the result arrives once its batch is committed: durably, unless the
@@ -362,11 +442,21 @@ impl Committer {
         F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send + 'static,
         R: Send + 'static,
     {
-        let durable = !self.deferrals.submitting();
-        self.queue(f, durable)
+        match self.deferrals.submitting() {
+            Submission::Durable => self.queue(f, true, None),
+            Submission::Deferred => self.queue(f, false, None),
+            Submission::Covering(task, seq) => {
+                self.queue(f, true, Some((self.deferrals.clone(), task, seq)))
+            }
+        }
     }
 
-    fn queue<R, F>(&self, f: F, durable: bool) -> Pending<R>
+    fn queue<R, F>(
+        &self,
+        f: F,
+        durable: bool,
+        covers: Option<(Arc<Deferrals>, tokio::task::Id, u64)>,
+    ) -> Pending<R>
     where
         F: FnMut(&Txn<'_>) -> Result<R, StoreError> + Send + 'static,
         R: Send + 'static,
@@ -376,6 +466,7 @@ impl Committer {
             f,
             out: None,
             durable,
+            covers,
             reply,
         });
         match &self.tx {
@@ -695,6 +786,38 @@ mod tests {
         // Outside the registered task, jobs are durable again.
         c.submit(put(9, 9, false, false)).await.unwrap();
         assert_eq!(c.stats.snapshot().commits, 2);
+    }
+
+    #[tokio::test]
+    async fn a_task_that_stops_deferring_is_covered_by_its_durable_job_unless_it_fails() {
+        let (_d, db) = db();
+        let c = Arc::new(Committer::start(db.clone(), 64).unwrap());
+        let c2 = c.clone();
+        tokio::spawn(async move {
+            let d = c2.defer_here().unwrap();
+            c2.submit(put(1, 1, false, false)).await.unwrap();
+            // The last changing operation: its job is durable and covers the first.
+            d.defer(false);
+            c2.submit(put(2, 2, false, false)).await.unwrap();
+            let s = c2.stats.snapshot();
+            assert_eq!((s.commits, s.deferred_commits), (1, 1));
+            assert!(!d.take_submitted(), "nothing left to sync");
+            // A durable job that fails covers nothing: the deferred one before it still
+            // needs the sync.
+            d.defer(true);
+            c2.submit(put(3, 3, false, false)).await.unwrap();
+            d.defer(false);
+            c2.submit(put(4, 4, true, false)).await.unwrap_err();
+            assert!(d.take_submitted(), "the deferred job is left to sync");
+            // Deferred again after a durable one: that one is uncovered.
+            c2.submit(put(5, 5, false, false)).await.unwrap();
+            d.defer(true);
+            c2.submit(put(6, 6, false, false)).await.unwrap();
+            assert!(d.take_submitted());
+        })
+        .await
+        .unwrap();
+        assert_eq!(read(&db, 6), Some(6));
     }
 
     #[tokio::test]

@@ -294,6 +294,26 @@ impl Inner {
         meta
     }
 
+    /// Sends `setattr`, a SETATTR of `fh` that sets its size to `size`: this client's
+    /// unreported writes past `size` are not counted in its view of the size from the
+    /// moment it goes out ([`Pnfs::truncated`]), and again if it fails.
+    pub(crate) async fn sizing<T>(
+        &self,
+        fh: &NfsFh4,
+        size: Option<u64>,
+        setattr: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let (Some(p), Some(size)) = (&self.pnfs, size) else {
+            return setattr.await;
+        };
+        let before = p.truncated(fh, size);
+        let r = setattr.await;
+        if r.is_err() {
+            p.not_truncated(fh, before);
+        }
+        r
+    }
+
     pub(crate) fn remember_attrs(&self, fh: &NfsFh4, meta: &Metadata) {
         let mut a = self.attrs.lock().unwrap_or_else(|p| p.into_inner());
         if a.len() > 4096 {

@@ -680,6 +680,23 @@ impl Pnfs {
             .map_or(0, |l| l.written_end.load(Ordering::Acquire))
     }
 
+    /// `fh` is being truncated (or extended) to `size` by a SETATTR: what this client wrote
+    /// through its layout past `size` goes, so its unreported end stops there. Returns the
+    /// end before, for [`Pnfs::not_truncated`] if the SETATTR fails.
+    pub(crate) fn truncated(&self, fh: &NfsFh4, size: u64) -> u64 {
+        lock(&self.layouts)
+            .get(fh)
+            .map_or(0, |l| l.written_end.fetch_min(size, Ordering::AcqRel))
+    }
+
+    /// The SETATTR of [`Pnfs::truncated`] failed: the unreported end is `end` again (or
+    /// what writes since made it, if larger).
+    pub(crate) fn not_truncated(&self, fh: &NfsFh4, end: u64) {
+        if let Some(l) = lock(&self.layouts).get(fh) {
+            l.written_end.fetch_max(end, Ordering::AcqRel);
+        }
+    }
+
     /// LAYOUTCOMMIT of `fh` when data went to the data servers since the last one: the MDS
     /// learns the new size and mtime (RFC 8881 section 18.42). Call after COMMIT.
     pub(crate) async fn layoutcommit(&self, fh: &NfsFh4) -> Result<()> {

@@ -465,7 +465,10 @@ impl Client {
                 obj_attributes: set.to_fattr(),
             }));
         }
-        self.resolve(ops).await.map(|(_, m)| m)
+        self.inner
+            .sizing(&node.fh, set.size, self.resolve(ops))
+            .await
+            .map(|(_, m)| m)
     }
 
     /// Space and file counts of the file system holding `node` (its `space_*` and

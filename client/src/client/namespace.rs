@@ -109,11 +109,6 @@ impl Client {
     pub async fn truncate(&self, path: &str, size: u64) -> Result<()> {
         let fh = self.lookup(path).await?;
         self.inner.yield_delegation(&fh).await;
-        // This client's writes through a layout reach the MDS first (else a later GETATTR
-        // would count them in again: `Inner::with_own_writes`).
-        if let Some(p) = &self.inner.pnfs {
-            p.layoutcommit(&fh).await?;
-        }
         self.setattr_size(&fh, Stateid4::ANONYMOUS, size).await
     }
 
@@ -124,15 +119,14 @@ impl Client {
         size: u64,
     ) -> Result<()> {
         self.inner.forget_attrs(fh);
-        self.run(vec![
+        let setattr = self.run(vec![
             putfh(fh),
             NfsArgop4::SetAttr(SetAttrArgs {
                 stateid,
                 obj_attributes: attr::set(None, Some(size)),
             }),
-        ])
-        .await
-        .map(drop)
+        ]);
+        self.inner.sizing(fh, Some(size), setattr).await.map(drop)
     }
 
     /// Changes the permission bits of `path`.

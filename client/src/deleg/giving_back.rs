@@ -112,8 +112,10 @@ impl Inner {
         let Some(closing) = self.prepare_return(&so, stateid).await else {
             return;
         };
-        let reply = self.mds.compound(return_ops(&so, stateid, closing)).await;
-        self.finish_return(&so, stateid, closing, reply).await;
+        let ops = return_ops(&so, stateid, closing);
+        let sent = ops.len();
+        let reply = self.mds.compound(ops).await;
+        self.finish_return(&so, stateid, closing, sent, reply).await;
     }
 
     /// Gives back the delegation `stateid` of `so` and runs `then` (operations that set
@@ -137,7 +139,7 @@ impl Inner {
             Ok(r) if r.results.len() > sent => Some(Err(ops::failure(&r.results, r.status))),
             _ => None,
         };
-        self.finish_return(&so, stateid, closing, reply).await;
+        self.finish_return(&so, stateid, closing, sent, reply).await;
         Some(Returned { then })
     }
 
@@ -180,17 +182,17 @@ impl Inner {
         Some(closing)
     }
 
-    /// After the COMPOUND of [`return_ops`] (and maybe more): counts the return, frees a
-    /// delegation revoked before it came back, and CLOSEs on its own an open the COMPOUND
-    /// did not reach.
+    /// After the COMPOUND that began with the `sent` operations of [`return_ops`] (and maybe
+    /// went on): counts the return, frees a delegation revoked before it came back, and
+    /// CLOSEs on its own an open the COMPOUND did not reach.
     async fn finish_return(
         &self,
         so: &Arc<ServerOpen>,
         stateid: Stateid4,
         closing: bool,
+        sent: usize,
         reply: Result<crate::session::Reply>,
     ) {
-        let sent = if closing { 3 } else { 2 };
         let (returned, close_result) = match reply {
             Ok(r) if r.status == NfsStat4::NFS4_OK || r.results.len() > sent => {
                 (Ok(()), closing.then_some(Ok(())))

@@ -97,14 +97,15 @@ fn assert_every_phase(doc: &Value, servers: usize) {
 }
 
 /// The small-file path of issue 22, counted on the MDS's metrics: a 4 KiB file created,
-/// written, closed, looked up and removed costs six COMPOUNDs (OPEN with its LAYOUTGET, the
-/// LAYOUTCOMMIT of the close's fsync, the lookup, the remove's LOOKUP of the name to find
-/// the delegation it gives back, DELEGRETURN with CLOSE, REMOVE), one FILE_SYNC WRITE to a
-/// data server and no COMMIT, no LAYOUTRETURN (CLOSE returns a return-on-close layout), and
-/// at most three fsyncs of the metadata store (OPEN, LAYOUTCOMMIT, REMOVE: each COMPOUND's
-/// changes share one). Before issue 22: nine COMPOUNDs, a DS COMMIT and 7.7 fsyncs.
+/// written, closed, looked up and removed costs three COMPOUNDs (OPEN with its LAYOUTGET; the
+/// stat's LOOKUP; the remove's LAYOUTCOMMIT, DELEGRETURN, CLOSE and REMOVE in one, as the
+/// client knows the file it created under that name and closed it under a write delegation,
+/// which leaves the LAYOUTCOMMIT to the return), one FILE_SYNC WRITE to a data server and no
+/// COMMIT, no LAYOUTRETURN (CLOSE returns a return-on-close layout), and at most two fsyncs
+/// of the metadata store (OPEN; the remove's COMPOUND, whose changes share one). Before
+/// issue 22: nine COMPOUNDs, a DS COMMIT and 7.7 fsyncs.
 #[test]
-fn a_small_file_costs_four_round_trips_and_three_metadata_fsyncs() {
+fn a_small_file_costs_three_round_trips_and_two_metadata_fsyncs() {
     const FILES: f64 = 40.0;
     let s = Server::start();
     let count = |page: &str, op: &str| metric_sum(page, "pnfs_ops_total", &[("op", op)]);
@@ -126,15 +127,18 @@ fn a_small_file_costs_four_round_trips_and_three_metadata_fsyncs() {
     let delta = |op: &str| count(&after, op) - count(&before, op);
     let compounds = delta("OP_SEQUENCE");
     // Setting up and tearing down the session and the bench directory: a few more.
-    // OPEN + LAYOUTGET, LAYOUTCOMMIT at close, the stat's LOOKUP, DELEGRETURN + CLOSE +
-    // REMOVE (the client knows the file it created under that name: no LOOKUP first).
     assert!(
-        compounds <= 4.0 * FILES + 20.0,
+        compounds <= 3.0 * FILES + 20.0,
         "{compounds} COMPOUNDs for {FILES} files"
     );
     assert_eq!(delta("OP_LAYOUTGET"), FILES, "one per file, with its OPEN");
     assert_eq!(delta("OP_LAYOUTRETURN"), 0.0);
     assert_eq!(delta("OP_CLOSE"), FILES);
+    assert_eq!(
+        delta("OP_LAYOUTCOMMIT"),
+        FILES,
+        "one per file, with its REMOVE"
+    );
     assert_eq!(
         delta("OP_LOOKUP"),
         FILES + 2.0,
@@ -143,7 +147,7 @@ fn a_small_file_costs_four_round_trips_and_three_metadata_fsyncs() {
     let fsyncs = metric_sum(&after, "pnfs_store_commits_total", &[])
         - metric_sum(&before, "pnfs_store_commits_total", &[]);
     assert!(
-        fsyncs <= 3.0 * FILES + 10.0,
+        fsyncs <= 2.0 * FILES + 10.0,
         "{fsyncs} metadata fsyncs for {FILES} files"
     );
     // The data servers' counts reach the MDS with their HEALTH replies, every few seconds.

@@ -48,3 +48,44 @@ fn a_writer_sees_its_unreported_writes_and_so_does_another_client() {
         w.shutdown().await;
     });
 }
+
+/// A file written and closed under a write delegation is not LAYOUTCOMMITted at close (the
+/// delegation's return carries it): the writer, another client's stat and, after the return
+/// an open by that client forces, the recorded size all show the bytes written; a size that
+/// only a LAYOUTCOMMIT or the data servers could have told.
+#[test]
+fn a_file_closed_under_a_write_delegation_keeps_its_size_until_and_after_the_return() {
+    let s = Server::start();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let w = Client::connect(s.addr()).await.unwrap();
+        let f = w.create("/d", 0o644).await.unwrap();
+        f.write_at(0, Bytes::from(vec![5u8; 200 * KIB]))
+            .await
+            .unwrap();
+        f.close().await.unwrap();
+        assert_eq!(
+            w.stats().delegations_held,
+            1,
+            "the create's write delegation"
+        );
+        let before = s.metrics();
+        let commits = |page: &str| metric_sum(page, "pnfs_ops_total", &[("op", "OP_LAYOUTCOMMIT")]);
+        assert_eq!(w.stat("/d").await.unwrap().size, 200 * KIB as u64);
+        let r = Client::connect(s.addr()).await.unwrap();
+        assert_eq!(r.stat("/d").await.unwrap().size, 200 * KIB as u64);
+        assert_eq!(commits(&s.metrics()), commits(&before), "none yet");
+        // The reader's open recalls the delegation; the return LAYOUTCOMMITs.
+        let g = r.open("/d", &client::OpenOptions::read()).await.unwrap();
+        assert_eq!(
+            g.read_at(0, 300 * KIB as u64).await.unwrap().len(),
+            200 * KIB
+        );
+        assert_eq!(commits(&s.metrics()) - commits(&before), 1.0);
+        g.close().await.unwrap();
+        assert_eq!(r.stat("/d").await.unwrap().size, 200 * KIB as u64);
+        assert_eq!(w.stat("/d").await.unwrap().size, 200 * KIB as u64);
+        r.shutdown().await;
+        w.shutdown().await;
+    });
+}

@@ -21,7 +21,7 @@ use nfs_proto::nfs4::*;
 
 use crate::attr::Metadata;
 use crate::client::{Client, Counters, Inner, Node};
-use crate::deleg::{deleg_gone, Blocks, ServerOpen};
+use crate::deleg::{deleg_gone, Blocks, DelegKind, ServerOpen};
 use crate::error::{Error, Result};
 use crate::io::{self, Target};
 use crate::locks::LockOwner;
@@ -350,8 +350,22 @@ impl File {
     /// locks: they are the caller's to release ([`File::release_owner`]). Under a delegation
     /// nothing more is sent, and the read cache is kept for the next open of the file. An
     /// error of the flush is returned after the rest is done.
+    ///
+    /// Under a write delegation the data is made stable but not LAYOUTCOMMITted: the
+    /// delegation's return carries that LAYOUTCOMMIT (in its own COMPOUND, or in the one of
+    /// the REMOVE that ends a short-lived file). Meanwhile this client counts its writes into
+    /// the sizes it sees, and the MDS asks the data servers for the size it shows anyone
+    /// else (any open by another client recalls the delegation first); a client that dies
+    /// holding it leaves the size to the MDS, which settles it with the data servers.
     pub async fn close(self) -> Result<()> {
-        let synced = self.fsync().await;
+        let delegated = self
+            .open
+            .server
+            .st()
+            .deleg
+            .as_ref()
+            .is_some_and(|d| d.kind == DelegKind::Write && !d.returning);
+        let synced = self.flush_stable(!delegated).await;
         if let Err(e) = self.unlock(0, 0).await {
             tracing::debug!(path = %self.open.path, "releasing locks at close: {e}");
         }

@@ -2,6 +2,7 @@
 //! recall (flushing the file's Files first) and when the client lets go of every delegation.
 
 use super::*;
+use crate::pnfs::Folded;
 
 /// CLOSE of `so`'s server open.
 fn close_op(so: &ServerOpen) -> NfsArgop4 {
@@ -21,18 +22,30 @@ fn closed(r: &crate::session::Reply, status: NfsStat4) -> Result<()> {
     }
 }
 
-/// DELEGRETURN of `stateid`, and CLOSE of `so`'s open when `closing`.
-fn return_ops(so: &ServerOpen, stateid: Stateid4, closing: bool) -> Vec<NfsArgop4> {
+/// DELEGRETURN of `stateid`, then the LAYOUTCOMMIT the return carries, and CLOSE of `so`'s
+/// open when the return closes it.
+fn return_ops(so: &ServerOpen, stateid: Stateid4, ret: &Return) -> Vec<NfsArgop4> {
     let mut ops = vec![
         putfh(&so.fh),
         NfsArgop4::DelegReturn(DelegReturnArgs {
             deleg_stateid: stateid,
         }),
     ];
-    if closing {
+    ops.extend(ret.folded.as_ref().map(Folded::op));
+    if ret.closing {
         ops.push(close_op(so));
     }
     ops
+}
+
+/// How a delegation goes back ([`Inner::prepare_return`]).
+struct Return {
+    /// The COMPOUND CLOSEs the open too (nothing else uses it).
+    closing: bool,
+    /// The LAYOUTCOMMIT of the file's writes not reported yet, between the DELEGRETURN and
+    /// the CLOSE. (After the DELEGRETURN: a failed LAYOUTCOMMIT then leaves the delegation
+    /// returned, and the CLOSE, not reached, is sent on its own.)
+    folded: Option<Folded>,
 }
 
 /// What [`Inner::give_back_then`] did with the operations it ran after the return.
@@ -109,13 +122,13 @@ impl Inner {
     /// flushes every File of the file as close does, stops using the delegation stateid,
     /// DELEGRETURN, then CLOSE when no File uses the open (section 10.4.4).
     pub(crate) async fn give_back(self: &Arc<Self>, so: Arc<ServerOpen>, stateid: Stateid4) {
-        let Some(closing) = self.prepare_return(&so, stateid).await else {
+        let Some(ret) = self.prepare_return(&so, stateid).await else {
             return;
         };
-        let ops = return_ops(&so, stateid, closing);
+        let ops = return_ops(&so, stateid, &ret);
         let sent = ops.len();
         let reply = self.mds.compound(ops).await;
-        self.finish_return(&so, stateid, closing, sent, reply).await;
+        self.finish_return(&so, stateid, ret, sent, reply).await;
     }
 
     /// Gives back the delegation `stateid` of `so` and runs `then` (operations that set
@@ -129,8 +142,8 @@ impl Inner {
         stateid: Stateid4,
         then: Vec<NfsArgop4>,
     ) -> Option<Returned> {
-        let closing = self.prepare_return(&so, stateid).await?;
-        let mut ops = return_ops(&so, stateid, closing);
+        let ret = self.prepare_return(&so, stateid).await?;
+        let mut ops = return_ops(&so, stateid, &ret);
         let sent = ops.len();
         ops.extend(then);
         let reply = self.mds.compound(ops).await;
@@ -139,19 +152,20 @@ impl Inner {
             Ok(r) if r.results.len() > sent => Some(Err(ops::failure(&r.results, r.status))),
             _ => None,
         };
-        self.finish_return(&so, stateid, closing, sent, reply).await;
+        self.finish_return(&so, stateid, ret, sent, reply).await;
         Some(Returned { then })
     }
 
     /// What goes before a delegation's return: every File of the file flushed as close
     /// does, the delegation stateid out of use, and the open closed with it when nothing
-    /// else uses it (then its layout is taken out of use, [`Self::before_close`]). `None`
-    /// when the delegation was revoked meanwhile; else whether the return CLOSEs too.
+    /// else uses it (then its layout is taken out of use as [`Self::before_close`] does, its
+    /// LAYOUTCOMMIT left to the return's COMPOUND). `None` when the delegation was revoked
+    /// meanwhile.
     async fn prepare_return(
         self: &Arc<Self>,
         so: &Arc<ServerOpen>,
         stateid: Stateid4,
-    ) -> Option<bool> {
+    ) -> Option<Return> {
         let client = Client {
             inner: self.clone(),
         };
@@ -176,10 +190,14 @@ impl Inner {
         self.unbind_fh(&so.fh);
         // An open nothing else uses is CLOSEd in the same COMPOUND (one round trip).
         let closing = self.take_unused(so);
+        let mut folded = None;
         if closing {
-            self.before_close(so).await;
+            self.release_all_locks(so).await;
+            if let Some(p) = &self.pnfs {
+                folded = p.close_folding(&so.fh).await;
+            }
         }
-        Some(closing)
+        Some(Return { closing, folded })
     }
 
     /// After the COMPOUND that began with the `sent` operations of [`return_ops`] (and maybe
@@ -189,15 +207,28 @@ impl Inner {
         &self,
         so: &Arc<ServerOpen>,
         stateid: Stateid4,
-        closing: bool,
+        ret: Return,
         sent: usize,
         reply: Result<crate::session::Reply>,
     ) {
+        let Return { closing, folded } = ret;
+        // Results: PUTFH, DELEGRETURN, the folded LAYOUTCOMMIT, CLOSE.
+        let committed = matches!(&reply, Ok(r) if r.results.len() > 3
+            || (r.results.len() == 3 && r.status == NfsStat4::NFS4_OK));
+        if let Some(f) = folded.as_ref().filter(|_| !committed) {
+            f.failed();
+        }
         let (returned, close_result) = match reply {
             Ok(r) if r.status == NfsStat4::NFS4_OK || r.results.len() > sent => {
                 (Ok(()), closing.then_some(Ok(())))
             }
             Ok(r) if closing && r.results.len() == sent => (Ok(()), Some(closed(&r, r.status))),
+            // The LAYOUTCOMMIT failed after the DELEGRETURN: returned, the CLOSE not reached.
+            Ok(r) if folded.is_some() && r.results.len() == 3 => {
+                let e = ops::failure(&r.results, r.status);
+                tracing::debug!(path = %so.path, "LAYOUTCOMMIT with the delegation's return: {e}");
+                (Ok(()), None)
+            }
             Ok(r) => (Err(ops::failure(&r.results, r.status)), None),
             Err(e) => (Err(e), None),
         };

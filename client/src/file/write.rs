@@ -151,6 +151,12 @@ impl File {
     /// UNSTABLE, re-sends writes whose verifier changed, then LAYOUTCOMMIT (RFC 8881 sections
     /// 13.7 and 18.42). When a data server cannot COMMIT, its writes go to the MDS FILE_SYNC.
     pub async fn fsync(&self) -> Result<()> {
+        self.flush_stable(true).await
+    }
+
+    /// [`File::fsync`], with the LAYOUTCOMMIT only when `layoutcommit`: a file closed under
+    /// a write delegation leaves it to the delegation's return ([`File::close`]).
+    pub(crate) async fn flush_stable(&self, layoutcommit: bool) -> Result<()> {
         let mut d = self.data_settled().await;
         if let Some(e) = d.behind_error.take() {
             tracing::debug!(path = %self.open.path, "a background send failed ({e}); sending again");
@@ -240,7 +246,7 @@ impl File {
                 what: "the write verifier kept changing across COMMITs".into(),
             });
         }
-        if let Some(p) = &self.client.inner.pnfs {
+        if let Some(p) = self.client.inner.pnfs.as_ref().filter(|_| layoutcommit) {
             p.layoutcommit(&self.open.fh).await?;
         }
         self.client.inner.forget_attrs(&self.open.fh);

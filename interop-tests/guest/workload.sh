@@ -78,8 +78,8 @@ check unmount unmount_all
 # RDMA=1: the same clients again over RPC-over-RDMA (soft-RoCE, brought up by guest-init.sh),
 # proto=rdma,port=20049 with the scenario's version: client 1 at RDMA_ADDR, client 2 at
 # RDMA_ADDR2 from the root network namespace (servers.sh says why), then the file checks and a
-# sequential fio to compare with TCP's, every name prefixed rdma_. Our server has no RDMA
-# listener yet: for SERVER=pnfs they run only with RDMA_PNFS=1.
+# sequential fio to compare with TCP's, every name prefixed rdma_. For SERVER=pnfs they run
+# only with RDMA_PNFS=1 (the pnfs-files scenario sets it).
 if [[ ${RDMA:-} == 1 && $SERVER == pnfs && ${RDMA_PNFS:-} != 1 ]]; then
     if rdma_listening; then
         echo "SKIP rdma_checks RDMA_PNFS=1 is not set, though our server listens on RDMA port 20049: with it they run against that"

@@ -84,8 +84,7 @@ impl Scenario {
     /// port 20049 too, and after the suite over TCP both clients mount again with
     /// `proto=rdma,port=20049` and run the file checks once more (checks named `rdma_*`:
     /// `guest/workload.sh`). With [`Server::Pnfs`] the RDMA checks are skipped (a `SKIP` line)
-    /// unless `RDMA_PNFS=1` is in [`Scenario::extra_env`] too: our server has no RDMA listener
-    /// yet.
+    /// unless `RDMA_PNFS=1` is in [`Scenario::extra_env`] too (as `pnfs-files` has it).
     pub fn with_rdma(mut self) -> Self {
         self.extra_env.push(("RDMA".into(), "1".into()));
         self

@@ -64,10 +64,15 @@ cluster:
 /// LAYOUTCOMMIT), and the server's counters show every data server serving READs and WRITEs
 /// while the MDS's own READ/WRITE stay at most 1% of theirs (mountstats cannot tell: the
 /// Linux file layout driver counts data server I/O in the MDS mount's per-op statistics).
+/// Then issue 21's RPC-over-RDMA run in the same boot ([`Scenario::with_rdma`] with
+/// `RDMA_PNFS=1`): both clients mount `pnfs server` again with `proto=rdma,port=20049`
+/// (soft-RoCE), show `xprt: rdma`, and pass the file checks once more (`rdma_*`), the layout
+/// I/O going to the data servers' RDMA listeners.
 #[test]
 fn pnfs_files_v41_workload_suite() {
-    let mut s = pnfs_scenario("pnfs-files", "vers=4.1");
+    let mut s = pnfs_scenario("pnfs-files", "vers=4.1").with_rdma();
     s.extra_env.push(("PNFS_CHECKS".into(), "1".into()));
+    s.extra_env.push(("RDMA_PNFS".into(), "1".into()));
     assert_scenario_passes(&s);
 }
 

@@ -53,6 +53,9 @@ pub struct Config {
     pub chunk_buffers_kept: usize,
     /// Chunk list limits (segments, bytes to pull).
     pub limits: Limits,
+    /// How long a client may stay silent after a message of ours before it is sent a CB_NULL
+    /// on its back channel ([`Nudge`]); `None`: never.
+    pub nudge_after: Option<Duration>,
 }
 
 impl Default for Config {
@@ -63,6 +66,7 @@ impl Default for Config {
             chunk_buffer: (1 << 20) + (16 << 10),
             chunk_buffers_kept: 16,
             limits: Limits::default(),
+            nudge_after: Some(Duration::from_millis(250)),
         }
     }
 }
@@ -81,6 +85,8 @@ pub struct Stats {
     pub registrations: AtomicU64,
     /// RDMA_ERROR replies sent.
     pub errors_sent: AtomicU64,
+    /// CB_NULLs sent to wake a client's send queue ([`Nudge`]).
+    pub nudges: AtomicU64,
 }
 
 /// A bound RDMA listener.
@@ -181,6 +187,7 @@ struct Shared {
     offered: Mutex<HashMap<u32, Offered>>,
     credits: Mutex<ResponderCredits>,
     stats: Arc<Stats>,
+    nudge: Nudge,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -257,8 +264,12 @@ async fn serve_connection<H: CallHandler>(
         offered: Mutex::new(HashMap::new()),
         credits: Mutex::new(ResponderCredits::new(config.credits)),
         stats,
+        nudge: Nudge::new(config.nudge_after, conn_id),
     });
     let (done_tx, done_rx) = watch::channel(false);
+    if config.nudge_after.is_some() {
+        tokio::spawn(nudger(shared.clone(), conn_id, done_rx.clone()));
+    }
     // The CM events of the connection: a disconnect ends it.
     {
         let channel = channel.clone();
@@ -360,6 +371,7 @@ async fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
     };
     let xid = got.header.xid;
     tracing::trace!(xid, body = ?got.header.body, "RDMA message received");
+    shared.nudge.heard();
     let (chunks, nomsg) = match got.header.body {
         RdmaBody::Msg(c) => (c, false),
         RdmaBody::NoMsg(c) => (c, true),
@@ -367,6 +379,9 @@ async fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
     };
     // A backchannel reply (RFC 8167) is an RPC reply in an RDMA_MSG: no credit, no chunks.
     let is_call = nomsg || got.rpc_message.get(4..8) == Some(&[0, 0, 0, 0][..]);
+    if !is_call && shared.nudge.answers(xid) {
+        return Ok(None); // the reply to our CB_NULL: nobody else waits for it
+    }
     if is_call {
         if let Err(e) = shared.credits.lock().expect("credits").on_call() {
             return Err(io::Error::new(
@@ -420,9 +435,7 @@ struct Offered {
 /// The steering tag every segment of `chunks` names, if there is exactly one: the region the
 /// reply may invalidate with Send With Invalidate, as knfsd does. (The Linux client registers
 /// each chunk separately, so a call whose chunks name several regions invalidates them
-/// itself.) Invalidating on the requester's behalf saves it a Local Invalidate per reply; the
-/// Linux client over soft-RoCE stalled for its 60 s retransmit timeout every few dozen calls
-/// without it.
+/// itself.) Invalidating on the requester's behalf saves it a Local Invalidate per reply.
 fn sole_handle(chunks: &ChunkLists) -> Option<u32> {
     let mut handles = chunks
         .reads
@@ -672,6 +685,10 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
     let (Some(xid), Some(mtype)) = (word(&pieces, 0), word(&pieces, 4)) else {
         return Ok(());
     };
+    // Whatever we send (a reply, or a callback such as a CB_RECALL, which the client answers
+    // and then acts on), the client is expected to send again: a silence after it is looked
+    // into.
+    shared.nudge.arm();
     if mtype == 0 {
         // A backchannel call (RFC 8167): always inline.
         let credit = shared.credits.lock().expect("credits").grant();
@@ -860,4 +877,192 @@ async fn write_into_chunk(
         }
     }
     Ok(posted)
+}
+
+/// Wakes a client whose send queue went to sleep. The Linux client over soft-RoCE (rxe, seen
+/// on 6.1 and 6.12 guests) now and then posts a call's Send and the Send never leaves its
+/// queue pair (after the memory registrations or invalidations of its chunks, in the traces
+/// so far): the call waits for the client's 60 s RPC timeout, unless the client posts
+/// anything else on that queue pair, which sends both at once (docs/design.md, "Known
+/// problem"). The server cannot reach a client's send queue except by making it send, and
+/// cannot tell a client whose call is stuck from one with nothing to say: so a client that
+/// stays silent for `after` following a message of ours (a reply, or a callback) is sent an
+/// RPC NULL call on its back channel
+/// (program 0x40000000, version 1: the Linux client's CB_NULL; any other client answers it
+/// too, if only with PROG_UNAVAIL), and its reply is dropped here. One per silence (the NULL
+/// call itself arms nothing): a client that goes on calling never gets one, an idle one gets
+/// one after our last message.
+struct Nudge {
+    after: Option<Duration>,
+    state: Mutex<NudgeState>,
+    armed: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct NudgeState {
+    /// When to nudge, if the client is silent until then.
+    due: Option<tokio::time::Instant>,
+    /// XIDs of our CB_NULLs not answered yet.
+    sent: Vec<u32>,
+    next_xid: u32,
+}
+
+/// The callback program the Linux client registers (RFC 8881 leaves the number to the
+/// client's CREATE_SESSION; the transport does not see it), and NULL in it.
+const NUDGE_PROGRAM: u32 = 0x4000_0000;
+
+impl Nudge {
+    /// For connection `conn_id`, whose callbacks the connection layer numbers up from its
+    /// own start (`nfs_proto::transport::conn`): ours start 2^30 away from it, so the two
+    /// never meet.
+    fn new(after: Option<Duration>, conn_id: u64) -> Self {
+        let theirs = 0x8000_0000 ^ (conn_id as u32).wrapping_mul(0x9e37_79b9);
+        Self {
+            after,
+            state: Mutex::new(NudgeState {
+                next_xid: theirs ^ 0x4000_0000,
+                ..NudgeState::default()
+            }),
+            armed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// A message went to the client: nudge it if it stays silent.
+    fn arm(&self) {
+        let Some(after) = self.after else {
+            return;
+        };
+        self.state.lock().expect("nudge").due = Some(tokio::time::Instant::now() + after);
+        self.armed.notify_one();
+    }
+
+    /// A message came from the client: it is awake.
+    fn heard(&self) {
+        self.state.lock().expect("nudge").due = None;
+    }
+
+    /// Whether the reply `xid` answers one of our CB_NULLs.
+    fn answers(&self, xid: u32) -> bool {
+        let mut st = self.state.lock().expect("nudge");
+        match st.sent.iter().position(|&x| x == xid) {
+            Some(i) => {
+                st.sent.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Waits until a nudge is due (the client stayed silent until then); the XID to send it
+    /// with.
+    async fn due(&self) -> u32 {
+        loop {
+            let due = self.state.lock().expect("nudge").due;
+            match due {
+                None => self.armed.notified().await,
+                Some(t) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(t) => {}
+                        () = self.armed.notified() => continue,
+                    }
+                    let mut st = self.state.lock().expect("nudge");
+                    if st.due.is_some_and(|d| d <= tokio::time::Instant::now()) {
+                        st.due = None;
+                        let xid = st.next_xid;
+                        st.next_xid = st.next_xid.wrapping_add(1);
+                        // Unanswered ones are forgotten after a few (a client without a
+                        // back channel never answers).
+                        if st.sent.len() >= 4 {
+                            st.sent.remove(0);
+                        }
+                        st.sent.push(xid);
+                        return xid;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The RPC NULL call of [`Nudge`]: XID, CALL, RPC version 2, program, version 1, procedure 0,
+/// AUTH_NONE credential and verifier.
+fn nudge_call(xid: u32) -> Bytes {
+    let words = [xid, 0, 2, NUDGE_PROGRAM, 1, 0, 0, 0, 0, 0];
+    let mut b = Vec::with_capacity(words.len() * 4);
+    for w in words {
+        b.extend_from_slice(&w.to_be_bytes());
+    }
+    Bytes::from(b)
+}
+
+/// Sends [`Nudge`]s on one connection until it ends.
+async fn nudger(shared: Arc<Shared>, conn_id: u64, mut done: watch::Receiver<bool>) {
+    let mut first = true;
+    loop {
+        let xid = tokio::select! {
+            xid = shared.nudge.due() => xid,
+            _ = done.changed() => return,
+        };
+        if first {
+            tracing::info!(
+                conn = conn_id,
+                "RDMA client silent after our last message: sending it a CB_NULL to wake its send queue \
+                 (a soft-RoCE client can leave a call unsent)"
+            );
+            first = false;
+        } else {
+            tracing::debug!(conn = conn_id, xid, "RDMA nudge (CB_NULL)");
+        }
+        shared.stats.nudges.fetch_add(1, Ordering::Relaxed);
+        let credit = shared.credits.lock().expect("credits").grant();
+        if let Err(e) = send_short(&shared, xid, credit, vec![nudge_call(xid)], None).await {
+            tracing::debug!(conn = conn_id, "RDMA nudge not sent: {e}");
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn wait(n: &Nudge) -> Result<u32, tokio::time::error::Elapsed> {
+        tokio::time::timeout(Duration::from_secs(5), n.due()).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_client_is_nudged_once_per_silence_and_a_calling_one_never() {
+        let n = Nudge::new(Some(Duration::from_millis(250)), 7);
+        // Armed, then the client calls within the time: no nudge.
+        n.arm();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        n.heard();
+        assert!(wait(&n).await.is_err());
+        // Armed and silent: one nudge after 250 ms, whose reply is recognised once.
+        n.arm();
+        let start = tokio::time::Instant::now();
+        let xid = wait(&n).await.expect("nudged");
+        assert!(start.elapsed() >= Duration::from_millis(250));
+        assert!(!n.answers(xid.wrapping_add(1)));
+        assert!(n.answers(xid));
+        assert!(!n.answers(xid));
+        assert!(wait(&n).await.is_err(), "one per silence");
+        // Re-armed by a later reply: a new XID.
+        n.arm();
+        assert_ne!(wait(&n).await.expect("nudged again"), xid);
+        // Off: never.
+        let off = Nudge::new(None, 7);
+        off.arm();
+        assert!(wait(&off).await.is_err());
+    }
+
+    #[test]
+    fn the_nudge_is_an_rpc_null_call_of_the_callback_program() {
+        let b = nudge_call(0x1234_5678);
+        let w: Vec<u32> = b
+            .chunks(4)
+            .map(|c| u32::from_be_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(w, [0x1234_5678, 0, 2, 0x4000_0000, 1, 0, 0, 0, 0, 0]);
+    }
 }

@@ -19,6 +19,7 @@
 #                proto=rdma,port=20049)
 #   RDMA_PNFS    1 (with RDMA=1 and SERVER=pnfs): our server listens on RDMA port 20049, so
 #                workload.sh runs the RDMA checks against it too; without it they are skipped
+#   RDMA_MANY_FILES  files the RDMA pass's many_files check makes (default 2000)
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
 

@@ -94,7 +94,8 @@ elif [[ ${RDMA:-} == 1 ]]; then
     check rdma_xprt rdma_xprt
     # (In a directory of their own: the files of the checks over TCP are still there.)
     mkdir -p "$M/rdma"
-    M=$M/rdma C2M=$C2M/rdma SERVER_DIR=${SERVER_DIR:+$SERVER_DIR/rdma} CHECK_PREFIX=rdma_ file_checks
+    M=$M/rdma C2M=$C2M/rdma SERVER_DIR=${SERVER_DIR:+$SERVER_DIR/rdma} CHECK_PREFIX=rdma_ \
+        MANY_FILES=${RDMA_MANY_FILES:-2000} file_checks
     check rdma_fio_seq_64MiB fio_seq
     check rdma_unmount unmount_all
 fi

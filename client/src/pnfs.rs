@@ -605,11 +605,7 @@ impl Pnfs {
     async fn failed(&self, l: &Arc<Layout>, e: &Error) {
         if e.is_layout_gone() {
             tracing::info!("data server: the layout is gone ({e}); asking for a new one");
-            l.dead.store(true, Ordering::Release);
-            let mut m = lock(&self.layouts);
-            if m.get(&l.fh).is_some_and(|x| Arc::ptr_eq(x, l)) {
-                m.remove(&l.fh);
-            }
+            self.withdraw(l);
             return;
         }
         tracing::warn!("data server I/O failed, falling back to the MDS: {e}");
@@ -628,13 +624,7 @@ impl Pnfs {
     /// Takes `l` out of use and returns it (after I/O under it is done); `closing`: a CLOSE
     /// of the file's last open follows, which returns a return-on-close layout itself.
     async fn retire(&self, l: &Arc<Layout>, closing: bool) {
-        l.dead.store(true, Ordering::Release);
-        {
-            let mut m = lock(&self.layouts);
-            if m.get(&l.fh).is_some_and(|x| Arc::ptr_eq(x, l)) {
-                m.remove(&l.fh);
-            }
-        }
+        self.withdraw(l);
         let _w = l.io.write().await;
         // The size written through it goes to the MDS before the layout does (a server
         // that does not ask its data servers would not learn it otherwise).
@@ -643,6 +633,16 @@ impl Pnfs {
         }
         if !(closing && l.return_on_close) {
             let _ = self.layoutreturn(l).await;
+        }
+    }
+
+    /// Marks `l` dead (no new I/O under it) and takes it out of the table, unless a newer
+    /// layout of the file replaced it there.
+    fn withdraw(&self, l: &Arc<Layout>) {
+        l.dead.store(true, Ordering::Release);
+        let mut m = lock(&self.layouts);
+        if m.get(&l.fh).is_some_and(|x| Arc::ptr_eq(x, l)) {
+            m.remove(&l.fh);
         }
     }
 
@@ -725,11 +725,17 @@ impl Pnfs {
     /// The file's last open is about to be CLOSEd: take its layout out of use (a
     /// return-on-close layout goes back with the CLOSE).
     pub(crate) async fn close(&self, fh: &NfsFh4) {
-        let l = lock(&self.layouts).get(fh).cloned();
-        lock(&self.not_before).remove(fh);
-        if let Some(l) = l {
+        if let Some(l) = self.closing(fh) {
             self.retire(&l, true).await;
         }
+    }
+
+    /// The layout of `fh`, whose last open is about to be CLOSEd (and the file's wait for a
+    /// new layout forgotten).
+    fn closing(&self, fh: &NfsFh4) -> Option<Arc<Layout>> {
+        let l = lock(&self.layouts).get(fh).cloned();
+        lock(&self.not_before).remove(fh);
+        l
     }
 
     /// As [`Pnfs::close`], for a CLOSE in a COMPOUND of the caller's that also gives back a
@@ -741,26 +747,17 @@ impl Pnfs {
     /// REMOVE, whose one durable commit covers it. `None`: nothing to fold (nothing
     /// unreported, or a layout that is not returned by the CLOSE, which [`Pnfs::close`]
     /// handled).
-    pub(crate) async fn close_folding(&self, fh: &NfsFh4) -> Option<Folded> {
-        let l = lock(&self.layouts).get(fh).cloned();
-        lock(&self.not_before).remove(fh);
-        let l = l?;
+    pub(crate) async fn close_folding(&self, fh: &NfsFh4) -> Option<NfsArgop4> {
+        let l = self.closing(fh)?;
         if !l.return_on_close {
             self.retire(&l, true).await;
             return None;
         }
-        l.dead.store(true, Ordering::Release);
-        {
-            let mut m = lock(&self.layouts);
-            if m.get(&l.fh).is_some_and(|x| Arc::ptr_eq(x, &l)) {
-                m.remove(&l.fh);
-            }
-        }
-        let commit = {
-            let _w = l.io.write().await;
-            Unreported::take(&l)?
-        };
-        Some(Folded { layout: l, commit })
+        self.withdraw(&l);
+        let _w = l.io.write().await;
+        // (Out of the table now: if the COMPOUND does not get through the LAYOUTCOMMIT, the
+        // MDS learns the size from the data servers, as for any layout returned without one.)
+        Unreported::take(&l).map(|u| u.op(&l))
     }
 
     /// CB_LAYOUTRECALL: returns the recalled layouts once their I/O is done.
@@ -900,7 +897,7 @@ mod tests {
 /// What a layout wrote through the data servers and has not LAYOUTCOMMITted, taken out of it
 /// for one LAYOUTCOMMIT (put back if that fails).
 #[derive(Debug)]
-pub(crate) struct Unreported {
+struct Unreported {
     end: u64,
 }
 
@@ -938,25 +935,5 @@ impl Unreported {
     /// The LAYOUTCOMMIT failed: the end is unreported again (with what writes since added).
     fn failed(&self, l: &Layout) {
         l.written_end.fetch_max(self.end, Ordering::AcqRel);
-    }
-}
-
-/// A LAYOUTCOMMIT [`Pnfs::close_folding`] hands to the caller's COMPOUND.
-pub(crate) struct Folded {
-    layout: Arc<Layout>,
-    commit: Unreported,
-}
-
-impl Folded {
-    /// The operation to put in the COMPOUND.
-    pub(crate) fn op(&self) -> NfsArgop4 {
-        self.commit.op(&self.layout)
-    }
-
-    /// The COMPOUND did not get through the LAYOUTCOMMIT: its end is unreported again (the
-    /// layout is out of use; the MDS learns the size from the data servers, as for any
-    /// layout returned without one).
-    pub(crate) fn failed(&self) {
-        self.commit.failed(&self.layout);
     }
 }

@@ -916,7 +916,7 @@ impl Nudge {
     /// own start (`nfs_proto::transport::conn`): ours start 2^30 away from it, so the two
     /// never meet.
     fn new(after: Option<Duration>, conn_id: u64) -> Self {
-        let theirs = 0x8000_0000 ^ (conn_id as u32).wrapping_mul(0x9e37_79b9);
+        let theirs = nfs_proto::transport::first_callback_xid(conn_id);
         Self {
             after,
             state: Mutex::new(NudgeState {

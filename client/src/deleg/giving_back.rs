@@ -2,7 +2,6 @@
 //! recall (flushing the file's Files first) and when the client lets go of every delegation.
 
 use super::*;
-use crate::pnfs::Folded;
 
 /// CLOSE of `so`'s server open.
 fn close_op(so: &ServerOpen) -> NfsArgop4 {
@@ -31,7 +30,7 @@ fn return_ops(so: &ServerOpen, stateid: Stateid4, ret: &Return) -> Vec<NfsArgop4
             deleg_stateid: stateid,
         }),
     ];
-    ops.extend(ret.folded.as_ref().map(Folded::op));
+    ops.extend(ret.commit.clone());
     if ret.closing {
         ops.push(close_op(so));
     }
@@ -45,7 +44,7 @@ struct Return {
     /// The LAYOUTCOMMIT of the file's writes not reported yet, between the DELEGRETURN and
     /// the CLOSE. (After the DELEGRETURN: a failed LAYOUTCOMMIT then leaves the delegation
     /// returned, and the CLOSE, not reached, is sent on its own.)
-    folded: Option<Folded>,
+    commit: Option<NfsArgop4>,
 }
 
 /// What [`Inner::give_back_then`] did with the operations it ran after the return.
@@ -190,14 +189,14 @@ impl Inner {
         self.unbind_fh(&so.fh);
         // An open nothing else uses is CLOSEd in the same COMPOUND (one round trip).
         let closing = self.take_unused(so);
-        let mut folded = None;
+        let mut commit = None;
         if closing {
             self.release_all_locks(so).await;
             if let Some(p) = &self.pnfs {
-                folded = p.close_folding(&so.fh).await;
+                commit = p.close_folding(&so.fh).await;
             }
         }
-        Some(Return { closing, folded })
+        Some(Return { closing, commit })
     }
 
     /// After the COMPOUND that began with the `sent` operations of [`return_ops`] (and maybe
@@ -211,20 +210,15 @@ impl Inner {
         sent: usize,
         reply: Result<crate::session::Reply>,
     ) {
-        let Return { closing, folded } = ret;
-        // Results: PUTFH, DELEGRETURN, the folded LAYOUTCOMMIT, CLOSE.
-        let committed = matches!(&reply, Ok(r) if r.results.len() > 3
-            || (r.results.len() == 3 && r.status == NfsStat4::NFS4_OK));
-        if let Some(f) = folded.as_ref().filter(|_| !committed) {
-            f.failed();
-        }
+        let Return { closing, commit } = ret;
         let (returned, close_result) = match reply {
             Ok(r) if r.status == NfsStat4::NFS4_OK || r.results.len() > sent => {
                 (Ok(()), closing.then_some(Ok(())))
             }
             Ok(r) if closing && r.results.len() == sent => (Ok(()), Some(closed(&r, r.status))),
-            // The LAYOUTCOMMIT failed after the DELEGRETURN: returned, the CLOSE not reached.
-            Ok(r) if folded.is_some() && r.results.len() == 3 => {
+            // The LAYOUTCOMMIT (results: PUTFH, DELEGRETURN, LAYOUTCOMMIT) failed after the
+            // DELEGRETURN: returned, the CLOSE not reached.
+            Ok(r) if commit.is_some() && r.results.len() == 3 => {
                 let e = ops::failure(&r.results, r.status);
                 tracing::debug!(path = %so.path, "LAYOUTCOMMIT with the delegation's return: {e}");
                 (Ok(()), None)

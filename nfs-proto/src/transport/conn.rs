@@ -384,6 +384,13 @@ impl<W: AsyncWrite + Send + Unpin + 'static> RecordSink for StreamSink<W> {
     }
 }
 
+/// The XID of connection `id`'s first callback; the next ones count up from it. Away from
+/// the peer's own XIDs, to ease reading traces (and known to a transport that sends calls of
+/// its own, `rdma::server`'s nudge, to keep clear of them).
+pub fn first_callback_xid(id: u64) -> u32 {
+    0x8000_0000 ^ (id as u32).wrapping_mul(0x9e37_79b9)
+}
+
 /// [`start_with`] on a transport that already delivers whole RPC messages: `records` yields
 /// each received message (an error ends the connection) and `sink` sends ours. The call
 /// handling, reply budget, idle checks and backchannel are the byte stream's.
@@ -414,8 +421,7 @@ where
         out: out_tx,
         unwritten: unwritten.clone(),
         pending: Mutex::new(HashMap::new()),
-        // Start callback xids away from the peer's own, to ease reading traces.
-        next_xid: AtomicU32::new(0x8000_0000 ^ (id as u32).wrapping_mul(0x9e37_79b9)),
+        next_xid: AtomicU32::new(first_callback_xid(id)),
         closed: AtomicBool::new(false),
         rdma: sink.is_rdma(),
     }));

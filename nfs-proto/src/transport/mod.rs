@@ -9,8 +9,8 @@ mod conn;
 
 pub use budget::ReplyBudget;
 pub use conn::{
-    start, start_records, start_with, CallError, CallHandler, Conn, ConnLimits, HandlerFuture,
-    IncomingCall, NoCalls, RecordSink, Reply, ServerPolicy,
+    first_callback_xid, start, start_records, start_with, CallError, CallHandler, Conn, ConnLimits,
+    HandlerFuture, IncomingCall, NoCalls, RecordSink, Reply, ServerPolicy,
 };
 
 use core::fmt;

@@ -23,7 +23,7 @@ use nfs_proto::nfs4::layout_files::{
 };
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::Discriminant;
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 use crate::client::{ClientOptions, Counters, Inner};
 use crate::error::{Error, Result};
@@ -34,6 +34,9 @@ use crate::session::{Endpoint, EndpointConfig, Role};
 /// How long a file does its I/O through the MDS after its layout failed or was refused for
 /// now (NFS4ERR_LAYOUTTRYLATER and friends) before asking again.
 const RETRY_LAYOUT_AFTER: Duration = Duration::from_secs(5);
+
+/// Longest a LAYOUTGET waits for this client's return of a recalled layout of the file.
+const RETURN_WAIT: Duration = Duration::from_secs(10);
 
 /// A data server device: for each stripe index, the addresses of its data server
 /// (several addresses of one server are trunks; the first that answers is used).
@@ -152,6 +155,8 @@ pub(crate) struct Pnfs {
     layouts: Mutex<HashMap<NfsFh4, Arc<Layout>>>,
     /// Files to do through the MDS until the instant (a layout failed or was refused).
     not_before: Mutex<HashMap<NfsFh4, Instant>>,
+    /// Files whose recalled layout is being returned: true once it is.
+    returning: Mutex<HashMap<NfsFh4, watch::Receiver<bool>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -195,6 +200,7 @@ impl Pnfs {
             servers: tokio::sync::Mutex::new(HashMap::new()),
             layouts: Mutex::new(HashMap::new()),
             not_before: Mutex::new(HashMap::new()),
+            returning: Mutex::new(HashMap::new()),
         })
     }
 
@@ -223,6 +229,13 @@ impl Pnfs {
             .is_some_and(|t| Instant::now() < *t)
         {
             return None;
+        }
+        // A recalled layout of the file still on its way back: the server would refuse a new
+        // one until it is in (RECALLCONFLICT), and the I/O would go through the MDS. Wait
+        // for the return first, as the Linux client does.
+        let returning = lock(&self.returning).get(fh).cloned();
+        if let Some(mut done) = returning {
+            let _ = tokio::time::timeout(RETURN_WAIT, done.wait_for(|d| *d)).await;
         }
         let got = match self
             .mds
@@ -772,13 +785,22 @@ impl Pnfs {
         if recalled.is_empty() {
             return NfsStat4::NFS4ERR_NOMATCHING_LAYOUT;
         }
+        let mut returned = Vec::with_capacity(recalled.len());
         for l in &recalled {
             l.dead.store(true, Ordering::Release);
+            let (tx, rx) = watch::channel(false);
+            lock(&self.returning).insert(l.fh.clone(), rx);
+            returned.push(tx);
         }
         let me = self.clone();
         tokio::spawn(async move {
-            for l in recalled {
+            for (l, done) in recalled.into_iter().zip(returned) {
                 me.retire(&l, false).await;
+                let _ = done.send(true);
+                let mut r = lock(&me.returning);
+                if r.get(&l.fh).is_some_and(|rx| *rx.borrow()) {
+                    r.remove(&l.fh);
+                }
             }
         });
         NfsStat4::NFS4_OK

@@ -30,7 +30,7 @@ use crate::server::DsCtx;
 use cluster::ds_fh::DsFh;
 use nfs_server::io::{
     blocking, check_commit_range, clip_write, find_segments, hole_filled, read_plus_contents,
-    secinfo_flavors,
+    secinfo_flavors, IntoReply,
 };
 
 /// The data server's operations: the op table's dispatch runs these methods, and answers
@@ -90,18 +90,22 @@ pub fn putfh(ctx: &mut DsCtx, a: &PutFhArgs) -> PutFhRes {
 /// The answer to a READ of `count` bytes at object offset `offset` of the current object:
 /// the bytes and `eof` ([`answer_read`]), or `NFS4ERR_NXIO` when the client must read the
 /// range through the MDS.
+///
+/// `into` is where the bytes are read ([`IntoReply`]: a READ's go where its connection sends
+/// them from without copying).
 async fn read_range(
     ctx: &mut DsCtx,
     stateid: &Stateid4,
     offset: u64,
     count: u32,
+    mut into: IntoReply,
 ) -> Result<(Bytes, bool), NfsStat4> {
     let fh = ctx.fh()?;
     ctx.ds.check_io(&fh, stateid, Io::Read)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = count.min(ctx.ds.options().max_io);
     let objects = ctx.ds.objects().clone();
-    let done = blocking(move || objects.read(object(fh), offset, count)).await?;
+    let done = blocking(move || objects.read_into(object(fh), offset, count, &mut into)).await?;
     if ctx.ds.options().whole_file_objects {
         // The object is the whole file at file offsets: its end is the file's.
         return Ok((done.data, done.eof));
@@ -137,7 +141,8 @@ fn answer_read(
 
 /// READ (RFC 8881 section 18.22) of the current object ([`answer_read`]).
 pub async fn read(ctx: &mut DsCtx, a: &ReadArgs) -> ReadRes {
-    match read_range(ctx, &a.stateid, a.offset, a.count).await {
+    let into = IntoReply::on(&ctx.session.conn);
+    match read_range(ctx, &a.stateid, a.offset, a.count, into).await {
         Ok((data, eof)) => ReadRes::Ok(ReadResOk { eof, data }),
         Err(s) => ReadRes::Err(s),
     }
@@ -161,7 +166,9 @@ const READ_PLUS_SEGMENTS: usize = 32;
 
 async fn read_plus_inner(ctx: &mut DsCtx, a: &ReadPlusArgs) -> Result<ReadPlusResOk, NfsStat4> {
     let fh = ctx.fh()?;
-    let (data, eof) = read_range(ctx, &a.rpa_stateid, a.rpa_offset, a.rpa_count).await?;
+    // READ_PLUS data is not among RFC 8267's DDP-eligible items: ordinary memory.
+    let into = IntoReply::default();
+    let (data, eof) = read_range(ctx, &a.rpa_stateid, a.rpa_offset, a.rpa_count, into).await?;
     let end = a.rpa_offset + data.len() as u64;
     let objects = ctx.ds.objects().clone();
     let segments = find_segments(a.rpa_offset, end, READ_PLUS_SEGMENTS, |pos, what| {

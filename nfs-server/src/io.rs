@@ -8,7 +8,8 @@ use std::future::Future;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Data4, DataInfo4, NfsStat4, ReadPlusContent, Secinfo4};
-use pfs_core::{SeekWhat, StoreError};
+use nfs_proto::transport::{Conn, PayloadBuf, SharedPayloadBuffers};
+use pfs_core::{Fresh, ReadInto, SeekWhat, StoreError};
 
 /// The flavors the servers accept, most preferred first (SECINFO, SECINFO_NO_NAME).
 pub fn secinfo_flavors() -> Vec<Secinfo4> {
@@ -16,6 +17,43 @@ pub fn secinfo_flavors() -> Vec<Secinfo4> {
         Secinfo4::Flavor(1 /* AUTH_SYS */),
         Secinfo4::Flavor(0 /* AUTH_NONE */),
     ]
+}
+
+/// Where a READ's data is read: into the buffers of the connection the reply goes out on when
+/// it has them (RDMA: registered memory, RDMA-written to the client's Write chunk from where
+/// `pread` put it), else into fresh memory. For [`pfs_core::ObjectStore::read_into`].
+#[derive(Default)]
+pub struct IntoReply {
+    buffers: Option<SharedPayloadBuffers>,
+    taken: Option<PayloadBuf>,
+    fresh: Fresh,
+}
+
+impl IntoReply {
+    /// Reads for a reply on `conn`.
+    pub fn on(conn: &Conn) -> Self {
+        Self {
+            buffers: conn.payload_buffers().cloned(),
+            ..Self::default()
+        }
+    }
+}
+
+impl ReadInto for IntoReply {
+    fn space(&mut self, len: usize) -> &mut [u8] {
+        self.taken = self.buffers.as_ref().and_then(|b| b.take(len));
+        match &mut self.taken {
+            Some(b) => &mut b.space()[..len],
+            None => self.fresh.space(len),
+        }
+    }
+
+    fn freeze(&mut self, len: usize) -> Bytes {
+        match self.taken.take() {
+            Some(b) => b.freeze(len),
+            None => self.fresh.freeze(len),
+        }
+    }
 }
 
 /// `data` read from an object, as `want` bytes: when the object ended (`object_ended`)

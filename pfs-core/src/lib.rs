@@ -72,7 +72,9 @@ pub use id::ObjectId;
 pub use local::{shared_relative_path, IoCounts, LocalOptions, LocalStore};
 pub use null::{NullStore, NULL_MAX_READ};
 pub use shared::SharedStore;
-pub use store::{Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability, WriteDone};
+pub use store::{
+    Deallocated, Fresh, FsStats, ObjectStore, ReadDone, ReadInto, SeekWhat, Stability, WriteDone,
+};
 pub use verifier::new_write_verifier;
 
 /// Locks `m`, ignoring poisoning: every structure behind these mutexes is consistent between

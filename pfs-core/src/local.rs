@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use rustix::fs::{AtFlags, FallocateFlags, Mode, OFlags};
 use rustix::io::Errno;
 
@@ -22,8 +22,8 @@ use crate::error::{Result, StoreError};
 use crate::id::ObjectId;
 use crate::lock;
 use crate::store::{
-    range_end, write_zeros, Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability,
-    WriteDone,
+    range_end, write_zeros, Deallocated, Fresh, FsStats, ObjectStore, ReadDone, ReadInto, SeekWhat,
+    Stability, WriteDone,
 };
 use crate::verifier::{new_write_verifier, VerifierCell};
 
@@ -501,6 +501,16 @@ impl ObjectStore for LocalStore {
     }
 
     fn read(&self, id: ObjectId, offset: u64, len: u32) -> Result<ReadDone> {
+        self.read_into(id, offset, len, &mut Fresh::default())
+    }
+
+    fn read_into(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        len: u32,
+        into: &mut dyn ReadInto,
+    ) -> Result<ReadDone> {
         let id = self.naming.key(id);
         let Some(fd) = self.file(id, false)? else {
             return Ok(ReadDone {
@@ -516,7 +526,7 @@ impl ObjectStore for LocalStore {
             });
         }
         let want = (size - offset).min(u64::from(len.min(self.opts.max_read))) as usize;
-        let mut buf = BytesMut::zeroed(want);
+        let buf = into.space(want);
         let mut got = 0;
         while got < want {
             bump(&self.counts.pread);
@@ -527,10 +537,9 @@ impl ObjectStore for LocalStore {
                 Err(e) => return Err(StoreError::from_errno("pread", e, offset, want as u64)),
             }
         }
-        buf.truncate(got);
         let eof = got < want || offset + got as u64 >= size;
         Ok(ReadDone {
-            data: buf.freeze(),
+            data: into.freeze(got),
             eof,
         })
     }

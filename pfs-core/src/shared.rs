@@ -7,7 +7,9 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::local::{LocalOptions, LocalStore, Naming};
-use crate::store::{Deallocated, FsStats, ObjectStore, ReadDone, SeekWhat, Stability, WriteDone};
+use crate::store::{
+    Deallocated, FsStats, ObjectStore, ReadDone, ReadInto, SeekWhat, Stability, WriteDone,
+};
 
 /// The `shared` backend: one file per file id under `<shared_dir>/files/` (path:
 /// [`crate::shared_relative_path`]), on a file system that every data server (and the MDS,
@@ -72,6 +74,16 @@ impl ObjectStore for SharedStore {
 
     fn read(&self, id: ObjectId, offset: u64, len: u32) -> Result<ReadDone> {
         self.0.read(id, offset, len)
+    }
+
+    fn read_into(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        len: u32,
+        into: &mut dyn ReadInto,
+    ) -> Result<ReadDone> {
+        self.0.read_into(id, offset, len, into)
     }
 
     fn commit(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {

@@ -1,6 +1,6 @@
 //! The object store contract shared by every backend.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use crate::error::{Result, StoreError};
 use crate::id::ObjectId;
@@ -50,6 +50,32 @@ pub struct WriteDone {
     pub count: u64,
     /// How durable those bytes are now (`committed` in WRITE4resok); at least what was asked.
     pub committed: Stability,
+}
+
+/// Memory a read is placed in ([`ObjectStore::read_into`]).
+pub trait ReadInto: Send {
+    /// A buffer of `len` bytes to read into (its contents unspecified).
+    fn space(&mut self, len: usize) -> &mut [u8];
+
+    /// The first `len` bytes of the last [`ReadInto::space`], as the read's data.
+    fn freeze(&mut self, len: usize) -> Bytes;
+}
+
+/// Freshly allocated ordinary memory: what [`ObjectStore::read`] reads into.
+#[derive(Debug, Default)]
+pub struct Fresh(BytesMut);
+
+impl ReadInto for Fresh {
+    fn space(&mut self, len: usize) -> &mut [u8] {
+        self.0 = BytesMut::zeroed(len);
+        &mut self.0[..]
+    }
+
+    fn freeze(&mut self, len: usize) -> Bytes {
+        let mut b = std::mem::take(&mut self.0);
+        b.truncate(len);
+        b.freeze()
+    }
 }
 
 /// Outcome of [`ObjectStore::read`].
@@ -128,6 +154,22 @@ pub trait ObjectStore: Send + Sync {
     /// objects read as zeros up to the object's size; at or past the end the data is empty and
     /// `eof` is set.
     fn read(&self, id: ObjectId, offset: u64, len: u32) -> Result<ReadDone>;
+
+    /// [`ObjectStore::read`] into memory `into` provides: a transport's buffer that it sends
+    /// as it is (registered memory, so that an RDMA READ reply is `pread` into the buffer that
+    /// is RDMA-written to the client, with no copy in between). A backend that does not read
+    /// through user memory of its own (the null store's shared zeros, the crash simulator)
+    /// ignores it.
+    fn read_into(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        len: u32,
+        into: &mut dyn ReadInto,
+    ) -> Result<ReadDone> {
+        let _ = into;
+        self.read(id, offset, len)
+    }
 
     /// Makes every earlier write to the object durable (COMMIT, RFC 8881 section 18.3).
     /// `offset`/`len` name the range the client cares about (`len` 0 = to the end); a backend

@@ -42,7 +42,7 @@ use tokio::sync::{mpsc, watch, Notify};
 
 use crate::endpoint::{forward, Endpoint, QueueSizes};
 use crate::pieces::word;
-use crate::pool::{Pool, Pooled};
+use crate::pool::{Pool, Pooled, Tally};
 use crate::verbs::{Access, CmEventKind, CmId, EventChannel, SendOp};
 
 /// How a client connection is sized.
@@ -307,31 +307,34 @@ async fn connect_inner(addr: SocketAddr, cfg: &Config) -> io::Result<Connection>
     let keep = if cfg.cache { cfg.buffers_kept } else { 0 };
     let pd = ep.pd.clone();
     let (closed, closed_rx) = watch::channel(false);
+    let tally: Tally = Arc::new(|| {
+        STATS.registrations.fetch_add(1, Ordering::Relaxed);
+    });
     let shared = Arc::new(Shared {
         ep: ep.clone(),
         thresholds,
         limits: cfg.limits,
         reply_chunk: cfg.reply_chunk.max(4096),
-        sends: Pool::counted(
+        sends: Pool::new(
             pd.clone(),
             thresholds.send.max(1024) as usize,
             64,
             Access::Local,
-            &STATS.registrations,
+            tally.clone(),
         ),
-        chunks: Pool::counted(
+        chunks: Pool::new(
             pd.clone(),
             cfg.chunk_buffer,
             keep,
             Access::Remote,
-            &STATS.registrations,
+            tally.clone(),
         ),
-        replies: Pool::counted(
+        replies: Pool::new(
             pd,
             cfg.reply_chunk.max(4096),
             keep,
             Access::Remote,
-            &STATS.registrations,
+            tally.clone(),
         ),
         pending: Mutex::new(HashMap::new()),
         credits: Mutex::new(RequesterCredits::new(credits)),

@@ -27,7 +27,7 @@ mod pieces;
 mod pool;
 mod reply;
 
-pub use server::{Config, Listener, Stats};
+pub use server::{listeners, Config, Listener, Stats};
 
 /// The port knfsd and the Linux client use for NFS over RDMA (IANA "nfsrdma").
 pub const NFS_RDMA_PORT: u16 = 20049;

@@ -25,6 +25,20 @@ pub(crate) fn word(pieces: &[Bytes], at: usize) -> Option<u32> {
     None
 }
 
+/// The bytes `range` of the message `pieces` make, as slices of them (no copy).
+pub(crate) fn slices(pieces: &[Bytes], range: std::ops::Range<usize>) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for p in pieces {
+        let (start, end) = (range.start.max(at), range.end.min(at + p.len()));
+        if start < end {
+            out.push(p.slice(start - at..end - at));
+        }
+        at += p.len();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +53,9 @@ mod tests {
         assert_eq!(word(&pieces, 0), Some(7));
         assert_eq!(word(&pieces, 4), Some(1));
         assert_eq!(word(&pieces, 6), None);
+        let joined = |v: Vec<Bytes>| v.concat();
+        assert_eq!(joined(slices(&pieces, 1..6)), [0, 0, 7, 0, 0]);
+        assert_eq!(joined(slices(&pieces, 5..9)), [0, 0, 1, 9]);
+        assert!(slices(&pieces, 3..3).is_empty());
     }
 }

@@ -2,15 +2,20 @@
 //! far too slow for every RPC (Goglin: a registration cache is what makes RDMA pay for
 //! storage). A buffer taken from the pool goes back to it when its last user drops it, so
 //! a WRITE's data can stay in the buffer the RDMA Read filled until the backend has written
-//! it, with no copy.
+//! it, with no copy, and a READ's data can be `pread` into one and RDMA-written from there
+//! ([`Pool::locate`] finds the registration of such data when the reply is sent).
 
+use std::collections::BTreeMap;
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use nfs_proto::transport::{PayloadBuf, PayloadBuffers, PayloadMemory};
 
 use crate::verbs::{Access, Mr, Pd};
+
+/// Something told of each registration a pool makes (adds one to a counter).
+pub(crate) type Tally = Arc<dyn Fn() + Send + Sync>;
 
 /// A pool of registered buffers of one size.
 pub(crate) struct Pool {
@@ -19,36 +24,24 @@ pub(crate) struct Pool {
     keep: usize,
     access: Access,
     free: Mutex<Vec<Mr>>,
-    /// Memory registrations made (pool misses and one-off buffers).
-    pub registrations: AtomicU64,
-    /// A process-wide counter the registrations are added to as well (the client's stats).
-    also: Option<&'static AtomicU64>,
+    /// The registered regions of the pool's live buffers (on loan or free), by address:
+    /// (end, lkey).
+    regions: Mutex<BTreeMap<u64, (u64, u32)>>,
+    /// Told of every registration (pool misses and one-off buffers): the client's
+    /// process-wide stats, a listener's.
+    tally: Tally,
 }
 
 impl Pool {
-    /// A pool of `size`-byte buffers that keeps up to `keep` free ones.
-    pub(crate) fn new(pd: Arc<Pd>, size: usize, keep: usize, access: Access) -> Arc<Self> {
-        Self::with_counter(pd, size, keep, access, None)
-    }
-
-    /// [`Pool::new`] whose registrations are also counted in `also`. A `keep` of 0 caches
-    /// nothing: every buffer is registered for its one use.
-    pub(crate) fn counted(
+    /// A pool of `size`-byte buffers that keeps up to `keep` free ones (a `keep` of 0 caches
+    /// nothing: every buffer is registered for its one use); `tally` is told of each
+    /// registration.
+    pub(crate) fn new(
         pd: Arc<Pd>,
         size: usize,
         keep: usize,
         access: Access,
-        also: &'static AtomicU64,
-    ) -> Arc<Self> {
-        Self::with_counter(pd, size, keep, access, Some(also))
-    }
-
-    fn with_counter(
-        pd: Arc<Pd>,
-        size: usize,
-        keep: usize,
-        access: Access,
-        also: Option<&'static AtomicU64>,
+        tally: Tally,
     ) -> Arc<Self> {
         Arc::new(Self {
             pd,
@@ -56,8 +49,8 @@ impl Pool {
             keep,
             access,
             free: Mutex::new(Vec::new()),
-            registrations: AtomicU64::new(0),
-            also,
+            regions: Mutex::new(BTreeMap::new()),
+            tally,
         })
     }
 
@@ -73,17 +66,34 @@ impl Pool {
                 });
             }
         }
-        self.registrations.fetch_add(1, Ordering::Relaxed);
-        if let Some(also) = self.also {
-            also.fetch_add(1, Ordering::Relaxed);
-        }
+        (self.tally)();
         let mr = Mr::new(&self.pd, len.max(self.size), self.access)?;
-        let pool = (len <= self.size).then(|| self.clone());
+        self.regions
+            .lock()
+            .expect("pool lock")
+            .insert(mr.addr(), (mr.addr() + mr.bytes().len() as u64, mr.lkey()));
         Ok(Pooled {
             mr: Some(mr),
-            pool,
+            pool: Some(self.clone()),
             len,
         })
+    }
+
+    /// Where `data` is registered when it lies in one of this pool's buffers: its address and
+    /// the buffer's local key, for a work request that sends it as it is. The caller keeps
+    /// `data` (and so the buffer) alive until the work request completes.
+    pub(crate) fn locate(&self, data: &[u8]) -> Option<(u64, u32)> {
+        let (start, end) = (
+            data.as_ptr() as u64,
+            data.as_ptr() as u64 + data.len() as u64,
+        );
+        let regions = self.regions.lock().expect("pool lock");
+        let (_, &(region_end, lkey)) = regions.range(..=start).next_back()?;
+        (end <= region_end).then_some((start, lkey))
+    }
+
+    fn forget(&self, mr: &Mr) {
+        self.regions.lock().expect("pool lock").remove(&mr.addr());
     }
 }
 
@@ -121,10 +131,42 @@ impl AsRef<[u8]> for Pooled {
 impl Drop for Pooled {
     fn drop(&mut self) {
         if let (Some(mr), Some(pool)) = (self.mr.take(), self.pool.take()) {
-            let mut free = pool.free.lock().expect("pool lock");
-            if free.len() < pool.keep {
-                free.push(mr);
+            if mr.bytes().len() == pool.size {
+                let mut free = pool.free.lock().expect("pool lock");
+                if free.len() < pool.keep {
+                    free.push(mr);
+                    return;
+                }
             }
+            pool.forget(&mr);
         }
+    }
+}
+
+/// A pooled buffer as the memory of a [`PayloadBuf`]: a READ is `pread` into it and the
+/// reply RDMA-writes it from there.
+impl PayloadMemory for Pooled {
+    fn space(&mut self) -> &mut [u8] {
+        let len = self.len;
+        &mut self.mr_mut().bytes_mut()[..len]
+    }
+
+    fn freeze(mut self: Box<Self>, len: usize) -> Bytes {
+        self.len = len.min(self.len);
+        Pooled::freeze(*self)
+    }
+}
+
+/// A connection's [`PayloadBuffers`]: buffers of its pool that fit, none for a larger read
+/// (registering memory for one READ costs more than the copy it saves).
+pub(crate) struct Payloads(pub(crate) Arc<Pool>);
+
+impl PayloadBuffers for Payloads {
+    fn take(&self, len: usize) -> Option<PayloadBuf> {
+        if len > self.0.size {
+            return None;
+        }
+        let pooled = self.0.take(len).ok()?;
+        Some(PayloadBuf::new(Box::new(pooled)))
     }
 }

@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use bytes::Bytes;
-use nfs_proto::nfs4::{NfsResop4, NfsStat4, ReadLinkRes, ReadRes};
+use nfs_proto::nfs4::{NfsOpnum4, NfsResop4, NfsStat4, ReadLinkRes, ReadRes};
 use nfs_proto::rdma::WriteChunk;
 use nfs_proto::rpc::{AcceptStat, MsgBody, ReplyBody, RpcMsg};
 use nfs_proto::xdr::{Decoder, Utf8String, Xdr};
@@ -22,15 +22,33 @@ const MAX_RESULTS: u32 = 1024;
 /// The byte ranges of the DDP-eligible items of `reply` (a whole encoded RPC reply), in
 /// order: each range is an item's data, after its length word, without padding. A reply that
 /// is not a successful COMPOUND reply (a NULL reply, an error) has none.
+#[cfg(test)]
 pub(crate) fn ddp_items(reply: &Bytes) -> Vec<Range<usize>> {
-    let Ok((msg, body)) = RpcMsg::decode_header(reply.clone()) else {
-        return Vec::new();
+    ddp_items_around(reply, &[]).unwrap_or_default()
+}
+
+/// A run of a reply left out of its staged copy: READ data already in registered memory,
+/// which is RDMA-written from where it is. `at` is where it would be in the staged bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gap {
+    pub at: usize,
+    pub len: usize,
+}
+
+/// The DDP-eligible items ([`ddp_items`]) of a reply of which `staged` holds everything but
+/// the `gaps` (in order), as ranges of the whole reply. The gaps are not decoded: each must
+/// sit exactly where a READ result's data does, with that length, or the answer is `None`
+/// (the caller then stages the whole reply and decodes it without gaps).
+pub(crate) fn ddp_items_around(staged: &Bytes, gaps: &[Gap]) -> Option<Vec<Range<usize>>> {
+    let none = || gaps.is_empty().then(Vec::new);
+    let Ok((msg, body)) = RpcMsg::decode_header(staged.clone()) else {
+        return none();
     };
     match msg.body {
         MsgBody::Reply(ReplyBody::Accepted(a)) if a.stat == AcceptStat::Success => {}
-        _ => return Vec::new(),
+        _ => return none(),
     }
-    let body_at = reply.len() - body.len();
+    let body_at = staged.len() - body.len();
     let mut dec = Decoder::new(body);
     // COMPOUND4res: status, tag, then the counted results, decoded one at a time so that an
     // undecodable result (never ours) just ends the search.
@@ -39,25 +57,62 @@ pub(crate) fn ddp_items(reply: &Bytes) -> Vec<Range<usize>> {
         Utf8String::decode(&mut dec),
         dec.get_u32(),
     ) else {
-        return Vec::new();
+        return none();
     };
     let mut items = Vec::new();
+    // Gaps passed, and their bytes: a staged position plus `moved` is a reply position.
+    let (mut next, mut moved) = (0, 0);
     for _ in 0..count.min(MAX_RESULTS) {
+        if let Some(gap) = gaps.get(next) {
+            if let Some(after) = read_data_at(&dec, body_at, *gap) {
+                items.push(gap.at + moved..gap.at + moved + gap.len);
+                moved += gap.len;
+                next += 1;
+                dec = after;
+                continue;
+            }
+        }
         let Ok(res) = NfsResop4::decode(&mut dec) else {
             break;
         };
         let end = body_at + dec.position();
+        if gaps.get(next).is_some_and(|g| g.at < end) {
+            // A gap inside a result that is not a READ's data.
+            return None;
+        }
         let len = match &res {
             NfsResop4::Read(ReadRes::Ok(ok)) => ok.data.len(),
             NfsResop4::ReadLink(ReadLinkRes::Ok(ok)) => ok.link.len(),
             _ => continue,
         };
         // The item is the last field of its result: it ends, padded, where the result ends.
-        let padded = len + (4 - len % 4) % 4;
-        let start = end - padded;
+        let start = end - (len + pad(len)) + moved;
         items.push(start..start + len);
     }
-    items
+    (next == gaps.len()).then_some(items)
+}
+
+/// The decoder past a successful READ result whose data is `gap` (its XDR padding, which
+/// the encoder writes after the data, is in the staged bytes); `None` when the next result
+/// is not that.
+fn read_data_at(dec: &Decoder, body_at: usize, gap: Gap) -> Option<Decoder> {
+    let mut look = dec.clone();
+    let (op, status) = (look.get_u32().ok()?, look.get_u32().ok()?);
+    if op != NfsOpnum4::OP_READ.0 || status != NfsStat4::NFS4_OK.0 {
+        return None;
+    }
+    look.get_bool().ok()?;
+    let len = look.get_u32().ok()? as usize;
+    if len != gap.len || body_at + look.position() != gap.at {
+        return None;
+    }
+    look.check_padding(len).ok()?;
+    Some(look)
+}
+
+/// XDR padding after `len` bytes.
+fn pad(len: usize) -> usize {
+    (4 - len % 4) % 4
 }
 
 /// How a reply goes out: the items placed in Write chunks (with the bytes each chunk got),
@@ -229,6 +284,101 @@ mod tests {
         let back = returned(&chunk(&[600, 600]), 1001);
         assert_eq!(back.segments[0].length, 600);
         assert_eq!(back.segments[1].length, 401);
+    }
+
+    /// `reply`'s pieces of at least `min` bytes left out of the staged bytes.
+    fn staged_without(reply_pieces: &[Bytes], min: usize) -> (Bytes, Vec<Gap>) {
+        let (mut staged, mut gaps) = (Vec::new(), Vec::new());
+        for p in reply_pieces {
+            if p.len() >= min {
+                gaps.push(Gap {
+                    at: staged.len(),
+                    len: p.len(),
+                });
+            } else {
+                staged.extend_from_slice(p);
+            }
+        }
+        (Bytes::from(staged), gaps)
+    }
+
+    fn pieces_with(results: Vec<NfsResop4>) -> Vec<Bytes> {
+        let res = Compound4Res {
+            status: NfsStat4::NFS4_OK,
+            tag: Utf8String::from("t"),
+            resarray: results,
+        };
+        let mut body = Encoder::new();
+        res.encode(&mut body);
+        let mut e = Encoder::new();
+        RpcMsg::reply_success(7, OpaqueAuth::none()).encode_with_pieces(&mut e, body.into_pieces());
+        e.into_pieces()
+    }
+
+    #[test]
+    fn read_data_left_out_of_the_staged_copy_is_found_where_it_stands_in_the_reply() {
+        for n in [512usize, 513, 4096, 70_001] {
+            let data: Vec<u8> = (0..n).map(|i| (i * 7 + 1) as u8).collect();
+            let results = vec![
+                NfsResop4::error(nfs_proto::nfs4::NfsOpnum4::OP_PUTROOTFH, NfsStat4::NFS4_OK),
+                read(&[5; 600]),
+                read(&data),
+            ];
+            let pieces = pieces_with(results.clone());
+            let whole: Bytes = pieces.concat().into();
+            let (staged, gaps) = staged_without(&pieces, 512);
+            assert_eq!(gaps.len(), 2, "{n}");
+            let items = ddp_items_around(&staged, &gaps).unwrap_or_else(|| {
+                panic!(
+                    "{n}: {gaps:?} {:?}",
+                    pieces.iter().map(Bytes::len).collect::<Vec<_>>()
+                )
+            });
+            assert_eq!(items, ddp_items(&whole), "{n}");
+            assert_eq!(&whole[items[1].clone()], &data[..], "{n}");
+            // Only one left out: the same items.
+            let (staged, gaps) = staged_without(&pieces, 1000.min(n));
+            assert_eq!(
+                ddp_items_around(&staged, &gaps),
+                Some(ddp_items(&whole)),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_gap_that_is_not_read_data_where_it_stands_is_refused() {
+        let pieces = pieces_with(vec![read(&[1; 1000])]);
+        let (staged, gaps) = staged_without(&pieces, 512);
+        let wrong = |g: Gap| ddp_items_around(&staged, &[g]);
+        assert!(wrong(Gap {
+            at: gaps[0].at,
+            len: 999
+        })
+        .is_none());
+        assert!(wrong(Gap {
+            at: gaps[0].at - 4,
+            len: 1000
+        })
+        .is_none());
+        assert!(wrong(Gap {
+            at: gaps[0].at + 4,
+            len: 1000
+        })
+        .is_none());
+        assert_eq!(ddp_items_around(&staged, &gaps).map(|i| i.len()), Some(1));
+        // A READLINK's target left out is not READ data either.
+        let link = NfsResop4::ReadLink(ReadLinkRes::Ok(nfs_proto::nfs4::ReadLinkResOk {
+            link: "x".repeat(600).into(),
+        }));
+        let pieces = pieces_with(vec![link]);
+        let (staged, gaps) = staged_without(&pieces, 512);
+        if !gaps.is_empty() {
+            assert!(ddp_items_around(&staged, &gaps).is_none());
+        }
+        // Not a COMPOUND reply at all.
+        let g = Gap { at: 0, len: 4 };
+        assert!(ddp_items_around(&Bytes::from_static(b"junk"), &[g]).is_none());
     }
 
     #[test]

@@ -28,13 +28,16 @@ use nfs_proto::rdma::{
     ChunkLists, ErrorAction, InlineSize, Limits, PrivateData, RdmaBody, RdmaError, RdmaHeader,
     ResponderCredits, Side, Thresholds, WriteChunk,
 };
-use nfs_proto::transport::{start_records, CallHandler, ConnLimits, RecordSink, ServerPolicy};
+use nfs_proto::transport::{
+    start_records, CallHandler, ConnLimits, RecordSink, ServerPolicy, SharedPayloadBuffers,
+};
+use nfs_proto::xdr::PAYLOAD_PIECE_MIN;
 use tokio::sync::{mpsc, watch};
 
 use crate::endpoint::{forward, Endpoint, Posted, QueueSizes};
-use crate::pieces::word;
-use crate::pool::{Pool, Pooled};
-use crate::reply::{ddp_items, returned, shape, spread};
+use crate::pieces::{slices, word};
+use crate::pool::{Payloads, Pool, Pooled, Tally};
+use crate::reply::{ddp_items_around, returned, shape, spread, Gap};
 use crate::verbs::{Access, CmEventKind, CmId, EventChannel, SendOp, Sge};
 
 /// How the RDMA listener sizes its connections.
@@ -80,6 +83,9 @@ pub struct Stats {
     pub read_bytes: AtomicU64,
     /// Bytes pushed to clients by RDMA Write (Write chunks: READ data; Reply chunks).
     pub written_bytes: AtomicU64,
+    /// Of the READ data in `written_bytes`, the bytes RDMA-written from the registered
+    /// buffer they were `pread` into, with no copy ([`Payloads`]).
+    pub written_in_place: AtomicU64,
     /// Memory registrations made after a connection was set up (pool misses, buffers larger
     /// than the pool's).
     pub registrations: AtomicU64,
@@ -88,6 +94,18 @@ pub struct Stats {
     /// CB_NULLs sent to wake a client's send queue ([`Nudge`]).
     pub nudges: AtomicU64,
 }
+
+/// The RDMA listeners of this process that are still up, by address, with their counters:
+/// for a metrics page (the MDS's shows its own and those of the data servers `pnfs server`
+/// runs beside it).
+pub fn listeners() -> Vec<(SocketAddr, Arc<Stats>)> {
+    let all = LISTENERS.lock().expect("listeners");
+    all.iter()
+        .filter_map(|(a, s)| Some((*a, s.upgrade()?)))
+        .collect()
+}
+
+static LISTENERS: Mutex<Vec<(SocketAddr, std::sync::Weak<Stats>)>> = Mutex::new(Vec::new());
 
 /// A bound RDMA listener.
 pub struct Listener {
@@ -105,11 +123,15 @@ impl Listener {
         let id = CmId::new(channel)?;
         id.listen(addr, 128)?;
         let local = id.local_addr().unwrap_or(addr);
+        let stats = Arc::new(Stats::default());
+        let mut all = LISTENERS.lock().expect("listeners");
+        all.retain(|(_, s)| s.strong_count() > 0);
+        all.push((local, Arc::downgrade(&stats)));
         Ok(Self {
             id,
             local,
             config,
-            stats: Arc::new(Stats::default()),
+            stats,
         })
     }
 
@@ -245,6 +267,12 @@ async fn serve_connection<H: CallHandler>(
     let (recv_tx, recv_rx) = mpsc::unbounded_channel();
     tokio::spawn(ep.clone().reap(recv_tx));
     let pd = ep.pd.clone();
+    let tally: Tally = {
+        let stats = stats.clone();
+        Arc::new(move || {
+            stats.registrations.fetch_add(1, Ordering::Relaxed);
+        })
+    };
     let shared = Arc::new(Shared {
         ep: ep.clone(),
         thresholds,
@@ -254,12 +282,14 @@ async fn serve_connection<H: CallHandler>(
             sizes.recv_size.max(thresholds.send as usize),
             64,
             Access::Local,
+            tally.clone(),
         ),
         chunks: Pool::new(
             pd,
             config.chunk_buffer,
             config.chunk_buffers_kept,
             Access::Local,
+            tally,
         ),
         offered: Mutex::new(HashMap::new()),
         credits: Mutex::new(ResponderCredits::new(config.credits)),
@@ -303,12 +333,6 @@ async fn serve_connection<H: CallHandler>(
     let _ = done_tx.send(true);
     ep.id.disconnect();
     ep.stop();
-    let regs = shared.sends.registrations.load(Ordering::Relaxed)
-        + shared.chunks.registrations.load(Ordering::Relaxed);
-    shared
-        .stats
-        .registrations
-        .fetch_add(regs, Ordering::Relaxed);
     result
 }
 
@@ -678,6 +702,10 @@ impl RecordSink for Sink {
     fn is_rdma(&self) -> bool {
         true
     }
+
+    fn payload_buffers(&self) -> Option<SharedPayloadBuffers> {
+        Some(Arc::new(Payloads(self.0.chunks.clone())))
+    }
 }
 
 async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()> {
@@ -720,31 +748,11 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
         }
         return Ok(());
     }
-    // Chunks were offered: stage the reply in registered memory, RDMA-Write what goes to
-    // chunks from there, then Send the header (and whatever stays inline).
-    let mut stage = shared.chunks.take(total)?;
-    {
-        let bytes = stage.mr_mut().bytes_mut();
-        let mut at = 0;
-        for p in &pieces {
-            bytes[at..at + p.len()].copy_from_slice(p);
-            at += p.len();
-        }
-    }
-    drop(pieces);
-    let (addr, lkey) = (stage.mr().addr(), stage.mr().lkey());
-    let staged = stage.freeze();
-    let sge = |off: usize, len: usize| Sge {
-        addr: addr + off as u64,
-        len: len as u32,
-        lkey,
-    };
-    let items = if offered.writes.is_empty() {
-        Vec::new()
-    } else {
-        ddp_items(&staged)
-    };
-    let plan = shape(total, &items, &offered.writes);
+    // Chunks were offered: RDMA-Write what goes to chunks, then Send the header (and whatever
+    // stays inline). The Writes go out from registered memory: READ data a data server read
+    // into this connection's pool as it is, the rest from a staged copy.
+    let src = Sources::stage(shared, &pieces, !offered.writes.is_empty())?;
+    let plan = shape(total, &src.items, &offered.writes);
     let mut posted = Vec::new();
     let mut writes = Vec::with_capacity(offered.writes.len());
     for (chunk, placed) in offered.writes.iter().zip(&plan.placed) {
@@ -763,7 +771,7 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
                             remote_addr: s.offset,
                             rkey: s.handle,
                         },
-                        &[sge(item.start + off, n)],
+                        &[src.sge(item.start + off, n)],
                     )
                     .await?,
             );
@@ -772,12 +780,19 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
             .stats
             .written_bytes
             .fetch_add(len as u64, Ordering::Relaxed);
+        if src.in_place(item.start) {
+            shared
+                .stats
+                .written_in_place
+                .fetch_add(len as u64, Ordering::Relaxed);
+        }
         writes.push(returned(chunk, len));
     }
     let rest_len = plan.rest_len();
     let header = match &offered.reply {
         Some(rc) if rest_len as u64 <= rc.total_length() => {
-            posted.extend(write_into_chunk(shared, rc, &plan.rest, &sge).await?);
+            let ranges = src.split(&plan.rest);
+            posted.extend(write_into_chunk(shared, rc, &ranges, &|at, n| src.sge(at, n)).await?);
             shared
                 .stats
                 .written_bytes
@@ -814,7 +829,7 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
             }
             return send_header(shared, &error_header(xid, credit)).await;
         }
-        msg.extend(plan.rest.iter().map(|r| staged.slice(r.clone())));
+        msg.extend(plan.rest.iter().flat_map(|r| slices(&pieces, r.clone())));
     }
     let (send, buf) = send_inline(shared, &msg, invalidate).await?;
     let writes = posted.len();
@@ -831,9 +846,134 @@ async fn send_message(shared: &Arc<Shared>, pieces: Vec<Bytes>) -> io::Result<()
             us = sent.elapsed().as_micros() as u64,
             "RDMA reply through chunks completed"
         );
-        drop((buf, staged));
+        drop((buf, src, pieces));
     });
     Ok(())
+}
+
+/// Where the bytes of a reply sent through chunks are in registered memory: pieces that are
+/// in this connection's pool already (READ data a server `pread` there: [`Payloads`]) and a
+/// staged copy of the rest, with the reply's DDP-eligible items.
+struct Sources {
+    /// The pieces sent from where they are: (reply range, address).
+    in_place: Vec<(std::ops::Range<usize>, u64, u32)>,
+    /// The copy of everything else, back to back: kept until the Writes from it complete.
+    _staged: Bytes,
+    staged_key: (u64, u32),
+    /// The DDP-eligible items, as ranges of the reply.
+    items: Vec<std::ops::Range<usize>>,
+}
+
+impl Sources {
+    /// Stages `pieces`, leaving out the large ones already in the connection's pool when
+    /// their place in the reply is a READ result's data (`find_items`: Write chunks were
+    /// offered, so the items matter).
+    fn stage(shared: &Shared, pieces: &[Bytes], find_items: bool) -> io::Result<Self> {
+        let mut in_place = Vec::new();
+        let mut at = 0;
+        if find_items {
+            for p in pieces {
+                if p.len() >= PAYLOAD_PIECE_MIN {
+                    if let Some((addr, lkey)) = shared.chunks.locate(p) {
+                        in_place.push((at..at + p.len(), addr, lkey));
+                    }
+                }
+                at += p.len();
+            }
+        }
+        loop {
+            let total: usize = pieces.iter().map(Bytes::len).sum();
+            let kept: usize = in_place.iter().map(|(r, ..)| r.len()).sum();
+            let mut stage = shared.chunks.take(total - kept)?;
+            let mut gaps = Vec::with_capacity(in_place.len());
+            {
+                let bytes = stage.mr_mut().bytes_mut();
+                let (mut at, mut to) = (0, 0);
+                let mut left_out = in_place.iter().map(|(r, ..)| r.start).peekable();
+                for p in pieces {
+                    if left_out.next_if_eq(&at).is_some() {
+                        gaps.push(Gap {
+                            at: to,
+                            len: p.len(),
+                        });
+                    } else {
+                        bytes[to..to + p.len()].copy_from_slice(p);
+                        to += p.len();
+                    }
+                    at += p.len();
+                }
+            }
+            let staged_key = (stage.mr().addr(), stage.mr().lkey());
+            let staged = stage.freeze();
+            let items = if find_items {
+                ddp_items_around(&staged, &gaps)
+            } else {
+                Some(Vec::new())
+            };
+            match items {
+                Some(items) => {
+                    return Ok(Self {
+                        in_place,
+                        _staged: staged,
+                        staged_key,
+                        items,
+                    })
+                }
+                // A piece of the pool that is not a READ's data where it stands: stage it too.
+                None => in_place.clear(),
+            }
+        }
+    }
+
+    /// Whether the reply's byte `at` goes out from where the server read it.
+    fn in_place(&self, at: usize) -> bool {
+        self.in_place.iter().any(|(r, ..)| r.contains(&at))
+    }
+
+    /// The registered memory of the reply's bytes `at..at + len`, which lie in one piece sent
+    /// in place or all in the staged copy (ranges cut by [`Sources::split`]).
+    fn sge(&self, at: usize, len: usize) -> Sge {
+        let mut before = 0;
+        for (r, addr, lkey) in &self.in_place {
+            if r.contains(&at) {
+                return Sge {
+                    addr: addr + (at - r.start) as u64,
+                    len: len as u32,
+                    lkey: *lkey,
+                };
+            }
+            if r.end <= at {
+                before += r.len();
+            }
+        }
+        Sge {
+            addr: self.staged_key.0 + (at - before) as u64,
+            len: len as u32,
+            lkey: self.staged_key.1,
+        }
+    }
+
+    /// `ranges` cut where a piece sent in place begins or ends.
+    fn split(&self, ranges: &[std::ops::Range<usize>]) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            let mut cuts: Vec<usize> = self
+                .in_place
+                .iter()
+                .flat_map(|(p, ..)| [p.start, p.end])
+                .filter(|c| r.start < *c && *c < r.end)
+                .collect();
+            cuts.sort_unstable();
+            let mut from = r.start;
+            for c in cuts.into_iter().chain([r.end]) {
+                if c > from {
+                    out.push(from..c);
+                    from = c;
+                }
+            }
+        }
+        out
+    }
 }
 
 /// RDMA-Writes the `ranges` of the staged reply, back to back, into the segments of `chunk`.
@@ -1025,6 +1165,27 @@ async fn nudger(shared: Arc<Shared>, conn_id: u64, mut done: watch::Receiver<boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn reply_bytes_come_from_the_read_buffer_they_are_in_or_from_the_staged_copy() {
+        // A reply of 30 bytes whose bytes 10..20 are READ data in a registered buffer at
+        // 1000 (key 7); the other 20 are staged at 5000 (key 9).
+        let src = Sources {
+            in_place: vec![(10..20, 1000, 7)],
+            _staged: Bytes::new(),
+            staged_key: (5000, 9),
+            items: vec![10..20],
+        };
+        let at = |s: Sge| (s.addr, s.len, s.lkey);
+        assert_eq!(at(src.sge(0, 10)), (5000, 10, 9));
+        assert_eq!(at(src.sge(12, 3)), (1002, 3, 7));
+        assert_eq!(at(src.sge(20, 10)), (5010, 10, 9));
+        assert!(src.in_place(19) && !src.in_place(20));
+        // A Reply chunk's ranges are cut where the in-place piece begins and ends.
+        assert_eq!(src.split(&[0..30]), vec![0..10, 10..20, 20..30]);
+        assert_eq!(src.split(&[0..5, 15..25]), vec![0..5, 15..20, 20..25]);
+    }
 
     async fn wait(n: &Nudge) -> Result<u32, tokio::time::error::Elapsed> {
         tokio::time::timeout(Duration::from_secs(5), n.due()).await

@@ -38,6 +38,9 @@ fn op_labels(op: NfsOpnum4, status: NfsStat4) -> String {
     format!("{{op=\"{name}\",status=\"{status}\"}}")
 }
 
+/// One counter of an RDMA listener's.
+type RdmaCounter = fn(&rdma::Stats) -> &std::sync::atomic::AtomicU64;
+
 /// The counters now, in the Prometheus text exposition format.
 ///
 /// Takes the whole server, unlike the services: reporting on every part of it (the session
@@ -356,6 +359,55 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "The most changes that shared one commit.",
         &one(c.largest_batch),
     );
+    let rdma = rdma::listeners();
+    let per_listener = |f: RdmaCounter| {
+        rdma.iter()
+            .map(|(addr, s)| {
+                let v = f(s).load(std::sync::atomic::Ordering::Relaxed);
+                (format!("{{listen=\"{addr}\"}}"), v)
+            })
+            .collect::<Vec<_>>()
+    };
+    if !rdma.is_empty() {
+        let rdma_counters: [(&str, &str, RdmaCounter); 7] = [
+            (
+                "rdma_connections_total",
+                "RPC-over-RDMA connections accepted.",
+                |s| &s.connections,
+            ),
+            (
+                "rdma_read_bytes_total",
+                "Bytes pulled from clients by RDMA Read (WRITE data, long calls).",
+                |s| &s.read_bytes,
+            ),
+            (
+                "rdma_written_bytes_total",
+                "Bytes pushed to clients by RDMA Write (READ data, long replies).",
+                |s| &s.written_bytes,
+            ),
+            (
+                "rdma_written_in_place_bytes_total",
+                "READ data RDMA-written from the registered buffer it was read into (no copy).",
+                |s| &s.written_in_place,
+            ),
+            (
+                "rdma_registrations_total",
+                "Memory registrations after connection setup (registered-buffer pool misses).",
+                |s| &s.registrations,
+            ),
+            ("rdma_errors_sent_total", "RDMA_ERROR replies sent.", |s| {
+                &s.errors_sent
+            }),
+            (
+                "rdma_nudges_total",
+                "CB_NULLs sent to a client silent after a reply, to release a stalled send queue.",
+                |s| &s.nudges,
+            ),
+        ];
+        for (name, help, f) in rdma_counters {
+            metric(name, "counter", help, &per_listener(f));
+        }
+    }
     out.push_str(&latency_histogram(&mds.core().counters.latencies()));
     out
 }

@@ -28,7 +28,7 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_util::codec::FramedRead;
 
 use super::budget::{ConnShare, ReplyBudget, Reservation};
-use super::{write_record, RecordCodec};
+use super::{write_record, RecordCodec, SharedPayloadBuffers};
 use crate::rpc::{
     AcceptStat, AuthStat, Credential, MsgBody, OpaqueAuth, RejectedReply, ReplyBody,
     RpcHeaderError, RpcMsg,
@@ -156,6 +156,8 @@ struct Inner {
     closed: AtomicBool,
     /// Over RPC-over-RDMA ([`RecordSink::is_rdma`]).
     rdma: bool,
+    /// Memory replies' bulk data can be sent from as it is ([`RecordSink::payload_buffers`]).
+    payload: Option<SharedPayloadBuffers>,
 }
 
 impl Inner {
@@ -204,6 +206,12 @@ impl Conn {
     /// client that reached it over RDMA where its data servers answer over RDMA.
     pub fn is_rdma(&self) -> bool {
         self.0.rdma
+    }
+
+    /// Buffers for a reply's bulk data (a READ's) that this connection sends without copying
+    /// them (registered memory on RDMA); `None` when ordinary memory is as good.
+    pub fn payload_buffers(&self) -> Option<&SharedPayloadBuffers> {
+        self.0.payload.as_ref()
     }
 
     /// True once the connection has closed.
@@ -373,6 +381,12 @@ pub trait RecordSink: Send + 'static {
     fn is_rdma(&self) -> bool {
         false
     }
+
+    /// Buffers that this sink sends without copying ([`Conn::payload_buffers`]); a byte
+    /// stream has none (any memory is as good).
+    fn payload_buffers(&self) -> Option<SharedPayloadBuffers> {
+        None
+    }
 }
 
 /// The record-marking sink of a byte stream.
@@ -424,6 +438,7 @@ where
         next_xid: AtomicU32::new(first_callback_xid(id)),
         closed: AtomicBool::new(false),
         rdma: sink.is_rdma(),
+        payload: sink.payload_buffers(),
     }));
     let driver_conn = conn.clone();
     let share = Arc::new(ConnShare::default());

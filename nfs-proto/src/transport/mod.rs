@@ -6,12 +6,14 @@
 
 mod budget;
 mod conn;
+mod payload;
 
 pub use budget::ReplyBudget;
 pub use conn::{
     first_callback_xid, start, start_records, start_with, CallError, CallHandler, Conn, ConnLimits,
     HandlerFuture, IncomingCall, NoCalls, RecordSink, Reply, ServerPolicy,
 };
+pub use payload::{PayloadBuf, PayloadBuffers, PayloadMemory, SharedPayloadBuffers};
 
 use core::fmt;
 use std::io::{self, IoSlice};

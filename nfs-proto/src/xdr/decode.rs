@@ -133,7 +133,9 @@ impl Decoder {
         }
     }
 
-    fn check_padding(&mut self, len: usize) -> Result<(), DecodeError> {
+    /// The zero padding after `len` bytes of data; public for a reader of data the input
+    /// leaves out (RPC-over-RDMA's reply shaping decodes a reply without its READ data).
+    pub fn check_padding(&mut self, len: usize) -> Result<(), DecodeError> {
         let pad = (4 - len % 4) % 4;
         self.need(pad)?;
         if self.buf[self.pos..self.pos + pad].iter().any(|&b| b != 0) {

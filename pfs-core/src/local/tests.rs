@@ -103,6 +103,50 @@ fn more_pieces_than_iov_max_take_one_pwritev_per_1024() {
     assert_eq!(s.read(ID, 0, u32::MAX).unwrap().data, pieces.concat());
 }
 
+/// Memory of the test's own: what a transport's registered buffer is to the store.
+struct Lent {
+    buf: Vec<u8>,
+    asked: Vec<usize>,
+}
+
+impl ReadInto for Lent {
+    fn space(&mut self, len: usize) -> &mut [u8] {
+        self.asked.push(len);
+        self.buf = vec![0xee; len];
+        &mut self.buf
+    }
+
+    fn freeze(&mut self, len: usize) -> Bytes {
+        let mut v = std::mem::take(&mut self.buf);
+        v.truncate(len);
+        Bytes::from(v)
+    }
+}
+
+#[test]
+fn a_read_into_lent_memory_preads_there_once_and_asks_only_what_the_object_holds() {
+    let (s, _d) = store();
+    let (pieces, all) = three_pieces();
+    s.write(ID, 0, &pieces, Stability::Unstable).unwrap();
+    let mut lent = Lent {
+        buf: Vec::new(),
+        asked: Vec::new(),
+    };
+    let before = s.io_counts();
+    // Asked for 64 KiB from 1 MiB - 1000: the object holds 1000 of them.
+    let done = s
+        .read_into(ID, (1 << 20) - 1000, 64 << 10, &mut lent)
+        .unwrap();
+    assert_eq!(lent.asked, vec![1000]);
+    assert_eq!(&done.data[..], &all[(1 << 20) - 1000..]);
+    assert!(done.eof);
+    assert_eq!(delta(before, s.io_counts()).pread, 1);
+    // Past the end: no memory asked for.
+    let done = s.read_into(ID, 2 << 20, 10, &mut lent).unwrap();
+    assert!(done.data.is_empty() && done.eof);
+    assert_eq!(lent.asked, vec![1000]);
+}
+
 #[test]
 fn unstable_write_does_not_sync_and_commit_does() {
     let (s, _dir) = store();

@@ -205,7 +205,9 @@ mod tests {
     use nfs_proto::rpc::OpaqueAuth;
     use nfs_proto::xdr::Encoder;
 
-    fn reply_with(results: Vec<NfsResop4>) -> Bytes {
+    /// A successful COMPOUND reply of `results`, as the pieces the encoder makes (large
+    /// payloads on their own).
+    fn pieces_with(results: Vec<NfsResop4>) -> Vec<Bytes> {
         let res = Compound4Res {
             status: NfsStat4::NFS4_OK,
             tag: Utf8String::from("t"),
@@ -215,7 +217,12 @@ mod tests {
         res.encode(&mut body);
         let mut e = Encoder::new();
         RpcMsg::reply_success(7, OpaqueAuth::none()).encode_with_pieces(&mut e, body.into_pieces());
-        e.into_bytes()
+        e.into_pieces()
+    }
+
+    /// The same reply in one buffer.
+    fn reply_with(results: Vec<NfsResop4>) -> Bytes {
+        pieces_with(results).concat().into()
     }
 
     fn read(data: &[u8]) -> NfsResop4 {
@@ -300,19 +307,6 @@ mod tests {
             }
         }
         (Bytes::from(staged), gaps)
-    }
-
-    fn pieces_with(results: Vec<NfsResop4>) -> Vec<Bytes> {
-        let res = Compound4Res {
-            status: NfsStat4::NFS4_OK,
-            tag: Utf8String::from("t"),
-            resarray: results,
-        };
-        let mut body = Encoder::new();
-        res.encode(&mut body);
-        let mut e = Encoder::new();
-        RpcMsg::reply_success(7, OpaqueAuth::none()).encode_with_pieces(&mut e, body.into_pieces());
-        e.into_pieces()
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub(crate) fn start_mds(mds: &Arc<Mds>, cfg: &Config, host: &str) -> String {
     let Some(addr) = cfg.rdma_listen else {
         return "RDMA:           off (rdma_listen: null)".into();
     };
-    match rdma::Listener::bind(addr, rdma::Config::default()) {
+    match rdma::Listener::bind(addr, data_server::start::rdma_config(cfg)) {
         Ok(l) => {
             let port = l.local_addr().port();
             tokio::spawn(nfs_server::serve_rdma(mds.clone(), l));

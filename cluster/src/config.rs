@@ -27,6 +27,12 @@
 //!         root_squash: false  # true: uid 0 and gid 0 (also supplementary) act as 65534
 //!       - network: 0.0.0.0/0
 //!         access: ro
+//! rdma:                   # NFS over RDMA (MDS and data servers)
+//!   inline: 4096          # eager/rendezvous switch: bytes a message may have without
+//!                         # chunks, each way (RFC 8797; a multiple of 1024, up to 256 KiB)
+//!   credits: 64           # calls a client may have outstanding per connection
+//!   chunk_buffers: 16     # registered buffers of max_io + 16 KiB kept per connection
+//!                         # (the registration cache); 0: register each chunk for its use
 //! limits:
 //!   max_record: 4194304   # largest RPC record accepted
 //!   max_io: 1048576       # largest READ/WRITE
@@ -110,6 +116,8 @@ pub struct Config {
     /// knfsd's. Served when the binary has the `rdma` feature and an RDMA device has the
     /// address (the server says in one line why not otherwise); `null` turns it off.
     pub rdma_listen: Option<SocketAddr>,
+    /// How NFS over RDMA sizes its connections (the MDS's and every data server's).
+    pub rdma: RdmaConfig,
     /// Where the metadata store and file data live.
     pub data_dir: PathBuf,
     /// Lease time in seconds (RFC 8881 section 8.3): how long a silent client keeps its state.
@@ -172,6 +180,33 @@ pub enum Access {
     Rw,
     /// Read only: changes get NFS4ERR_ROFS.
     Ro,
+}
+
+/// How NFS over RDMA sizes its connections, on the MDS and every data server.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RdmaConfig {
+    /// The eager/rendezvous switch: the largest message sent or received without chunks
+    /// (RFC 8797's inline threshold, each way; the client's may lower it). Larger calls come
+    /// with Read chunks the server pulls, larger replies go out in Write and Reply chunks.
+    /// Bytes, a multiple of 1024 in 1024..=262144.
+    pub inline: u32,
+    /// Credits: calls a client may have outstanding on one connection (1..=1024); each holds
+    /// a receive buffer of `inline` bytes.
+    pub credits: u32,
+    /// Registered buffers of `limits.max_io` + 16 KiB kept per connection for chunks and READ
+    /// data (the registration cache; 0: every chunk is registered for its one use).
+    pub chunk_buffers: usize,
+}
+
+impl Default for RdmaConfig {
+    fn default() -> Self {
+        Self {
+            inline: 4096,
+            credits: 64,
+            chunk_buffers: 16,
+        }
+    }
 }
 
 /// Protocol limits.
@@ -238,6 +273,7 @@ impl Default for Config {
             listen: "0.0.0.0:2049".parse().expect("literal address"),
             metrics_listen: Some("127.0.0.1:9249".parse().expect("literal address")),
             rdma_listen: Some("0.0.0.0:20049".parse().expect("literal address")),
+            rdma: RdmaConfig::default(),
             data_dir: PathBuf::from("./pnfs-data"),
             lease_time: 90,
             grace_time: 90,
@@ -439,6 +475,25 @@ impl Config {
         }
         if self.exports.is_empty() {
             return Err(err("exports", "at least one export is needed"));
+        }
+        let r = &self.rdma;
+        if !(1024..=262_144).contains(&r.inline) || !r.inline.is_multiple_of(1024) {
+            return Err(err(
+                "rdma.inline",
+                format!("{} is not a multiple of 1024 in 1024..=262144", r.inline),
+            ));
+        }
+        if !(1..=1024).contains(&r.credits) {
+            return Err(err(
+                "rdma.credits",
+                format!("{} is outside 1..=1024", r.credits),
+            ));
+        }
+        if r.chunk_buffers > 4096 {
+            return Err(err(
+                "rdma.chunk_buffers",
+                format!("{} is over 4096", r.chunk_buffers),
+            ));
         }
         let mut ids = std::collections::HashSet::new();
         let mut pseudos = std::collections::HashSet::new();
@@ -648,6 +703,38 @@ mod tests {
             nfs_server::fd_limit::auto_max_connections(nfs_server::fd_limit::nofile(), 3)
         );
         assert_eq!(d.idle_timeout, Some(std::time::Duration::from_secs(360)));
+    }
+
+    #[test]
+    fn rdma_sizes_parse_and_are_checked() {
+        let c =
+            Config::parse("rdma:\n  inline: 8192\n  credits: 32\n  chunk_buffers: 0\n").unwrap();
+        assert_eq!(
+            c.rdma,
+            RdmaConfig {
+                inline: 8192,
+                credits: 32,
+                chunk_buffers: 0
+            }
+        );
+        let field = |yaml: &str| Config::parse(yaml).unwrap_err().field;
+        for bad in [
+            "inline: 1000",
+            "inline: 512",
+            "inline: 524288",
+            "credits: 0",
+        ] {
+            let f = field(&format!("rdma:\n  {bad}\n"));
+            assert_eq!(
+                f,
+                format!("rdma.{}", bad.split(':').next().unwrap()),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            field("rdma:\n  chunk_buffers: 5000\n"),
+            "rdma.chunk_buffers"
+        );
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub async fn start(cfg: &Config, id: u16) -> Result<Started, StartError> {
     let rdma = match d.rdma_listen_addr() {
         None => Err("rdma_listen: null".to_string()),
         Some(addr) => {
-            rdma::Listener::bind(addr, rdma::Config::default()).map_err(|e| format!("{addr}: {e}"))
+            rdma::Listener::bind(addr, rdma_config(cfg)).map_err(|e| format!("{addr}: {e}"))
         }
     };
     let rdma_addresses = match &rdma {
@@ -206,4 +206,20 @@ pub async fn start(cfg: &Config, id: u16) -> Result<Started, StartError> {
         }
     });
     Ok(started)
+}
+
+/// The RDMA listener's sizes from `cfg` (its `rdma` section and `limits.max_io`): the same for
+/// the MDS and every data server.
+pub fn rdma_config(cfg: &Config) -> rdma::Config {
+    let defaults = rdma::Config::default();
+    rdma::Config {
+        credits: cfg.rdma.credits,
+        inline: cfg.rdma.inline,
+        // A whole READ's data fits one pooled buffer (read into it, RDMA-written from it).
+        chunk_buffer: defaults
+            .chunk_buffer
+            .max(cfg.limits.max_io as usize + (16 << 10)),
+        chunk_buffers_kept: cfg.rdma.chunk_buffers,
+        ..defaults
+    }
 }

@@ -171,7 +171,7 @@ pub async fn process<R: Role>(
                 match refused {
                     Some(l) => NfsResop4::error(opnum, l.error()),
                     None => {
-                        ctx.before_op(&args.argarray[i + 1..]);
+                        ctx.before_op(op, &args.argarray[i + 1..]);
                         dispatch(&server, &mut ctx, op).await
                     }
                 }

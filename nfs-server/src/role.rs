@@ -80,10 +80,10 @@ pub trait CompoundCtx: Send {
         async { Ok(()) }
     }
 
-    /// Called before each operation after SEQUENCE with the operations that follow it in
-    /// the COMPOUND: the MDS stops deferring its store's commits at the last one that may
+    /// Called before each operation `op` after SEQUENCE with the operations that follow it
+    /// in the COMPOUND: the MDS stops deferring its store's commits at the last one that may
     /// change the store (its commit is then the durable one, and `finish` needs none).
-    fn before_op(&mut self, _later: &[NfsArgop4]) {}
+    fn before_op(&mut self, _op: &NfsArgop4, _later: &[NfsArgop4]) {}
 }
 
 /// What a server adds to the shared session layer: its own operations, and the hooks where a

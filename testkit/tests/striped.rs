@@ -278,9 +278,10 @@ async fn another_clients_getattr_sees_the_size_written_through_a_layout_before_l
 }
 
 /// The store changes of one COMPOUND share one fsync (deferred durability, made durable
-/// before the reply): OPEN creating a file plus LAYOUTGET (its stripe set and layout-writes
-/// mark) is one durable commit (LAYOUTGET's, the last operation that may change the store,
-/// which covers the OPEN's deferred ones), and so is DELEGRETURN-less CLOSE + REMOVE.
+/// before the reply): OPEN creating a file plus LAYOUTGET is one commit, the create's, which
+/// also fixes the stripe set and the layout-writes mark the LAYOUTGET would have committed
+/// on its own (nothing deferred, no commit of the LAYOUTGET's); DELEGRETURN-less CLOSE +
+/// REMOVE is one durable commit too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_compound_costs_one_fsync_whatever_it_changes() {
     let dir = tempfile::tempdir().unwrap();
@@ -292,11 +293,22 @@ async fn one_compound_costs_one_fsync_whatever_it_changes() {
     let (_, _) = granted(&r);
     let after = mds.store().commit_stats();
     assert_eq!(after.commits - before.commits, 1, "{before:?} -> {after:?}");
-    assert!(
-        after.deferred_commits > before.deferred_commits,
-        "the OPEN's changes deferred: {after:?}"
+    assert_eq!(
+        after.deferred_commits, before.deferred_commits,
+        "nothing deferred: {before:?} -> {after:?}"
     );
+    assert_eq!(after.jobs - before.jobs, 1, "one store job: {after:?}");
     let fh = getfh_res(&r);
+    let (fileid, _) = fileid_of(&mut c, &fh).await;
+    assert!(mds.store().stripes(fileid).unwrap().is_some());
+    assert!(
+        mds.store().layout_writes().unwrap().contains(&fileid),
+        "marked durably with the create"
+    );
+    assert!(
+        mds.pnfs().settler().is_marked(fileid),
+        "and known to the settler"
+    );
     let r = c
         .call(vec![
             putfh(&fh),
@@ -314,6 +326,40 @@ async fn one_compound_costs_one_fsync_whatever_it_changes() {
         1,
         "{after:?} -> {removed:?}"
     );
+}
+
+/// The create does the store work of the LAYOUTGET that follows it as that LAYOUTGET's
+/// iomode asks, and an OPEN that finds the file folds nothing: a new file under a READ
+/// layout gets its stripe set with the create and no layout-writes mark; the same OPEN +
+/// LAYOUTGET RW again (UNCHECKED4, the file exists) is marked by the LAYOUTGET itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_create_folds_what_its_layoutget_needs_and_an_existing_file_is_marked_by_the_layoutget()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("c").await;
+    let before = mds.store().commit_stats();
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_READ).await;
+    let (_, _) = granted(&r);
+    let after = mds.store().commit_stats();
+    assert_eq!(
+        (after.commits - before.commits, after.jobs - before.jobs),
+        (1, 1),
+        "{before:?} -> {after:?}"
+    );
+    let fh = getfh_res(&r);
+    let (fileid, _) = fileid_of(&mut c, &fh).await;
+    assert!(mds.store().stripes(fileid).unwrap().is_some());
+    assert!(!mds.store().layout_writes().unwrap().contains(&fileid));
+    assert!(!mds.pnfs().settler().is_marked(fileid));
+    let r = open_and_layoutget(&mut c, "f", Layoutiomode4::LAYOUTIOMODE4_RW).await;
+    let (_, _) = granted(&r);
+    assert!(
+        mds.store().layout_writes().unwrap().contains(&fileid),
+        "marked by the LAYOUTGET"
+    );
+    assert!(mds.pnfs().settler().is_marked(fileid));
 }
 
 /// Once the writer LAYOUTCOMMITted, GETATTR answers the recorded size without asking the

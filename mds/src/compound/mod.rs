@@ -110,6 +110,13 @@ pub struct Ctx {
     deferral: Option<crate::store::Deferral>,
     /// Orphans to delete once the COMPOUND's changes are durable ([`Ctx::reap_after_sync`]).
     reap: Vec<u64>,
+    /// Set before an OPEN that creates: the iomode of the files-type LAYOUTGET that
+    /// follows it in the COMPOUND, whose store work (the stripe set, and for RW the
+    /// layout-writes mark) the create then does in its own transaction.
+    pub layout_follows: Option<Layoutiomode4>,
+    /// The new file whose create fixed its stripe set and marked its layout writes in this
+    /// COMPOUND (durable with the create, or by `finish`): its LAYOUTGET needs no store job.
+    pub folded_mark: Option<u64>,
 }
 
 impl Ctx {
@@ -254,6 +261,8 @@ impl Ctx {
         Self {
             deferral,
             reap: Vec::new(),
+            layout_follows: None,
+            folded_mark: None,
             mds,
             session,
             cred_user: user.clone(),
@@ -305,9 +314,32 @@ impl CompoundCtx for Ctx {
     /// changing operation (REMOVE, SETATTR, ...) costs one commit, not a deferred one and a
     /// sync. Which operations may change it is judged by their kind, and a wrong guess
     /// costs a commit, never durability (`finish` syncs whatever is left uncovered).
-    fn before_op(&mut self, later: &[NfsArgop4]) {
+    ///
+    /// An OPEN that creates, followed by a files-type LAYOUTGET, does that LAYOUTGET's store
+    /// work (the new file's stripe set, the RW layout-writes mark) in the create's own
+    /// transaction (`ops::open`), so the LAYOUTGET does not count as changing the store
+    /// here: OPEN + LAYOUTGET costs one durable commit. Should the LAYOUTGET still submit a
+    /// job (the create found an existing file, or no stripe set could be chosen), that job
+    /// is durable: correct, one commit more.
+    fn before_op(&mut self, op: &NfsArgop4, later: &[NfsArgop4]) {
+        self.layout_follows = match op {
+            NfsArgop4::Open(a) if matches!(a.openhow, Openflag4::Create(_)) => {
+                later.iter().find_map(|op| match op {
+                    NfsArgop4::LayoutGet(l)
+                        if l.loga_layout_type == Layouttype4::LAYOUT4_NFSV4_1_FILES =>
+                    {
+                        Some(l.loga_iomode)
+                    }
+                    _ => None,
+                })
+            }
+            _ => None,
+        };
         if let Some(d) = &self.deferral {
-            d.defer(later.iter().any(|op| may_change_store(op.opnum())));
+            let folded = self.layout_follows.is_some();
+            d.defer(later.iter().any(|op| {
+                may_change_store(op.opnum()) && !(folded && matches!(op, NfsArgop4::LayoutGet(_)))
+            }));
         }
     }
 

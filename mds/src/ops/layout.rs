@@ -104,13 +104,40 @@ pub fn directory_stripe_plan(
             return None;
         }
     };
-    let Some(ring) = mds.ring(mds.pnfs().ring_generation()) else {
+    let plan = stripe_plan(mds, policy);
+    if plan.is_none() {
         warn!(
             dir,
             "no data servers: new files get no directory layout policy"
         );
+    }
+    plan
+}
+
+/// The stripe set a regular file about to be created by OPEN in `export` gets from the
+/// export's policy, when a LAYOUTGET follows the OPEN in its COMPOUND (`Ctx::layout_follows`):
+/// the create fixes it in its own transaction, where the LAYOUTGET would have fixed it in a
+/// commit of its own ([`file_stripes`]). `None` when the MDS grants no layouts here.
+#[allow(clippy::type_complexity)]
+pub fn export_stripe_plan(
+    ctx: &Ctx,
+    export: u16,
+) -> Option<Arc<dyn Fn(u64) -> Option<StripeSet> + Send + Sync>> {
+    let cluster = &ctx.mds.cfg().cluster;
+    if !cluster.grants_layouts() {
         return None;
-    };
+    }
+    stripe_plan(&ctx.mds, cluster.layout_for(export)?)
+}
+
+/// [`stripe_set_for`] `policy` over the current ring, with the data servers up now as the
+/// usable ones, as a function of the new file's id. `None` without data servers.
+#[allow(clippy::type_complexity)]
+fn stripe_plan(
+    mds: &crate::server::Mds,
+    policy: LayoutPolicy,
+) -> Option<Arc<dyn Fn(u64) -> Option<StripeSet> + Send + Sync>> {
+    let ring = mds.ring(mds.pnfs().ring_generation())?;
     let up: std::collections::HashSet<u32> = ring
         .servers
         .iter()

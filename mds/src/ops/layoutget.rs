@@ -108,13 +108,17 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // Granted first, then marked durably (a no-op without a sync when marked already, as
     // after fixing a new file's stripe set above): in this order a concurrent settling of
     // the file either sees the grant or is followed by this mark (crate::pnfs::settle).
+    // A file this COMPOUND's OPEN created was marked in the create's transaction (durable
+    // by the reply: its own commit, or the COMPOUND's sync) and is new to the settler,
+    // which settles only what it holds in memory: the mark is only noted there.
     if rw {
-        ctx.mds.pnfs().settler().granted(inode.fileid, clientid);
-        ctx.mds
-            .pnfs()
-            .settler()
-            .mark(ctx.mds.store(), inode.fileid)
-            .await?;
+        let settler = ctx.mds.pnfs().settler();
+        settler.granted(inode.fileid, clientid);
+        if ctx.folded_mark == Some(inode.fileid) {
+            settler.marked(inode.fileid);
+        } else {
+            settler.mark(ctx.mds.store(), inode.fileid).await?;
+        }
     }
     let ok = LayoutGetResOk {
         logr_return_on_close: true,

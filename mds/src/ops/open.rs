@@ -176,7 +176,7 @@ fn create_spec(ctx: &Ctx, dir: &Inode, plan: &CreatePlan) -> Result<CreateSpec, 
 
 /// CLAIM_NULL: `name` in the current directory, created if `create` says so.
 async fn open_by_name(
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     name: &Component4,
     create: Option<&Createhow4>,
 ) -> Result<Target, NfsStat4> {
@@ -247,11 +247,18 @@ async fn open_by_name(
         mtime: plan.attrs.mtime,
         ..SetAttrs::default()
     };
-    let stripes = crate::ops::layout::directory_stripe_plan(ctx, export, dir.fileid);
-    let placed = stripes.is_some();
+    let dir_plan = crate::ops::layout::directory_stripe_plan(ctx, export, dir.fileid);
+    let placed = dir_plan.is_some();
+    // A LAYOUTGET following in this COMPOUND would fix the new file's stripe set (and mark
+    // it for an RW layout) in a commit of its own: done here, in the create's.
+    let follows = ctx.layout_follows;
+    let stripes = dir_plan
+        .or_else(|| follows.and_then(|_| crate::ops::layout::export_stripe_plan(ctx, export)));
+    let mark_layout_writes = follows == Some(Layoutiomode4::LAYOUTIOMODE4_RW);
     let extras = NewFileExtras {
         attrs: rest.clone(),
         stripes,
+        mark_layout_writes,
     };
     let out = ctx
         .mds
@@ -284,6 +291,9 @@ async fn open_by_name(
     if made.created {
         if let Some(size) = rest.size {
             truncate_data(ctx, inode.fileid, size).await?;
+        }
+        if mark_layout_writes && out.stripes.is_some() {
+            ctx.folded_mark = Some(inode.fileid);
         }
         if placed && out.stripes.is_none() {
             crate::ops::layout::warn_unplaced(inode.fileid);

@@ -132,8 +132,14 @@ impl Settler {
     /// Marks `fileid` in the store (durably; no sync if it is marked already) and here.
     pub async fn mark(&self, store: &Store, fileid: u64) -> Result<(), StoreError> {
         store.mark_layout_writes(fileid).await?;
-        self.marks().marked.insert(fileid);
+        self.marked(fileid);
         Ok(())
+    }
+
+    /// Notes here that `fileid` is marked in the store: the caller marked it there with
+    /// another change (a new file's create, `ops::open`) that is durable before its reply.
+    pub fn marked(&self, fileid: u64) {
+        self.marks().marked.insert(fileid);
     }
 
     /// Whether `fileid` may have bytes on its data servers past its recorded size.

@@ -462,7 +462,8 @@ impl Store {
     /// OPEN's create of a regular file with what goes with it, in one transaction (one
     /// commit, one fsync): the create, the times and size the client gave
     /// ([`NewFileExtras::attrs`]), and the stripe set of its directory's layout policy, which
-    /// depends on the file id only the create allocates ([`NewFileExtras::stripes`]). An
+    /// depends on the file id only the create allocates ([`NewFileExtras::stripes`]), with
+    /// the layout-writes mark when asked ([`NewFileExtras::mark_layout_writes`]). An
     /// existing file (UNCHECKED4, or an exclusive create's retransmission) is returned as it
     /// is, with nothing applied.
     pub fn create_file(
@@ -473,6 +474,7 @@ impl Store {
         extras: NewFileExtras,
         now: Nfstime4,
     ) -> Pending<CreatedFile> {
+        let epoch = self.boot_epoch();
         self.create_then(parent, name, spec, now, move |tx, mut made| {
             if !made.created {
                 return Ok(CreatedFile {
@@ -484,8 +486,9 @@ impl Store {
             if !extras.attrs.is_empty() {
                 made.inode = ns::setattr(tx, fileid, &extras.attrs, now)?.inode;
             }
+            let mark = extras.mark_layout_writes.then_some(epoch);
             let stripes = match extras.stripes.as_ref().and_then(|plan| plan(fileid)) {
-                Some(set) => Some(stripes::fix(tx, fileid, set, None)?),
+                Some(set) => Some(stripes::fix(tx, fileid, set, mark)?),
                 None => None,
             };
             Ok(CreatedFile { made, stripes })

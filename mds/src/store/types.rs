@@ -155,6 +155,10 @@ pub struct NewFileExtras {
     /// its first LAYOUTGET or WRITE).
     #[allow(clippy::type_complexity)]
     pub stripes: Option<Arc<dyn Fn(u64) -> Option<StripeSet> + Send + Sync>>,
+    /// With a stripe set fixed: also mark the file as written through an RW layout
+    /// ([`crate::store::Store::mark_layout_writes`]), for the RW LAYOUTGET that follows the
+    /// create in its COMPOUND.
+    pub mark_layout_writes: bool,
 }
 
 /// The result of [`Store::create_file`].

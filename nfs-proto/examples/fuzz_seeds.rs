@@ -1,8 +1,9 @@
 //! Writes starting inputs for the fuzz targets (`fuzz/seeds/<target>/`): the RPC records,
 //! COMPOUND bodies and record-marked streams of the golden captures, and generated
 //! CB_COMPOUND messages (the captures have no callbacks), control protocol calls signed
-//! with the `control_call` target's key, and RPC-over-RDMA transport headers and private data
-//! (`rdma_header`, `rdma_private_data`; no capture of RDMA traffic is at hand).
+//! with the `control_call` target's key, RPC-over-RDMA transport headers and private data
+//! (`rdma_header`, `rdma_private_data`; no capture of RDMA traffic is at hand), and generated
+//! file and flex files layout bodies (`layout_bodies`).
 //!
 //! `cargo run -p nfs-proto --example fuzz_seeds -- OUT_DIR` (scripts/fuzz.sh runs it).
 
@@ -69,6 +70,7 @@ fn main() {
     }
     control_seeds(&out, &mut runner);
     rdma_seeds(&out, &mut runner);
+    layout_seeds(&out, &mut runner);
     println!("wrote seeds under {}", out.display());
 }
 
@@ -80,6 +82,29 @@ fn arbitrary_bytes<T: proptest::arbitrary::Arbitrary + xdr::Xdr>(runner: &mut Te
             .unwrap()
             .current(),
     )
+}
+
+/// `layout_bodies` inputs: the selector byte of the structure, then an arbitrary value of it.
+fn layout_seeds(out: &Path, runner: &mut TestRunner) {
+    use nfs_proto::nfs4::layout_files as files;
+    use nfs_proto::nfs4::layout_flex as flex;
+    for i in 0..16usize {
+        let bodies = [
+            arbitrary_bytes::<files::Nfsv41FileLayout4>(runner),
+            arbitrary_bytes::<files::Nfsv41FileLayoutDsAddr4>(runner),
+            arbitrary_bytes::<files::Nfsv41FileLayouthint4>(runner),
+            arbitrary_bytes::<flex::FfLayout4>(runner),
+            arbitrary_bytes::<flex::FfDeviceAddr4>(runner),
+            arbitrary_bytes::<flex::FfLayoutreturn4>(runner),
+            arbitrary_bytes::<flex::FfLayoutupdate4>(runner),
+            arbitrary_bytes::<flex::FfLayouthint4>(runner),
+        ];
+        for (which, body) in bodies.iter().enumerate() {
+            let mut seed = vec![which as u8];
+            seed.extend_from_slice(body);
+            write(out, "layout_bodies", i * bodies.len() + which, &seed);
+        }
+    }
 }
 
 /// `control_call` inputs: procedure byte, credential length byte, a credential signed with the

@@ -15,6 +15,7 @@ pub mod attr;
 pub mod callback;
 pub mod compound;
 pub mod layout_files;
+pub mod layout_flex;
 pub mod ops;
 
 pub use callback::*;

@@ -6,7 +6,9 @@
 //! The values are meant to be semantically valid (a dissector that understands the protocol
 //! should find nothing odd): attributes are encoded with [`FileAttrs::to_fattr`], the LAYOUTGET
 //! body is a real [`Nfsv41FileLayout4`], the GETDEVICEINFO address a real
-//! [`Nfsv41FileLayoutDsAddr4`] with RFC 5665 universal addresses, filehandles look like knfsd's,
+//! [`Nfsv41FileLayoutDsAddr4`] with RFC 5665 universal addresses, and a second LAYOUTGET,
+//! GETDEVICEINFO, LAYOUTRETURN and LAYOUTSTATS carry the flex files bodies (RFC 8435: two
+//! mirrors, a tightly coupled device, an error and statistics report), filehandles look like knfsd's,
 //! and the same stateids, session id and client id are used throughout.
 //!
 //! Include with `#[path = "support/samples.rs"] mod samples;` (from `tests/`).
@@ -20,6 +22,10 @@ use nfs_proto::nfs4::layout_files::{
     netaddr_from_socket_addr, socket_addr_from_netaddr, MultipathList4, Nfsv41FileLayout4,
     Nfsv41FileLayoutDsAddr4, Nfsv41FileLayouthint4, NFL4_UFLG_COMMIT_THRU_MDS,
     NFLH4_CARE_STRIPE_UNIT_SIZE,
+};
+use nfs_proto::nfs4::layout_flex::{
+    FfDataServer4, FfDeviceAddr4, FfDeviceVersions4, FfIoLatency4, FfIoerr4, FfIostats4, FfLayout4,
+    FfLayoutreturn4, FfLayoutupdate4, FfMirror4, FF_FLAGS_NO_IO_THRU_MDS,
 };
 use nfs_proto::nfs4::*;
 use nfs_proto::rpc::{AuthStat, AuthSysParms, Credential, OpaqueAuth, RpcMsg};
@@ -557,6 +563,113 @@ fn device_addr() -> DeviceAddr4 {
     let d = a.to_device_addr();
     assert_eq!(Nfsv41FileLayoutDsAddr4::from_device_addr(&d), Ok(a));
     d
+}
+
+fn flex_data_server(device: Deviceid4, ino: u64) -> FfDataServer4 {
+    FfDataServer4 {
+        ffds_deviceid: device,
+        ffds_efficiency: 2,
+        ffds_stateid: open_sid(),
+        ffds_fh_vers: vec![ds_fh(ino)],
+        ffds_user: "0".into(),
+        ffds_group: "0".into(),
+    }
+}
+
+/// Two mirrors of one data server each (RFC 8435 section 5.1, no striping).
+fn flex_layout() -> LayoutContent4 {
+    let l = FfLayout4 {
+        ffl_stripe_unit: 0,
+        ffl_mirrors: vec![
+            FfMirror4 {
+                ffm_data_servers: vec![flex_data_server(DEVICE_A, FILE_INO)],
+            },
+            FfMirror4 {
+                ffm_data_servers: vec![flex_data_server(DEVICE_B, FILE_INO)],
+            },
+        ],
+        ffl_flags: FF_FLAGS_NO_IO_THRU_MDS,
+        ffl_stats_collect_hint: 60,
+    };
+    let c = l.to_content();
+    assert_eq!(FfLayout4::from_content(&c), Ok(l));
+    c
+}
+
+fn flex_device_addr() -> DeviceAddr4 {
+    let a = FfDeviceAddr4 {
+        ffda_netaddrs: MultipathList4(vec![ds_addr("192.0.2.11:2049")]),
+        ffda_versions: vec![FfDeviceVersions4 {
+            ffdv_version: 4,
+            ffdv_minorversion: 1,
+            ffdv_rsize: 1_048_576,
+            ffdv_wsize: 1_048_576,
+            ffdv_tightly_coupled: true,
+        }],
+    };
+    let d = a.to_device_addr();
+    assert_eq!(FfDeviceAddr4::from_device_addr(&d), Ok(a));
+    d
+}
+
+fn flex_io_latency(ops: u64) -> FfIoLatency4 {
+    FfIoLatency4 {
+        ffil_ops_requested: ops,
+        ffil_bytes_requested: ops << 20,
+        ffil_ops_completed: ops,
+        ffil_bytes_completed: ops << 20,
+        ffil_bytes_not_delivered: 0,
+        ffil_total_busy_time: t(2, 500_000_000),
+        ffil_aggregate_completion_time: t(3, 0),
+    }
+}
+
+fn flex_layoutupdate() -> FfLayoutupdate4 {
+    FfLayoutupdate4 {
+        ffl_addr: ds_addr("192.0.2.11:2049"),
+        ffl_fhandle: ds_fh(FILE_INO),
+        ffl_read: flex_io_latency(120),
+        ffl_write: flex_io_latency(64),
+        ffl_duration: t(60, 0),
+        ffl_local: false,
+    }
+}
+
+/// The LAYOUTRETURN report of a client that lost a data server mid-write.
+fn flex_layoutreturn() -> Bytes {
+    let r = FfLayoutreturn4 {
+        fflr_ioerr_report: vec![FfIoerr4 {
+            ffie_offset: 0,
+            ffie_length: 1 << 20,
+            ffie_stateid: layout_sid(),
+            ffie_errors: vec![DeviceError4 {
+                de_deviceid: DEVICE_B,
+                de_status: NfsStat4::NFS4ERR_NXIO,
+                de_opnum: NfsOpnum4::OP_WRITE,
+            }],
+        }],
+        fflr_iostats_report: vec![FfIostats4 {
+            ffis_offset: 0,
+            ffis_length: u64::MAX,
+            ffis_stateid: layout_sid(),
+            ffis_read: IoInfo4 {
+                ii_count: 120,
+                ii_bytes: 120 << 20,
+            },
+            ffis_write: IoInfo4 {
+                ii_count: 64,
+                ii_bytes: 64 << 20,
+            },
+            ffis_deviceid: DEVICE_A,
+            ffis_layoutupdate: flex_layoutupdate(),
+        }],
+    };
+    let b = to_bytes(&r);
+    assert_eq!(
+        FfLayoutreturn4::from_body(Layouttype4::LAYOUT4_FLEX_FILES, &b),
+        Ok(r)
+    );
+    b
 }
 
 fn files_layoutupdate() -> Layoutupdate4 {
@@ -1989,6 +2102,29 @@ fn pnfs_ops(c: &mut Conversation) {
             ),
         ],
     );
+    c.seq(
+        1,
+        "LAYOUTGET flex files",
+        vec![
+            putfh(FILE_INO),
+            (
+                NfsArgop4::LayoutGet(LayoutGetArgs {
+                    loga_layout_type: Layouttype4::LAYOUT4_FLEX_FILES,
+                    ..layoutget(Layoutiomode4::LAYOUTIOMODE4_RW)
+                }),
+                NfsResop4::LayoutGet(LayoutGetRes::Ok(LayoutGetResOk {
+                    logr_return_on_close: true,
+                    logr_stateid: layout_sid(),
+                    logr_layout: vec![Layout4 {
+                        lo_offset: 0,
+                        lo_length: u64::MAX,
+                        lo_iomode: Layoutiomode4::LAYOUTIOMODE4_RW,
+                        lo_content: flex_layout(),
+                    }],
+                })),
+            ),
+        ],
+    );
     let gdi = |maxcount| GetDeviceInfoArgs {
         gdia_device_id: DEVICE_A,
         gdia_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
@@ -2016,6 +2152,20 @@ fn pnfs_ops(c: &mut Conversation) {
                 gdir_notification: Bitmap4::from_bits([
                     NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
                 ]),
+            })),
+        )],
+    );
+    c.seq(
+        1,
+        "GETDEVICEINFO flex files",
+        vec![(
+            NfsArgop4::GetDeviceInfo(GetDeviceInfoArgs {
+                gdia_layout_type: Layouttype4::LAYOUT4_FLEX_FILES,
+                ..gdi(262_144)
+            }),
+            NfsResop4::GetDeviceInfo(GetDeviceInfoRes::Ok(GetDeviceInfoResOk {
+                gdir_device_addr: flex_device_addr(),
+                gdir_notification: Bitmap4::new(),
             })),
         )],
     );
@@ -2066,6 +2216,27 @@ fn pnfs_ops(c: &mut Conversation) {
                 NfsResop4::LayoutReturn(LayoutReturnRes::Ok(LayoutreturnStateid::Present(sid(
                     2, 6,
                 )))),
+            ),
+        ],
+    );
+    c.seq(
+        1,
+        "LAYOUTRETURN flex files report",
+        vec![
+            putfh(FILE_INO),
+            (
+                NfsArgop4::LayoutReturn(LayoutReturnArgs {
+                    lora_reclaim: false,
+                    lora_layout_type: Layouttype4::LAYOUT4_FLEX_FILES,
+                    lora_iomode: Layoutiomode4::LAYOUTIOMODE4_RW,
+                    lora_layoutreturn: Layoutreturn4::File(LayoutreturnFile4 {
+                        lrf_offset: 0,
+                        lrf_length: u64::MAX,
+                        lrf_stateid: layout_sid(),
+                        lrf_body: flex_layoutreturn(),
+                    }),
+                }),
+                NfsResop4::LayoutReturn(LayoutReturnRes::Ok(LayoutreturnStateid::Absent)),
             ),
         ],
     );
@@ -2595,6 +2766,33 @@ fn v42_ops(c: &mut Conversation) {
                     },
                     lsa_deviceid: DEVICE_A,
                     lsa_layoutupdate: files_layoutupdate(),
+                }),
+                NfsResop4::LayoutStats(LayoutStatsRes {
+                    status: ok_status(),
+                }),
+            ),
+        ],
+    );
+    c.seq(
+        2,
+        "LAYOUTSTATS flex files",
+        vec![
+            putfh(FILE_INO),
+            (
+                NfsArgop4::LayoutStats(LayoutStatsArgs {
+                    lsa_offset: 0,
+                    lsa_length: u64::MAX,
+                    lsa_stateid: layout_sid(),
+                    lsa_read: IoInfo4 {
+                        ii_count: 120,
+                        ii_bytes: 120 << 20,
+                    },
+                    lsa_write: IoInfo4 {
+                        ii_count: 64,
+                        ii_bytes: 64 << 20,
+                    },
+                    lsa_deviceid: DEVICE_A,
+                    lsa_layoutupdate: flex_layoutupdate().to_update(),
                 }),
                 NfsResop4::LayoutStats(LayoutStatsRes {
                     status: ok_status(),

@@ -76,7 +76,9 @@
 //!   layout:               # fixed per file at its first LAYOUTGET or WRITE, or at its create
 //!                         # under a configured directory; later changes move only new files
 //!     stripe_unit: 1048576  # bytes, a multiple of 64
-//!     stripe_count: null    # data servers per file; null: all
+//!     stripe_count: null    # data servers per file; null: all (1 under flex_files)
+//!     layout_type: files    # files | flex_files (RFC 8435: each file whole on one data
+//!                           # server; clients that ask for file layouts still get them)
 //!     exports:              # per-export overrides
 //!       - { export: 1, stripe_unit: 4194304, stripe_count: 2 }
 //!     directories:          # per-directory overrides (unset fields: the export's policy)
@@ -100,8 +102,8 @@ mod cluster;
 
 pub use cluster::{
     Backend, ClusterConfig, ClusterSecret, DataServerConfig, DirectoryLayout, ExportLayout,
-    LayoutConfig, LayoutPolicy, CONTROL_PORT_OFFSET, MAX_DS_ADDRESSES, RDMA_PORT_OFFSET,
-    SECRET_FILE, SECRET_LEN,
+    LayoutConfig, LayoutPolicy, LayoutType, CONTROL_PORT_OFFSET, MAX_DS_ADDRESSES,
+    RDMA_PORT_OFFSET, SECRET_FILE, SECRET_LEN,
 };
 
 /// The whole configuration.

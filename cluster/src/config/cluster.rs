@@ -128,9 +128,16 @@ pub struct LayoutConfig {
     /// every RPC below rsize/wsize, and a larger one sends a whole 1 MiB WRITE to one data
     /// server anyway.
     pub stripe_unit: u32,
-    /// How many data servers a file is striped over; `null`: all of them.
+    /// How many data servers a file is striped over; `null`: all of them (1 under flex
+    /// files layouts).
     pub stripe_count: Option<u32>,
-    /// Per-export overrides (unset fields inherit the two above).
+    /// The layout type clients get: `files` (LAYOUT4_NFSV4_1_FILES, RFC 8881 chapter 13, the
+    /// default) or `flex_files` (LAYOUT4_FLEX_FILES, RFC 8435), which also serves file layouts
+    /// to a client that asks for those. A flex files file lives whole on one data server (a
+    /// stripe count of 1): RFC 8435 maps file offsets to data server offsets sparsely only,
+    /// and the local backend keeps a stripe's bytes densely.
+    pub layout_type: LayoutType,
+    /// Per-export overrides (unset fields inherit the ones above).
     pub exports: Vec<ExportLayout>,
     /// Per-directory overrides: a regular file created (by OPEN) in one of these directories,
     /// or anywhere below it, gets the policy of the nearest one at or above its directory,
@@ -150,6 +157,20 @@ pub struct ExportLayout {
     /// Stripe count for files of this export.
     #[serde(default)]
     pub stripe_count: Option<u32>,
+    /// Layout type for files of this export.
+    #[serde(default)]
+    pub layout_type: Option<LayoutType>,
+}
+
+/// Which pNFS layout type an export's files are served with ([`LayoutConfig::layout_type`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayoutType {
+    /// LAYOUT4_NFSV4_1_FILES only.
+    #[default]
+    Files,
+    /// LAYOUT4_FLEX_FILES, and LAYOUT4_NFSV4_1_FILES to a client that asks for it.
+    FlexFiles,
 }
 
 /// The layout policy of one directory of an export and the tree below it. Unset fields
@@ -199,6 +220,9 @@ pub struct LayoutPolicy {
     pub stripe_count: u32,
     /// Dense for `local`/`null` data servers, sparse for `shared`.
     pub packing: Packing,
+    /// Flex files layouts are served (and file layouts to clients that ask for them); the
+    /// stripe count is then 1.
+    pub flex_files: bool,
 }
 
 impl Default for ClusterConfig {
@@ -218,6 +242,7 @@ impl Default for LayoutConfig {
         Self {
             stripe_unit: 1 << 20,
             stripe_count: None,
+            layout_type: LayoutType::Files,
             exports: Vec::new(),
             directories: Vec::new(),
         }
@@ -370,15 +395,23 @@ impl ClusterConfig {
         let unit = over
             .and_then(|o| o.stripe_unit)
             .unwrap_or(self.layout.stripe_unit);
-        let count = over
-            .and_then(|o| o.stripe_count)
-            .or(self.layout.stripe_count)
-            .unwrap_or(n)
-            .min(n);
+        let flex_files = over
+            .and_then(|o| o.layout_type)
+            .unwrap_or(self.layout.layout_type)
+            == LayoutType::FlexFiles;
+        let count = if flex_files {
+            1
+        } else {
+            over.and_then(|o| o.stripe_count)
+                .or(self.layout.stripe_count)
+                .unwrap_or(n)
+                .min(n)
+        };
         Some(LayoutPolicy {
             stripe_unit: unit,
             stripe_count: count,
             packing: self.packing(),
+            flex_files,
         })
     }
 
@@ -390,7 +423,7 @@ impl ClusterConfig {
         if let Some(u) = dir.stripe_unit {
             p.stripe_unit = u;
         }
-        if let Some(c) = dir.stripe_count {
+        if let Some(c) = dir.stripe_count.filter(|_| !p.flex_files) {
             let n = u32::try_from(self.data_servers.len()).unwrap_or(u32::MAX);
             p.stripe_count = c.min(n);
         }

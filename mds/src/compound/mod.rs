@@ -110,7 +110,7 @@ pub struct Ctx {
     deferral: Option<crate::store::Deferral>,
     /// Orphans to delete once the COMPOUND's changes are durable ([`Ctx::reap_after_sync`]).
     reap: Vec<u64>,
-    /// Set before an OPEN that creates: the iomode of the files-type LAYOUTGET that
+    /// Set before an OPEN that creates: the iomode of the LAYOUTGET (files or flex files) that
     /// follows it in the COMPOUND, whose store work (the stripe set, and for RW the
     /// layout-writes mark) the create then does in its own transaction.
     pub layout_follows: Option<Layoutiomode4>,
@@ -315,7 +315,7 @@ impl CompoundCtx for Ctx {
     /// sync. Which operations may change it is judged by their kind, and a wrong guess
     /// costs a commit, never durability (`finish` syncs whatever is left uncovered).
     ///
-    /// An OPEN that creates, followed by a files-type LAYOUTGET, does that LAYOUTGET's store
+    /// An OPEN that creates, followed by a LAYOUTGET, does that LAYOUTGET's store
     /// work (the new file's stripe set, the RW layout-writes mark) in the create's own
     /// transaction (`ops::open`), so the LAYOUTGET does not count as changing the store
     /// here: OPEN + LAYOUTGET costs one durable commit. Should the LAYOUTGET still submit a
@@ -326,7 +326,10 @@ impl CompoundCtx for Ctx {
             NfsArgop4::Open(a) if matches!(a.openhow, Openflag4::Create(_)) => {
                 later.iter().find_map(|op| match op {
                     NfsArgop4::LayoutGet(l)
-                        if l.loga_layout_type == Layouttype4::LAYOUT4_NFSV4_1_FILES =>
+                        if matches!(
+                            l.loga_layout_type,
+                            Layouttype4::LAYOUT4_NFSV4_1_FILES | Layouttype4::LAYOUT4_FLEX_FILES
+                        ) =>
                     {
                         Some(l.loga_iomode)
                     }

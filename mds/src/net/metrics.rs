@@ -296,6 +296,16 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
     metric(
+        "layout_io_errors_total",
+        "counter",
+        "Data server errors clients reported when returning flex files layouts (RFC 8435 \
+         ff_ioerr4; each also logged with its device and status).",
+        &one(mds
+            .fencing()
+            .io_errors_reported
+            .load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    metric(
         "device_notifications_total",
         "counter",
         "CB_NOTIFY_DEVICEID calls sent (a data server answers at other addresses).",

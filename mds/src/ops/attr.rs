@@ -164,6 +164,26 @@ pub fn supported_mask(minor: u32) -> Bitmap4 {
 }
 
 /// The stripe unit of `export`'s layout policy, or `max_io` without data servers.
+/// `fs_layout_types` (RFC 8881 section 5.12.1) of `export`: none without layouts; the
+/// file layout; or, where the export serves flex files layouts (`cluster.layout.layout_type`),
+/// the flex files layout first and the file layout (granted to a client that asks for it).
+/// The Linux client takes flex files over files whichever comes first (`ld_prefs` in
+/// fs/nfs/pnfs.c).
+fn layout_types(ctx: &Ctx, export: u16) -> Vec<Layouttype4> {
+    let cluster = &ctx.mds.cfg().cluster;
+    if !cluster.grants_layouts() {
+        return Vec::new();
+    }
+    if cluster.layout_for(export).is_some_and(|p| p.flex_files) {
+        vec![
+            Layouttype4::LAYOUT4_FLEX_FILES,
+            Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        ]
+    } else {
+        vec![Layouttype4::LAYOUT4_NFSV4_1_FILES]
+    }
+}
+
 fn layout_unit(ctx: &Ctx, export: u16) -> u32 {
     ctx.mds
         .cfg()
@@ -296,11 +316,7 @@ pub fn file_attrs(ctx: &Ctx, inode: &Inode, export: u16, want: &Bitmap4) -> File
         // hands out layouts (none otherwise: the client then does not ask); the preferred I/O
         // size and alignment are the export's stripe unit, since the Linux client cuts I/O at
         // stripe unit boundaries anyway.
-        fs_layout_types: Some(if mds.cfg().cluster.grants_layouts() {
-            vec![Layouttype4::LAYOUT4_NFSV4_1_FILES]
-        } else {
-            Vec::new()
-        }),
+        fs_layout_types: Some(layout_types(ctx, export)),
         layout_blksize: Some(layout_unit(ctx, export)),
         layout_alignment: Some(layout_unit(ctx, export)),
         ..FileAttrs::default()

@@ -1,6 +1,8 @@
-//! GETDEVICEINFO (RFC 8881 section 18.40): a device's data servers and their addresses.
+//! GETDEVICEINFO (RFC 8881 section 18.40): a device's data servers and their addresses, as
+//! a file layout device or a flex files one (RFC 8435 section 4.1).
 
 use crate::compound::Ctx;
+use nfs_proto::nfs4::layout_flex::{FfDeviceAddr4, FfDeviceVersions4};
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::to_bytes;
 
@@ -34,9 +36,11 @@ pub fn getdeviceinfo(ctx: &mut Ctx, a: &GetDeviceInfoArgs) -> GetDeviceInfoRes {
 
 fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfoResOk, NfsStat4> {
     let clientid = ctx.client()?;
-    if a.gdia_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
-        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
-    }
+    let flex = match a.gdia_layout_type {
+        Layouttype4::LAYOUT4_NFSV4_1_FILES => false,
+        Layouttype4::LAYOUT4_FLEX_FILES => true,
+        _ => return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE),
+    };
     let cluster = &ctx.mds.cfg().cluster;
     // A device this server never made, or of another ring generation: section 18.40.3
     // (NFS4ERR_NOENT).
@@ -44,6 +48,11 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
         return Err(NfsStat4::NFS4ERR_NOENT);
     }
     let device = layouts::Device::from_id(&a.gdia_device_id).ok_or(NfsStat4::NFS4ERR_NOENT)?;
+    // A flex files device is one data server (the window of one server a flex files
+    // layout names, `ops::layout::flex_layout`).
+    if flex && device.count != 1 {
+        return Err(NfsStat4::NFS4ERR_NOENT);
+    }
     let conn = &ctx.session.conn;
     let addr = ctx
         .mds
@@ -51,6 +60,13 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
         .ok_or(NfsStat4::NFS4ERR_NOENT)?
         .describe(&device, conn.local().ip(), conn.is_rdma())
         .map_err(|_| NfsStat4::NFS4ERR_NOENT)?;
+    if flex {
+        return Ok(GetDeviceInfoResOk {
+            gdir_device_addr: flex_device(ctx, addr)?.to_device_addr(),
+            // Device notifications are sent for file layout devices only.
+            gdir_notification: Bitmap4::new(),
+        });
+    }
     let notification = a.gdia_notify_types.intersect(&Bitmap4::from_bits([
         NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.0,
         NotifyDeviceidType4::NOTIFY_DEVICEID4_DELETE.0,
@@ -61,5 +77,30 @@ fn getdeviceinfo_inner(ctx: &Ctx, a: &GetDeviceInfoArgs) -> Result<GetDeviceInfo
     Ok(GetDeviceInfoResOk {
         gdir_device_addr: addr.to_device_addr(),
         gdir_notification: notification,
+    })
+}
+
+/// The flex files address of a one-server device (RFC 8435 section 4.1): that server's
+/// addresses, NFSv4.1 with the MDS's I/O size as rsize and wsize, tightly coupled (our data
+/// servers check the MDS's stateids: section 2.3).
+fn flex_device(
+    ctx: &Ctx,
+    addr: layout_files::Nfsv41FileLayoutDsAddr4,
+) -> Result<FfDeviceAddr4, NfsStat4> {
+    let netaddrs = addr
+        .nflda_multipath_ds_list
+        .into_iter()
+        .next()
+        .ok_or(NfsStat4::NFS4ERR_NOENT)?;
+    let io = ctx.mds.cfg().limits.max_io;
+    Ok(FfDeviceAddr4 {
+        ffda_netaddrs: netaddrs,
+        ffda_versions: vec![FfDeviceVersions4 {
+            ffdv_version: 4,
+            ffdv_minorversion: 1,
+            ffdv_rsize: io,
+            ffdv_wsize: io,
+            ffdv_tightly_coupled: true,
+        }],
     })
 }

@@ -42,10 +42,19 @@ pub fn device_list(
 /// one is NFS4ERR_NOT_SAME: the list changed). A `gdla_maxdevices` of 0 is NFS4ERR_INVAL.
 pub fn getdevicelist(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceListResOk, NfsStat4> {
     ctx.client()?;
-    ctx.fh()?;
-    if a.gdla_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
-        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
-    }
+    let export = ctx.fh()?.export;
+    let flex_export = || {
+        ctx.mds
+            .cfg()
+            .cluster
+            .layout_for(export)
+            .is_some_and(|p| p.flex_files)
+    };
+    let flex = match a.gdla_layout_type {
+        Layouttype4::LAYOUT4_NFSV4_1_FILES => false,
+        Layouttype4::LAYOUT4_FLEX_FILES if flex_export() => true,
+        _ => return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE),
+    };
     if a.gdla_maxdevices == 0 {
         return Err(NfsStat4::NFS4ERR_INVAL);
     }
@@ -58,11 +67,18 @@ pub fn getdevicelist(ctx: &Ctx, a: &GetDeviceListArgs) -> Result<GetDeviceListRe
         .mds
         .ring(ctx.mds.pnfs().ring_generation())
         .map(|ring| {
-            device_list(
-                &ctx.mds.cfg().cluster,
-                &ring,
-                ctx.mds.namespace().dir_layouts().policies(),
-            )
+            if flex {
+                // A flex files layout's devices: one per data server.
+                (0..ring.servers.len())
+                    .filter_map(|first| ring.device(1, first).map(|d| d.id()))
+                    .collect()
+            } else {
+                device_list(
+                    &ctx.mds.cfg().cluster,
+                    &ring,
+                    ctx.mds.namespace().dir_layouts().policies(),
+                )
+            }
         })
         .unwrap_or_default();
     let start = usize::try_from(a.gdla_cookie).map_err(|_| NfsStat4::NFS4ERR_BAD_COOKIE)?;

@@ -20,6 +20,7 @@ use bytes::Bytes;
 use cluster::ds_fh::{DsFh, DsFhCodec};
 use cluster::keys::DsKeys;
 use nfs_proto::nfs4::layout_files::{Nfsv41FileLayout4, NFL4_UFLG_DENSE};
+use nfs_proto::nfs4::layout_flex::{FfDataServer4, FfLayout4, FfMirror4};
 use nfs_proto::nfs4::*;
 use nfs_proto::xdr::to_bytes;
 use tracing::warn;
@@ -246,6 +247,55 @@ pub fn file_layout(codec: &DsFhCodec, set: &StripeSet, of: LayoutOf) -> Result<B
     Ok(to_bytes(&body))
 }
 
+/// The `ff_layout4` of a stripe set of one data server (RFC 8435 section 5.1): one mirror of
+/// that data server, its device being the set's (a window of one server, whose
+/// GETDEVICEINFO of type flex files names that server alone), no stripe unit (nothing is
+/// striped), the same DS filehandle a file layout names for stripe 0, and `io_stateid`, the
+/// holder's open or delegation stateid, for the I/O: our data servers are tightly coupled and
+/// check it as they do a file layout client's, and refuse a layout stateid (RFC 8881 section
+/// 13.9.1). LAYOUTCOMMIT is expected (no `FF_FLAGS_NO_LAYOUTCOMMIT`: the MDS learns sizes
+/// from it), and I/O through the MDS stays allowed. NFS4ERR_LAYOUTUNAVAILABLE for a set of
+/// more servers (a file striped before its export served flex files: RFC 8435 maps offsets
+/// sparsely only, the local backend packs a stripe's bytes densely).
+pub fn flex_layout(
+    codec: &DsFhCodec,
+    set: &StripeSet,
+    of: LayoutOf,
+    io_stateid: Stateid4,
+) -> Result<Bytes, NfsStat4> {
+    if set.device.count != 1 {
+        return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
+    }
+    let fh = codec.encode(DsFh {
+        stripe: 0,
+        fileid: of.fileid,
+        generation: of.generation,
+        rw: of.rw,
+        layout: of.layout,
+        clientid: of.clientid,
+    });
+    let body = FfLayout4 {
+        ffl_stripe_unit: 0,
+        ffl_mirrors: vec![FfMirror4 {
+            ffm_data_servers: vec![FfDataServer4 {
+                ffds_deviceid: set.device.id(),
+                ffds_efficiency: 1,
+                ffds_stateid: Stateid4 {
+                    seqid: 0,
+                    ..io_stateid
+                },
+                ffds_fh_vers: vec![fh],
+                // Used only by loosely coupled (NFSv3) data servers, for AUTH_SYS.
+                ffds_user: "0".into(),
+                ffds_group: "0".into(),
+            }],
+        }],
+        ffl_flags: 0,
+        ffl_stats_collect_hint: 0,
+    };
+    Ok(to_bytes(&body))
+}
+
 /// The DS filehandle codec of this boot's keys (the key derives from the persistent server
 /// key; the handles themselves die with their layout, and so with the boot).
 pub fn ds_fh_codec(server_key: &[u8; 32], epoch: u16) -> DsFhCodec {
@@ -289,6 +339,7 @@ mod tests {
             export: 2,
             stripe_unit: Some(64 << 10),
             stripe_count: Some(2),
+            layout_type: None,
         });
         let ring = c.ring(1);
         let s = stripe_set_for(c.layout_for(2).unwrap(), &ring, 7, |_| true).unwrap();
@@ -326,6 +377,7 @@ mod tests {
             export: 2,
             stripe_unit: None,
             stripe_count: Some(2),
+            layout_type: None,
         });
         let ids = device_list(&c, &ring, []);
         assert_eq!(ids.len(), 6);

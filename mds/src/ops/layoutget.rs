@@ -1,6 +1,7 @@
-//! LAYOUTGET (RFC 8881 section 18.43): a file layout over the file's stripe set.
+//! LAYOUTGET (RFC 8881 section 18.43): a file layout over the file's stripe set, or a flex
+//! files layout (RFC 8435) of its data server.
 
-use super::layout::{ds_fh_codec, file_layout, file_stripes, LayoutOf, WHOLE_FILE};
+use super::layout::{ds_fh_codec, file_layout, file_stripes, flex_layout, LayoutOf, WHOLE_FILE};
 use super::open::regular_file;
 use crate::compound::Ctx;
 use crate::state::layout::LayoutTable;
@@ -26,13 +27,20 @@ pub async fn layoutget(ctx: &mut Ctx, a: &LayoutGetArgs) -> LayoutGetRes {
 async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetResOk, NfsStat4> {
     let clientid = ctx.client()?;
     let fh = ctx.fh()?;
-    // Section 18.43.3: a layout type the server does not support.
-    if a.loga_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
-        return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
-    }
+    let cluster = &ctx.mds.cfg().cluster;
+    // Section 18.43.3: a layout type the server does not support. Flex files layouts (RFC
+    // 8435) where the export serves them.
+    let flex = match a.loga_layout_type {
+        Layouttype4::LAYOUT4_NFSV4_1_FILES => false,
+        Layouttype4::LAYOUT4_FLEX_FILES
+            if cluster.layout_for(fh.export).is_some_and(|p| p.flex_files) =>
+        {
+            true
+        }
+        _ => return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE),
+    };
     // No layouts for this file system (layouts off, or no data servers): the client does
     // its I/O through the MDS (section 18.43.3, NFS4ERR_LAYOUTUNAVAILABLE).
-    let cluster = &ctx.mds.cfg().cluster;
     if !cluster.grants_layouts() {
         return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
     }
@@ -85,26 +93,44 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
         }
     }
-    let layout_stateid =
-        ctx.mds
-            .tables()
-            .layouts()
-            .get(clientid, inode.fileid, &stateid, a.loga_iomode, true)?;
+    // A flex files layout names the stateid for I/O on the data server (RFC 8435 section
+    // 5.1): the client's own open or delegation stateid, which our data servers check.
+    let io_stateid = if flex {
+        let opens = ctx.mds.tables().opens();
+        Some(
+            opens
+                .io_stateid(clientid, inode.fileid, rw)
+                .ok_or(NfsStat4::NFS4ERR_BAD_STATEID)?,
+        )
+    } else {
+        None
+    };
+    if flex && set.device.count != 1 {
+        return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
+    }
+    let layout_stateid = ctx.mds.tables().layouts().get_of_type(
+        clientid,
+        inode.fileid,
+        &stateid,
+        a.loga_iomode,
+        true,
+        a.loga_layout_type,
+    )?;
     let codec = ds_fh_codec(
         ctx.mds.store().server_key(),
         ctx.mds.store().boot_epoch() as u16,
     );
-    let body = file_layout(
-        &codec,
-        &set,
-        LayoutOf {
-            fileid: inode.fileid,
-            generation: inode.generation,
-            layout: layout_stateid.other,
-            rw,
-            clientid,
-        },
-    )?;
+    let of = LayoutOf {
+        fileid: inode.fileid,
+        generation: inode.generation,
+        layout: layout_stateid.other,
+        rw,
+        clientid,
+    };
+    let body = match io_stateid {
+        Some(io) => flex_layout(&codec, &set, of, io)?,
+        None => file_layout(&codec, &set, of)?,
+    };
     // Granted first, then marked durably (a no-op without a sync when marked already, as
     // after fixing a new file's stripe set above): in this order a concurrent settling of
     // the file either sees the grant or is followed by this mark (crate::pnfs::settle).
@@ -128,7 +154,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
             lo_length: WHOLE_FILE,
             lo_iomode: a.loga_iomode,
             lo_content: LayoutContent4 {
-                loc_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                loc_type: a.loga_layout_type,
                 loc_body: body,
             },
         }],

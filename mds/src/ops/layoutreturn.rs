@@ -30,12 +30,18 @@ fn layoutreturn_inner(
     a: &LayoutReturnArgs,
 ) -> Result<LayoutreturnStateid, NfsStat4> {
     let clientid = ctx.client()?;
-    if a.lora_layout_type != Layouttype4::LAYOUT4_NFSV4_1_FILES {
+    if !matches!(
+        a.lora_layout_type,
+        Layouttype4::LAYOUT4_NFSV4_1_FILES | Layouttype4::LAYOUT4_FLEX_FILES
+    ) {
         return Err(NfsStat4::NFS4ERR_UNKNOWN_LAYOUTTYPE);
     }
     match &a.lora_layoutreturn {
         Layoutreturn4::File(f) => {
             let fileid = ctx.fh()?.fileid;
+            if a.lora_layout_type == Layouttype4::LAYOUT4_FLEX_FILES {
+                report(ctx, clientid, fileid, &f.lrf_body);
+            }
             let stateid = resolve_current(&f.lrf_stateid, ctx.cstateid.as_ref())?;
             let left =
                 ctx.mds
@@ -66,5 +72,42 @@ fn layoutreturn_inner(
             Ok(LayoutreturnStateid::Absent)
         }
         Layoutreturn4::Other(_) => Err(NfsStat4::NFS4ERR_INVAL),
+    }
+}
+
+/// The report a flex files LAYOUTRETURN carries (RFC 8435 section 9.3): each data server
+/// error is counted (`pnfs_layout_io_errors_total`) and logged with the data server it names;
+/// a report that does not decode is logged and the return goes on (the layout is the
+/// client's to give back either way). Statistics are not kept yet.
+fn report(ctx: &Ctx, clientid: u64, fileid: u64, body: &bytes::Bytes) {
+    use nfs_proto::nfs4::layout_flex::FfLayoutreturn4;
+    let r = match FfLayoutreturn4::from_body(Layouttype4::LAYOUT4_FLEX_FILES, body) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(clientid, fileid, "flex files LAYOUTRETURN report: {e}");
+            return;
+        }
+    };
+    for ioerr in &r.fflr_ioerr_report {
+        for e in &ioerr.ffie_errors {
+            let server = layouts::Device::from_id(&e.de_deviceid).and_then(|d| {
+                let ring = ctx.mds.device_ring(d.generation)?;
+                ring.servers.get(usize::from(d.first)).map(|s| s.id)
+            });
+            ctx.mds
+                .fencing()
+                .io_errors_reported
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::warn!(
+                clientid,
+                fileid,
+                data_server = ?server,
+                status = ?e.de_status,
+                op = ?e.de_opnum,
+                offset = ioerr.ffie_offset,
+                length = ioerr.ffie_length,
+                "a client reports a data server error"
+            );
+        }
     }
 }

@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use nfs_proto::nfs4::{
-    CbLayoutRecallArgs, Layoutiomode4, Layoutrecall4, LayoutrecallFile4, Layouttype4, NfsCbArgop4,
-    NfsCbResop4, NfsFh4, NfsStat4,
+    CbLayoutRecallArgs, Layoutiomode4, Layoutrecall4, LayoutrecallFile4, NfsCbArgop4, NfsCbResop4,
+    NfsFh4, NfsStat4,
 };
 use nfs_server::clock::SharedClock;
 use nfs_server::Core;
@@ -48,6 +48,8 @@ pub struct Fencing {
     /// Layouts revoked because their client did not return them in time (or could not be
     /// called back).
     pub fenced: AtomicU64,
+    /// Data server errors clients reported in flex files LAYOUTRETURNs (`ff_ioerr4`).
+    pub io_errors_reported: AtomicU64,
 }
 
 impl Drop for Fencing {
@@ -259,7 +261,7 @@ async fn send_recall(
         return;
     };
     let args = CbLayoutRecallArgs {
-        clora_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        clora_type: order.layout_type,
         clora_iomode: Layoutiomode4::LAYOUTIOMODE4_ANY,
         clora_changed: true,
         clora_recall: Layoutrecall4::File(LayoutrecallFile4 {

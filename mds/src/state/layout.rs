@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use nfs_proto::nfs4::{Layoutiomode4, NfsStat4, Stateid4};
+use nfs_proto::nfs4::{Layoutiomode4, Layouttype4, NfsStat4, Stateid4};
 
 use super::stateid::{
     next_seqid, CounterExhausted, Holder, Other, StateidError, StateidKind, StateidMinter,
@@ -51,6 +51,10 @@ pub enum LayoutError {
     /// The per-boot stateid counter ran out.
     #[error("stateid counter exhausted")]
     Exhausted,
+    /// The client holds a layout of this file of another type (one layout per client and
+    /// file, RFC 8881 section 12.2.7's "layout" being one type's).
+    #[error("the client holds a layout of this file of another type")]
+    OtherType,
 }
 
 impl From<LayoutError> for NfsStat4 {
@@ -60,6 +64,7 @@ impl From<LayoutError> for NfsStat4 {
             LayoutError::RecallConflict => NfsStat4::NFS4ERR_RECALLCONFLICT,
             LayoutError::BadIomode => NfsStat4::NFS4ERR_BADIOMODE,
             LayoutError::Exhausted => NfsStat4::NFS4ERR_SERVERFAULT,
+            LayoutError::OtherType => NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE,
         }
     }
 }
@@ -95,6 +100,8 @@ struct Recall {
 struct Layout {
     clientid: u64,
     fileid: u64,
+    /// Its type (a recall names it).
+    layout_type: Layouttype4,
     seqid: u32,
     modes: Iomodes,
     return_on_close: bool,
@@ -110,6 +117,8 @@ pub struct RecallOrder {
     pub fileid: u64,
     /// The layout stateid to put in the recall.
     pub stateid: Stateid4,
+    /// The layout's type (`clora_type`).
+    pub layout_type: Layouttype4,
 }
 
 /// A layout taken away from a client that did not return it in time.
@@ -219,6 +228,21 @@ impl LayoutTable {
         iomode: Layoutiomode4,
         return_on_close: bool,
     ) -> Result<Stateid4, LayoutError> {
+        let files = Layouttype4::LAYOUT4_NFSV4_1_FILES;
+        self.get_of_type(clientid, fileid, presented, iomode, return_on_close, files)
+    }
+
+    /// [`LayoutTable::get`] of a layout of type `layout_type`: a client holding the file's
+    /// layout of another type is refused ([`LayoutError::OtherType`]).
+    pub fn get_of_type(
+        &mut self,
+        clientid: u64,
+        fileid: u64,
+        presented: &Stateid4,
+        iomode: Layoutiomode4,
+        return_on_close: bool,
+        layout_type: Layouttype4,
+    ) -> Result<Stateid4, LayoutError> {
         let rw = match iomode {
             Layoutiomode4::LAYOUTIOMODE4_READ => false,
             Layoutiomode4::LAYOUTIOMODE4_RW => true,
@@ -242,6 +266,7 @@ impl LayoutTable {
                 Layout {
                     clientid,
                     fileid,
+                    layout_type,
                     seqid: 0,
                     modes: Iomodes::default(),
                     return_on_close,
@@ -257,6 +282,9 @@ impl LayoutTable {
             .layouts
             .get_mut(&other)
             .ok_or(LayoutError::BadStateid)?;
+        if l.layout_type != layout_type {
+            return Err(LayoutError::OtherType);
+        }
         if rw {
             l.modes.rw = true;
         } else {
@@ -377,6 +405,7 @@ impl LayoutTable {
                 clientid: l.clientid,
                 fileid,
                 stateid: Self::stateid(l, o),
+                layout_type: l.layout_type,
             });
         }
         orders.sort_by_key(|r| r.clientid);
@@ -595,6 +624,25 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_keeps_its_type_and_a_recall_names_it() {
+        let mut t = table();
+        let flex = Layouttype4::LAYOUT4_FLEX_FILES;
+        let a = t
+            .get_of_type(1, 10, &open_stateid(1), RW, false, flex)
+            .unwrap();
+        assert_eq!(
+            t.get(1, 10, &a, READ, false),
+            Err(LayoutError::OtherType),
+            "a file layout of a file whose flex files layout the client holds"
+        );
+        assert!(t.get_of_type(1, 10, &a, READ, false, flex).is_ok());
+        let now = ManualClock::new().now();
+        let orders = t.recall_file(10, None, now, Duration::from_secs(5));
+        assert_eq!(orders.len(), 1);
+        assert_eq!(orders[0].layout_type, flex);
+    }
+
+    #[test]
     fn a_recall_bumps_the_seqid_blocks_new_layoutgets_and_ends_with_the_return() {
         let mut t = table();
         let now = ManualClock::new().now();
@@ -609,7 +657,8 @@ mod tests {
                 stateid: Stateid4 {
                     seqid: 2,
                     other: a.other
-                }
+                },
+                layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
             }]
         );
         assert!(t

@@ -37,7 +37,8 @@ fn the_default_is_three_data_servers_on_this_host() {
         LayoutPolicy {
             stripe_unit: 1 << 20,
             stripe_count: 3,
-            packing: Packing::Dense
+            packing: Packing::Dense,
+            flex_files: false,
         }
     );
 }
@@ -403,4 +404,35 @@ fn the_default_ring_tells_each_client_the_address_it_reached_the_mds_by() {
             "192.168.7.1.80.13"
         ]
     );
+}
+
+#[test]
+fn flex_files_is_chosen_per_export_with_a_stripe_count_of_one() {
+    let c = parse(
+        "exports:\n  - id: 1\n  - id: 2\n    path: /scratch\n    pseudo: /scratch\n\
+         cluster:\n  layout:\n    exports:\n      - { export: 2, layout_type: flex_files }\n",
+    )
+    .unwrap();
+    let files = c.cluster.layout_for(1).unwrap();
+    assert_eq!((files.flex_files, files.stripe_count), (false, 3));
+    let flex = c.cluster.layout_for(2).unwrap();
+    assert_eq!((flex.flex_files, flex.stripe_count), (true, 1));
+    let all = parse("cluster:\n  layout:\n    layout_type: flex_files\n").unwrap();
+    assert!(all.cluster.layout_for(1).unwrap().flex_files);
+    let e = parse("cluster:\n  layout:\n    layout_type: flex_files\n    stripe_count: 2\n")
+        .unwrap_err();
+    assert_eq!(e.field, "cluster.layout.stripe_count");
+    assert!(e.message.contains("stripe count 1"), "{e}");
+    let e = parse(
+        "cluster:\n  layout:\n    exports:\n      - { export: 1, layout_type: flex_files, stripe_count: 3 }\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "cluster.layout.exports[0].stripe_count");
+    let e = parse(
+        "cluster:\n  layout:\n    layout_type: flex_files\n    directories:\n      - { path: /d, stripe_count: 2 }\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "cluster.layout.directories[0].stripe_count");
+    let e = parse("cluster:\n  layout:\n    layout_type: blocks\n").unwrap_err();
+    assert!(e.to_string().contains("layout_type"), "{e}");
 }

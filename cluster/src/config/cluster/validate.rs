@@ -113,6 +113,22 @@ impl ClusterConfig {
         if let Some(c) = self.layout.stripe_count {
             check_count("cluster.layout.stripe_count", c, n)?;
         }
+        let flex_count = |field: String, count: Option<u32>, flex: bool| match count {
+            Some(c) if flex && c != 1 => Err(err(
+                field,
+                format!(
+                    "{c}: a flex files layout keeps a file whole on one data server (stripe \
+                     count 1; RFC 8435 maps offsets sparsely only)"
+                ),
+            )),
+            _ => Ok(()),
+        };
+        let default_flex = self.layout.layout_type == super::LayoutType::FlexFiles;
+        flex_count(
+            "cluster.layout.stripe_count".into(),
+            self.layout.stripe_count,
+            default_flex,
+        )?;
         let mut seen = HashSet::new();
         for (i, e) in self.layout.exports.iter().enumerate() {
             let f = |name: &str| format!("cluster.layout.exports[{i}].{name}");
@@ -134,6 +150,11 @@ impl ClusterConfig {
             if let Some(c) = e.stripe_count {
                 check_count(&f("stripe_count"), c, n)?;
             }
+            let flex = e
+                .layout_type
+                .map_or(default_flex, |t| t == super::LayoutType::FlexFiles);
+            // An export that turns flex files on inherits no stripe count from the default.
+            flex_count(f("stripe_count"), e.stripe_count, flex)?;
         }
         self.check_directories(cfg)
     }
@@ -165,6 +186,17 @@ impl ClusterConfig {
             }
             if let Some(c) = d.stripe_count {
                 check_count(&f("stripe_count"), c, self.data_servers.len())?;
+            }
+            if self.layout_for(export).is_some_and(|p| p.flex_files) {
+                if let Some(c) = d.stripe_count.filter(|&c| c != 1) {
+                    return Err(err(
+                        f("stripe_count"),
+                        format!(
+                            "{c}: export {export} serves flex files layouts, whose files live \
+                             whole on one data server (stripe count 1)"
+                        ),
+                    ));
+                }
             }
         }
         Ok(())

@@ -658,6 +658,75 @@ pnfs_traffic() {
     ((bad == 0))
 }
 
+# Flex files layouts (RFC 8435): a second `pnfs server` whose export serves them, on ports of
+# its own (MDS 3049, data servers 30491-30493, no RDMA, counters at 127.0.0.1:9190), so the
+# scenario's server is left as it is. Client 1 mounts it at /mnt/flex with the scenario's
+# options: the stock client must pick the flex files driver (mountstats pnfs=LAYOUT_FLEX_FILES),
+# a 32 MiB file written and read back after a remount must have its sha256, and all its I/O
+# must have gone to one data server (a flex files file lives whole on one; a file of 100
+# bytes too), none through the MDS.
+pnfs_flex_files() {
+    local d=/srv/flex f n=$((32 << 20)) pid ds r w total_r=0 total_w=0 busy=0 mds_io rc=0
+    mkdir -p "$d" /mnt/flex
+    cat >"$d/pnfs.yaml" <<YAML
+listen: 0.0.0.0:3049
+metrics_listen: 127.0.0.1:9190
+rdma_listen: null
+data_dir: $d/data
+grace_time: 0
+cluster:
+  secret: $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  layout:
+    layout_type: flex_files
+  data_servers:
+    - { id: 1, addresses: [0.0.0.0:30491], control: 127.0.0.1:30591, rdma_listen: null }
+    - { id: 2, addresses: [0.0.0.0:30492], control: 127.0.0.1:30592, rdma_listen: null }
+    - { id: 3, addresses: [0.0.0.0:30493], control: 127.0.0.1:30593, rdma_listen: null }
+YAML
+    chmod 600 "$d/pnfs.yaml"
+    /scenario/pnfs server --config "$d/pnfs.yaml" >"$d/log" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do
+        /scenario/pnfs stats 127.0.0.1:9190 2>/dev/null | grep -q 'pnfs_data_servers{state="up"} *3$' && break
+        sleep 0.1
+    done
+    mount -t nfs -o "$MOUNT_OPTS,port=3049" 127.0.0.1:/ /mnt/flex || { tail -5 "$d/log"; kill "$pid"; return 1; }
+    head -c "$n" /dev/urandom >"$SRC/flex"
+    cp "$SRC/flex" /mnt/flex/big
+    head -c 100 "$SRC/flex" >/mnt/flex/small
+    sync
+    umount /mnt/flex
+    mount -t nfs -o "$MOUNT_OPTS,port=3049" 127.0.0.1:/ /mnt/flex
+    expect_eq "sha256 of the 32 MiB file" "$(sha /mnt/flex/big)" "$(sha "$SRC/flex")" || rc=1
+    expect_eq "the 100-byte file" "$(sha /mnt/flex/small)" "$(head -c 100 "$SRC/flex" | sha256sum | cut -d' ' -f1)" || rc=1
+    local driver
+    driver=$(awk '/ mounted on \/mnt\/flex /{ p = 1; next } /^device /{ p = 0 } p' /proc/self/mountstats |
+        grep -o 'pnfs=[A-Z_]*')
+    echo -n "$driver; "
+    [[ $driver == pnfs=LAYOUT_FLEX_FILES ]] || rc=1
+    umount /mnt/flex
+    # The data servers' counters reach the MDS with their HEALTH replies: wait for the reads.
+    for _ in $(seq 100); do
+        /scenario/pnfs stats 127.0.0.1:9190 >/tmp/stats
+        total_r=0 total_w=0 busy=0
+        for ds in 1 2 3; do
+            r=$(stat_of "pnfs_ds_ops_total{ds=\"$ds\",op=\"OP_READ\",status=\"ok\"}")
+            w=$(stat_of "pnfs_ds_ops_total{ds=\"$ds\",op=\"OP_WRITE\",status=\"ok\"}")
+            total_r=$((total_r + r)) total_w=$((total_w + w))
+            ((r + w == 0)) || busy=$((busy + 1))
+        done
+        ((total_r >= 32 && total_w >= 32)) && break
+        sleep 0.2
+    done
+    mds_io=$(($(stat_of 'pnfs_ops_total{op="OP_READ",status="ok"}') + $(stat_of 'pnfs_ops_total{op="OP_WRITE",status="ok"}')))
+    echo "data servers: READ $total_r WRITE $total_w on $busy of 3 (two files); MDS READ+WRITE $mds_io; $(grep -E '^pnfs_ops_total.*OP_(LAYOUT|GETDEVICE)' /tmp/stats | tr -s ' ' | tr '\n' ';')"
+    ((total_r >= 32 && total_w >= 32 && mds_io == 0)) || rc=1
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    ((rc == 0)) || tail -20 "$d/log"
+    return "$rc"
+}
+
 # --- 12. delegations (our server) ------------------------------------------------------------
 
 # The server's delegation counters now (saved in /tmp/stats): write and read delegations

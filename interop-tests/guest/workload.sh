@@ -67,6 +67,7 @@ fi
 if [[ -n ${PNFS_CHECKS:-} ]]; then
     check pnfs_striping_96MiB pnfs_striping
     check pnfs_recall_on_truncate pnfs_recall
+    check pnfs_flex_files_32MiB pnfs_flex_files
 fi
 check mountstats report_mountstats
 if [[ -n ${PNFS_CHECKS:-} ]]; then

@@ -203,6 +203,67 @@ async fn a_flex_files_layout_names_the_files_data_server_which_takes_its_writes(
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let got = read_res(&r);
     assert_eq!((&got.data[..], got.eof), (&data[..], true));
+    // LAYOUTSTATS and LAYOUTERROR under the layout: the data server's figures and errors.
+    let update = FfLayoutupdate4 {
+        ffl_write: FfIoLatency4 {
+            ffil_ops_requested: 1,
+            ffil_bytes_requested: 5000,
+            ffil_ops_completed: 1,
+            ffil_bytes_completed: 5000,
+            ffil_aggregate_completion_time: Nfstime4 {
+                seconds: 0,
+                nseconds: 2_000_000,
+            },
+            ..Default::default()
+        },
+        ffl_duration: Nfstime4 {
+            seconds: 1,
+            nseconds: 0,
+        },
+        ..Default::default()
+    };
+    let error = DeviceError4 {
+        de_deviceid: ds.ffds_deviceid,
+        de_status: NfsStat4::NFS4ERR_NXIO,
+        de_opnum: NfsOpnum4::OP_WRITE,
+    };
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            NfsArgop4::LayoutStats(LayoutStatsArgs {
+                lsa_offset: 0,
+                lsa_length: u64::MAX,
+                lsa_stateid: ok.logr_stateid,
+                lsa_read: IoInfo4::default(),
+                lsa_write: IoInfo4 {
+                    ii_count: 1,
+                    ii_bytes: 5000,
+                },
+                lsa_deviceid: ds.ffds_deviceid,
+                lsa_layoutupdate: update.to_update(),
+            }),
+            NfsArgop4::LayoutError(LayoutErrorArgs {
+                lea_offset: 0,
+                lea_length: 5000,
+                lea_stateid: ok.logr_stateid,
+                lea_errors: vec![error],
+            }),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    // Under another stateid than a layout's of the file: refused.
+    let r = c
+        .call(vec![
+            putfh(&fh),
+            NfsArgop4::LayoutError(LayoutErrorArgs {
+                lea_offset: 0,
+                lea_length: 5000,
+                lea_stateid: open,
+                lea_errors: vec![error],
+            }),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4ERR_BAD_STATEID);
     // A LAYOUTRETURN with an error report is taken, and the error counted.
     let report = FfLayoutreturn4 {
         fflr_ioerr_report: vec![FfIoerr4 {
@@ -234,12 +295,20 @@ async fn a_flex_files_layout_names_the_files_data_server_which_takes_its_writes(
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let reports = mds.pnfs().reports().snapshot();
+    let got = reports
+        .iter()
+        .find(|(id, _)| *id == u32::from(server))
+        .map(|(_, r)| *r)
+        .expect("a report of the layout's data server");
     assert_eq!(
-        mds.fencing()
-            .io_errors_reported
-            .load(std::sync::atomic::Ordering::Relaxed),
-        1
+        (got.errors, got.stats),
+        (2, 1),
+        "LAYOUTERROR's and the return's errors, the LAYOUTSTATS"
     );
+    assert!((got.write_latency.unwrap() - 0.002).abs() < 1e-9, "{got:?}");
+    assert_eq!(got.write_bandwidth, Some(5000.0));
+    assert_eq!(got.read_latency, None);
     // The data server now refuses the returned layout's handle.
     let w = d
         .call(vec![

@@ -298,11 +298,12 @@ pub fn render(mds: &Mds, now: Instant) -> String {
     metric(
         "layout_io_errors_total",
         "counter",
-        "Data server errors clients reported when returning flex files layouts (RFC 8435 \
-         ff_ioerr4; each also logged with its device and status).",
+        "Data server errors clients reported (LAYOUTERROR, flex files LAYOUTRETURN reports; \
+         each also logged with its data server and status).",
         &one(mds
-            .fencing()
-            .io_errors_reported
+            .pnfs()
+            .reports()
+            .errors
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
     metric(
@@ -419,6 +420,65 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         }
     }
     out.push_str(&latency_histogram(&mds.core().counters.latencies()));
+    out.push_str(&reported(&mds.pnfs().reports().snapshot()));
+    out
+}
+
+/// What clients reported of each data server (`crate::pnfs::reports`): errors and
+/// LAYOUTSTATS counted, and the latency and bandwidth of the last LAYOUTSTATS.
+fn reported(reports: &[(u32, crate::pnfs::reports::DsReport)]) -> String {
+    use crate::pnfs::reports::DsReport;
+    /// A metric's name, help and value of one data server's report.
+    type Field<T> = (&'static str, &'static str, fn(&DsReport) -> T);
+    let mut out = String::new();
+    let counters: [Field<u64>; 2] = [
+        (
+            "ds_reported_errors_total",
+            "Errors clients reported of each data server (LAYOUTERROR, flex files LAYOUTRETURN).",
+            |r| r.errors,
+        ),
+        (
+            "ds_layoutstats_total",
+            "LAYOUTSTATS clients sent of each data server.",
+            |r| r.stats,
+        ),
+    ];
+    for (name, help, f) in counters {
+        let _ = writeln!(out, "# HELP pnfs_{name} {help}\n# TYPE pnfs_{name} counter");
+        for (id, r) in reports {
+            let _ = writeln!(out, "pnfs_{name}{{ds=\"{id}\"}} {}", f(r));
+        }
+    }
+    let gauges: [Field<Option<f64>>; 4] = [
+        (
+            "ds_reported_read_latency_seconds",
+            "Mean seconds per read in a client's last LAYOUTSTATS of each data server.",
+            |r| r.read_latency,
+        ),
+        (
+            "ds_reported_write_latency_seconds",
+            "Mean seconds per write in a client's last LAYOUTSTATS of each data server.",
+            |r| r.write_latency,
+        ),
+        (
+            "ds_reported_read_bytes_per_second",
+            "Read bandwidth in a client's last LAYOUTSTATS of each data server.",
+            |r| r.read_bandwidth,
+        ),
+        (
+            "ds_reported_write_bytes_per_second",
+            "Write bandwidth in a client's last LAYOUTSTATS of each data server.",
+            |r| r.write_bandwidth,
+        ),
+    ];
+    for (name, help, f) in gauges {
+        let _ = writeln!(out, "# HELP pnfs_{name} {help}\n# TYPE pnfs_{name} gauge");
+        for (id, r) in reports {
+            if let Some(v) = f(r) {
+                let _ = writeln!(out, "pnfs_{name}{{ds=\"{id}\"}} {v}");
+            }
+        }
+    }
     out
 }
 

@@ -89,25 +89,39 @@ fn report(ctx: &Ctx, clientid: u64, fileid: u64, body: &bytes::Bytes) {
         }
     };
     for ioerr in &r.fflr_ioerr_report {
-        for e in &ioerr.ffie_errors {
-            let server = layouts::Device::from_id(&e.de_deviceid).and_then(|d| {
-                let ring = ctx.mds.device_ring(d.generation)?;
-                ring.servers.get(usize::from(d.first)).map(|s| s.id)
-            });
-            ctx.mds
-                .fencing()
-                .io_errors_reported
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            tracing::warn!(
-                clientid,
-                fileid,
-                data_server = ?server,
-                status = ?e.de_status,
-                op = ?e.de_opnum,
-                offset = ioerr.ffie_offset,
-                length = ioerr.ffie_length,
-                "a client reports a data server error"
-            );
-        }
+        errors(
+            ctx,
+            clientid,
+            fileid,
+            &ioerr.ffie_errors,
+            ioerr.ffie_offset,
+            ioerr.ffie_length,
+        );
+    }
+}
+
+/// Data server errors a client reports (a flex files LAYOUTRETURN's `ff_ioerr4`, LAYOUTERROR):
+/// each counted for the data server its device names (`crate::pnfs::reports`) and logged.
+pub(crate) fn errors(
+    ctx: &Ctx,
+    clientid: u64,
+    fileid: u64,
+    errors: &[DeviceError4],
+    offset: u64,
+    length: u64,
+) {
+    for e in errors {
+        let server = crate::pnfs::reports::device_server(&ctx.mds, &e.de_deviceid);
+        ctx.mds.pnfs().reports().error(server);
+        tracing::warn!(
+            clientid,
+            fileid,
+            data_server = ?server,
+            status = ?e.de_status,
+            op = ?e.de_opnum,
+            offset,
+            length,
+            "a client reports a data server error"
+        );
     }
 }

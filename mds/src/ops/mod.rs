@@ -27,8 +27,10 @@ pub mod getxattr;
 pub mod io;
 pub mod layout;
 pub mod layoutcommit;
+pub mod layouterror;
 pub mod layoutget;
 pub mod layoutreturn;
+pub mod layoutstats;
 pub mod link;
 pub mod listxattrs;
 pub mod lock;
@@ -308,5 +310,13 @@ impl OpHandler for Ctx {
 
     async fn getdevicelist(&mut self, a: &GetDeviceListArgs) -> GetDeviceListRes {
         getdevicelist::getdevicelist(self, a).into()
+    }
+
+    async fn layouterror(&mut self, a: &LayoutErrorArgs) -> LayoutErrorRes {
+        layouterror::layouterror(self, a)
+    }
+
+    async fn layoutstats(&mut self, a: &LayoutStatsArgs) -> LayoutStatsRes {
+        layoutstats::layoutstats(self, a)
     }
 }

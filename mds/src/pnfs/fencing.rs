@@ -48,8 +48,6 @@ pub struct Fencing {
     /// Layouts revoked because their client did not return them in time (or could not be
     /// called back).
     pub fenced: AtomicU64,
-    /// Data server errors clients reported in flex files LAYOUTRETURNs (`ff_ioerr4`).
-    pub io_errors_reported: AtomicU64,
 }
 
 impl Drop for Fencing {

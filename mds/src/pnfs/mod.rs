@@ -24,5 +24,6 @@ pub mod dsspace;
 pub mod fencing;
 pub mod notify;
 pub mod removals;
+pub mod reports;
 pub mod settle;
 pub mod spacewatch;

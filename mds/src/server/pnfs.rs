@@ -76,6 +76,8 @@ pub struct Pnfs {
     space_watch: SpaceWatch,
     /// Which clients asked to hear of which devices' changes (CB_NOTIFY_DEVICEID).
     device_watch: DeviceWatch,
+    /// What clients report of the data servers: errors, I/O statistics.
+    reports: crate::pnfs::reports::IoReports,
 }
 
 impl Pnfs {
@@ -97,6 +99,7 @@ impl Pnfs {
             settler,
             space_watch: Default::default(),
             device_watch: DeviceWatch::default(),
+            reports: Default::default(),
         }
     }
 
@@ -123,6 +126,12 @@ impl Pnfs {
     /// The files whose size is not settled with their data servers.
     pub fn settler(&self) -> &Settler {
         &self.settler
+    }
+
+    /// What clients report of the data servers (LAYOUTERROR, LAYOUTSTATS, flex files
+    /// LAYOUTRETURN reports).
+    pub fn reports(&self) -> &crate::pnfs::reports::IoReports {
+        &self.reports
     }
 
     /// The striped files whose space used GETATTR asks the data servers for.

@@ -51,6 +51,10 @@ pub enum LayoutError {
     /// The per-boot stateid counter ran out.
     #[error("stateid counter exhausted")]
     Exhausted,
+    /// A LAYOUTRETURN under a layout stateid whose seqid is older than the layout's
+    /// (RFC 8881 section 12.5.3: the client has not seen a LAYOUTGET's reply yet).
+    #[error("old layout stateid")]
+    OldStateid,
     /// The client holds a layout of this file of another type (one layout per client and
     /// file, RFC 8881 section 12.2.7's "layout" being one type's).
     #[error("the client holds a layout of this file of another type")]
@@ -65,6 +69,7 @@ impl From<LayoutError> for NfsStat4 {
             LayoutError::BadIomode => NfsStat4::NFS4ERR_BADIOMODE,
             LayoutError::Exhausted => NfsStat4::NFS4ERR_SERVERFAULT,
             LayoutError::OtherType => NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE,
+            LayoutError::OldStateid => NfsStat4::NFS4ERR_OLD_STATEID,
         }
     }
 }
@@ -103,6 +108,8 @@ struct Layout {
     /// Its type (a recall names it).
     layout_type: Layouttype4,
     seqid: u32,
+    /// The seqid the last LAYOUTGET gave (a recall moves `seqid` on, not this).
+    granted: u32,
     modes: Iomodes,
     return_on_close: bool,
     recall: Option<Recall>,
@@ -268,6 +275,7 @@ impl LayoutTable {
                     fileid,
                     layout_type,
                     seqid: 0,
+                    granted: 0,
                     modes: Iomodes::default(),
                     return_on_close,
                     recall: None,
@@ -292,6 +300,7 @@ impl LayoutTable {
         }
         l.return_on_close |= return_on_close;
         l.seqid = next_seqid(l.seqid);
+        l.granted = l.seqid;
         Ok(Self::stateid(l, other))
     }
 
@@ -312,6 +321,14 @@ impl LayoutTable {
             .layouts
             .get_mut(&other)
             .ok_or(LayoutError::BadStateid)?;
+        // A return must name the layout at least as its last LAYOUTGET left it (section
+        // 12.5.3): an older seqid means a LAYOUTGET's reply is still on its way to the
+        // client, whose layout it would return unseen. (A recall's bump is not required: a
+        // client returning what it was granted has seen every grant.) Seqid 0 stands for
+        // the current one.
+        if stateid.seqid != 0 && (stateid.seqid.wrapping_sub(l.granted) as i32) < 0 {
+            return Err(LayoutError::OldStateid);
+        }
         match iomode {
             Layoutiomode4::LAYOUTIOMODE4_READ => l.modes.read = false,
             Layoutiomode4::LAYOUTIOMODE4_RW => l.modes.rw = false,
@@ -621,6 +638,26 @@ mod tests {
             Err(LayoutError::BadStateid),
             "a freed layout stateid is bad"
         );
+    }
+
+    #[test]
+    fn a_return_under_an_older_seqid_is_old_stateid() {
+        let mut t = table();
+        let a = t.get(1, 10, &open_stateid(1), RW, false).unwrap();
+        let b = t.get(1, 10, &a, RW, false).unwrap();
+        assert_eq!(b.seqid, a.seqid + 1);
+        assert_eq!(
+            t.return_file(1, 10, &a, ANY),
+            Err(LayoutError::OldStateid),
+            "the second LAYOUTGET's reply not seen"
+        );
+        assert_eq!(t.return_file(1, 10, &b, ANY), Ok(None));
+        // A recall moves the seqid on; a return under the last granted one is still taken.
+        let c = t.get(1, 11, &open_stateid(1), RW, false).unwrap();
+        let now = ManualClock::new().now();
+        let orders = t.recall_file(11, None, now, Duration::from_secs(5));
+        assert_eq!(orders[0].stateid.seqid, c.seqid + 1);
+        assert_eq!(t.return_file(1, 11, &c, ANY), Ok(None));
     }
 
     #[test]

@@ -39,20 +39,9 @@ fn layoutget_of(ty: Layouttype4, iomode: Layoutiomode4) -> NfsArgop4 {
     op
 }
 
-/// OPEN (create) `name` for reading and writing and LAYOUTGET of type `ty` in one COMPOUND.
+/// OPEN (create) `name` for reading and writing and LAYOUTGET RW of type `ty` in one COMPOUND.
 async fn open_with_layout(c: &mut Client, name: &str, ty: Layouttype4) -> Compound4Res {
-    let open = Compound::new()
-        .path("")
-        .open_create(
-            name,
-            0o644,
-            OPEN4_SHARE_ACCESS_BOTH,
-            OPEN4_SHARE_DENY_NONE,
-            "owner",
-        )
-        .getfh()
-        .op(layoutget_of(ty, Layoutiomode4::LAYOUTIOMODE4_RW));
-    c.run(open).await
+    open_and_layoutget_of(c, "", name, Layoutiomode4::LAYOUTIOMODE4_RW, ty).await
 }
 
 fn layout_of(r: &Compound4Res) -> (LayoutGetResOk, LayoutContent4) {

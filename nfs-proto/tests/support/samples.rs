@@ -2746,60 +2746,40 @@ fn v42_ops(c: &mut Conversation) {
             ),
         ],
     );
-    c.seq(
-        2,
-        "LAYOUTSTATS",
-        vec![
-            putfh(FILE_INO),
-            (
-                NfsArgop4::LayoutStats(LayoutStatsArgs {
-                    lsa_offset: 0,
-                    lsa_length: u64::MAX,
-                    lsa_stateid: layout_sid(),
-                    lsa_read: IoInfo4 {
-                        ii_count: 120,
-                        ii_bytes: 120 << 20,
-                    },
-                    lsa_write: IoInfo4 {
-                        ii_count: 64,
-                        ii_bytes: 64 << 20,
-                    },
-                    lsa_deviceid: DEVICE_A,
-                    lsa_layoutupdate: files_layoutupdate(),
-                }),
-                NfsResop4::LayoutStats(LayoutStatsRes {
-                    status: ok_status(),
-                }),
-            ),
-        ],
-    );
-    c.seq(
-        2,
-        "LAYOUTSTATS flex files",
-        vec![
-            putfh(FILE_INO),
-            (
-                NfsArgop4::LayoutStats(LayoutStatsArgs {
-                    lsa_offset: 0,
-                    lsa_length: u64::MAX,
-                    lsa_stateid: layout_sid(),
-                    lsa_read: IoInfo4 {
-                        ii_count: 120,
-                        ii_bytes: 120 << 20,
-                    },
-                    lsa_write: IoInfo4 {
-                        ii_count: 64,
-                        ii_bytes: 64 << 20,
-                    },
-                    lsa_deviceid: DEVICE_A,
-                    lsa_layoutupdate: flex_layoutupdate().to_update(),
-                }),
-                NfsResop4::LayoutStats(LayoutStatsRes {
-                    status: ok_status(),
-                }),
-            ),
-        ],
-    );
+    // The same statistics with each layout type's update: none for files (RFC 8881 section
+    // 13.12), an ff_layoutupdate4 for flex files.
+    for (what, update) in [
+        ("LAYOUTSTATS", files_layoutupdate()),
+        ("LAYOUTSTATS flex files", flex_layoutupdate().to_update()),
+    ] {
+        c.seq(
+            2,
+            what,
+            vec![
+                putfh(FILE_INO),
+                (
+                    NfsArgop4::LayoutStats(LayoutStatsArgs {
+                        lsa_offset: 0,
+                        lsa_length: u64::MAX,
+                        lsa_stateid: layout_sid(),
+                        lsa_read: IoInfo4 {
+                            ii_count: 120,
+                            ii_bytes: 120 << 20,
+                        },
+                        lsa_write: IoInfo4 {
+                            ii_count: 64,
+                            ii_bytes: 64 << 20,
+                        },
+                        lsa_deviceid: DEVICE_A,
+                        lsa_layoutupdate: update,
+                    }),
+                    NfsResop4::LayoutStats(LayoutStatsRes {
+                        status: ok_status(),
+                    }),
+                ),
+            ],
+        );
+    }
     c.seq(
         2,
         "READ_PLUS",

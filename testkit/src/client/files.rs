@@ -73,6 +73,21 @@ pub async fn open_and_layoutget_in(
     name: &str,
     iomode: Layoutiomode4,
 ) -> Compound4Res {
+    open_and_layoutget_of(c, dir, name, iomode, Layouttype4::LAYOUT4_NFSV4_1_FILES).await
+}
+
+/// [`open_and_layoutget_in`] with a LAYOUTGET of layout type `layout_type`.
+pub async fn open_and_layoutget_of(
+    c: &mut Client,
+    dir: &str,
+    name: &str,
+    iomode: Layoutiomode4,
+    layout_type: Layouttype4,
+) -> Compound4Res {
+    let mut get = ops::layoutget_op(iomode, CURRENT_STATEID);
+    if let NfsArgop4::LayoutGet(a) = &mut get {
+        a.loga_layout_type = layout_type;
+    }
     let open = Compound::new()
         .path(dir)
         .open_create(
@@ -83,7 +98,7 @@ pub async fn open_and_layoutget_in(
             "owner",
         )
         .getfh()
-        .layoutget(iomode, CURRENT_STATEID);
+        .op(get);
     c.run(open).await
 }
 

@@ -27,7 +27,7 @@ use crate::compound::Compound;
 pub use callback::{CbClient, RecallAnswer, CB_PROGRAM};
 pub use files::{
     client_instance_with_back_channel, client_with_back_channel, fileid_of, open_and_layoutget,
-    open_and_layoutget_in, open_in_root, rw_layout_fh,
+    open_and_layoutget_in, open_and_layoutget_of, open_in_root, rw_layout_fh,
 };
 
 /// AUTH_SYS credentials for `uid` (its own primary group, no others).

@@ -298,6 +298,17 @@ async fn a_flex_files_layout_names_the_files_data_server_which_takes_its_writes(
     assert!((got.write_latency.unwrap() - 0.002).abs() < 1e-9, "{got:?}");
     assert_eq!(got.write_bandwidth, Some(5000.0));
     assert_eq!(got.read_latency, None);
+    // New files avoid the data server reported failing (for a minute), while others are up.
+    for name in ["g1", "g2", "g3"] {
+        let r = open_with_layout(&mut c, name, Layouttype4::LAYOUT4_FLEX_FILES).await;
+        let (_, content) = layout_of(&r);
+        let l = FfLayout4::from_content(&content).unwrap();
+        let id = l.ffl_mirrors[0].ffm_data_servers[0].ffds_deviceid;
+        assert_ne!(
+            id, ds.ffds_deviceid,
+            "{name} placed on the failing data server"
+        );
+    }
     // The data server now refuses the returned layout's handle.
     let w = d
         .call(vec![

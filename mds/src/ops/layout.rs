@@ -57,8 +57,10 @@ pub fn stripe_set_for(
 }
 
 /// A new stripe set for file `fileid` under `policy` from the current ring and the data
-/// servers up now: NFS4ERR_LAYOUTUNAVAILABLE without data servers, NFS4ERR_LAYOUTTRYLATER
-/// while none is up (section 18.43.3: the layout is only temporarily unavailable).
+/// servers up now, leaving out those a client reported failing in the last minute while the
+/// others will do (`crate::pnfs::reports`): NFS4ERR_LAYOUTUNAVAILABLE without data servers,
+/// NFS4ERR_LAYOUTTRYLATER while none is up (section 18.43.3: the layout is only temporarily
+/// unavailable).
 pub fn new_stripe_set(
     mds: &crate::server::Mds,
     policy: LayoutPolicy,
@@ -68,7 +70,10 @@ pub fn new_stripe_set(
         .ring(mds.pnfs().ring_generation())
         .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
     let up = |id: u32| mds.devices().is_ring_member_up(id);
-    stripe_set_for(policy, &ring, fileid, up).ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
+    let sound = |id: u32| up(id) && !mds.pnfs().reports().failing(id);
+    stripe_set_for(policy, &ring, fileid, sound)
+        .or_else(|| stripe_set_for(policy, &ring, fileid, up))
+        .ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)
 }
 
 /// The stripe set a regular file about to be created by OPEN in directory `dir` of `export`
@@ -132,7 +137,9 @@ pub fn export_stripe_plan(
 }
 
 /// [`stripe_set_for`] `policy` over the current ring, with the data servers up now as the
-/// usable ones, as a function of the new file's id. `None` without data servers.
+/// usable ones, as a function of the new file's id; those a client reported failing in the
+/// last minute (`crate::pnfs::reports`) only when no window of the others will do. `None`
+/// without data servers.
 #[allow(clippy::type_complexity)]
 fn stripe_plan(
     mds: &crate::server::Mds,
@@ -145,8 +152,16 @@ fn stripe_plan(
         .map(|s| s.id)
         .filter(|&id| mds.devices().is_ring_member_up(id))
         .collect();
+    let failing: std::collections::HashSet<u32> = up
+        .iter()
+        .copied()
+        .filter(|&id| mds.pnfs().reports().failing(id))
+        .collect();
     Some(Arc::new(move |fileid| {
-        stripe_set_for(policy, &ring, fileid, |id| up.contains(&id))
+        stripe_set_for(policy, &ring, fileid, |id| {
+            up.contains(&id) && !failing.contains(&id)
+        })
+        .or_else(|| stripe_set_for(policy, &ring, fileid, |id| up.contains(&id)))
     }))
 }
 

@@ -3,11 +3,14 @@
 //! their I/O statistics (LAYOUTSTATS, RFC 7862 section 15.7, with a flex files
 //! `ff_layoutupdate4`), kept per data server for the metrics page: how often each was
 //! reported failing, and its read and write latency and bandwidth as the last report saw
-//! them. Placement and failure handling are to read them from here.
+//! them. New stripe sets avoid a data server a client reported failing within the last
+//! minute (`ops::layout::new_stripe_set`), unless no other is up: a data server can answer
+//! the MDS's HEALTH and still fail its clients (a network partition between them).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use nfs_proto::nfs4::layout_flex::{FfIoLatency4, FfLayoutupdate4};
 use nfs_proto::nfs4::{Deviceid4, Nfstime4};
@@ -29,7 +32,12 @@ pub struct DsReport {
     pub read_bandwidth: Option<f64>,
     /// Bytes written per second over the last LAYOUTSTATS's period.
     pub write_bandwidth: Option<f64>,
+    /// When an error was last reported.
+    pub last_error: Option<Instant>,
 }
+
+/// How long after a reported error new stripe sets avoid the data server.
+pub const AVOID: Duration = Duration::from_secs(60);
 
 /// The reports, per data server id.
 #[derive(Debug, Default)]
@@ -61,8 +69,19 @@ impl IoReports {
     pub fn error(&self, ds: Option<u32>) {
         self.errors.fetch_add(1, Ordering::Relaxed);
         if let Some(ds) = ds {
-            self.by_ds().entry(ds).or_default().errors += 1;
+            let mut m = self.by_ds();
+            let r = m.entry(ds).or_default();
+            r.errors += 1;
+            r.last_error = Some(Instant::now());
         }
+    }
+
+    /// Whether a client reported data server `ds` failing in the last [`AVOID`].
+    pub fn failing(&self, ds: u32) -> bool {
+        self.by_ds()
+            .get(&ds)
+            .and_then(|r| r.last_error)
+            .is_some_and(|t| t.elapsed() < AVOID)
     }
 
     /// A client's statistics of data server `ds`: its figures become the server's latest.
@@ -122,6 +141,7 @@ mod tests {
             panic!("{:?}", r.snapshot())
         };
         assert_eq!((got.errors, got.stats), (2, 1));
+        assert!(r.failing(2) && !r.failing(3));
         assert_eq!(r.errors.load(Ordering::Relaxed), 3);
         assert!((got.read_latency.unwrap() - 0.05).abs() < 1e-9);
         assert_eq!(got.read_bandwidth, Some((4 << 20) as f64));

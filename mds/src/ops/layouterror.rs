@@ -11,9 +11,7 @@ use nfs_proto::nfs4::*;
 /// as it chooses (through another mirror, the MDS, or a new layout).
 pub fn layouterror(ctx: &mut Ctx, a: &LayoutErrorArgs) -> LayoutErrorRes {
     let status = match check_layout(ctx, &a.lea_stateid) {
-        Ok(()) => {
-            let clientid = ctx.client().unwrap_or_default();
-            let fileid = ctx.fh().map(|f| f.fileid).unwrap_or_default();
+        Ok((clientid, fileid)) => {
             super::layoutreturn::errors(
                 ctx,
                 clientid,
@@ -31,8 +29,8 @@ pub fn layouterror(ctx: &mut Ctx, a: &LayoutErrorArgs) -> LayoutErrorRes {
 
 /// That `stateid` (or the current one) is a layout stateid of this client for the current
 /// regular file: what LAYOUTERROR and LAYOUTSTATS are sent under (one of an earlier boot is
-/// NFS4ERR_BAD_STATEID too: the layout went with that boot).
-pub(super) fn check_layout(ctx: &Ctx, stateid: &Stateid4) -> Result<(), NfsStat4> {
+/// NFS4ERR_BAD_STATEID too: the layout went with that boot). Gives the client and file ids.
+pub(super) fn check_layout(ctx: &Ctx, stateid: &Stateid4) -> Result<(u64, u64), NfsStat4> {
     let clientid = ctx.client()?;
     let inode = ctx.inode()?;
     super::open::regular_file(&inode)?;
@@ -46,7 +44,7 @@ pub(super) fn check_layout(ctx: &Ctx, stateid: &Stateid4) -> Result<(), NfsStat4
         .layouts()
         .modes(clientid, inode.fileid, &stateid)
     {
-        Ok(_) => Ok(()),
+        Ok(_) => Ok((clientid, inode.fileid)),
         Err(LayoutError::Stale) => Err(NfsStat4::NFS4ERR_BAD_STATEID),
         Err(e) => Err(e.into()),
     }

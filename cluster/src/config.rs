@@ -79,6 +79,9 @@
 //!     stripe_count: null    # data servers per file; null: all (1 under flex_files)
 //!     layout_type: files    # files | flex_files (RFC 8435: each file whole on one data
 //!                           # server; clients that ask for file layouts still get them)
+//!     mirrors: 1            # flex_files only: whole copies of each file on distinct data
+//!                           # servers (the client writes all, reads any; 2 survives one
+//!                           # data server's loss)
 //!     exports:              # per-export overrides
 //!       - { export: 1, stripe_unit: 4194304, stripe_count: 2 }
 //!     directories:          # per-directory overrides (unset fields: the export's policy)
@@ -86,7 +89,7 @@
 //!       - export: 1         # default: the first export
 //!         path: /scratch    # inside the export; made at start (0755) if missing
 //!         stripe_unit: 65536
-//!         stripe_count: 1
+//!         stripe_count: 1   # (and mirrors, on a flex_files export)
 //! ```
 //!
 //! Errors name the field and the value: `exports[0].clients[1].network: "10.0.0.0/33" is not

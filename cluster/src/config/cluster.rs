@@ -137,6 +137,10 @@ pub struct LayoutConfig {
     /// stripe count of 1): RFC 8435 maps file offsets to data server offsets sparsely only,
     /// and the local backend keeps a stripe's bytes densely.
     pub layout_type: LayoutType,
+    /// Under flex files layouts: how many data servers hold a whole copy of each file (RFC
+    /// 8435 mirrors; the client writes every copy and reads any). Default 1 (no copies);
+    /// at most the number of data servers. Refused under file layouts.
+    pub mirrors: Option<u32>,
     /// Per-export overrides (unset fields inherit the ones above).
     pub exports: Vec<ExportLayout>,
     /// Per-directory overrides: a regular file created (by OPEN) in one of these directories,
@@ -160,6 +164,9 @@ pub struct ExportLayout {
     /// Layout type for files of this export.
     #[serde(default)]
     pub layout_type: Option<LayoutType>,
+    /// Mirror count for files of this export (flex files only).
+    #[serde(default)]
+    pub mirrors: Option<u32>,
 }
 
 /// Which pNFS layout type an export's files are served with ([`LayoutConfig::layout_type`]).
@@ -190,6 +197,9 @@ pub struct DirectoryLayout {
     /// Stripe count for files created below it.
     #[serde(default)]
     pub stripe_count: Option<u32>,
+    /// Mirror count for files created below it (an export serving flex files only).
+    #[serde(default)]
+    pub mirrors: Option<u32>,
 }
 
 impl DirectoryLayout {
@@ -223,6 +233,9 @@ pub struct LayoutPolicy {
     /// Flex files layouts are served (and file layouts to clients that ask for them); the
     /// stripe count is then 1.
     pub flex_files: bool,
+    /// Copies of each file on distinct data servers (1: none); more than 1 only with
+    /// `flex_files`.
+    pub mirrors: u32,
 }
 
 impl Default for ClusterConfig {
@@ -243,6 +256,7 @@ impl Default for LayoutConfig {
             stripe_unit: 1 << 20,
             stripe_count: None,
             layout_type: LayoutType::Files,
+            mirrors: None,
             exports: Vec::new(),
             directories: Vec::new(),
         }
@@ -407,11 +421,20 @@ impl ClusterConfig {
                 .unwrap_or(n)
                 .min(n)
         };
+        let mirrors = if flex_files {
+            over.and_then(|o| o.mirrors)
+                .or(self.layout.mirrors)
+                .unwrap_or(1)
+                .clamp(1, n)
+        } else {
+            1
+        };
         Some(LayoutPolicy {
             stripe_unit: unit,
             stripe_count: count,
             packing: self.packing(),
             flex_files,
+            mirrors,
         })
     }
 
@@ -426,6 +449,10 @@ impl ClusterConfig {
         if let Some(c) = dir.stripe_count.filter(|_| !p.flex_files) {
             let n = u32::try_from(self.data_servers.len()).unwrap_or(u32::MAX);
             p.stripe_count = c.min(n);
+        }
+        if let Some(m) = dir.mirrors.filter(|_| p.flex_files) {
+            let n = u32::try_from(self.data_servers.len()).unwrap_or(u32::MAX);
+            p.mirrors = m.clamp(1, n);
         }
         Some(p)
     }

@@ -276,6 +276,56 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             .failed_calls
             .load(std::sync::atomic::Ordering::Relaxed)),
     );
+    let mirrors = mds.pnfs().mirrors();
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    metric(
+        "mirror_stale_copies",
+        "gauge",
+        "Copies of mirrored files that missed writes and wait to be re-silvered.",
+        &one(mirrors.stale_count() as u64),
+    );
+    metric(
+        "mirror_copies_marked_stale_total",
+        "counter",
+        "Copies of mirrored files marked stale (a data server down or failing during a write, \
+         truncate or RW layout grant).",
+        &one(load(&mirrors.marked)),
+    );
+    metric(
+        "mirror_resilvered_copies_total",
+        "counter",
+        "Stale copies of mirrored files rebuilt from a good copy.",
+        &one(load(&mirrors.resilvered)),
+    );
+    metric(
+        "mirror_resilver_bytes_total",
+        "counter",
+        "Bytes read from good copies by re-silvering.",
+        &one(load(&mirrors.resilver_bytes)),
+    );
+    metric(
+        "mirror_resilver_failures_total",
+        "counter",
+        "Re-silvers that stopped on a failure (tried again).",
+        &one(load(&mirrors.resilver_failures)),
+    );
+    let (done, size) = mirrors
+        .current
+        .lock()
+        .map(|c| c.map_or((0, 0), |(_, _, d, s)| (d, s)))
+        .unwrap_or((0, 0));
+    metric(
+        "mirror_resilver_current_bytes",
+        "gauge",
+        "Bytes copied so far of the copy being re-silvered now (0 when none).",
+        &one(done),
+    );
+    metric(
+        "mirror_resilver_current_size_bytes",
+        "gauge",
+        "Size of the copy being re-silvered now (0 when none).",
+        &one(size),
+    );
     metric(
         "layout_recalls_total",
         "counter",

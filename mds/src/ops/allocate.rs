@@ -32,7 +32,11 @@ pub async fn allocate(ctx: &Ctx, a: &AllocateArgs) -> Result<(), NfsStat4> {
             // yet committed), and are only ever grown here.
             let size = ctx.sized(inode, false).await.size;
             ctx.mds.pnfs().space_watch().watch(fileid);
-            dsspace::allocate(ctx.mds.pnfs(), fileid, &set, offset, end, size).await?;
+            let marks = crate::pnfs::datapath::Marks {
+                store: ctx.mds.store(),
+                export,
+            };
+            dsspace::allocate(ctx.mds.pnfs(), marks, fileid, &set, offset, end, size).await?;
         }
         None => {
             let data = ctx.mds.data().clone();

@@ -16,8 +16,12 @@ pub async fn commit(ctx: &mut Ctx, a: &CommitArgs) -> Result<CommitResOk, NfsSta
     check_commit_range(a.offset, a.count)?;
     let fileid = inode.fileid;
     if let Some(set) = ctx.mds.store().stripes(fileid)? {
+        let marks = datapath::Marks {
+            store: ctx.mds.store(),
+            export: ctx.fh()?.export,
+        };
         return Ok(CommitResOk {
-            writeverf: datapath::commit(ctx.mds.pnfs(), fileid, &set).await?,
+            writeverf: datapath::commit(ctx.mds.pnfs(), marks, fileid, &set).await?,
         });
     }
     let data = ctx.mds.data().clone();

@@ -96,6 +96,7 @@ pub(super) async fn check_pair(
             src_offset,
             dst_offset,
             count,
+            export: dfh.export,
         },
         dst_fh: crate::ops::fh::encode_fh(ctx, dfh),
     })

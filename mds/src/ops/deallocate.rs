@@ -20,7 +20,11 @@ pub async fn deallocate(ctx: &Ctx, a: &DeallocateArgs) -> Result<(), NfsStat4> {
     let changed = match ctx.mds.store().stripes(fileid)? {
         Some(set) => {
             ctx.mds.pnfs().space_watch().watch(fileid);
-            dsspace::deallocate(ctx.mds.pnfs(), fileid, &set, offset, end).await?
+            let marks = crate::pnfs::datapath::Marks {
+                store: ctx.mds.store(),
+                export: ctx.fh()?.export,
+            };
+            dsspace::deallocate(ctx.mds.pnfs(), marks, fileid, &set, offset, end).await?
         }
         None => {
             let data = ctx.mds.data().clone();

@@ -45,14 +45,32 @@ pub fn stripe_set_for(
 ) -> Option<StripeSet> {
     let n = u64::try_from(ring.servers.len()).ok().filter(|&n| n > 0)?;
     let start = usize::try_from(fileid % n).ok()?;
-    let count = usize::try_from(policy.stripe_count).ok()?;
+    // Mirrors (flex files, stripe count 1): copy k on the window's k-th server, so the
+    // copies are on distinct servers; fewer usable servers than mirrors give fewer copies.
+    let mirrors = usize::try_from(policy.mirrors.max(1)).ok()?;
+    let count = usize::try_from(policy.stripe_count).ok()? * mirrors;
     let device = (1..=count)
         .rev()
+        .filter(|c| mirrors == 1 || policy.stripe_count == 1 || c % mirrors == 0)
         .find_map(|c| ring.window_where(c, start, |s| usable(s.id)))?;
+    let mirrors = if mirrors > 1 && policy.stripe_count == 1 {
+        device.count
+    } else {
+        u16::try_from(mirrors).ok()?
+    };
+    if mirrors < u16::try_from(policy.mirrors).unwrap_or(u16::MAX) {
+        warn!(
+            fileid,
+            mirrors,
+            wanted = policy.mirrors,
+            "too few data servers up: the new file gets fewer mirrors than its policy's"
+        );
+    }
     Some(StripeSet {
         unit: policy.stripe_unit,
         device,
         packing: policy.packing,
+        mirrors,
     })
 }
 
@@ -262,49 +280,66 @@ pub fn file_layout(codec: &DsFhCodec, set: &StripeSet, of: LayoutOf) -> Result<B
     Ok(to_bytes(&body))
 }
 
-/// The `ff_layout4` of a stripe set of one data server (RFC 8435 section 5.1): one mirror of
-/// that data server, its device being the set's (a window of one server, whose
+/// The `ff_layout4` of a stripe set of one stripe (RFC 8435 section 5.1): one mirror per
+/// copy in `positions` (window positions of the set; all of them without mirrors), each of
+/// one data server whose device is the one-server window at its ring position (whose
 /// GETDEVICEINFO of type flex files names that server alone), no stripe unit (nothing is
-/// striped), the same DS filehandle a file layout names for stripe 0, and `io_stateid`, the
-/// holder's open or delegation stateid, for the I/O: our data servers are tightly coupled and
-/// check it as they do a file layout client's, and refuse a layout stateid (RFC 8881 section
-/// 13.9.1). LAYOUTCOMMIT is expected (no `FF_FLAGS_NO_LAYOUTCOMMIT`: the MDS learns sizes
-/// from it), and I/O through the MDS stays allowed. NFS4ERR_LAYOUTUNAVAILABLE for a set of
-/// more servers (a file striped before its export served flex files: RFC 8435 maps offsets
-/// sparsely only, the local backend packs a stripe's bytes densely).
+/// striped), the DS filehandle a file layout names for that position, and `io_stateid`, the
+/// holder's open or delegation stateid, for the I/O: our data servers are tightly coupled
+/// and check it as they do a file layout client's, and refuse a layout stateid (RFC 8881
+/// section 13.9.1). LAYOUTCOMMIT is expected (no `FF_FLAGS_NO_LAYOUTCOMMIT`: the MDS learns
+/// sizes from it), and I/O through the MDS stays allowed. NFS4ERR_LAYOUTUNAVAILABLE for a
+/// set of several stripes (a file striped before its export served flex files: RFC 8435
+/// maps offsets sparsely only, the local backend packs a stripe's bytes densely).
 pub fn flex_layout(
     codec: &DsFhCodec,
     set: &StripeSet,
+    ring_len: usize,
     of: LayoutOf,
     io_stateid: Stateid4,
+    positions: &[u32],
 ) -> Result<Bytes, NfsStat4> {
-    if set.device.count != 1 {
+    if set.stripe_count() != 1
+        || ring_len == 0
+        || positions.is_empty()
+        || positions.iter().any(|&p| p >= u32::from(set.device.count))
+    {
         return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
     }
-    let fh = codec.encode(DsFh {
-        stripe: 0,
-        fileid: of.fileid,
-        generation: of.generation,
-        rw: of.rw,
-        layout: of.layout,
-        clientid: of.clientid,
-    });
-    let body = FfLayout4 {
-        ffl_stripe_unit: 0,
-        ffl_mirrors: vec![FfMirror4 {
+    let stateid = Stateid4 {
+        seqid: 0,
+        ..io_stateid
+    };
+    let mut mirrors = Vec::with_capacity(positions.len());
+    for &position in positions {
+        let fh = codec.encode(DsFh {
+            stripe: position as u16,
+            fileid: of.fileid,
+            generation: of.generation,
+            rw: of.rw,
+            layout: of.layout,
+            clientid: of.clientid,
+        });
+        let device = layouts::Device {
+            generation: set.device.generation,
+            count: 1,
+            first: ((usize::from(set.device.first) + position as usize) % ring_len) as u16,
+        };
+        mirrors.push(FfMirror4 {
             ffm_data_servers: vec![FfDataServer4 {
-                ffds_deviceid: set.device.id(),
+                ffds_deviceid: device.id(),
                 ffds_efficiency: 1,
-                ffds_stateid: Stateid4 {
-                    seqid: 0,
-                    ..io_stateid
-                },
+                ffds_stateid: stateid.clone(),
                 ffds_fh_vers: vec![fh],
                 // Used only by loosely coupled (NFSv3) data servers, for AUTH_SYS.
                 ffds_user: "0".into(),
                 ffds_group: "0".into(),
             }],
-        }],
+        });
+    }
+    let body = FfLayout4 {
+        ffl_stripe_unit: 0,
+        ffl_mirrors: mirrors,
         ffl_flags: 0,
         ffl_stats_collect_hint: 0,
     };

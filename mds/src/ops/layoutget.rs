@@ -86,13 +86,23 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     let set = file_stripes(ctx, fh.export, &inode, rw)
         .await?
         .ok_or(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE)?;
-    // A file whose data servers are not all up gets no layout until they are: its data is
-    // there, and I/O through the MDS waits for them too.
-    for id in ctx.mds.stripe_servers(&set)? {
-        if !ctx.mds.devices().is_up(id) {
-            return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
+    // A file being re-silvered gets no layout until it is done (I/O through the MDS waits
+    // too); the guard also keeps a re-silver from starting before this grant is recorded.
+    let pnfs = ctx.mds.pnfs().clone();
+    let _guard = if set.is_mirrored() {
+        if !flex {
+            // A file layout cannot name copies: writes through it would reach one.
+            return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
         }
-    }
+        Some(
+            pnfs.mirrors()
+                .io(inode.fileid)
+                .ok_or(NfsStat4::NFS4ERR_LAYOUTTRYLATER)?,
+        )
+    } else {
+        None
+    };
+    let positions = layout_copies(ctx, fh.export, inode.fileid, &set, rw).await?;
     // A flex files layout names the stateid for I/O on the data server (RFC 8435 section
     // 5.1): the client's own open or delegation stateid, which our data servers check.
     let io_stateid = if flex {
@@ -105,7 +115,7 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     } else {
         None
     };
-    if flex && set.device.count != 1 {
+    if flex && set.stripe_count() != 1 {
         return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
     }
     let layout_stateid = ctx.mds.tables().layouts().get_of_type(
@@ -128,7 +138,13 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         clientid,
     };
     let body = match io_stateid {
-        Some(io) => flex_layout(&codec, &set, of, io)?,
+        Some(io) => {
+            let ring_len = ctx
+                .mds
+                .ring(set.device.generation)
+                .map_or(0, |r| r.servers.len());
+            flex_layout(&codec, &set, ring_len, of, io, &positions)?
+        }
         None => file_layout(&codec, &set, of)?,
     };
     // Granted first, then marked durably (a no-op without a sync when marked already, as
@@ -167,6 +183,68 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
     // come before the hint and go to the MDS).
     crate::pnfs::dsobjects::hint_ends(ctx.mds.namespace(), ctx.mds.pnfs(), inode.fileid);
     Ok(ok)
+}
+
+/// The window positions of `set` a layout of `fileid` names. Without mirrors, all of
+/// them, and a file whose data servers are not all up gets no layout until they are
+/// (NFS4ERR_LAYOUTTRYLATER: its data is there, and I/O through the MDS waits for them too).
+/// With mirrors, the copies that are not stale and whose data server is up and not reported
+/// failing (up ones if that leaves none; NFS4ERR_LAYOUTTRYLATER if none is up): an RW layout
+/// leaves the others behind, so they are marked stale, durably, before it is granted
+/// ([`crate::pnfs::mirrors`]); a READ layout only leaves them out.
+async fn layout_copies(
+    ctx: &Ctx,
+    export: u16,
+    fileid: u64,
+    set: &crate::store::StripeSet,
+    rw: bool,
+) -> Result<Vec<u32>, NfsStat4> {
+    let servers = ctx.mds.stripe_servers(set)?;
+    let devices = ctx.mds.devices();
+    if !set.is_mirrored() {
+        if servers.iter().any(|&id| !devices.is_up(id)) {
+            return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
+        }
+        return Ok((0..u32::from(set.device.count)).collect());
+    }
+    let pnfs = ctx.mds.pnfs();
+    let stale = pnfs.mirrors().stale(fileid);
+    let live: Vec<(u32, u16)> = set
+        .copies(0)
+        .filter(|p| !stale.contains(p))
+        .filter_map(|p| Some((p, *servers.get(p as usize)?)))
+        .collect();
+    let up: Vec<(u32, u16)> = live
+        .iter()
+        .copied()
+        .filter(|&(_, ds)| devices.is_up(ds))
+        .collect();
+    let sound: Vec<u32> = up
+        .iter()
+        .filter(|&&(_, ds)| !pnfs.reports().failing(u32::from(ds)))
+        .map(|&(p, _)| p)
+        .collect();
+    let named = if sound.is_empty() {
+        up.iter().map(|&(p, _)| p).collect::<Vec<u32>>()
+    } else {
+        sound
+    };
+    if named.is_empty() {
+        return Err(NfsStat4::NFS4ERR_LAYOUTTRYLATER);
+    }
+    if rw {
+        let behind: Vec<u32> = live
+            .iter()
+            .map(|&(p, _)| p)
+            .filter(|p| !named.contains(p))
+            .collect();
+        if !behind.is_empty() {
+            pnfs.mirrors()
+                .mark(ctx.mds.store(), fileid, export, behind)
+                .await?;
+        }
+    }
+    Ok(named)
 }
 
 /// Whether the client may write `fileid` under the state it holds: a write open, or a write

@@ -557,7 +557,11 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
     if target.truncate {
         let striped = ds_truncate.is_some();
         if let Some(t) = ds_truncate {
-            t.run().await?;
+            let marks = crate::pnfs::datapath::Marks {
+                store: ctx.mds.store(),
+                export: target.export,
+            };
+            t.run(ctx.mds.pnfs(), marks).await?;
         }
         let size0 = SetAttrs {
             size: Some(0),

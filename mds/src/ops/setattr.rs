@@ -98,7 +98,11 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
                 size,
                 inode.change,
             )? {
-                t.run().await?;
+                let marks = crate::pnfs::datapath::Marks {
+                    store: ctx.mds.store(),
+                    export: ctx.fh()?.export,
+                };
+                t.run(ctx.mds.pnfs(), marks).await?;
                 striped = true;
                 // Other clients' layouts map data that changed under them (RFC 8881 section
                 // 12.5.5.1): recalled in the background.

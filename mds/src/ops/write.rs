@@ -45,7 +45,20 @@ pub async fn write(ctx: &mut Ctx, a: &WriteArgs) -> Result<WriteResOk, NfsStat4>
         })?;
     let (count, committed, writeverf) = match stripes {
         Some(set) => {
-            let w = datapath::write(ctx.mds.pnfs(), fileid, &set, offset, &payload, stable).await?;
+            let marks = datapath::Marks {
+                store: ctx.mds.store(),
+                export,
+            };
+            let w = datapath::write(
+                ctx.mds.pnfs(),
+                marks,
+                fileid,
+                &set,
+                offset,
+                &payload,
+                stable,
+            )
+            .await?;
             (w.count, w.committed, w.verifier)
         }
         None => {

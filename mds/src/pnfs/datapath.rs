@@ -46,7 +46,7 @@ use tokio::task::JoinSet;
 
 use crate::pnfs::dsctl::{CtlError, DsControl};
 use crate::server::Pnfs;
-use crate::store::StripeSet;
+use crate::store::{Store, StripeSet};
 
 /// One control call's worth of a striped range: `len` bytes of stripe index `index`'s
 /// object from `object_offset`, which hold the file ranges `parts` (in object order, which is
@@ -136,20 +136,50 @@ pub struct StripedWrite {
     pub verifier: [u8; 8],
 }
 
-/// A file's stripe set resolved for I/O: its map and the data server of each stripe index.
+/// A file's stripe set resolved for I/O: its map, the data server of each window position
+/// and, for a mirrored set, its stale copies ([`crate::pnfs::mirrors`]).
 pub(crate) struct Striping {
     pub(crate) map: StripeMap,
     pub(crate) servers: Vec<u16>,
+    pub(crate) set: StripeSet,
+    pub(crate) stale: Vec<u32>,
+}
+
+/// Where a mirrored file's stale marks go: the store, and the file's export (for the
+/// handle a re-silver's layout recall names).
+#[derive(Clone, Copy)]
+pub struct Marks<'a> {
+    /// The metadata store.
+    pub store: &'a Store,
+    /// The file's export.
+    pub export: u16,
+}
+
+impl Marks<'_> {
+    /// Marks `positions` of `fileid` stale (nothing when empty), durably.
+    pub(crate) async fn mark(
+        &self,
+        pnfs: &Pnfs,
+        fileid: u64,
+        positions: Vec<u32>,
+    ) -> Result<(), NfsStat4> {
+        if positions.is_empty() {
+            return Ok(());
+        }
+        pnfs.mirrors()
+            .mark(self.store, fileid, self.export, positions)
+            .await
+    }
 }
 
 impl Striping {
-    pub(crate) fn of(pnfs: &Pnfs, set: &StripeSet) -> Result<Self, NfsStat4> {
+    pub(crate) fn of(pnfs: &Pnfs, fileid: u64, set: &StripeSet) -> Result<Self, NfsStat4> {
         let map = set.map().map_err(|e| {
             tracing::error!(?set, error = %e, "a stored stripe set has no valid map");
             NfsStat4::NFS4ERR_SERVERFAULT
         })?;
         let servers = pnfs.stripe_servers(set)?;
-        if servers.len() != map.count as usize {
+        if servers.len() != usize::from(set.device.count) {
             tracing::error!(
                 ?set,
                 ?servers,
@@ -157,43 +187,90 @@ impl Striping {
             );
             return Err(NfsStat4::NFS4ERR_SERVERFAULT);
         }
-        Ok(Self { map, servers })
+        let stale = if set.is_mirrored() {
+            pnfs.mirrors().stale(fileid)
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            map,
+            servers,
+            set: *set,
+            stale,
+        })
     }
 
-    /// The control connection of the data server of `index`: NFS4ERR_DELAY while it is down.
-    pub(crate) fn control(&self, pnfs: &Pnfs, index: u32) -> Result<(u16, DsControl), NfsStat4> {
-        let ds = *self
-            .servers
-            .get(index as usize)
-            .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?;
-        match pnfs.devices().control(ds) {
-            Some(c) => Ok((ds, c)),
-            None => {
-                tracing::debug!(
-                    ds,
-                    "I/O through the MDS waits for a data server that is down"
-                );
-                Err(NfsStat4::NFS4ERR_DELAY)
+    /// The copy of stripe `index` to read: the first one not stale whose data server is
+    /// up, as (window position, data server, connection); NFS4ERR_DELAY while none is.
+    pub(crate) fn control(
+        &self,
+        pnfs: &Pnfs,
+        index: u32,
+    ) -> Result<(u32, u16, DsControl), NfsStat4> {
+        let mut first = None;
+        for pos in self.set.copies(index) {
+            if self.stale.contains(&pos) {
+                continue;
+            }
+            let ds = *self
+                .servers
+                .get(pos as usize)
+                .ok_or(NfsStat4::NFS4ERR_SERVERFAULT)?;
+            first.get_or_insert(ds);
+            if let Some(c) = pnfs.devices().control(ds) {
+                return Ok((pos, ds, c));
             }
         }
+        tracing::debug!(
+            ds = first,
+            "I/O through the MDS waits for a data server that is down"
+        );
+        Err(NfsStat4::NFS4ERR_DELAY)
     }
 
-    /// The runs of a range, each with its data server; NFS4ERR_DELAY if any is down.
+    /// The copies of stripe `index` a change must reach: those not stale, each as (window
+    /// position, data server, connection if up).
+    pub(crate) fn writable(&self, index: u32) -> Vec<(u32, u16)> {
+        self.set
+            .copies(index)
+            .filter(|p| !self.stale.contains(p))
+            .filter_map(|p| Some((p, *self.servers.get(p as usize)?)))
+            .collect()
+    }
+
+    /// The runs of a range, each with the copy to read it from; NFS4ERR_DELAY if a stripe
+    /// has no copy up.
     fn runs(
         &self,
         pnfs: &Pnfs,
         offset: u64,
         len: u64,
-    ) -> Result<Vec<(Run, u16, DsControl)>, NfsStat4> {
+    ) -> Result<Vec<(Run, u32, u16, DsControl)>, NfsStat4> {
         let runs = plan(&self.map, offset, len, u64::from(MAX_CTL_IO))
             .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
         runs.into_iter()
             .map(|r| {
-                let (ds, c) = self.control(pnfs, r.index)?;
-                Ok((r, ds, c))
+                let (pos, ds, c) = self.control(pnfs, r.index)?;
+                Ok((r, pos, ds, c))
             })
             .collect()
     }
+}
+
+/// Admits a change to mirrored file `fileid` (none needed for other files): NFS4ERR_DELAY
+/// while it is being re-silvered.
+pub(crate) fn admit<'a>(
+    pnfs: &'a Pnfs,
+    fileid: u64,
+    set: &StripeSet,
+) -> Result<Option<crate::pnfs::mirrors::IoGuard<'a>>, NfsStat4> {
+    if !set.is_mirrored() {
+        return Ok(None);
+    }
+    pnfs.mirrors()
+        .io(fileid)
+        .map(Some)
+        .ok_or(NfsStat4::NFS4ERR_DELAY)
 }
 
 /// The NFS status a failed control call stands for: a data server that went away is
@@ -270,12 +347,12 @@ pub async fn read(
     if len == 0 {
         return Ok(Bytes::new());
     }
-    let striping = Striping::of(pnfs, set)?;
+    let striping = Striping::of(pnfs, fileid, set)?;
     let runs = striping.runs(pnfs, offset, len)?;
     let calls: Vec<_> = runs
         .iter()
-        .map(|(r, ds, c)| {
-            let (c, ds, obj) = (c.clone(), *ds, object(fileid, r.index));
+        .map(|(r, pos, ds, c)| {
+            let (c, ds, obj) = (c.clone(), *ds, object(fileid, *pos));
             let (at, n) = (r.object_offset, r.len);
             async move {
                 c.read(obj, at, n as u32)
@@ -286,17 +363,27 @@ pub async fn read(
         .collect();
     let got = concurrently(calls).await?;
     let mut datas = Vec::with_capacity(got.len());
-    for g in got {
-        datas.push(g?.data);
+    for ((r, pos, _, _), g) in runs.iter().zip(got) {
+        let data = match g {
+            Ok(g) => g.data,
+            // Another copy of a mirrored stripe may answer.
+            Err(e) if striping.set.is_mirrored() => {
+                read_other_copy(pnfs, &striping, fileid, r, *pos)
+                    .await
+                    .ok_or(e)?
+            }
+            Err(e) => return Err(e),
+        };
+        datas.push(data);
     }
     // One run of one extent read whole: its buffer is the reply's, no copy.
-    if let ([(run, _, _)], [data]) = (&runs[..], &datas[..]) {
+    if let ([(run, _, _, _)], [data]) = (&runs[..], &datas[..]) {
         if run.parts.len() == 1 && data.len() as u64 == len {
             return Ok(data.clone());
         }
     }
     let mut buf = BytesMut::zeroed(len as usize);
-    for ((run, _, _), data) in runs.iter().zip(&datas) {
+    for ((run, _, _, _), data) in runs.iter().zip(&datas) {
         let mut at = 0usize;
         for p in &run.parts {
             if at >= data.len() {
@@ -311,24 +398,78 @@ pub async fn read(
     Ok(buf.freeze())
 }
 
+/// Run `r` of `fileid` read from a copy other than `failed` that is not stale and whose
+/// data server is up: `None` if none answers.
+async fn read_other_copy(
+    pnfs: &Pnfs,
+    striping: &Striping,
+    fileid: u64,
+    r: &Run,
+    failed: u32,
+) -> Option<Bytes> {
+    for (pos, ds) in striping.writable(r.index) {
+        if pos == failed {
+            continue;
+        }
+        let Some(c) = pnfs.devices().control(ds) else {
+            continue;
+        };
+        if let Ok(got) = c
+            .read(object(fileid, pos), r.object_offset, r.len as u32)
+            .await
+        {
+            return Some(got.data);
+        }
+    }
+    None
+}
+
 /// Writes `data` at `offset` of striped file `fileid`, each run to its data server as
 /// durable as `stable` asks, concurrently. A failed run makes the WRITE short (the bytes
 /// before the first byte not written; RFC 8881 section 18.32.3 lets a server write less than
 /// asked) or, when it fails at the first byte, fails the WRITE.
+#[allow(clippy::too_many_arguments)]
 pub async fn write(
     pnfs: &Pnfs,
+    marks: Marks<'_>,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     data: &Bytes,
     stable: Stability,
 ) -> Result<StripedWrite, NfsStat4> {
-    let striping = Striping::of(pnfs, set)?;
+    let _guard = admit(pnfs, fileid, set)?;
+    let striping = Striping::of(pnfs, fileid, set)?;
     let len = data.len() as u64;
-    let runs = striping.runs(pnfs, offset, len)?;
-    let calls: Vec<_> = runs
+    let runs = plan(&striping.map, offset, len, u64::from(MAX_CTL_IO))
+        .map_err(|_| NfsStat4::NFS4ERR_SERVERFAULT)?;
+    // Every copy of each run that is not stale: (run, position, data server, connection).
+    // A copy whose data server is down falls behind (if another copy takes the run).
+    let mut targets = Vec::new();
+    let mut behind: Vec<(usize, u32)> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let mut any = false;
+        for (pos, ds) in striping.writable(r.index) {
+            match pnfs.devices().control(ds) {
+                Some(c) => {
+                    targets.push((i, pos, ds, c));
+                    any = true;
+                }
+                None => behind.push((i, pos)),
+            }
+        }
+        if !any {
+            tracing::debug!(
+                index = r.index,
+                "I/O through the MDS waits for a data server that is down"
+            );
+            return Err(NfsStat4::NFS4ERR_DELAY);
+        }
+    }
+    let calls: Vec<_> = targets
         .iter()
-        .map(|(r, _, c)| {
+        .map(|(i, pos, _, c)| {
+            let r = &runs[*i];
             let pieces: Vec<Bytes> = r
                 .parts
                 .iter()
@@ -337,26 +478,42 @@ pub async fn write(
                     data.slice(from..from + p.len as usize)
                 })
                 .collect();
-            let (c, obj, at) = (c.clone(), object(fileid, r.index), r.object_offset);
+            let (c, obj, at) = (c.clone(), object(fileid, *pos), r.object_offset);
             async move { c.write(obj, at, stable, &pieces).await }
         })
         .collect();
     let got = concurrently(calls).await?;
 
-    // Bytes written of each part, in file order.
-    let mut parts: Vec<(u64, u64, u64, usize)> = Vec::new();
+    // Per run: the most any copy wrote, and the first failure.
+    let mut best: Vec<u64> = vec![0; runs.len()];
+    let mut failure: Vec<Option<NfsStat4>> = vec![None; runs.len()];
     let mut committed = Stability::FileSync;
     let mut verifiers: Vec<Option<[u8; 8]>> = vec![None; striping.servers.len()];
-    for (i, ((run, ds, _), res)) in runs.iter().zip(&got).enumerate() {
-        let mut written = match res {
+    for ((i, pos, ds, _), res) in targets.iter().zip(&got) {
+        match res {
             Ok(w) => {
                 pnfs.devices().note_write_verifier(*ds, w.verifier);
-                verifiers[run.index as usize] = Some(w.verifier);
+                verifiers[*pos as usize] = Some(w.verifier);
                 committed = committed.min(w.committed);
-                u64::from(w.count)
+                best[*i] = best[*i].max(u64::from(w.count));
             }
-            Err(_) => 0,
-        };
+            Err(e) => {
+                failure[*i].get_or_insert_with(|| ctl_status(*ds, e));
+            }
+        }
+    }
+    // A copy that wrote less than the best of its run fell behind.
+    for ((i, pos, _, _), res) in targets.iter().zip(&got) {
+        let n = res.as_ref().map_or(0, |w| u64::from(w.count));
+        if n < best[*i] {
+            behind.push((*i, *pos));
+        }
+    }
+
+    // Bytes written of each part, in file order.
+    let mut parts: Vec<(u64, u64, u64, usize)> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let mut written = best[i];
         for p in &run.parts {
             let n = written.min(p.len);
             written -= n;
@@ -369,18 +526,23 @@ pub async fn write(
         count += n;
         if n < plen {
             if count == 0 {
-                let (_, ds, _) = &runs[i];
-                return Err(match &got[i] {
-                    Err(e) => ctl_status(*ds, e),
-                    Ok(_) => {
-                        tracing::error!(ds, "a data server wrote none of a control WRITE");
-                        NfsStat4::NFS4ERR_SERVERFAULT
-                    }
-                });
+                return Err(failure[i].unwrap_or_else(|| {
+                    tracing::error!(fileid, "a data server wrote none of a control WRITE");
+                    NfsStat4::NFS4ERR_SERVERFAULT
+                }));
             }
             break;
         }
     }
+    // Copies behind on a run another copy took: stale, durably, before the reply.
+    let mut stale: Vec<u32> = behind
+        .into_iter()
+        .filter(|(i, _)| best[*i] > 0)
+        .map(|(_, pos)| pos)
+        .collect();
+    stale.sort_unstable();
+    stale.dedup();
+    marks.mark(pnfs, fileid, stale).await?;
     let verifier = stripe_verifier(striping.servers.iter().zip(verifiers).map(|(&ds, v)| {
         v.or_else(|| pnfs.devices().write_verifier(ds))
             .unwrap_or_default()
@@ -401,29 +563,72 @@ pub fn known_verifier(pnfs: &Pnfs, set: &StripeSet) -> Result<[u8; 8], NfsStat4>
     })))
 }
 
-/// Commits striped file `fileid`: a control COMMIT of each stripe index's whole object (a
-/// store syncs whole objects anyway, and a file range would need mapping to each object),
-/// concurrently; returns [`stripe_verifier`] of the verifiers the data servers answered.
-pub async fn commit(pnfs: &Pnfs, fileid: u64, set: &StripeSet) -> Result<[u8; 8], NfsStat4> {
-    let striping = Striping::of(pnfs, set)?;
-    let targets = (0..striping.map.count)
-        .map(|i| striping.control(pnfs, i).map(|(ds, c)| (i, ds, c)))
-        .collect::<Result<Vec<_>, _>>()?;
+/// Commits striped file `fileid`: a control COMMIT of each copy's whole object (a store
+/// syncs whole objects anyway, and a file range would need mapping to each object),
+/// concurrently; returns [`stripe_verifier`] of the data servers' verifiers. A copy of a
+/// mirrored stripe that is down or fails while another copy commits is marked stale.
+pub async fn commit(
+    pnfs: &Pnfs,
+    marks: Marks<'_>,
+    fileid: u64,
+    set: &StripeSet,
+) -> Result<[u8; 8], NfsStat4> {
+    let _guard = admit(pnfs, fileid, set)?;
+    let striping = Striping::of(pnfs, fileid, set)?;
+    let mut targets = Vec::new();
+    let mut behind: Vec<(u32, u32)> = Vec::new();
+    for index in 0..striping.map.count {
+        let mut any = false;
+        for (pos, ds) in striping.writable(index) {
+            match pnfs.devices().control(ds) {
+                Some(c) => {
+                    targets.push((index, pos, ds, c));
+                    any = true;
+                }
+                None => behind.push((index, pos)),
+            }
+        }
+        if !any {
+            return Err(NfsStat4::NFS4ERR_DELAY);
+        }
+    }
     let calls: Vec<_> = targets
         .iter()
-        .map(|(i, ds, c)| {
-            let (c, ds, obj) = (c.clone(), *ds, object(fileid, *i));
+        .map(|(_, pos, ds, c)| {
+            let (c, ds, obj) = (c.clone(), *ds, object(fileid, *pos));
             async move { c.commit(obj, 0, 0).await.map_err(|e| ctl_status(ds, &e)) }
         })
         .collect();
     let got = concurrently(calls).await?;
-    let mut verifiers = Vec::with_capacity(got.len());
-    for ((_, ds, _), v) in targets.iter().zip(got) {
-        let v = v?;
-        pnfs.devices().note_write_verifier(*ds, v);
-        verifiers.push(v);
+    let mut verifiers: Vec<Option<[u8; 8]>> = vec![None; striping.servers.len()];
+    let mut done = vec![false; striping.map.count as usize];
+    let mut failure = None;
+    for ((index, pos, ds, _), v) in targets.iter().zip(got) {
+        match v {
+            Ok(v) => {
+                pnfs.devices().note_write_verifier(*ds, v);
+                verifiers[*pos as usize] = Some(v);
+                done[*index as usize] = true;
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+                behind.push((*index, *pos));
+            }
+        }
     }
-    Ok(stripe_verifier(verifiers))
+    if let Some(e) = done.iter().any(|d| !d).then_some(()).and(failure) {
+        return Err(e);
+    }
+    let mut stale: Vec<u32> = behind.into_iter().map(|(_, pos)| pos).collect();
+    stale.sort_unstable();
+    stale.dedup();
+    marks.mark(pnfs, fileid, stale).await?;
+    Ok(stripe_verifier(striping.servers.iter().zip(verifiers).map(
+        |(&ds, v)| {
+            v.or_else(|| pnfs.devices().write_verifier(ds))
+                .unwrap_or_default()
+        },
+    )))
 }
 
 #[cfg(test)]

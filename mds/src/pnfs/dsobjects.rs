@@ -40,6 +40,7 @@ use tokio::task::JoinSet;
 use tracing::warn;
 
 use crate::config::ClusterConfig;
+use crate::pnfs::datapath::Marks;
 use crate::pnfs::dsctl::{CtlError, DsControl};
 use crate::server::{Namespace, Pnfs};
 use crate::store::{Inode, Store, StripeSet};
@@ -136,6 +137,15 @@ fn by_server(servers: &[u16]) -> BTreeMap<u16, Vec<u32>> {
     m
 }
 
+/// The positions asked of each data server, from (data server, position) pairs.
+fn by_server_of(pairs: &[(u16, u32)]) -> BTreeMap<u16, Vec<u32>> {
+    let mut m: BTreeMap<u16, Vec<u32>> = BTreeMap::new();
+    for &(ds, pos) in pairs {
+        m.entry(ds).or_default().push(pos);
+    }
+    m
+}
+
 /// The control connection of data server `ds`, if it is up.
 fn control(pnfs: &Pnfs, ds: u16) -> Result<DsControl, DsObjectsError> {
     pnfs.devices().control(ds).ok_or(DsObjectsError::Down(ds))
@@ -155,18 +165,38 @@ pub async fn file_size(pnfs: &Pnfs, fileid: u64, set: &StripeSet) -> Result<u64,
 }
 
 /// The size and allocated bytes of every stripe index's object of file `fileid` (OBJECT_SPACE,
-/// asked of all data servers of `set` at once), in index order. Bounded by [`SIZE_TIMEOUT`].
+/// asked of all data servers of `set` at once; one copy of a mirrored stripe), in index
+/// order. Bounded by [`SIZE_TIMEOUT`].
 pub async fn object_space(
     pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
 ) -> Result<Vec<CtlObjectSpace>, DsObjectsError> {
     let servers = stripe_servers(pnfs.ring(set.device.generation).as_ref(), set)?;
+    // The copy each stripe index is asked of: its own object without mirrors; for a mirrored
+    // set the first copy that is not stale and whose data server is up.
+    let stale = pnfs.mirrors().stale(fileid);
+    let mut asked: Vec<(u16, u32)> = Vec::new();
+    for index in 0..u32::from(set.stripe_count()) {
+        let mut copies = set
+            .copies(index)
+            .filter(|p| !stale.contains(p))
+            .filter_map(|p| Some((*servers.get(p as usize)?, p)));
+        let first = copies.next().ok_or(DsObjectsError::NoRing)?;
+        let pick = if set.is_mirrored() && !pnfs.devices().is_up(first.0) {
+            copies
+                .find(|(ds, _)| pnfs.devices().is_up(*ds))
+                .unwrap_or(first)
+        } else {
+            first
+        };
+        asked.push(pick);
+    }
     let mut calls = JoinSet::new();
-    for (ds, indices) in by_server(&servers) {
+    for (ds, positions) in by_server_of(&asked) {
         let ctl = control(pnfs, ds)?;
         calls.spawn(async move {
-            let objects: Vec<ObjectId> = indices
+            let objects: Vec<ObjectId> = positions
                 .iter()
                 .map(|&stripe| ObjectId {
                     file: fileid,
@@ -174,17 +204,17 @@ pub async fn object_space(
                 })
                 .collect();
             let r = tokio::time::timeout(SIZE_TIMEOUT, ctl.object_space(&objects)).await;
-            (ds, indices, r)
+            (ds, positions, r)
         });
     }
-    let mut out = vec![CtlObjectSpace::default(); servers.len()];
+    let mut out = vec![CtlObjectSpace::default(); asked.len()];
     while let Some(joined) = calls.join_next().await {
-        let (ds, indices, r) = joined.map_err(|_| DsObjectsError::Lost)?;
+        let (ds, positions, r) = joined.map_err(|_| DsObjectsError::Lost)?;
         let got = r
             .map_err(|_| DsObjectsError::Timeout(ds))?
             .map_err(|e| DsObjectsError::Call(ds, e))?;
-        for (index, space) in indices.into_iter().zip(got) {
-            if let Some(s) = out.get_mut(index as usize) {
+        for (pos, space) in positions.into_iter().zip(got) {
+            if let Some(s) = out.get_mut(set.stripe_of(pos) as usize) {
                 *s = space;
             }
         }
@@ -306,6 +336,11 @@ pub struct Truncate {
     /// The file's change attribute when planned (TRUNCATE's `version`).
     version: u64,
     calls: Vec<TruncateCall>,
+    /// Copies of a mirrored file whose data server is down: stale once the others are
+    /// truncated.
+    behind: Vec<u32>,
+    /// The set is mirrored (the truncate waits while the file is re-silvered).
+    mirrored: bool,
 }
 
 /// Plans the truncate of file `fileid` to `size` on the data servers, if the file has a
@@ -348,16 +383,44 @@ fn plan_for(
 ) -> Result<Truncate, DsObjectsError> {
     let map = set.map()?;
     let servers = stripe_servers(pnfs.ring(set.device.generation).as_ref(), set)?;
+    // Copies of a mirrored stripe: the stale ones are left to re-silvering, those whose
+    // data server is down fall behind while another copy is up.
+    let mut behind = Vec::new();
+    let mut targets: Vec<(u16, u32)> = Vec::new();
+    if set.is_mirrored() {
+        let stale = pnfs.mirrors().stale(fileid);
+        for index in 0..map.count {
+            let live: Vec<(u16, u32)> = set
+                .copies(index)
+                .filter(|p| !stale.contains(p))
+                .filter_map(|p| Some((*servers.get(p as usize)?, p)))
+                .collect();
+            let (up, down): (Vec<_>, Vec<_>) = live
+                .into_iter()
+                .partition(|(ds, _)| pnfs.devices().is_up(*ds));
+            if up.is_empty() {
+                return Err(DsObjectsError::Down(down.first().map_or(0, |d| d.0)));
+            }
+            behind.extend(down.into_iter().map(|(_, p)| p));
+            targets.extend(up);
+        }
+    } else {
+        targets = servers
+            .iter()
+            .enumerate()
+            .map(|(p, &ds)| (ds, p as u32))
+            .collect();
+    }
     let calls = match set.packing {
-        Packing::Dense => by_server(&servers)
+        Packing::Dense => by_server_of(&targets)
             .into_iter()
-            .map(|(ds, indices)| {
+            .map(|(ds, positions)| {
                 Ok(TruncateCall {
                     ds,
                     ctl: control(pnfs, ds)?,
-                    sizes: indices
+                    sizes: positions
                         .into_iter()
-                        .map(|i| (i, map.object_size(i, size)))
+                        .map(|p| (p, map.object_size(set.stripe_of(p), size)))
                         .collect(),
                 })
             })
@@ -380,6 +443,8 @@ fn plan_for(
         fileid,
         version,
         calls,
+        behind,
+        mirrored: set.is_mirrored(),
     })
 }
 
@@ -387,7 +452,19 @@ impl Truncate {
     /// Sends the TRUNCATEs, to all data servers at once, and returns when every one is
     /// durable there. Any failure is an error (NFS4ERR_DELAY for the client): the caller then
     /// records nothing, and the client's retry truncates again (TRUNCATE is idempotent).
-    pub async fn run(self) -> Result<(), DsObjectsError> {
+    pub async fn run(self, pnfs: &Pnfs, marks: Marks<'_>) -> Result<(), NfsStat4> {
+        let fileid = self.fileid;
+        let _guard = if self.mirrored {
+            Some(pnfs.mirrors().io(fileid).ok_or(NfsStat4::NFS4ERR_DELAY)?)
+        } else {
+            None
+        };
+        let behind = self.behind.clone();
+        self.send().await?;
+        marks.mark(pnfs, fileid, behind).await
+    }
+
+    async fn send(self) -> Result<(), DsObjectsError> {
         let (fileid, version) = (self.fileid, self.version);
         let mut calls = JoinSet::new();
         for c in self.calls {
@@ -425,9 +502,10 @@ fn object_ends(
         return Ok(out);
     }
     let map = set.map()?;
-    for (ds, indices) in by_server(servers) {
+    for (ds, positions) in by_server(servers) {
         let ends = out.entry(ds).or_default();
-        for index in indices {
+        for position in positions {
+            let index = set.stripe_of(position);
             // Object and file offsets agree in index 0's first unit (everywhere with one
             // stripe): the only place a client takes a data server's eof right.
             let same_offsets_below = match (index, map.count) {
@@ -438,7 +516,7 @@ fn object_ends(
             ends.push(ObjectEnd {
                 object: CtlObject {
                     file: fileid,
-                    stripe: index,
+                    stripe: position,
                 },
                 version,
                 end: map.object_size(index, size),
@@ -509,6 +587,7 @@ mod tests {
                 first,
             },
             packing: Packing::Dense,
+            mirrors: 1,
         }
     }
 

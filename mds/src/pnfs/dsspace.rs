@@ -29,7 +29,7 @@ use layouts::{Packing, StripeMap};
 use nfs_proto::nfs4::NfsStat4;
 use pfs_core::{Deallocated, ObjectId, SeekWhat};
 
-use crate::pnfs::datapath::{concurrently, ctl_status, object, Striping};
+use crate::pnfs::datapath::{admit, concurrently, ctl_status, object, Marks, Striping};
 use crate::pnfs::dsctl::DsControl;
 use crate::server::Pnfs;
 use crate::store::StripeSet;
@@ -45,41 +45,62 @@ pub fn dense_object_range(map: &StripeMap, index: u32, offset: u64, end: u64) ->
 struct Target {
     ds: u16,
     ctl: DsControl,
+    /// The stripe index the object holds.
+    index: u32,
     object: ObjectId,
     offset: u64,
     len: u64,
 }
 
-/// The connection of every stripe index's data server, in index order, checked up before
-/// anything is sent; under sparse packing the first that is up (one is enough: every index
-/// is the same file), with its index.
+/// The copies a space operation changes, each as (stripe index, window position, data
+/// server, connection), checked up before anything is sent: every copy of every stripe
+/// index that is not stale; under sparse packing the first copy that is up (one is enough:
+/// every index is the same file). A copy of a mirrored stripe that is down while another
+/// is up is returned apart, to be marked stale; a stripe with no copy up is NFS4ERR_DELAY.
+#[allow(clippy::type_complexity)]
 fn servers(
     pnfs: &Pnfs,
     striping: &Striping,
     packing: Packing,
-) -> Result<Vec<(u32, u16, DsControl)>, NfsStat4> {
+) -> Result<(Vec<(u32, u32, u16, DsControl)>, Vec<u32>), NfsStat4> {
     match packing {
-        Packing::Dense => (0..striping.map.count)
-            .map(|i| striping.control(pnfs, i).map(|(ds, c)| (i, ds, c)))
-            .collect(),
+        Packing::Dense => {
+            let mut out = Vec::new();
+            let mut behind = Vec::new();
+            for i in 0..striping.map.count {
+                let before = out.len();
+                for (pos, ds) in striping.writable(i) {
+                    match pnfs.devices().control(ds) {
+                        Some(c) => out.push((i, pos, ds, c)),
+                        None => behind.push(pos),
+                    }
+                }
+                if out.len() == before {
+                    return Err(NfsStat4::NFS4ERR_DELAY);
+                }
+            }
+            Ok((out, behind))
+        }
         Packing::Sparse => (0..striping.map.count)
             .find_map(|i| striping.control(pnfs, i).ok())
-            .map(|(ds, c)| vec![(0, ds, c)])
+            .map(|(pos, ds, c)| (vec![(0, pos, ds, c)], Vec::new()))
             .ok_or(NfsStat4::NFS4ERR_DELAY),
     }
 }
 
-/// The object ranges a space operation on file range `[offset, end)` touches.
+/// The object ranges a space operation on file range `[offset, end)` touches, and the
+/// copies to mark stale once it is done.
 fn targets(
     pnfs: &Pnfs,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     end: u64,
-) -> Result<(Striping, Vec<Target>), NfsStat4> {
-    let striping = Striping::of(pnfs, set)?;
+) -> Result<(Striping, Vec<Target>, Vec<u32>), NfsStat4> {
+    let striping = Striping::of(pnfs, fileid, set)?;
     let mut out = Vec::new();
-    for (index, ds, ctl) in servers(pnfs, &striping, set.packing)? {
+    let (copies, behind) = servers(pnfs, &striping, set.packing)?;
+    for (index, pos, ds, ctl) in copies {
         let (start, stop) = match set.packing {
             Packing::Dense => dense_object_range(&striping.map, index, offset, end),
             Packing::Sparse => (offset, end),
@@ -87,12 +108,13 @@ fn targets(
         out.push(Target {
             ds,
             ctl,
-            object: object(fileid, index),
+            index,
+            object: object(fileid, pos),
             offset: start,
             len: stop - start,
         });
     }
-    Ok((striping, out))
+    Ok((striping, out, behind))
 }
 
 /// ALLOCATE of file range `[offset, end)` of striped file `fileid`, whose recorded size is
@@ -101,20 +123,23 @@ fn targets(
 /// size (an index without bytes in the range gets the last byte of its share allocated:
 /// `fallocate` grows an object atomically, where a truncate could cut off bytes a client
 /// just wrote through a layout).
+#[allow(clippy::too_many_arguments)]
 pub async fn allocate(
     pnfs: &Pnfs,
+    marks: Marks<'_>,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     end: u64,
     size: u64,
 ) -> Result<(), NfsStat4> {
-    let (striping, targets) = targets(pnfs, fileid, set, offset, end)?;
+    let _guard = admit(pnfs, fileid, set)?;
+    let (striping, targets, behind) = targets(pnfs, fileid, set, offset, end)?;
     let calls: Vec<_> = targets
         .into_iter()
         .filter_map(|mut t| {
             if t.len == 0 && end > size && set.packing == Packing::Dense {
-                let share = striping.map.object_size(t.object.stripe, end);
+                let share = striping.map.object_size(t.index, end);
                 if share == 0 {
                     return None;
                 }
@@ -132,7 +157,7 @@ pub async fn allocate(
     for r in concurrently(calls).await? {
         r?;
     }
-    Ok(())
+    marks.mark(pnfs, fileid, behind).await
 }
 
 /// DEALLOCATE of file range `[offset, end)` of striped file `fileid`: every index's share
@@ -140,12 +165,14 @@ pub async fn allocate(
 /// object's end is left alone there). Returns whether any data server changed anything.
 pub async fn deallocate(
     pnfs: &Pnfs,
+    marks: Marks<'_>,
     fileid: u64,
     set: &StripeSet,
     offset: u64,
     end: u64,
 ) -> Result<bool, NfsStat4> {
-    let (_, targets) = targets(pnfs, fileid, set, offset, end)?;
+    let _guard = admit(pnfs, fileid, set)?;
+    let (_, targets, behind) = targets(pnfs, fileid, set, offset, end)?;
     let calls: Vec<_> = targets
         .into_iter()
         .filter(|t| t.len > 0)
@@ -160,6 +187,7 @@ pub async fn deallocate(
     for r in concurrently(calls).await? {
         changed |= r? != Deallocated::Nothing;
     }
+    marks.mark(pnfs, fileid, behind).await?;
     Ok(changed)
 }
 
@@ -179,22 +207,33 @@ pub async fn seek(
     offset: u64,
     what: SeekWhat,
 ) -> Result<Option<u64>, NfsStat4> {
-    let striping = Striping::of(pnfs, set)?;
+    let striping = Striping::of(pnfs, fileid, set)?;
     let map = striping.map;
-    let asks: Vec<_> = servers(pnfs, &striping, set.packing)?
+    // One copy of each stripe index answers.
+    let one: Vec<(u32, u32, u16, DsControl)> = match set.packing {
+        Packing::Dense => (0..map.count)
+            .map(|i| {
+                striping
+                    .control(pnfs, i)
+                    .map(|(pos, ds, c)| (i, pos, ds, c))
+            })
+            .collect::<Result<_, _>>()?,
+        Packing::Sparse => servers(pnfs, &striping, set.packing)?.0,
+    };
+    let asks: Vec<_> = one
         .into_iter()
-        .map(|(index, ds, ctl)| {
+        .map(|(index, pos, ds, ctl)| {
             let at = match set.packing {
                 Packing::Dense => map.object_size(index, offset),
                 Packing::Sparse => offset,
             };
-            (index, ds, ctl, at)
+            (index, pos, ds, ctl, at)
         })
         .collect();
     let calls: Vec<_> = asks
         .iter()
-        .map(|(index, ds, ctl, at)| {
-            let (ctl, ds, obj, at) = (ctl.clone(), *ds, object(fileid, *index), *at);
+        .map(|(_, pos, ds, ctl, at)| {
+            let (ctl, ds, obj, at) = (ctl.clone(), *ds, object(fileid, *pos), *at);
             async move {
                 ctl.seek(obj, at, what)
                     .await
@@ -204,7 +243,7 @@ pub async fn seek(
         .collect();
     let answers = concurrently(calls).await?;
     let mut best: Option<u64> = None;
-    for ((index, _, _, at), answer) in asks.iter().zip(answers) {
+    for ((index, _, _, _, at), answer) in asks.iter().zip(answers) {
         // An object that ends at or before `at` is all hole from there on.
         let found = match (answer?, what) {
             (Some(o), _) => Some(o),

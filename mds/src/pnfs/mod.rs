@@ -10,6 +10,7 @@
 //!  dsspace   ALLOCATE, DEALLOCATE, SEEK and space used on the data servers
 //!  spacewatch which striped files GETATTR asks the data servers for space used
 //!  fencing   revocations for the data servers, layout recalls
+//!  mirrors   stale copies of mirrored files, re-silvering
 //!  notify    CB_NOTIFY_DEVICEID to clients watching devices
 //!  removals  the durable queue of deleted files' objects
 //!  settle    sizes of files written through layouts, across restarts
@@ -22,6 +23,7 @@ pub mod dsctl;
 pub mod dsobjects;
 pub mod dsspace;
 pub mod fencing;
+pub mod mirrors;
 pub mod notify;
 pub mod removals;
 pub mod reports;

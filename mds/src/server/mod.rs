@@ -191,6 +191,7 @@ impl Mds {
         };
         let rings = Arc::new(store.rings()?);
         let settler = crate::pnfs::settle::Settler::load(store.layout_writes()?);
+        let mirrors = crate::pnfs::mirrors::Mirrors::load(store.stale_copies()?);
         let devices = crate::pnfs::devices::Devices::with_connector(
             cfg.cluster.clone(),
             secret.as_ref().map(|s| s.as_bytes()),
@@ -210,6 +211,7 @@ impl Mds {
                 cfg.cluster.clone(),
                 ring_generation,
                 settler,
+                mirrors,
             )),
             tables: Arc::new(StateTables::new(
                 StateTable::new(minter),
@@ -391,6 +393,7 @@ impl Mds {
         );
         crate::pnfs::settle::Settler::start(&self.ns, &self.tables, &self.pnfs, self.clock());
         crate::pnfs::notify::DeviceWatch::start(&self.core, &self.pnfs);
+        crate::pnfs::mirrors::Mirrors::start(&self.ns, &self.tables, &self.core, &self.pnfs);
     }
 }
 

@@ -78,6 +78,8 @@ pub struct Pnfs {
     device_watch: DeviceWatch,
     /// What clients report of the data servers: errors, I/O statistics.
     reports: crate::pnfs::reports::IoReports,
+    /// Stale copies of mirrored files, and their re-silvering.
+    mirrors: crate::pnfs::mirrors::Mirrors,
 }
 
 impl Pnfs {
@@ -89,6 +91,7 @@ impl Pnfs {
         cluster: crate::config::ClusterConfig,
         ring_generation: u32,
         settler: Settler,
+        mirrors: crate::pnfs::mirrors::Mirrors,
     ) -> Self {
         Self {
             devices,
@@ -100,7 +103,13 @@ impl Pnfs {
             space_watch: Default::default(),
             device_watch: DeviceWatch::default(),
             reports: Default::default(),
+            mirrors,
         }
+    }
+
+    /// Stale copies of mirrored files, and their re-silvering.
+    pub fn mirrors(&self) -> &crate::pnfs::mirrors::Mirrors {
+        &self.mirrors
     }
 
     /// The device registry.

@@ -323,6 +323,18 @@ pub struct Plan {
     pub dst_offset: u64,
     /// Bytes (already clipped to the source's size).
     pub count: u64,
+    /// The export of both files.
+    pub export: u16,
+}
+
+impl Plan {
+    /// Whether either file is mirrored: the data servers' own copies and clones would reach
+    /// one copy only, so the MDS streams the bytes (and CLONE is not supported).
+    fn mirrored(&self) -> bool {
+        [&self.src, &self.dst]
+            .iter()
+            .any(|p| matches!(p, Place::Striped(_, s) if s.is_mirrored()))
+    }
 }
 
 /// A file and its stripe map and servers, for the dense path.
@@ -523,6 +535,7 @@ async fn read_piece(
 async fn write_piece(
     ns: &Namespace,
     pnfs: &Pnfs,
+    export: u16,
     p: &Place,
     at: u64,
     data: Bytes,
@@ -530,7 +543,11 @@ async fn write_piece(
     let len = data.len() as u64;
     let written = match p {
         Place::Striped(f, set) => {
-            datapath::write(pnfs, *f, set, at, &data, Stability::FileSync)
+            let marks = datapath::Marks {
+                store: ns.store(),
+                export,
+            };
+            datapath::write(pnfs, marks, *f, set, at, &data, Stability::FileSync)
                 .await?
                 .count
         }
@@ -571,7 +588,7 @@ impl Engine {
 /// Streams one piece through the MDS.
 async fn stream_piece(e: Engine, plan: Arc<Plan>, s: Stream) -> Result<(), NfsStat4> {
     let data = read_piece(&e.ns, &e.pnfs, &plan.src, s.src, s.len).await?;
-    write_piece(&e.ns, &e.pnfs, &plan.dst, s.dst, data).await?;
+    write_piece(&e.ns, &e.pnfs, plan.export, &plan.dst, s.dst, data).await?;
     e.copies.note_bytes(0, s.len);
     Ok(())
 }
@@ -582,7 +599,8 @@ pub async fn run(e: &Engine, plan: &Plan, job: Option<&Job>) -> Result<u64, (Nfs
     let plan = Arc::new(plan.clone());
     let dense = match (&plan.src, &plan.dst) {
         (Place::Striped(sf, ss), Place::Striped(df, ds))
-            if ss.packing == layouts::Packing::Dense || ds.packing == layouts::Packing::Dense =>
+            if (ss.packing == layouts::Packing::Dense || ds.packing == layouts::Packing::Dense)
+                && !plan.mirrored() =>
         {
             let s = Striped::of(&e.pnfs, *sf, ss).map_err(|e| (e, 0))?;
             let d = Striped::of(&e.pnfs, *df, ds).map_err(|e| (e, 0))?;
@@ -595,9 +613,8 @@ pub async fn run(e: &Engine, plan: &Plan, job: Option<&Job>) -> Result<u64, (Nfs
             let steps_cap = u64::from(s.map.unit.min(d.map.unit)) * 65536;
             (MAX_CTL_COPY * d.servers.len() as u64).min(steps_cap)
         }
-        (Place::Local(_), Place::Local(_), _) | (Place::Striped(..), Place::Striped(..), _) => {
-            MAX_CTL_COPY
-        }
+        (Place::Local(_), Place::Local(_), _) => MAX_CTL_COPY,
+        (Place::Striped(..), Place::Striped(..), _) if !plan.mirrored() => MAX_CTL_COPY,
         _ => u64::from(MAX_CTL_IO) * IN_FLIGHT as u64,
     };
     let mut done = 0;
@@ -639,7 +656,8 @@ async fn copy_window(
             blocking(move || store.copy_range(s, d, a, b, n)).await?;
             Ok(())
         }
-        (Place::Striped(..), Place::Striped(_, dset)) => match dense {
+        // Mirrored files are streamed through the MDS, which writes every copy.
+        (Place::Striped(..), Place::Striped(_, dset)) if !plan.mirrored() => match dense {
             Some((s, d)) => {
                 let (runs, streams) = plan_dense(s, d, a, b, n, MAX_CTL_COPY)?;
                 let mut futs: Vec<std::pin::Pin<Box<dyn Future<Output = _> + Send>>> = Vec::new();
@@ -704,7 +722,9 @@ pub async fn clone(e: &Engine, plan: &Plan) -> Result<(), NfsStat4> {
             blocking(move || store.clone_range(s, d, a, b, n)).await
         }
         (Place::Striped(sf, ss), Place::Striped(df, ds))
-            if ss.packing == layouts::Packing::Dense && ds.packing == layouts::Packing::Dense =>
+            if ss.packing == layouts::Packing::Dense
+                && ds.packing == layouts::Packing::Dense
+                && !plan.mirrored() =>
         {
             let s = Striped::of(&e.pnfs, *sf, ss)?;
             let d = Striped::of(&e.pnfs, *df, ds)?;

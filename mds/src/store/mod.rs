@@ -35,6 +35,7 @@ mod ns;
 mod removals;
 mod rings;
 pub mod schema;
+mod stale_copies;
 mod stripes;
 mod types;
 mod xattr;
@@ -185,6 +186,7 @@ impl Store {
             wtx.open_table(STRIPES)?;
             wtx.open_table(DS_REMOVALS)?;
             wtx.open_table(layout_writes::LAYOUT_WRITES)?;
+            wtx.open_table(stale_copies::STALE_COPIES)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {

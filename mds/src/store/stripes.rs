@@ -14,8 +14,23 @@
 //!     uint32_t first;       /* ring position of the window's first data server */
 //!     bool     dense;       /* NFL4_UFLG_DENSE packing, else sparse */
 //! };
-//! union stripes_record switch (uint32_t version) { case 1: stripes_v1 v1; };
+//! struct stripes_v2 {
+//!     stripes_v1 v1;        /* count: stripes x mirrors data servers */
+//!     uint32_t mirrors;     /* copies of each stripe (flex files mirrors), >= 1 */
+//! };
+//! union stripes_record switch (uint32_t version) {
+//!     case 1: stripes_v1 v1;    /* no mirrors */
+//!     case 2: stripes_v2 v2;    /* written only for mirrors > 1 */
+//! };
 //! ```
+//!
+//! # Mirrors
+//! A mirrored set (flex files, RFC 8435 section 5.1) keeps `mirrors` whole copies of each
+//! stripe on distinct data servers of its window: copy `k` of stripe index `i` is object
+//! `{file, k * stripes + i}` on the window's server at that position ([`StripeSet::copies`]),
+//! so every object of the file is still `{file, position}` on the server at `position`, and
+//! removal, which sends every position its REMOVE, needs no change. Copies that missed a
+//! write are recorded stale ([`super::stale_copies`]) until re-silvered.
 //!
 //! The table was added after format 1 was fixed: opening a store creates it if missing, as
 //! for the xattr tables, so the format version did not change. Deleting an inode deletes its
@@ -47,13 +62,43 @@ pub struct StripeSet {
     pub device: Device,
     /// Dense (`local`/`null` backends) or sparse (`shared`).
     pub packing: Packing,
+    /// Copies of each stripe (1: no mirrors); the window holds `stripes x mirrors` servers.
+    pub mirrors: u16,
 }
 
 impl StripeSet {
+    /// Stripes of the file: its window's servers over its mirrors.
+    pub fn stripe_count(&self) -> u16 {
+        self.device.count / self.mirrors.max(1)
+    }
+
     /// The offset mapping of a layout of this set: first stripe index 0 and pattern offset 0,
     /// as the MDS always hands out (RFC 8881 section 13.4).
     pub fn map(&self) -> Result<StripeMap, StripeError> {
-        StripeMap::new(self.unit, u32::from(self.device.count), 0, 0, self.packing)
+        StripeMap::new(
+            self.unit,
+            u32::from(self.stripe_count()),
+            0,
+            0,
+            self.packing,
+        )
+    }
+
+    /// Whether the set keeps more than one copy of each stripe.
+    pub fn is_mirrored(&self) -> bool {
+        self.mirrors > 1
+    }
+
+    /// The stripe index window position `position` holds a copy of.
+    pub fn stripe_of(&self, position: u32) -> u32 {
+        position % u32::from(self.stripe_count().max(1))
+    }
+
+    /// The window positions (= object stripe numbers) of the copies of stripe index
+    /// `index`, mirror 0 first.
+    pub fn copies(&self, index: u32) -> impl Iterator<Item = u32> {
+        let stripes = u32::from(self.stripe_count());
+        (0..u32::from(self.mirrors.max(1))).map(move |k| k * stripes + index)
     }
 }
 
@@ -67,30 +112,51 @@ struct StripesV1 {
     dense: bool,
 }
 
+/// Version 2: a mirrored set.
+#[derive(Clone, Debug, PartialEq, Xdr)]
+struct StripesV2 {
+    v1: StripesV1,
+    mirrors: u32,
+}
+
 /// A stripe set record, versioned by its XDR discriminant.
 #[derive(Clone, Debug, PartialEq, Xdr)]
 enum StripesRecord {
     #[xdr(case = 1u32)]
     V1(StripesV1),
+    #[xdr(case = 2u32)]
+    V2(StripesV2),
 }
 
 fn encode(s: &StripeSet) -> Bytes {
-    to_bytes(&StripesRecord::V1(StripesV1 {
+    let v1 = StripesV1 {
         unit: s.unit,
         generation: s.device.generation,
         count: u32::from(s.device.count),
         first: u32::from(s.device.first),
         dense: s.packing == Packing::Dense,
-    }))
+    };
+    // Sets without mirrors keep the version-1 record older binaries read.
+    to_bytes(&if s.is_mirrored() {
+        StripesRecord::V2(StripesV2 {
+            v1,
+            mirrors: u32::from(s.mirrors),
+        })
+    } else {
+        StripesRecord::V1(v1)
+    })
 }
 
 fn decode(b: &[u8]) -> Result<StripeSet, StoreError> {
     const BAD: StoreError = StoreError::Corrupt("stripe set record does not decode");
-    let StripesRecord::V1(r) =
-        from_bytes::<StripesRecord>(Bytes::copy_from_slice(b)).map_err(|_| BAD)?;
+    let (r, mirrors) = match from_bytes::<StripesRecord>(Bytes::copy_from_slice(b)) {
+        Ok(StripesRecord::V1(r)) => (r, 1),
+        Ok(StripesRecord::V2(r)) => (r.v1, u16::try_from(r.mirrors).map_err(|_| BAD)?),
+        Err(_) => return Err(BAD),
+    };
     let count = u16::try_from(r.count).map_err(|_| BAD)?;
     let first = u16::try_from(r.first).map_err(|_| BAD)?;
-    if count == 0 {
+    if count == 0 || mirrors == 0 || count % mirrors != 0 {
         return Err(BAD);
     }
     Ok(StripeSet {
@@ -105,6 +171,7 @@ fn decode(b: &[u8]) -> Result<StripeSet, StoreError> {
         } else {
             Packing::Sparse
         },
+        mirrors,
     })
 }
 

@@ -39,6 +39,7 @@ fn the_default_is_three_data_servers_on_this_host() {
             stripe_count: 3,
             packing: Packing::Dense,
             flex_files: false,
+            mirrors: 1,
         }
     );
 }
@@ -435,4 +436,27 @@ fn flex_files_is_chosen_per_export_with_a_stripe_count_of_one() {
     assert_eq!(e.field, "cluster.layout.directories[0].stripe_count");
     let e = parse("cluster:\n  layout:\n    layout_type: blocks\n").unwrap_err();
     assert!(e.to_string().contains("layout_type"), "{e}");
+}
+
+#[test]
+fn mirrors_come_from_the_export_or_directory_and_need_flex_files() {
+    let c = parse(
+        "exports:\n  - id: 1\n  - id: 2\n    path: /scratch\n    pseudo: /scratch\n\
+         cluster:\n  layout:\n    layout_type: flex_files\n    mirrors: 2\n    exports:\n      \
+         - { export: 2, layout_type: files }\n    directories:\n      - { path: /m3, mirrors: 3 }\n",
+    )
+    .unwrap();
+    assert_eq!(c.cluster.layout_for(1).unwrap().mirrors, 2);
+    assert_eq!(c.cluster.layout_for(2).unwrap().mirrors, 1);
+    let dir = &c.cluster.layout.directories[0];
+    assert_eq!(c.cluster.layout_for_directory(1, dir).unwrap().mirrors, 3);
+    let e = parse("cluster:\n  layout:\n    mirrors: 2\n").unwrap_err();
+    assert_eq!(e.field, "cluster.layout.mirrors");
+    assert!(e.message.contains("flex_files"), "{e}");
+    let e =
+        parse("cluster:\n  layout:\n    layout_type: flex_files\n    mirrors: 4\n").unwrap_err();
+    assert!(e.message.contains("1..=3"), "{e}");
+    let e = parse("cluster:\n  layout:\n    directories:\n      - { path: /d, mirrors: 2 }\n")
+        .unwrap_err();
+    assert_eq!(e.field, "cluster.layout.directories[0].mirrors");
 }

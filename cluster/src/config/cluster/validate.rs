@@ -123,10 +123,42 @@ impl ClusterConfig {
             )),
             _ => Ok(()),
         };
+        // Mirrors are copies of a flex files layout (RFC 8435 section 5.1); a file layout
+        // has no way to name them.
+        let flex_mirrors = |field: String, mirrors: Option<u32>, flex: bool| match mirrors {
+            Some(m) => {
+                check_count(&field, m, n)?;
+                if shared != 0 && m != 1 {
+                    return Err(err(
+                        field,
+                        format!(
+                            "{m}: the shared backend keeps one file per file id, which every \
+                             data server sees: mirrors would be that one file"
+                        ),
+                    ));
+                }
+                if !flex && m != 1 {
+                    return Err(err(
+                        field,
+                        format!(
+                            "{m}: mirrors need layout_type flex_files (a file layout cannot \
+                             name copies)"
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            None => Ok(()),
+        };
         let default_flex = self.layout.layout_type == super::LayoutType::FlexFiles;
         flex_count(
             "cluster.layout.stripe_count".into(),
             self.layout.stripe_count,
+            default_flex,
+        )?;
+        flex_mirrors(
+            "cluster.layout.mirrors".into(),
+            self.layout.mirrors,
             default_flex,
         )?;
         let mut seen = HashSet::new();
@@ -155,6 +187,8 @@ impl ClusterConfig {
                 .map_or(default_flex, |t| t == super::LayoutType::FlexFiles);
             // An export that turns flex files on inherits no stripe count from the default.
             flex_count(f("stripe_count"), e.stripe_count, flex)?;
+            // An export that turns flex files off inherits the default's mirrors as 1.
+            flex_mirrors(f("mirrors"), e.mirrors, flex)?;
         }
         self.check_directories(cfg)
     }
@@ -187,7 +221,17 @@ impl ClusterConfig {
             if let Some(c) = d.stripe_count {
                 check_count(&f("stripe_count"), c, self.data_servers.len())?;
             }
-            if self.layout_for(export).is_some_and(|p| p.flex_files) {
+            let flex = self.layout_for(export).is_some_and(|p| p.flex_files);
+            if let Some(m) = d.mirrors {
+                check_count(&f("mirrors"), m, self.data_servers.len())?;
+                if !flex && m != 1 {
+                    return Err(err(
+                        f("mirrors"),
+                        format!("{m}: export {export} serves file layouts, which have no mirrors"),
+                    ));
+                }
+            }
+            if flex {
                 if let Some(c) = d.stripe_count.filter(|&c| c != 1) {
                     return Err(err(
                         f("stripe_count"),

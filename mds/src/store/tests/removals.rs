@@ -15,6 +15,7 @@ fn set(count: u16, first: u16) -> StripeSet {
             first,
         },
         packing: Packing::Dense,
+        mirrors: 1,
     }
 }
 

@@ -13,6 +13,7 @@ fn set(generation: u32, count: u16, first: u16, packing: Packing) -> StripeSet {
             first,
         },
         packing,
+        mirrors: 1,
     }
 }
 

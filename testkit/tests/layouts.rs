@@ -1363,12 +1363,14 @@ fn directory_policies(c: &mut Config) {
             path: "/narrow".into(),
             stripe_unit: Some(64 << 10),
             stripe_count: Some(1),
+            mirrors: None,
         },
         DirectoryLayout {
             export: Some(1),
             path: "/narrow/wide".into(),
             stripe_unit: None,
             stripe_count: Some(2),
+            mirrors: None,
         },
     ];
 }
@@ -1597,6 +1599,7 @@ async fn a_configured_path_through_a_file_stops_the_start_naming_the_field() {
         path: "/plain/sub".into(),
         stripe_unit: None,
         stripe_count: Some(1),
+        mirrors: None,
     }];
     // The last boot's store may still be closing on another thread: wait that out.
     let e = tokio::time::timeout(Duration::from_secs(10), async {

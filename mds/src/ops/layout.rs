@@ -389,6 +389,7 @@ mod tests {
             export: 2,
             stripe_unit: Some(64 << 10),
             stripe_count: Some(2),
+            mirrors: None,
             layout_type: None,
         });
         let ring = c.ring(1);
@@ -427,6 +428,7 @@ mod tests {
             export: 2,
             stripe_unit: None,
             stripe_count: Some(2),
+            mirrors: None,
             layout_type: None,
         });
         let ids = device_list(&c, &ring, []);
@@ -444,6 +446,7 @@ mod tests {
                     path: "/d".into(),
                     stripe_unit: None,
                     stripe_count: Some(1),
+                    mirrors: None,
                 },
             )
             .unwrap();

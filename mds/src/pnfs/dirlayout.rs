@@ -145,6 +145,7 @@ mod tests {
             path: path.into(),
             stripe_unit: unit,
             stripe_count: count,
+            mirrors: None,
         }
     }
 

@@ -727,6 +727,133 @@ YAML
     return "$rc"
 }
 
+# --- 11b. flex files mirrors (MIRROR_CHECKS=1: `pnfs mds` and `pnfs ds --id 1..3` processes
+# with layout_type flex_files and mirrors 2, the pnfs-flex-mirrors scenario) ---------------------
+
+# The data servers' counters of OP_WRITE (ok), "ds1 ds2 ds3" order, from the MDS's metrics.
+ds_writes() {
+    /scenario/pnfs stats >/tmp/stats || return 1
+    local ds out=""
+    for ds in ${PNFS_DS_IDS:-1 2 3}; do
+        out+="$(stat_of "pnfs_ds_ops_total{ds=\"$ds\",op=\"OP_WRITE\",status=\"ok\"}") "
+    done
+    echo "$out"
+}
+
+# The objects of the file at $1 (its fileid is the client's inode number) on every data server,
+# one "ds<id> <path>" per line.
+mirror_objects() {
+    local ino hex
+    ino=$(stat -c %i "$1") || return 1
+    hex=$(printf '%016x' "$ino")
+    find /srv/pnfs-data/ds?/objects -name "$hex.*" 2>/dev/null | sort |
+        sed -E 's#^/srv/pnfs-data/(ds[0-9]+)/#\1 &#'
+}
+
+# A 32 MiB file written with fsync: the stock client picks flex files, the file's two copies
+# are on two distinct data servers and each took all of it (WRITE counts grow on two data
+# servers by at least 32 each, 1 MiB WRITEs), the MDS took none, and both copies read the same.
+mirror_traffic() {
+    local d=$M/mirror n=$((32 << 20)) before after driver busy=0 i rc=0 mds0 mds1 objs
+    mkdir -p "$d"
+    head -c "$n" /dev/urandom >"$SRC/mirror32"
+    /scenario/pnfs stats >/tmp/stats
+    mds0=$(stat_of 'pnfs_ops_total{op="OP_WRITE",status="ok"}')
+    read -ra before <<<"$(ds_writes)"
+    dd if="$SRC/mirror32" of="$d/f32" bs=1M conv=fsync status=none || return 1
+    # The data servers' counters reach the MDS with their HEALTH replies.
+    for _ in $(seq 50); do
+        read -ra after <<<"$(ds_writes)"
+        busy=0
+        for i in "${!after[@]}"; do
+            ((after[i] - before[i] >= 32)) && busy=$((busy + 1))
+        done
+        ((busy >= 2)) && break
+        sleep 0.2
+    done
+    mds1=$(stat_of 'pnfs_ops_total{op="OP_WRITE",status="ok"}')
+    driver=$(awk -v m="$M" '$0 ~ " mounted on " m " " { p = 1; next } /^device /{ p = 0 } p' /proc/self/mountstats |
+        grep -o 'pnfs=[A-Z_]*')
+    objs=$(mirror_objects "$d/f32")
+    echo -n "$driver; data server WRITEs before ${before[*]}, after ${after[*]}; MDS WRITEs $((mds1 - mds0)); objects: $(tr '\n' ';' <<<"$objs") "
+    [[ $driver == pnfs=LAYOUT_FLEX_FILES ]] || rc=1
+    ((busy == 2)) || { echo "copies on $busy data servers, not 2"; rc=1; }
+    ((mds1 == mds0)) || rc=1
+    [[ $(wc -l <<<"$objs") == 2 ]] || rc=1
+    local sums
+    sums=$(awk '{ print $2 }' <<<"$objs" | xargs sha256sum | awk '{ print $1 }' | sort -u)
+    expect_eq "both copies" "$sums" "$(sha "$SRC/mirror32")" || rc=1
+    drop_caches
+    expect_eq "sha256 read back" "$(sha "$d/f32")" "$(sha "$SRC/mirror32")" || rc=1
+    return "$rc"
+}
+
+# Data server holding a copy of the file being written is killed with SIGKILL in the middle of
+# a 256 MiB dd (conv=fsync) and left down: dd must finish without an error, the file must read
+# back with its sha256 (after dropping the caches), the MDS must have counted a reported error
+# (LAYOUTERROR or a flex files LAYOUTRETURN report) and marked the dead copy stale.
+mirror_kill() {
+    local d=$M/mirror n=$((256 << 20)) pid before now i victim="" rc=0 errs stale
+    mkdir -p "$d"
+    head -c "$n" /dev/urandom >"$SRC/mirror256"
+    read -ra before <<<"$(ds_writes)"
+    dd if="$SRC/mirror256" of="$d/f256" bs=1M conv=fsync status=none 2>/tmp/mirror-dd.err &
+    pid=$!
+    # Once 64 MiB went to the data servers: the victim is a data server taking this file's
+    # WRITEs (both copies' servers are).
+    for _ in $(seq 600); do
+        read -ra now <<<"$(ds_writes)"
+        for i in "${!now[@]}"; do
+            if ((now[i] - before[i] >= 64)); then
+                victim=$((i + 1))
+                break 2
+            fi
+        done
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    [[ -n $victim ]] || { echo "no data server took 64 WRITEs of the file"; wait "$pid"; return 1; }
+    kill -9 "$(cat "/tmp/pnfs-ds$victim.pid")"
+    echo "$victim" >/tmp/mirror-victim
+    echo -n "killed data server $victim after WRITEs ${now[*]} (before ${before[*]}); "
+    local t0=$SECONDS
+    wait "$pid" || { echo "dd failed: $(cat /tmp/mirror-dd.err)"; rc=1; }
+    echo -n "dd finished $((SECONDS - t0)) s later; "
+    drop_caches
+    expect_eq "sha256 after the kill" "$(sha "$d/f256")" "$(sha "$SRC/mirror256")" || rc=1
+    /scenario/pnfs stats >/tmp/stats
+    errs=$(stat_of pnfs_layout_io_errors_total)
+    stale=$(stat_of pnfs_mirror_stale_copies)
+    echo -n "MDS: reported errors $errs, stale copies $stale, marked $(stat_of pnfs_mirror_copies_marked_stale_total); "
+    grep -E '^pnfs_ops_total.*OP_(LAYOUTERROR|LAYOUTRETURN|LAYOUTGET)' /tmp/stats | tr -s ' ' | tr '\n' ';'
+    ((errs > 0)) || rc=1
+    ((stale > 0)) || rc=1
+    return "$rc"
+}
+
+# The killed data server is started again: the MDS re-silvers the stale copies (metrics
+# pnfs_mirror_stale_copies back to 0) and both copies of the 256 MiB file are then identical
+# to the source.
+mirror_resilver() {
+    local victim objs sums t0=$SECONDS
+    victim=$(cat /tmp/mirror-victim) || return 1
+    start_pnfs_ds "$victim" || return 1
+    for _ in $(seq 900); do
+        /scenario/pnfs stats >/tmp/stats
+        (($(stat_of pnfs_mirror_stale_copies) == 0)) && break
+        sleep 0.2
+    done
+    echo -n "re-silver log: $(sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log | grep -aE 'mds::pnfs::mirrors|re-silver' | cut -c12-200 | tr '\n' ';'); "
+    echo -n "data server $victim back; stale copies $(stat_of pnfs_mirror_stale_copies) after $((SECONDS - t0)) s, re-silvered $(stat_of pnfs_mirror_resilvered_copies_total) copies, $(($(stat_of pnfs_mirror_resilver_bytes_total) >> 20)) MiB; "
+    (($(stat_of pnfs_mirror_stale_copies) == 0)) || return 1
+    objs=$(mirror_objects "$M/mirror/f256")
+    echo -n "objects: $(tr '\n' ';' <<<"$objs") "
+    [[ $(wc -l <<<"$objs") == 2 ]] || return 1
+    sums=$(awk '{ print $2 }' <<<"$objs" | xargs sha256sum | awk '{ print $1 }' | sort -u)
+    expect_eq "both copies of the 256 MiB file" "$sums" "$(sha "$SRC/mirror256")" || return 1
+    rm -rf "$SRC/mirror256" "$SRC/mirror32" "$M/mirror"
+}
+
 # --- 12. delegations (our server) ------------------------------------------------------------
 
 # The server's delegation counters now (saved in /tmp/stats): write and read delegations

@@ -26,7 +26,7 @@
 
 # Each check runs in its own bash (see check), which needs the functions and settings.
 export -f $(compgen -A function)
-export M C2M H SRC DS_DIRS TAR_ROOT TAR_DIRS RDMA_ADDR RDMA_ADDR2
+export M C2M H SRC DS_DIRS TAR_ROOT TAR_DIRS RDMA_ADDR RDMA_ADDR2 PNFS_DS_IDS
 
 check mount_c1 mount_c1
 if [[ -n ${NFS_DEBUG:-} ]]; then
@@ -40,6 +40,14 @@ export C2PID
 if [[ $SERVER == pnfs ]]; then
     check deleg_recall_writer_open deleg_recall_open
     check deleg_recall_writer_closed deleg_recall_closed
+fi
+
+# Mirrored flex files (the pnfs-flex-mirrors scenario), first, on an empty file system: a data
+# server killed mid-write and re-silvered (checks.sh).
+if [[ -n ${MIRROR_CHECKS:-} ]]; then
+    check mirrors_two_copies_32MiB mirror_traffic
+    check mirrors_ds_killed_mid_256MiB_write mirror_kill
+    check mirrors_resilvered mirror_resilver
 fi
 
 # The checks every client passes (checks.sh).

@@ -134,3 +134,37 @@ fn pnfs_files_v41_data_server_killed_and_restarted() {
     s.extra_env.push(("PNFS_DS_IDS".into(), "1 2 3".into()));
     assert_scenario_passes(&s);
 }
+
+/// Issue 23's mirrored flex files: the cluster as processes (`pnfs mds`, `pnfs ds --id 1..3`),
+/// flex files layouts with 2 mirrors, vers=4.2 on XFS with reflink. The suite passes (CLONE and
+/// COPY into a new file go copy by copy on the data servers), then `workload.sh`'s mirror
+/// checks: a 32 MiB file's copies on two data servers, none of it through the MDS; a data
+/// server holding a copy is killed with SIGKILL in the middle of a 256 MiB `dd conv=fsync` and
+/// left down: dd finishes, the sha256 matches, the MDS counted the client's error report and
+/// marked the copy stale; the data server is started again and the MDS re-silvers the copy
+/// until both objects have the file's sha256.
+#[test]
+fn pnfs_flex_mirrors_v42_workload_and_data_server_killed() {
+    let mut s = pnfs_scenario("pnfs-flex-mirrors", "vers=4.2");
+    s.server = Server::Pnfs {
+        binary: pnfs_binary(),
+        args: "mds --config /scenario/pnfs.yaml".into(),
+        config: Some(MIRRORS_CONFIG.into()),
+        export: "/".into(),
+    };
+    s.extra_env.push(("PNFS_DS_IDS".into(), "1 2 3".into()));
+    s.extra_env.push(("SERVER_FS".into(), "xfs".into()));
+    s.extra_env.push(("MIRROR_CHECKS".into(), "1".into()));
+    assert_scenario_passes(&s);
+}
+
+/// The mirrored cluster: flex files layouts, two copies of every file.
+const MIRRORS_CONFIG: &str = "\
+data_dir: /srv/pnfs-data
+lease_time: 15
+grace_time: 15
+cluster:
+  layout:
+    layout_type: flex_files
+    mirrors: 2
+";

@@ -112,16 +112,28 @@ pub(crate) fn errors(
 ) {
     for e in errors {
         let server = crate::pnfs::reports::device_server(&ctx.mds, &e.de_deviceid);
-        ctx.mds.pnfs().reports().error(server);
-        tracing::warn!(
-            clientid,
-            fileid,
-            data_server = ?server,
-            status = ?e.de_status,
-            op = ?e.de_opnum,
-            offset,
-            length,
-            "a client reports a data server error"
-        );
+        if ctx.mds.pnfs().reports().error(server) {
+            tracing::warn!(
+                clientid,
+                fileid,
+                data_server = ?server,
+                status = ?e.de_status,
+                op = ?e.de_opnum,
+                offset,
+                length,
+                "a client reports a data server error (more in the next minute: debug level)"
+            );
+        } else {
+            tracing::debug!(
+                clientid,
+                fileid,
+                data_server = ?server,
+                status = ?e.de_status,
+                op = ?e.de_opnum,
+                offset,
+                length,
+                "a client reports a data server error"
+            );
+        }
     }
 }

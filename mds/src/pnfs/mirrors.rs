@@ -68,6 +68,8 @@ struct Busy {
 pub struct Mirrors {
     stale: Mutex<BTreeMap<u64, StaleFile>>,
     busy: Mutex<HashMap<u64, Busy>>,
+    /// Files whose RW layouts a re-silver recalled (logged once).
+    recalled: Mutex<BTreeSet<u64>>,
     wake: Arc<Notify>,
     started: AtomicBool,
     /// Copies marked stale (this boot).

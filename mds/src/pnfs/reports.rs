@@ -66,14 +66,21 @@ impl IoReports {
 
     /// A client reported an error of data server `ds` (`None`: a device that names none of
     /// ours).
-    pub fn error(&self, ds: Option<u32>) {
+    ///
+    /// Returns whether the report is news: the first of `ds` (or of an unknown device) in
+    /// [`AVOID`], which callers log as a warning and the rest at debug level (a client
+    /// writing 1 MiB pieces reports every piece in flight when a data server dies).
+    pub fn error(&self, ds: Option<u32>) -> bool {
         self.errors.fetch_add(1, Ordering::Relaxed);
-        if let Some(ds) = ds {
-            let mut m = self.by_ds();
-            let r = m.entry(ds).or_default();
-            r.errors += 1;
-            r.last_error = Some(Instant::now());
-        }
+        let Some(ds) = ds else {
+            return true;
+        };
+        let mut m = self.by_ds();
+        let r = m.entry(ds).or_default();
+        let news = r.last_error.is_none_or(|t| t.elapsed() >= AVOID);
+        r.errors += 1;
+        r.last_error = Some(Instant::now());
+        news
     }
 
     /// Whether a client reported data server `ds` failing in the last [`AVOID`].

@@ -638,6 +638,50 @@ pub async fn run(e: &Engine, plan: &Plan, job: Option<&Job>) -> Result<u64, (Nfs
     Ok(done)
 }
 
+/// The per-copy runs of a range of two mirrored files on the same window with every copy
+/// good and up (a COPY or CLONE into a new file gives it the source's set, `ops::copy`):
+/// copy `k` of the source and of the destination are on the same data server, which copies
+/// or clones `[a, a + n)` to `b` itself, the offsets being file offsets in every copy.
+/// `None` otherwise (the MDS streams, which writes every good copy).
+fn mirror_runs(pnfs: &Pnfs, plan: &Plan, a: u64, b: u64, n: u64) -> Option<Vec<LocalRun>> {
+    let (Place::Striped(sf, ss), Place::Striped(df, ds)) = (&plan.src, &plan.dst) else {
+        return None;
+    };
+    let same = ss.is_mirrored()
+        && ss.device == ds.device
+        && ss.mirrors == ds.mirrors
+        && ss.stripe_count() == 1
+        && ss.packing == layouts::Packing::Dense
+        && ds.packing == layouts::Packing::Dense;
+    if !same || !pnfs.mirrors().stale(*sf).is_empty() || !pnfs.mirrors().stale(*df).is_empty() {
+        return None;
+    }
+    let servers = pnfs.stripe_servers(ds).ok()?;
+    if servers.iter().any(|&id| !pnfs.devices().is_up(id)) {
+        return None;
+    }
+    Some(
+        servers
+            .iter()
+            .enumerate()
+            .map(|(p, &ds)| LocalRun {
+                ds,
+                src: ObjectId {
+                    file: *sf,
+                    stripe: p as u32,
+                },
+                dst: ObjectId {
+                    file: *df,
+                    stripe: p as u32,
+                },
+                src_offset: a,
+                dst_offset: b,
+                len: n,
+            })
+            .collect(),
+    )
+}
+
 async fn copy_window(
     e: &Engine,
     plan: &Arc<Plan>,
@@ -646,6 +690,17 @@ async fn copy_window(
     b: u64,
     n: u64,
 ) -> Result<(), NfsStat4> {
+    if let Some(runs) = mirror_runs(&e.pnfs, plan, a, b, n) {
+        let _guard = match &plan.dst {
+            Place::Striped(f, set) => datapath::admit(&e.pnfs, *f, set)?,
+            Place::Local(_) => None,
+        };
+        let futs: Vec<_> = runs
+            .into_iter()
+            .map(|r| local_copy(e.pnfs.devices().clone(), r))
+            .collect();
+        return bounded(futs).await;
+    }
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
             let (store, s, d) = (
@@ -711,6 +766,18 @@ async fn copy_window(
 /// data server of the matching destination unit; NFS4ERR_NOTSUPP where they do not, where
 /// one file is striped and the other not, or where a store cannot share blocks.
 pub async fn clone(e: &Engine, plan: &Plan) -> Result<(), NfsStat4> {
+    let (a, b, n) = (plan.src_offset, plan.dst_offset, plan.count);
+    if let Some(runs) = mirror_runs(&e.pnfs, plan, a, b, n) {
+        let _guard = match &plan.dst {
+            Place::Striped(f, set) => datapath::admit(&e.pnfs, *f, set)?,
+            Place::Local(_) => None,
+        };
+        let futs: Vec<_> = runs
+            .into_iter()
+            .map(|r| local_clone(e.pnfs.devices().clone(), r))
+            .collect();
+        return bounded(futs).await;
+    }
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
             let (store, s, d) = (

@@ -396,10 +396,17 @@ async fn resilver_file(
         let fh = store
             .fh_codec()
             .encode_kind(FhKind::Object, export, fileid, inode.generation);
-        info!(
-            fileid,
-            "re-silver waits for the file's RW layouts: recalling them"
-        );
+        let first = mirrors
+            .recalled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(fileid);
+        if first {
+            info!(
+                fileid,
+                "re-silver waits for the file's RW layouts: recalling them"
+            );
+        }
         crate::pnfs::fencing::recall_file(tables, core, pnfs, fileid, fh, None);
         return Ok(());
     }
@@ -437,6 +444,11 @@ async fn resilver_file(
         }
     }
     *mirrors.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    mirrors
+        .recalled
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&fileid);
     mirrors.end(fileid);
     result
 }

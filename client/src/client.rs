@@ -152,11 +152,14 @@ impl Client {
         let mds = Endpoint::connect(cfg, Some(callbacks.clone())).await?;
         // The MDS role flag is not enough: some servers set it and hand out no layouts
         // (nfs-ganesha's VFS export says USE_PNFS_MDS with an empty fs_layout_types).
-        let pnfs_ok = opts.pnfs
-            && mds.server_flags() & EXCHGID4_FLAG_USE_PNFS_MDS != 0
-            && root_has_file_layouts(&mds).await;
+        let layout_type = if opts.pnfs && mds.server_flags() & EXCHGID4_FLAG_USE_PNFS_MDS != 0 {
+            root_layout_type(&mds).await
+        } else {
+            None
+        };
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
-            pnfs: pnfs_ok.then(|| Pnfs::new(mds.clone(), &opts, owner.clone(), weak.clone())),
+            pnfs: layout_type
+                .map(|ty| Pnfs::new(mds.clone(), ty, &opts, owner.clone(), weak.clone())),
             mds: mds.clone(),
             mds_slots: Arc::new(tokio::sync::Semaphore::new(opts.ds_in_flight.max(1))),
             opts,
@@ -261,26 +264,31 @@ impl Client {
     }
 }
 
-/// Whether the server's root file system lists LAYOUT4_NFSV4_1_FILES in `fs_layout_types`.
-async fn root_has_file_layouts(mds: &Arc<Endpoint>) -> bool {
+/// The layout type to ask the server for: LAYOUT4_FLEX_FILES when the root file system lists
+/// it in `fs_layout_types` (as the Linux client prefers it: it can name mirrors), else
+/// LAYOUT4_NFSV4_1_FILES when listed; `None`: no layouts.
+async fn root_layout_type(mds: &Arc<Endpoint>) -> Option<Layouttype4> {
     let ops = vec![
         NfsArgop4::PutRootFh,
         NfsArgop4::GetAttr(GetAttrArgs {
             attr_request: Bitmap4::from_bits([nfs_proto::nfs4::attr::FATTR4_FS_LAYOUT_TYPES]),
         }),
     ];
-    let Ok(r) = mds.compound(ops).await else {
-        return false;
-    };
-    r.results.iter().any(|x| match x {
+    let r = mds.compound(ops).await.ok()?;
+    let types = r.results.iter().find_map(|x| match x {
         NfsResop4::GetAttr(GetAttrRes::Ok(a)) => {
             nfs_proto::nfs4::attr::FileAttrs::from_fattr(&a.obj_attributes)
                 .ok()
                 .and_then(|f| f.fs_layout_types)
-                .is_some_and(|t| t.contains(&Layouttype4::LAYOUT4_NFSV4_1_FILES))
         }
-        _ => false,
-    })
+        _ => None,
+    })?;
+    [
+        Layouttype4::LAYOUT4_FLEX_FILES,
+        Layouttype4::LAYOUT4_NFSV4_1_FILES,
+    ]
+    .into_iter()
+    .find(|t| types.contains(t))
 }
 
 impl Inner {

@@ -1,9 +1,14 @@
-//! pNFS file layouts (RFC 8881 chapter 13) on the client: LAYOUTGET per open file, a device
-//! cache (GETDEVICEINFO once per device, dropped on CB_NOTIFY_DEVICEID), one session per
-//! data server, striped READ/WRITE issued to all data servers of a file in parallel with a
-//! bound on RPCs in flight per data server, LAYOUTCOMMIT, LAYOUTRETURN on close and on
-//! CB_LAYOUTRECALL, and the fall-back to I/O through the MDS when a data server fails (the
-//! layout is returned and asked for again after a pause).
+//! pNFS file layouts (RFC 8881 chapter 13) and flex files layouts (RFC 8435, [`flex`]) on
+//! the client: LAYOUTGET per open file, a device cache (GETDEVICEINFO once per device,
+//! dropped on CB_NOTIFY_DEVICEID), one session per data server, striped READ/WRITE issued
+//! to all data servers of a file in parallel with a bound on RPCs in flight per data server
+//! (flex files: every mirror written, any one read), LAYOUTCOMMIT, LAYOUTRETURN on close and
+//! on CB_LAYOUTRECALL, and the fall-back to I/O through the MDS when a data server fails (the
+//! layout is returned, with the errors under a flex files layout, and asked for again after
+//! a pause).
+//!
+//! The layout type is the server's: flex files when the root file system lists it in
+//! `fs_layout_types` (as the Linux client prefers it), else file layouts.
 //!
 //! I/O under a layout holds the layout's read guard; a recall takes the write guard, so the
 //! LAYOUTRETURN waits for I/O in flight and no new I/O starts on the recalled layout (RFC
@@ -30,6 +35,9 @@ use crate::error::{Error, Result};
 use crate::io::{self, Target};
 use crate::ops::putfh;
 use crate::session::{Endpoint, EndpointConfig, Role};
+
+mod flex;
+use flex::Mirror;
 
 /// How long a file does its I/O through the MDS after its layout failed or was refused for
 /// now (NFS4ERR_LAYOUTTRYLATER and friends) before asking again.
@@ -87,12 +95,12 @@ pub(crate) const CURRENT_STATEID: Stateid4 = Stateid4 {
     other: [0; 12],
 };
 
-/// LAYOUTGET of a whole-file files layout under `stateid` (an open's, or the current
-/// stateid after an OPEN in the same COMPOUND).
-pub(crate) fn layoutget_op(stateid: Stateid4, iomode: Layoutiomode4) -> NfsArgop4 {
+/// LAYOUTGET of a whole-file layout of type `ty` under `stateid` (an open's, or the
+/// current stateid after an OPEN in the same COMPOUND).
+pub(crate) fn layoutget_op(stateid: Stateid4, iomode: Layoutiomode4, ty: Layouttype4) -> NfsArgop4 {
     NfsArgop4::LayoutGet(LayoutGetArgs {
         loga_signal_layout_avail: false,
-        loga_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+        loga_layout_type: ty,
         loga_iomode: iomode,
         loga_offset: 0,
         loga_length: u64::MAX,
@@ -120,6 +128,13 @@ pub(crate) struct Layout {
     /// The server returns it when the file's last open is CLOSEd (`logr_return_on_close`,
     /// RFC 8881 section 18.43.3): no LAYOUTRETURN before that CLOSE.
     return_on_close: bool,
+    /// A flex files layout's mirrors (empty for a file layout): each a whole copy of the
+    /// file on one data server.
+    mirrors: Vec<Mirror>,
+    /// Flex files: the mirror reads start at (the last one that answered).
+    read_from: std::sync::atomic::AtomicUsize,
+    /// Flex files: data server errors met under the layout, for its LAYOUTRETURN.
+    errors: Mutex<Vec<flex::Failure>>,
 }
 
 impl Layout {
@@ -140,11 +155,21 @@ impl Layout {
     fn stateid(&self) -> Stateid4 {
         *self.stateid.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    fn layout_type(&self) -> Layouttype4 {
+        if self.mirrors.is_empty() {
+            Layouttype4::LAYOUT4_NFSV4_1_FILES
+        } else {
+            Layouttype4::LAYOUT4_FLEX_FILES
+        }
+    }
 }
 
 /// The pNFS side of a client.
 pub(crate) struct Pnfs {
     mds: Arc<Endpoint>,
+    /// The layout type asked for: flex files if the server lists it, else files.
+    layout_type: Layouttype4,
     client: Weak<Inner>,
     ds_cfg: EndpointConfig,
     in_flight: usize,
@@ -173,6 +198,7 @@ type Share = Vec<(usize, usize, u64, u64)>;
 impl Pnfs {
     pub(crate) fn new(
         mds: Arc<Endpoint>,
+        layout_type: Layouttype4,
         opts: &ClientOptions,
         owner: Bytes,
         client: Weak<Inner>,
@@ -192,6 +218,7 @@ impl Pnfs {
         };
         Arc::new(Pnfs {
             mds,
+            layout_type,
             client,
             ds_cfg,
             in_flight: opts.ds_in_flight.max(1),
@@ -202,6 +229,11 @@ impl Pnfs {
             not_before: Mutex::new(HashMap::new()),
             returning: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The layout type this client asks for.
+    pub(crate) fn layout_type(&self) -> Layouttype4 {
+        self.layout_type
     }
 
     fn counters(&self, f: impl FnOnce(&Counters)) {
@@ -239,7 +271,10 @@ impl Pnfs {
         }
         let got = match self
             .mds
-            .compound(vec![putfh(fh), layoutget_op(open, iomode)])
+            .compound(vec![
+                putfh(fh),
+                layoutget_op(open, iomode, self.layout_type),
+            ])
             .await
             .and_then(|r| r.ok())
         {
@@ -290,6 +325,9 @@ impl Pnfs {
             .iter()
             .find(|l| l.lo_offset == 0 && l.lo_length == u64::MAX)
             .ok_or_else(|| self.bad("a layout that does not cover the whole file"))?;
+        if l.lo_content.loc_type == Layouttype4::LAYOUT4_FLEX_FILES {
+            return self.flex_layout_of(fh, &ok, l).await;
+        }
         let body = Nfsv41FileLayout4::from_content(&l.lo_content)
             .map_err(|e| self.bad(&format!("layout body: {e}")))?;
         let packing = if body.is_dense() {
@@ -323,6 +361,9 @@ impl Pnfs {
             dead: AtomicBool::new(false),
             written_end: AtomicU64::new(0),
             return_on_close: ok.logr_return_on_close,
+            mirrors: Vec::new(),
+            read_from: Default::default(),
+            errors: Mutex::new(Vec::new()),
         });
         Ok(layout)
     }
@@ -344,7 +385,7 @@ impl Pnfs {
             .mds
             .compound(vec![NfsArgop4::GetDeviceInfo(GetDeviceInfoArgs {
                 gdia_device_id: *id,
-                gdia_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                gdia_layout_type: self.layout_type,
                 gdia_maxcount: 64 << 10,
                 gdia_notify_types: Bitmap4::from_bits([
                     NotifyDeviceidType4::NOTIFY_DEVICEID4_CHANGE.to_u32(),
@@ -357,9 +398,14 @@ impl Pnfs {
             Some(NfsResop4::GetDeviceInfo(GetDeviceInfoRes::Ok(ok))) => ok.clone(),
             _ => return Err(self.bad("no GETDEVICEINFO result")),
         };
+        let rdma = self.ds_cfg.transport.is_rdma();
+        if self.layout_type == Layouttype4::LAYOUT4_FLEX_FILES {
+            let dev = Arc::new(flex::device(&ok.gdir_device_addr, rdma).map_err(|e| self.bad(&e))?);
+            lock(&self.devices).insert(*id, dev.clone());
+            return Ok(dev);
+        }
         let addr = Nfsv41FileLayoutDsAddr4::from_device_addr(&ok.gdir_device_addr)
             .map_err(|e| self.bad(&format!("device address: {e}")))?;
-        let rdma = self.ds_cfg.transport.is_rdma();
         let servers: Vec<Vec<(SocketAddr, bool)>> = addr
             .nflda_multipath_ds_list
             .iter()
@@ -463,7 +509,12 @@ impl Pnfs {
         let Ok(_guard) = l.io.try_read() else {
             return Ok(None); // being returned
         };
-        match self.read_under(&l, open, ranges).await {
+        let got = if l.mirrors.is_empty() {
+            self.read_under(&l, open, ranges).await
+        } else {
+            self.read_mirrored(&l, ranges).await
+        };
+        match got {
             Ok(out) => Ok(Some(out)),
             Err(e) if e.is_state_lost() => Err(e),
             // The file's end is the MDS's to tell: this read through the MDS, the layout kept.
@@ -537,7 +588,12 @@ impl Pnfs {
         let Ok(guard) = l.io.try_read() else {
             return Ok(None);
         };
-        match self.write_under(&l, open, pieces, stable).await {
+        let got = if l.mirrors.is_empty() {
+            self.write_under(&l, open, pieces, stable).await
+        } else {
+            self.write_mirrored(&l, pieces, stable).await
+        };
+        match got {
             Ok(out) => Ok(Some(out)),
             Err(e) if e.is_state_lost() => Err(e),
             Err(e) => {
@@ -666,13 +722,13 @@ impl Pnfs {
                 putfh(&l.fh),
                 NfsArgop4::LayoutReturn(LayoutReturnArgs {
                     lora_reclaim: false,
-                    lora_layout_type: Layouttype4::LAYOUT4_NFSV4_1_FILES,
+                    lora_layout_type: l.layout_type(),
                     lora_iomode: Layoutiomode4::LAYOUTIOMODE4_ANY,
                     lora_layoutreturn: Layoutreturn4::File(LayoutreturnFile4 {
                         lrf_offset: 0,
                         lrf_length: u64::MAX,
                         lrf_stateid: l.stateid(),
-                        lrf_body: Bytes::new(),
+                        lrf_body: flex::return_body(l),
                     }),
                 }),
             ])
@@ -950,7 +1006,10 @@ impl Unreported {
                     nseconds: now.subsec_nanos(),
                 },
             },
-            loca_layoutupdate: Default::default(),
+            loca_layoutupdate: Layoutupdate4 {
+                lou_type: l.layout_type(),
+                lou_body: Bytes::new(),
+            },
         })
     }
 

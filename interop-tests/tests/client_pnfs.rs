@@ -701,3 +701,153 @@ fn opens_and_locks_are_reclaimed_after_an_mds_restart() {
     });
     drop(rt);
 }
+
+/// The sha256 of a local file, by `sha256sum`.
+fn sha256_of(path: &std::path::Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The object files of `dir` (a data server's store) of exactly `size` bytes.
+fn objects_of_size(dir: &std::path::Path, size: u64) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                stack.push(e.path());
+            } else if m.len() == size {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Issue 23 with the Rust client: flex files layouts with 2 mirrors over three data servers
+/// as processes of their own. `pnfs cp --sha256` of a 128 MiB file writes both copies through
+/// the layout; once 32 MiB are on a data server it is killed with SIGKILL and left down. The
+/// copy must finish with the source's digest (the client reports the error in its
+/// LAYOUTRETURN and writes through the MDS, which marks the dead copy stale), and a second
+/// `pnfs cp --sha256` reads the file back whole while the data server is still down (from the
+/// other copy). Started again, the data server gets its copy re-silvered by the MDS until
+/// both objects have the file's sha256.
+#[test]
+fn a_mirrored_file_survives_a_data_server_killed_and_left_down() {
+    let mut c = cluster(&PnfsOptions {
+        split: true,
+        mirrors: Some(2),
+        ..PnfsOptions::default()
+    });
+    const SIZE: u64 = 128 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.bin");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&src).unwrap();
+        for i in 0..(SIZE >> 22) {
+            f.write_all(&client_suite::chunk(31, i << 22, 4 << 20))
+                .unwrap();
+        }
+    }
+    let want = sha256_of(&src);
+    let url = format!("nfs://{}/mirrored.bin", c.mds_addr());
+    let bin = interop_tests::peers::pnfs_binary().unwrap();
+    let t0 = Instant::now();
+    let cp = std::process::Command::new(&bin)
+        .args(["cp", "--sha256", "--no-progress", "-v"])
+        .arg(&src)
+        .arg(&url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The victim: a data server that already holds 32 MiB of a copy.
+    let mut cp = cp;
+    let victim = loop {
+        if let Some(id) = (1..=3).find(|&id| dir_bytes(&c.ds_data_dir(id)) >= 32 << 20) {
+            break id;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the copy never started writing"
+        );
+        if cp.try_wait().unwrap().is_some() {
+            panic!("the copy ended before a data server could be killed; make the file larger");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    c.kill9_ds(victim).unwrap_or_else(|e| panic!("{e}"));
+    let killed_at = t0.elapsed();
+    let out = cp.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!(
+        "data server {victim} killed at {killed_at:?}; copy done after {:?}\n{stdout}\n{stderr}",
+        t0.elapsed()
+    );
+    assert!(out.status.success(), "pnfs cp failed: {stderr}");
+    assert!(
+        stdout.contains(&want),
+        "the copy's digest is not the source's: {stdout}"
+    );
+    // Read back while the data server is still down: from the other copy.
+    let back = dir.path().join("back.bin");
+    let out = std::process::Command::new(&bin)
+        .args(["cp", "--sha256", "--no-progress", "-v"])
+        .arg(&url)
+        .arg(&back)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "reading back failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(&want), "read back: {stdout}");
+    assert_eq!(sha256_of(&back), want);
+    let n = c.counters().unwrap();
+    let marked = n.sum("pnfs_mirror_copies_marked_stale_total", &[]);
+    let reported = n.sum("pnfs_layout_io_errors_total", &[]);
+    eprintln!("copies marked stale {marked}, errors reported {reported}");
+    assert!(marked >= 1.0, "no copy was marked stale");
+    assert!(reported >= 1.0, "the client reported no data server error");
+    // The data server comes back: its copy is re-silvered.
+    c.restart_ds(victim).unwrap_or_else(|e| panic!("{e}"));
+    let t1 = Instant::now();
+    loop {
+        let n = c.counters().unwrap();
+        if n.sum("pnfs_mirror_stale_copies", &[]) == 0.0 {
+            eprintln!(
+                "re-silvered in {:?}: {} B copied",
+                t1.elapsed(),
+                n.sum("pnfs_mirror_resilver_bytes_total", &[])
+            );
+            break;
+        }
+        assert!(
+            t1.elapsed() < Duration::from_secs(120),
+            "not re-silvered in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let copies: Vec<_> = (1..=3)
+        .flat_map(|id| objects_of_size(&c.ds_data_dir(id), SIZE))
+        .collect();
+    assert_eq!(copies.len(), 2, "{copies:?}");
+    for p in &copies {
+        assert_eq!(sha256_of(p), want, "{}", p.display());
+    }
+}

@@ -114,10 +114,11 @@ impl Client {
         // COMPOUND (as the Linux client's), under the stateid the OPEN just made, and the
         // MDS makes both durable with one commit.
         let pnfs = self.inner.pnfs.as_ref().filter(|_| how.create && how.write);
-        if pnfs.is_some() {
+        if let Some(p) = pnfs {
             ops.push(crate::pnfs::layoutget_op(
                 crate::pnfs::CURRENT_STATEID,
                 Layoutiomode4::LAYOUTIOMODE4_RW,
+                p.layout_type(),
             ));
         }
         let reply = self.inner.mds.compound(ops).await?;

@@ -75,6 +75,9 @@ pub struct PnfsOptions {
     /// ([`PnfsCluster::kill9_ds`]) while the others and the MDS go on. Default false: one
     /// `pnfs server` process runs them all.
     pub split: bool,
+    /// Flex files layouts with this many mirrors (`cluster.layout.layout_type: flex_files`,
+    /// `mirrors`); `None`: file layouts, the default.
+    pub mirrors: Option<u32>,
 }
 
 impl Default for PnfsOptions {
@@ -86,6 +89,7 @@ impl Default for PnfsOptions {
             layouts: true,
             stripe_unit: None,
             split: false,
+            mirrors: None,
         }
     }
 }
@@ -579,8 +583,14 @@ fn pnfs_config(
         grace = opts.grace_time,
         layouts = opts.layouts,
     );
+    if opts.stripe_unit.is_some() || opts.mirrors.is_some() {
+        y.push_str("  layout:\n");
+    }
     if let Some(u) = opts.stripe_unit {
-        y.push_str(&format!("  layout:\n    stripe_unit: {u}\n"));
+        y.push_str(&format!("    stripe_unit: {u}\n"));
+    }
+    if let Some(m) = opts.mirrors {
+        y.push_str(&format!("    layout_type: flex_files\n    mirrors: {m}\n"));
     }
     if ds.is_empty() {
         y.push_str("  data_servers: []\n");

@@ -169,13 +169,14 @@ impl Mirrors {
              re-silvered"
         );
         store.mark_stale(fileid, export, fresh.clone()).await?;
-        self.marked.fetch_add(fresh.len() as u64, Ordering::Relaxed);
-        {
+        let added = {
             let mut map = self.stale.lock().unwrap_or_else(|e| e.into_inner());
             let f = map.entry(fileid).or_default();
             f.export = export;
-            f.positions.extend(fresh);
-        }
+            // (Concurrent writes may have marked the same copy meanwhile: counted once.)
+            fresh.into_iter().filter(|&p| f.positions.insert(p)).count()
+        };
+        self.marked.fetch_add(added as u64, Ordering::Relaxed);
         self.wake.notify_one();
         Ok(())
     }

@@ -19,6 +19,8 @@
 #   RDMA_PNFS=1     workload.sh runs its RDMA checks against our server as well
 #   PNFS_ARGS=...   our server's arguments (default `server`)
 #   PNFS_CONFIG=FILE  copied to /scenario/pnfs.yaml (PNFS_ARGS='server --config /scenario/pnfs.yaml')
+#   PNFS_DS_IDS="1 2 3"  with PNFS_ARGS='mds --config ...': the data servers as processes
+#   RUST_LOG=...    our server's log filter (e.g. info,nfs_server::compound=debug)
 #   SCRIPT=FILE     no shell: FILE is copied onto the scenario disk and run in the guest once the
 #                   server is up (it can source /scenario/common.sh and servers.sh for the
 #                   helpers), the console goes to stdout and the guest powers off at its end
@@ -55,6 +57,9 @@ RDMA_PNFS='${RDMA_PNFS:-}'
 MODE='$mode'
 WORKLOAD='$workload'
 ENV
+# (Unset, not empty, when not given: an empty RUST_LOG would silence the server.)
+[[ -z ${RUST_LOG:-} ]] || echo "RUST_LOG='$RUST_LOG'" >>"$dir/scenario.env"
+[[ -z ${PNFS_DS_IDS:-} ]] || echo "PNFS_DS_IDS='$PNFS_DS_IDS'" >>"$dir/scenario.env"
 if [[ $mode == run ]]; then
     exec "$here/run.sh" "$dir"
 fi

@@ -102,6 +102,8 @@ fn report(ctx: &Ctx, clientid: u64, fileid: u64, body: &bytes::Bytes) {
 
 /// Data server errors a client reports (a flex files LAYOUTRETURN's `ff_ioerr4`, LAYOUTERROR):
 /// each counted for the data server its device names (`crate::pnfs::reports`) and logged.
+/// For a mirrored file, the layouts other clients hold of it are recalled: theirs name the
+/// failing data server too, and new ones leave it out (`layoutget::layout_copies`).
 pub(crate) fn errors(
     ctx: &Ctx,
     clientid: u64,
@@ -135,5 +137,16 @@ pub(crate) fn errors(
                 "a client reports a data server error"
             );
         }
+    }
+    if !errors.is_empty()
+        && ctx
+            .mds
+            .store()
+            .stripes(fileid)
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.is_mirrored())
+    {
+        super::dir::recall_layouts(ctx, fileid);
     }
 }

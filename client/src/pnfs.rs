@@ -555,21 +555,36 @@ impl Pnfs {
                 Ok::<_, Error>((place, got))
             }
         });
-        let mut parts: Vec<Vec<(usize, Bytes)>> = vec![Vec::new(); ranges.len()];
-        let mut total = 0u64;
+        let mut pieces = Vec::new();
         for r in join_all(jobs).await {
             let (place, got) = r?;
-            for ((i, at), piece) in place.into_iter().zip(got) {
-                total += piece.data.len() as u64;
-                parts[i].push((at, piece.data));
+            pieces.extend(
+                place
+                    .into_iter()
+                    .zip(got)
+                    .map(|((i, at), p)| (i, at, p.data)),
+            );
+        }
+        Ok(self.gather(ranges, pieces))
+    }
+
+    /// The bytes of each of `ranges` from the pieces read from data servers for them, each
+    /// (range index, where in the range, data), holes read as zeros; the bytes are counted.
+    fn gather(&self, ranges: &[(u64, u64)], pieces: Vec<(usize, usize, Bytes)>) -> Vec<Bytes> {
+        let mut parts: Vec<Vec<(usize, Bytes)>> = vec![Vec::new(); ranges.len()];
+        let mut total = 0u64;
+        for (i, at, data) in pieces {
+            total += data.len() as u64;
+            if let Some(p) = parts.get_mut(i) {
+                p.push((at, data));
             }
         }
         self.counters(|c| Counters::add(&c.ds_bytes_read, total));
-        Ok(ranges
+        ranges
             .iter()
             .zip(parts)
             .map(|(&(_, len), p)| io::assemble(len as usize, p))
-            .collect())
+            .collect()
     }
 
     /// Writes `pieces` (file offset, data) UNSTABLE through the file's RW layout. Returns,

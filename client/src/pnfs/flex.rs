@@ -215,18 +215,12 @@ impl Pnfs {
             }
         }
         let got = io::read(&t, m.stateid, &pieces).await?;
-        let mut parts: Vec<Vec<(usize, Bytes)>> = vec![Vec::new(); ranges.len()];
-        let mut total = 0u64;
-        for ((r, at), piece) in place.into_iter().zip(got) {
-            total += piece.data.len() as u64;
-            parts[r].push((at, piece.data));
-        }
-        self.counters(|c| Counters::add(&c.ds_bytes_read, total));
-        Ok(ranges
-            .iter()
-            .zip(parts)
-            .map(|(&(_, len), p)| io::assemble(len as usize, p))
-            .collect())
+        let pieces = place
+            .into_iter()
+            .zip(got)
+            .map(|((r, at), p)| (r, at, p.data))
+            .collect();
+        Ok(self.gather(ranges, pieces))
     }
 
     /// Writes `pieces` to every mirror at once; what each mirror wrote is committed there

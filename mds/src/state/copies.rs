@@ -682,6 +682,29 @@ fn mirror_runs(pnfs: &Pnfs, plan: &Plan, a: u64, b: u64, n: u64) -> Option<Vec<L
     )
 }
 
+/// Runs [`mirror_runs`]' `runs` with `each` (a copy or a clone on one data server), the
+/// destination admitted as a change of a mirrored file (not while it is re-silvered).
+async fn run_mirrored<F, Fut>(
+    e: &Engine,
+    plan: &Plan,
+    runs: Vec<LocalRun>,
+    each: F,
+) -> Result<(), NfsStat4>
+where
+    F: Fn(Devices, LocalRun) -> Fut,
+    Fut: Future<Output = Result<(), NfsStat4>> + Send + 'static,
+{
+    let _guard = match &plan.dst {
+        Place::Striped(f, set) => datapath::admit(&e.pnfs, *f, set)?,
+        Place::Local(_) => None,
+    };
+    let futs: Vec<_> = runs
+        .into_iter()
+        .map(|r| each(e.pnfs.devices().clone(), r))
+        .collect();
+    bounded(futs).await
+}
+
 async fn copy_window(
     e: &Engine,
     plan: &Arc<Plan>,
@@ -691,15 +714,7 @@ async fn copy_window(
     n: u64,
 ) -> Result<(), NfsStat4> {
     if let Some(runs) = mirror_runs(&e.pnfs, plan, a, b, n) {
-        let _guard = match &plan.dst {
-            Place::Striped(f, set) => datapath::admit(&e.pnfs, *f, set)?,
-            Place::Local(_) => None,
-        };
-        let futs: Vec<_> = runs
-            .into_iter()
-            .map(|r| local_copy(e.pnfs.devices().clone(), r))
-            .collect();
-        return bounded(futs).await;
+        return run_mirrored(e, plan, runs, local_copy).await;
     }
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {
@@ -768,15 +783,7 @@ async fn copy_window(
 pub async fn clone(e: &Engine, plan: &Plan) -> Result<(), NfsStat4> {
     let (a, b, n) = (plan.src_offset, plan.dst_offset, plan.count);
     if let Some(runs) = mirror_runs(&e.pnfs, plan, a, b, n) {
-        let _guard = match &plan.dst {
-            Place::Striped(f, set) => datapath::admit(&e.pnfs, *f, set)?,
-            Place::Local(_) => None,
-        };
-        let futs: Vec<_> = runs
-            .into_iter()
-            .map(|r| local_clone(e.pnfs.devices().clone(), r))
-            .collect();
-        return bounded(futs).await;
+        return run_mirrored(e, plan, runs, local_clone).await;
     }
     match (&plan.src, &plan.dst) {
         (Place::Local(s), Place::Local(d)) => {

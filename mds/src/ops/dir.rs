@@ -209,6 +209,11 @@ pub(super) fn after_unlink(ctx: &mut Ctx, r: &Removed) {
 /// Starts recalling the layouts other clients hold of `fileid` (its truncate or removal
 /// changes what they map): [`crate::pnfs::fencing::recall_file`], in the background.
 pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
+    recall_layouts_but(ctx, fileid, ctx.client().ok());
+}
+
+/// Starts recalling every layout of `fileid` but `except`'s (`None`: all of them).
+pub(crate) fn recall_layouts_but(ctx: &Ctx, fileid: u64, except: Option<u64>) {
     let held = !ctx
         .mds
         .tables()
@@ -236,7 +241,7 @@ pub(crate) fn recall_layouts(ctx: &Ctx, fileid: u64) {
         ctx.mds.pnfs(),
         fileid,
         fh,
-        ctx.client().ok(),
+        except,
     );
 }
 

@@ -102,8 +102,9 @@ fn report(ctx: &Ctx, clientid: u64, fileid: u64, body: &bytes::Bytes) {
 
 /// Data server errors a client reports (a flex files LAYOUTRETURN's `ff_ioerr4`, LAYOUTERROR):
 /// each counted for the data server its device names (`crate::pnfs::reports`) and logged.
-/// For a mirrored file, the layouts other clients hold of it are recalled: theirs name the
-/// failing data server too, and new ones leave it out (`layoutget::layout_copies`).
+/// For a mirrored file, every layout of it is recalled, the reporter's too (a LAYOUTERROR
+/// keeps its layout): they name the failing data server, and new ones leave it out
+/// (`layoutget::layout_copies`), so a client stops reading from a dead copy.
 pub(crate) fn errors(
     ctx: &Ctx,
     clientid: u64,
@@ -147,6 +148,6 @@ pub(crate) fn errors(
             .flatten()
             .is_some_and(|s| s.is_mirrored())
     {
-        super::dir::recall_layouts(ctx, fileid);
+        super::dir::recall_layouts_but(ctx, fileid, None);
     }
 }

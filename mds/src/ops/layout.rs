@@ -329,7 +329,7 @@ pub fn flex_layout(
             ffm_data_servers: vec![FfDataServer4 {
                 ffds_deviceid: device.id(),
                 ffds_efficiency: 1,
-                ffds_stateid: stateid.clone(),
+                ffds_stateid: stateid,
                 ffds_fh_vers: vec![fh],
                 // Used only by loosely coupled (NFSv3) data servers, for AUTH_SYS.
                 ffds_user: "0".into(),

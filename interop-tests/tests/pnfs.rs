@@ -144,11 +144,10 @@ fn pnfs_files_v41_data_server_killed_and_restarted() {
 /// marked the copy stale; the data server is started again and the MDS re-silvers the copy
 /// until both objects have the file's sha256.
 ///
-/// Not in CI yet (`PNFS_INTEROP_MIRRORS=1` runs it): in two of four runs the stock client's
-/// read of the 256 MiB file after the kill did not end within 240 s (its READs kept going to
-/// the dead data server's 60 s timeouts, or to the live one with NFS4ERR_BAD_STATEID after
-/// the re-silver's recall was answered NFS4ERR_DELAY and the layout fenced); see
-/// docs/design.md, "Mirrors".
+/// Not in CI yet (`PNFS_INTEROP_MIRRORS=1` runs it): in three of five runs the stock
+/// client's read of the 256 MiB file after the kill did not end within 240 s (its READs
+/// through the layout refused NFS4ERR_BAD_STATEID: `ffds_stateid` names an open stateid the
+/// client had closed; docs/design.md, "Mirrors").
 #[test]
 fn pnfs_flex_mirrors_v42_workload_and_data_server_killed() {
     if std::env::var("PNFS_INTEROP_MIRRORS").as_deref() != Ok("1") {

@@ -119,8 +119,8 @@ async fn a_flex_files_layout_names_the_files_data_server_which_takes_its_writes(
         panic!("one data server: {l:?}")
     };
     assert_eq!(
-        ds.ffds_stateid.other, open.other,
-        "the open stateid for I/O"
+        ds.ffds_stateid.other, ok.logr_stateid.other,
+        "the layout's own stateid for I/O"
     );
     assert_eq!(ds.ffds_fh_vers.len(), 1);
     // The file lives on one data server; the layout's device is that one.

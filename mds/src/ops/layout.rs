@@ -285,9 +285,9 @@ pub fn file_layout(codec: &DsFhCodec, set: &StripeSet, of: LayoutOf) -> Result<B
 /// one data server whose device is the one-server window at its ring position (whose
 /// GETDEVICEINFO of type flex files names that server alone), no stripe unit (nothing is
 /// striped), the DS filehandle a file layout names for that position, and `io_stateid`, the
-/// holder's open or delegation stateid, for the I/O: our data servers are tightly coupled
-/// and check it as they do a file layout client's, and refuse a layout stateid (RFC 8881
-/// section 13.9.1). LAYOUTCOMMIT is expected (no `FF_FLAGS_NO_LAYOUTCOMMIT`: the MDS learns
+/// layout's own stateid, for the I/O: our data servers are tightly coupled and take it for
+/// the handles bound to that layout, for as long as it lives (other layout stateids they
+/// refuse, RFC 8881 section 13.9.1). LAYOUTCOMMIT is expected (no `FF_FLAGS_NO_LAYOUTCOMMIT`: the MDS learns
 /// sizes from it), and I/O through the MDS stays allowed. NFS4ERR_LAYOUTUNAVAILABLE for a
 /// set of several stripes (a file striped before its export served flex files: RFC 8435
 /// maps offsets sparsely only, the local backend packs a stripe's bytes densely).

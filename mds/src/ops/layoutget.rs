@@ -103,21 +103,6 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         None
     };
     let positions = layout_copies(ctx, fh.export, inode.fileid, &set, rw).await?;
-    // A flex files layout names the stateid for I/O on the data server (RFC 8435 section
-    // 5.1): the client's own open or delegation stateid, which our data servers check.
-    let io_stateid = if flex {
-        let opens = ctx.mds.tables().opens();
-        Some(
-            opens
-                .io_stateid(clientid, inode.fileid, rw)
-                .ok_or(NfsStat4::NFS4ERR_BAD_STATEID)?,
-        )
-    } else {
-        None
-    };
-    if flex && set.stripe_count() != 1 {
-        return Err(NfsStat4::NFS4ERR_LAYOUTUNAVAILABLE);
-    }
     let layout_stateid = ctx.mds.tables().layouts().get_of_type(
         clientid,
         inode.fileid,
@@ -137,6 +122,12 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         rw,
         clientid,
     };
+    // A flex files layout names the stateid for I/O on the data servers (RFC 8435 section
+    // 5.1): its own, which our tightly coupled data servers take for the handles bound to
+    // it, for as long as the layout lives. (An open or delegation stateid would die first
+    // when the client closes that open or returns that delegation while the layout lives
+    // on, and the Linux driver sends `ffds_stateid` as given for the layout's life.)
+    let io_stateid = flex.then_some(layout_stateid);
     let body = match io_stateid {
         Some(io) => {
             let ring_len = ctx

@@ -39,41 +39,6 @@ impl StateTable {
         })
     }
 
-    /// A stateid of `clientid`'s own for I/O to `file` on a data server (RFC 8881 section
-    /// 13.9.1: an open, lock or delegation stateid, never a layout's): an open with the
-    /// access `write` needs, else its delegation (a write one when `write`). What a flex
-    /// files layout names as `ffds_stateid` (RFC 8435 section 5.1), since our data servers
-    /// check the stateid of every I/O (tightly coupled). The open first: the Linux client
-    /// uses `ffds_stateid` as given for the layout's life, and flushes its dirty pages
-    /// through the layout after it returned a recalled delegation, when a delegation
-    /// stateid would be refused. `None` when the client has neither.
-    pub fn io_stateid(&self, clientid: u64, file: u64, write: bool) -> Option<Stateid4> {
-        let open = self.files.get(&file).and_then(|f| {
-            f.opens.iter().find_map(|o| {
-                let e = self.states.get(o)?;
-                let Body::Open(b) = &e.body else {
-                    return None;
-                };
-                let want = if write {
-                    OPEN4_SHARE_ACCESS_WRITE
-                } else {
-                    OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WRITE
-                };
-                (e.clientid == clientid && e.revoked.is_none() && b.access & want != 0).then_some(
-                    Stateid4 {
-                        seqid: e.seqid,
-                        other: *o,
-                    },
-                )
-            })
-        });
-        open.or_else(|| match self.delegs.held_by(clientid, file) {
-            Some((s, crate::state::deleg::DelegType::Write)) => Some(s),
-            Some((s, _)) if !write => Some(s),
-            _ => None,
-        })
-    }
-
     /// Whether any client has the file open.
     pub fn file_is_open(&self, file: u64) -> bool {
         self.files.get(&file).is_some_and(|f| !f.opens.is_empty())

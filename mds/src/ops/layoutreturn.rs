@@ -115,28 +115,29 @@ pub(crate) fn errors(
 ) {
     for e in errors {
         let server = crate::pnfs::reports::device_server(&ctx.mds, &e.de_deviceid);
+        // The first report of a data server in a minute is a warning, the rest debug: a
+        // client writing 1 MiB pieces reports every piece in flight when one dies.
+        macro_rules! report {
+            ($level:ident, $msg:literal) => {
+                tracing::$level!(
+                    clientid,
+                    fileid,
+                    data_server = ?server,
+                    status = ?e.de_status,
+                    op = ?e.de_opnum,
+                    offset,
+                    length,
+                    $msg
+                )
+            };
+        }
         if ctx.mds.pnfs().reports().error(server) {
-            tracing::warn!(
-                clientid,
-                fileid,
-                data_server = ?server,
-                status = ?e.de_status,
-                op = ?e.de_opnum,
-                offset,
-                length,
+            report!(
+                warn,
                 "a client reports a data server error (more in the next minute: debug level)"
             );
         } else {
-            tracing::debug!(
-                clientid,
-                fileid,
-                data_server = ?server,
-                status = ?e.de_status,
-                op = ?e.de_opnum,
-                offset,
-                length,
-                "a client reports a data server error"
-            );
+            report!(debug, "a client reports a data server error");
         }
     }
     if !errors.is_empty()

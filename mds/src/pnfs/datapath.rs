@@ -229,13 +229,40 @@ impl Striping {
     }
 
     /// The copies of stripe `index` a change must reach: those not stale, each as (window
-    /// position, data server, connection if up).
+    /// position, data server).
     pub(crate) fn writable(&self, index: u32) -> Vec<(u32, u16)> {
         self.set
             .copies(index)
             .filter(|p| !self.stale.contains(p))
             .filter_map(|p| Some((p, *self.servers.get(p as usize)?)))
             .collect()
+    }
+
+    /// The [`Striping::writable`] copies of stripe `index` split by their data server: those
+    /// up, as (window position, data server, connection), and the positions of those down
+    /// (left behind if the change goes through on the others). NFS4ERR_DELAY when none is
+    /// up.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn to_change(
+        &self,
+        pnfs: &Pnfs,
+        index: u32,
+    ) -> Result<(Vec<(u32, u16, DsControl)>, Vec<u32>), NfsStat4> {
+        let (mut up, mut down) = (Vec::new(), Vec::new());
+        for (pos, ds) in self.writable(index) {
+            match pnfs.devices().control(ds) {
+                Some(c) => up.push((pos, ds, c)),
+                None => down.push(pos),
+            }
+        }
+        if up.is_empty() {
+            tracing::debug!(
+                index,
+                "a change through the MDS waits for a data server that is down"
+            );
+            return Err(NfsStat4::NFS4ERR_DELAY);
+        }
+        Ok((up, down))
     }
 
     /// The runs of a range, each with the copy to read it from; NFS4ERR_DELAY if a stripe
@@ -264,13 +291,7 @@ pub(crate) fn admit<'a>(
     fileid: u64,
     set: &StripeSet,
 ) -> Result<Option<crate::pnfs::mirrors::IoGuard<'a>>, NfsStat4> {
-    if !set.is_mirrored() {
-        return Ok(None);
-    }
-    pnfs.mirrors()
-        .io(fileid)
-        .map(Some)
-        .ok_or(NfsStat4::NFS4ERR_DELAY)
+    pnfs.mirrors().admit(fileid, set.is_mirrored())
 }
 
 /// The NFS status a failed control call stands for: a data server that went away is
@@ -448,23 +469,9 @@ pub async fn write(
     let mut targets = Vec::new();
     let mut behind: Vec<(usize, u32)> = Vec::new();
     for (i, r) in runs.iter().enumerate() {
-        let mut any = false;
-        for (pos, ds) in striping.writable(r.index) {
-            match pnfs.devices().control(ds) {
-                Some(c) => {
-                    targets.push((i, pos, ds, c));
-                    any = true;
-                }
-                None => behind.push((i, pos)),
-            }
-        }
-        if !any {
-            tracing::debug!(
-                index = r.index,
-                "I/O through the MDS waits for a data server that is down"
-            );
-            return Err(NfsStat4::NFS4ERR_DELAY);
-        }
+        let (up, down) = striping.to_change(pnfs, r.index)?;
+        targets.extend(up.into_iter().map(|(pos, ds, c)| (i, pos, ds, c)));
+        behind.extend(down.into_iter().map(|pos| (i, pos)));
     }
     let calls: Vec<_> = targets
         .iter()
@@ -578,19 +585,9 @@ pub async fn commit(
     let mut targets = Vec::new();
     let mut behind: Vec<(u32, u32)> = Vec::new();
     for index in 0..striping.map.count {
-        let mut any = false;
-        for (pos, ds) in striping.writable(index) {
-            match pnfs.devices().control(ds) {
-                Some(c) => {
-                    targets.push((index, pos, ds, c));
-                    any = true;
-                }
-                None => behind.push((index, pos)),
-            }
-        }
-        if !any {
-            return Err(NfsStat4::NFS4ERR_DELAY);
-        }
+        let (up, down) = striping.to_change(pnfs, index)?;
+        targets.extend(up.into_iter().map(|(pos, ds, c)| (index, pos, ds, c)));
+        behind.extend(down.into_iter().map(|pos| (index, pos)));
     }
     let calls: Vec<_> = targets
         .iter()

@@ -130,11 +130,12 @@ pub fn removal_servers(
 /// indices of one set when the ring is smaller than the count, never in this MDS's rings, but
 /// the grouping does not rely on it).
 fn by_server(servers: &[u16]) -> BTreeMap<u16, Vec<u32>> {
-    let mut m: BTreeMap<u16, Vec<u32>> = BTreeMap::new();
-    for (index, &ds) in servers.iter().enumerate() {
-        m.entry(ds).or_default().push(index as u32);
-    }
-    m
+    let pairs: Vec<(u16, u32)> = servers
+        .iter()
+        .enumerate()
+        .map(|(p, &ds)| (ds, p as u32))
+        .collect();
+    by_server_of(&pairs)
 }
 
 /// The positions asked of each data server, from (data server, position) pairs.
@@ -454,11 +455,7 @@ impl Truncate {
     /// records nothing, and the client's retry truncates again (TRUNCATE is idempotent).
     pub async fn run(self, pnfs: &Pnfs, marks: Marks<'_>) -> Result<(), NfsStat4> {
         let fileid = self.fileid;
-        let _guard = if self.mirrored {
-            Some(pnfs.mirrors().io(fileid).ok_or(NfsStat4::NFS4ERR_DELAY)?)
-        } else {
-            None
-        };
+        let _guard = pnfs.mirrors().admit(fileid, self.mirrored)?;
         let behind = self.behind.clone();
         self.send().await?;
         marks.mark(pnfs, fileid, behind).await

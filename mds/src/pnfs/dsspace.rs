@@ -68,16 +68,9 @@ fn servers(
             let mut out = Vec::new();
             let mut behind = Vec::new();
             for i in 0..striping.map.count {
-                let before = out.len();
-                for (pos, ds) in striping.writable(i) {
-                    match pnfs.devices().control(ds) {
-                        Some(c) => out.push((i, pos, ds, c)),
-                        None => behind.push(pos),
-                    }
-                }
-                if out.len() == before {
-                    return Err(NfsStat4::NFS4ERR_DELAY);
-                }
+                let (up, down) = striping.to_change(pnfs, i)?;
+                out.extend(up.into_iter().map(|(pos, ds, c)| (i, pos, ds, c)));
+                behind.extend(down);
             }
             Ok((out, behind))
         }

@@ -128,9 +128,6 @@ impl Mirrors {
     /// The stale copies (window positions) of `fileid`.
     pub fn stale(&self, fileid: u64) -> Vec<u32> {
         let map = self.stale.lock().unwrap_or_else(|e| e.into_inner());
-        if map.is_empty() {
-            return Vec::new();
-        }
         map.get(&fileid)
             .map(|f| f.positions.iter().copied().collect())
             .unwrap_or_default()
@@ -205,6 +202,15 @@ impl Mirrors {
             mirrors: self,
             fileid,
         })
+    }
+
+    /// [`Mirrors::io`] for a change through the MDS to `fileid` when it is mirrored (`None`
+    /// needed otherwise): NFS4ERR_DELAY while the file is being re-silvered.
+    pub fn admit(&self, fileid: u64, mirrored: bool) -> Result<Option<IoGuard<'_>>, NfsStat4> {
+        if !mirrored {
+            return Ok(None);
+        }
+        self.io(fileid).map(Some).ok_or(NfsStat4::NFS4ERR_DELAY)
     }
 
     /// Whether a re-silver holds `fileid`.

@@ -8,7 +8,9 @@
 //!   WRITE)     the handle's client and file)
 //!              fails ────────────────────────> NFS4ERR_BAD_STATEID    (forged, another
 //!                                                                      client's or file's)
-//!          ─> layout stateid ────────────────> NFS4ERR_BAD_STATEID    (13.9.1: not for I/O)
+//!          ─> the handle's own layout ───────> the layout check alone (a flex files
+//!             stateid                            layout's `ffds_stateid`, RFC 8435 5.1)
+//!          ─> another layout stateid ────────> NFS4ERR_BAD_STATEID    (13.9.1: not for I/O)
 //!          ─> other epoch than the MDS's ────> NFS4ERR_STALE_STATEID  (MDS restarted)
 //!          ─> revoked by the MDS ────────────> NFS4ERR_ADMIN_REVOKED / EXPIRED / DELEG_REVOKED
 //!                                               (closed on the MDS: NFS4ERR_BAD_STATEID)
@@ -217,6 +219,19 @@ impl StateidGate {
         }
     }
 
+    /// Checks a READ or WRITE through handle `fh` under `stateid`: the stateid ([`Self::check`])
+    /// unless it is the layout the handle is bound to, then the layout ([`Self::check_layout`]).
+    /// A flex files layout names its own stateid for the I/O through it (the Linux driver sends
+    /// `ffds_stateid` for the layout's whole life, outliving the open or delegation it was
+    /// got under); the layout check, live and RW for a WRITE, is then the whole check. File
+    /// layout clients never send a layout stateid (RFC 8881 section 13.9.1).
+    pub fn check_io(&self, stateid: &Stateid4, io: Io, fh: &DsFh) -> Result<(), NfsStat4> {
+        if stateid.other != fh.layout {
+            self.check(stateid, io, fh.holder())?;
+        }
+        self.check_layout(fh, io == Io::Write)
+    }
+
     /// Checks the layout a DS filehandle was handed out under (see the module documentation):
     /// of this MDS boot, not returned, closed or revoked, and RW for a WRITE or COMMIT
     /// (`write`). Everything else is `NFS4ERR_PNFS_NO_LAYOUT` (RFC 8881 section 13.6: a data
@@ -383,6 +398,42 @@ mod tests {
         assert_eq!(
             gate.check_layout(&handle(open, true), false),
             Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
+        );
+    }
+
+    #[test]
+    fn a_layout_stateid_works_only_through_its_own_handles_and_as_the_layout_allows() {
+        let mut m = mds(EPOCH);
+        let mut gate = StateidGate::new(&keys(EPOCH));
+        let layout = m.mint(StateidKind::Layout, 0, H).unwrap();
+        let (read, rw) = (handle(layout, false), handle(layout, true));
+        // A flex files layout's own stateid through its handles.
+        assert_eq!(gate.check_io(&sid(layout), Io::Read, &read), Ok(()));
+        assert_eq!(gate.check_io(&sid(layout), Io::Write, &rw), Ok(()));
+        assert_eq!(
+            gate.check_io(&sid(layout), Io::Write, &read),
+            Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT),
+            "a READ layout does not write, whatever the stateid"
+        );
+        // Another layout's stateid (of this client and file) through this handle: refused as
+        // any layout stateid is (RFC 8881 section 13.9.1).
+        let other = m.mint(StateidKind::Layout, 0, H).unwrap();
+        assert_eq!(
+            gate.check_io(&sid(other), Io::Read, &read),
+            Err(NfsStat4::NFS4ERR_BAD_STATEID)
+        );
+        // Returned or fenced: the handle is dead, and so is its stateid.
+        gate.revoke(layout, Revoked::Admin);
+        assert_eq!(
+            gate.check_io(&sid(layout), Io::Read, &read),
+            Err(NfsStat4::NFS4ERR_PNFS_NO_LAYOUT)
+        );
+        // Open stateids keep their own checks through a live handle.
+        let live = m.mint(StateidKind::Layout, 0, H).unwrap();
+        let ro = m.mint(StateidKind::Open, 1, H).unwrap();
+        assert_eq!(
+            gate.check_io(&sid(ro), Io::Write, &handle(live, true)),
+            Err(NfsStat4::NFS4ERR_OPENMODE)
         );
     }
 

@@ -231,13 +231,7 @@ impl DataServer {
         stateid: &nfs_proto::nfs4::Stateid4,
         io: crate::gate::Io,
     ) -> Result<(), NfsStat4> {
-        let checks = self.checks();
-        // A flex files layout names its own stateid for the I/O through it (`ffds_stateid`):
-        // the layout check below is then the whole check (its liveness, RW for a WRITE).
-        if stateid.other != fh.layout {
-            checks.gate.check(stateid, io, fh.holder())?;
-        }
-        checks.gate.check_layout(fh, io == crate::gate::Io::Write)
+        self.checks().gate.check_io(stateid, io, fh)
     }
 
     /// Checks that a handle is of a live layout (GETATTR carries no stateid).

@@ -69,6 +69,8 @@
 //!       data_dir: ./pnfs-data/ds1     # default: <data_dir>/ds<id>
 //!       backend: local    # local | null (sizes only) | shared (needs shared_dir)
 //!       shared_dir: null  # backend shared: the cluster file system directory
+//!       failure_domain: null  # its rack, power feed or host, any name: mirrors of a
+//!                             # stripe go on distinct domains; null: a domain of its own
 //!     - { id: 2, addresses: [0.0.0.0:20492] }
 //!     - { id: 3, addresses: [0.0.0.0:20493] }
 //!   layouts: true         # hand out file layouts (pNFS MDS role); false: the MDS keeps

@@ -21,7 +21,7 @@ use nfs_proto::nfs4::layout_files::{
 use nfs_proto::nfs4::Deviceid4;
 
 /// One data server of the ring.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DataServer {
     /// Its configured id.
     pub id: u32,
@@ -32,6 +32,10 @@ pub struct DataServer {
     /// Where it answers NFS over RDMA (RPC-over-RDMA, RFC 8166), the same way; empty when it
     /// does not listen on RDMA.
     pub rdma_addresses: Vec<SocketAddr>,
+    /// Its failure domain as configured (rack, power feed): the copies of a mirrored stripe
+    /// go on distinct ones where a window allows ([`Ring::copies_apart`]). `None` is a
+    /// domain of its own.
+    pub failure_domain: Option<String>,
 }
 
 /// A window of the ring: the devices this server hands out.
@@ -91,6 +95,12 @@ impl Ring {
     /// A ring of `servers`, sorted by id.
     pub fn new(generation: u32, mut servers: Vec<DataServer>) -> Self {
         servers.sort_by_key(|s| s.id);
+        Self::ordered(generation, servers)
+    }
+
+    /// A ring of `servers` in the order given: a recorded generation's order, which failure
+    /// domains may have interleaved.
+    pub fn ordered(generation: u32, servers: Vec<DataServer>) -> Self {
         Self {
             generation,
             servers,
@@ -120,13 +130,48 @@ impl Ring {
         usable: impl Fn(&DataServer) -> bool,
     ) -> Option<Device> {
         let n = self.servers.len();
-        if count == 0 || count > n {
-            return None;
-        }
+        self.first_window(count, start, |d| {
+            (0..count).all(|i| usable(&self.servers[(usize::from(d.first) + i) % n]))
+        })
+    }
+
+    /// The first window of `count` servers, trying start positions `start`, `start + 1`, ...
+    /// around the ring, that `accept` takes; `None` if it takes none (or the ring is too
+    /// small).
+    pub fn first_window(
+        &self,
+        count: usize,
+        start: usize,
+        accept: impl Fn(&Device) -> bool,
+    ) -> Option<Device> {
+        let n = self.servers.len();
         (0..n)
-            .map(|k| (start + k) % n)
-            .find(|&first| (0..count).all(|i| usable(&self.servers[(first + i) % n])))
-            .and_then(|first| self.device(count, first))
+            .filter_map(|k| self.device(count, (start + k) % n))
+            .find(|d| accept(d))
+    }
+
+    /// Whether window `d`, holding `d.count / stripes` copies of each of `stripes` stripes
+    /// (copy `k` of stripe `i` at window position `k * stripes + i`), has the copies of every
+    /// stripe on data servers of distinct failure domains (a server without one is a domain
+    /// of its own).
+    pub fn copies_apart(&self, d: &Device, stripes: usize) -> bool {
+        let n = self.servers.len();
+        let count = usize::from(d.count);
+        if n == 0 || stripes == 0 {
+            return false;
+        }
+        (0..stripes).all(|i| {
+            let servers: Vec<&DataServer> = (i..count)
+                .step_by(stripes)
+                .map(|p| &self.servers[(usize::from(d.first) + p) % n])
+                .collect();
+            servers.iter().enumerate().all(|(a, x)| {
+                servers[..a].iter().all(|y| {
+                    x.id != y.id
+                        && (x.failure_domain.is_none() || x.failure_domain != y.failure_domain)
+                })
+            })
+        })
     }
 
     /// The servers of a device, in stripe index order.
@@ -201,6 +246,7 @@ mod tests {
                     id: 3,
                     addresses: vec!["0.0.0.0:20493".parse().unwrap()],
                     rdma_addresses: vec!["0.0.0.0:20693".parse().unwrap()],
+                    failure_domain: None,
                 },
                 DataServer {
                     id: 1,
@@ -209,11 +255,13 @@ mod tests {
                         "[fd00::1]:2049".parse().unwrap(),
                     ],
                     rdma_addresses: vec![],
+                    failure_domain: None,
                 },
                 DataServer {
                     id: 2,
                     addresses: vec!["0.0.0.0:20492".parse().unwrap()],
                     rdma_addresses: vec!["0.0.0.0:20692".parse().unwrap()],
+                    failure_domain: None,
                 },
             ],
         )
@@ -324,7 +372,7 @@ mod tests {
                 .map(|id| DataServer {
                     id,
                     addresses: vec![],
-                    rdma_addresses: vec![],
+                    ..Default::default()
                 })
                 .collect(),
         );
@@ -340,5 +388,47 @@ mod tests {
         assert_eq!(ring.window_where(2, 1, down(&[2, 4])), ring.device(2, 4));
         assert_eq!(ring.window_where(6, 0, |_| true), None);
         assert_eq!(ring.window_where(0, 0, |_| true), None);
+    }
+
+    #[test]
+    fn copies_are_apart_when_each_stripe_has_them_in_distinct_domains() {
+        let ring = Ring::ordered(
+            1,
+            [
+                (1, Some("a")),
+                (4, Some("b")),
+                (2, Some("a")),
+                (5, None),
+                (3, Some("a")),
+            ]
+            .into_iter()
+            .map(|(id, d)| DataServer {
+                id,
+                failure_domain: d.map(str::to_owned),
+                ..Default::default()
+            })
+            .collect(),
+        );
+        let apart =
+            |count, first, stripes| ring.copies_apart(&ring.device(count, first).unwrap(), stripes);
+        // One stripe, two copies: ids 1 (a) and 4 (b); 2 (a) and 5 (none: its own).
+        assert!(apart(2, 0, 1));
+        assert!(apart(2, 2, 1));
+        // 3 (a) and, wrapping, 1 (a).
+        assert!(!apart(2, 4, 1));
+        // Three copies: 1, 4, 2 has rack a twice.
+        assert!(!apart(3, 0, 1));
+        assert!(apart(3, 1, 1));
+        // Two stripes of two copies: window 4, 2, 5, 3 pairs 4-5 and 2-3 (both a).
+        assert!(!apart(4, 1, 2));
+        // Window 1, 4, 2, 5 pairs 1-2 (both a).
+        assert!(!apart(4, 0, 2));
+        // Copies need distinct servers even without domains: a window wider than the ring is
+        // no device at all, and first_window finds none.
+        assert_eq!(ring.first_window(6, 0, |_| true), None);
+        assert_eq!(
+            ring.first_window(2, 4, |d| ring.copies_apart(d, 1)),
+            ring.device(2, 0)
+        );
     }
 }

@@ -220,3 +220,56 @@ async fn a_mirrored_file_has_no_file_layout() {
         "{r:?}"
     );
 }
+
+/// Four data servers in two racks, numbered rack by rack (1, 2 in `a`; 3, 4 in `b`): every
+/// file's two copies are in distinct racks, where consecutive ids would have put half the
+/// files' copies in one rack; the MDS recorded the racks' interleaved ring.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_copies_of_a_file_are_in_distinct_failure_domains() {
+    let rack = |id: u32| if id <= 2 { "a" } else { "b" };
+    let k = Cluster::builder()
+        .data_servers(4)
+        .lease(30)
+        .configure(move |c| {
+            c.cluster.layouts = true;
+            c.cluster.layout.layout_type = cluster::config::LayoutType::FlexFiles;
+            c.cluster.layout.mirrors = Some(2);
+            for d in &mut c.cluster.data_servers {
+                d.failure_domain = Some(rack(u32::from(d.id)).into());
+            }
+        })
+        .start()
+        .await;
+    let mds = k.mds().clone();
+    let mut c = k.client("domains").await;
+    let mut servers = std::collections::BTreeSet::new();
+    for name in ["f0", "f1", "f2", "f3", "f4", "f5"] {
+        let r = open_and_layoutget_of(
+            &mut c,
+            "",
+            name,
+            Layoutiomode4::LAYOUTIOMODE4_RW,
+            Layouttype4::LAYOUT4_FLEX_FILES,
+        )
+        .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let (_, l) = flex_of(&r);
+        assert_eq!(l.ffl_mirrors.len(), 2, "{name}: {l:?}");
+        let (fileid, _) = fileid_of(&mut c, &getfh_res(&r)).await;
+        let set = mds.store().stripes(fileid).unwrap().unwrap();
+        let ring = mds.ring(set.device.generation).unwrap();
+        let ids: Vec<u32> = ring
+            .members(&set.device)
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids.len(), 2, "{name}");
+        assert_ne!(rack(ids[0]), rack(ids[1]), "{name}: copies on {ids:?}");
+        servers.extend(ids);
+    }
+    assert_eq!(servers.len(), 4, "the files spread over every data server");
+    let ring = mds.ring(mds.pnfs().ring_generation()).unwrap();
+    let order: Vec<u32> = ring.servers.iter().map(|s| s.id).collect();
+    assert_eq!(order, [1, 3, 2, 4]);
+}

@@ -103,6 +103,12 @@ pub struct DataServerConfig {
     /// server (and the MDS, for I/O through it) mounts.
     #[serde(default)]
     pub shared_dir: Option<PathBuf>,
+    /// What fails with it: its rack, power feed or host, as any name. The copies of a
+    /// mirrored stripe go on data servers of distinct failure domains while the ring has a
+    /// window that allows it (`ClusterConfig::ring_order`); a data server without one is a
+    /// domain of its own.
+    #[serde(default)]
+    pub failure_domain: Option<String>,
 }
 
 /// A data server's object store (`pfs-core` backends).
@@ -284,6 +290,7 @@ impl DataServerConfig {
             data_dir: None,
             backend: Backend::Local,
             shared_dir: None,
+            failure_domain: None,
         }
     }
 
@@ -364,20 +371,63 @@ impl ClusterConfig {
         self.data_servers.iter().find(|d| d.id == id)
     }
 
-    /// The data servers as the layout code's ring of generation `generation` (id order).
+    /// The data servers as the layout code's ring of generation `generation`, in
+    /// [`ClusterConfig::ring_order`].
     pub fn ring(&self, generation: u32) -> layouts::Ring {
-        layouts::Ring::new(
+        layouts::Ring::ordered(
             generation,
-            self.data_servers
-                .iter()
+            self.ring_order()
+                .into_iter()
+                .filter_map(|id| self.data_server(id))
                 .map(|d| layouts::DataServer {
                     id: u32::from(d.id),
                     addresses: d.addresses.clone(),
                     // Told once the data server says it listens there (at REGISTER).
                     rdma_addresses: Vec::new(),
+                    failure_domain: d.failure_domain.clone(),
                 })
                 .collect(),
         )
+    }
+
+    /// The data server ids in ring order, which a ring generation records: ascending ids,
+    /// unless data servers name failure domains; then the domains take turns (each domain's
+    /// servers in id order, the domain with the most servers left first, never the previous
+    /// one's while another has servers left), so that a window of consecutive servers, which
+    /// holds the copies of a mirrored stripe, spans domains wherever the domains' sizes
+    /// allow. A server without a domain is a domain of its own.
+    pub fn ring_order(&self) -> Vec<u16> {
+        let mut ids: Vec<u16> = self.data_servers.iter().map(|d| d.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if self.data_servers.iter().all(|d| d.failure_domain.is_none()) {
+            return ids;
+        }
+        // Domains in order of their lowest id, each a queue of its servers.
+        let mut domains: Vec<(Option<&str>, std::collections::VecDeque<u16>)> = Vec::new();
+        for id in ids {
+            let domain = self
+                .data_server(id)
+                .and_then(|d| d.failure_domain.as_deref());
+            match domains
+                .iter_mut()
+                .find(|(d, _)| d.is_some() && *d == domain)
+            {
+                Some((_, q)) => q.push_back(id),
+                None => domains.push((domain, [id].into())),
+            }
+        }
+        let mut order = Vec::new();
+        let mut last: Option<usize> = None;
+        while let Some(next) = (0..domains.len())
+            .filter(|&i| !domains[i].1.is_empty())
+            // Most left first; the earlier domain on a tie; the last one only if alone.
+            .min_by_key(|&i| (Some(i) == last, std::cmp::Reverse(domains[i].1.len()), i))
+        {
+            order.extend(domains[next].1.pop_front());
+            last = Some(next);
+        }
+        order
     }
 
     /// Dense packing unless the data servers use the `shared` backend (validation refuses a

@@ -47,12 +47,36 @@ pub fn stripe_set_for(
     let start = usize::try_from(fileid % n).ok()?;
     // Mirrors (flex files, stripe count 1): copy k on the window's k-th server, so the
     // copies are on distinct servers; fewer usable servers than mirrors give fewer copies.
+    // Among windows of one size, one whose copies of each stripe are in distinct failure
+    // domains comes first; more copies in fewer domains beat fewer copies.
     let mirrors = usize::try_from(policy.mirrors.max(1)).ok()?;
     let count = usize::try_from(policy.stripe_count).ok()? * mirrors;
+    let usable_window = |d: &layouts::Device| {
+        ring.members(d)
+            .is_ok_and(|m| m.iter().all(|s| usable(s.id)))
+    };
     let device = (1..=count)
         .rev()
         .filter(|c| mirrors == 1 || policy.stripe_count == 1 || c % mirrors == 0)
-        .find_map(|c| ring.window_where(c, start, |s| usable(s.id)))?;
+        .find_map(|c| {
+            let stripes = if policy.stripe_count == 1 {
+                1
+            } else {
+                c / mirrors
+            };
+            ring.first_window(c, start, |d| {
+                usable_window(d) && (c == stripes || ring.copies_apart(d, stripes))
+            })
+            .or_else(|| {
+                let d = ring.first_window(c, start, usable_window)?;
+                warn!(
+                    fileid,
+                    "no window of usable data servers has the copies of each stripe in \
+                     distinct failure domains: some copies of the new file share one"
+                );
+                Some(d)
+            })
+        })?;
     let mirrors = if mirrors > 1 && policy.stripe_count == 1 {
         device.count
     } else {
@@ -488,5 +512,81 @@ mod tests {
             stripe_set_for(c.layout_for(0).unwrap(), &ring, 1, |_| false),
             None
         );
+    }
+
+    #[test]
+    fn mirrors_go_on_distinct_failure_domains_while_a_window_allows() {
+        // Two racks of two, numbered rack by rack: the ring interleaves them (1, 3, 2, 4).
+        let mut c = cluster(4);
+        for d in &mut c.data_servers {
+            d.failure_domain = Some(if d.id <= 2 { "a" } else { "b" }.into());
+        }
+        let policy = LayoutPolicy {
+            stripe_count: 1,
+            flex_files: true,
+            mirrors: 2,
+            ..c.layout_for(0).unwrap()
+        };
+        let ring = c.ring(1);
+        let rack = |id: u32| if id <= 2 { 'a' } else { 'b' };
+        let copies = |s: &StripeSet| -> Vec<u32> {
+            ring.members(&s.device)
+                .unwrap()
+                .iter()
+                .map(|d| d.id)
+                .collect()
+        };
+        let mut used = std::collections::HashSet::new();
+        for fileid in 0..8 {
+            let s = stripe_set_for(policy, &ring, fileid, |_| true).unwrap();
+            let ids = copies(&s);
+            assert_eq!(s.mirrors, 2);
+            assert_ne!(rack(ids[0]), rack(ids[1]), "file {fileid}: {ids:?}");
+            used.extend(ids);
+        }
+        assert_eq!(used.len(), 4, "files spread over every server");
+        // Server 3 down: the files that would have had a copy there go to the next window
+        // whose copies are apart (4, 1), not to one in a rack (2, 4 is apart too).
+        for fileid in 0..8 {
+            let s = stripe_set_for(policy, &ring, fileid, |id| id != 3).unwrap();
+            let ids = copies(&s);
+            assert!(
+                !ids.contains(&3) && s.mirrors == 2,
+                "file {fileid}: {ids:?}"
+            );
+            assert_ne!(rack(ids[0]), rack(ids[1]), "file {fileid}: {ids:?}");
+        }
+        // Rack b down: the servers of rack a are not neighbours on the ring, so a new file
+        // gets one copy (a window is consecutive servers), as when all but one are down.
+        let s = stripe_set_for(policy, &ring, 0, |id| rack(id) == 'a').unwrap();
+        assert_eq!((s.mirrors, rack(copies(&s)[0])), (1, 'a'));
+        // A domain larger than the others: rack a of three, rack b of one (ring 1, 4, 2,
+        // 3): windows (2, 3) and (3, 1) share rack a, so files starting there move on to a
+        // window with server 4, and every file's copies are apart.
+        let mut uneven = cluster(4);
+        for d in &mut uneven.data_servers {
+            d.failure_domain = Some(if d.id <= 3 { "a" } else { "b" }.into());
+        }
+        let ring3 = uneven.ring(1);
+        for fileid in 0..8 {
+            let s = stripe_set_for(policy, &ring3, fileid, |_| true).unwrap();
+            assert!(ring3.copies_apart(&s.device, 1), "file {fileid}");
+        }
+        // Numbered rack by rack without domains, consecutive servers share a rack: with
+        // domains, no file of these has both copies in one.
+        let plain = cluster(4).ring(1);
+        let same_rack = (0..8)
+            .filter(|&f| {
+                let s = stripe_set_for(policy, &plain, f, |_| true).unwrap();
+                let ids: Vec<u32> = plain
+                    .members(&s.device)
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.id)
+                    .collect();
+                rack(ids[0]) == rack(ids[1])
+            })
+            .count();
+        assert_eq!(same_rack, 4);
     }
 }

@@ -184,8 +184,7 @@ impl Mds {
         let ring_generation = if cfg.cluster.data_servers.is_empty() {
             0
         } else {
-            let ids = cfg.cluster.data_servers.iter().map(|d| d.id).collect();
-            let pending = store.adopt_ring(ids);
+            let pending = store.adopt_ring(cfg.cluster.ring_order());
             std::thread::scope(|s| s.spawn(|| pending.wait()).join())
                 .map_err(|_| StoreError::Internal("ring thread"))??
         };

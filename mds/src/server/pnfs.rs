@@ -40,16 +40,17 @@ fn ring_of(
     generation: u32,
 ) -> Option<layouts::Ring> {
     let ids = rings.get(&generation)?;
-    Some(layouts::Ring::new(
+    Some(layouts::Ring::ordered(
         generation,
         ids.iter()
-            .map(|&id| layouts::DataServer {
-                id: u32::from(id),
-                addresses: cluster
-                    .data_server(id)
-                    .map(|d| d.addresses.clone())
-                    .unwrap_or_default(),
-                rdma_addresses: Vec::new(),
+            .map(|&id| {
+                let d = cluster.data_server(id);
+                layouts::DataServer {
+                    id: u32::from(id),
+                    addresses: d.map(|d| d.addresses.clone()).unwrap_or_default(),
+                    rdma_addresses: Vec::new(),
+                    failure_domain: d.and_then(|d| d.failure_domain.clone()),
+                }
             })
             .collect(),
     ))

@@ -6,12 +6,15 @@
 //! wrong servers.
 //!
 //! Table `rings`: generation (u32) -> XDR `ring_record`; generations start at 1 and grow by
-//! one whenever the MDS starts with a data server list (ids, in id order) other than the
+//! one whenever the MDS starts with a data server list (ids, in ring order) other than the
 //! newest generation's. Addresses are not recorded: a data server keeps its id when it moves,
-//! and its addresses come from the configuration.
+//! and its addresses come from the configuration. The order is the ring's: ascending ids,
+//! unless failure domains interleave them (`cluster::ClusterConfig::ring_order`); records
+//! written before failure domains existed are ascending, which is what the same
+//! configuration gives now, so naming no domain adopts no new generation.
 //!
 //! ```text
-//! struct ring_v1 { uint32_t ids<>; };   /* data server ids, ascending */
+//! struct ring_v1 { uint32_t ids<>; };   /* data server ids, in ring order */
 //! union ring_record switch (uint32_t version) { case 1: ring_v1 v1; };
 //! ```
 
@@ -79,12 +82,12 @@ fn adopt(tx: &Txn<'_>, ids: &[u16]) -> Result<u32, StoreError> {
 }
 
 impl Store {
-    /// The generation whose ring is `ids` (data server ids, ascending): the newest one if it
-    /// has exactly these, else a new generation recorded durably before the result.
+    /// The generation whose ring is `ids` (data server ids, in ring order): the newest one
+    /// if it has exactly these in this order, else a new generation recorded durably before
+    /// the result.
     pub fn adopt_ring(&self, ids: Vec<u16>) -> Pending<u32> {
-        let mut ids = ids;
-        ids.sort_unstable();
-        ids.dedup();
+        let mut seen = std::collections::HashSet::new();
+        let ids: Vec<u16> = ids.into_iter().filter(|&id| seen.insert(id)).collect();
         self.write(move |tx| adopt(tx, &ids))
     }
 

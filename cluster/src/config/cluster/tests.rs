@@ -460,3 +460,48 @@ fn mirrors_come_from_the_export_or_directory_and_need_flex_files() {
         .unwrap_err();
     assert_eq!(e.field, "cluster.layout.directories[0].mirrors");
 }
+
+#[test]
+fn failure_domains_interleave_the_ring_so_consecutive_servers_are_in_different_ones() {
+    let domains = |spec: &[(u16, Option<&str>)]| ClusterConfig {
+        data_servers: spec
+            .iter()
+            .map(|&(id, d)| DataServerConfig {
+                failure_domain: d.map(str::to_owned),
+                ..DataServerConfig::new(id, SocketAddr::from(([0, 0, 0, 0], 20490 + id)))
+            })
+            .collect(),
+        ..ClusterConfig::default()
+    };
+    // No domain named: ascending ids, the ring every store recorded before domains.
+    let c = domains(&[(3, None), (1, None), (2, None)]);
+    assert_eq!(c.ring_order(), [1, 2, 3]);
+    // Two racks of three, numbered rack by rack: the racks take turns.
+    let a = Some("rack-a");
+    let b = Some("rack-b");
+    let c = domains(&[(1, a), (2, a), (3, a), (4, b), (5, b), (6, b)]);
+    assert_eq!(c.ring_order(), [1, 4, 2, 5, 3, 6]);
+    let ring = c.ring(1);
+    assert_eq!(
+        ring.servers.iter().map(|s| s.id).collect::<Vec<_>>(),
+        [1, 4, 2, 5, 3, 6]
+    );
+    assert_eq!(ring.servers[1].failure_domain.as_deref(), Some("rack-b"));
+    // Uneven: the larger domain goes first and never twice in a row while another has
+    // servers; a server without a domain is one of its own.
+    let c = domains(&[(1, a), (2, a), (3, a), (4, a), (5, b), (6, None)]);
+    assert_eq!(c.ring_order(), [1, 5, 2, 6, 3, 4]);
+    // Parsed, and an empty name refused.
+    let cfg = parse(
+        "cluster:\n  data_servers:\n    - { id: 1, addresses: [0.0.0.0:20491], failure_domain: r1 }\n\
+         \x20   - { id: 2, addresses: [0.0.0.0:20492], failure_domain: r1 }\n\
+         \x20   - { id: 3, addresses: [0.0.0.0:20493], failure_domain: r2 }\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.cluster.ring_order(), [1, 3, 2]);
+    let e = parse(
+        "cluster:\n  data_servers:\n    - { id: 1, addresses: [0.0.0.0:20491], failure_domain: ' ' }\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "cluster.data_servers[0].failure_domain");
+}

@@ -93,6 +93,15 @@ impl ClusterConfig {
                 }
                 _ => {}
             }
+            if d.failure_domain
+                .as_deref()
+                .is_some_and(|n| n.trim().is_empty())
+            {
+                return Err(err(
+                    f("failure_domain"),
+                    "an empty name; leave it out for a domain of its own",
+                ));
+            }
         }
         let shared = self
             .data_servers

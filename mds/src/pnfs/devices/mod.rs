@@ -309,7 +309,7 @@ impl Devices {
                 .filter(|e| e.status.up)
                 .map(|e| u32::from(e.status.id))
                 .collect();
-        layouts::Ring::new(
+        layouts::Ring::ordered(
             st.1,
             full.servers
                 .into_iter()

@@ -133,6 +133,8 @@ pub struct CrashSimStore {
     sim: Mutex<Sim>,
     max_object_size: u64,
     verifier: VerifierCell,
+    /// Drawn at [`CrashSimStore::new`]; a crash keeps it (the synced objects survive).
+    identity: [u8; 16],
 }
 
 impl Default for CrashSimStore {
@@ -153,6 +155,7 @@ impl CrashSimStore {
             }),
             max_object_size: CRASHSIM_MAX_OBJECT_SIZE,
             verifier: VerifierCell::new(new_write_verifier()),
+            identity: crate::identity::new_identity(),
         }
     }
 
@@ -439,6 +442,10 @@ impl ObjectStore for CrashSimStore {
 
     fn verifier(&self) -> [u8; 8] {
         self.verifier.get()
+    }
+
+    fn identity(&self) -> [u8; 16] {
+        self.identity
     }
 
     fn statfs(&self) -> Result<FsStats> {

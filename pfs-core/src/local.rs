@@ -207,6 +207,8 @@ pub struct LocalStore {
     names: [Mutex<()>; NAME_LOCKS],
     unsynced: Mutex<Unsynced>,
     verifier: VerifierCell,
+    /// `<root>/store.id` ([`crate::identity`]).
+    identity: [u8; 16],
     counts: Counters,
 }
 
@@ -248,6 +250,7 @@ impl LocalStore {
         rustix::fs::syncfs(&objects).map_err(|e| StoreError::from_errno("syncfs", e, 0, 0))?;
         opts.max_object_size = opts.max_object_size.min(i64::MAX as u64);
         let verifier = VerifierCell::new(opts.verifier.unwrap_or_else(new_write_verifier));
+        let identity = crate::identity::load_or_create(&root)?;
         tracing::debug!(root = %root.display(), verifier = ?verifier.get(), "object store open");
         Ok(LocalStore {
             root,
@@ -258,6 +261,7 @@ impl LocalStore {
             names: std::array::from_fn(|_| Mutex::new(())),
             unsynced: Mutex::new(Unsynced::default()),
             verifier,
+            identity,
             counts: Counters::default(),
         })
     }
@@ -717,6 +721,10 @@ impl ObjectStore for LocalStore {
 
     fn verifier(&self) -> [u8; 8] {
         self.verifier.get()
+    }
+
+    fn identity(&self) -> [u8; 16] {
+        self.identity
     }
 
     fn statfs(&self) -> Result<FsStats> {

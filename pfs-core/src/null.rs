@@ -38,6 +38,8 @@ pub struct NullStore {
     sizes: Mutex<HashMap<ObjectId, u64>>,
     max_object_size: u64,
     verifier: [u8; 8],
+    /// Its sizes live in memory: every instance is a store of its own.
+    identity: [u8; 16],
 }
 
 impl Default for NullStore {
@@ -58,6 +60,7 @@ impl NullStore {
             sizes: Mutex::new(HashMap::new()),
             max_object_size: max,
             verifier: new_write_verifier(),
+            identity: crate::identity::new_identity(),
         }
     }
 
@@ -196,6 +199,10 @@ impl ObjectStore for NullStore {
 
     fn verifier(&self) -> [u8; 8] {
         self.verifier
+    }
+
+    fn identity(&self) -> [u8; 16] {
+        self.identity
     }
 
     fn statfs(&self) -> Result<FsStats> {

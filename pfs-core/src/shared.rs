@@ -144,6 +144,10 @@ impl ObjectStore for SharedStore {
         self.0.clone_range(src, dst, src_off, dst_off, len)
     }
 
+    fn identity(&self) -> [u8; 16] {
+        self.0.identity()
+    }
+
     fn verifier(&self) -> [u8; 8] {
         self.0.verifier()
     }

@@ -278,6 +278,11 @@ pub trait ObjectStore: Send + Sync {
     /// seen committed (RFC 8881 section 18.32.3).
     fn verifier(&self) -> [u8; 8];
 
+    /// The store's identity: the same for as long as it holds the objects it was given,
+    /// across restarts; another one for a store made anew (an empty directory, a replaced
+    /// disk), so the MDS knows the objects it put there are gone ([`crate::new_identity`]).
+    fn identity(&self) -> [u8; 16];
+
     /// Space and inode figures of the backing file system.
     fn statfs(&self) -> Result<FsStats>;
 }

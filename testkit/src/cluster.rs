@@ -500,6 +500,21 @@ impl Cluster {
         self.node_mut(id, DsNode::start);
     }
 
+    /// Replaces data server `id` with a new one under the same id: killed, given an empty
+    /// crash-simulating store (another identity: its disk replaced), started. Its objects
+    /// are gone; the MDS learns it from the store's identity when it registers.
+    pub fn replace_ds(&self, id: u16) {
+        self.node_mut(id, |n| {
+            n.kill();
+            let sim = Arc::new(CrashSimStore::new());
+            n.store = DsStore {
+                objects: sim.clone(),
+                crashsim: Some(sim),
+            };
+            n.start();
+        });
+    }
+
     /// [`Cluster::restart_ds`] with its NFS service at `addr` (its configuration changed: it
     /// registers from there, and the MDS tells clients the new address).
     pub fn restart_ds_at(&self, id: u16, addr: SocketAddr) {

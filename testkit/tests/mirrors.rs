@@ -273,3 +273,77 @@ async fn the_copies_of_a_file_are_in_distinct_failure_domains() {
     let order: Vec<u32> = ring.servers.iter().map(|s| s.id).collect();
     assert_eq!(order, [1, 3, 2, 4]);
 }
+
+/// A data server whose disk is replaced (same id, an empty store with another identity)
+/// comes back with none of its copies: the MDS learns it from the store identity at
+/// REGISTER, marks every copy there stale before counting it up, and re-silvers them; a
+/// plain restart marks nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_copies_on_a_replaced_data_server_are_re_silvered() {
+    let (k, mds) = cluster().await;
+    let mut c = k.client("replaced").await;
+    let mut files = Vec::new();
+    for (i, name) in ["r0", "r1", "r2"].into_iter().enumerate() {
+        let r = open_and_layoutget_of(
+            &mut c,
+            "",
+            name,
+            Layoutiomode4::LAYOUTIOMODE4_READ,
+            Layouttype4::LAYOUT4_FLEX_FILES,
+        )
+        .await;
+        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        let open = open_res(&r).stateid;
+        let fh = getfh_res(&r);
+        let data = Bytes::from(vec![i as u8 + 1; 70_000 + i]);
+        let w = c
+            .call(vec![
+                putfh(&fh),
+                write_op(open, 0, StableHow4::FILE_SYNC4, data.clone()),
+            ])
+            .await;
+        assert_eq!(write_res(&w).count as usize, data.len(), "{w:?}");
+        let (fileid, _) = fileid_of(&mut c, &fh).await;
+        let set = mds.store().stripes(fileid).unwrap().unwrap();
+        files.push((fileid, mds.stripe_servers(&set).unwrap(), data));
+    }
+    // Replace the data server holding copy 1 of the first file.
+    let gone = files[0].1[1];
+    k.replace_ds(gone);
+    k.until_up(gone).await;
+    let mirrors = mds.pnfs().mirrors();
+    let replaced = || {
+        mirrors
+            .replaced_stores
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(replaced(), 1);
+    k.until("the replaced copies re-silvered", || {
+        mirrors.stale_count() == 0
+    })
+    .await;
+    assert!(mds.store().stale_copies().unwrap().is_empty());
+    let mut rebuilt = 0;
+    for (fileid, servers, data) in &files {
+        for (position, &ds) in servers.iter().enumerate() {
+            assert_eq!(
+                object(&k, ds, *fileid, position as u32),
+                &data[..],
+                "file {fileid} copy {position} on data server {ds}"
+            );
+            rebuilt += usize::from(ds == gone);
+        }
+    }
+    assert!(rebuilt >= 1);
+    assert_eq!(
+        mirrors
+            .resilvered
+            .load(std::sync::atomic::Ordering::Relaxed),
+        rebuilt as u64
+    );
+    // A restart over the same store is no replacement.
+    k.restart_ds(gone);
+    k.until_up(gone).await;
+    assert_eq!(replaced(), 1);
+    assert_eq!(mirrors.stale_count(), 0);
+}

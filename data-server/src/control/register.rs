@@ -54,6 +54,7 @@ impl ControlService {
             write_verifier: self.store.verifier(),
             backend: self.cfg.backend,
             addresses: self.addresses.clone(),
+            store_id: self.store.identity(),
         })
     }
 

@@ -309,6 +309,13 @@ pub fn render(mds: &Mds, now: Instant) -> String {
         "Re-silvers that stopped on a failure (tried again).",
         &one(load(&mirrors.resilver_failures)),
     );
+    metric(
+        "ds_store_replaced_total",
+        "counter",
+        "Data servers that registered with another object store than on record (replaced \
+         or emptied): their copies of mirrored files were marked stale.",
+        &one(load(&mirrors.replaced_stores)),
+    );
     let (done, size) = mirrors
         .current
         .lock()

@@ -80,6 +80,8 @@ pub struct Mirrors {
     pub resilver_bytes: AtomicU64,
     /// Re-silvers that failed (a data server failed during the copy); retried.
     pub resilver_failures: AtomicU64,
+    /// Data servers that registered with another object store than on record (this boot).
+    pub replaced_stores: AtomicU64,
     /// Bytes of the copy being re-silvered now, and its size (progress).
     pub current: Mutex<Option<(u64, u32, u64, u64)>>,
 }
@@ -176,6 +178,26 @@ impl Mirrors {
         self.marked.fetch_add(added as u64, Ordering::Relaxed);
         self.wake.notify_one();
         Ok(())
+    }
+
+    /// Notes copies the store marked stale itself (a data server's store replaced,
+    /// `crate::pnfs::replaced`): (file id, window position, export); wakes the task.
+    pub fn marked_elsewhere(&self, stale: &[(u64, u32, u16)]) {
+        let added = {
+            let mut map = self.stale.lock().unwrap_or_else(|e| e.into_inner());
+            stale
+                .iter()
+                .filter(|&&(fileid, position, export)| {
+                    let f = map.entry(fileid).or_default();
+                    if f.positions.is_empty() {
+                        f.export = export;
+                    }
+                    f.positions.insert(position)
+                })
+                .count()
+        };
+        self.marked.fetch_add(added as u64, Ordering::Relaxed);
+        self.wake.notify_one();
     }
 
     fn cleared(&self, fileid: u64, position: u32) {

@@ -26,6 +26,7 @@ pub mod fencing;
 pub mod mirrors;
 pub mod notify;
 pub mod removals;
+pub mod replaced;
 pub mod reports;
 pub mod settle;
 pub mod spacewatch;

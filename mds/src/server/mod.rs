@@ -203,7 +203,14 @@ impl Mds {
         );
         let copies =
             crate::state::copies::Copies::new(store.server_key(), epoch, core.clock().clone());
-        Ok(Arc::new(Self {
+        let store_check = (
+            store.clone(),
+            rings.clone(),
+            cfg.exports
+                .first()
+                .map_or(crate::store::DEFAULT_EXPORT, |e| e.id),
+        );
+        let mds = Arc::new(Self {
             pnfs: Arc::new(Pnfs::new(
                 devices,
                 rings,
@@ -228,7 +235,17 @@ impl Mds {
                 dir_layouts,
                 started,
             )),
-        }))
+        });
+        let (store, rings, export) = store_check;
+        mds.pnfs
+            .devices()
+            .on_store(crate::pnfs::replaced::store_check(
+                store,
+                rings,
+                Arc::downgrade(&mds.pnfs),
+                export,
+            ));
+        Ok(mds)
     }
 
     /// The server's clock ([`Core::clock`]).

@@ -28,6 +28,7 @@
 
 mod clients;
 pub mod commit;
+mod ds_stores;
 mod error;
 pub mod fh;
 mod layout_writes;
@@ -53,6 +54,7 @@ use redb::{Database, ReadTransaction, ReadableDatabase};
 
 pub use clients::ClientRecord;
 pub use commit::{CommitCounts, Deferral, Pending, Tbl, Txn};
+pub use ds_stores::StoreReplaced;
 pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
 pub use layout_writes::Settled;
@@ -187,6 +189,7 @@ impl Store {
             wtx.open_table(DS_REMOVALS)?;
             wtx.open_table(layout_writes::LAYOUT_WRITES)?;
             wtx.open_table(stale_copies::STALE_COPIES)?;
+            wtx.open_table(ds_stores::DS_STORES)?;
             let format = meta.get(K_FORMAT)?.map(|g| g.value().to_vec());
             match format {
                 None => {

@@ -147,7 +147,7 @@ fn encode(s: &StripeSet) -> Bytes {
     })
 }
 
-fn decode(b: &[u8]) -> Result<StripeSet, StoreError> {
+pub(super) fn decode(b: &[u8]) -> Result<StripeSet, StoreError> {
     const BAD: StoreError = StoreError::Corrupt("stripe set record does not decode");
     let (r, mirrors) = match from_bytes::<StripesRecord>(Bytes::copy_from_slice(b)) {
         Ok(StripesRecord::V1(r)) => (r, 1),

@@ -6,7 +6,7 @@
 //!     HELLO     ─────────────────────────────────────────> (any target and boot)
 //!               <──────────────────────────────────────── {ds id, boot nonce}
 //!     REGISTER  {ds id, epoch, lease, sealed keys} ───────> checks id, keeps keys, empties
-//!               <──────────── {id, boot verifier, write verifier, backend, addresses}
+//!               <── {id, boot verifier, write verifier, backend, addresses, store id}
 //!     REVOKE    {epoch, revoke[(other, why)], forget[]} ─> stateid checks (before reply)
 //!     SET_ACCESS {epoch, [(other, access)]} ──────────────> stateid checks (before reply)
 //!     OBJECT_SIZE {objects[]} / TRUNCATE {file, sizes[]} / REMOVE {files[]} ──> object store

@@ -192,6 +192,9 @@ pub struct RegisterOk {
     /// addresses); the MDS compares them with its own view and notifies clients of changes.
     #[xdr(max = MAX_CTL_ADDRS)]
     pub addresses: Vec<CtlAddr>,
+    /// Its object store's identity (`pfs_core::ObjectStore::identity`): another one than
+    /// the MDS recorded means the objects it put there are gone (a replaced disk or node).
+    pub store_id: [u8; 16],
 }
 
 xdr_enum! {

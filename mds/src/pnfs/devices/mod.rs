@@ -175,7 +175,22 @@ struct Inner {
     /// Data servers whose addresses changed since [`Devices::take_moved`] last looked.
     moved: Mutex<Vec<u16>>,
     moved_wake: Arc<tokio::sync::Notify>,
+    /// What the MDS does with a registering data server's store identity before counting it
+    /// up ([`Devices::on_store`]).
+    store_check: std::sync::OnceLock<StoreCheck>,
 }
+
+/// The check [`Devices::on_store`] installs: data server id and its store's identity; an
+/// error keeps the data server down (the registration is tried again).
+pub type StoreCheck = Arc<
+    dyn Fn(
+            u16,
+            [u8; 16],
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// The device registry (cheap to clone; clones share the state).
 #[derive(Clone)]
@@ -276,8 +291,16 @@ impl Devices {
                 pushed: Mutex::new(Pushed::default()),
                 moved: Mutex::new(Vec::new()),
                 moved_wake: Arc::new(tokio::sync::Notify::new()),
+                store_check: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Installs what runs when a data server registers, before it counts as up: the MDS
+    /// compares the identity of its object store with the one on record
+    /// (`crate::pnfs::replaced`). Once; before [`Devices::start`].
+    pub fn on_store(&self, check: StoreCheck) {
+        let _ = self.inner.store_check.set(check);
     }
 
     /// Starts one task per data server (once; later calls do nothing). Needs a tokio

@@ -49,6 +49,9 @@ impl Inner {
     /// After REGISTER: resend the table, mark the data server up, and resend once more if a
     /// change was recorded meanwhile (pushes only reach data servers that are up).
     async fn bring_up(&self, id: u16, ctl: &DsControl, reg: &RegisterOk) -> Result<(), String> {
+        if let Some(check) = self.store_check.get() {
+            check(id, reg.store_id).await?;
+        }
         let sent = self
             .resend(ctl)
             .await

@@ -854,6 +854,44 @@ mirror_resilver() {
     rm -rf "$SRC/mirror256" "$SRC/mirror32" "$M/mirror" 2>/dev/null || true
 }
 
+# A data server's disk is replaced: a 64 MiB file is written, a data server holding a copy is
+# killed, its directory emptied (a new disk under the same id) and it is started again. The MDS
+# sees another object store identity when it registers, marks every copy there stale and
+# re-silvers them: the new directory holds the copy again with the file's sha256, the client
+# reads the file back, and pnfs_ds_store_replaced_total counted it.
+mirror_replaced() {
+    local d=$M/mirror f victim objs sums t0
+    mkdir -p "$d"
+    f=$d/f64
+    head -c $((64 << 20)) /dev/urandom >"$SRC/mirror64"
+    dd if="$SRC/mirror64" of="$f" bs=1M conv=fsync status=none || return 1
+    objs=$(mirror_objects "$f")
+    [[ $(wc -l <<<"$objs") == 2 ]] || { echo "objects: $objs"; return 1; }
+    victim=$(awk 'NR == 2 { sub("ds", "", $1); print $1 }' <<<"$objs")
+    kill -9 "$(cat "/tmp/pnfs-ds$victim.pid")"
+    sleep 1
+    echo -n "data server $victim killed and its directory emptied ($(find "/srv/pnfs-data/ds$victim" -type f | wc -l) files); "
+    rm -rf "/srv/pnfs-data/ds$victim"
+    t0=$SECONDS
+    start_pnfs_ds "$victim" || return 1
+    for _ in $(seq 900); do
+        /scenario/pnfs stats >/tmp/stats
+        (($(stat_of pnfs_ds_store_replaced_total) >= 1 && $(stat_of pnfs_mirror_stale_copies) == 0)) && break
+        sleep 0.2
+    done
+    echo -n "replaced stores $(stat_of pnfs_ds_store_replaced_total), stale copies $(stat_of pnfs_mirror_stale_copies) after $((SECONDS - t0)) s, re-silvered $(stat_of pnfs_mirror_resilvered_copies_total) copies in all; "
+    echo -n "log: $(sed 's/\x1b\[[0-9;]*m//g' /tmp/pnfs.log | grep -a 'another object store' | cut -c12-240 | tr '\n' ';'); "
+    (($(stat_of pnfs_ds_store_replaced_total) >= 1)) || return 1
+    (($(stat_of pnfs_mirror_stale_copies) == 0)) || return 1
+    objs=$(mirror_objects "$f")
+    [[ $(wc -l <<<"$objs") == 2 ]] || { echo "objects after: $objs"; return 1; }
+    sums=$(awk '{ print $2 }' <<<"$objs" | xargs sha256sum | awk '{ print $1 }' | sort -u)
+    expect_eq "both copies of the 64 MiB file" "$sums" "$(sha "$SRC/mirror64")" || return 1
+    drop_caches
+    expect_eq "sha256 read back" "$(sha "$f")" "$(sha "$SRC/mirror64")" || return 1
+    rm -rf "$SRC/mirror64" "$d" 2>/dev/null || true
+}
+
 # --- 12. delegations (our server) ------------------------------------------------------------
 
 # The server's delegation counters now (saved in /tmp/stats): write and read delegations

@@ -48,6 +48,7 @@ if [[ -n ${MIRROR_CHECKS:-} ]]; then
     check mirrors_two_copies_32MiB mirror_traffic
     check mirrors_ds_killed_mid_256MiB_write mirror_kill
     check mirrors_resilvered mirror_resilver
+    check mirrors_data_server_replaced mirror_replaced
 fi
 
 # The checks every client passes (checks.sh).

@@ -456,8 +456,10 @@ async fn resilver_file(
                     result = Err(e.into());
                     break;
                 }
-                mirrors.cleared(fileid, stale);
+                // Counted before the mark goes from memory: whoever sees no stale copy
+                // left sees the re-silver counted.
                 mirrors.resilvered.fetch_add(1, Ordering::Relaxed);
+                mirrors.cleared(fileid, stale);
                 info!(
                     fileid,
                     copy = stale,

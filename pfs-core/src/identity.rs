@@ -52,15 +52,7 @@ pub fn new_identity() -> [u8; 16] {
 pub fn load_or_create(root: &Path) -> Result<[u8; 16]> {
     let path = root.join(IDENTITY_FILE);
     let io = |what: &'static str| {
-        move |e: std::io::Error| {
-            StoreError::from_errno(
-                what,
-                e.raw_os_error()
-                    .map_or(rustix::io::Errno::IO, rustix::io::Errno::from_raw_os_error),
-                0,
-                0,
-            )
-        }
+        move |e: std::io::Error| StoreError::from_errno(what, crate::local::io_errno(e), 0, 0)
     };
     for _ in 0..2 {
         match std::fs::read_to_string(&path) {

@@ -212,7 +212,7 @@ pub struct LocalStore {
     counts: Counters,
 }
 
-fn io_errno(e: std::io::Error) -> Errno {
+pub(crate) fn io_errno(e: std::io::Error) -> Errno {
     e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error)
 }
 

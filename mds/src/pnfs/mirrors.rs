@@ -168,30 +168,23 @@ impl Mirrors {
              re-silvered"
         );
         store.mark_stale(fileid, export, fresh.clone()).await?;
-        let added = {
-            let mut map = self.stale.lock().unwrap_or_else(|e| e.into_inner());
-            let f = map.entry(fileid).or_default();
-            f.export = export;
-            // (Concurrent writes may have marked the same copy meanwhile: counted once.)
-            fresh.into_iter().filter(|&p| f.positions.insert(p)).count()
-        };
-        self.marked.fetch_add(added as u64, Ordering::Relaxed);
-        self.wake.notify_one();
+        let marks: Vec<_> = fresh.into_iter().map(|p| (fileid, p, export)).collect();
+        self.marked_elsewhere(&marks);
         Ok(())
     }
 
-    /// Notes copies the store marked stale itself (a data server's store replaced,
-    /// `crate::pnfs::replaced`): (file id, window position, export); wakes the task.
+    /// Notes copies marked stale in the store (by [`Mirrors::mark`], or by the store itself
+    /// when a data server's store was replaced, `crate::pnfs::replaced`): (file id, window
+    /// position, export); counts the new ones and wakes the task.
     pub fn marked_elsewhere(&self, stale: &[(u64, u32, u16)]) {
         let added = {
             let mut map = self.stale.lock().unwrap_or_else(|e| e.into_inner());
+            // (Concurrent writes may have marked the same copy meanwhile: counted once.)
             stale
                 .iter()
                 .filter(|&&(fileid, position, export)| {
                     let f = map.entry(fileid).or_default();
-                    if f.positions.is_empty() {
-                        f.export = export;
-                    }
+                    f.export = export;
                     f.positions.insert(position)
                 })
                 .count()

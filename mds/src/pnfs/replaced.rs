@@ -14,7 +14,7 @@ use std::sync::{Arc, Weak};
 
 use tracing::{error, info, warn};
 
-use super::devices::StoreCheck;
+use super::devices::{hex, StoreCheck};
 use crate::server::Pnfs;
 use crate::store::Store;
 
@@ -63,8 +63,4 @@ pub fn store_check(
             Ok(())
         })
     })
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|b| format!("{b:02x}")).collect()
 }

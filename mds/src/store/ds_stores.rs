@@ -136,18 +136,4 @@ impl Store {
     ) -> Pending<Option<StoreReplaced>> {
         self.write(move |tx| registered(tx, ds, id, &rings, export))
     }
-
-    /// The store identity each data server last registered with.
-    pub fn ds_store_ids(&self) -> Result<BTreeMap<u16, [u8; 16]>, StoreError> {
-        let r = self.read()?;
-        let t = r.open_table(DS_STORES)?;
-        let mut out = BTreeMap::new();
-        for e in t.iter()? {
-            let (k, v) = e?;
-            if let Ok(id) = v.value().try_into() {
-                out.insert(k.value(), id);
-            }
-        }
-        Ok(out)
-    }
 }

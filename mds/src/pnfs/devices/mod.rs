@@ -592,7 +592,8 @@ impl Devices {
     }
 }
 
-fn hex(b: &[u8]) -> String {
+/// `b` as lowercase hex, for logs.
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 

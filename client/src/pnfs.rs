@@ -826,9 +826,9 @@ impl Pnfs {
     /// delegation: a return-on-close layout's LAYOUTCOMMIT is handed back to go in that
     /// COMPOUND (after the file's PUTFH, before the CLOSE) instead of a round trip of its
     /// own. A file written under a write delegation is LAYOUTCOMMITted only here
-    /// ([`crate::File::close`] leaves it to the delegation's return), so a small file
-    /// created, written and removed costs the MDS one LAYOUTCOMMIT in the COMPOUND of the
-    /// REMOVE, whose one durable commit covers it. `None`: nothing to fold (nothing
+    /// ([`crate::File::close`] leaves it to the delegation's return); when the return goes
+    /// with the file's REMOVE the caller drops the LAYOUTCOMMIT, so a small file created,
+    /// written and removed costs the MDS none. `None`: nothing to fold (nothing
     /// unreported, or a layout that is not returned by the CLOSE, which [`Pnfs::close`]
     /// handled).
     pub(crate) async fn close_folding(&self, fh: &NfsFh4) -> Option<NfsArgop4> {

@@ -616,6 +616,56 @@ async fn removing_a_striped_file_removes_its_objects_from_the_data_servers() {
     assert!(page.contains("pnfs_ds_removal_queue 0\n"), "{page}");
 }
 
+/// A REMOVE that is its COMPOUND's last change deletes a striped file nobody has open in
+/// its own durable commit: no orphan, no second commit, its objects queued and removed.
+/// The same file open (by its writer) stays an orphan until its CLOSE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_striped_file_nobody_has_open_goes_with_its_remove_in_one_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("writer").await;
+    let f = create_striped(&mut c, &mds, "f").await;
+    f.write(&k, 1, 0, &pattern(4096)).await;
+    let r = c.call(vec![putfh(&f.fh), close_op(f.open)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let before = mds.store().commit_stats();
+    let r = c.call(vec![NfsArgop4::PutRootFh, remove_op("f")]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let after = mds.store().commit_stats();
+    assert_eq!(after.commits - before.commits, 1, "one durable commit");
+    assert_eq!(after.jobs - before.jobs, 1, "one job: {before:?} {after:?}");
+    assert!(mds.store().orphans().unwrap().is_empty());
+    assert!(matches!(
+        mds.store().getattr(f.fileid),
+        Err(mds::store::StoreError::Stale(_))
+    ));
+    let r = c.call(vec![putfh(&f.fh), NfsArgop4::GetFh]).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_STALE, "{r:?}");
+    k.until("the object is gone", || {
+        !f.ds(&k, 1).has_object(f.fileid, 1)
+    })
+    .await;
+    assert!(!mds.pnfs().settler().is_marked(f.fileid));
+
+    // Open: the REMOVE leaves an orphan, readable through the open, deleted at its CLOSE.
+    let g = create_striped(&mut c, &mds, "g").await;
+    g.write(&k, 0, 0, &pattern(100)).await;
+    let r = c.call(vec![NfsArgop4::PutRootFh, remove_op("g")]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(
+        mds.store().orphans().unwrap().first().map(|o| o.0),
+        Some(g.fileid)
+    );
+    assert!(g.ds(&k, 0).has_object(g.fileid, 0));
+    let r = c.call(vec![putfh(&g.fh), close_op(g.open)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    k.until("the orphan and its object are gone", || {
+        mds.store().orphans().unwrap().is_empty() && !g.ds(&k, 0).has_object(g.fileid, 0)
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removal_while_a_data_server_is_down_is_done_when_it_is_back_even_after_an_mds_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -844,6 +894,9 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
         ])
         .await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    // Its layout gone, the writer no longer counts its own unreported writes: before the
+    // size settles, its GETATTR is answered from the data servers as anyone's.
+    assert_eq!(sizes(&mut c, &f.fh).await.0, 2 * UNIT + 100);
     for round in 0.. {
         if mds.store().layout_writes().unwrap().is_empty() {
             break;

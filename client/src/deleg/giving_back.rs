@@ -121,7 +121,7 @@ impl Inner {
     /// flushes every File of the file as close does, stops using the delegation stateid,
     /// DELEGRETURN, then CLOSE when no File uses the open (section 10.4.4).
     pub(crate) async fn give_back(self: &Arc<Self>, so: Arc<ServerOpen>, stateid: Stateid4) {
-        let Some(ret) = self.prepare_return(&so, stateid).await else {
+        let Some(ret) = self.prepare_return(&so, stateid, true).await else {
             return;
         };
         let ops = return_ops(&so, stateid, &ret);
@@ -131,17 +131,23 @@ impl Inner {
     }
 
     /// Gives back the delegation `stateid` of `so` and runs `then` (operations that set
-    /// their own current filehandle) in the same COMPOUND: one round trip for the return,
-    /// the CLOSE and what made the client give it back. `None` when nothing was sent (the
-    /// delegation was revoked meanwhile); else the reply, whose results past the return's
-    /// ([`Returned::then`]) are `then`'s.
+    /// their own current filehandle, and remove the file's name) in the same COMPOUND: one
+    /// round trip for the return, the CLOSE and the removal that made the client give it
+    /// back. `None` when nothing was sent (the delegation was revoked meanwhile); else the
+    /// reply, whose results past the return's ([`Returned::then`]) are `then`'s.
+    ///
+    /// The COMPOUND carries no LAYOUTCOMMIT of the file's unreported writes: its size is
+    /// about to go with it, and the MDS's durable store change would be one more commit
+    /// on the way. The data is stable on the data servers already (flushed and committed
+    /// first), so should the file live on (another name, a REMOVE that fails) the MDS
+    /// learns its size from them, as for any layout returned without a LAYOUTCOMMIT.
     pub(crate) async fn give_back_then(
         self: &Arc<Self>,
         so: Arc<ServerOpen>,
         stateid: Stateid4,
         then: Vec<NfsArgop4>,
     ) -> Option<Returned> {
-        let ret = self.prepare_return(&so, stateid).await?;
+        let ret = self.prepare_return(&so, stateid, false).await?;
         let mut ops = return_ops(&so, stateid, &ret);
         let sent = ops.len();
         ops.extend(then);
@@ -158,12 +164,13 @@ impl Inner {
     /// What goes before a delegation's return: every File of the file flushed as close
     /// does, the delegation stateid out of use, and the open closed with it when nothing
     /// else uses it (then its layout is taken out of use as [`Self::before_close`] does, its
-    /// LAYOUTCOMMIT left to the return's COMPOUND). `None` when the delegation was revoked
-    /// meanwhile.
+    /// LAYOUTCOMMIT left to the return's COMPOUND, or left out when `report` is false).
+    /// `None` when the delegation was revoked meanwhile.
     async fn prepare_return(
         self: &Arc<Self>,
         so: &Arc<ServerOpen>,
         stateid: Stateid4,
+        report: bool,
     ) -> Option<Return> {
         let client = Client {
             inner: self.clone(),
@@ -193,7 +200,7 @@ impl Inner {
         if closing {
             self.release_all_locks(so).await;
             if let Some(p) = &self.pnfs {
-                commit = p.close_folding(&so.fh).await;
+                commit = p.close_folding(&so.fh).await.filter(|_| report);
             }
         }
         Some(Return { closing, commit })

@@ -117,6 +117,9 @@ pub struct Ctx {
     /// The new file whose create fixed its stripe set and marked its layout writes in this
     /// COMPOUND (durable with the create, or by `finish`): its LAYOUTGET needs no store job.
     pub folded_mark: Option<u64>,
+    /// The operation running is the COMPOUND's last that may change the store, so its jobs
+    /// are durable when they return (set by [`CompoundCtx::before_op`]).
+    last_change: bool,
 }
 
 impl Ctx {
@@ -262,6 +265,7 @@ impl Ctx {
             deferral,
             reap: Vec::new(),
             layout_follows: None,
+            last_change: true,
             folded_mark: None,
             mds,
             session,
@@ -291,11 +295,25 @@ impl Ctx {
         crate::pnfs::dsobjects::sized(mds.namespace(), mds.pnfs(), inode, space, None).await
     }
 
+    /// Whether the store jobs of the operation running are durable once they return (it is
+    /// the COMPOUND's last that may change the store, or nothing is deferred here): what
+    /// they queue for work outside the store may start at once.
+    pub fn jobs_durable(&self) -> bool {
+        self.last_change || self.deferral.is_none()
+    }
+
     /// [`Ctx::sized`] for the attributes GETATTR, VERIFY and READDIR show this COMPOUND's
-    /// client: its own writes not yet LAYOUTCOMMITted are left for it to count.
+    /// client: its own writes not yet LAYOUTCOMMITted are left for it to count while it
+    /// holds the RW layout it wrote through. Once that layout is gone without a
+    /// LAYOUTCOMMIT (returned, or dropped by its CLOSE: a client removing the file it wrote
+    /// leaves the size out), the client no longer keeps that count, so its writes are asked
+    /// of the data servers as anyone's.
     pub async fn sized_attrs(&self, inode: Inode, space: bool) -> Inode {
         let mds = &self.mds;
-        let asker = self.client().ok();
+        let asker = self
+            .client()
+            .ok()
+            .filter(|&c| mds.tables().layouts_recovered().holds_rw(inode.fileid, c));
         crate::pnfs::dsobjects::sized(mds.namespace(), mds.pnfs(), inode, space, asker).await
     }
 }
@@ -338,11 +356,12 @@ impl CompoundCtx for Ctx {
             }
             _ => None,
         };
+        let folded = self.layout_follows.is_some();
+        self.last_change = !later.iter().any(|op| {
+            may_change_store(op.opnum()) && !(folded && matches!(op, NfsArgop4::LayoutGet(_)))
+        });
         if let Some(d) = &self.deferral {
-            let folded = self.layout_follows.is_some();
-            d.defer(later.iter().any(|op| {
-                may_change_store(op.opnum()) && !(folded && matches!(op, NfsArgop4::LayoutGet(_)))
-            }));
+            d.defer(!self.last_change);
         }
     }
 

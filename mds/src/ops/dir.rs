@@ -19,6 +19,7 @@ use crate::state::orphan::OrphanFate;
 use crate::store::{Inode, Removed};
 use nfs_proto::nfs4::*;
 use pfs_core::ObjectId;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tracing::warn;
 
@@ -139,7 +140,12 @@ pub async fn reap_durable(mds: Arc<Mds>, fileid: u64) {
     });
     tokio::spawn(async move {
         match deleted.await {
-            Ok(_) => mds.pnfs().removals().wake(),
+            Ok(deleted) => {
+                if deleted {
+                    mds.pnfs().settler().deleted(fileid);
+                }
+                mds.pnfs().removals().wake();
+            }
             Err(e) => warn!(fileid, "deleting an orphan (left for the next start): {e}"),
         }
         mds.tables().opens_recovered().orphan_reaped(fileid);
@@ -188,9 +194,77 @@ pub async fn sweep_orphans(mds: Arc<Mds>) {
     }
 }
 
+/// The decision REMOVE asks the store to take in its transaction
+/// ([`crate::store::DeleteUnopened`]): a striped file that loses its last name and that no
+/// open holds is deleted there and then, one commit where the orphan stage took two (the
+/// durable unlink, then the inode's deletion) and a blocking-pool call for an MDS object
+/// such a file does not have. The opens table decides as [`after_unlink`] would, under its
+/// lock, after the name is gone, so an OPEN racing the REMOVE either came first (the file
+/// stays an orphan) or finds the file stale.
+pub(super) struct DeleteUnopened {
+    /// The file the store was told may go (0: none), so that a REMOVE whose transaction
+    /// failed after the decision gives it back ([`DeleteUnopened::failed`]).
+    decided: Arc<AtomicU64>,
+    tables: std::sync::Weak<crate::server::StateTables>,
+    rings: crate::server::RingBook,
+}
+
+impl DeleteUnopened {
+    pub(super) fn new(mds: &Arc<Mds>) -> Self {
+        Self {
+            decided: Arc::default(),
+            tables: Arc::downgrade(mds.tables()),
+            rings: mds.ring_book(),
+        }
+    }
+
+    /// The store's side. It holds the tables weakly and the cluster configuration, not the
+    /// MDS: a job holding the last handle of the MDS would drop the store from the
+    /// committer's own thread.
+    pub(super) fn job(&self) -> crate::store::DeleteUnopened {
+        let (decided, tables, rings) = (
+            self.decided.clone(),
+            self.tables.clone(),
+            self.rings.clone(),
+        );
+        crate::store::DeleteUnopened {
+            unopened: Box::new(move |fileid| {
+                let Some(tables) = tables.upgrade() else {
+                    return false;
+                };
+                let fate = tables.opens_recovered().unlinked(fileid);
+                if fate == OrphanFate::Delete {
+                    decided.store(fileid, Ordering::Release);
+                }
+                fate == OrphanFate::Delete
+            }),
+            servers: Box::new(move |set| {
+                let ring = rings.ring(set.device.generation);
+                crate::pnfs::dsobjects::removal_servers(ring.as_ref(), &rings.cluster, set)
+            }),
+        }
+    }
+
+    /// The REMOVE failed: a file the store was told may go is not being deleted after all.
+    pub(super) fn failed(self, mds: &Mds) {
+        let fileid = self.decided.load(Ordering::Acquire);
+        if fileid != 0 {
+            mds.tables().opens_recovered().orphan_reaped(fileid);
+        }
+    }
+}
+
 /// After the store removed a name: a regular file without names left is deleted now if no
 /// open holds it (before the reply, for the data), else kept until its last open goes.
 pub(super) fn after_unlink(ctx: &mut Ctx, r: &Removed) {
+    if r.deleted {
+        // Deleted with its name, durably ([`DeleteUnopened`]): its objects are queued for
+        // removal and its layout-writes mark is gone.
+        ctx.mds.pnfs().settler().deleted(r.fileid);
+        ctx.mds.pnfs().removals().wake();
+        ctx.mds.tables().opens_recovered().orphan_reaped(r.fileid);
+        return;
+    }
     if !r.orphan {
         return;
     }

@@ -1,7 +1,9 @@
 //! REMOVE (RFC 8881 section 18.25): unlinks a name; a file's last link takes its data with it
 //! (through the removals queue for striped files), unless it is still open.
 
-use super::dir::{after_unlink, break_delegations, check_sticky, current_dir, may_change_entries};
+use super::dir::{
+    after_unlink, break_delegations, check_sticky, current_dir, may_change_entries, DeleteUnopened,
+};
 use super::fh::check_component;
 use crate::compound::Ctx;
 use nfs_proto::nfs4::*;
@@ -18,11 +20,25 @@ pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsSta
     if let Some(target) = check_sticky(ctx, &dir, name)? {
         break_delegations(ctx, &target)?;
     }
+    // Its data servers' objects may be queued for removal in the REMOVE's own transaction
+    // only when that transaction is durable as it returns: the removal task must not act on
+    // a deferred commit a crash could take back with the name.
+    let deciding = ctx.jobs_durable().then(|| DeleteUnopened::new(&ctx.mds));
+    let unopened = deciding.as_ref().map(DeleteUnopened::job);
     let removed = ctx
         .mds
         .store()
-        .remove(dir.fileid, name, ctx.mds.wall_time())
-        .await?;
+        .remove(dir.fileid, name, ctx.mds.wall_time(), unopened)
+        .await;
+    let removed = match removed {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(d) = deciding {
+                d.failed(&ctx.mds);
+            }
+            return Err(e.into());
+        }
+    };
     after_unlink(ctx, &removed);
     Ok(removed.cinfo)
 }

@@ -156,6 +156,14 @@ impl Settler {
         self.marks().grants.get(&fileid).copied().unwrap_or(0)
     }
 
+    /// `fileid` was deleted, its mark in the store with it: nothing to settle.
+    pub fn deleted(&self, fileid: u64) {
+        let mut m = self.marks();
+        m.marked.remove(&fileid);
+        m.grants.remove(&fileid);
+        m.unreported.remove(&fileid);
+    }
+
     /// Forgets settled `fileid`, unless an RW layout was granted since `grants` (then its
     /// LAYOUTGET marked it again in the store after the settling, and it stays).
     fn forget(&self, fileid: u64, grants: u64) {

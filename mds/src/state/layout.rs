@@ -511,6 +511,16 @@ impl LayoutTable {
     pub fn has_write_layouts(&self, fileid: u64) -> bool {
         self.holders(fileid).iter().any(|(_, m)| m.rw)
     }
+
+    /// Whether `clientid` holds an RW layout of `fileid`.
+    pub fn holds_rw(&self, fileid: u64, clientid: u64) -> bool {
+        self.by_file
+            .get(&fileid)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| self.layouts.get(o))
+            .any(|l| l.clientid == clientid && l.modes.rw)
+    }
 }
 
 #[cfg(test)]

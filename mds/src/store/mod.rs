@@ -512,14 +512,21 @@ impl Store {
 
     /// REMOVE (RFC 8881 section 18.25): NFS4ERR_NOTEMPTY for a directory with entries.
     /// A regular file's last name leaves an orphan ([`Removed::orphan`]) for the caller to
-    /// delete when no open holds it.
-    pub fn remove(&self, dir: u64, name: &[u8], now: Nfstime4) -> Pending<Removed> {
+    /// delete when no open holds it; with `unopened`, a striped one that no open holds is
+    /// deleted in the same transaction instead ([`DeleteUnopened`], [`Removed::deleted`]).
+    pub fn remove(
+        &self,
+        dir: u64,
+        name: &[u8],
+        now: Nfstime4,
+        unopened: Option<DeleteUnopened>,
+    ) -> Pending<Removed> {
         if let Err(e) = check_name(name) {
             return Pending::ready(Err(e));
         }
         let name = Bytes::copy_from_slice(name);
         let epoch = self.inner.epoch;
-        self.write(move |tx| ns::remove(tx, dir, &name, now, epoch))
+        self.write(move |tx| ns::remove(tx, dir, &name, now, epoch, unopened.as_ref()))
     }
 
     /// RENAME (RFC 8881 section 18.26): `src_name` in `src_dir` becomes `dst_name` in

@@ -13,8 +13,8 @@ use redb::ReadableTable;
 use super::commit::{Tbl, Txn};
 use super::schema::*;
 use super::{
-    CreateHow, CreateSpec, Created, Inode, Linked, NewObject, Removed, Renamed, SetAttrs,
-    SetattrOutcome, StoreError, StripeSet, MAX_NAME_LEN, MAX_SYMLINK_LEN,
+    CreateHow, CreateSpec, Created, DeleteUnopened, Inode, Linked, NewObject, Removed, Renamed,
+    SetAttrs, SetattrOutcome, StoreError, StripeSet, MAX_NAME_LEN, MAX_SYMLINK_LEN,
 };
 
 /// Checks a component name (RFC 8881 section 14.5 and 18.13.3): empty is NFS4ERR_INVAL; "."
@@ -378,13 +378,28 @@ pub(super) fn delete_orphan(
     if ns.orphans.read().get(fileid)?.is_none() {
         return Ok(false);
     }
+    delete_orphaned(tx, &mut ns, fileid, servers)?;
+    Ok(true)
+}
+
+/// [`delete_orphan`] of a file known to be an orphan: its `orphans` entry, its inode (through
+/// the namespace's delete, so its extended attributes go with it), its stripe set with the
+/// removal of its objects queued, and its layout-writes mark (its size no longer matters).
+fn delete_orphaned(
+    tx: &Txn<'_>,
+    ns: &mut Ns<'_>,
+    fileid: u64,
+    servers: &dyn Fn(&StripeSet) -> Vec<u16>,
+) -> Result<(), StoreError> {
     let mut removals = tx.open(DS_REMOVALS)?;
     ns.orphans.write().remove(fileid)?;
-    // Through the namespace's delete, so the file's extended attributes go with it.
     if let Some(set) = ns.delete(fileid)? {
         super::removals::queue(&mut removals, fileid, servers(&set))?;
     }
-    Ok(true)
+    tx.open(super::layout_writes::LAYOUT_WRITES)?
+        .write()
+        .remove(fileid)?;
+    Ok(())
 }
 
 /// REMOVE (RFC 8881 section 18.25).
@@ -394,6 +409,7 @@ pub(super) fn remove(
     name: &[u8],
     now: Nfstime4,
     epoch: u64,
+    unopened: Option<&DeleteUnopened>,
 ) -> Result<Removed, StoreError> {
     let mut ns = Ns::open(tx)?;
     let mut dir = load_dir(ns.inodes.read(), dir_id)?;
@@ -413,12 +429,21 @@ pub(super) fn remove(
         dir.nlink = dir.nlink.saturating_sub(1);
     }
     ns.put(dir_id, &dir)?;
+    let orphan = dropped == LinkDrop::Orphaned;
+    let deleted = match unopened {
+        Some(d) if orphan && ns.stripes.read().get(child)?.is_some() && (d.unopened)(child) => {
+            delete_orphaned(tx, &mut ns, child, &*d.servers)?;
+            true
+        }
+        _ => false,
+    };
     Ok(Removed {
         cinfo: cinfo(before, change),
         fileid: child,
         ftype,
         last_link: dropped != LinkDrop::Linked,
-        orphan: dropped == LinkDrop::Orphaned,
+        orphan,
+        deleted,
     })
 }
 
@@ -515,6 +540,7 @@ pub(super) fn rename(
             ftype,
             last_link: dropped != LinkDrop::Linked,
             orphan: dropped == LinkDrop::Orphaned,
+            deleted: false,
         });
     }
     {

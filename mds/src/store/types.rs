@@ -195,6 +195,33 @@ pub struct Removed {
     /// open. The caller deletes it with [`Store::delete_orphan`], after its data, once no open
     /// holds it. Other objects that lose their last name are deleted at once.
     pub orphan: bool,
+    /// True if that orphan was deleted in the same transaction ([`DeleteUnopened`]): no
+    /// open held it, and its objects on the data servers are queued for removal.
+    pub deleted: bool,
+}
+
+/// How REMOVE deletes a striped regular file whose last name it takes, in its own
+/// transaction, when no open holds it ([`Store::remove`]): the orphan stage (a durable unlink,
+/// then a second transaction deleting the inode once the data is gone) is there for the
+/// data in the MDS's own object, which a file with a stripe set does not keep there (its
+/// stripe set was fixed only while that object was empty). Its objects on the data servers
+/// are queued for removal in the same transaction, as [`Store::delete_orphan`] queues them.
+pub struct DeleteUnopened {
+    /// Asked in the transaction, after the name is gone: true when no open holds the file,
+    /// and from then on the caller's opens table treats it as being deleted (new opens and
+    /// PUTFH find it stale); false keeps it as an orphan.
+    pub unopened: Box<dyn Fn(u64) -> bool + Send>,
+    /// The data servers that hold objects of a stripe set.
+    pub servers: Box<StripeServers>,
+}
+
+/// Which data servers hold the objects of a stripe set (ids, from the ring of its generation).
+pub type StripeServers = dyn Fn(&StripeSet) -> Vec<u16> + Send;
+
+impl core::fmt::Debug for DeleteUnopened {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("DeleteUnopened")
+    }
 }
 
 /// The result of RENAME.

@@ -75,7 +75,7 @@ fn orphans_survive_a_restart_until_deleted() {
     let s = open_at(&path);
     let f = mkfile(&s, ROOT_FILEID, "f");
     let g = mkfile(&s, ROOT_FILEID, "g");
-    s.remove(ROOT_FILEID, b"f", t(2)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"f", t(2), None).wait().unwrap();
     s.rename(ROOT_FILEID, b"g", ROOT_FILEID, b"h", t(2))
         .wait()
         .unwrap();

@@ -76,13 +76,18 @@ fn a_busy_or_changed_file_stays_marked_and_unchanged() {
 }
 
 #[test]
-fn settling_a_deleted_file_drops_its_mark() {
+fn deleting_a_file_drops_its_mark() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
     s.mark_layout_writes(f.fileid).wait().unwrap();
-    s.remove(ROOT_FILEID, b"f", t(20)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"f", t(20), None).wait().unwrap();
+    assert_eq!(
+        s.layout_writes().unwrap(),
+        vec![f.fileid],
+        "an orphan keeps it"
+    );
     s.delete_orphan(f.fileid, |_| Vec::new()).wait().unwrap();
-    let r = s.settle_layout_writes(f.fileid, f.change, 5000, NOW, || false);
-    assert_eq!(r.wait().unwrap(), Settled::Gone);
     assert!(s.layout_writes().unwrap().is_empty());
+    let r = s.settle_layout_writes(f.fileid, f.change, 5000, NOW, || false);
+    assert_eq!(r.wait().unwrap(), Settled::NotMarked);
 }

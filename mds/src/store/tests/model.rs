@@ -126,7 +126,7 @@ proptest! {
                     }
                 }
                 Op::Remove(d, n) => {
-                    let r = s.remove(dirs[d], name(n), now).wait();
+                    let r = s.remove(dirs[d], name(n), now, None).wait();
                     match m.entries.remove(&(d, n)) {
                         None => prop_assert_eq!(err(r), NfsStat4::NFS4ERR_NOENT),
                         Some(f) => {

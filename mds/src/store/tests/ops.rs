@@ -180,7 +180,7 @@ fn create_in_a_non_directory_is_notdir_and_in_a_removed_one_is_stale() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
     let d = mkdir(&s, ROOT_FILEID, "d");
-    s.remove(ROOT_FILEID, b"d", t(3)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"d", t(3), None).wait().unwrap();
     let r = s.create(f.fileid, b"x", file_spec(), t(3)).wait();
     assert_eq!(stat(r), NfsStat4::NFS4ERR_NOTDIR);
     let r = s.create(d.fileid, b"x", file_spec(), t(3)).wait();
@@ -207,7 +207,7 @@ fn bad_names_are_rejected_with_the_rfc_errors() {
         assert_eq!(stat(s.lookup(ROOT_FILEID, name)), want, "lookup {shown:?}");
         let r = s.link(f.fileid, ROOT_FILEID, name, t(2)).wait();
         assert_eq!(stat(r), want, "link {shown:?}");
-        assert_eq!(stat(s.remove(ROOT_FILEID, name, t(2)).wait()), want);
+        assert_eq!(stat(s.remove(ROOT_FILEID, name, t(2), None).wait()), want);
         let r = s.rename(ROOT_FILEID, b"f", ROOT_FILEID, name, t(2)).wait();
         assert_eq!(stat(r), want, "rename to {shown:?}");
     }
@@ -404,7 +404,7 @@ fn empty_setattr_changes_nothing() {
 fn setattr_of_an_orphan_works_and_of_a_deleted_file_is_stale() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
-    s.remove(ROOT_FILEID, b"f", t(3)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"f", t(3), None).wait().unwrap();
     let a = SetAttrs {
         uid: Some(1),
         ..Default::default()
@@ -489,7 +489,7 @@ fn removing_a_files_last_link_leaves_an_orphan_until_it_is_deleted() {
     let f = mkfile(&s, ROOT_FILEID, "f");
     let fh = s.fh(&f);
     let root = s.root().unwrap();
-    let r = s.remove(ROOT_FILEID, b"f", t(40)).wait().unwrap();
+    let r = s.remove(ROOT_FILEID, b"f", t(40), None).wait().unwrap();
     assert_eq!(
         (r.fileid, r.ftype, r.last_link, r.orphan),
         (f.fileid, NfsFtype4::NF4REG, true, true)
@@ -534,7 +534,7 @@ fn removing_the_last_name_of_a_non_regular_object_deletes_it_at_once() {
         .wait()
         .unwrap()
         .inode;
-    let r = s.remove(ROOT_FILEID, b"l", t(3)).wait().unwrap();
+    let r = s.remove(ROOT_FILEID, b"l", t(3), None).wait().unwrap();
     assert_eq!((r.last_link, r.orphan), (true, false));
     assert_eq!(stat(s.getattr(l.fileid)), NfsStat4::NFS4ERR_STALE);
     assert!(orphan_ids(&s).is_empty());
@@ -544,7 +544,7 @@ fn removing_the_last_name_of_a_non_regular_object_deletes_it_at_once() {
 fn an_orphan_gets_no_new_name() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
-    s.remove(ROOT_FILEID, b"f", t(3)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"f", t(3), None).wait().unwrap();
     assert_eq!(
         stat(s.link(f.fileid, ROOT_FILEID, b"g", t(4)).wait()),
         NfsStat4::NFS4ERR_NOENT
@@ -557,7 +557,7 @@ fn removing_one_of_two_links_keeps_the_file() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
     s.link(f.fileid, ROOT_FILEID, b"g", t(3)).wait().unwrap();
-    let r = s.remove(ROOT_FILEID, b"f", t(4)).wait().unwrap();
+    let r = s.remove(ROOT_FILEID, b"f", t(4), None).wait().unwrap();
     assert!(!r.last_link);
     let g = s.lookup(ROOT_FILEID, b"g").unwrap();
     assert_eq!((g.nlink, g.ctime), (1, t(4)));
@@ -569,10 +569,10 @@ fn removing_a_non_empty_directory_is_notempty() {
     let (_d, s) = fresh();
     let d = mkdir(&s, ROOT_FILEID, "d");
     mkfile(&s, d.fileid, "f");
-    let r = s.remove(ROOT_FILEID, b"d", t(3)).wait();
+    let r = s.remove(ROOT_FILEID, b"d", t(3), None).wait();
     assert_eq!(stat(r), NfsStat4::NFS4ERR_NOTEMPTY);
-    s.remove(d.fileid, b"f", t(4)).wait().unwrap();
-    let r = s.remove(ROOT_FILEID, b"d", t(5)).wait().unwrap();
+    s.remove(d.fileid, b"f", t(4), None).wait().unwrap();
+    let r = s.remove(ROOT_FILEID, b"d", t(5), None).wait().unwrap();
     assert_eq!(
         (r.ftype, r.last_link, r.orphan),
         (NfsFtype4::NF4DIR, true, false)
@@ -585,9 +585,9 @@ fn removing_a_non_empty_directory_is_notempty() {
 fn removing_a_missing_name_is_noent_and_in_a_file_is_notdir() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f");
-    let r = s.remove(ROOT_FILEID, b"x", t(3)).wait();
+    let r = s.remove(ROOT_FILEID, b"x", t(3), None).wait();
     assert_eq!(stat(r), NfsStat4::NFS4ERR_NOENT);
-    let r = s.remove(f.fileid, b"x", t(3)).wait();
+    let r = s.remove(f.fileid, b"x", t(3), None).wait();
     assert_eq!(stat(r), NfsStat4::NFS4ERR_NOTDIR);
 }
 
@@ -786,8 +786,8 @@ fn readdir_cookie_stays_valid_after_its_entry_is_removed() {
     }
     let first = s.readdir(ROOT_FILEID, 0, 2).unwrap();
     let cookie = first.entries[1].cookie; // "b"
-    s.remove(ROOT_FILEID, b"b", t(3)).wait().unwrap();
-    s.remove(ROOT_FILEID, b"a", t(3)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"b", t(3), None).wait().unwrap();
+    s.remove(ROOT_FILEID, b"a", t(3), None).wait().unwrap();
     let rest = s.readdir(ROOT_FILEID, cookie, 10).unwrap();
     let got: Vec<_> = rest.entries.iter().map(|e| &e.name[..]).collect();
     assert_eq!(got, [&b"c"[..], b"d"]);
@@ -925,9 +925,9 @@ async fn changes_can_be_awaited_from_async_code() {
         .create(ROOT_FILEID, b"a", file_spec(), t(2))
         .await
         .unwrap();
-    let r = s.remove(ROOT_FILEID, b"a", t(3)).await.unwrap();
+    let r = s.remove(ROOT_FILEID, b"a", t(3), None).await.unwrap();
     assert_eq!(r.fileid, c.inode.fileid);
-    let e = s.remove(ROOT_FILEID, b"", t(3)).await.unwrap_err();
+    let e = s.remove(ROOT_FILEID, b"", t(3), None).await.unwrap_err();
     assert_eq!(NfsStat4::from(e), NfsStat4::NFS4ERR_INVAL);
 }
 

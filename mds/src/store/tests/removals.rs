@@ -4,6 +4,8 @@
 use layouts::{Device, Packing};
 use nfs_proto::nfs4::attr::Settime4;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::*;
 
 fn set(count: u16, first: u16) -> StripeSet {
@@ -33,7 +35,7 @@ fn striped_orphan(s: &Store, name: &str, stripes: StripeSet) -> u64 {
     let f = mkfile(s, ROOT_FILEID, name).fileid;
     s.fix_stripes(f, stripes, false).wait().unwrap();
     assert!(
-        s.remove(ROOT_FILEID, name.as_bytes(), t(20))
+        s.remove(ROOT_FILEID, name.as_bytes(), t(20), None)
             .wait()
             .unwrap()
             .orphan
@@ -64,7 +66,7 @@ fn deleting_a_striped_orphan_queues_its_data_servers_in_the_same_commit() {
 fn deleting_a_file_without_a_stripe_set_queues_nothing() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
-    s.remove(ROOT_FILEID, b"f", t(20)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"f", t(20), None).wait().unwrap();
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let a = asked.clone();
     assert!(s
@@ -76,6 +78,83 @@ fn deleting_a_file_without_a_stripe_set_queues_nothing() {
         .unwrap());
     assert!(queue(&s).is_empty());
     assert!(!asked.load(std::sync::atomic::Ordering::SeqCst));
+}
+
+/// [`DeleteUnopened`] answering `unopened` (and counting its questions), over a ring of 3.
+fn unopened(unopened: bool, asked: &std::sync::Arc<AtomicU64>) -> Option<DeleteUnopened> {
+    let asked = asked.clone();
+    Some(DeleteUnopened {
+        unopened: Box::new(move |_| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            unopened
+        }),
+        servers: Box::new(ring_of(3)),
+    })
+}
+
+#[test]
+fn a_remove_deletes_a_striped_file_nobody_has_open_in_its_own_commit() {
+    let (_d, s) = fresh();
+    let f = mkfile(&s, ROOT_FILEID, "f").fileid;
+    s.fix_stripes(f, set(2, 2), true).wait().unwrap();
+    assert_eq!(s.layout_writes().unwrap(), [f]);
+    let asked = std::sync::Arc::new(AtomicU64::new(0));
+    let commits = s.commit_stats();
+    let r = s
+        .remove(ROOT_FILEID, b"f", t(20), unopened(true, &asked))
+        .wait()
+        .unwrap();
+    assert!(r.orphan && r.deleted && r.last_link);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert_eq!(s.commit_stats().commits - commits.commits, 1, "one commit");
+    assert_eq!(queue(&s), [(f, vec![1, 3])], "its objects queued with it");
+    assert!(matches!(s.getattr(f), Err(StoreError::Stale(x)) if x == f));
+    assert!(s.orphans().unwrap().is_empty(), "no orphan left behind");
+    assert!(s.layout_writes().unwrap().is_empty(), "nor its mark");
+    assert!(!s.delete_orphan(f, ring_of(3)).wait().unwrap(), "gone");
+}
+
+#[test]
+fn a_remove_keeps_an_open_file_and_a_file_without_a_stripe_set_as_orphans() {
+    let (_d, s) = fresh();
+    let asked = std::sync::Arc::new(AtomicU64::new(0));
+    // Open: the decision keeps it.
+    let f = mkfile(&s, ROOT_FILEID, "f").fileid;
+    s.fix_stripes(f, set(3, 0), false).wait().unwrap();
+    let r = s
+        .remove(ROOT_FILEID, b"f", t(20), unopened(false, &asked))
+        .wait()
+        .unwrap();
+    assert!(r.orphan && !r.deleted);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert!(s.getattr(f).is_ok());
+    // No stripe set (its data would be in the MDS's own object): not even asked.
+    let g = mkfile(&s, ROOT_FILEID, "g").fileid;
+    let r = s
+        .remove(ROOT_FILEID, b"g", t(21), unopened(true, &asked))
+        .wait()
+        .unwrap();
+    assert!(r.orphan && !r.deleted);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Another name left: not an orphan, not asked.
+    let h = mkfile(&s, ROOT_FILEID, "h").fileid;
+    s.fix_stripes(h, set(3, 0), false).wait().unwrap();
+    s.link(h, ROOT_FILEID, b"h2", t(22)).wait().unwrap();
+    let r = s
+        .remove(ROOT_FILEID, b"h", t(23), unopened(true, &asked))
+        .wait()
+        .unwrap();
+    assert!(!r.orphan && !r.deleted);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        s.orphans()
+            .unwrap()
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect::<Vec<_>>(),
+        [f, g]
+    );
+    assert!(queue(&s).is_empty());
 }
 
 #[test]

@@ -86,7 +86,7 @@ fn deleting_an_orphan_deletes_its_stripe_set() {
     s.fix_stripes(f, set(1, 2, 0, Packing::Dense), false)
         .wait()
         .unwrap();
-    let removed = s.remove(ROOT_FILEID, b"f", t(20)).wait().unwrap();
+    let removed = s.remove(ROOT_FILEID, b"f", t(20), None).wait().unwrap();
     assert!(removed.orphan);
     assert!(s.delete_orphan(f, no_ds).wait().unwrap());
     let r = s.read().unwrap();

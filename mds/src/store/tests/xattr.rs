@@ -223,10 +223,10 @@ fn deleting_the_inode_deletes_its_xattrs() {
     set(&s, keep, "a", "3", XattrSet::Create).unwrap();
     // A second link keeps the inode, and its attributes.
     s.link(f, ROOT_FILEID, b"f2", t(21)).wait().unwrap();
-    s.remove(ROOT_FILEID, b"f", t(22)).wait().unwrap();
+    s.remove(ROOT_FILEID, b"f", t(22), None).wait().unwrap();
     assert_eq!(get(&s, f, "a").unwrap(), "1");
     assert_eq!(rows(&s), (3, 3));
-    let r = s.remove(ROOT_FILEID, b"f2", t(23)).wait().unwrap();
+    let r = s.remove(ROOT_FILEID, b"f2", t(23), None).wait().unwrap();
     assert!(r.last_link && r.orphan);
     // An orphan may still be open: its attributes stay until it is deleted.
     assert_eq!(get(&s, f, "b").unwrap(), "2");

@@ -200,6 +200,44 @@ impl RecordReader {
         self.in_record || self.state != State::Header
     }
 
+    /// When the next fragment in `src` is a whole record of at least `min` bytes (a last
+    /// fragment, no earlier fragment of the record consumed), consumes its 4-byte header and
+    /// returns its length, within the caps: the caller reads the body (what `src` holds of it,
+    /// then the rest from the stream) into memory of its own, e.g. a pooled receive buffer.
+    /// `None` (nothing consumed) for anything else, which [`RecordReader::decode`] handles;
+    /// an over-cap header is the same [`RecordError::TooLarge`] as there.
+    pub fn take_large_record(
+        &mut self,
+        src: &mut BytesMut,
+        min: usize,
+    ) -> Result<Option<usize>, RecordError> {
+        if self.state != State::Header || self.in_record {
+            return Ok(None);
+        }
+        let Some(h) = src.get(..4) else {
+            return Ok(None);
+        };
+        let h = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+        let len = (h & !LAST_FRAGMENT) as usize;
+        if h & LAST_FRAGMENT == 0 || len < min {
+            return Ok(None);
+        }
+        let limit = self.max_fragment.min(self.max_record);
+        if len > limit {
+            return Err(RecordError::TooLarge {
+                part: if len > self.max_fragment {
+                    RecordPart::Fragment
+                } else {
+                    RecordPart::Record
+                },
+                size: len,
+                limit,
+            });
+        }
+        src.advance(4);
+        Ok(Some(len))
+    }
+
     /// Consumes bytes from `src` and returns the next complete record, or `None` when more
     /// bytes are needed. Call again after a record is returned: `src` may hold more.
     ///

@@ -25,10 +25,10 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, Semaphore};
-use tokio_util::codec::FramedRead;
 
 use super::budget::{ConnShare, ReplyBudget, Reservation};
-use super::{write_record, RecordCodec, SharedPayloadBuffers};
+use super::{write_record, SharedPayloadBuffers};
+use crate::record::RecordReader;
 use crate::rpc::{
     AcceptStat, AuthStat, Credential, MsgBody, OpaqueAuth, RejectedReply, ReplyBody,
     RpcHeaderError, RpcMsg,
@@ -352,11 +352,10 @@ where
     H: CallHandler,
 {
     let (read, write) = tokio::io::split(stream);
-    let records = FramedRead::new(
+    let records = super::records(
         read,
-        RecordCodec::new(limits.max_fragment, limits.max_record),
-    )
-    .map(|r| r.map_err(io::Error::from));
+        RecordReader::new(limits.max_fragment, limits.max_record),
+    );
     start_records(
         records,
         StreamSink(write),

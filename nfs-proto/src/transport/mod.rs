@@ -7,6 +7,7 @@
 mod budget;
 mod conn;
 mod payload;
+mod recv;
 
 pub use budget::ReplyBudget;
 pub use conn::{
@@ -14,6 +15,7 @@ pub use conn::{
     HandlerFuture, IncomingCall, NoCalls, RecordSink, Reply, ServerPolicy,
 };
 pub use payload::{PayloadBuf, PayloadBuffers, PayloadMemory, SharedPayloadBuffers};
+pub use recv::{records, POOLED_MIN, POOL_KEEP, POOL_KEEP_BYTES};
 
 use core::fmt;
 use std::io::{self, IoSlice};

@@ -1,0 +1,346 @@
+//! Reading records off a byte stream, with the memory of large ones taken from a pool.
+//!
+//! A large record (a WRITE call at a server, a READ reply at a client: about a megabyte each)
+//! used to be read into fresh memory every time: the connection's read buffer could not be
+//! reused while the record split off it lived on in a handler, so each record cost new pages,
+//! which the kernel faults in and zeroes, and the allocator hands back to it when freed (a
+//! third of a data server's write CPU in issue 22's profile). Here a record of at least
+//! [`POOLED_MIN`] bytes is read into a buffer from a process-wide pool instead, straight from
+//! the socket after whatever the read buffer already holds of it, and the buffer goes back to
+//! the pool when the last [`Bytes`] of the record is dropped: its pages stay mapped and warm.
+//! Smaller records go through the connection's read buffer and [`RecordReader::decode`] as
+//! before (so do records of several fragments, which no client sends for a single call).
+//!
+//! The pool keeps at most [`POOL_KEEP`] buffers and [`POOL_KEEP_BYTES`] bytes: memory it holds
+//! is bounded whatever the traffic; a buffer it cannot keep is freed.
+
+use std::io;
+use std::sync::Mutex;
+
+use bytes::{Buf, Bytes, BytesMut};
+use futures_util::Stream;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::RecordCodecError;
+use crate::record::RecordReader;
+
+/// Records of at least this many bytes are read into pooled memory.
+pub const POOLED_MIN: usize = 64 << 10;
+
+/// The most buffers the pool keeps.
+pub const POOL_KEEP: usize = 64;
+
+/// The most bytes of buffers the pool keeps.
+pub const POOL_KEEP_BYTES: usize = 96 << 20;
+
+/// How much the connection's read buffer asks of the socket at a time.
+const READ_CHUNK: usize = 64 << 10;
+
+/// Pooled buffers are allocated in multiples of this, so that the sizes of a workload's
+/// records (a megabyte of payload plus headers of varying length) share buffers.
+const POOL_GRAIN: usize = 64 << 10;
+
+/// The process's pool of receive buffers.
+static POOL: Pool = Pool::new();
+
+struct Pool {
+    free: Mutex<Free>,
+}
+
+struct Free {
+    bufs: Vec<Vec<u8>>,
+    /// Their capacities, summed.
+    bytes: usize,
+}
+
+impl Pool {
+    const fn new() -> Self {
+        Self {
+            free: Mutex::new(Free {
+                bufs: Vec::new(),
+                bytes: 0,
+            }),
+        }
+    }
+
+    /// An empty buffer of capacity at least `len`: a kept one if one is large enough.
+    fn take(&self, len: usize) -> Vec<u8> {
+        {
+            let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = f.bufs.iter().rposition(|b| b.capacity() >= len) {
+                let b = f.bufs.swap_remove(i);
+                f.bytes -= b.capacity();
+                return b;
+            }
+        }
+        Vec::with_capacity(len.div_ceil(POOL_GRAIN) * POOL_GRAIN)
+    }
+
+    /// Keeps `buf` for a later record, if there is room.
+    fn give(&self, mut buf: Vec<u8>) {
+        buf.clear();
+        let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        if f.bufs.len() < POOL_KEEP && f.bytes + buf.capacity() <= POOL_KEEP_BYTES {
+            f.bytes += buf.capacity();
+            f.bufs.push(buf);
+        }
+    }
+
+    #[cfg(test)]
+    fn kept(&self) -> (usize, usize) {
+        let f = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        (f.bufs.len(), f.bytes)
+    }
+}
+
+/// A pooled buffer holding one record; back to its pool when dropped.
+struct Pooled(Vec<u8>, &'static Pool);
+
+impl AsRef<[u8]> for Pooled {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        self.1.give(std::mem::take(&mut self.0));
+    }
+}
+
+/// The records of `read`, as `FramedRead` with a [`super::RecordCodec`] of `reader` would
+/// yield them, large ones in pooled memory. Ends after the first error.
+pub fn records<R>(
+    read: R,
+    reader: RecordReader,
+) -> impl Stream<Item = io::Result<Bytes>> + Send + Unpin
+where
+    R: AsyncRead + Send + Unpin + 'static,
+{
+    records_in(read, reader, &POOL)
+}
+
+fn records_in<R>(
+    read: R,
+    reader: RecordReader,
+    pool: &'static Pool,
+) -> impl Stream<Item = io::Result<Bytes>> + Send + Unpin
+where
+    R: AsyncRead + Send + Unpin + 'static,
+{
+    let st = Reading {
+        read,
+        reader,
+        buf: BytesMut::new(),
+        pool,
+        failed: false,
+    };
+    Box::pin(futures_util::stream::unfold(st, |mut st| async move {
+        if st.failed {
+            return None;
+        }
+        match st.next().await {
+            Ok(Some(record)) => Some((Ok(record), st)),
+            Ok(None) => None,
+            Err(e) => {
+                st.failed = true;
+                Some((Err(e), st))
+            }
+        }
+    }))
+}
+
+struct Reading<R> {
+    read: R,
+    reader: RecordReader,
+    /// Bytes read and not yet part of a returned record.
+    buf: BytesMut,
+    pool: &'static Pool,
+    failed: bool,
+}
+
+impl<R: AsyncRead + Unpin> Reading<R> {
+    /// The next record; `None` at a clean end of stream.
+    async fn next(&mut self) -> io::Result<Option<Bytes>> {
+        loop {
+            if let Some(len) = self
+                .reader
+                .take_large_record(&mut self.buf, POOLED_MIN)
+                .map_err(|e| io::Error::from(RecordCodecError::Record(e)))?
+            {
+                return self.pooled(len).await.map(Some);
+            }
+            if let Some(record) = self
+                .reader
+                .decode(&mut self.buf)
+                .map_err(|e| io::Error::from(RecordCodecError::Record(e)))?
+            {
+                return Ok(Some(record));
+            }
+            if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
+                self.buf.reserve(READ_CHUNK);
+            }
+            if self.read.read_buf(&mut self.buf).await? == 0 {
+                if self.buf.is_empty() && !self.reader.is_mid_record() {
+                    return Ok(None);
+                }
+                return Err(RecordCodecError::Truncated {
+                    buffered: self.buf.len(),
+                }
+                .into());
+            }
+        }
+    }
+
+    /// A record of `len` bytes whose header was consumed: what the read buffer holds of it,
+    /// then the rest read from the stream straight into a pooled buffer (no more than the
+    /// record, so the next one's bytes stay in the stream for the read buffer).
+    async fn pooled(&mut self, len: usize) -> io::Result<Bytes> {
+        let mut v = self.pool.take(len);
+        let have = self.buf.len().min(len);
+        v.extend_from_slice(&self.buf[..have]);
+        self.buf.advance(have);
+        while v.len() < len {
+            let want = (len - v.len()) as u64;
+            if (&mut self.read).take(want).read_buf(&mut v).await? == 0 {
+                return Err(RecordCodecError::Truncated { buffered: v.len() }.into());
+            }
+        }
+        Ok(Bytes::from_owner(Pooled(v, self.pool)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::StreamExt;
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+    use crate::record::{frame_record, record_header};
+
+    fn framed(records: &[Vec<u8>]) -> Vec<u8> {
+        let mut wire = Vec::new();
+        for r in records {
+            for p in frame_record([Bytes::from(r.clone())], usize::MAX) {
+                wire.extend_from_slice(&p);
+            }
+        }
+        wire
+    }
+
+    /// Records of every size class, written in small and odd pieces: each comes out whole
+    /// and in order, small ones, large (pooled) ones and one of several fragments alike.
+    #[tokio::test]
+    async fn records_of_every_size_come_out_whole_in_any_chunking() {
+        let sizes = [
+            0,
+            1,
+            100,
+            POOLED_MIN - 1,
+            POOLED_MIN,
+            1 << 20,
+            7,
+            (1 << 20) + 13,
+        ];
+        let recs: Vec<Vec<u8>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (0..n).map(|b| (b * 31 + i) as u8).collect())
+            .collect();
+        let mut wire = framed(&recs);
+        // And one record in two fragments (100 KiB + 1 byte).
+        let split: Vec<u8> = (0..(100 << 10) + 1).map(|b| b as u8).collect();
+        wire.extend_from_slice(&record_header(100 << 10, false));
+        wire.extend_from_slice(&split[..100 << 10]);
+        wire.extend_from_slice(&record_header(1, true));
+        wire.extend_from_slice(&split[100 << 10..]);
+        for chunk in [1, 3, 4093, 65536, 1 << 22] {
+            let (mut tx, rx) = tokio::io::duplex(1 << 16);
+            let wire = wire.clone();
+            tokio::spawn(async move {
+                for c in wire.chunks(chunk) {
+                    tx.write_all(c).await.unwrap();
+                }
+            });
+            let got: Vec<Bytes> = records(rx, RecordReader::new(4 << 20, 4 << 20))
+                .map(|r| r.unwrap())
+                .collect()
+                .await;
+            assert_eq!(got.len(), recs.len() + 1, "chunk {chunk}");
+            for (g, r) in got.iter().zip(&recs) {
+                assert_eq!(&g[..], &r[..], "chunk {chunk}");
+            }
+            assert_eq!(&got[recs.len()][..], &split[..]);
+        }
+    }
+
+    /// A record's buffer goes back to the pool when its last slice goes, and the next large
+    /// record reuses it.
+    #[tokio::test]
+    async fn a_record_buffer_is_reused_once_its_bytes_are_dropped() {
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new()));
+        let len = (1 << 20) + 5;
+        let record = vec![5u8; len];
+        let wire = framed(&[record.clone(), record.clone(), record.clone()]);
+        let (mut tx, rx) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move { tx.write_all(&wire).await.unwrap() });
+        let mut s = records_in(rx, RecordReader::default(), pool);
+        let first = s.next().await.unwrap().unwrap();
+        let addr = first.as_ptr();
+        let tail = first.slice(len - 10..);
+        drop(first);
+        assert_eq!(pool.kept().0, 0, "a slice keeps the buffer");
+        let second = s.next().await.unwrap().unwrap();
+        assert_ne!(second.as_ptr(), addr, "still held: a new buffer");
+        drop(tail);
+        assert_eq!(pool.kept().0, 1);
+        drop(second);
+        assert_eq!(pool.kept().0, 2);
+        let third = s.next().await.unwrap().unwrap();
+        assert_eq!(&third[..], &record[..]);
+        assert_eq!(pool.kept().0, 1, "one of them taken again");
+        drop(third);
+        assert!(s.next().await.is_none(), "clean end");
+    }
+
+    #[test]
+    fn the_pool_keeps_no_more_than_its_bounds() {
+        let pool = Pool::new();
+        let bufs: Vec<Vec<u8>> = (0..POOL_KEEP + 10).map(|_| pool.take(1 << 20)).collect();
+        for b in bufs {
+            pool.give(b);
+        }
+        assert_eq!(pool.kept(), (POOL_KEEP, POOL_KEEP * (1 << 20)));
+        let big: Vec<Vec<u8>> = (0..4).map(|_| pool.take(64 << 20)).collect();
+        for b in big {
+            pool.give(b);
+        }
+        let (n, bytes) = pool.kept();
+        assert!(n <= POOL_KEEP && bytes <= POOL_KEEP_BYTES, "{n} {bytes}");
+    }
+
+    #[tokio::test]
+    async fn an_over_cap_header_and_a_truncated_record_are_errors_without_allocation() {
+        // A header announcing 1 GiB: refused before any memory is taken for it.
+        let mut wire = record_header(1 << 30, true).to_vec();
+        wire.extend_from_slice(&[0; 100]);
+        let mut s = records(
+            std::io::Cursor::new(wire),
+            RecordReader::new(4 << 20, 4 << 20),
+        );
+        let e = s.next().await.unwrap().unwrap_err();
+        assert!(e.to_string().contains("1073741824"), "{e}");
+        assert!(s.next().await.is_none(), "ends after the error");
+        // A large record cut short.
+        let mut wire = record_header(1 << 20, true).to_vec();
+        wire.extend_from_slice(&vec![1; 300 << 10]);
+        let mut s = records(std::io::Cursor::new(wire), RecordReader::default());
+        let e = s.next().await.unwrap().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        // A small one cut short.
+        let mut wire = record_header(100, true).to_vec();
+        wire.extend_from_slice(&[1; 10]);
+        let mut s = records(std::io::Cursor::new(wire), RecordReader::default());
+        assert!(s.next().await.unwrap().is_err());
+    }
+}

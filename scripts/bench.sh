@@ -15,7 +15,10 @@
 # Environment: BENCH_BASE=DIR keeps both servers' data below DIR instead of a fresh
 # directory in /dev/shm (e.g. a disk, where fsync costs what it costs); OUT=DIR also writes
 # an SVG chart of each comparison there; BENCH_ARGS="..." adds options to every `pnfs bench`
-# (e.g. --no-delegations: the metadata phases without our server's delegations). Installs
+# (e.g. --no-delegations: the metadata phases without our server's delegations);
+# DS_BACKEND=null gives the data servers the null backend (sizes only, no data kept), so the
+# sequential phases measure the protocol and the network against iperf3's line, not the
+# disk (nfs-ganesha still writes its files: compare it with the local backend). Installs
 # nfs-ganesha, its VFS backend and iperf3 with apt-get when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +50,7 @@ fi
 cargo build --release --quiet --bin pnfs -p pnfs
 pnfs=$PWD/target/release/pnfs
 base=${BENCH_BASE:-/dev/shm}
+backend=${DS_BACKEND:-local}
 work=$(mktemp -d "$base/pnfs-bench.XXXXXX")
 port=$((30000 + RANDOM % 20000))
 gport=$((port + 30))
@@ -70,9 +74,9 @@ grace_time: 0
 cluster:
   secret: $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
   data_servers:
-    - { id: 1, addresses: [127.0.0.1:$((port + 1))], control: 127.0.0.1:$((port + 11)) }
-    - { id: 2, addresses: [127.0.0.1:$((port + 2))], control: 127.0.0.1:$((port + 12)) }
-    - { id: 3, addresses: [127.0.0.1:$((port + 3))], control: 127.0.0.1:$((port + 13)) }
+    - { id: 1, addresses: [127.0.0.1:$((port + 1))], control: 127.0.0.1:$((port + 11)), backend: $backend }
+    - { id: 2, addresses: [127.0.0.1:$((port + 2))], control: 127.0.0.1:$((port + 12)), backend: $backend }
+    - { id: 3, addresses: [127.0.0.1:$((port + 3))], control: 127.0.0.1:$((port + 13)), backend: $backend }
 YAML
 chmod 600 "$work/pnfs.yaml"
 "$pnfs" server --config "$work/pnfs.yaml" >"$work/server.log" 2>&1 &
@@ -159,7 +163,7 @@ if command -v iperf3 >/dev/null; then
 else
     echo "limit: no iperf3 (apt-get install iperf3)"
 fi
-echo "A = pnfs server (release; three data servers, file layouts; it grants delegations)"
+echo "A = pnfs server (release; three data servers with the $backend backend, file layouts; it grants delegations)"
 if [[ -n $b ]]; then
     echo "B = nfs-ganesha $(dpkg-query -W -f='${Version}' nfs-ganesha 2>/dev/null) (VFS export, no layouts, no delegations)"
 fi

@@ -148,11 +148,13 @@ fn a_small_file_costs_three_round_trips_and_two_metadata_fsyncs() {
         "{fsyncs} metadata fsyncs for {FILES} files"
     );
     // The settling of the files' sizes (none: deleted with their marks) and the removal of
-    // their objects (one acknowledgement per pass of the removal task) add a few.
+    // their objects (one acknowledgement per data server and pass of the removal task, a
+    // pass gathering 20 ms of removals) add a few, fewer than one per file however slow
+    // the machine (before, every file cost two: its LAYOUTCOMMIT's and its orphan's).
     let deferred = metric_sum(&after, "pnfs_store_deferred_commits_total", &[])
         - metric_sum(&before, "pnfs_store_deferred_commits_total", &[]);
     assert!(
-        deferred <= 20.0,
+        deferred < FILES,
         "{deferred} deferred commits for {FILES} files"
     );
     // The data servers' counts reach the MDS with their HEALTH replies, every few seconds.

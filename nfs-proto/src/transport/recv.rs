@@ -12,7 +12,10 @@
 //! before (so do records of several fragments, which no client sends for a single call).
 //!
 //! The pool keeps at most [`POOL_KEEP`] buffers and [`POOL_KEEP_BYTES`] bytes: memory it holds
-//! is bounded whatever the traffic; a buffer it cannot keep is freed.
+//! is bounded whatever the traffic; a buffer it cannot keep is freed. The bound fits in the
+//! 64 MiB the client's memory rule leaves beyond its write-back and read cache (issue 22),
+//! and covers a data server's usual load (a client keeps 8 WRITEs of a megabyte in flight
+//! per data server).
 
 use std::io;
 use std::sync::Mutex;
@@ -28,10 +31,10 @@ use crate::record::RecordReader;
 pub const POOLED_MIN: usize = 64 << 10;
 
 /// The most buffers the pool keeps.
-pub const POOL_KEEP: usize = 64;
+pub const POOL_KEEP: usize = 32;
 
 /// The most bytes of buffers the pool keeps.
-pub const POOL_KEEP_BYTES: usize = 96 << 20;
+pub const POOL_KEEP_BYTES: usize = 48 << 20;
 
 /// How much the connection's read buffer asks of the socket at a time.
 const READ_CHUNK: usize = 64 << 10;

@@ -201,15 +201,15 @@ pub async fn sweep_orphans(mds: Arc<Mds>) {
 /// such a file does not have. The opens table decides as [`after_unlink`] would, under its
 /// lock, after the name is gone, so an OPEN racing the REMOVE either came first (the file
 /// stays an orphan) or finds the file stale.
-pub(super) struct DeleteUnopened {
+pub(super) struct UnlinkDecision {
     /// The file the store was told may go (0: none), so that a REMOVE whose transaction
-    /// failed after the decision gives it back ([`DeleteUnopened::failed`]).
+    /// failed after the decision gives it back ([`UnlinkDecision::failed`]).
     decided: Arc<AtomicU64>,
     tables: std::sync::Weak<crate::server::StateTables>,
     rings: crate::server::RingBook,
 }
 
-impl DeleteUnopened {
+impl UnlinkDecision {
     pub(super) fn new(mds: &Arc<Mds>) -> Self {
         Self {
             decided: Arc::default(),
@@ -258,7 +258,7 @@ impl DeleteUnopened {
 /// open holds it (before the reply, for the data), else kept until its last open goes.
 pub(super) fn after_unlink(ctx: &mut Ctx, r: &Removed) {
     if r.deleted {
-        // Deleted with its name, durably ([`DeleteUnopened`]): its objects are queued for
+        // Deleted with its name, durably ([`UnlinkDecision`]): its objects are queued for
         // removal and its layout-writes mark is gone.
         ctx.mds.pnfs().settler().deleted(r.fileid);
         ctx.mds.pnfs().removals().wake();

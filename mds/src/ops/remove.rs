@@ -2,7 +2,7 @@
 //! (through the removals queue for striped files), unless it is still open.
 
 use super::dir::{
-    after_unlink, break_delegations, check_sticky, current_dir, may_change_entries, DeleteUnopened,
+    after_unlink, break_delegations, check_sticky, current_dir, may_change_entries, UnlinkDecision,
 };
 use super::fh::check_component;
 use crate::compound::Ctx;
@@ -23,8 +23,8 @@ pub async fn remove(ctx: &mut Ctx, a: &RemoveArgs) -> Result<ChangeInfo4, NfsSta
     // Its data servers' objects may be queued for removal in the REMOVE's own transaction
     // only when that transaction is durable as it returns: the removal task must not act on
     // a deferred commit a crash could take back with the name.
-    let deciding = ctx.jobs_durable().then(|| DeleteUnopened::new(&ctx.mds));
-    let unopened = deciding.as_ref().map(DeleteUnopened::job);
+    let deciding = ctx.jobs_durable().then(|| UnlinkDecision::new(&ctx.mds));
+    let unopened = deciding.as_ref().map(UnlinkDecision::job);
     let removed = ctx
         .mds
         .store()

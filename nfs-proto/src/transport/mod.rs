@@ -1,6 +1,6 @@
-//! tokio glue: the record-marking codec and vectored record writes.
+//! tokio glue: records read off a stream and vectored record writes.
 //!
-//! Read records with `FramedRead::new(reader, RecordCodec::default())`; send a reply (header
+//! Read records with [`records`] (large ones land in pooled memory); send a reply (header
 //! and result pieces from [`crate::xdr::Encoder::into_pieces`]) with [`write_record`], which
 //! hands the pieces to the socket with vectored writes and never copies them.
 
@@ -20,47 +20,18 @@ pub use recv::{records, POOLED_MIN, POOL_KEEP, POOL_KEEP_BYTES};
 use core::fmt;
 use std::io::{self, IoSlice};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio_util::codec::Decoder;
 
-use crate::record::{frame_record, record_header, RecordError, RecordReader, MAX_FRAGMENT_LEN};
+use crate::record::{frame_record, record_header, RecordError, MAX_FRAGMENT_LEN};
 
 /// At most this many buffers go to one `write_vectored` call (Linux's `IOV_MAX` is 1024).
 const MAX_IOVECS: usize = 1024;
 
-/// A [`Decoder`] yielding one `Bytes` per RPC record, for `FramedRead`. It delegates to
-/// [`RecordReader`], so the same fragment and record caps apply.
-#[derive(Debug, Default)]
-pub struct RecordCodec {
-    reader: RecordReader,
-}
-
-impl RecordCodec {
-    /// A codec refusing fragments over `max_fragment` bytes and records over `max_record`
-    /// bytes.
-    pub fn new(max_fragment: usize, max_record: usize) -> Self {
-        Self {
-            reader: RecordReader::new(max_fragment, max_record),
-        }
-    }
-
-    /// The underlying reader.
-    pub fn reader(&self) -> &RecordReader {
-        &self.reader
-    }
-}
-
-impl From<RecordReader> for RecordCodec {
-    fn from(reader: RecordReader) -> Self {
-        Self { reader }
-    }
-}
-
 /// An error reading records from a connection.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum RecordCodecError {
+pub enum RecordStreamError {
     /// The record marking is invalid (e.g. over a size cap).
     Record(RecordError),
     /// The connection ended in the middle of a record.
@@ -72,7 +43,7 @@ pub enum RecordCodecError {
     Io(io::Error),
 }
 
-impl fmt::Display for RecordCodecError {
+impl fmt::Display for RecordStreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Record(e) => e.fmt(f),
@@ -85,7 +56,7 @@ impl fmt::Display for RecordCodecError {
     }
 }
 
-impl std::error::Error for RecordCodecError {
+impl std::error::Error for RecordStreamError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Record(e) => Some(e),
@@ -95,45 +66,26 @@ impl std::error::Error for RecordCodecError {
     }
 }
 
-impl From<io::Error> for RecordCodecError {
+impl From<io::Error> for RecordStreamError {
     fn from(e: io::Error) -> Self {
         Self::Io(e)
     }
 }
 
-impl From<RecordError> for RecordCodecError {
+impl From<RecordError> for RecordStreamError {
     fn from(e: RecordError) -> Self {
         Self::Record(e)
     }
 }
 
-impl From<RecordCodecError> for io::Error {
-    fn from(e: RecordCodecError) -> Self {
+impl From<RecordStreamError> for io::Error {
+    fn from(e: RecordStreamError) -> Self {
         match e {
-            RecordCodecError::Io(e) => e,
-            RecordCodecError::Record(e) => e.into(),
-            e @ RecordCodecError::Truncated { .. } => {
+            RecordStreamError::Io(e) => e,
+            RecordStreamError::Record(e) => e.into(),
+            e @ RecordStreamError::Truncated { .. } => {
                 io::Error::new(io::ErrorKind::UnexpectedEof, e)
             }
-        }
-    }
-}
-
-impl Decoder for RecordCodec {
-    type Item = Bytes;
-    type Error = RecordCodecError;
-
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Bytes>, RecordCodecError> {
-        Ok(self.reader.decode(src)?)
-    }
-
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Bytes>, RecordCodecError> {
-        match self.reader.decode(src)? {
-            Some(record) => Ok(Some(record)),
-            None if src.is_empty() && !self.reader.is_mid_record() => Ok(None),
-            None => Err(RecordCodecError::Truncated {
-                buffered: src.len(),
-            }),
         }
     }
 }
@@ -223,10 +175,9 @@ mod tests {
     use futures::StreamExt;
     use tokio::io::{AsyncRead, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
-    use tokio_util::codec::FramedRead;
 
     use super::*;
-    use crate::record::{RecordPart, LAST_FRAGMENT};
+    use crate::record::{RecordPart, RecordReader, LAST_FRAGMENT};
 
     fn pattern(n: usize, seed: u8) -> Bytes {
         (0..n)
@@ -265,9 +216,9 @@ mod tests {
         w.shutdown().await
     }
 
-    async fn expect_records<R: AsyncRead + Unpin>(r: R) {
+    async fn expect_records<R: AsyncRead + Send + Unpin + 'static>(r: R) {
         let (big, multi) = records();
-        let mut framed = FramedRead::new(r, RecordCodec::new(2 << 20, 2 << 20));
+        let mut framed = super::records(r, RecordReader::new(2 << 20, 2 << 20));
         let got = framed.next().await.unwrap().unwrap();
         assert_eq!(got.len(), 28 + (1 << 20) + 4);
         assert_eq!(got, concat(&big));
@@ -394,11 +345,17 @@ mod tests {
             let (mut a, b) = tokio::io::duplex(1024);
             a.write_all(&wire).await.unwrap();
             drop(a);
-            let mut framed = FramedRead::new(b, RecordCodec::default());
+            let mut framed = super::records(b, RecordReader::default());
             let e = framed.next().await.unwrap().unwrap_err();
-            assert!(matches!(e, RecordCodecError::Truncated { .. }), "{e}");
-            let io: io::Error = e.into();
-            assert_eq!(io.kind(), io::ErrorKind::UnexpectedEof);
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+            let inner = e
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<RecordStreamError>());
+            assert!(
+                matches!(inner, Some(RecordStreamError::Truncated { .. })),
+                "{e}"
+            );
+            assert!(framed.next().await.is_none(), "nothing after an error");
         }
     }
 
@@ -408,12 +365,13 @@ mod tests {
         a.write_all(&(LAST_FRAGMENT | 0x10_0000).to_be_bytes())
             .await
             .unwrap();
-        let mut framed = FramedRead::new(b, RecordCodec::new(4096, 4096));
+        let mut framed = super::records(b, RecordReader::new(4096, 4096));
         let e = framed.next().await.unwrap().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
         assert!(
             matches!(
-                e,
-                RecordCodecError::Record(RecordError::TooLarge {
+                e.get_ref().and_then(|e| e.downcast_ref::<RecordError>()),
+                Some(RecordError::TooLarge {
                     part: RecordPart::Fragment,
                     size: 0x10_0000,
                     limit: 4096
@@ -421,6 +379,5 @@ mod tests {
             ),
             "{e}"
         );
-        assert!(framed.read_buffer().capacity() < 0x10_0000);
     }
 }

@@ -24,7 +24,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::RecordCodecError;
+use super::RecordStreamError;
 use crate::record::RecordReader;
 
 /// Records of at least this many bytes are read into pooled memory.
@@ -111,8 +111,9 @@ impl Drop for Pooled {
     }
 }
 
-/// The records of `read`, as `FramedRead` with a [`super::RecordCodec`] of `reader` would
-/// yield them, large ones in pooled memory. Ends after the first error.
+/// The records of `read`, cut by `reader` (its fragment and record caps apply), large ones
+/// in pooled memory. Ends after the first error; an error carries a [`super::RecordStreamError`]
+/// (`io::Error::get_ref`) unless the socket's own.
 pub fn records<R>(
     read: R,
     reader: RecordReader,
@@ -169,14 +170,14 @@ impl<R: AsyncRead + Unpin> Reading<R> {
             if let Some(len) = self
                 .reader
                 .take_large_record(&mut self.buf, POOLED_MIN)
-                .map_err(|e| io::Error::from(RecordCodecError::Record(e)))?
+                .map_err(|e| io::Error::from(RecordStreamError::Record(e)))?
             {
                 return self.pooled(len).await.map(Some);
             }
             if let Some(record) = self
                 .reader
                 .decode(&mut self.buf)
-                .map_err(|e| io::Error::from(RecordCodecError::Record(e)))?
+                .map_err(|e| io::Error::from(RecordStreamError::Record(e)))?
             {
                 return Ok(Some(record));
             }
@@ -187,7 +188,7 @@ impl<R: AsyncRead + Unpin> Reading<R> {
                 if self.buf.is_empty() && !self.reader.is_mid_record() {
                     return Ok(None);
                 }
-                return Err(RecordCodecError::Truncated {
+                return Err(RecordStreamError::Truncated {
                     buffered: self.buf.len(),
                 }
                 .into());
@@ -206,7 +207,7 @@ impl<R: AsyncRead + Unpin> Reading<R> {
         while v.len() < len {
             let want = (len - v.len()) as u64;
             if (&mut self.read).take(want).read_buf(&mut v).await? == 0 {
-                return Err(RecordCodecError::Truncated { buffered: v.len() }.into());
+                return Err(RecordStreamError::Truncated { buffered: v.len() }.into());
             }
         }
         Ok(Bytes::from_owner(Pooled(v, self.pool)))

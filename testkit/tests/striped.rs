@@ -1070,6 +1070,38 @@ async fn data_servers_read_a_striped_file_to_its_end_and_never_past_it() {
     assert_eq!(ds_read_known(&small, &k, 0, 0, 4096).await, (50, true));
 }
 
+/// A new empty file's LAYOUTGET, in the COMPOUND of the OPEN that made it, tells the data
+/// servers nothing (one control call fewer per data server on every create): a READ there
+/// goes to the MDS. Its first LAYOUTCOMMIT tells them where it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_empty_files_layoutget_sends_no_size_hint_and_its_layoutcommit_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut c = k.client("hints").await;
+    let known = |f: &Striped, index: usize| {
+        k.data_server(f.servers[index])
+            .expect("data server")
+            .ends()
+            .end(ObjectId {
+                file: f.fileid,
+                stripe: index as u32,
+            })
+    };
+    let f = create_striped(&mut c, &mds, "new").await;
+    // The hint went out in the background: give it time it would have had.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!((0..3).all(|i| known(&f, i).is_none()), "no hint for a new file");
+    assert_eq!(
+        ds_read(&f, &k, 0, 0, 4096).await,
+        Err(NfsStat4::NFS4ERR_NXIO),
+        "unknown end: to the MDS"
+    );
+    f.write(&k, 0, 0, &pattern(100)).await;
+    layoutcommit(&mut c, &f, 99).await;
+    assert_eq!(ds_read_known(&f, &k, 0, 0, 4096).await, (100, true));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_through_the_mds_at_the_end_sees_bytes_written_through_a_layout_before_layoutcommit()
 {

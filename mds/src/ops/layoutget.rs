@@ -171,8 +171,15 @@ async fn layoutget_inner(ctx: &mut Ctx, a: &LayoutGetArgs) -> Result<LayoutGetRe
         return Err(NfsStat4::NFS4ERR_TOOSMALL);
     }
     // So the data servers answer at the file's end themselves (the client's first READs may
-    // come before the hint and go to the MDS).
-    crate::pnfs::dsobjects::hint_ends(ctx.mds.namespace(), ctx.mds.pnfs(), inode.fileid);
+    // come before the hint and go to the MDS). Not for an empty file this COMPOUND's OPEN
+    // just made: no client reads a file it knows to be empty, and once one writes, its
+    // objects reach past a hint of 0 and the data servers take that hint as stale anyway;
+    // the first LAYOUTCOMMIT (or truncate) tells them. That saves a control call to every
+    // data server of the stripe set on each create (issue 22).
+    let new_and_empty = ctx.folded_mark == Some(inode.fileid) && inode.size == 0;
+    if !new_and_empty {
+        crate::pnfs::dsobjects::hint_ends(ctx.mds.namespace(), ctx.mds.pnfs(), inode.fileid);
+    }
     Ok(ok)
 }
 

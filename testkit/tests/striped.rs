@@ -1091,7 +1091,10 @@ async fn a_new_empty_files_layoutget_sends_no_size_hint_and_its_layoutcommit_doe
     let f = create_striped(&mut c, &mds, "new").await;
     // The hint went out in the background: give it time it would have had.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!((0..3).all(|i| known(&f, i).is_none()), "no hint for a new file");
+    assert!(
+        (0..3).all(|i| known(&f, i).is_none()),
+        "no hint for a new file"
+    );
     assert_eq!(
         ds_read(&f, &k, 0, 0, 4096).await,
         Err(NfsStat4::NFS4ERR_NXIO),

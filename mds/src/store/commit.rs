@@ -72,6 +72,7 @@ use std::thread::JoinHandle;
 use redb::{Database, Durability, Key, Table, TableDefinition, Value, WriteTransaction};
 use tokio::sync::oneshot;
 
+use super::counters::Counters;
 use super::StoreError;
 
 /// A write transaction as a job sees it: tables open through it, and writes are tracked so a
@@ -79,14 +80,21 @@ use super::StoreError;
 pub struct Txn<'a> {
     txn: &'a WriteTransaction,
     dirty: Cell<bool>,
+    counters: &'a Counters,
 }
 
 impl<'a> Txn<'a> {
-    fn new(txn: &'a WriteTransaction) -> Self {
+    fn new(txn: &'a WriteTransaction, counters: &'a Counters) -> Self {
         Self {
             txn,
             dirty: Cell::new(false),
+            counters,
         }
+    }
+
+    /// The store's sequences in memory (the change attribute, the file id).
+    pub(super) fn counters(&self) -> &'a Counters {
+        self.counters
     }
 
     /// Opens a table (creating it if it does not exist yet). Open each table once per job:
@@ -320,6 +328,8 @@ struct Shared {
     wake: Condvar,
     stats: Arc<CommitStats>,
     max_batch: usize,
+    /// The sequences the jobs hand out, kept between batches.
+    counters: Counters,
 }
 
 impl Shared {
@@ -360,7 +370,7 @@ impl Shared {
             }
         }
         let mut running = Running(self, self.lock().unsynced);
-        run_batch(&self.db, batch, &self.stats, &mut running.1);
+        run_batch(&self.db, batch, &self.stats, &self.counters, &mut running.1);
     }
 
     /// A waiter's turn. When the store is idle (no batch running, no other job queued, and
@@ -519,6 +529,7 @@ impl Committer {
             wake: Condvar::new(),
             stats: stats.clone(),
             max_batch: max_batch.max(1),
+            counters: Counters::default(),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -571,6 +582,11 @@ impl Committer {
             deferrals: self.deferrals.clone(),
             id,
         })
+    }
+
+    /// The sequences the jobs hand out ([`Txn::counters`]).
+    pub(super) fn counters(&self) -> &Counters {
+        &self.shared.counters
     }
 
     /// A barrier: resolves once everything committed before it is durable.
@@ -664,6 +680,7 @@ fn run_batch(
     db: &Database,
     mut batch: Vec<Box<dyn Job>>,
     stats: &CommitStats,
+    counters: &Counters,
     unsynced: &mut bool,
 ) {
     let n = batch.len();
@@ -685,7 +702,7 @@ fn run_batch(
         let mut poisoned = false;
         let mut wrote = false;
         {
-            let tx = Txn::new(&wtx);
+            let tx = Txn::new(&wtx, counters);
             for (job, outcome) in batch.iter_mut().zip(outcomes.iter_mut()) {
                 if matches!(outcome, Outcome::Rejected(_)) {
                     continue;

@@ -28,6 +28,7 @@
 
 mod clients;
 pub mod commit;
+mod counters;
 mod ds_stores;
 mod error;
 pub mod fh;
@@ -401,8 +402,13 @@ impl Store {
         Ok(ReadDir { entries, eof })
     }
 
-    /// The store-wide change counter: the largest change attribute handed out so far.
+    /// The store-wide change counter: at least the largest change attribute handed out so
+    /// far (exactly that once this open handed one out; before, the ceiling on disk, which a
+    /// restart may have left up to a block above it: [`counters`]).
     pub fn change_counter(&self) -> Result<u64, StoreError> {
+        if let Some(last) = self.inner.committer.counters().last(counters::Seq::Change) {
+            return Ok(last);
+        }
         let r = self.read()?;
         r.open_table(COUNTERS)?
             .get(K_CHANGE)?

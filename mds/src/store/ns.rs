@@ -11,6 +11,7 @@ use nfs_proto::nfs4::{ChangeInfo4, NfsFtype4, Nfstime4, Specdata4};
 use redb::ReadableTable;
 
 use super::commit::{Tbl, Txn};
+use super::counters::{Counters, Seq};
 use super::schema::*;
 use super::{
     CreateHow, CreateSpec, Created, DeleteUnopened, Inode, Linked, NewObject, Removed, Renamed,
@@ -51,6 +52,7 @@ pub(super) fn check_mode(mode: u32) -> Result<(), StoreError> {
 
 /// The namespace tables, opened once per job.
 pub(super) struct Ns<'t> {
+    seqs: &'t Counters,
     counters: Tbl<'t, &'static str, u64>,
     pub inodes: Tbl<'t, u64, &'static [u8]>,
     pub dirents: Tbl<'t, (u64, &'static [u8]), (u64, u64)>,
@@ -64,6 +66,7 @@ pub(super) struct Ns<'t> {
 impl<'t> Ns<'t> {
     pub(super) fn open(tx: &'t Txn<'_>) -> Result<Self, StoreError> {
         Ok(Self {
+            seqs: tx.counters(),
             counters: tx.open(COUNTERS)?,
             inodes: tx.open(INODES)?,
             dirents: tx.open(DIRENTS)?,
@@ -75,34 +78,15 @@ impl<'t> Ns<'t> {
         })
     }
 
-    fn counter(&self, key: &str) -> Result<u64, StoreError> {
-        self.counters
-            .read()
-            .get(key)?
-            .map(|g| g.value())
-            .ok_or(StoreError::Corrupt("counter missing"))
-    }
-
-    /// Takes the next value of a counter (a write).
-    fn bump(&mut self, key: &str) -> Result<u64, StoreError> {
-        let v = self
-            .counter(key)?
-            .checked_add(1)
-            .ok_or(StoreError::Corrupt("counter overflow"))?;
-        self.counters.write().insert(key, v)?;
-        Ok(v)
-    }
-
-    /// A new change attribute value, larger than every one handed out before.
+    /// A new change attribute value, larger than every one handed out before (a write of
+    /// `counters` only once per block: [`super::counters`]).
     pub(super) fn next_change(&mut self) -> Result<u64, StoreError> {
-        self.bump(K_CHANGE)
+        self.seqs.take(&mut self.counters, Seq::Change)
     }
 
+    /// A new file id, never handed out before.
     fn alloc_fileid(&mut self) -> Result<u64, StoreError> {
-        // next_fileid holds the id the next object gets.
-        let id = self.counter(K_NEXT_FILEID)?;
-        self.bump(K_NEXT_FILEID)?;
-        Ok(id)
+        self.seqs.take(&mut self.counters, Seq::FileId)
     }
 
     pub(super) fn put(&mut self, fileid: u64, r: &InodeV1) -> Result<(), StoreError> {
@@ -132,6 +116,13 @@ impl<'t> Ns<'t> {
         self.dirents.write().insert((dir, name), (child, cookie))?;
         self.cookies.write().insert((dir, cookie), (child, name))?;
         Ok(cookie)
+    }
+
+    /// Lists a regular file that lost its last name in `orphans`, with the boot `epoch` in
+    /// which it did, until [`delete_orphan`] deletes it.
+    fn list_orphan(&mut self, fileid: u64, epoch: u64) -> Result<(), StoreError> {
+        self.orphans.write().insert(fileid, epoch)?;
+        Ok(())
     }
 
     fn remove_entry(&mut self, dir: u64, name: &[u8], cookie: u64) -> Result<(), StoreError> {
@@ -330,8 +321,10 @@ enum LinkDrop {
     Linked,
     /// The inode is deleted (a directory, or a non-regular object's last name).
     Deleted,
-    /// A regular file's last name: the inode stays with a link count of 0, listed in
-    /// `orphans`, until the caller deletes it ([`delete_orphan`]) once no open holds it.
+    /// A regular file's last name: the inode stays with a link count of 0 until the caller
+    /// deletes it ([`delete_orphan`]) once no open holds it. The caller lists it in `orphans`
+    /// ([`Ns::list_orphan`]) unless it deletes it in the same job: an entry inserted and
+    /// removed again still costs the commit a table written.
     Orphaned,
 }
 
@@ -345,7 +338,6 @@ fn drop_link(
     mut rec: InodeV1,
     change: u64,
     now: Nfstime4,
-    epoch: u64,
 ) -> Result<LinkDrop, StoreError> {
     if rec.is_dir() || (rec.nlink <= 1 && rec.ftype != NfsFtype4::NF4REG) {
         // Not a regular file, so no stripe set to queue ([`super::stripes`] refuses others).
@@ -359,7 +351,6 @@ fn drop_link(
     if rec.nlink > 0 {
         return Ok(LinkDrop::Linked);
     }
-    ns.orphans.write().insert(child, epoch)?;
     Ok(LinkDrop::Orphaned)
 }
 
@@ -378,13 +369,15 @@ pub(super) fn delete_orphan(
     if ns.orphans.read().get(fileid)?.is_none() {
         return Ok(false);
     }
+    ns.orphans.write().remove(fileid)?;
     delete_orphaned(tx, &mut ns, fileid, servers)?;
     Ok(true)
 }
 
-/// [`delete_orphan`] of a file known to be an orphan: its `orphans` entry, its inode (through
-/// the namespace's delete, so its extended attributes go with it), its stripe set with the
-/// removal of its objects queued, and its layout-writes mark (its size no longer matters).
+/// [`delete_orphan`] of a file known to be an orphan, once out of `orphans` (or never listed
+/// there): its inode (through the namespace's delete, so its extended attributes go with
+/// it), its stripe set with the removal of its objects queued, and its layout-writes mark
+/// (its size no longer matters).
 fn delete_orphaned(
     tx: &Txn<'_>,
     ns: &mut Ns<'_>,
@@ -392,7 +385,6 @@ fn delete_orphaned(
     servers: &dyn Fn(&StripeSet) -> Vec<u16>,
 ) -> Result<(), StoreError> {
     let mut removals = tx.open(DS_REMOVALS)?;
-    ns.orphans.write().remove(fileid)?;
     if let Some(set) = ns.delete(fileid)? {
         super::removals::queue(&mut removals, fileid, servers(&set))?;
     }
@@ -422,7 +414,7 @@ pub(super) fn remove(
     let ftype = rec.ftype;
     let change = ns.next_change()?;
     ns.remove_entry(dir_id, name, cookie)?;
-    let dropped = drop_link(&mut ns, child, rec, change, now, epoch)?;
+    let dropped = drop_link(&mut ns, child, rec, change, now)?;
     let before = dir.change;
     touch_dir(&mut dir, change, now);
     if was_dir {
@@ -437,6 +429,9 @@ pub(super) fn remove(
         }
         _ => false,
     };
+    if orphan && !deleted {
+        ns.list_orphan(child, epoch)?;
+    }
     Ok(Removed {
         cinfo: cinfo(before, change),
         fileid: child,
@@ -529,7 +524,10 @@ pub(super) fn rename(
         let was_dir = t.is_dir();
         let ftype = t.ftype;
         ns.remove_entry(dst_dir, dst_name, tgt_cookie)?;
-        let dropped = drop_link(&mut ns, tgt, t, change, now, epoch)?;
+        let dropped = drop_link(&mut ns, tgt, t, change, now)?;
+        if dropped == LinkDrop::Orphaned {
+            ns.list_orphan(tgt, epoch)?;
+        }
         if was_dir {
             let d = td.as_mut().unwrap_or(&mut sd);
             d.nlink = d.nlink.saturating_sub(1);

@@ -247,11 +247,7 @@ impl Store {
     ) -> Result<XattrNames, StoreError> {
         let r = self.read()?;
         load(&r.open_table(super::schema::INODES)?, fileid)?;
-        let issued = r
-            .open_table(super::schema::COUNTERS)?
-            .get(super::schema::K_CHANGE)?
-            .map(|g| g.value())
-            .ok_or(StoreError::Corrupt("change counter missing"))?;
+        let issued = self.change_counter()?;
         if cookie > issued {
             return Err(StoreError::BadCookie(cookie));
         }

@@ -21,7 +21,8 @@ pub fn secinfo_flavors() -> Vec<Secinfo4> {
 
 /// Where a READ's data is read: into the buffers of the connection the reply goes out on when
 /// it has them (RDMA: registered memory, RDMA-written to the client's Write chunk from where
-/// `pread` put it), else into fresh memory. For [`pfs_core::ObjectStore::read_into`].
+/// `pread` put it), else into memory reused between replies ([`crate::read_buffers`]; fresh
+/// memory for small reads). For [`pfs_core::ObjectStore::read_into`].
 #[derive(Default)]
 pub struct IntoReply {
     buffers: Option<SharedPayloadBuffers>,
@@ -41,7 +42,10 @@ impl IntoReply {
 
 impl ReadInto for IntoReply {
     fn space(&mut self, len: usize) -> &mut [u8] {
-        self.taken = self.buffers.as_ref().and_then(|b| b.take(len));
+        self.taken = match &self.buffers {
+            Some(b) => b.take(len),
+            None => crate::read_buffers::take(len),
+        };
         match &mut self.taken {
             Some(b) => &mut b.space()[..len],
             None => self.fresh.space(len),

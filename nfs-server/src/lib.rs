@@ -39,6 +39,7 @@ pub mod counters;
 pub mod fd_limit;
 pub mod io;
 pub mod log_limit;
+pub mod read_buffers;
 pub mod refusals;
 pub mod role;
 pub mod serve;

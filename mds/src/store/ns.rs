@@ -2,8 +2,9 @@
 //!
 //! Every function here checks everything that can reject the request before its first write,
 //! so a rejection leaves the shared transaction untouched. The change attribute comes from one
-//! counter kept in the store (`counters/change`), bumped in the same transaction as the change
-//! it stamps, so it only ever grows, across restarts too.
+//! store-wide sequence (`counters/change`, handed out from memory and reserved on disk in
+//! blocks by the transaction that needs the next block: [`super::counters`]), so it only ever
+//! grows, across restarts too.
 
 use bytes::Bytes;
 use nfs_proto::nfs4::attr::Settime4;

@@ -43,7 +43,7 @@
 //! are reserved by NFS) and never reused; a renamed entry gets a new one in its new directory.
 //! File ids come from `counters/next_fileid` (the root is 1) and are never reused either.
 //! Both `next_fileid` and `change` are ceilings, raised a block at a time
-//! ([`super::counters`]): every value handed out is below `next_fileid` and at most `change`.
+//! (`store/counters.rs`): every value handed out is below `next_fileid` and at most `change`.
 //!
 //! `orphans` lists the regular files whose last name is gone but whose inode (and data) is
 //! kept because it may still be open (link count 0). Every inode with a link count of 0 is in

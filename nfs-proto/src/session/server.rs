@@ -73,8 +73,8 @@ pub enum SlotDecision<R = ReplyPieces> {
 ///
 /// Computed over the COMPOUND arguments (everything after the RPC call header and
 /// credential, which may legitimately differ between a request and its retry). Arguments up
-/// to [`DIGEST_WHOLE`] bytes are hashed whole; of longer ones (a WRITE's payload) the length
-/// and the first and last [`DIGEST_EDGE`] bytes, which hold every operation and argument
+/// to 16 KiB are hashed whole; of longer ones (a WRITE's payload) the length and the first
+/// and last 4 KiB, which hold every operation and argument
 /// but the bulk of the payload. RFC 8881 section 2.10.6.1.3.1 permits but does not oblige
 /// the check (knfsd compares nothing but the slot's sequence id), and a client that reuses a
 /// sequence id for another request breaks the protocol: what the check must catch are other

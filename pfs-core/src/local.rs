@@ -633,30 +633,33 @@ impl ObjectStore for LocalStore {
             return Ok(u32::from(existed));
         }
         // Every stripe of a file lives in the same leaf directory (the fan-out uses only the
-        // file id), so one directory listing finds them.
+        // file id), so one directory listing finds them. The leaf is opened relative to the
+        // objects directory: a path from `/` cost a walk of every component above it per
+        // removed file (with `read_dir`, a tenth of the CPU of a data server removing files).
         let (_, leaf) = dirs_of(ObjectId::whole(file));
         let leaf_path = dir_path(leaf);
-        let entries = match std::fs::read_dir(self.root.join(self.naming.subdir()).join(&leaf_path))
-        {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(StoreError::from_errno("readdir", io_errno(e), 0, 0)),
+        let dir = match self.open_at(&leaf_path, OFlags::RDONLY | OFlags::DIRECTORY) {
+            Ok(d) => d,
+            Err(Errno::NOENT) => return Ok(0),
+            Err(e) => return Err(StoreError::from_errno("open leaf directory", e, 0, 0)),
         };
-        let mut removed = 0;
+        let mut ids = Vec::new();
+        let entries = rustix::fs::Dir::read_from(&dir)
+            .map_err(|e| StoreError::from_errno("readdir", e, 0, 0))?;
         for entry in entries {
-            let entry = entry.map_err(|e| StoreError::from_errno("readdir", io_errno(e), 0, 0))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            let entry = entry.map_err(|e| StoreError::from_errno("readdir", e, 0, 0))?;
+            let Ok(name) = entry.file_name().to_str() else {
                 continue;
             };
             match ObjectId::from_relative_path(&format!("{leaf_path}/{name}")) {
-                Some(id) if id.file == file => {
-                    self.remove(id)?;
-                    removed += 1;
-                }
+                Some(id) if id.file == file => ids.push(id),
                 _ => {}
             }
         }
-        Ok(removed)
+        for &id in &ids {
+            self.remove(id)?;
+        }
+        Ok(ids.len() as u32)
     }
 
     fn allocate(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {

@@ -16,10 +16,8 @@
 //! usual load of `pnfs server`'s three data servers in one process (a client keeps 8 READs
 //! of a megabyte in flight per data server).
 
-use std::sync::{Mutex, PoisonError};
-
 use bytes::Bytes;
-use nfs_proto::transport::{PayloadBuf, PayloadMemory};
+use nfs_proto::transport::{BufferPool, PayloadBuf, PayloadMemory};
 
 /// READs of at least this many bytes use pooled memory; smaller ones fresh memory (the
 /// allocator reuses small blocks well by itself).
@@ -31,75 +29,32 @@ pub const KEEP: usize = 32;
 /// The most bytes of buffers the pool keeps.
 pub const KEEP_BYTES: usize = 32 << 20;
 
-/// Buffers are allocated in multiples of this, so that READs of slightly different sizes
-/// share buffers.
-const GRAIN: usize = 64 << 10;
-
 /// The process's pool.
-static POOL: Pool = Pool::new();
+static POOL: BufferPool = BufferPool::new(KEEP, KEEP_BYTES);
 
 /// A buffer of at least `len` bytes from the process's pool, or `None` below
 /// [`POOLED_MIN`].
 pub fn take(len: usize) -> Option<PayloadBuf> {
-    POOL.take(len)
+    take_from(&POOL, len)
 }
 
-struct Pool {
-    free: Mutex<Free>,
+fn take_from(pool: &'static BufferPool, len: usize) -> Option<PayloadBuf> {
+    if len < POOLED_MIN {
+        return None;
+    }
+    let mut buf = pool.take(len);
+    if buf.len() < len {
+        // New (or shorter than asked): initialised once, to its whole capacity, so that
+        // the READs that reuse it write over bytes that are there already.
+        buf.resize(buf.capacity(), 0);
+    }
+    Some(PayloadBuf::new(Box::new(Buffer { buf, pool })))
 }
 
-struct Free {
-    /// Initialised buffers (`len() == capacity()` when allocated here).
-    bufs: Vec<Vec<u8>>,
-    /// Their lengths, summed.
-    bytes: usize,
-}
-
-impl Pool {
-    const fn new() -> Self {
-        Self {
-            free: Mutex::new(Free {
-                bufs: Vec::new(),
-                bytes: 0,
-            }),
-        }
-    }
-
-    fn take(&'static self, len: usize) -> Option<PayloadBuf> {
-        if len < POOLED_MIN {
-            return None;
-        }
-        let kept = {
-            let mut f = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-            f.bufs.iter().rposition(|b| b.len() >= len).map(|i| {
-                let b = f.bufs.swap_remove(i);
-                f.bytes -= b.len();
-                b
-            })
-        };
-        let buf = kept.unwrap_or_else(|| vec![0; len.div_ceil(GRAIN) * GRAIN]);
-        Some(PayloadBuf::new(Box::new(Buffer { buf, pool: self })))
-    }
-
-    fn give(&self, buf: Vec<u8>) {
-        let mut f = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        if f.bufs.len() < KEEP && f.bytes + buf.len() <= KEEP_BYTES {
-            f.bytes += buf.len();
-            f.bufs.push(buf);
-        }
-    }
-
-    #[cfg(test)]
-    fn kept(&self) -> (usize, usize) {
-        let f = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        (f.bufs.len(), f.bytes)
-    }
-}
-
-/// A pooled buffer; back to its pool when dropped, frozen or not.
+/// A pooled buffer being filled; back to its pool when dropped unfrozen.
 struct Buffer {
     buf: Vec<u8>,
-    pool: &'static Pool,
+    pool: &'static BufferPool,
 }
 
 impl Drop for Buffer {
@@ -113,36 +68,26 @@ impl PayloadMemory for Buffer {
         &mut self.buf
     }
 
-    fn freeze(self: Box<Self>, len: usize) -> Bytes {
-        let len = len.min(self.buf.len());
-        Bytes::from_owner(Frozen { buffer: *self, len })
-    }
-}
-
-/// The filled part of a buffer, as a reply's data.
-struct Frozen {
-    buffer: Buffer,
-    len: usize,
-}
-
-impl AsRef<[u8]> for Frozen {
-    fn as_ref(&self) -> &[u8] {
-        &self.buffer.buf[..self.len]
+    fn freeze(mut self: Box<Self>, len: usize) -> Bytes {
+        let buf = std::mem::take(&mut self.buf);
+        self.pool.bytes(buf, len)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use nfs_proto::transport::POOL_GRAIN;
+
     use super::*;
 
-    fn pool() -> &'static Pool {
-        Box::leak(Box::new(Pool::new()))
+    fn pool() -> &'static BufferPool {
+        Box::leak(Box::new(BufferPool::new(KEEP, KEEP_BYTES)))
     }
 
     #[test]
     fn a_buffer_goes_back_when_its_last_slice_goes_and_is_reused_as_it_was() {
         let p = pool();
-        let mut b = p.take(1 << 20).unwrap();
+        let mut b = take_from(p, 1 << 20).unwrap();
         assert_eq!(b.space().len(), 1 << 20);
         b.space()[..3].copy_from_slice(b"abc");
         let data = b.freeze(3);
@@ -153,7 +98,7 @@ mod tests {
         drop(slice);
         assert_eq!(p.kept(), (1, 1 << 20));
         // A smaller READ takes the same memory, its bytes as they were: nothing is zeroed.
-        let mut again = p.take(100 << 10).unwrap();
+        let mut again = take_from(p, 100 << 10).unwrap();
         assert_eq!(&again.space()[..3], b"abc");
         assert_eq!(p.kept(), (0, 0));
     }
@@ -161,12 +106,16 @@ mod tests {
     #[test]
     fn small_reads_are_not_pooled_and_sizes_round_up_to_the_grain() {
         let p = pool();
-        assert!(p.take(POOLED_MIN - 1).is_none());
-        let mut b = p.take(POOLED_MIN + 1).unwrap();
-        assert_eq!(b.space().len(), 2 * GRAIN);
+        assert!(take_from(p, POOLED_MIN - 1).is_none());
+        let mut b = take_from(p, POOLED_MIN + 1).unwrap();
+        assert_eq!(b.space().len(), 2 * POOL_GRAIN);
         drop(b);
-        assert_eq!(p.kept(), (1, 2 * GRAIN), "an unfrozen buffer goes back too");
-        let larger = p.take(2 * GRAIN + 1).unwrap();
+        assert_eq!(
+            p.kept(),
+            (1, 2 * POOL_GRAIN),
+            "an unfrozen buffer goes back too"
+        );
+        let larger = take_from(p, 2 * POOL_GRAIN + 1).unwrap();
         assert_eq!(
             p.kept().0,
             1,
@@ -178,11 +127,15 @@ mod tests {
     #[test]
     fn the_pool_keeps_at_most_its_bounds() {
         let p = pool();
-        let many: Vec<_> = (0..KEEP + 8).map(|_| p.take(POOLED_MIN).unwrap()).collect();
+        let many: Vec<_> = (0..KEEP + 8)
+            .map(|_| take_from(p, POOLED_MIN).unwrap())
+            .collect();
         drop(many);
         assert_eq!(p.kept(), (KEEP, KEEP * POOLED_MIN));
         let p = pool();
-        let big: Vec<_> = (0..5).map(|_| p.take(KEEP_BYTES / 4).unwrap()).collect();
+        let big: Vec<_> = (0..5)
+            .map(|_| take_from(p, KEEP_BYTES / 4).unwrap())
+            .collect();
         drop(big);
         assert_eq!(p.kept(), (4, KEEP_BYTES));
     }

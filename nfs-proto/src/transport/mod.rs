@@ -7,6 +7,7 @@
 mod budget;
 mod conn;
 mod payload;
+mod pool;
 mod recv;
 
 pub use budget::ReplyBudget;
@@ -15,6 +16,7 @@ pub use conn::{
     HandlerFuture, IncomingCall, NoCalls, RecordSink, Reply, ServerPolicy,
 };
 pub use payload::{PayloadBuf, PayloadBuffers, PayloadMemory, SharedPayloadBuffers};
+pub use pool::{BufferPool, POOL_GRAIN};
 pub use recv::{records, POOLED_MIN, POOL_KEEP, POOL_KEEP_BYTES};
 
 use core::fmt;

@@ -18,12 +18,12 @@
 //! per data server).
 
 use std::io;
-use std::sync::Mutex;
 
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::pool::BufferPool;
 use super::RecordStreamError;
 use crate::record::RecordReader;
 
@@ -39,77 +39,8 @@ pub const POOL_KEEP_BYTES: usize = 48 << 20;
 /// How much the connection's read buffer asks of the socket at a time.
 const READ_CHUNK: usize = 64 << 10;
 
-/// Pooled buffers are allocated in multiples of this, so that the sizes of a workload's
-/// records (a megabyte of payload plus headers of varying length) share buffers.
-const POOL_GRAIN: usize = 64 << 10;
-
 /// The process's pool of receive buffers.
-static POOL: Pool = Pool::new();
-
-struct Pool {
-    free: Mutex<Free>,
-}
-
-struct Free {
-    bufs: Vec<Vec<u8>>,
-    /// Their capacities, summed.
-    bytes: usize,
-}
-
-impl Pool {
-    const fn new() -> Self {
-        Self {
-            free: Mutex::new(Free {
-                bufs: Vec::new(),
-                bytes: 0,
-            }),
-        }
-    }
-
-    /// An empty buffer of capacity at least `len`: a kept one if one is large enough.
-    fn take(&self, len: usize) -> Vec<u8> {
-        {
-            let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(i) = f.bufs.iter().rposition(|b| b.capacity() >= len) {
-                let b = f.bufs.swap_remove(i);
-                f.bytes -= b.capacity();
-                return b;
-            }
-        }
-        Vec::with_capacity(len.div_ceil(POOL_GRAIN) * POOL_GRAIN)
-    }
-
-    /// Keeps `buf` for a later record, if there is room.
-    fn give(&self, mut buf: Vec<u8>) {
-        buf.clear();
-        let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if f.bufs.len() < POOL_KEEP && f.bytes + buf.capacity() <= POOL_KEEP_BYTES {
-            f.bytes += buf.capacity();
-            f.bufs.push(buf);
-        }
-    }
-
-    #[cfg(test)]
-    fn kept(&self) -> (usize, usize) {
-        let f = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        (f.bufs.len(), f.bytes)
-    }
-}
-
-/// A pooled buffer holding one record; back to its pool when dropped.
-struct Pooled(Vec<u8>, &'static Pool);
-
-impl AsRef<[u8]> for Pooled {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl Drop for Pooled {
-    fn drop(&mut self) {
-        self.1.give(std::mem::take(&mut self.0));
-    }
-}
+static POOL: BufferPool = BufferPool::new(POOL_KEEP, POOL_KEEP_BYTES);
 
 /// The records of `read`, cut by `reader` (its fragment and record caps apply), large ones
 /// in pooled memory. Ends after the first error; an error carries a [`super::RecordStreamError`]
@@ -127,7 +58,7 @@ where
 fn records_in<R>(
     read: R,
     reader: RecordReader,
-    pool: &'static Pool,
+    pool: &'static BufferPool,
 ) -> impl Stream<Item = io::Result<Bytes>> + Send + Unpin
 where
     R: AsyncRead + Send + Unpin + 'static,
@@ -159,7 +90,7 @@ struct Reading<R> {
     reader: RecordReader,
     /// Bytes read and not yet part of a returned record.
     buf: BytesMut,
-    pool: &'static Pool,
+    pool: &'static BufferPool,
     failed: bool,
 }
 
@@ -201,6 +132,7 @@ impl<R: AsyncRead + Unpin> Reading<R> {
     /// record, so the next one's bytes stay in the stream for the read buffer).
     async fn pooled(&mut self, len: usize) -> io::Result<Bytes> {
         let mut v = self.pool.take(len);
+        v.clear();
         let have = self.buf.len().min(len);
         v.extend_from_slice(&self.buf[..have]);
         self.buf.advance(have);
@@ -210,7 +142,7 @@ impl<R: AsyncRead + Unpin> Reading<R> {
                 return Err(RecordStreamError::Truncated { buffered: v.len() }.into());
             }
         }
-        Ok(Bytes::from_owner(Pooled(v, self.pool)))
+        Ok(self.pool.bytes(v, len))
     }
 }
 
@@ -282,7 +214,8 @@ mod tests {
     /// record reuses it.
     #[tokio::test]
     async fn a_record_buffer_is_reused_once_its_bytes_are_dropped() {
-        let pool: &'static Pool = Box::leak(Box::new(Pool::new()));
+        let pool: &'static BufferPool =
+            Box::leak(Box::new(BufferPool::new(POOL_KEEP, POOL_KEEP_BYTES)));
         let len = (1 << 20) + 5;
         let record = vec![5u8; len];
         let wire = framed(&[record.clone(), record.clone(), record.clone()]);
@@ -305,22 +238,6 @@ mod tests {
         assert_eq!(pool.kept().0, 1, "one of them taken again");
         drop(third);
         assert!(s.next().await.is_none(), "clean end");
-    }
-
-    #[test]
-    fn the_pool_keeps_no_more_than_its_bounds() {
-        let pool = Pool::new();
-        let bufs: Vec<Vec<u8>> = (0..POOL_KEEP + 10).map(|_| pool.take(1 << 20)).collect();
-        for b in bufs {
-            pool.give(b);
-        }
-        assert_eq!(pool.kept(), (POOL_KEEP, POOL_KEEP * (1 << 20)));
-        let big: Vec<Vec<u8>> = (0..4).map(|_| pool.take(64 << 20)).collect();
-        for b in big {
-            pool.give(b);
-        }
-        let (n, bytes) = pool.kept();
-        assert!(n <= POOL_KEEP && bytes <= POOL_KEEP_BYTES, "{n} {bytes}");
     }
 
     #[tokio::test]

@@ -54,6 +54,21 @@ fn ds_write(stateid: Stateid4, data: &'static [u8]) -> NfsArgop4 {
     )
 }
 
+/// A READ through a layout just granted, sent again while the data server answers
+/// NFS4ERR_NXIO: the LAYOUTGET tells the data servers where the file ends in the
+/// background, and until they know they send the client to the MDS.
+async fn ds_read_known(k: &Cluster, fileid: u64, fh: &NfsFh4, stateid: Stateid4) -> Compound4Res {
+    let last = std::cell::Cell::new(None);
+    k.until_async("the data server learns where the file ends", || async {
+        let r = ds_io(k, fileid, fh, ds_read(stateid)).await;
+        let known = last_status(&r) != NfsStat4::NFS4ERR_NXIO;
+        last.set(Some(r));
+        known
+    })
+    .await;
+    last.take().expect("read")
+}
+
 fn ds_read(stateid: Stateid4) -> NfsArgop4 {
     read_op(
         Stateid4 {
@@ -164,7 +179,7 @@ async fn a_read_layout_never_writes_whatever_write_stateid_comes_with_it() {
     let (ds_fh, read_open) = read_layout(&mut a, "victim").await;
 
     // Reading through the READ layout works: that much the MDS allowed.
-    let r = ds_io(&k, vid, &ds_fh, ds_read(read_open)).await;
+    let r = ds_read_known(&k, vid, &ds_fh, read_open).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
 
     // Its own file's write stateid (same client), then another client's write stateid of the
@@ -221,7 +236,7 @@ async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let rw_open = open_res(&r).stateid;
     let rw_fh = rw_layout_fh(&mut a, &vfh, rw_open).await;
-    let r = ds_io(&k, vid, &rw_fh, ds_read(rw_open)).await;
+    let r = ds_read_known(&k, vid, &rw_fh, rw_open).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "allowed while open: {r:?}");
     // Even through its live RW layout, only its own stateids of this file are taken: not its
     // other file's, not another client's (root's open of this very file).
@@ -293,7 +308,7 @@ async fn only_a_live_rw_layout_of_the_file_writes_and_only_under_the_clients_own
     // closes (its layout goes with the last CLOSE: return-on-close), keeping its other file
     // open for a valid write stateid.
     let rw_fh = rw_layout_fh(&mut a, &vfh, rw_open).await;
-    let r = ds_io(&k, vid, &rw_fh, ds_read(rw_open)).await;
+    let r = ds_read_known(&k, vid, &rw_fh, rw_open).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     let r = root
         .call(vec![

@@ -55,24 +55,27 @@ impl Seq {
         }
     }
 
+    /// How far the stored value sits above the ceiling: `next_fileid` names the next id,
+    /// `change` the last value.
+    fn above_ceiling(self) -> u64 {
+        match self {
+            Seq::Change => 0,
+            Seq::FileId => 1,
+        }
+    }
+
     /// The ceiling a stored value stands for.
     fn ceiling(self, stored: u64) -> Result<u64, StoreError> {
-        match self {
-            Seq::Change => Ok(stored),
-            Seq::FileId => stored
-                .checked_sub(1)
-                .ok_or(StoreError::Corrupt("next_fileid is 0")),
-        }
+        stored
+            .checked_sub(self.above_ceiling())
+            .ok_or(StoreError::Corrupt("next_fileid is 0"))
     }
 
     /// The value stored for a ceiling.
     fn stored(self, ceiling: u64) -> Result<u64, StoreError> {
-        match self {
-            Seq::Change => Ok(ceiling),
-            Seq::FileId => ceiling
-                .checked_add(1)
-                .ok_or(StoreError::Corrupt("counter overflow")),
-        }
+        ceiling
+            .checked_add(self.above_ceiling())
+            .ok_or(StoreError::Corrupt("counter overflow"))
     }
 }
 

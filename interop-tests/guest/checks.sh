@@ -696,14 +696,17 @@ YAML
     head -c 100 "$SRC/flex" >/mnt/flex/small
     sync
     umount /mnt/flex
-    mount -t nfs -o "$MOUNT_OPTS,port=3049" 127.0.0.1:/ /mnt/flex
-    expect_eq "sha256 of the 32 MiB file" "$(sha /mnt/flex/big)" "$(sha "$SRC/flex")" || rc=1
-    expect_eq "the 100-byte file" "$(sha /mnt/flex/small)" "$(head -c 100 "$SRC/flex" | sha256sum | cut -d' ' -f1)" || rc=1
+    mount -t nfs -o "$MOUNT_OPTS,port=3049" 127.0.0.1:/ /mnt/flex ||
+        { tail -5 "$d/log"; echo "FAILED: the remount"; kill "$pid"; return 1; }
+    # What failed is said last (after the server log's tail), where the check's summary shows it.
+    local why=""
+    why+=$(expect_eq "sha256 of the 32 MiB file" "$(sha /mnt/flex/big)" "$(sha "$SRC/flex")") || rc=1
+    why+=$(expect_eq "the 100-byte file" "$(sha /mnt/flex/small)" "$(head -c 100 "$SRC/flex" | sha256sum | cut -d' ' -f1)") || rc=1
     local driver
     driver=$(awk '/ mounted on \/mnt\/flex /{ p = 1; next } /^device /{ p = 0 } p' /proc/self/mountstats |
-        grep -o 'pnfs=[A-Z_]*')
+        grep -o 'pnfs=[A-Z_]*' || true)
     echo -n "$driver; "
-    [[ $driver == pnfs=LAYOUT_FLEX_FILES ]] || rc=1
+    [[ $driver == pnfs=LAYOUT_FLEX_FILES ]] || { rc=1; why+="driver '$driver'; "; }
     umount /mnt/flex
     # The data servers' counters reach the MDS with their HEALTH replies: wait for the reads.
     for _ in $(seq 100); do
@@ -720,10 +723,15 @@ YAML
     done
     mds_io=$(($(stat_of 'pnfs_ops_total{op="OP_READ",status="ok"}') + $(stat_of 'pnfs_ops_total{op="OP_WRITE",status="ok"}')))
     echo "data servers: READ $total_r WRITE $total_w on $busy of 3 (two files); MDS READ+WRITE $mds_io; $(grep -E '^pnfs_ops_total.*OP_(LAYOUT|GETDEVICE)' /tmp/stats | tr -s ' ' | tr '\n' ';')"
-    ((total_r >= 32 && total_w >= 32 && mds_io == 0)) || rc=1
+    ((total_r >= 32)) || { rc=1; why+="data servers READ $total_r < 32; "; }
+    ((total_w >= 32)) || { rc=1; why+="data servers WRITE $total_w < 32; "; }
+    ((mds_io == 0)) || { rc=1; why+="MDS READ+WRITE $mds_io; "; }
     kill "$pid"
     wait "$pid" 2>/dev/null || true
-    ((rc == 0)) || tail -20 "$d/log"
+    if ((rc != 0)); then
+        tail -20 "$d/log"
+        echo "FAILED: $why"
+    fi
     return "$rc"
 }
 

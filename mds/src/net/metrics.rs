@@ -404,8 +404,16 @@ pub fn render(mds: &Mds, now: Instant) -> String {
     metric(
         "store_commits_total",
         "counter",
-        "Durable metadata commits (one fsync each).",
+        "Durable metadata commits (one fsync each): a sync of the write-ahead log, or a \
+         checkpoint.",
         &one(c.commits),
+    );
+    metric(
+        "store_checkpoints_total",
+        "counter",
+        "Durable commits of the metadata database that emptied its write-ahead log (one \
+         every 1,024 commits or 16 MiB of log).",
+        &one(c.checkpoints),
     );
     metric(
         "store_deferred_commits_total",

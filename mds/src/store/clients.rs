@@ -55,7 +55,7 @@ pub(super) fn put(tx: &Txn<'_>, c: &ClientRecord) -> Result<(), StoreError> {
         },
         None => None,
     };
-    let w = t.write();
+    let mut w = t.write();
     if let Some(id) = replaced {
         w.remove(id)?;
     }
@@ -83,11 +83,11 @@ pub(super) fn remove_owners_before(
             .iter()
             .map(|r| is_indexed(index.read(), r))
             .collect::<Result<_, _>>()?;
-        let w = t.write();
+        let mut w = t.write();
         for r in &gone {
             w.remove(r.clientid)?;
         }
-        let iw = index.write();
+        let mut iw = index.write();
         for (r, indexed) in gone.iter().zip(indexed) {
             if indexed {
                 iw.remove(&r.owner[..])?;

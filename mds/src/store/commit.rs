@@ -58,10 +58,12 @@
 //! job left uncovered (the durable job failed, or a deferred one came after it) still makes
 //! [`Deferral::take_submitted`] call for the sync.
 
-use std::cell::Cell;
+use std::borrow::Borrow;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::future::Future;
+use std::ops::RangeBounds;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,10 +71,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 
-use redb::{Database, Durability, Key, Table, TableDefinition, Value, WriteTransaction};
+use redb::{
+    AccessGuard, Database, Durability, Key, ReadableTable, StorageError, Table, TableDefinition,
+    TableHandle, Value, WriteTransaction,
+};
 use tokio::sync::oneshot;
 
 use super::counters::Counters;
+use super::wal::{Ops, Wal};
 use super::StoreError;
 
 /// A write transaction as a job sees it: tables open through it, and writes are tracked so a
@@ -81,14 +87,21 @@ pub struct Txn<'a> {
     txn: &'a WriteTransaction,
     dirty: Cell<bool>,
     counters: &'a Counters,
+    /// The batch's writes for the write-ahead log, when the store has one.
+    log: Option<&'a RefCell<Ops>>,
 }
 
 impl<'a> Txn<'a> {
-    fn new(txn: &'a WriteTransaction, counters: &'a Counters) -> Self {
+    fn new(
+        txn: &'a WriteTransaction,
+        counters: &'a Counters,
+        log: Option<&'a RefCell<Ops>>,
+    ) -> Self {
         Self {
             txn,
             dirty: Cell::new(false),
             counters,
+            log,
         }
     }
 
@@ -101,11 +114,13 @@ impl<'a> Txn<'a> {
     /// redb refuses a second open of a table that is still open.
     pub fn open<K: Key + 'static, V: Value + 'static>(
         &self,
-        def: TableDefinition<K, V>,
+        def: TableDefinition<'static, K, V>,
     ) -> Result<Tbl<'_, K, V>, StoreError> {
         Ok(Tbl {
             table: self.txn.open_table(def)?,
             dirty: &self.dirty,
+            def,
+            log: self.log,
         })
     }
 }
@@ -115,6 +130,8 @@ impl<'a> Txn<'a> {
 pub struct Tbl<'t, K: Key + 'static, V: Value + 'static> {
     table: Table<'t, K, V>,
     dirty: &'t Cell<bool>,
+    def: TableDefinition<'static, K, V>,
+    log: Option<&'t RefCell<Ops>>,
 }
 
 impl<'t, K: Key + 'static, V: Value + 'static> Tbl<'t, K, V> {
@@ -125,9 +142,65 @@ impl<'t, K: Key + 'static, V: Value + 'static> Tbl<'t, K, V> {
 
     /// The table for writing. From here on, an error from this job aborts and replays the
     /// batch instead of being a clean rejection.
-    pub fn write(&mut self) -> &mut Table<'t, K, V> {
+    pub fn write(&mut self) -> TblWrite<'_, 't, K, V> {
         self.dirty.set(true);
-        &mut self.table
+        TblWrite { tbl: self }
+    }
+}
+
+/// The writes a job may make to a table: each is made in the transaction and, when the
+/// store has a write-ahead log, recorded for it ([`super::wal`]).
+pub struct TblWrite<'s, 't, K: Key + 'static, V: Value + 'static> {
+    tbl: &'s mut Tbl<'t, K, V>,
+}
+
+impl<K: Key + 'static, V: Value + 'static> TblWrite<'_, '_, K, V> {
+    /// Inserts or replaces `key`'s value; returns the value it replaced.
+    pub fn insert<'k, 'v>(
+        &mut self,
+        key: impl Borrow<K::SelfType<'k>>,
+        value: impl Borrow<V::SelfType<'v>>,
+    ) -> Result<Option<AccessGuard<'_, V>>, StorageError> {
+        if let Some(log) = self.tbl.log {
+            log.borrow_mut().insert(
+                self.tbl.def.name(),
+                K::as_bytes(key.borrow()).as_ref(),
+                V::as_bytes(value.borrow()).as_ref(),
+            );
+        }
+        self.tbl.table.insert(key, value)
+    }
+
+    /// Removes `key`; returns its value if it had one.
+    pub fn remove<'k>(
+        &mut self,
+        key: impl Borrow<K::SelfType<'k>>,
+    ) -> Result<Option<AccessGuard<'_, V>>, StorageError> {
+        if let Some(log) = self.tbl.log {
+            log.borrow_mut()
+                .remove(self.tbl.def.name(), K::as_bytes(key.borrow()).as_ref());
+        }
+        self.tbl.table.remove(key)
+    }
+
+    /// Removes every key in `range`, one by one (so that the log records each key).
+    pub fn remove_range<'k, KR>(
+        &mut self,
+        range: impl RangeBounds<KR> + 'k,
+    ) -> Result<(), StorageError>
+    where
+        KR: Borrow<K::SelfType<'k>> + 'k,
+    {
+        let keys: Vec<Vec<u8>> = self
+            .tbl
+            .table
+            .range(range)?
+            .map(|e| e.map(|(k, _)| K::as_bytes(&k.value()).as_ref().to_vec()))
+            .collect::<Result<_, _>>()?;
+        for k in &keys {
+            self.remove(K::from_bytes(k))?;
+        }
+        Ok(())
     }
 }
 
@@ -262,6 +335,7 @@ pub struct CommitStats {
     jobs: AtomicU64,
     replays: AtomicU64,
     largest_batch: AtomicU64,
+    checkpoints: AtomicU64,
 }
 
 /// A snapshot of [`CommitStats`].
@@ -278,6 +352,8 @@ pub struct CommitCounts {
     pub replays: u64,
     /// The most jobs that shared one commit.
     pub largest_batch: u64,
+    /// Durable redb commits that emptied the write-ahead log (counted in `commits` too).
+    pub checkpoints: u64,
 }
 
 impl CommitStats {
@@ -289,6 +365,7 @@ impl CommitStats {
             jobs: self.jobs.load(Ordering::Relaxed),
             replays: self.replays.load(Ordering::Relaxed),
             largest_batch: self.largest_batch.load(Ordering::Relaxed),
+            checkpoints: self.checkpoints.load(Ordering::Relaxed),
         }
     }
 }
@@ -330,6 +407,8 @@ struct Shared {
     max_batch: usize,
     /// The sequences the jobs hand out, kept between batches.
     counters: Counters,
+    /// The write-ahead log, if the store has one; used by the batch running (one at a time).
+    log: Mutex<Option<Log>>,
 }
 
 impl Shared {
@@ -370,7 +449,15 @@ impl Shared {
             }
         }
         let mut running = Running(self, self.lock().unsynced);
-        run_batch(&self.db, batch, &self.stats, &self.counters, &mut running.1);
+        let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        run_batch(
+            &self.db,
+            batch,
+            &self.stats,
+            &self.counters,
+            &mut running.1,
+            log.as_mut(),
+        );
     }
 
     /// A waiter's turn. When the store is idle (no batch running, no other job queued, and
@@ -514,7 +601,12 @@ impl Drop for Deferral {
 
 impl Committer {
     /// Starts the thread. `max_batch` caps how many jobs share one commit (1 = no sharing).
-    pub(super) fn start(db: Arc<Database>, max_batch: usize) -> Result<Self, StoreError> {
+    /// With `wal`, batches are made durable by the write-ahead log ([`super::wal`]).
+    pub(super) fn start(
+        db: Arc<Database>,
+        max_batch: usize,
+        wal: Option<Wal>,
+    ) -> Result<Self, StoreError> {
         let stats = Arc::new(CommitStats::default());
         let shared = Arc::new(Shared {
             db,
@@ -530,6 +622,7 @@ impl Committer {
             stats: stats.clone(),
             max_batch: max_batch.max(1),
             counters: Counters::default(),
+            log: Mutex::new(wal.map(Log::new)),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -550,11 +643,16 @@ impl Committer {
                 }
                 let unsynced = q.unsynced;
                 drop(q);
-                // Closing: what deferred jobs left in memory goes to disk.
-                if unsynced {
-                    if let Err(e) = durable_empty_commit(&s.db) {
-                        tracing::warn!("metadata store: last sync at close failed: {e}");
-                    }
+                // Closing: what deferred jobs left in memory goes to disk, and the log's
+                // records into redb (a clean close leaves no log to replay).
+                let mut log = s.log.lock().unwrap_or_else(PoisonError::into_inner);
+                let r = match log.as_mut() {
+                    Some(l) => checkpoint_now(&s.db, l),
+                    None if unsynced => durable_empty_commit(&s.db),
+                    None => Ok(()),
+                };
+                if let Err(e) = r {
+                    tracing::warn!("metadata store: last sync at close failed: {e}");
                 }
             })?;
         Ok(Self {
@@ -673,22 +771,40 @@ fn durable_empty_commit(db: &Database) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The write-ahead log and the writes of the batch being run ([`super::wal`]).
+pub(super) struct Log {
+    wal: Wal,
+    ops: RefCell<Ops>,
+}
+
+impl Log {
+    pub(super) fn new(wal: Wal) -> Self {
+        Self {
+            wal,
+            ops: RefCell::new(Ops::default()),
+        }
+    }
+}
+
 /// Runs a batch in one transaction and commits it; see the module docs for failure handling
 /// and deferred jobs. `unsynced`: whether a commit without fsync was made since the last
-/// durable one (updated here).
+/// durable one (updated here). With a write-ahead log, redb commits durably only at
+/// checkpoints and a batch is made durable by its log record instead.
 fn run_batch(
     db: &Database,
     mut batch: Vec<Box<dyn Job>>,
     stats: &CommitStats,
     counters: &Counters,
     unsynced: &mut bool,
+    mut log: Option<&mut Log>,
 ) {
     let n = batch.len();
     let durable = batch.iter().any(|j| j.durable());
-    let durability = if durable {
-        Durability::Immediate
-    } else {
-        Durability::None
+    let durability = match &log {
+        Some(l) if l.wal.checkpoint_due() => Durability::Immediate,
+        Some(_) => Durability::None,
+        None if durable => Durability::Immediate,
+        None => Durability::None,
     };
     let mut outcomes: Vec<Outcome> = (0..n).map(|_| Outcome::Pending).collect();
     let final_result: Result<(), StoreError> = 'attempt: loop {
@@ -699,10 +815,13 @@ fn run_batch(
         if let Err(e) = wtx.set_durability(durability) {
             break 'attempt Err(e.into());
         }
+        if let Some(l) = &log {
+            l.ops.borrow_mut().clear();
+        }
         let mut poisoned = false;
         let mut wrote = false;
         {
-            let tx = Txn::new(&wtx, counters);
+            let tx = Txn::new(&wtx, counters, log.as_ref().map(|l| &l.ops));
             for (job, outcome) in batch.iter_mut().zip(outcomes.iter_mut()) {
                 if matches!(outcome, Outcome::Rejected(_)) {
                     continue;
@@ -742,8 +861,19 @@ fn run_batch(
         }
         if !wrote {
             let _ = wtx.abort();
-            if durable && *unsynced {
-                // A barrier (or a durable job that changed nothing) after deferred commits.
+            if !durable {
+                break 'attempt Ok(());
+            }
+            // A barrier (or a durable job that changed nothing) after deferred commits.
+            if let Some(l) = log.as_deref_mut() {
+                if !l.wal.unsynced() {
+                    break 'attempt Ok(());
+                }
+                break 'attempt sync_log(db, l).map(|()| {
+                    stats.commits.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            if *unsynced {
                 break 'attempt durable_empty_commit(db).map(|()| {
                     *unsynced = false;
                     stats.commits.fetch_add(1, Ordering::Relaxed);
@@ -751,7 +881,10 @@ fn run_batch(
             }
             break 'attempt Ok(());
         }
-        break 'attempt wtx.commit().map_err(StoreError::from).map(|()| {
+        if let Err(e) = wtx.commit() {
+            break 'attempt Err(e.into());
+        }
+        let Some(l) = log.as_deref_mut() else {
             if durable {
                 *unsynced = false;
                 stats.commits.fetch_add(1, Ordering::Relaxed);
@@ -759,7 +892,33 @@ fn run_batch(
                 *unsynced = true;
                 stats.deferred_commits.fetch_add(1, Ordering::Relaxed);
             }
-        });
+            break 'attempt Ok(());
+        };
+        if matches!(durability, Durability::Immediate) {
+            // A checkpoint: redb holds everything the log did.
+            stats.commits.fetch_add(1, Ordering::Relaxed);
+            stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = l.wal.checkpointed() {
+                tracing::warn!("metadata store: emptying the write-ahead log failed: {e}");
+            }
+            break 'attempt Ok(());
+        }
+        let appended = l.wal.append(&l.ops.borrow());
+        if let Err(e) = appended {
+            tracing::warn!(
+                "metadata store: write-ahead log append failed ({e}); committing durably"
+            );
+            break 'attempt checkpoint_now(db, l).map(|()| {
+                stats.commits.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        if durable {
+            break 'attempt sync_log(db, l).map(|()| {
+                stats.commits.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        stats.deferred_commits.fetch_add(1, Ordering::Relaxed);
+        break 'attempt Ok(());
     };
     stats.jobs.fetch_add(n as u64, Ordering::Relaxed);
     stats.largest_batch.fetch_max(n as u64, Ordering::Relaxed);
@@ -772,6 +931,26 @@ fn run_batch(
         };
         job.finish(r);
     }
+}
+
+/// Makes the log's records durable; if that fails, makes everything durable in redb instead.
+fn sync_log(db: &Database, l: &mut Log) -> Result<(), StoreError> {
+    match l.wal.sync() {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            tracing::warn!("metadata store: write-ahead log sync failed ({e}); committing durably");
+            checkpoint_now(db, l)
+        }
+    }
+}
+
+/// A durable empty redb commit (everything committed so far is durable), then an empty log.
+fn checkpoint_now(db: &Database, l: &mut Log) -> Result<(), StoreError> {
+    durable_empty_commit(db)?;
+    if let Err(e) = l.wal.checkpointed() {
+        tracing::warn!("metadata store: emptying the write-ahead log failed: {e}");
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -817,7 +996,7 @@ mod tests {
     #[test]
     fn results_arrive_after_a_durable_commit() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 64).unwrap();
+        let c = Committer::start(db.clone(), 64, None).unwrap();
         assert_eq!(c.submit(put(1, 10, false, false)).wait().unwrap(), 10);
         assert_eq!(read(&db, 1), Some(10));
         assert_eq!(c.stats.snapshot().commits, 1);
@@ -826,7 +1005,7 @@ mod tests {
     #[test]
     fn a_batch_that_writes_nothing_is_not_committed() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 64).unwrap();
+        let c = Committer::start(db.clone(), 64, None).unwrap();
         c.submit(put(1, 10, false, false)).wait().unwrap();
         let get = |tx: &Txn<'_>| -> Result<Option<u64>, StoreError> {
             use redb::ReadableTable;
@@ -848,7 +1027,7 @@ mod tests {
     #[test]
     fn a_rejected_job_leaves_the_others_in_its_batch_alone() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 64).unwrap();
+        let c = Committer::start(db.clone(), 64, None).unwrap();
         let p: Vec<_> = (0..20)
             .map(|i| c.submit(put(i, i, i % 3 == 0, false)))
             .collect();
@@ -868,7 +1047,7 @@ mod tests {
     #[test]
     fn a_job_failing_after_its_writes_is_rolled_back_alone() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 64).unwrap();
+        let c = Committer::start(db.clone(), 64, None).unwrap();
         let p: Vec<_> = (0..20)
             .map(|i| c.submit(put(i, i, i % 5 == 2, true)))
             .collect();
@@ -888,7 +1067,7 @@ mod tests {
     #[test]
     fn a_panicking_job_fails_alone_and_the_committer_lives_on() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 64).unwrap();
+        let c = Committer::start(db.clone(), 64, None).unwrap();
         let a = c.submit(put(1, 1, false, false));
         let b = c.submit(|tx: &Txn<'_>| -> Result<(), StoreError> {
             let mut t = tx.open(T)?;
@@ -906,7 +1085,7 @@ mod tests {
     #[test]
     fn max_batch_of_one_commits_every_job_alone() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 1).unwrap();
+        let c = Committer::start(db.clone(), 1, None).unwrap();
         let p: Vec<_> = (0..10).map(|i| c.submit(put(i, i, false, false))).collect();
         for p in p {
             p.wait().unwrap();
@@ -918,7 +1097,7 @@ mod tests {
     #[test]
     fn queued_jobs_share_commits() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 256).unwrap();
+        let c = Committer::start(db.clone(), 256, None).unwrap();
         let p: Vec<_> = (0..100)
             .map(|i| c.submit(put(i, i, false, false)))
             .collect();
@@ -955,7 +1134,7 @@ mod tests {
     #[test]
     fn an_idle_store_runs_a_job_on_the_thread_that_waits_for_it() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 256).unwrap();
+        let c = Committer::start(db.clone(), 256, None).unwrap();
         let jobs = until_led(&c);
         assert_eq!(c.stats.snapshot().commits, jobs, "each alone in its commit");
     }
@@ -963,7 +1142,7 @@ mod tests {
     #[test]
     fn queued_jobs_go_to_the_committer_thread_and_unwaited_ones_still_run() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 256).unwrap();
+        let c = Committer::start(db.clone(), 256, None).unwrap();
         // Two queued: the waiter of the first leaves both to the thread, in one batch.
         let first = c.submit(where_run());
         let second = c.submit(where_run());
@@ -985,7 +1164,7 @@ mod tests {
     #[test]
     fn after_a_busy_batch_the_thread_runs_the_next_one() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 256).unwrap();
+        let c = Committer::start(db.clone(), 256, None).unwrap();
         let p: Vec<_> = (0..3).map(|_| c.submit(where_run())).collect();
         for p in p {
             p.wait().unwrap();
@@ -1000,7 +1179,7 @@ mod tests {
     #[tokio::test]
     async fn deferred_jobs_are_visible_at_once_and_durable_after_one_sync() {
         let (_d, db) = db();
-        let c = Arc::new(Committer::start(db.clone(), 64).unwrap());
+        let c = Arc::new(Committer::start(db.clone(), 64, None).unwrap());
         let c2 = c.clone();
         tokio::spawn(async move {
             let d = c2.defer_here().expect("inside a task");
@@ -1029,7 +1208,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_that_stops_deferring_is_covered_by_its_durable_job_unless_it_fails() {
         let (_d, db) = db();
-        let c = Arc::new(Committer::start(db.clone(), 64).unwrap());
+        let c = Arc::new(Committer::start(db.clone(), 64, None).unwrap());
         let c2 = c.clone();
         tokio::spawn(async move {
             let d = c2.defer_here().unwrap();
@@ -1061,7 +1240,7 @@ mod tests {
     #[tokio::test]
     async fn a_durable_commit_covers_earlier_deferred_ones() {
         let (_d, db) = db();
-        let c = Arc::new(Committer::start(db.clone(), 64).unwrap());
+        let c = Arc::new(Committer::start(db.clone(), 64, None).unwrap());
         let c2 = c.clone();
         tokio::spawn(async move {
             let _d = c2.defer_here().unwrap();
@@ -1083,7 +1262,7 @@ mod tests {
         let path = dir.path().join("db");
         {
             let db = Arc::new(Database::create(&path).unwrap());
-            let c = Committer::start(db.clone(), 64).unwrap();
+            let c = Committer::start(db.clone(), 64, None).unwrap();
             let rt = tokio::runtime::Builder::new_current_thread()
                 .build()
                 .unwrap();
@@ -1107,7 +1286,7 @@ mod tests {
     #[tokio::test]
     async fn a_second_registration_of_a_task_leaves_the_first_in_charge() {
         let (_d, db) = db();
-        let c = Arc::new(Committer::start(db, 8).unwrap());
+        let c = Arc::new(Committer::start(db, 8, None).unwrap());
         let c2 = c.clone();
         tokio::spawn(async move {
             let first = c2.defer_here().unwrap();
@@ -1123,14 +1302,14 @@ mod tests {
     #[test]
     fn no_deferral_outside_a_task() {
         let (_d, db) = db();
-        let c = Committer::start(db, 8).unwrap();
+        let c = Committer::start(db, 8, None).unwrap();
         assert!(c.defer_here().is_none());
     }
 
     #[tokio::test]
     async fn pending_can_be_awaited() {
         let (_d, db) = db();
-        let c = Committer::start(db.clone(), 8).unwrap();
+        let c = Committer::start(db.clone(), 8, None).unwrap();
         assert_eq!(c.submit(put(5, 6, false, false)).await.unwrap(), 6);
         assert!(matches!(
             Pending::<u8>::ready(Err(StoreError::NoEnt)).await,

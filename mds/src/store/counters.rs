@@ -145,7 +145,7 @@ mod tests {
     fn start() -> (tempfile::TempDir, Arc<Database>, Committer) {
         let dir = tempfile::tempdir().unwrap();
         let db = Arc::new(Database::create(dir.path().join("db")).unwrap());
-        let c = Committer::start(db.clone(), 8).unwrap();
+        let c = Committer::start(db.clone(), 8, None).unwrap();
         c.submit(|tx: &Txn<'_>| {
             let mut t = tx.open(COUNTERS)?;
             t.write().insert(K_CHANGE, 1)?;
@@ -198,7 +198,7 @@ mod tests {
         assert_eq!(take(&c, Seq::Change), 2);
         assert_eq!(take(&c, Seq::FileId), 2);
         drop(c);
-        let c = Committer::start(db.clone(), 8).unwrap();
+        let c = Committer::start(db.clone(), 8, None).unwrap();
         assert_eq!(c.counters().last(Seq::Change), None);
         assert_eq!(
             take(&c, Seq::Change),

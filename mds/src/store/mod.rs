@@ -40,6 +40,7 @@ pub mod schema;
 mod stale_copies;
 mod stripes;
 mod types;
+mod wal;
 mod xattr;
 
 #[cfg(test)]
@@ -54,7 +55,7 @@ use nfs_proto::nfs4::{NfsFh4, NfsFtype4, Nfstime4, Specdata4};
 use redb::{Database, ReadTransaction, ReadableDatabase};
 
 pub use clients::ClientRecord;
-pub use commit::{CommitCounts, Deferral, Pending, Tbl, Txn};
+pub use commit::{CommitCounts, Deferral, Pending, Tbl, TblWrite, Txn};
 pub use ds_stores::StoreReplaced;
 pub use error::StoreError;
 pub use fh::{DecodedFh, FhCodec, FhError, FhKind, DEFAULT_EXPORT};
@@ -128,8 +129,27 @@ impl Store {
         opts: &StoreOptions,
         now: Nfstime4,
     ) -> Result<Self, StoreError> {
+        let path = path.as_ref();
         let db = Self::builder(opts).create(path)?;
-        Self::start(db, opts, now)
+        // The log's records first: everything after this reads the store as it was when the
+        // last change was acknowledged.
+        let log_path = wal::path_for(path);
+        let replayed = wal::replay(&db, &log_path)?;
+        if replayed > 0 {
+            tracing::info!(
+                records = replayed,
+                "metadata store: write-ahead log replayed"
+            );
+        }
+        let log = if opts.write_ahead_log {
+            Some(wal::Wal::open(&log_path, opts.checkpoint_batches)?)
+        } else {
+            if replayed > 0 {
+                std::fs::remove_file(&log_path)?;
+            }
+            None
+        };
+        Self::start(db, opts, now, log)
     }
 
     /// A store in memory (redb's in-memory backend), new and empty: for tests, which need
@@ -137,7 +157,7 @@ impl Store {
     /// possible; open one on a file for that).
     pub fn open_in_memory(opts: &StoreOptions, now: Nfstime4) -> Result<Self, StoreError> {
         let db = Self::builder(opts).create_with_backend(redb::backends::InMemoryBackend::new())?;
-        Self::start(db, opts, now)
+        Self::start(db, opts, now, None)
     }
 
     fn builder(opts: &StoreOptions) -> redb::Builder {
@@ -149,10 +169,15 @@ impl Store {
     }
 
     /// Initialises `db` ([`Store::init`]) and starts its committer.
-    fn start(db: Database, opts: &StoreOptions, now: Nfstime4) -> Result<Self, StoreError> {
+    fn start(
+        db: Database,
+        opts: &StoreOptions,
+        now: Nfstime4,
+        log: Option<wal::Wal>,
+    ) -> Result<Self, StoreError> {
         let (server_key, epoch, previous) = Self::init(&db, opts, now)?;
         let db = Arc::new(db);
-        let committer = Committer::start(db.clone(), opts.max_batch)?;
+        let committer = Committer::start(db.clone(), opts.max_batch, log)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 db,

@@ -94,6 +94,47 @@ pub(super) const STRIPES: TableDefinition<u64, &[u8]> = TableDefinition::new("st
 /// `ds_removals`: file id -> XDR `ds_removal_record` ([`super::removals`]).
 pub(super) const DS_REMOVALS: TableDefinition<u64, &[u8]> = TableDefinition::new("ds_removals");
 
+/// Every table of the store, once: for the replay of the write-ahead log.
+macro_rules! every_table {
+    ($($t:expr),* $(,)?) => {
+        /// Applies one write read back from the write-ahead log to the table it names;
+        /// `Ok(false)` if no table of the store has that name.
+        pub(super) fn replay_op(
+            wtx: &redb::WriteTransaction,
+            op: &super::wal::Op<'_>,
+        ) -> Result<bool, StoreError> {
+            use super::wal::apply_to as a;
+            Ok(false $(|| a(wtx, $t, op)?)*)
+        }
+
+        /// The names of the tables [`replay_op`] knows.
+        #[cfg(test)]
+        pub(super) fn table_names() -> Vec<&'static str> {
+            use redb::TableHandle;
+            vec![$($t.name()),*]
+        }
+    };
+}
+
+every_table!(
+    META,
+    COUNTERS,
+    INODES,
+    DIRENTS,
+    COOKIES,
+    CLIENTS,
+    CLIENT_OWNERS,
+    ORPHANS,
+    XATTRS,
+    XATTR_COOKIES,
+    STRIPES,
+    DS_REMOVALS,
+    super::layout_writes::LAYOUT_WRITES,
+    super::stale_copies::STALE_COPIES,
+    super::ds_stores::DS_STORES,
+    super::rings::RINGS,
+);
+
 pub(super) const K_FORMAT: &str = "format";
 pub(super) const K_SERVER_KEY: &str = "server_key";
 pub(super) const K_EPOCH: &str = "boot_epoch";

@@ -209,8 +209,9 @@ pub(super) fn fix(
 /// in the same transaction; returns the set it had, so that the caller can queue the removal
 /// of the file's objects from its data servers ([`super::removals`]).
 pub(super) fn remove(ns: &mut Ns<'_>, fileid: u64) -> Result<Option<StripeSet>, StoreError> {
-    let old = ns.stripes.write().remove(fileid)?;
-    old.map(|v| decode(v.value())).transpose()
+    let mut w = ns.stripes.write();
+    let old = w.remove(fileid)?.map(|v| decode(v.value())).transpose();
+    old
 }
 
 impl Store {

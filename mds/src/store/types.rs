@@ -301,6 +301,13 @@ pub struct StoreOptions {
     pub root_gid: u32,
     /// redb's page cache size in bytes; `None` keeps redb's default.
     pub cache_size: Option<usize>,
+    /// Whether changes are made durable by a write-ahead log beside the store's file
+    /// (`store::wal`) rather than by a durable redb commit each. On by default; off only to
+    /// measure the difference. A store opened without it replays any log left behind first.
+    pub write_ahead_log: bool,
+    /// With the log: how many batches go between the durable redb commits that empty it
+    /// (checkpoints). More means fewer slow commits and a longer replay after a crash.
+    pub checkpoint_batches: u64,
 }
 
 impl Default for StoreOptions {
@@ -311,6 +318,8 @@ impl Default for StoreOptions {
             root_uid: 0,
             root_gid: 0,
             cache_size: None,
+            write_ahead_log: true,
+            checkpoint_batches: 1024,
         }
     }
 }

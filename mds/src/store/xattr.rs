@@ -180,10 +180,10 @@ fn remove(
 pub(super) fn remove_all(ns: &mut Ns<'_>, fileid: u64) -> Result<(), StoreError> {
     ns.xattrs
         .write()
-        .retain_in((fileid, &[][..])..=(fileid, &PAST_NAMES[..]), |_, _| false)?;
+        .remove_range((fileid, &[][..])..=(fileid, &PAST_NAMES[..]))?;
     ns.xattr_cookies
         .write()
-        .retain_in((fileid, 0)..=(fileid, u64::MAX), |_, _| false)?;
+        .remove_range((fileid, 0)..=(fileid, u64::MAX))?;
     Ok(())
 }
 

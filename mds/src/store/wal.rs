@@ -426,14 +426,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_torn_or_damaged_tail_ends_the_replay_there() {
+    /// A log of three records of the same size, and its path (in the returned directory).
+    fn three_records() -> (tempfile::TempDir, PathBuf, Wal) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s-wal");
         let mut wal = Wal::open(&path, 1024).unwrap();
         for i in 0..3u8 {
             wal.append(&batch(&[put("t", &[i], &[i; 10])])).unwrap();
         }
+        (dir, path, wal)
+    }
+
+    #[test]
+    fn a_torn_or_damaged_tail_ends_the_replay_there() {
+        let (_dir, path, _wal) = three_records();
         let data = written(&path);
         let one = data.len() / 3;
         // Cut anywhere inside the last record: two records.
@@ -452,12 +458,7 @@ mod tests {
 
     #[test]
     fn records_of_an_earlier_round_behind_the_new_ones_are_not_replayed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s-wal");
-        let mut wal = Wal::open(&path, 1024).unwrap();
-        for i in 0..3u8 {
-            wal.append(&batch(&[put("t", &[i], &[i; 10])])).unwrap();
-        }
+        let (_dir, path, mut wal) = three_records();
         let old = written(&path);
         // A checkpoint, one record of the new round, and then a crash that kept the old
         // file's tail behind it (as if the truncation had not reached the disk).

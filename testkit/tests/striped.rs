@@ -365,6 +365,71 @@ async fn the_create_folds_what_its_layoutget_needs_and_an_existing_file_is_marke
 /// Once the writer LAYOUTCOMMITted, GETATTR answers the recorded size without asking the
 /// data servers (issue 22: a stat costs no data-server call): bytes it writes after that show
 /// at its next LAYOUTCOMMIT (RFC 8881 section 12.5.4), not before.
+/// The file's mtime (GETATTR).
+async fn mtime(c: &mut Client, fh: &NfsFh4) -> Nfstime4 {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            NfsArgop4::GetAttr(GetAttrArgs {
+                attr_request: Bitmap4::from_bits([FATTR4_TIME_MODIFY]),
+            }),
+        ])
+        .await;
+    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
+        panic!("GETATTR failed: {r:?}")
+    };
+    FileAttrs::from_fattr(&a.obj_attributes)
+        .unwrap()
+        .time_modify
+        .unwrap()
+}
+
+/// The Linux client, holding a write delegation, flushes its writes through the layout before
+/// a SETATTR of the times (`touch -d`, `cp -p`, `rsync -t`) but sends their LAYOUTCOMMIT
+/// later, when the inode is written back (at `sync`), without a time of its own. That
+/// LAYOUTCOMMIT records the size and keeps the mtime the client set (the guest's `utimes`
+/// check saw it become "now"); a LAYOUTCOMMIT of writes after that moves it on again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layoutcommit_after_the_writer_set_the_mtime_keeps_that_mtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = cluster(dir.path()).await;
+    let mds = k.mds().clone();
+    let mut writer = k.client("writer").await;
+    let f = create_striped(&mut writer, &mds, "f").await;
+    f.write(&k, 0, 0, &pattern(2)).await;
+    let set = Nfstime4 {
+        seconds: 981_173_106,
+        nseconds: 500_000_000,
+    };
+    let r = writer
+        .call(vec![
+            putfh(&f.fh),
+            NfsArgop4::SetAttr(SetAttrArgs {
+                stateid: f.open,
+                obj_attributes: fattr(&FileAttrs {
+                    time_modify_set: Some(Settime4::SetToClientTime(set)),
+                    ..FileAttrs::default()
+                }),
+            }),
+        ])
+        .await;
+    assert_eq!(last_status(&r), NfsStat4::NFS4_OK, "{r:?}");
+    layoutcommit(&mut writer, &f, 1).await;
+    assert_eq!(sizes(&mut writer, &f.fh).await.0, 2, "the size is recorded");
+    assert_eq!(
+        mtime(&mut writer, &f.fh).await,
+        set,
+        "the mtime the client set"
+    );
+    // Writes after that: their LAYOUTCOMMIT moves the mtime on.
+    f.write(&k, 0, 2, &pattern(2)).await;
+    layoutcommit(&mut writer, &f, 3).await;
+    assert!(
+        mtime(&mut writer, &f.fh).await.seconds > set.seconds,
+        "a later LAYOUTCOMMIT sets the time of its writes"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_writers_layoutcommit_getattr_answers_the_recorded_size() {
     let dir = tempfile::tempdir().unwrap();

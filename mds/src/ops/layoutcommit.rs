@@ -9,7 +9,8 @@ use nfs_proto::nfs4::*;
 
 /// LAYOUTCOMMIT (RFC 8881 section 18.42): after writes through the data servers, the size
 /// grows to `loca_last_write_offset + 1` if that is larger, mtime becomes
-/// `loca_time_modify` if given (else now), and the change attribute moves on, durably
+/// `loca_time_modify` if given (else now, unless the client set the mtime itself after these
+/// writes: `Settler::times_set`), and the change attribute moves on, durably
 /// before the reply. Needs an RW layout of this file under the client's layout stateid:
 /// another stateid is NFS4ERR_BAD_STATEID, a layout without RW NFS4ERR_BADLAYOUT.
 pub async fn layoutcommit(
@@ -61,9 +62,12 @@ pub async fn layoutcommit(
         Newoffset4::Absent => 0,
     };
     let now = ctx.mds.wall_time();
+    let settler = ctx.mds.pnfs().settler();
     let mtime = match a.loca_time_modify {
-        Newtime4::Changed { nt_time } => nt_time,
-        Newtime4::Unchanged => now,
+        Newtime4::Changed { nt_time } => Some(nt_time),
+        // Writes made before the client set the mtime itself: its time stands.
+        Newtime4::Unchanged if settler.take_times_set(inode.fileid, clientid) => None,
+        Newtime4::Unchanged => Some(now),
     };
     let after = ctx
         .mds

@@ -114,6 +114,17 @@ pub async fn setattr(ctx: &mut Ctx, a: &SetAttrArgs) -> SetAttrRes {
             .store()
             .setattr(inode.fileid, s.clone(), ctx.mds.wall_time())
             .await?;
+        if matches!(s.mtime, Some(Settime4::SetToClientTime(_))) {
+            let client = ctx.client()?;
+            if ctx
+                .mds
+                .tables()
+                .layouts_recovered()
+                .holds_rw(inode.fileid, client)
+            {
+                ctx.mds.pnfs().settler().times_set(inode.fileid, client);
+            }
+        }
         if let Some(size) = s.size {
             if striped {
                 crate::pnfs::dsobjects::hint_ends(

@@ -47,6 +47,9 @@ struct Marks {
     /// under it since (client 0: writes of an earlier boot): only for these may the data
     /// servers hold bytes past the recorded size that a client expects GETATTR to show.
     unreported: HashMap<u64, HashSet<u64>>,
+    /// (file, client) pairs where the client, holding an RW layout, set the file's mtime
+    /// itself ([`Settler::times_set`]), until its next LAYOUTCOMMIT.
+    times_set: HashSet<(u64, u64)>,
 }
 
 /// The client that stands for an earlier boot's writers in [`Marks::unreported`] (no real
@@ -80,6 +83,7 @@ impl Settler {
                 marked: marked.into_iter().collect(),
                 grants: HashMap::new(),
                 unreported,
+                times_set: HashSet::new(),
             }),
             ..Self::default()
         }
@@ -108,6 +112,22 @@ impl Settler {
                 m.unreported.remove(&fileid);
             }
         }
+    }
+
+    /// `clientid`, holding an RW layout of `fileid`, set its mtime to a time of its own
+    /// (SETATTR). Writes it made through the layout came before: the Linux client flushes
+    /// its writes before a SETATTR but sends their LAYOUTCOMMIT later (when the inode is
+    /// written back, at `sync`, without a time of its own). That LAYOUTCOMMIT must not move
+    /// mtime to "now" over the time the client set (`cp -p`, `rsync -t`, `touch -d`):
+    /// [`Settler::take_times_set`] says so.
+    pub fn times_set(&self, fileid: u64, clientid: u64) {
+        self.marks().times_set.insert((fileid, clientid));
+    }
+
+    /// Whether `clientid` set `fileid`'s mtime since its last LAYOUTCOMMIT
+    /// ([`Settler::times_set`]); forgets it (the next LAYOUTCOMMIT's writes are its own).
+    pub fn take_times_set(&self, fileid: u64, clientid: u64) -> bool {
+        self.marks().times_set.remove(&(fileid, clientid))
     }
 
     /// Whether GETATTR must ask the data servers for `fileid`'s size: some client was granted
@@ -162,6 +182,7 @@ impl Settler {
         m.marked.remove(&fileid);
         m.grants.remove(&fileid);
         m.unreported.remove(&fileid);
+        m.times_set.retain(|&(f, _)| f != fileid);
     }
 
     /// Forgets settled `fileid`, unless an RW layout was granted since `grants` (then its

@@ -629,12 +629,13 @@ impl Store {
 
     /// Records a LAYOUTCOMMIT (RFC 8881 section 18.42.3): writes through the data servers
     /// reached byte `end`; the size grows to it if smaller, mtime becomes `mtime` (the
-    /// client's, or `now`), ctime `now`, and the change attribute moves on, durably.
+    /// client's, or `now`; `None` keeps it), ctime `now`, and the change attribute moves
+    /// on, durably.
     pub fn record_layout_commit(
         &self,
         fileid: u64,
         end: u64,
-        mtime: Nfstime4,
+        mtime: Option<Nfstime4>,
         now: Nfstime4,
     ) -> Pending<Inode> {
         self.write(move |tx| ns::record_write_at(tx, fileid, end, mtime, now))

@@ -669,15 +669,16 @@ pub(super) fn record_write(
     end: u64,
     now: Nfstime4,
 ) -> Result<Inode, StoreError> {
-    record_write_at(tx, fileid, end, now, now)
+    record_write_at(tx, fileid, end, Some(now), now)
 }
 
-/// [`record_write`] with an mtime of the caller's (LAYOUTCOMMIT's `loca_time_modify`).
+/// [`record_write`] with an mtime of the caller's (LAYOUTCOMMIT's `loca_time_modify`), or
+/// none (the mtime stays).
 pub(super) fn record_write_at(
     tx: &Txn<'_>,
     fileid: u64,
     end: u64,
-    mtime: Nfstime4,
+    mtime: Option<Nfstime4>,
     now: Nfstime4,
 ) -> Result<Inode, StoreError> {
     let mut ns = Ns::open(tx)?;
@@ -693,7 +694,9 @@ pub(super) fn record_write_at(
     let change = ns.next_change()?;
     rec.size = rec.size.max(end);
     rec.space_used = rec.space_used.max(rec.size);
-    rec.mtime = mtime;
+    if let Some(mtime) = mtime {
+        rec.mtime = mtime;
+    }
     rec.ctime = now;
     rec.change = change;
     ns.put(fileid, &rec)?;

@@ -51,7 +51,9 @@ fn a_smaller_size_on_the_data_servers_only_removes_the_mark() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
     s.mark_layout_writes(f).wait().unwrap();
-    s.record_layout_commit(f, 100, NOW, NOW).wait().unwrap();
+    s.record_layout_commit(f, 100, Some(NOW), NOW)
+        .wait()
+        .unwrap();
     let before = s.getattr(f).unwrap();
     let r = s.settle_layout_writes(f, before.change, 10, NOW, || false);
     assert_eq!(r.wait().unwrap(), Settled::Kept);
@@ -68,7 +70,7 @@ fn a_busy_or_changed_file_stays_marked_and_unchanged() {
     let r = s.settle_layout_writes(f, seen.change, 5000, NOW, || true);
     assert_eq!(r.wait().unwrap(), Settled::Busy);
     // A truncate (or any change) after the data servers were asked: their size is stale.
-    s.record_layout_commit(f, 1, NOW, NOW).wait().unwrap();
+    s.record_layout_commit(f, 1, Some(NOW), NOW).wait().unwrap();
     let r = s.settle_layout_writes(f, seen.change, 5000, NOW, || false);
     assert_eq!(r.wait().unwrap(), Settled::Busy);
     assert_eq!(s.getattr(f).unwrap().size, 1);

@@ -168,19 +168,24 @@ impl Striped {
 
 /// (size, space_used) of a file as GETATTR reports them.
 async fn sizes(c: &mut Client, fh: &NfsFh4) -> (u64, u64) {
+    let a = attrs(c, fh, &[FATTR4_SIZE, FATTR4_SPACE_USED]).await;
+    (a.size.unwrap(), a.space_used.unwrap())
+}
+
+/// The attributes `bits` of the file (GETATTR); panics if it fails.
+async fn attrs(c: &mut Client, fh: &NfsFh4, bits: &[u32]) -> FileAttrs {
     let r = c
         .call(vec![
             putfh(fh),
             NfsArgop4::GetAttr(GetAttrArgs {
-                attr_request: Bitmap4::from_bits([FATTR4_SIZE, FATTR4_SPACE_USED]),
+                attr_request: Bitmap4::from_bits(bits.iter().copied()),
             }),
         ])
         .await;
     let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
         panic!("GETATTR failed: {r:?}")
     };
-    let a = FileAttrs::from_fattr(&a.obj_attributes).unwrap();
-    (a.size.unwrap(), a.space_used.unwrap())
+    FileAttrs::from_fattr(&a.obj_attributes).unwrap()
 }
 
 fn size_attr(size: u64) -> Fattr4 {
@@ -362,24 +367,10 @@ async fn the_create_folds_what_its_layoutget_needs_and_an_existing_file_is_marke
     assert!(mds.pnfs().settler().is_marked(fileid));
 }
 
-/// Once the writer LAYOUTCOMMITted, GETATTR answers the recorded size without asking the
-/// data servers (issue 22: a stat costs no data-server call): bytes it writes after that show
-/// at its next LAYOUTCOMMIT (RFC 8881 section 12.5.4), not before.
 /// The file's mtime (GETATTR).
 async fn mtime(c: &mut Client, fh: &NfsFh4) -> Nfstime4 {
-    let r = c
-        .call(vec![
-            putfh(fh),
-            NfsArgop4::GetAttr(GetAttrArgs {
-                attr_request: Bitmap4::from_bits([FATTR4_TIME_MODIFY]),
-            }),
-        ])
-        .await;
-    let Some(NfsResop4::GetAttr(GetAttrRes::Ok(a))) = r.resarray.last() else {
-        panic!("GETATTR failed: {r:?}")
-    };
-    FileAttrs::from_fattr(&a.obj_attributes)
-        .unwrap()
+    attrs(c, fh, &[FATTR4_TIME_MODIFY])
+        .await
         .time_modify
         .unwrap()
 }
@@ -430,6 +421,9 @@ async fn a_layoutcommit_after_the_writer_set_the_mtime_keeps_that_mtime() {
     );
 }
 
+/// Once the writer LAYOUTCOMMITted, GETATTR answers the recorded size without asking the
+/// data servers (issue 22: a stat costs no data-server call): bytes it writes after that show
+/// at its next LAYOUTCOMMIT (RFC 8881 section 12.5.4), not before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_writers_layoutcommit_getattr_answers_the_recorded_size() {
     let dir = tempfile::tempdir().unwrap();

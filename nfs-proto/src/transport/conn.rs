@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::future::Either;
 use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, Semaphore};
@@ -351,21 +352,47 @@ where
     S: AsyncRead + AsyncWrite + Send + 'static,
     H: CallHandler,
 {
-    let (read, write) = tokio::io::split(stream);
-    let records = super::records(
-        read,
-        RecordReader::new(limits.max_fragment, limits.max_record),
-    );
-    start_records(
-        records,
-        StreamSink(write),
-        id,
-        peer,
-        local,
-        handler,
-        limits,
-        policy,
-    )
+    let reader = RecordReader::new(limits.max_fragment, limits.max_record);
+    // A TCP socket is read and written at once through its own halves. `tokio::io::split`
+    // instead puts the stream behind a mutex taken around every read and write, and over
+    // loopback a write runs the peer's receive path inside the syscall: the reading task
+    // waited on that lock, asleep in the kernel, while the writing task sent a reply
+    // (futex waits and wake-ups were about a tenth of the MDS's CPU removing files with 8
+    // tasks, issue 22).
+    let stream: Box<dyn std::any::Any + Send> = Box::new(stream);
+    match stream.downcast::<tokio::net::TcpStream>() {
+        Ok(tcp) => {
+            let (read, write) = tcp.into_split();
+            let (conn, run) = start_records(
+                super::records(read, reader),
+                StreamSink(write),
+                id,
+                peer,
+                local,
+                handler,
+                limits,
+                policy,
+            );
+            (conn, Either::Left(run))
+        }
+        Err(other) => {
+            let Ok(stream) = other.downcast::<S>() else {
+                unreachable!("a box holds the type it was made from")
+            };
+            let (read, write) = tokio::io::split(*stream);
+            let (conn, run) = start_records(
+                super::records(read, reader),
+                StreamSink(write),
+                id,
+                peer,
+                local,
+                handler,
+                limits,
+                policy,
+            );
+            (conn, Either::Right(run))
+        }
+    }
 }
 
 /// Where a connection's outgoing records go. A byte stream frames each record with record

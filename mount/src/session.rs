@@ -137,7 +137,17 @@ pub fn mount(
     let thread = std::thread::Builder::new()
         .name("pnfs-fuse".into())
         .spawn(move || {
-            let r = session.run();
+            let r = match session.run() {
+                // The kernel ended the connection as the mount went away: a detached mount
+                // whose last file closed, or an abort through /sys/fs/fuse. The reader that
+                // got DESTROY ends cleanly, another may read ECONNABORTED instead of ENODEV
+                // (fuser counts only ENODEV as the end), depending on which came first.
+                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {
+                    tracing::debug!("FUSE connection ended by the kernel: {e}");
+                    Ok(())
+                }
+                r => r,
+            };
             let _ = tx.send(true);
             r
         })?;

@@ -416,15 +416,17 @@ fn acknowledged_creates_and_removes_survive_kill_9() {
         let on_disk = listed.len();
         // What is listed beyond the acknowledged creates not acknowledged removed, and
         // whether LOOKUP finds it (for a failure of the bound below).
-        let extra: Vec<String> = listed
-            .iter()
-            .map(|e| String::from_utf8_lossy(&e.name).into_owned())
-            .filter(|n| !acked.contains(n) || gone.contains(n))
-            .map(|n| {
-                let found = s.lookup(ROOT_FILEID, n.as_bytes()).is_ok();
-                format!("{n} (lookup finds it: {found})")
-            })
-            .collect();
+        let extra = || -> Vec<String> {
+            listed
+                .iter()
+                .map(|e| String::from_utf8_lossy(&e.name).into_owned())
+                .filter(|n| !acked.contains(n) || gone.contains(n))
+                .map(|n| {
+                    let found = s.lookup(ROOT_FILEID, n.as_bytes()).is_ok();
+                    format!("{n} (lookup finds it: {found})")
+                })
+                .collect()
+        };
         eprintln!(
             "crash round {round}: {} creates and {} removes acknowledged, {on_disk} files on \
              disk after kill -9, {log_len} bytes of log",
@@ -434,7 +436,8 @@ fn acknowledged_creates_and_removes_survive_kill_9() {
         assert!(on_disk >= kept.len());
         assert!(
             on_disk <= acked.len() - gone.len() + 4,
-            "at most one create in flight per thread; listed beyond the acknowledged: {extra:?}"
+            "at most one create in flight per thread; listed beyond the acknowledged: {:?}",
+            extra()
         );
     }
     assert!(replayed_rounds > 0, "no round left a log to replay");

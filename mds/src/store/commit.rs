@@ -204,6 +204,34 @@ impl<K: Key + 'static, V: Value + 'static> TblWrite<'_, '_, K, V> {
     }
 }
 
+/// A table a job opens at its first use ([`LazyTbl::get`]): for jobs that may or may not
+/// need it.
+pub struct LazyTbl<'t, K: Key + 'static, V: Value + 'static> {
+    tx: &'t Txn<'t>,
+    def: TableDefinition<'static, K, V>,
+    table: Option<Tbl<'t, K, V>>,
+}
+
+impl<'t, K: Key + 'static, V: Value + 'static> LazyTbl<'t, K, V> {
+    /// Table `def` of `tx`, not opened yet.
+    pub fn new(tx: &'t Txn<'t>, def: TableDefinition<'static, K, V>) -> Self {
+        Self {
+            tx,
+            def,
+            table: None,
+        }
+    }
+
+    /// The table, opened now if it was not.
+    pub fn get(&mut self) -> Result<&mut Tbl<'t, K, V>, StoreError> {
+        let table = match self.table.take() {
+            Some(t) => t,
+            None => self.tx.open(self.def)?,
+        };
+        Ok(self.table.insert(table))
+    }
+}
+
 /// The result of a submitted change: `.await` it, or [`Pending::wait`] for it from a thread
 /// that is not running async code. The change happens whether or not anyone waits; a result
 /// arrives only once the change is durable (or has failed).

@@ -188,14 +188,17 @@ pub(super) fn fix(
     if rec.ftype != NfsFtype4::NF4REG {
         return Err(StoreError::Inval("only regular files have stripe sets"));
     }
-    let existing = match ns.stripes.read().get(fileid)? {
+    let existing = match ns.stripes.get()?.read().get(fileid)? {
         Some(v) => Some(decode(v.value())?),
         None => None,
     };
     let set = match existing {
         Some(set) => set,
         None => {
-            ns.stripes.write().insert(fileid, &encode(&proposed)[..])?;
+            ns.stripes
+                .get()?
+                .write()
+                .insert(fileid, &encode(&proposed)[..])?;
             proposed
         }
     };
@@ -209,7 +212,8 @@ pub(super) fn fix(
 /// in the same transaction; returns the set it had, so that the caller can queue the removal
 /// of the file's objects from its data servers ([`super::removals`]).
 pub(super) fn remove(ns: &mut Ns<'_>, fileid: u64) -> Result<Option<StripeSet>, StoreError> {
-    let mut w = ns.stripes.write();
+    let t = ns.stripes.get()?;
+    let mut w = t.write();
     let old = w.remove(fileid)?.map(|v| decode(v.value())).transpose();
     old
 }
@@ -250,13 +254,13 @@ impl Store {
         self.write(move |tx| {
             let mut ns = Ns::open(tx)?;
             let rec = load(ns.inodes.read(), fileid)?;
-            let existing = match ns.stripes.read().get(fileid)? {
+            let existing = match ns.stripes.get()?.read().get(fileid)? {
                 Some(v) => Some(decode(v.value())?),
                 None => None,
             };
             match existing {
                 Some(set) if set == from && rec.size == 0 => {
-                    ns.stripes.write().insert(fileid, &encode(&to)[..])?;
+                    ns.stripes.get()?.write().insert(fileid, &encode(&to)[..])?;
                     Ok(to)
                 }
                 Some(set) => Ok(set),

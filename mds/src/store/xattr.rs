@@ -115,7 +115,12 @@ fn set(
 ) -> Result<ChangeInfo4, StoreError> {
     let mut ns = Ns::open(tx)?;
     let mut rec = load(ns.inodes.read(), fileid)?;
-    let existing = ns.xattrs.read().get((fileid, name))?.map(|g| g.value().0);
+    let existing = ns
+        .xattrs
+        .get()?
+        .read()
+        .get((fileid, name))?
+        .map(|g| g.value().0);
     match (how, existing) {
         (XattrSet::Create, Some(_)) => return Err(StoreError::Exist),
         (XattrSet::Replace, None) => return Err(StoreError::NoXattr),
@@ -125,6 +130,7 @@ fn set(
         let mut total = list_len(name);
         for e in ns
             .xattrs
+            .get()?
             .read()
             .range((fileid, &[][..])..=(fileid, &PAST_NAMES[..]))?
         {
@@ -139,9 +145,15 @@ fn set(
     // Checks done: from here on, writes.
     let change = ns.next_change()?;
     let cookie = existing.unwrap_or(change);
-    ns.xattrs.write().insert((fileid, name), (cookie, value))?;
+    ns.xattrs
+        .get()?
+        .write()
+        .insert((fileid, name), (cookie, value))?;
     if existing.is_none() {
-        ns.xattr_cookies.write().insert((fileid, cookie), name)?;
+        ns.xattr_cookies
+            .get()?
+            .write()
+            .insert((fileid, cookie), name)?;
     }
     let before = rec.change;
     rec.change = change;
@@ -161,13 +173,14 @@ fn remove(
     let mut rec = load(ns.inodes.read(), fileid)?;
     let cookie = ns
         .xattrs
+        .get()?
         .read()
         .get((fileid, name))?
         .map(|g| g.value().0)
         .ok_or(StoreError::NoXattr)?;
     let change = ns.next_change()?;
-    ns.xattrs.write().remove((fileid, name))?;
-    ns.xattr_cookies.write().remove((fileid, cookie))?;
+    ns.xattrs.get()?.write().remove((fileid, name))?;
+    ns.xattr_cookies.get()?.write().remove((fileid, cookie))?;
     let before = rec.change;
     rec.change = change;
     rec.ctime = now;
@@ -179,9 +192,11 @@ fn remove(
 /// inode record, in the same transaction. A write even when there is nothing to delete.
 pub(super) fn remove_all(ns: &mut Ns<'_>, fileid: u64) -> Result<(), StoreError> {
     ns.xattrs
+        .get()?
         .write()
         .remove_range((fileid, &[][..])..=(fileid, &PAST_NAMES[..]))?;
     ns.xattr_cookies
+        .get()?
         .write()
         .remove_range((fileid, 0)..=(fileid, u64::MAX))?;
     Ok(())

@@ -351,17 +351,21 @@ fn acknowledged_creates_and_removes_survive_kill_9() {
                         Ok(_) => {}
                     }
                     // A line cut by the kill has no newline: it was not acknowledged.
-                    if let Some(name) = line
-                        .strip_suffix(b"\n")
-                        .and_then(|l| l.strip_prefix(b"ACK "))
-                    {
-                        let name = String::from_utf8(name.to_vec()).unwrap();
+                    let Some(line) = line.strip_suffix(b"\n") else {
+                        continue;
+                    };
+                    // The test harness prints `test <name> ... ` without a newline before
+                    // the child's first line, so a marker may follow other text.
+                    let after = |marker: &[u8]| {
+                        line.windows(marker.len())
+                            .rposition(|w| w == marker)
+                            .map(|at| {
+                                String::from_utf8(line[at + marker.len()..].to_vec()).unwrap()
+                            })
+                    };
+                    if let Some(name) = after(b"ACK ") {
                         acked.lock().unwrap().push(name);
-                    } else if let Some(name) = line
-                        .strip_suffix(b"\n")
-                        .and_then(|l| l.strip_prefix(b"GONE "))
-                    {
-                        let name = String::from_utf8(name.to_vec()).unwrap();
+                    } else if let Some(name) = after(b"GONE ") {
                         gone.lock().unwrap().push(name);
                     }
                 }
@@ -379,6 +383,10 @@ fn acknowledged_creates_and_removes_survive_kill_9() {
         let acked = acked.lock().unwrap().clone();
         let gone = gone.lock().unwrap().clone();
         assert!(acked.len() >= 20, "round {round}: child made no progress");
+        // Every removal follows its create's ACK: a GONE without one is a line misread.
+        for name in &gone {
+            assert!(acked.contains(name), "round {round}: GONE {name} without its ACK");
+        }
         let log_len = std::fs::metadata(super::super::wal::path_for(&path))
             .map(|m| m.len())
             .unwrap_or(0);

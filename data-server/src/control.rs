@@ -26,7 +26,7 @@
 //!
 //! READ, WRITE and COMMIT are the MDS's I/O for clients without a layout: they name an object
 //! and carry no stateid (the MDS checked the client's; the call MAC shows the caller is the
-//! MDS), and run on tokio's blocking pool like the NFS side's. WRITE data stays a slice of the
+//! MDS), and run where the NFS side's do (on the blocking pool unless the store is in memory). WRITE data stays a slice of the
 //! received record down to `pwritev`, READ data a buffer of its own up to the vectored write of
 //! the reply.
 //!
@@ -66,7 +66,7 @@ use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
 use nfs_proto::xdr::{self, Xdr};
 use nfs_server::clock::SharedClock;
-use nfs_server::io::blocking;
+use nfs_server::io::{blocking, object_io};
 use nfs_server::log_limit::LogLimiter;
 use nfs_server::{Acceptor, ServeLimits};
 use pfs_core::{Deallocated, ObjectId, ObjectStore, SeekWhat, Stability, StoreError};

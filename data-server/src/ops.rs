@@ -29,7 +29,7 @@ use crate::gate::Io;
 use crate::server::DsCtx;
 use cluster::ds_fh::DsFh;
 use nfs_server::io::{
-    blocking, check_commit_range, clip_write, find_segments, hole_filled, read_plus_contents,
+    check_commit_range, clip_write, find_segments, hole_filled, object_io, read_plus_contents,
     secinfo_flavors, IntoReply,
 };
 
@@ -105,7 +105,10 @@ async fn read_range(
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = count.min(ctx.ds.options().max_io);
     let objects = ctx.ds.objects().clone();
-    let done = blocking(move || objects.read_into(object(fh), offset, count, &mut into)).await?;
+    let done = object_io(objects.in_memory(), move || {
+        objects.read_into(object(fh), offset, count, &mut into)
+    })
+    .await?;
     if ctx.ds.options().whole_file_objects {
         // The object is the whole file at file offsets: its end is the file's.
         return Ok((done.data, done.eof));
@@ -173,7 +176,9 @@ async fn read_plus_inner(ctx: &mut DsCtx, a: &ReadPlusArgs) -> Result<ReadPlusRe
     let objects = ctx.ds.objects().clone();
     let segments = find_segments(a.rpa_offset, end, READ_PLUS_SEGMENTS, |pos, what| {
         let objects = objects.clone();
-        blocking(move || objects.seek(object(fh), pos, what))
+        object_io(objects.in_memory(), move || {
+            objects.seek(object(fh), pos, what)
+        })
     })
     .await?;
     // Fewer pieces than the range needs: the reply ends where they do, without eof.
@@ -202,7 +207,10 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
     }
     let offset = a.offset;
     let store = objects.clone();
-    let done = blocking(move || store.write(object(fh), offset, &[payload], stable)).await?;
+    let done = object_io(store.in_memory(), move || {
+        store.write(object(fh), offset, &[payload], stable)
+    })
+    .await?;
     if (done.count as u64) < len {
         tracing::warn!(
             offset,
@@ -248,7 +256,10 @@ async fn commit_inner(ctx: &mut DsCtx, a: &CommitArgs) -> Result<CommitResOk, Nf
     let objects = ctx.ds.objects().clone();
     let (offset, len) = (a.offset, u64::from(a.count));
     let store = objects.clone();
-    blocking(move || store.commit(object(fh), offset, len)).await?;
+    object_io(store.in_memory(), move || {
+        store.commit(object(fh), offset, len)
+    })
+    .await?;
     Ok(CommitResOk {
         writeverf: objects.verifier(),
     })
@@ -286,7 +297,7 @@ async fn getattr_inner(ctx: &mut DsCtx, a: &GetAttrArgs) -> Result<GetAttrResOk,
     let want = a.attr_request.intersect(&supported);
     let size = if want.contains(FATTR4_SIZE) {
         let objects = ctx.ds.objects().clone();
-        Some(blocking(move || objects.size(object(fh))).await?)
+        Some(object_io(objects.in_memory(), move || objects.size(object(fh))).await?)
     } else {
         None
     };

@@ -109,6 +109,21 @@ where
         .map_err(|e| store_status(&e))
 }
 
+/// A read, write or sync of an object store: on this thread when the store keeps its objects
+/// in memory (`in_memory`, [`pfs_core::ObjectStore::in_memory`]), where nothing waits for a
+/// device and the hand-off would cost more than the call; else on the blocking pool
+/// ([`blocking`]).
+pub async fn object_io<T, F>(in_memory: bool, f: F) -> Result<T, NfsStat4>
+where
+    F: FnOnce() -> Result<T, pfs_core::StoreError> + Send + 'static,
+    T: Send + 'static,
+{
+    if in_memory {
+        return f().map_err(|e| store_status(&e));
+    }
+    blocking(f).await
+}
+
 /// COMMIT's range check (RFC 8881 section 18.3.3): an offset + count past the largest
 /// offset is NFS4ERR_INVAL.
 pub fn check_commit_range(offset: u64, count: u32) -> Result<(), NfsStat4> {

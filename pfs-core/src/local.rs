@@ -220,6 +220,18 @@ pub struct LocalStore {
     /// `<root>/store.id` ([`crate::identity`]).
     identity: [u8; 16],
     counts: Counters,
+    /// The objects directory is on a memory file system ([`on_memory_fs`]).
+    in_memory: bool,
+}
+
+/// Whether the directory `dir` is on tmpfs or ramfs, where reads, writes and syncs only copy
+/// memory ([`ObjectStore::in_memory`]). Unknown (`fstatfs` failed) counts as a device.
+fn on_memory_fs(dir: &OwnedFd) -> bool {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    const RAMFS_MAGIC: u64 = 0x8584_58f6;
+    // `f_type`'s integer type differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    rustix::fs::fstatfs(dir).is_ok_and(|s| matches!(s.f_type as u64, TMPFS_MAGIC | RAMFS_MAGIC))
 }
 
 pub(crate) fn io_errno(e: std::io::Error) -> Errno {
@@ -262,6 +274,7 @@ impl LocalStore {
         let verifier = VerifierCell::new(opts.verifier.unwrap_or_else(new_write_verifier));
         let identity = crate::identity::load_or_create(&root)?;
         tracing::debug!(root = %root.display(), verifier = ?verifier.get(), "object store open");
+        let in_memory = on_memory_fs(&objects);
         Ok(LocalStore {
             root,
             naming,
@@ -274,6 +287,7 @@ impl LocalStore {
             verifier,
             identity,
             counts: Counters::default(),
+            in_memory,
         })
     }
 
@@ -750,6 +764,10 @@ impl ObjectStore for LocalStore {
 
     fn identity(&self) -> [u8; 16] {
         self.identity
+    }
+
+    fn in_memory(&self) -> bool {
+        self.in_memory
     }
 
     fn statfs(&self) -> Result<FsStats> {

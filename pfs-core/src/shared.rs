@@ -155,6 +155,10 @@ impl ObjectStore for SharedStore {
     fn statfs(&self) -> Result<FsStats> {
         self.0.statfs()
     }
+
+    fn in_memory(&self) -> bool {
+        self.0.in_memory()
+    }
 }
 
 #[cfg(test)]

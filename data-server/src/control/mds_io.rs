@@ -1,5 +1,5 @@
 //! READ, WRITE and COMMIT: the MDS's I/O for clients without a layout. They name an object
-//! and carry no stateid; they run on tokio's blocking pool like the NFS side's.
+//! and carry no stateid; they run where the NFS side's do (`nfs_server::io::object_io`).
 
 use super::*;
 
@@ -10,7 +10,7 @@ impl ControlService {
     pub(super) async fn read(&self, a: CtlReadArgs) -> CtlReadRes {
         let store = self.store.clone();
         let want = a.count.min(MAX_CTL_IO);
-        let r = blocking(move || {
+        let r = object_io(store.in_memory(), move || {
             let id = object_id(a.object);
             let first = store.read(id, a.offset, want)?;
             if first.eof || first.data.len() >= want as usize {
@@ -55,7 +55,11 @@ impl ControlService {
         }
         let store = self.store.clone();
         let (id, offset, data) = (object_id(a.object), a.offset, a.data);
-        match blocking(move || store.write(id, offset, &[data], stable)).await {
+        match object_io(store.in_memory(), move || {
+            store.write(id, offset, &[data], stable)
+        })
+        .await
+        {
             Ok(done) => CtlWriteRes::Ok(CtlWriteOk {
                 // At most MAX_CTL_IO, as the data was.
                 count: u32::try_from(done.count).unwrap_or(u32::MAX),
@@ -70,7 +74,7 @@ impl ControlService {
     pub(super) async fn commit(&self, a: CtlCommitArgs) -> CtlCommitRes {
         let store = self.store.clone();
         let (id, offset, len) = (object_id(a.object), a.offset, u64::from(a.count));
-        match blocking(move || store.commit(id, offset, len)).await {
+        match object_io(store.in_memory(), move || store.commit(id, offset, len)).await {
             Ok(()) => CtlCommitRes::Ok(CtlCommitOk {
                 verifier: self.store.verifier(),
             }),

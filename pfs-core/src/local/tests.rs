@@ -554,3 +554,48 @@ fn clone_range_on_a_file_system_without_reflink_is_not_supported() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// The file system type of the mount that holds `path`, from `/proc/self/mounts` (the
+/// longest mount point that is a prefix of it): an account independent of `fstatfs`.
+fn mount_type(path: &std::path::Path) -> Option<String> {
+    let path = path.canonicalize().ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let (_, at, kind) = (f.next()?, f.next()?, f.next()?);
+            Some((
+                std::path::PathBuf::from(at.replace("\\040", " ")),
+                kind.to_string(),
+            ))
+        })
+        .filter(|(at, _)| path.starts_with(at))
+        .max_by_key(|(at, _)| at.as_os_str().len())
+        .map(|(_, kind)| kind)
+}
+
+#[test]
+fn a_store_on_tmpfs_is_in_memory_and_one_on_a_disk_is_not() {
+    let mut seen = 0;
+    for base in [std::path::PathBuf::from("/dev/shm"), std::env::temp_dir()] {
+        let Ok(dir) = tempfile::tempdir_in(&base) else {
+            continue;
+        };
+        let Some(kind) = mount_type(dir.path()) else {
+            continue;
+        };
+        let store = LocalStore::open(dir.path()).unwrap();
+        let memory = matches!(kind.as_str(), "tmpfs" | "ramfs");
+        assert_eq!(store.in_memory(), memory, "{} on {kind}", base.display());
+        assert_eq!(
+            crate::SharedStore::open(dir.path()).unwrap().in_memory(),
+            memory
+        );
+        seen += 1;
+    }
+    assert!(
+        seen > 0,
+        "neither /dev/shm nor the temporary directory could be used"
+    );
+}

@@ -385,7 +385,10 @@ fn acknowledged_creates_and_removes_survive_kill_9() {
         assert!(acked.len() >= 20, "round {round}: child made no progress");
         // Every removal follows its create's ACK: a GONE without one is a line misread.
         for name in &gone {
-            assert!(acked.contains(name), "round {round}: GONE {name} without its ACK");
+            assert!(
+                acked.contains(name),
+                "round {round}: GONE {name} without its ACK"
+            );
         }
         let log_len = std::fs::metadata(super::super::wal::path_for(&path))
             .map(|m| m.len())

@@ -32,6 +32,7 @@ struct Settings<'a> {
     file_size_bytes: u64,
     tasks: u64,
     runs: u64,
+    delay_seconds: f64,
     no_delegations: bool,
 }
 
@@ -122,6 +123,7 @@ pub(crate) fn render(r: &Report) -> String {
             file_size_bytes: s.file_size,
             tasks: s.tasks,
             runs: s.runs,
+            delay_seconds: s.delay.as_secs_f64(),
             no_delegations: s.no_delegations,
         },
         servers: r
@@ -188,6 +190,7 @@ mod tests {
             assert_eq!(s[k], want, "{k}");
         }
         assert_eq!(s["no_delegations"], false);
+        assert_eq!(s["delay_seconds"], 0.0);
         let servers = v["servers"].as_array().unwrap();
         assert_eq!(servers.len(), 2);
         assert_eq!(servers[0]["label"], "A");

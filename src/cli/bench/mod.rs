@@ -225,6 +225,13 @@ async fn run_all(
         for (t, st) in targets.iter().zip(&mut state) {
             finish_run(t, st, s, n).await?;
         }
+        if n + 1 < s.runs && !s.delay.is_zero() {
+            run.line(format_args!(
+                "waiting {:.1} s before the next run (--delay)",
+                s.delay.as_secs_f64()
+            ));
+            tokio::time::sleep(s.delay).await;
+        }
     }
     Ok(results
         .into_iter()

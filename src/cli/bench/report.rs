@@ -131,6 +131,7 @@ pub(crate) mod tests {
             file_size: 0,
             tasks: 1,
             runs: 3,
+            delay: std::time::Duration::ZERO,
             no_delegations: false,
         };
         let server = |label: &str, port: u16, pnfs: bool| ServerInfo {

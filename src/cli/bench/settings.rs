@@ -49,6 +49,12 @@ pub(crate) struct BenchArgs {
     /// Runs of every phase; the report gives the median, minimum and maximum.
     #[arg(long, default_value_t = 3)]
     pub runs: u64,
+    /// Seconds to wait between runs, after a run's files are removed (as ior's `-d`): a
+    /// server that frees a removed file's space after its REMOVE's reply (ours, through its
+    /// removal queue) does that before the next run is timed, not during it, and with
+    /// `--compare` not during the other server's run either.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = parse_delay)]
+    pub delay: f64,
     /// Print a JSON document instead of the table (no progress lines either).
     #[arg(long)]
     pub json: bool,
@@ -65,6 +71,14 @@ pub(crate) struct BenchArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub common: CommonOpts,
+}
+
+/// `--delay`: seconds, 0 to one hour.
+fn parse_delay(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(d) if (0.0..=3600.0).contains(&d) => Ok(d),
+        _ => Err(format!("{s:?} is not a number of seconds from 0 to 3600")),
+    }
 }
 
 /// One measured phase. Their order here is the order they run in within a run.
@@ -180,6 +194,8 @@ pub(crate) struct Settings {
     pub tasks: u64,
     /// Runs.
     pub runs: u64,
+    /// The pause between runs (`--delay`).
+    pub delay: std::time::Duration,
     /// The client refused delegations (`--no-delegations`).
     pub no_delegations: bool,
 }
@@ -250,6 +266,7 @@ impl Settings {
             file_size: a.file_size,
             tasks: a.tasks.min(a.files.max(1)),
             runs: a.runs,
+            delay: std::time::Duration::from_secs_f64(a.delay),
             no_delegations: a.no_delegations,
         })
     }
@@ -301,6 +318,21 @@ mod tests {
         let e = args(&["nfs://h/", "--only", "seq-wrte"]).unwrap_err();
         assert!(e.to_string().contains("no phase \"seq-wrte\""), "{e}");
         assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn delay_is_seconds_between_runs_from_0_to_an_hour() {
+        let s = Settings::from_args(&args(&["nfs://h/", "--delay", "1.5"]).unwrap()).unwrap();
+        assert_eq!(s.delay, std::time::Duration::from_millis(1500));
+        let s = Settings::from_args(&args(&["nfs://h/"]).unwrap()).unwrap();
+        assert!(s.delay.is_zero());
+        for bad in ["3601", "soon", "NaN", "inf"] {
+            let e = args(&["nfs://h/", "--delay", bad]).unwrap_err();
+            assert!(
+                e.to_string().contains("seconds from 0 to 3600"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

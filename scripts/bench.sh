@@ -7,7 +7,7 @@
 #
 #   scripts/bench.sh [SIZE] [RUNS] [FILES]      (default 256MiB, 3 runs, 1000 files)
 #
-# Runs: the sequential and random phases on a file of SIZE; the metadata phases with FILES
+# Runs: the sequential and random phases on a file of SIZE (2 s apart: --delay); the metadata phases with FILES
 # files, empty and of 4 KiB, by 1 and by 8 tasks. Each prints its table (median, min, max of
 # the runs, latency percentiles, and the ratio A/B). First, iperf3 over loopback as the
 # machine's limit.
@@ -183,7 +183,8 @@ run() {
     # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
     "$pnfs" bench "$a" "${cmp[@]}" --runs "$runs" -q "${plot[@]}" "$@" ${BENCH_ARGS:-}
 }
-run seq-rand --only seq,rand --size "$size"
+# A pause between runs: the removed file's space is freed before the next run is timed.
+run seq-rand --only seq,rand --size "$size" --delay 2
 for tasks in 1 8; do
     for fsize in 0 4KiB; do
         run "meta-${tasks}task-${fsize}" --only meta --files "$files" --file-size "$fsize" --tasks "$tasks"

@@ -26,9 +26,9 @@
 //!
 //! READ, WRITE and COMMIT are the MDS's I/O for clients without a layout: they name an object
 //! and carry no stateid (the MDS checked the client's; the call MAC shows the caller is the
-//! MDS), and run where the NFS side's do (on the blocking pool unless the store is in memory). WRITE data stays a slice of the
-//! received record down to `pwritev`, READ data a buffer of its own up to the vectored write of
-//! the reply.
+//! MDS), and run where the NFS side's do (on the blocking pool unless the store is in
+//! memory). WRITE data stays a slice of the received record down to `pwritev`, READ data a
+//! buffer of its own up to the vectored write of the reply.
 //!
 //! A data server can check no stateid before it has the MDS's keys, so `pnfs ds` starts its
 //! control service first and its NFS service on the first REGISTER ([`StartOnRegister`]).

@@ -104,9 +104,8 @@ async fn read_range(
     ctx.ds.check_io(&fh, stateid, Io::Read)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = count.min(ctx.ds.options().max_io);
-    let objects = ctx.ds.objects().clone();
-    let done = object_io(objects.in_memory(), move || {
-        objects.read_into(object(fh), offset, count, &mut into)
+    let done = object_io(ctx.ds.objects(), move |s| {
+        s.read_into(object(fh), offset, count, &mut into)
     })
     .await?;
     if ctx.ds.options().whole_file_objects {
@@ -175,10 +174,7 @@ async fn read_plus_inner(ctx: &mut DsCtx, a: &ReadPlusArgs) -> Result<ReadPlusRe
     let end = a.rpa_offset + data.len() as u64;
     let objects = ctx.ds.objects().clone();
     let segments = find_segments(a.rpa_offset, end, READ_PLUS_SEGMENTS, |pos, what| {
-        let objects = objects.clone();
-        object_io(objects.in_memory(), move || {
-            objects.seek(object(fh), pos, what)
-        })
+        object_io(&objects, move |s| s.seek(object(fh), pos, what))
     })
     .await?;
     // Fewer pieces than the range needs: the reply ends where they do, without eof.
@@ -206,9 +202,8 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
         });
     }
     let offset = a.offset;
-    let store = objects.clone();
-    let done = object_io(store.in_memory(), move || {
-        store.write(object(fh), offset, &[payload], stable)
+    let done = object_io(&objects, move |s| {
+        s.write(object(fh), offset, &[payload], stable)
     })
     .await?;
     if (done.count as u64) < len {
@@ -255,11 +250,7 @@ async fn commit_inner(ctx: &mut DsCtx, a: &CommitArgs) -> Result<CommitResOk, Nf
     check_commit_range(a.offset, a.count)?;
     let objects = ctx.ds.objects().clone();
     let (offset, len) = (a.offset, u64::from(a.count));
-    let store = objects.clone();
-    object_io(store.in_memory(), move || {
-        store.commit(object(fh), offset, len)
-    })
-    .await?;
+    object_io(&objects, move |s| s.commit(object(fh), offset, len)).await?;
     Ok(CommitResOk {
         writeverf: objects.verifier(),
     })
@@ -296,8 +287,7 @@ async fn getattr_inner(ctx: &mut DsCtx, a: &GetAttrArgs) -> Result<GetAttrResOk,
     let supported = Bitmap4::from_bits(DS_ATTRS.iter().copied());
     let want = a.attr_request.intersect(&supported);
     let size = if want.contains(FATTR4_SIZE) {
-        let objects = ctx.ds.objects().clone();
-        Some(object_io(objects.in_memory(), move || objects.size(object(fh))).await?)
+        Some(object_io(ctx.ds.objects(), move |s| s.size(object(fh))).await?)
     } else {
         None
     };

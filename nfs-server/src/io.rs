@@ -5,11 +5,12 @@
 //! `pfs-core` knows no protocol numbers.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Data4, DataInfo4, NfsStat4, ReadPlusContent, Secinfo4};
 use nfs_proto::transport::{Conn, PayloadBuf, SharedPayloadBuffers};
-use pfs_core::{Fresh, ReadInto, SeekWhat, StoreError};
+use pfs_core::{Fresh, ObjectStore, ReadInto, SeekWhat, StoreError};
 
 /// The flavors the servers accept, most preferred first (SECINFO, SECINFO_NO_NAME).
 pub fn secinfo_flavors() -> Vec<Secinfo4> {
@@ -109,19 +110,19 @@ where
         .map_err(|e| store_status(&e))
 }
 
-/// A read, write or sync of an object store: on this thread when the store keeps its objects
-/// in memory (`in_memory`, [`pfs_core::ObjectStore::in_memory`]), where nothing waits for a
-/// device and the hand-off would cost more than the call; else on the blocking pool
-/// ([`blocking`]).
-pub async fn object_io<T, F>(in_memory: bool, f: F) -> Result<T, NfsStat4>
+/// A read, write or sync of `store`: on this thread when the store keeps its objects in memory
+/// ([`pfs_core::ObjectStore::in_memory`]), where nothing waits for a device and the hand-off
+/// would cost more than the call; else on the blocking pool ([`blocking`]).
+pub async fn object_io<T, F>(store: &Arc<dyn ObjectStore>, f: F) -> Result<T, NfsStat4>
 where
-    F: FnOnce() -> Result<T, pfs_core::StoreError> + Send + 'static,
+    F: FnOnce(&dyn ObjectStore) -> Result<T, pfs_core::StoreError> + Send + 'static,
     T: Send + 'static,
 {
-    if in_memory {
-        return f().map_err(|e| store_status(&e));
+    if store.in_memory() {
+        return f(&**store).map_err(|e| store_status(&e));
     }
-    blocking(f).await
+    let store = store.clone();
+    blocking(move || f(&*store)).await
 }
 
 /// COMMIT's range check (RFC 8881 section 18.3.3): an offset + count past the largest

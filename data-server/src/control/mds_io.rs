@@ -8,9 +8,8 @@ impl ControlService {
     /// or the object's end, so a short reply always has `eof` (the rest of the range is a
     /// hole of the file, which the MDS fills with zeros).
     pub(super) async fn read(&self, a: CtlReadArgs) -> CtlReadRes {
-        let store = self.store.clone();
         let want = a.count.min(MAX_CTL_IO);
-        let r = object_io(store.in_memory(), move || {
+        let r = object_io(&self.store, move |store| {
             let id = object_id(a.object);
             let first = store.read(id, a.offset, want)?;
             if first.eof || first.data.len() >= want as usize {
@@ -53,13 +52,8 @@ impl ControlService {
                 verifier: self.store.verifier(),
             });
         }
-        let store = self.store.clone();
         let (id, offset, data) = (object_id(a.object), a.offset, a.data);
-        match object_io(store.in_memory(), move || {
-            store.write(id, offset, &[data], stable)
-        })
-        .await
-        {
+        match object_io(&self.store, move |s| s.write(id, offset, &[data], stable)).await {
             Ok(done) => CtlWriteRes::Ok(CtlWriteOk {
                 // At most MAX_CTL_IO, as the data was.
                 count: u32::try_from(done.count).unwrap_or(u32::MAX),
@@ -72,9 +66,8 @@ impl ControlService {
 
     /// COMMIT: earlier writes to the object made durable; the verifier is the store's after.
     pub(super) async fn commit(&self, a: CtlCommitArgs) -> CtlCommitRes {
-        let store = self.store.clone();
         let (id, offset, len) = (object_id(a.object), a.offset, u64::from(a.count));
-        match object_io(store.in_memory(), move || store.commit(id, offset, len)).await {
+        match object_io(&self.store, move |s| s.commit(id, offset, len)).await {
             Ok(()) => CtlCommitRes::Ok(CtlCommitOk {
                 verifier: self.store.verifier(),
             }),

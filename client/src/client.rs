@@ -27,6 +27,7 @@ use crate::pnfs::Pnfs;
 use crate::rpc::Credentials;
 use crate::session::{Endpoint, EndpointConfig, Role, StateRecovery};
 
+mod attr_cache;
 mod handles;
 mod namespace;
 mod open;
@@ -56,7 +57,7 @@ pub(crate) struct Inner {
     opens: Mutex<HashMap<u64, Weak<OpenFile>>>,
     next_open: AtomicU64,
     /// Attribute cache: filehandle -> (attributes, when fetched).
-    attrs: Mutex<HashMap<NfsFh4, (Metadata, Instant)>>,
+    attrs: Mutex<attr_cache::AttrCache>,
     /// This client's opens on the server, one per file, with their delegations.
     pub files: Mutex<OpenTable>,
     /// Paths of files opened under a delegation -> (filehandle, when last resolved): a
@@ -167,7 +168,7 @@ impl Client {
             counters: Counters::default(),
             opens: Mutex::new(HashMap::new()),
             next_open: AtomicU64::new(1),
-            attrs: Mutex::new(HashMap::new()),
+            attrs: Mutex::default(),
             files: Mutex::new(HashMap::new()),
             names: Mutex::new(HashMap::new()),
             entries: Mutex::new(deleg::Entries::default()),
@@ -323,26 +324,27 @@ impl Inner {
     }
 
     pub(crate) fn remember_attrs(&self, fh: &NfsFh4, meta: &Metadata) {
-        let mut a = self.attrs.lock().unwrap_or_else(|p| p.into_inner());
-        if a.len() > 4096 {
-            let timeout = self.opts.attr_timeout;
-            a.retain(|_, (_, t)| t.elapsed() < timeout);
-        }
-        a.insert(fh.clone(), (meta.clone(), Instant::now()));
+        self.attrs.lock().unwrap_or_else(|p| p.into_inner()).store(
+            fh,
+            meta,
+            Instant::now(),
+            self.opts.attr_timeout,
+        );
     }
 
     pub(crate) fn cached_attrs(&self, fh: &NfsFh4) -> Option<Metadata> {
-        let a = self.attrs.lock().unwrap_or_else(|p| p.into_inner());
-        a.get(fh)
-            .filter(|(_, t)| t.elapsed() < self.opts.attr_timeout)
-            .map(|(m, _)| m.clone())
+        self.attrs.lock().unwrap_or_else(|p| p.into_inner()).get(
+            fh,
+            Instant::now(),
+            self.opts.attr_timeout,
+        )
     }
 
     pub(crate) fn forget_attrs(&self, fh: &NfsFh4) {
         self.attrs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(fh);
+            .forget(fh);
     }
 
     pub(crate) fn open_files(&self) -> Vec<Arc<OpenFile>> {

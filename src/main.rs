@@ -1,8 +1,8 @@
 //! `pnfs`: the one binary (server, MDS, DS, client commands).
 
+mod alloc;
 mod cli;
 mod rdma;
-mod trim;
 
 use std::path::PathBuf;
 
@@ -148,7 +148,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .init();
     if !matches!(cli.command, Command::Stats(_)) {
         raise_fd_limit();
-        trim::start();
     }
     let (mut cfg, all_in_one) = match &cli.command {
         Command::Server(a) => (load(&a.config)?, true),

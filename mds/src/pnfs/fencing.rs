@@ -155,7 +155,7 @@ impl Fencing {
 
 /// Whether `fileid` has a stripe set (only then can a stateid of it reach a data server).
 pub fn striped(store: &Store, pnfs: &Pnfs, fileid: u64) -> bool {
-    pnfs.devices().counts() != (0, 0) && matches!(store.stripes(fileid), Ok(Some(_)))
+    pnfs.devices().counts() != (0, 0) && matches!(store.has_stripes(fileid), Ok(true))
 }
 
 /// After an OPEN upgrade or OPEN_DOWNGRADE of `open` on a striped file whose access changed:

@@ -229,6 +229,15 @@ impl Store {
         v.map(|v| decode(v.value())).transpose()
     }
 
+    /// Whether `fileid` has a stripe set: [`Store::stripes`] without reading the inode or
+    /// decoding the set (a file's set goes in the transaction that deletes it), for the
+    /// CLOSE and DELEGRETURN of every file (issue 22).
+    pub fn has_stripes(&self, fileid: u64) -> Result<bool, StoreError> {
+        let r = self.read()?;
+        let t = r.open_table(STRIPES)?;
+        Ok(t.get(fileid)?.is_some())
+    }
+
     /// Fixes the stripe set of regular file `fileid` to `proposed` unless it already has one,
     /// durably before the result, and returns the set in force: the first layout of a file
     /// decides where its data lives, later ones (and the same file after a restart) find it.

@@ -211,6 +211,25 @@ fn first_sync_of_a_new_object_fsyncs_each_new_directory_once() {
 }
 
 #[test]
+fn removing_a_file_unlinks_each_stripe_and_fsyncs_their_directory_once() {
+    let (s, dir) = store();
+    for stripe in 0..5 {
+        let id = ObjectId { stripe, ..ID };
+        s.write(id, 0, &[Bytes::from_static(b"x")], Stability::FileSync)
+            .unwrap();
+    }
+    let before = s.io_counts();
+    assert_eq!(s.remove_file(ID.file).unwrap(), 5);
+    assert_eq!(delta(before, s.io_counts()).dir_fsync, 1);
+    let leaf = dir.path().join("objects/ef/cd");
+    assert_eq!(std::fs::read_dir(leaf).unwrap().count(), 0);
+    // Nothing left to remove: no fsync.
+    let before = s.io_counts();
+    assert_eq!(s.remove_file(ID.file).unwrap(), 0);
+    assert_eq!(delta(before, s.io_counts()).dir_fsync, 0);
+}
+
+#[test]
 fn data_survives_closing_and_reopening_the_store() {
     let dir = tempfile::tempdir().unwrap();
     {

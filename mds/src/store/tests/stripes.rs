@@ -22,9 +22,11 @@ fn a_file_has_no_stripe_set_until_one_is_fixed() {
     let (_d, s) = fresh();
     let f = mkfile(&s, ROOT_FILEID, "f").fileid;
     assert_eq!(s.stripes(f).unwrap(), None);
+    assert!(!s.has_stripes(f).unwrap());
     let want = set(1, 3, 2, Packing::Dense);
     assert_eq!(s.fix_stripes(f, want, false).wait().unwrap(), want);
     assert_eq!(s.stripes(f).unwrap(), Some(want));
+    assert!(s.has_stripes(f).unwrap());
 }
 
 #[test]
@@ -92,6 +94,7 @@ fn deleting_an_orphan_deletes_its_stripe_set() {
     let r = s.read().unwrap();
     let t = r.open_table(STRIPES).unwrap();
     assert!(t.get(f).unwrap().is_none());
+    assert!(!s.has_stripes(f).unwrap());
 }
 
 #[test]

@@ -62,7 +62,7 @@ pub(crate) struct Inner {
     pub files: Mutex<OpenTable>,
     /// Paths of files opened under a delegation -> (filehandle, when last resolved): a
     /// re-open of one within the attribute timeout needs no request at all.
-    pub names: Mutex<HashMap<String, (NfsFh4, Instant)>>,
+    pub names: Mutex<deleg::names::Names>,
     /// Files created under a delegation, by directory handle and name
     /// ([`deleg::Entries`]): their removal gives the delegation back in the REMOVE's COMPOUND.
     pub entries: Mutex<deleg::Entries>,
@@ -170,7 +170,7 @@ impl Client {
             next_open: AtomicU64::new(1),
             attrs: Mutex::default(),
             files: Mutex::new(HashMap::new()),
-            names: Mutex::new(HashMap::new()),
+            names: Mutex::default(),
             entries: Mutex::new(deleg::Entries::default()),
             checking_revoked: AtomicBool::new(false),
             offloads: Offloads::default(),

@@ -58,6 +58,7 @@ use crate::session::Endpoint;
 
 mod callbacks;
 mod giving_back;
+pub(crate) mod names;
 mod reclaim;
 mod revoked;
 #[cfg(test)]
@@ -535,7 +536,7 @@ impl Inner {
                 }
             }
             if bind && st.deleg.is_some() {
-                lock(&self.names).insert(name_key(path), (fh.clone(), Instant::now()));
+                lock(&self.names).bind(name_key(path), fh, Instant::now());
             }
         }
         drop(files);
@@ -601,18 +602,16 @@ impl Inner {
 
     /// `path` was just looked up again and still names `fh`.
     pub(crate) fn rebind_name(&self, path: &str, fh: &NfsFh4) {
-        lock(&self.names).insert(name_key(path), (fh.clone(), Instant::now()));
+        lock(&self.names).bind(name_key(path), fh, Instant::now());
     }
 
     /// Forgets `path` and every path under it (this client removed or renamed it).
     pub(crate) fn unbind_names(&self, path: &str) {
-        let key = name_key(path);
-        let under = format!("{key}/");
-        lock(&self.names).retain(|k, _| *k != key && !k.starts_with(&under));
+        lock(&self.names).unbind_tree(&name_key(path));
     }
 
     fn unbind_fh(&self, fh: &NfsFh4) {
-        lock(&self.names).retain(|_, (f, _)| f != fh);
+        lock(&self.names).unbind_fh(fh);
         lock(&self.entries).unbind_fh(fh);
     }
 

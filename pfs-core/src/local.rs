@@ -340,55 +340,84 @@ impl LocalStore {
             return Ok(Some(fd));
         }
         let path = self.naming.path(id);
-        let fd = match self.open_at(&path, OFlags::RDWR) {
-            Ok(fd) if self.naming == Naming::PerFile => {
-                // Another data server may have created the file without syncing its directory
-                // entry yet: the first sync through this descriptor syncs the directories too.
-                let mut u = lock(&self.unsynced);
-                u.next_ticket += 1;
-                let t = u.next_ticket;
-                u.objects.entry(id).or_insert(t);
-                fd
-            }
-            Ok(fd) => fd,
-            Err(Errno::NOENT) if !create => return Ok(None),
-            Err(Errno::NOENT) => self.create(id, &path)?,
-            // A read-only file system still serves reads; such a descriptor is not cached.
-            Err(Errno::ROFS) if !create => match self.open_at(&path, OFlags::RDONLY) {
-                Ok(fd) => return Ok(Some(Arc::new(fd))),
-                Err(Errno::NOENT) => return Ok(None),
+        // A write to an object that is not open here is most often its first (a new file's
+        // data): try to create it first, one `open` where asking whether it exists and then
+        // creating it took two (three and two `mkdir`s in a new leaf directory).
+        let created = if create {
+            self.create(id, &path)?
+        } else {
+            None
+        };
+        let fd = match created {
+            Some(fd) => fd,
+            None => match self.open_at(&path, OFlags::RDWR) {
+                Ok(fd) if self.naming == Naming::PerFile => {
+                    // Another data server may have created the file without syncing its
+                    // directory entry yet: the first sync through this descriptor syncs the
+                    // directories too.
+                    let mut u = lock(&self.unsynced);
+                    u.next_ticket += 1;
+                    let t = u.next_ticket;
+                    u.objects.entry(id).or_insert(t);
+                    fd
+                }
+                Ok(fd) => fd,
+                Err(Errno::NOENT) if !create => return Ok(None),
+                // Removed (by another data server sharing the directory) since it was found:
+                // create it after all.
+                Err(Errno::NOENT) => self.create(id, &path)?.ok_or(StoreError::Io {
+                    op: "create",
+                    errno: Errno::EXIST,
+                })?,
+                // A read-only file system still serves reads; such a descriptor is not cached.
+                Err(Errno::ROFS) if !create => match self.open_at(&path, OFlags::RDONLY) {
+                    Ok(fd) => return Ok(Some(Arc::new(fd))),
+                    Err(Errno::NOENT) => return Ok(None),
+                    Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
+                },
                 Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
             },
-            Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
         };
         let fd = Arc::new(fd);
         lock(&self.cache).insert(id, fd.clone());
         Ok(Some(fd))
     }
 
-    /// Creates the object's file (and fan-out directories), recording each new directory entry
-    /// as unsynced *before* it is made, so nobody can see the entry without the record.
-    /// Called with the object's name lock held.
-    fn create(&self, id: ObjectId, path: &str) -> Result<OwnedFd> {
+    /// Creates the object's file (and fan-out directories) if it does not exist; `None` if it
+    /// does. The new directory entry is recorded as unsynced *before* it is made, so nobody
+    /// can see the entry without the record (a record the object already had stays as it
+    /// is). Called with the object's name lock held.
+    fn create(&self, id: ObjectId, path: &str) -> Result<Option<OwnedFd>> {
         let ticket = {
             let mut u = lock(&self.unsynced);
             u.next_ticket += 1;
             let t = u.next_ticket;
-            u.objects.insert(id, t);
-            t
+            match u.objects.entry(id) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(t);
+                    Some(t)
+                }
+                std::collections::hash_map::Entry::Occupied(_) => None,
+            }
         };
-        let flags = OFlags::RDWR | OFlags::CREATE;
+        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL;
         let result = match self.open_at(path, flags) {
             Err(Errno::NOENT) => self.make_dirs(id).and_then(|()| self.open_at(path, flags)),
             r => r,
         };
-        result.map_err(|e| {
-            let mut u = lock(&self.unsynced);
-            if u.objects.get(&id) == Some(&ticket) {
-                u.objects.remove(&id);
+        match result {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) => {
+                let mut u = lock(&self.unsynced);
+                if ticket.is_some() && u.objects.get(&id) == ticket.as_ref() {
+                    u.objects.remove(&id);
+                }
+                match e {
+                    Errno::EXIST => Ok(None),
+                    e => Err(StoreError::from_errno("create", e, 0, 0)),
+                }
             }
-            StoreError::from_errno("create", e, 0, 0)
-        })
+        }
     }
 
     fn make_dirs(&self, id: ObjectId) -> rustix::io::Result<()> {

@@ -230,6 +230,27 @@ fn removing_a_file_unlinks_each_stripe_and_fsyncs_their_directory_once() {
 }
 
 #[test]
+fn a_new_object_takes_one_open_and_an_existing_one_is_written_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = LocalStore::open(dir.path()).unwrap();
+        // The first object makes its fan-out directories; the next, in the same leaf, one open.
+        s.write(ID, 0, &[Bytes::from_static(b"old!")], Stability::FileSync)
+            .unwrap();
+        let sibling = ObjectId { stripe: 7, ..ID };
+        let before = s.io_counts();
+        s.write(sibling, 0, &[Bytes::from_static(b"x")], Stability::Unstable)
+            .unwrap();
+        assert_eq!(delta(before, s.io_counts()).opens, 1);
+    }
+    // Not open in a new store: found and written in place, not replaced.
+    let s = LocalStore::open(dir.path()).unwrap();
+    s.write(ID, 2, &[Bytes::from_static(b"w")], Stability::FileSync)
+        .unwrap();
+    assert_eq!(s.read(ID, 0, 100).unwrap().data, &b"olw!"[..]);
+}
+
+#[test]
 fn data_survives_closing_and_reopening_the_store() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -133,6 +133,19 @@ struct Unsynced {
     next_ticket: u64,
 }
 
+impl Unsynced {
+    /// Records `id` as unsynced with a new ticket unless it already is; the ticket when it
+    /// was recorded now.
+    fn record(&mut self, id: ObjectId) -> Option<u64> {
+        self.next_ticket += 1;
+        let t = self.next_ticket;
+        match self.objects.entry(id) {
+            std::collections::hash_map::Entry::Vacant(v) => Some(*v.insert(t)),
+            std::collections::hash_map::Entry::Occupied(_) => None,
+        }
+    }
+}
+
 /// Where a store keeps its files, and what one file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Naming {
@@ -343,44 +356,42 @@ impl LocalStore {
         // A write to an object that is not open here is most often its first (a new file's
         // data): try to create it first, one `open` where asking whether it exists and then
         // creating it took two (three and two `mkdir`s in a new leaf directory).
-        let created = if create {
-            self.create(id, &path)?
-        } else {
-            None
-        };
-        let fd = match created {
-            Some(fd) => fd,
-            None => match self.open_at(&path, OFlags::RDWR) {
-                Ok(fd) if self.naming == Naming::PerFile => {
-                    // Another data server may have created the file without syncing its
-                    // directory entry yet: the first sync through this descriptor syncs the
-                    // directories too.
-                    let mut u = lock(&self.unsynced);
-                    u.next_ticket += 1;
-                    let t = u.next_ticket;
-                    u.objects.entry(id).or_insert(t);
-                    fd
-                }
-                Ok(fd) => fd,
-                Err(Errno::NOENT) if !create => return Ok(None),
-                // Removed (by another data server sharing the directory) since it was found:
-                // create it after all.
-                Err(Errno::NOENT) => self.create(id, &path)?.ok_or(StoreError::Io {
-                    op: "create",
-                    errno: Errno::EXIST,
-                })?,
-                // A read-only file system still serves reads; such a descriptor is not cached.
-                Err(Errno::ROFS) if !create => match self.open_at(&path, OFlags::RDONLY) {
-                    Ok(fd) => return Ok(Some(Arc::new(fd))),
-                    Err(Errno::NOENT) => return Ok(None),
-                    Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
-                },
+        if create {
+            if let Some(fd) = self.create(id, &path)? {
+                return Ok(Some(self.cache_fd(id, fd)));
+            }
+        }
+        let fd = match self.open_at(&path, OFlags::RDWR) {
+            Ok(fd) if self.naming == Naming::PerFile => {
+                // Another data server may have created the file without syncing its directory
+                // entry yet: the first sync through this descriptor syncs the directories too.
+                lock(&self.unsynced).record(id);
+                fd
+            }
+            Ok(fd) => fd,
+            Err(Errno::NOENT) if !create => return Ok(None),
+            // Removed (by another data server sharing the directory) since it was found:
+            // create it after all.
+            Err(Errno::NOENT) => self.create(id, &path)?.ok_or(StoreError::Io {
+                op: "create",
+                errno: Errno::EXIST,
+            })?,
+            // A read-only file system still serves reads; such a descriptor is not cached.
+            Err(Errno::ROFS) if !create => match self.open_at(&path, OFlags::RDONLY) {
+                Ok(fd) => return Ok(Some(Arc::new(fd))),
+                Err(Errno::NOENT) => return Ok(None),
                 Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
             },
+            Err(e) => return Err(StoreError::from_errno("open", e, 0, 0)),
         };
+        Ok(Some(self.cache_fd(id, fd)))
+    }
+
+    /// `fd`, now the open file of `id` in the cache.
+    fn cache_fd(&self, id: ObjectId, fd: OwnedFd) -> Arc<OwnedFd> {
         let fd = Arc::new(fd);
         lock(&self.cache).insert(id, fd.clone());
-        Ok(Some(fd))
+        fd
     }
 
     /// Creates the object's file (and fan-out directories) if it does not exist; `None` if it
@@ -388,18 +399,7 @@ impl LocalStore {
     /// can see the entry without the record (a record the object already had stays as it
     /// is). Called with the object's name lock held.
     fn create(&self, id: ObjectId, path: &str) -> Result<Option<OwnedFd>> {
-        let ticket = {
-            let mut u = lock(&self.unsynced);
-            u.next_ticket += 1;
-            let t = u.next_ticket;
-            match u.objects.entry(id) {
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(t);
-                    Some(t)
-                }
-                std::collections::hash_map::Entry::Occupied(_) => None,
-            }
-        };
+        let ticket = lock(&self.unsynced).record(id);
         let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL;
         let result = match self.open_at(path, flags) {
             Err(Errno::NOENT) => self.make_dirs(id).and_then(|()| self.open_at(path, flags)),
@@ -447,17 +447,21 @@ impl LocalStore {
     }
 
     fn fsync_dir(&self, d: Option<Dir>) -> Result<()> {
-        bump(&self.counts.dir_fsync);
-        let fail = |e| StoreError::from_errno("fsync dir", e, 0, 0);
         match d {
-            None => rustix::fs::fsync(&self.objects).map_err(fail),
+            None => self.fsync_open_dir(&self.objects),
             Some(d) => {
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
                 let fd = rustix::fs::openat(&self.objects, dir_path(d), flags, Mode::empty())
-                    .map_err(fail)?;
-                rustix::fs::fsync(fd).map_err(fail)
+                    .map_err(|e| StoreError::from_errno("fsync dir", e, 0, 0))?;
+                self.fsync_open_dir(&fd)
             }
         }
+    }
+
+    /// fsync of a directory this store has open (its entries made durable).
+    fn fsync_open_dir(&self, dir: &OwnedFd) -> Result<()> {
+        bump(&self.counts.dir_fsync);
+        rustix::fs::fsync(dir).map_err(|e| StoreError::from_errno("fsync dir", e, 0, 0))
     }
 
     /// Makes the object's directory entry durable if it is new (see [`Unsynced`]).
@@ -713,8 +717,7 @@ impl ObjectStore for LocalStore {
             removed += u32::from(self.unlink(id)?);
         }
         if removed > 0 {
-            bump(&self.counts.dir_fsync);
-            rustix::fs::fsync(&dir).map_err(|e| StoreError::from_errno("fsync dir", e, 0, 0))?;
+            self.fsync_open_dir(&dir)?;
         }
         Ok(ids.len() as u32)
     }

@@ -8,7 +8,7 @@ mod tests;
 
 use std::collections::{HashMap, HashSet};
 use std::io::IoSlice;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -106,6 +106,22 @@ enum Dir {
 fn lock_index(id: ObjectId, n: usize) -> usize {
     let h = (id.file ^ (u64::from(id.stripe) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (h >> 58) as usize % n
+}
+
+/// The mid directories this store made or found since it was opened, a bit each: a new leaf
+/// directory's `mkdir` of its mid directory is then skipped, not answered with EEXIST (all
+/// but the first 256 times). Directories are never removed, so a bit once set stays true.
+#[derive(Debug, Default)]
+struct KnownMids([AtomicU64; 4]);
+
+impl KnownMids {
+    fn contains(&self, a: u8) -> bool {
+        self.0[usize::from(a / 64)].load(Ordering::Relaxed) & (1 << (a % 64)) != 0
+    }
+
+    fn insert(&self, a: u8) {
+        self.0[usize::from(a / 64)].fetch_or(1 << (a % 64), Ordering::Relaxed);
+    }
 }
 
 fn dirs_of(id: ObjectId) -> (Dir, Dir) {
@@ -235,6 +251,7 @@ pub struct LocalStore {
     counts: Counters,
     /// The objects directory is on a memory file system ([`on_memory_fs`]).
     in_memory: bool,
+    known_mids: KnownMids,
 }
 
 /// Whether the directory `dir` is on tmpfs or ramfs, where reads, writes and syncs only copy
@@ -301,6 +318,7 @@ impl LocalStore {
             identity,
             counts: Counters::default(),
             in_memory,
+            known_mids: KnownMids::default(),
         })
     }
 
@@ -423,10 +441,18 @@ impl LocalStore {
     fn make_dirs(&self, id: ObjectId) -> rustix::io::Result<()> {
         let (mid, leaf) = dirs_of(id);
         for d in [mid, leaf] {
+            let mid = match d {
+                Dir::Mid(a) if self.known_mids.contains(a) => continue,
+                Dir::Mid(a) => Some(a),
+                Dir::Leaf(..) => None,
+            };
             lock(&self.unsynced).dirs.insert(d);
             match rustix::fs::mkdirat(&self.objects, dir_path(d), Mode::from_raw_mode(0o700)) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(e) => return Err(e),
+            }
+            if let Some(a) = mid {
+                self.known_mids.insert(a);
             }
         }
         Ok(())
@@ -459,7 +485,7 @@ impl LocalStore {
     }
 
     /// fsync of a directory this store has open (its entries made durable).
-    fn fsync_open_dir(&self, dir: &OwnedFd) -> Result<()> {
+    fn fsync_open_dir(&self, dir: impl AsFd) -> Result<()> {
         bump(&self.counts.dir_fsync);
         rustix::fs::fsync(dir).map_err(|e| StoreError::from_errno("fsync dir", e, 0, 0))
     }
@@ -698,9 +724,11 @@ impl ObjectStore for LocalStore {
             Err(e) => return Err(StoreError::from_errno("open leaf directory", e, 0, 0)),
         };
         let mut ids = Vec::new();
-        let entries = rustix::fs::Dir::read_from(&dir)
-            .map_err(|e| StoreError::from_errno("readdir", e, 0, 0))?;
-        for entry in entries {
+        // `Dir::new` lists through this descriptor; `read_from` would open a second one (an
+        // `fcntl`, an `openat` and a `close` more per file removed).
+        let mut entries =
+            rustix::fs::Dir::new(dir).map_err(|e| StoreError::from_errno("readdir", e, 0, 0))?;
+        for entry in &mut entries {
             let entry = entry.map_err(|e| StoreError::from_errno("readdir", e, 0, 0))?;
             let Ok(name) = entry.file_name().to_str() else {
                 continue;
@@ -717,7 +745,10 @@ impl ObjectStore for LocalStore {
             removed += u32::from(self.unlink(id)?);
         }
         if removed > 0 {
-            self.fsync_open_dir(&dir)?;
+            let dir = entries
+                .fd()
+                .map_err(|e| StoreError::from_errno("fsync dir", e, 0, 0))?;
+            self.fsync_open_dir(dir)?;
         }
         Ok(ids.len() as u32)
     }

@@ -828,8 +828,8 @@ fn run_batch(
 ) {
     let n = batch.len();
     let durable = batch.iter().any(|j| j.durable());
+    // With a log, a batch is made durable by its record, and redb only at checkpoints.
     let durability = match &log {
-        Some(l) if l.wal.checkpoint_due() => Durability::Immediate,
         Some(_) => Durability::None,
         None if durable => Durability::Immediate,
         None => Durability::None,
@@ -922,15 +922,6 @@ fn run_batch(
             }
             break 'attempt Ok(());
         };
-        if matches!(durability, Durability::Immediate) {
-            // A checkpoint: redb holds everything the log did.
-            stats.commits.fetch_add(1, Ordering::Relaxed);
-            stats.checkpoints.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = l.wal.checkpointed() {
-                tracing::warn!("metadata store: emptying the write-ahead log failed: {e}");
-            }
-            break 'attempt Ok(());
-        }
         let appended = l.wal.append(&l.ops.borrow());
         if let Err(e) = appended {
             tracing::warn!(
@@ -940,13 +931,26 @@ fn run_batch(
                 stats.commits.fetch_add(1, Ordering::Relaxed);
             });
         }
-        if durable {
-            break 'attempt sync_log(db, l).map(|()| {
+        let r = if durable {
+            sync_log(db, l).map(|()| {
                 stats.commits.fetch_add(1, Ordering::Relaxed);
-            });
+            })
+        } else {
+            stats.deferred_commits.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        };
+        // The checkpoint comes after the batch's record, not in its place: see
+        // `checkpoint_now`. The batch stands whether or not it succeeds (its record is
+        // durable, or it was deferred); a failed one is tried again after the next batch.
+        if r.is_ok() && l.wal.checkpoint_due() {
+            match checkpoint_now(db, l) {
+                Ok(()) => {
+                    stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => tracing::warn!("metadata store: checkpoint failed: {e}"),
+            }
         }
-        stats.deferred_commits.fetch_add(1, Ordering::Relaxed);
-        break 'attempt Ok(());
+        break 'attempt r;
     };
     stats.jobs.fetch_add(n as u64, Ordering::Relaxed);
     stats.largest_batch.fetch_max(n as u64, Ordering::Relaxed);
@@ -972,17 +976,30 @@ fn sync_log(db: &Database, l: &mut Log) -> Result<(), StoreError> {
     }
 }
 
-/// A durable empty redb commit (everything committed so far is durable), then an empty log.
+/// A checkpoint: the log's records durable, then a durable empty redb commit (everything
+/// committed so far is durable), then a new round of the log.
+///
+/// In this order, a crash at any point leaves a log whose replay changes nothing that redb's
+/// last durable commit holds: until the new round's first record is durable, the log holds
+/// every batch up to the last one redb committed, so replaying it (absolute writes, in
+/// order) ends where redb is. A checkpoint that committed a batch durably in place of its
+/// record would let a crash before the new round replay older records over that batch's
+/// writes, undoing them.
 fn checkpoint_now(db: &Database, l: &mut Log) -> Result<(), StoreError> {
+    if let Err(e) = l.wal.sync() {
+        // redb's durable commit below is what makes the batches durable now.
+        tracing::warn!("metadata store: write-ahead log sync failed at a checkpoint: {e}");
+    }
     durable_empty_commit(db)?;
     if let Err(e) = l.wal.checkpointed() {
-        tracing::warn!("metadata store: emptying the write-ahead log failed: {e}");
+        tracing::warn!("metadata store: starting a new write-ahead log round failed: {e}");
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::wal;
     use super::*;
     use redb::ReadableDatabase;
     use std::time::Duration;
@@ -1019,6 +1036,38 @@ mod tests {
             }
             Ok(v)
         }
+    }
+
+    /// The checkpoint of the second batch commits redb durably; the process dies before the
+    /// log's next round begins. The log's records replayed over that commit must not undo
+    /// it (they would if the checkpoint had committed its batch in place of logging it).
+    #[test]
+    fn a_crash_right_after_a_checkpoint_undoes_nothing_on_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let log_path = super::super::wal::path_for(&path);
+        let db = Arc::new(Database::create(&path).unwrap());
+        let mut wal = Wal::open(&log_path, 2).unwrap();
+        wal.die_before_next_round();
+        let c = Committer::start(db.clone(), 64, Some(wal)).unwrap();
+        let set = |v: u64| {
+            move |tx: &Txn<'_>| -> Result<(), StoreError> {
+                tx.open(T)?.write().insert(1, v)?;
+                Ok(())
+            }
+        };
+        c.submit(set(1)).wait().unwrap();
+        c.submit(set(2)).wait().unwrap();
+        assert_eq!(c.stats.snapshot().checkpoints, 1);
+        drop(c);
+        drop(db);
+        assert_eq!(super::super::wal::records_in(&log_path), 2);
+        let db = Database::create(&path).unwrap();
+        assert_eq!(read(&db, 1), Some(2), "redb's durable commit");
+        let replayed =
+            super::super::wal::replay_with(&db, &log_path, |w, op| wal::apply_to(w, T, op));
+        assert_eq!(replayed.unwrap(), 2);
+        assert_eq!(read(&db, 1), Some(2), "after the replay");
     }
 
     #[test]

@@ -390,10 +390,8 @@ fn acknowledged_creates_and_removes_survive_kill_9() {
                 "round {round}: GONE {name} without its ACK"
             );
         }
-        let log_len = std::fs::metadata(super::super::wal::path_for(&path))
-            .map(|m| m.len())
-            .unwrap_or(0);
-        replayed_rounds += usize::from(log_len > 0);
+        let logged = super::super::wal::records_in(&super::super::wal::path_for(&path));
+        replayed_rounds += usize::from(logged > 0);
 
         // One round reopens without the log: a leftover log is replayed all the same.
         let opts = StoreOptions {
@@ -440,7 +438,7 @@ fn acknowledged_creates_and_removes_survive_kill_9() {
         };
         eprintln!(
             "crash round {round}: {} creates and {} removes acknowledged, {on_disk} files on \
-             disk after kill -9, {log_len} bytes of log",
+             disk after kill -9, {logged} records in the log",
             acked.len(),
             gone.len()
         );

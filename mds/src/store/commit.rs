@@ -1045,7 +1045,7 @@ mod tests {
     fn a_crash_right_after_a_checkpoint_undoes_nothing_on_replay() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
-        let log_path = super::super::wal::path_for(&path);
+        let log_path = wal::path_for(&path);
         let db = Arc::new(Database::create(&path).unwrap());
         let mut wal = Wal::open(&log_path, 2).unwrap();
         wal.die_before_next_round();
@@ -1061,11 +1061,10 @@ mod tests {
         assert_eq!(c.stats.snapshot().checkpoints, 1);
         drop(c);
         drop(db);
-        assert_eq!(super::super::wal::records_in(&log_path), 2);
+        assert_eq!(wal::records_in(&log_path), 2);
         let db = Database::create(&path).unwrap();
         assert_eq!(read(&db, 1), Some(2), "redb's durable commit");
-        let replayed =
-            super::super::wal::replay_with(&db, &log_path, |w, op| wal::apply_to(w, T, op));
+        let replayed = wal::replay_with(&db, &log_path, |w, op| wal::apply_to(w, T, op));
         assert_eq!(replayed.unwrap(), 2);
         assert_eq!(read(&db, 1), Some(2), "after the replay");
     }

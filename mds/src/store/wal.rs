@@ -278,8 +278,7 @@ impl Wal {
 /// apply).
 #[cfg(test)]
 pub(super) fn records_in(path: &Path) -> usize {
-    let data = std::fs::read(path).unwrap_or_default();
-    records(&data).iter().filter(|p| !p.is_empty()).count()
+    with_writes(&std::fs::read(path).unwrap_or_default()).len()
 }
 
 /// A generation unlike the last: random, or (without `/dev/urandom`) the clock mixed with
@@ -314,11 +313,7 @@ pub(super) fn replay_with(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e.into()),
     };
-    // Each round begins with an empty record: nothing to apply.
-    let records: Vec<&[u8]> = records(&data)
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .collect();
+    let records = with_writes(&data);
     if records.is_empty() {
         return Ok(0);
     }
@@ -333,6 +328,14 @@ pub(super) fn replay_with(
     }
     wtx.commit()?;
     Ok(records.len())
+}
+
+/// [`records`] without the empty record each round begins with: what a replay applies.
+fn with_writes(data: &[u8]) -> Vec<&[u8]> {
+    records(data)
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// The payloads of the whole, consecutive records at the start of `data`.
@@ -465,9 +468,8 @@ mod tests {
     /// The payloads of the records at the start of the log at `path`, without the empty
     /// record that begins each round.
     fn logged(path: &Path) -> Vec<Vec<u8>> {
-        records(&written(path))
+        with_writes(&written(path))
             .into_iter()
-            .filter(|p| !p.is_empty())
             .map(<[u8]>::to_vec)
             .collect()
     }

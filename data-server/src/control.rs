@@ -66,7 +66,7 @@ use nfs_proto::rpc::{AcceptStat, RejectedReply};
 use nfs_proto::transport::{CallHandler, Conn, ConnLimits, HandlerFuture, IncomingCall, Reply};
 use nfs_proto::xdr::{self, Xdr};
 use nfs_server::clock::SharedClock;
-use nfs_server::io::{blocking, object_io};
+use nfs_server::io::{blocking, object_io, object_write};
 use nfs_server::log_limit::LogLimiter;
 use nfs_server::{Acceptor, ServeLimits};
 use pfs_core::{Deallocated, ObjectId, ObjectStore, SeekWhat, Stability, StoreError};

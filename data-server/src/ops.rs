@@ -29,8 +29,8 @@ use crate::gate::Io;
 use crate::server::DsCtx;
 use cluster::ds_fh::DsFh;
 use nfs_server::io::{
-    check_commit_range, clip_write, find_segments, hole_filled, object_io, read_plus_contents,
-    secinfo_flavors, IntoReply,
+    check_commit_range, clip_write, find_segments, hole_filled, object_io, object_write,
+    read_plus_contents, secinfo_flavors, IntoReply,
 };
 
 /// The data server's operations: the op table's dispatch runs these methods, and answers
@@ -202,8 +202,9 @@ async fn write_inner(ctx: &mut DsCtx, a: &WriteArgs) -> Result<WriteResOk, NfsSt
         });
     }
     let offset = a.offset;
-    let done = object_io(&objects, move |s| {
-        s.write(object(fh), offset, &[payload], stable)
+    let id = object(fh);
+    let done = object_write(&objects, id, move |s| {
+        s.write(id, offset, &[payload], stable)
     })
     .await?;
     if (done.count as u64) < len {

@@ -5,12 +5,12 @@
 //! `pfs-core` knows no protocol numbers.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use nfs_proto::nfs4::{Data4, DataInfo4, NfsStat4, ReadPlusContent, Secinfo4};
 use nfs_proto::transport::{Conn, PayloadBuf, SharedPayloadBuffers};
-use pfs_core::{Fresh, ObjectStore, ReadInto, SeekWhat, StoreError};
+use pfs_core::{Fresh, ObjectId, ObjectStore, ReadInto, SeekWhat, StoreError, WRITE_QUEUES};
 
 /// The flavors the servers accept, most preferred first (SECINFO, SECINFO_NO_NAME).
 pub fn secinfo_flavors() -> Vec<Secinfo4> {
@@ -123,6 +123,44 @@ where
     }
     let store = store.clone();
     blocking(move || f(&*store)).await
+}
+
+/// A write to object `id` of `store`, made as [`object_io`] makes its calls. When that is on
+/// this thread (an in-memory store), the write first waits asynchronously for the writes to
+/// the same object before it, in the store's queue for the object
+/// ([`pfs_core::ObjectStore::write_queue`]): the store serializes them with a lock of its
+/// own, and a worker asleep on that lock serves no other connection meanwhile. With two
+/// workers both held so by one object (one writing, one waiting), a 2 GiB write striped
+/// over three data servers of one process left 15 % of the CPU idle (issue 22). The queues
+/// are fair (first come, first served), as the lock was.
+pub async fn object_write<T, F>(
+    store: &Arc<dyn ObjectStore>,
+    id: ObjectId,
+    f: F,
+) -> Result<T, NfsStat4>
+where
+    F: FnOnce(&dyn ObjectStore) -> Result<T, pfs_core::StoreError> + Send + 'static,
+    T: Send + 'static,
+{
+    if !store.in_memory() {
+        return object_io(store, f).await;
+    }
+    let _turn = match store.write_queue(id) {
+        Some(q) => Some(write_turns()[q % WRITE_QUEUES].lock().await),
+        None => None,
+    };
+    f(&**store).map_err(|e| store_status(&e))
+}
+
+/// The async queues of [`object_write`], one per [`pfs_core::WRITE_QUEUES`], shared by
+/// every store of the process (two stores' objects in one queue only take turns).
+fn write_turns() -> &'static [tokio::sync::Mutex<()>] {
+    static TURNS: OnceLock<Vec<tokio::sync::Mutex<()>>> = OnceLock::new();
+    TURNS.get_or_init(|| {
+        (0..WRITE_QUEUES)
+            .map(|_| tokio::sync::Mutex::new(()))
+            .collect()
+    })
 }
 
 /// COMMIT's range check (RFC 8881 section 18.3.3): an offset + count past the largest
@@ -262,6 +300,60 @@ pub fn read_plus_contents(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A write whose object's queue is taken waits for it without holding its thread: on a
+    /// runtime of one thread, other tasks still run, and the write is made once the queue is
+    /// given back. (Without the queue the store would take the write at once; with only the
+    /// store's own lock held, the thread would sleep on it.) Needs a memory file system at
+    /// `/dev/shm`, where a [`pfs_core::LocalStore`] is [`ObjectStore::in_memory`].
+    #[test]
+    fn a_queued_write_leaves_its_thread_to_other_tasks() {
+        let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
+            eprintln!("no /dev/shm: skipped");
+            return;
+        };
+        let store: Arc<dyn ObjectStore> = Arc::new(pfs_core::LocalStore::open(dir.path()).unwrap());
+        if !store.in_memory() {
+            eprintln!("/dev/shm is not a memory file system: skipped");
+            return;
+        }
+        let id = ObjectId { file: 7, stripe: 1 };
+        let q = store
+            .write_queue(id)
+            .expect("a local store serializes writes");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let held = write_turns()[q].lock().await;
+            let write = tokio::spawn({
+                let store = store.clone();
+                async move {
+                    object_write(&store, id, move |s| {
+                        s.write(
+                            id,
+                            0,
+                            &[Bytes::from_static(b"late")],
+                            pfs_core::Stability::Unstable,
+                        )
+                    })
+                    .await
+                }
+            });
+            let other = tokio::spawn(async { 42 });
+            assert_eq!(other.await.unwrap(), 42, "the thread ran another task");
+            tokio::task::yield_now().await;
+            assert!(!write.is_finished(), "the write waits for its queue");
+            assert_eq!(
+                store.size(id).unwrap(),
+                0,
+                "nothing written while the queue is held"
+            );
+            drop(held);
+            assert_eq!(write.await.unwrap().unwrap().count, 4);
+            assert_eq!(store.size(id).unwrap(), 4);
+        });
+    }
 
     /// SEEK over a map of 64-byte blocks (`true`: data), as an object store answers it.
     fn seek_in(blocks: &[bool], pos: u64, what: SeekWhat) -> Option<u64> {

@@ -15,10 +15,22 @@ pub struct ObjectId {
     pub stripe: u32,
 }
 
+/// How many queues the writes to objects wait in, [`ObjectId::write_queue`].
+pub const WRITE_QUEUES: usize = 64;
+
 impl ObjectId {
     /// The object of a file stored whole (stripe 0).
     pub const fn whole(file: u64) -> Self {
         ObjectId { file, stripe: 0 }
+    }
+
+    /// Which of [`WRITE_QUEUES`] queues the writes to this object wait in, one after the
+    /// other (by a hash of the id). [`crate::LocalStore`] serializes a write with the lock of
+    /// this queue; a caller that runs writes on async workers (an in-memory store) waits for
+    /// the same queue asynchronously first, so that the store's lock never blocks a worker:
+    /// two writes holding different queues never meet on the same lock.
+    pub fn write_queue(&self) -> usize {
+        lock_index(*self, WRITE_QUEUES)
     }
 
     /// Path of the object below `<root>/objects/` for [`crate::LocalStore`]:
@@ -112,4 +124,10 @@ mod tests {
             prop_assert_eq!(ObjectId::from_relative_path(&id.relative_path()), Some(id));
         }
     }
+}
+
+/// Which of `n` locks guards object `id`.
+pub(crate) fn lock_index(id: ObjectId, n: usize) -> usize {
+    let h = (id.file ^ (u64::from(id.stripe) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 58) as usize % n
 }

@@ -69,7 +69,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use crashsim::{CrashSimStore, CRASHSIM_MAX_OBJECT_SIZE};
 pub use error::{Result, StoreError};
-pub use id::ObjectId;
+pub use id::{ObjectId, WRITE_QUEUES};
 pub use identity::{load_or_create as load_or_create_identity, new_identity, IDENTITY_FILE};
 pub use local::{shared_relative_path, IoCounts, LocalOptions, LocalStore};
 pub use null::{NullStore, NULL_MAX_READ};

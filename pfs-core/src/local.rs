@@ -19,7 +19,7 @@ use rustix::io::Errno;
 
 use self::fdcache::FdCache;
 use crate::error::{Result, StoreError};
-use crate::id::ObjectId;
+use crate::id::{lock_index, ObjectId, WRITE_QUEUES};
 use crate::lock;
 use crate::store::{
     range_end, write_zeros, Deallocated, Fresh, FsStats, ObjectStore, ReadDone, ReadInto, SeekWhat,
@@ -31,9 +31,6 @@ use crate::verifier::{new_write_verifier, VerifierCell};
 const IOV_MAX: usize = 1024;
 /// Locks that serialize opening, creating and removing one object (by hash of its id).
 const NAME_LOCKS: usize = 64;
-/// Locks that serialize the writes to one object (by hash of its id), see
-/// [`LocalStore::write_lock`].
-const WRITE_LOCKS: usize = 64;
 
 /// Settings of a [`LocalStore`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,12 +97,6 @@ fn bump(c: &AtomicU64) {
 enum Dir {
     Mid(u8),
     Leaf(u8, u8),
-}
-
-/// Which of `n` locks guards object `id`.
-fn lock_index(id: ObjectId, n: usize) -> usize {
-    let h = (id.file ^ (u64::from(id.stripe) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> 58) as usize % n
 }
 
 /// The mid directories this store made or found since it was opened, a bit each: a new leaf
@@ -243,7 +234,7 @@ pub struct LocalStore {
     opts: LocalOptions,
     cache: Mutex<FdCache>,
     names: [Mutex<()>; NAME_LOCKS],
-    writes: [Mutex<()>; WRITE_LOCKS],
+    writes: [Mutex<()>; WRITE_QUEUES],
     unsynced: Mutex<Unsynced>,
     verifier: VerifierCell,
     /// `<root>/store.id` ([`crate::identity`]).
@@ -345,13 +336,15 @@ impl LocalStore {
         &self.names[lock_index(id, NAME_LOCKS)]
     }
 
-    /// The lock a write to `id` holds while it copies its data in. A file system serializes
-    /// buffered writes to one file anyway (the inode's lock, taken for the whole copy), and
-    /// the kernel's waiters on that lock spin while its holder runs: with the 8 WRITEs in
-    /// flight that a client keeps per data server, most of them to one object, the spinning
-    /// was 7 % of a data server's CPU on tmpfs (issue 22). Waiting here sleeps instead.
+    /// The lock a write to `id` holds while it copies its data in (that of its
+    /// [`ObjectId::write_queue`]). A file system serializes buffered writes to one file
+    /// anyway (the inode's lock, taken for the whole copy), and the kernel's waiters on that
+    /// lock spin while its holder runs: with the 8 WRITEs in flight that a client keeps per
+    /// data server, most of them to one object, the spinning was 7 % of a data server's CPU
+    /// on tmpfs (issue 22). Waiting here sleeps instead; a caller on async workers waits for
+    /// the queue before it calls, so that this wait never blocks a worker.
     fn write_lock(&self, id: ObjectId) -> MutexGuard<'_, ()> {
-        lock(&self.writes[lock_index(id, WRITE_LOCKS)])
+        lock(&self.writes[id.write_queue()])
     }
 
     fn open_at(&self, path: &str, flags: OFlags) -> rustix::io::Result<OwnedFd> {
@@ -845,6 +838,10 @@ impl ObjectStore for LocalStore {
 
     fn in_memory(&self) -> bool {
         self.in_memory
+    }
+
+    fn write_queue(&self, id: ObjectId) -> Option<usize> {
+        Some(self.naming.key(id).write_queue())
     }
 
     fn statfs(&self) -> Result<FsStats> {

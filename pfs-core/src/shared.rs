@@ -159,6 +159,10 @@ impl ObjectStore for SharedStore {
     fn in_memory(&self) -> bool {
         self.0.in_memory()
     }
+
+    fn write_queue(&self, id: ObjectId) -> Option<usize> {
+        self.0.write_queue(id)
+    }
 }
 
 #[cfg(test)]

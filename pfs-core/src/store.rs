@@ -295,6 +295,17 @@ pub trait ObjectStore: Send + Sync {
     fn in_memory(&self) -> bool {
         false
     }
+
+    /// The queue (below [`crate::WRITE_QUEUES`]) that writes to `id` wait in one after the
+    /// other in this store, if it serializes them (a [`crate::LocalStore`] does, by
+    /// [`ObjectId::write_queue`] of the file that holds the object); `None` if it does not.
+    /// A caller that makes writes on an async worker (an [`Self::in_memory`] store) waits for
+    /// its turn in the same queue asynchronously before the call, so that the store's own
+    /// wait never blocks the worker.
+    fn write_queue(&self, id: ObjectId) -> Option<usize> {
+        let _ = id;
+        None
+    }
 }
 
 /// Bytes of the source a copy of `len` at `src_off` covers when the source is `size` long.

@@ -53,7 +53,11 @@ impl ControlService {
             });
         }
         let (id, offset, data) = (object_id(a.object), a.offset, a.data);
-        match object_io(&self.store, move |s| s.write(id, offset, &[data], stable)).await {
+        match object_write(&self.store, id, move |s| {
+            s.write(id, offset, &[data], stable)
+        })
+        .await
+        {
             Ok(done) => CtlWriteRes::Ok(CtlWriteOk {
                 // At most MAX_CTL_IO, as the data was.
                 count: u32::try_from(done.count).unwrap_or(u32::MAX),

@@ -76,6 +76,12 @@ impl fmt::Display for ObjectId {
     }
 }
 
+/// Which of `n` locks guards object `id`.
+pub(crate) fn lock_index(id: ObjectId, n: usize) -> usize {
+    let h = (id.file ^ (u64::from(id.stripe) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 58) as usize % n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,10 +130,4 @@ mod tests {
             prop_assert_eq!(ObjectId::from_relative_path(&id.relative_path()), Some(id));
         }
     }
-}
-
-/// Which of `n` locks guards object `id`.
-pub(crate) fn lock_index(id: ObjectId, n: usize) -> usize {
-    let h = (id.file ^ (u64::from(id.stripe) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> 58) as usize % n
 }

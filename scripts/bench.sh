@@ -9,8 +9,8 @@
 #
 # Runs: the sequential and random phases on a file of SIZE (2 s apart: --delay); the metadata phases with FILES
 # files, empty and of 4 KiB, by 1 and by 8 tasks. Each prints its table (median, min, max of
-# the runs, latency percentiles, and the ratio A/B). First, iperf3 over loopback as the
-# machine's limit.
+# the runs, latency percentiles, and the ratio A/B) and the CPU the client and each server
+# spent per GiB or per operation. First, iperf3 over loopback as the machine's limit.
 #
 # Environment: BENCH_BASE=DIR keeps both servers' data below DIR instead of a fresh
 # directory in /dev/shm (e.g. a disk, where fsync costs what it costs); OUT=DIR also writes
@@ -178,8 +178,9 @@ run() {
         mkdir -p "$OUT"
         plot=(--plot "$OUT/$name.svg")
     fi
-    local cmp=()
-    [[ -n $b ]] && cmp=(--compare "$b")
+    # Each server's CPU per phase, beside the client's (both run on this machine).
+    local cmp=(--server-pids "$server")
+    [[ -n $b ]] && cmp+=(--compare "$b" --compare-pids "$ganesha")
     # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
     "$pnfs" bench "$a" "${cmp[@]}" --runs "$runs" -q "${plot[@]}" "$@" ${BENCH_ARGS:-}
 }

@@ -287,7 +287,8 @@ fn every_phase_against_a_striped_server_and_nothing_left_behind() {
     assert_empty(&s);
 
     // The table, with progress lines on stderr; stat and remove alone (the files they need
-    // are made untimed).
+    // are made untimed). Then the CPU of each phase, the client's and the server's.
+    let pid = s.pid().to_string();
     let out = bench(&[
         &s.url("/"),
         "--only",
@@ -298,16 +299,35 @@ fn every_phase_against_a_striped_server_and_nothing_left_behind() {
         "10",
         "--runs",
         "1",
+        "--server-pids",
+        &pid,
     ]);
     let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
     assert!(out.status.success(), "{stderr}");
-    let rows: Vec<&str> = stdout
-        .lines()
-        .filter(|l| PHASES.iter().any(|p| l.starts_with(p)))
-        .collect();
+    let (figures, cpu) = stdout
+        .split_once("CPU per GiB")
+        .unwrap_or_else(|| panic!("no CPU table: {stdout}"));
+    let rows_of = |t: &str| -> Vec<Vec<String>> {
+        t.lines()
+            .filter(|l| PHASES.iter().any(|p| l.starts_with(p)))
+            .map(|l| l.split_whitespace().map(String::from).collect())
+            .collect()
+    };
+    let rows = rows_of(figures);
     assert_eq!(rows.len(), 3, "{stdout}");
-    assert!(rows[0].starts_with("seq-read") && rows[2].starts_with("meta-remove"));
+    assert!(rows[0][0] == "seq-read" && rows[2][0] == "meta-remove");
     assert!(stdout.contains("p50/p90/p99 ms"), "{stdout}");
+    let cpu = rows_of(cpu);
+    assert_eq!(cpu.len(), 3, "{stdout}");
+    assert_eq!(cpu[0][..2], ["seq-read", "s/GiB"], "{stdout}");
+    assert_eq!(cpu[1][..2], ["meta-stat", "us/file"], "{stdout}");
+    for row in &cpu {
+        // The client's and the server's figures: numbers (0 when a phase took less than
+        // the kernel's hundredth of a second), not "-".
+        for cell in &row[2..4] {
+            assert!(cell.parse::<f64>().is_ok(), "{row:?}\n{stdout}");
+        }
+    }
     assert!(stderr.contains("run 1/1: meta-stat on A"), "{stderr}");
     assert!(stderr.contains("(untimed)"), "{stderr}");
     assert_empty(&s);

@@ -105,6 +105,12 @@ impl Server {
         }
     }
 
+    /// The server process's id.
+    #[allow(dead_code)] // not every test binary that shares this module uses it
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The MDS's address.
     pub(crate) fn addr(&self) -> std::net::SocketAddr {
         std::net::SocketAddr::from(([127, 0, 0, 1], self.mds))

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::report::{Report, ServerRuns};
+use super::report::{client_side, server_side, Report, ServerRuns};
 use super::settings::{Phase, RAND_BLOCK};
 
 /// The value of `format`.
@@ -68,6 +68,8 @@ struct ResultDoc<'a> {
     bytes_per_run: Vec<u64>,
     seconds_per_run: Vec<f64>,
     commit_seconds_per_run: Option<Vec<f64>>,
+    client_cpu_seconds_per_run: Option<Vec<f64>>,
+    server_cpu_seconds_per_run: Option<Vec<f64>>,
     latency_ms: Option<LatencyMs>,
 }
 
@@ -98,6 +100,8 @@ fn result<'a>(phase: Phase, server: &'a str, r: &ServerRuns) -> ResultDoc<'a> {
                 .map(|m| m.commit.map_or(0.0, |c| c.as_secs_f64()))
                 .collect()
         }),
+        client_cpu_seconds_per_run: r.cpu_seconds(client_side),
+        server_cpu_seconds_per_run: r.cpu_seconds(server_side),
         latency_ms: r.latency().map(|l| LatencyMs {
             samples: l.samples,
             p50: ms(l.p50),
@@ -233,6 +237,30 @@ mod tests {
         assert_eq!(meta["includes_commit"], false);
         assert!(meta["results"][1]["commit_seconds_per_run"].is_null());
         assert_eq!(meta["results"][1]["server"], "B");
+        for k in ["client_cpu_seconds_per_run", "server_cpu_seconds_per_run"] {
+            assert!(a[k].is_null(), "{k}: nothing measured in the sample");
+        }
+    }
+
+    #[test]
+    fn cpu_seconds_are_per_run_and_null_for_a_side_not_measured() {
+        let mut r = sample();
+        for runs in &mut r.phases[0].servers {
+            for (n, m) in runs.runs.iter_mut().enumerate() {
+                m.cpu.client = Some(std::time::Duration::from_millis(10 * (n as u64 + 1)));
+            }
+        }
+        let v: Value = serde_json::from_str(&render(&r)).unwrap();
+        let a = &v["phases"][0]["results"][0];
+        let got: Vec<f64> = a["client_cpu_seconds_per_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(got, [0.01, 0.02, 0.03]);
+        assert!(a["server_cpu_seconds_per_run"].is_null());
+        assert!(v["phases"][1]["results"][0]["client_cpu_seconds_per_run"].is_null());
     }
 
     #[test]

@@ -11,12 +11,14 @@
 //! phases in a directory of its own, all in a fresh directory `pnfs-bench-<pid>-<n>` below
 //! each URL, removed at the end, also after an error or Ctrl-C.
 //!
-//! - [`settings`]: the arguments and phases; [`phases`]: the measurements;
+//! - [`settings`]: the arguments and phases; [`phases`]: the measurements; [`cpu`]: the
+//!   CPU time they cost the client and the servers;
 //! - [`stats`]: percentiles and median/min/max; [`report`]: the results as every output
 //!   reads them;
 //! - [`table`], [`json`], [`plot`]: the outputs; [`workdir`]: the directory on each server;
 //!   [`error`]: what can go wrong.
 
+mod cpu;
 mod error;
 mod json;
 mod phases;
@@ -204,7 +206,10 @@ async fn run_all(
                     t.label,
                     describe(phase, s)
                 ));
-                let m = measure(phase, t, st, &run).await?;
+                let pids = s.server_pids.get(i).map_or(&[][..], Vec::as_slice);
+                let cpu = cpu::Start::now(pids);
+                let mut m = measure(phase, t, st, &run).await?;
+                m.cpu = cpu.spent();
                 run.line(format_args!(
                     "{} on {}: {} {} in {:.2} s",
                     phase.name(),

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use client::{Client, File, Node, OpenOptions};
 
+use super::cpu::Cpu;
 use super::error::BenchError;
 use super::settings::{Phase, Settings, RAND_BLOCK};
 use super::workdir::Target;
@@ -45,6 +46,9 @@ pub(crate) struct Measured {
     pub latencies: Vec<Duration>,
     /// The final fsync's part of `elapsed` (write phases).
     pub commit: Option<Duration>,
+    /// CPU the client and the server spent on the phase (its untimed open and close
+    /// included), set by the caller ([`super::cpu`]).
+    pub cpu: Cpu,
 }
 
 impl Measured {
@@ -118,6 +122,7 @@ async fn synced(
         bytes,
         latencies,
         commit: Some(commit),
+        cpu: Cpu::default(),
     })
 }
 
@@ -145,6 +150,7 @@ pub(crate) async fn seq_read(t: &Target, name: &str, s: &Settings) -> Result<Mea
         bytes: s.size,
         latencies,
         commit: None,
+        cpu: Cpu::default(),
     })
 }
 
@@ -204,6 +210,7 @@ pub(crate) async fn rand_read(
         bytes: offsets.len() as u64 * RAND_BLOCK,
         latencies,
         commit: None,
+        cpu: Cpu::default(),
     })
 }
 
@@ -334,6 +341,7 @@ pub(crate) async fn meta(
         bytes,
         latencies,
         commit: None,
+        cpu: Cpu::default(),
     })
 }
 
@@ -371,6 +379,7 @@ mod tests {
             bytes: 200_000_000,
             latencies: vec![],
             commit: None,
+            cpu: Cpu::default(),
         };
         assert_eq!(m.throughput(Phase::SeqWrite), 100.0);
         assert_eq!(m.throughput(Phase::RandRead), 50.0);

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::cpu::Cpu;
 use super::phases::Measured;
 use super::settings::{Phase, Settings};
 use super::stats::{ratio, Latency, Spread};
@@ -54,6 +55,37 @@ impl ServerRuns {
         Spread::of(&self.throughputs(phase))
     }
 
+    /// CPU per unit of work ([`cpu_unit`]) in each run, the client's or the server's
+    /// (`side`); `None` when some run was not measured on that side.
+    pub(crate) fn cpu_per_unit(
+        &self,
+        phase: Phase,
+        side: fn(&Cpu) -> Option<Duration>,
+    ) -> Option<Vec<f64>> {
+        self.runs
+            .iter()
+            .map(|m| {
+                let secs = side(&m.cpu)?.as_secs_f64();
+                match phase {
+                    Phase::SeqWrite | Phase::SeqRead if m.bytes > 0 => {
+                        Some(secs / (m.bytes as f64 / GIB))
+                    }
+                    Phase::SeqWrite | Phase::SeqRead => None,
+                    _ => Some(secs * 1e6 / m.ops.max(1) as f64),
+                }
+            })
+            .collect()
+    }
+
+    /// CPU seconds of each run, the client's or the server's (`side`); `None` when some run
+    /// was not measured on that side.
+    pub(crate) fn cpu_seconds(&self, side: fn(&Cpu) -> Option<Duration>) -> Option<Vec<f64>> {
+        self.runs
+            .iter()
+            .map(|m| side(&m.cpu).map(|d| d.as_secs_f64()))
+            .collect()
+    }
+
     /// Latency percentiles over every request of every run.
     pub(crate) fn latency(&self) -> Option<Latency> {
         let all: Vec<Duration> = self
@@ -63,6 +95,30 @@ impl ServerRuns {
             .collect();
         Latency::of(&all)
     }
+}
+
+/// Bytes in a gibibyte, the unit of the sequential phases' CPU figures.
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// What a phase's CPU figures are per ([`ServerRuns::cpu_per_unit`]): CPU seconds per GiB
+/// moved for the sequential phases (comparable with iperf3's), microseconds per request or
+/// file for the others.
+pub(crate) fn cpu_unit(phase: Phase) -> &'static str {
+    match phase {
+        Phase::SeqWrite | Phase::SeqRead => "s/GiB",
+        Phase::RandWrite | Phase::RandRead => "us/req",
+        Phase::MetaCreate | Phase::MetaStat | Phase::MetaRemove => "us/file",
+    }
+}
+
+/// The client's side of a [`Cpu`], for [`ServerRuns::cpu_per_unit`].
+pub(crate) fn client_side(c: &Cpu) -> Option<Duration> {
+    c.client
+}
+
+/// The server's side of a [`Cpu`].
+pub(crate) fn server_side(c: &Cpu) -> Option<Duration> {
+    c.server
 }
 
 /// One phase: its results on each server, in the order of [`Report::servers`].
@@ -108,6 +164,7 @@ pub(crate) mod tests {
             bytes,
             latencies: lat_ms.iter().map(|&m| Duration::from_millis(m)).collect(),
             commit: None,
+            cpu: Cpu::default(),
         }
     }
 
@@ -133,6 +190,7 @@ pub(crate) mod tests {
             runs: 3,
             delay: std::time::Duration::ZERO,
             no_delegations: false,
+            server_pids: vec![Vec::new(), Vec::new()],
         };
         let server = |label: &str, port: u16, pnfs: bool| ServerInfo {
             label: label.into(),

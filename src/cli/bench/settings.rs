@@ -55,6 +55,14 @@ pub(crate) struct BenchArgs {
     /// `--compare` not during the other server's run either.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = parse_delay)]
     pub delay: f64,
+    /// Processes of server A on this machine (pids, comma-separated: the MDS and its data
+    /// servers when they run apart): the CPU they spend in each phase is reported beside the
+    /// client's, read from /proc in hundredths of a second.
+    #[arg(long, value_name = "PIDS", value_delimiter = ',')]
+    pub server_pids: Vec<u32>,
+    /// The processes of the server of `--compare` (B), as `--server-pids`.
+    #[arg(long, value_name = "PIDS", value_delimiter = ',', requires = "compare")]
+    pub compare_pids: Vec<u32>,
     /// Print a JSON document instead of the table (no progress lines either).
     #[arg(long)]
     pub json: bool,
@@ -198,6 +206,9 @@ pub(crate) struct Settings {
     pub delay: std::time::Duration,
     /// The client refused delegations (`--no-delegations`).
     pub no_delegations: bool,
+    /// Each server's processes whose CPU is measured (`--server-pids`, `--compare-pids`),
+    /// in the order of the servers; empty for one measured from the client's side only.
+    pub server_pids: Vec<Vec<u32>>,
 }
 
 /// Largest sequential request: more would only be cut by the library into I/O-size pieces,
@@ -257,6 +268,14 @@ impl Settings {
         if let Some(p) = &a.plot {
             super::plot::Format::of(p)?;
         }
+        for (flag, pids) in [
+            ("--server-pids", &a.server_pids),
+            ("--compare-pids", &a.compare_pids),
+        ] {
+            if let Some(p) = pids.iter().find(|&&p| super::cpu::cpu_of(p).is_none()) {
+                return usage(format!("{flag}: no process {p} on this machine"));
+            }
+        }
         Ok(Settings {
             phases,
             size: a.size,
@@ -268,6 +287,7 @@ impl Settings {
             runs: a.runs,
             delay: std::time::Duration::from_secs_f64(a.delay),
             no_delegations: a.no_delegations,
+            server_pids: vec![a.server_pids.clone(), a.compare_pids.clone()],
         })
     }
 }
@@ -353,6 +373,29 @@ mod tests {
         let a = args(&["nfs://h/", "--size", "0", "--only", "meta"]).unwrap();
         assert!(Settings::from_args(&a).is_ok());
         assert!(args(&["nfs://h/", "--size", "lots"]).is_err());
+    }
+
+    #[test]
+    fn server_pids_must_be_processes_here_and_b_needs_compare() {
+        let me = std::process::id().to_string();
+        let a = args(&["nfs://h/", "--server-pids", &format!("{me},{me}")]).unwrap();
+        let s = Settings::from_args(&a).unwrap();
+        let me: u32 = me.parse().unwrap();
+        assert_eq!(s.server_pids, [vec![me, me], vec![]]);
+        let a = args(&["nfs://h/", "--server-pids", "0"]).unwrap();
+        let e = Settings::from_args(&a).unwrap_err();
+        assert!(e.to_string().contains("--server-pids: no process 0"), "{e}");
+        assert!(args(&["nfs://h/", "--compare-pids", "1"]).is_err());
+        let a = args(&[
+            "nfs://h/",
+            "--compare",
+            "nfs://g/",
+            "--compare-pids",
+            &me.to_string(),
+        ])
+        .unwrap();
+        assert_eq!(Settings::from_args(&a).unwrap().server_pids[1], [me]);
+        assert!(args(&["nfs://h/", "--server-pids", "x"]).is_err());
     }
 
     #[test]

@@ -4,8 +4,9 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use super::report::{Report, ServerInfo};
+use super::report::{client_side, cpu_unit, server_side, Report, ServerInfo};
 use super::settings::{Phase, RAND_BLOCK};
+use super::stats::Spread;
 
 /// A figure with as many decimals as are worth reading: 3 significant digits below 100,
 /// none above.
@@ -213,7 +214,58 @@ pub(crate) fn render(r: &Report) -> String {
         })
         .collect();
     out.push_str(&grid(&header, &rows, 2));
+    if let Some(cpu) = cpu_table(r) {
+        out.push('\n');
+        out.push_str(&cpu);
+    }
     out
+}
+
+/// The CPU the phases cost, per GiB or per operation (medians over the runs): the client's
+/// always, a server's when its processes were named. `None` when nothing was measured (no
+/// `/proc`).
+fn cpu_table(r: &Report) -> Option<String> {
+    let measured = r.phases.iter().any(|ph| {
+        ph.servers
+            .iter()
+            .any(|runs| runs.cpu_per_unit(ph.phase, client_side).is_some())
+    });
+    if !measured {
+        return None;
+    }
+    let compare = r.servers.len() > 1;
+    let mut header: Vec<String> = vec!["phase".into(), "cpu".into()];
+    for srv in &r.servers {
+        let p = if compare {
+            format!("{} ", srv.label)
+        } else {
+            String::new()
+        };
+        header.extend([format!("{p}client"), format!("{p}server")]);
+    }
+    let rows: Vec<Vec<String>> = r
+        .phases
+        .iter()
+        .map(|ph| {
+            let mut row = vec![ph.phase.name().to_string(), cpu_unit(ph.phase).to_string()];
+            for runs in &ph.servers {
+                for side in [client_side, server_side] {
+                    row.push(
+                        runs.cpu_per_unit(ph.phase, side)
+                            .and_then(|v| Spread::of(&v))
+                            .map_or("-".into(), |sp| fmt_value(sp.median)),
+                    );
+                }
+            }
+            row
+        })
+        .collect();
+    let mut out = String::from(
+        "CPU per GiB (s/GiB) or per request or file (us), medians over the runs; client: this \
+         process, server: its --server-pids or --compare-pids, from /proc in 1/100 s\n",
+    );
+    out.push_str(&grid(&header, &rows, 2));
+    Some(out)
 }
 
 #[cfg(test)]
@@ -292,6 +344,42 @@ mod tests {
             ]
         );
         assert!(!t.contains("A/B"));
+    }
+
+    #[test]
+    fn cpu_is_a_table_of_its_own_per_gib_or_per_file() {
+        let mut r = sample();
+        assert!(!render(&r).contains("CPU per GiB"), "nothing measured");
+        // A: client 0.1 s and server 0.3 s a run; B: client only.
+        for ph in &mut r.phases {
+            for (i, runs) in ph.servers.iter_mut().enumerate() {
+                for m in &mut runs.runs {
+                    m.cpu.client = Some(Duration::from_millis(100));
+                    m.cpu.server = (i == 0).then(|| Duration::from_millis(300));
+                }
+            }
+        }
+        let t = render(&r);
+        let lines: Vec<&str> = t.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("CPU per GiB"))
+            .expect(&t);
+        let words = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            words(lines[at + 1]),
+            ["phase", "cpu", "A", "client", "A", "server", "B", "client", "B", "server"]
+        );
+        // 4,000,000 bytes a run: 0.1 s is 26.8 s per GiB.
+        assert_eq!(
+            words(lines[at + 2]),
+            ["seq-write", "s/GiB", "26.8", "80.5", "26.8", "-"]
+        );
+        // 20 files a run: 0.1 s is 5,000 us a file.
+        assert_eq!(
+            words(lines[at + 3]),
+            ["meta-create", "us/file", "5000", "15000", "5000", "-"]
+        );
     }
 
     #[test]

@@ -269,7 +269,7 @@ pub(crate) enum ClientCommand {
     Revalidate(RevalidateArgs),
     /// Benchmark a server (or compare two) through this client: sequential and random I/O,
     /// then creating, looking up and removing files; a table, JSON or a chart (docs/bench.md).
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// List I/O check (for tests): one write_list of many small extents, one read_list of
     /// them, compared.
     #[command(hide = true)]

@@ -300,7 +300,7 @@ mod tests {
     fn args(v: &[&str]) -> Result<BenchArgs, clap::Error> {
         let v: Vec<&str> = std::iter::once("bench").chain(v.iter().copied()).collect();
         match crate::cli::parse_args(&v)? {
-            ClientCommand::Bench(a) => Ok(a),
+            ClientCommand::Bench(a) => Ok(*a),
             other => panic!("not bench: {other:?}"),
         }
     }

@@ -175,20 +175,7 @@ pub(crate) fn render(r: &Report) -> String {
         "median, min, max: over the runs; latency: percentiles over every request of every run, ms\n\n",
     );
     let compare = r.servers.len() > 1;
-    let mut header: Vec<String> = vec!["phase".into(), "unit".into()];
-    for srv in &r.servers {
-        let p = if compare {
-            format!("{} ", srv.label)
-        } else {
-            String::new()
-        };
-        header.extend([
-            format!("{p}median"),
-            format!("{p}min"),
-            format!("{p}max"),
-            format!("{p}p50/p90/p99 ms"),
-        ]);
-    }
+    let mut header = header_of(r, "unit", &["median", "min", "max", "p50/p90/p99 ms"]);
     if compare {
         header.push(format!("{}/{}", r.servers[0].label, r.servers[1].label));
     }
@@ -221,6 +208,19 @@ pub(crate) fn render(r: &Report) -> String {
     out
 }
 
+/// A table's header: `phase`, `unit`, then `columns` for each server, named with the
+/// server's label in front when there are two (`A median`, ..., `B median`, ...).
+fn header_of(r: &Report, unit: &str, columns: &[&str]) -> Vec<String> {
+    let mut header: Vec<String> = vec!["phase".into(), unit.into()];
+    for srv in &r.servers {
+        header.extend(columns.iter().map(|c| match r.servers.len() {
+            1 => c.to_string(),
+            _ => format!("{} {c}", srv.label),
+        }));
+    }
+    header
+}
+
 /// The CPU the phases cost, per GiB or per operation (medians over the runs): the client's
 /// always, a server's when its processes were named. `None` when nothing was measured (no
 /// `/proc`).
@@ -233,16 +233,7 @@ fn cpu_table(r: &Report) -> Option<String> {
     if !measured {
         return None;
     }
-    let compare = r.servers.len() > 1;
-    let mut header: Vec<String> = vec!["phase".into(), "cpu".into()];
-    for srv in &r.servers {
-        let p = if compare {
-            format!("{} ", srv.label)
-        } else {
-            String::new()
-        };
-        header.extend([format!("{p}client"), format!("{p}server")]);
-    }
+    let header = header_of(r, "cpu", &["client", "server"]);
     let rows: Vec<Vec<String>> = r
         .phases
         .iter()

@@ -157,8 +157,21 @@ echo "$(nproc) cores, $(uname -r); data in $work ($(df -T "$work" | awk 'NR == 2
 if command -v iperf3 >/dev/null; then
     iperf3 -s -1 -p "$iport" >/dev/null 2>&1 &
     sleep 0.5
-    iperf3 -c 127.0.0.1 -p "$iport" -t 3 -f g 2>/dev/null |
-        awk '/receiver/ { print "limit: loopback TCP " $7 " " $8 " (iperf3, one stream, 3 s)" }' || true
+    # The line rate, and what it costs in CPU per GiB (sender + receiver, from iperf3's own
+    # getrusage): the figures the CPU table of the seq phases compares with.
+    if command -v python3 >/dev/null; then
+        iperf3 -c 127.0.0.1 -p "$iport" -t 3 -J 2>/dev/null | python3 -c '
+import json, sys
+e = json.load(sys.stdin)["end"]
+r, c = e["sum_received"], e["cpu_utilization_percent"]
+per_gib = r["seconds"] / (r["bytes"] / 2**30) / 100
+print("limit: loopback TCP %.1f Gbits/sec (iperf3, one stream, %.0f s), %.2f CPU-s per GiB (sender %.2f + receiver %.2f)"
+      % (r["bits_per_second"] / 1e9, r["seconds"], (c["host_total"] + c["remote_total"]) * per_gib,
+         c["host_total"] * per_gib, c["remote_total"] * per_gib))' || true
+    else
+        iperf3 -c 127.0.0.1 -p "$iport" -t 3 -f g 2>/dev/null |
+            awk '/receiver/ { print "limit: loopback TCP " $7 " " $8 " (iperf3, one stream, 3 s)" }' || true
+    fi
     wait $! 2>/dev/null || true
 else
     echo "limit: no iperf3 (apt-get install iperf3)"

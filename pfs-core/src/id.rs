@@ -70,6 +70,33 @@ impl ObjectId {
     }
 }
 
+/// The stripe of the object of `file` whose name in its leaf directory is `name` (the last
+/// component of [`ObjectId::relative_path`]: 16 lower-case hex digits, a dot, the stripe in
+/// decimal without leading zeros); `None` for any other name. A data server removing a file
+/// reads its leaf directory, which holds the objects of every file whose id shares the low
+/// 16 bits: this checks each entry without building a path or a string.
+pub(crate) fn stripe_in_leaf(name: &[u8], file: u64) -> Option<u32> {
+    let (hex, rest) = name.split_at_checked(16)?;
+    let digits = rest.strip_prefix(b".")?;
+    let want = file.to_be_bytes();
+    let lower_hex = |n: u8| match n {
+        0..=9 => b'0' + n,
+        _ => b'a' + n - 10,
+    };
+    let same = want
+        .iter()
+        .zip(hex.chunks_exact(2))
+        .all(|(&b, h)| h[0] == lower_hex(b >> 4) && h[1] == lower_hex(b & 0xf));
+    if !same
+        || digits.is_empty()
+        || !digits.iter().all(u8::is_ascii_digit)
+        || (digits.len() > 1 && digits[0] == b'0')
+    {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:016x}.{}", self.file, self.stripe)
@@ -108,6 +135,29 @@ mod tests {
     }
 
     #[test]
+    fn a_leaf_entry_names_an_object_of_the_file_only_in_canonical_form() {
+        let file = 0x0123_4567_89ab_cdef;
+        for (name, want) in [
+            ("0123456789abcdef.2", Some(2)),
+            ("0123456789abcdef.0", Some(0)),
+            ("0123456789abcdef.4294967295", Some(u32::MAX)),
+            ("0123456789abcdef.4294967296", None),
+            ("0123456789ABCDEF.2", None),
+            ("0123456789abcdee.2", None),
+            ("0123456789abcdef.02", None),
+            ("0123456789abcdef.+2", None),
+            ("0123456789abcdef.", None),
+            ("0123456789abcdef", None),
+            ("0123456789abcdef.2.tmp", None),
+            ("123456789abcdef.2", None),
+            (".", None),
+            ("..", None),
+        ] {
+            assert_eq!(stripe_in_leaf(name.as_bytes(), file), want, "{name}");
+        }
+    }
+
+    #[test]
     fn non_canonical_paths_are_not_objects() {
         for p in [
             "ef/cd/123456789abcdef.2",
@@ -128,6 +178,21 @@ mod tests {
         fn relative_path_round_trips(file: u64, stripe: u32) {
             let id = ObjectId { file, stripe };
             prop_assert_eq!(ObjectId::from_relative_path(&id.relative_path()), Some(id));
+        }
+
+        /// The leaf-entry check agrees with the path parser on any name, for the file it
+        /// names and for another one.
+        #[test]
+        fn a_leaf_entry_is_what_the_path_parser_says(file: u64, stripe: u32, other: u64, junk in "[0-9a-f.]{0,24}") {
+            let id = ObjectId { file, stripe };
+            let path = id.relative_path();
+            let name = &path[6..];
+            prop_assert_eq!(stripe_in_leaf(name.as_bytes(), file), Some(stripe));
+            prop_assert_eq!(stripe_in_leaf(name.as_bytes(), other), (other == file).then_some(stripe));
+            let parsed = ObjectId::from_relative_path(&format!("{}/{junk}", &path[..5]))
+                .filter(|p| p.file == file)
+                .map(|p| p.stripe);
+            prop_assert_eq!(stripe_in_leaf(junk.as_bytes(), file), parsed);
         }
     }
 }

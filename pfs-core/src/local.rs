@@ -19,7 +19,7 @@ use rustix::io::Errno;
 
 use self::fdcache::FdCache;
 use crate::error::{Result, StoreError};
-use crate::id::{lock_index, ObjectId, WRITE_QUEUES};
+use crate::id::{lock_index, stripe_in_leaf, ObjectId, WRITE_QUEUES};
 use crate::lock;
 use crate::store::{
     range_end, write_zeros, Deallocated, Fresh, FsStats, ObjectStore, ReadDone, ReadInto, SeekWhat,
@@ -723,12 +723,8 @@ impl ObjectStore for LocalStore {
             rustix::fs::Dir::new(dir).map_err(|e| StoreError::from_errno("readdir", e, 0, 0))?;
         for entry in &mut entries {
             let entry = entry.map_err(|e| StoreError::from_errno("readdir", e, 0, 0))?;
-            let Ok(name) = entry.file_name().to_str() else {
-                continue;
-            };
-            match ObjectId::from_relative_path(&format!("{leaf_path}/{name}")) {
-                Some(id) if id.file == file => ids.push(id),
-                _ => {}
+            if let Some(stripe) = stripe_in_leaf(entry.file_name().to_bytes(), file) {
+                ids.push(ObjectId { file, stripe });
             }
         }
         // One fsync of the leaf makes every unlink in it durable: a file with many stripes

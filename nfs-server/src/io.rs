@@ -142,14 +142,12 @@ where
     F: FnOnce(&dyn ObjectStore) -> Result<T, pfs_core::StoreError> + Send + 'static,
     T: Send + 'static,
 {
-    if !store.in_memory() {
-        return object_io(store, f).await;
-    }
-    let _turn = match store.write_queue(id) {
+    let queue = store.in_memory().then(|| store.write_queue(id)).flatten();
+    let _turn = match queue {
         Some(q) => Some(write_turns()[q % WRITE_QUEUES].lock().await),
         None => None,
     };
-    f(&**store).map_err(|e| store_status(&e))
+    object_io(store, f).await
 }
 
 /// The async queues of [`object_write`], one per [`pfs_core::WRITE_QUEUES`], shared by

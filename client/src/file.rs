@@ -78,6 +78,9 @@ struct Data {
     jumps: u32,
     /// The send of buffered writes running in the background (`behind`).
     behind: Option<behind::Behind>,
+    /// The COMMIT of sent writes running in the background (`behind`); their `Written`s
+    /// are out of `unstable` until it ends.
+    committing: Option<behind::Behind>,
     /// Why the last background send failed (its bytes are back in `dirty`).
     behind_error: Option<Error>,
     /// Blocks being fetched (by a read, or ahead of one).
@@ -264,7 +267,12 @@ impl File {
         self.open
             .data
             .try_lock()
-            .map(|d| !d.dirty.is_empty() || !d.unstable.is_empty() || d.behind.is_some())
+            .map(|d| {
+                !d.dirty.is_empty()
+                    || !d.unstable.is_empty()
+                    || d.behind.is_some()
+                    || d.committing.is_some()
+            })
             .unwrap_or(true)
     }
 

@@ -26,7 +26,7 @@ impl File {
             // filling the next one; a caller that fills it before the send ends waits.
             if d.behind.is_some() {
                 drop(d);
-                d = self.data_settled().await;
+                d = self.data_unsent().await;
             }
             if d.dirty_bytes >= self.client.inner.opts.write_back {
                 if let Some(e) = d.behind_error.take() {

@@ -91,12 +91,12 @@ fn commit_threshold(file: &File) -> usize {
 }
 
 impl File {
-    /// The data lock once no background send or COMMIT is running: `dirty` and `unstable`
-    /// then hold everything written and not known stable.
-    pub(super) async fn data_settled(&self) -> MutexGuard<'_, Data> {
+    /// The data lock once `busy` finds nothing to wait for: it names the background work
+    /// (a send or a COMMIT) that must end first.
+    async fn data_when(&self, busy: impl Fn(&Data) -> Option<&Behind>) -> MutexGuard<'_, Data> {
         loop {
             let d = self.open.data.lock().await;
-            let Some(b) = d.behind.as_ref().or(d.committing.as_ref()) else {
+            let Some(b) = busy(&d) else {
                 return d;
             };
             let mut done = b.done.clone();
@@ -105,18 +105,17 @@ impl File {
         }
     }
 
+    /// The data lock once no background send or COMMIT is running: `dirty` and `unstable`
+    /// then hold everything written and not known stable.
+    pub(super) async fn data_settled(&self) -> MutexGuard<'_, Data> {
+        self.data_when(|d| d.behind.as_ref().or(d.committing.as_ref()))
+            .await
+    }
+
     /// The data lock once no background send is running (a COMMIT may be): the next send
     /// may start.
     pub(super) async fn data_unsent(&self) -> MutexGuard<'_, Data> {
-        loop {
-            let d = self.open.data.lock().await;
-            let Some(b) = &d.behind else {
-                return d;
-            };
-            let mut done = b.done.clone();
-            drop(d);
-            let _ = done.changed().await;
-        }
+        self.data_when(|d| d.behind.as_ref()).await
     }
 
     /// The data lock once nothing runs in the background for this File: no send, and no
@@ -135,19 +134,13 @@ impl File {
 
     /// The data lock once no background send or COMMIT carries bytes of `start..end`.
     pub(super) async fn data_clear_of(&self, start: u64, end: u64) -> MutexGuard<'_, Data> {
-        loop {
-            let d = self.open.data.lock().await;
-            let carrying = [&d.behind, &d.committing]
+        self.data_when(|d| {
+            [&d.behind, &d.committing]
                 .into_iter()
                 .flatten()
-                .find(|b| b.ranges.iter().any(|&(o, n)| o < end && o + n > start));
-            let Some(b) = carrying else {
-                return d;
-            };
-            let mut done = b.done.clone();
-            drop(d);
-            let _ = done.changed().await;
-        }
+                .find(|b| b.ranges.iter().any(|&(o, n)| o < end && o + n > start))
+        })
+        .await
     }
 
     /// Starts sending the buffer in the background (no send runs: the caller checked).

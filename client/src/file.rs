@@ -77,7 +77,9 @@ struct Data {
     /// Small reads in a row that jumped (not where the last one ended): random access.
     jumps: u32,
     /// The send of buffered writes running in the background (`behind`).
-    behind: Option<behind::Behind>,
+    behind: Vec<behind::Behind>,
+    /// Background sends started (their ids).
+    sends: u64,
     /// The COMMIT of sent writes running in the background (`behind`); their `Written`s
     /// are out of `unstable` until it ends.
     committing: Option<behind::Behind>,
@@ -270,7 +272,7 @@ impl File {
             .map(|d| {
                 !d.dirty.is_empty()
                     || !d.unstable.is_empty()
-                    || d.behind.is_some()
+                    || !d.behind.is_empty()
                     || d.committing.is_some()
             })
             .unwrap_or(true)

@@ -216,3 +216,48 @@ async fn writes_go_on_while_a_background_commit_hangs_and_stop_at_the_bound() {
     r.close().await.unwrap();
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlapping_writes_land_in_order_through_concurrent_sends_and_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_mds, addr) = start_mds(dir.path(), 30).await;
+    // Small parts, so that two sends and a COMMIT run at once most of the time.
+    let opts = ClientOptions {
+        delegations: false,
+        write_back: 64 * KIB,
+        commit_every: 256 * KIB,
+        ..ClientOptions::default()
+    };
+    let c = Client::connect_with(addr, opts).await.unwrap();
+    let f = c.create("/f", 0o644).await.unwrap();
+    let size = 2048 * KIB;
+    let mut model = vec![0u8; size];
+    // xorshift: the same writes every run.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..2000u32 {
+        let len = 1 + (next() % (40 * KIB as u64)) as usize;
+        let at = (next() % (size - len) as u64) as usize;
+        let fill = (i % 251) as u8 + 1;
+        model[at..at + len].fill(fill);
+        f.write_at(at as u64, Bytes::from(vec![fill; len]))
+            .await
+            .unwrap();
+    }
+    f.close().await.unwrap();
+    let r = c.open("/f", &OpenOptions::read()).await.unwrap();
+    let got = r.read_to_end().await.unwrap();
+    let end = model.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+    assert_eq!(got.len(), end);
+    assert!(
+        got[..] == model[..end],
+        "the file differs from the writes' model"
+    );
+    r.close().await.unwrap();
+    c.shutdown().await;
+}

@@ -17,7 +17,8 @@ pub struct ClientOptions {
     pub retry_limit: Duration,
     /// How long cached attributes are trusted (the bounded attribute cache).
     pub attr_timeout: Duration,
-    /// Dirty bytes buffered per open file before they are sent.
+    /// Dirty bytes buffered per open file before they are sent: each half goes out in the
+    /// background once full, two at a time.
     pub write_back: usize,
     /// Cached read bytes per open file before the cache is emptied.
     pub read_cache: usize,

@@ -1,19 +1,21 @@
-//! Write-behind: a full write-back buffer is sent by a task of its own while the writer fills
-//! the next one, so that producing bytes (a FUSE mount's kernel requests, a copy's reads) and
-//! sending them overlap instead of taking turns. One send runs at a time per File; a writer
-//! that fills the next buffer first waits for it. Past half of `commit_every` sent-unstable
+//! Write-behind: each half of the write-back buffer, once full, is sent by a task of its own
+//! while the writer fills the next, so that producing bytes (a FUSE mount's kernel requests,
+//! a copy's reads) and sending them overlap instead of taking turns. Two sends run at a time
+//! per File ([`MAX_SENDS`]), so that the servers still have work while one waits for its last
+//! replies; a writer that fills the next part while both run waits. Their ranges never
+//! overlap (a write over a running send's waits for it). Past half of `commit_every` sent-unstable
 //! bytes, a send starts a COMMIT of them in a task of its own, which runs beside the next
 //! sends (a data server's sync on a disk takes milliseconds); one COMMIT at a time, so a
 //! send that reaches the threshold again first waits for the running one.
 //!
 //! What stays true:
-//! - **Order.** A write over a range the running send or COMMIT carries waits for it
+//! - **Order.** A write over a range a running send or COMMIT carries waits for it
 //!   ([`File::data_clear_of`]): the older bytes land first, then the newer ones supersede
 //!   them among the sent-unstable writes, as for any two writes; a COMMIT that fails gives
 //!   its writes back to be sent again, and none of them is older than a byte over its range.
 //! - **Completeness.** Everything that reads `dirty` or `unstable` as the whole of what was
 //!   written (fsync, a read over buffered bytes, revalidate, a sibling's flush, space
-//!   operations) takes the data lock through [`File::data_settled`], after the send and the
+//!   operations) takes the data lock through [`File::data_settled`], after the sends and the
 //!   COMMIT ended.
 //! - **Errors.** A send that fails puts its bytes back in front of the buffer (none is
 //!   lost) and keeps the error: the next fsync sends them again, and a writer that fills
@@ -28,6 +30,8 @@ use super::*;
 
 /// The send running in the background.
 pub(super) struct Behind {
+    /// Which send it is (per File).
+    id: u64,
     /// The file ranges it carries.
     ranges: Vec<(u64, u64)>,
     /// Closed when it ends.
@@ -86,6 +90,17 @@ pub(super) fn sent(
 /// Sent-unstable bytes past which a send starts a COMMIT in the background: half of
 /// [`ClientOptions::commit_every`](crate::ClientOptions::commit_every), so that with the
 /// COMMIT running and the next send's bytes the total not known stable stays near it.
+/// Background sends per File at a time: while one waits for its last replies, the next
+/// keeps the data servers busy (2 GiB to three data servers on tmpfs: about 2,900 MB/s with
+/// one send of 32 MiB at a time, 3,060 with two of 16 MiB).
+pub(super) const MAX_SENDS: usize = 2;
+
+/// The bytes a background send takes out of the buffer: the write-back size over
+/// [`MAX_SENDS`], so that the buffer and the sends hold at most 1.5 x the write-back size.
+pub(super) fn send_size(write_back: usize) -> usize {
+    (write_back / MAX_SENDS).max(1)
+}
+
 fn commit_threshold(file: &File) -> usize {
     (file.client.inner.opts.commit_every / 2).max(1)
 }
@@ -108,14 +123,15 @@ impl File {
     /// The data lock once no background send or COMMIT is running: `dirty` and `unstable`
     /// then hold everything written and not known stable.
     pub(super) async fn data_settled(&self) -> MutexGuard<'_, Data> {
-        self.data_when(|d| d.behind.as_ref().or(d.committing.as_ref()))
+        self.data_when(|d| d.behind.first().or(d.committing.as_ref()))
             .await
     }
 
     /// The data lock once no background send is running (a COMMIT may be): the next send
     /// may start.
     pub(super) async fn data_unsent(&self) -> MutexGuard<'_, Data> {
-        self.data_when(|d| d.behind.as_ref()).await
+        self.data_when(|d| d.behind.first().filter(|_| d.behind.len() >= MAX_SENDS))
+            .await
     }
 
     /// The data lock once nothing runs in the background for this File: no send, and no
@@ -135,9 +151,9 @@ impl File {
     /// The data lock once no background send or COMMIT carries bytes of `start..end`.
     pub(super) async fn data_clear_of(&self, start: u64, end: u64) -> MutexGuard<'_, Data> {
         self.data_when(|d| {
-            [&d.behind, &d.committing]
-                .into_iter()
-                .flatten()
+            d.behind
+                .iter()
+                .chain(&d.committing)
                 .find(|b| b.ranges.iter().any(|&(o, n)| o < end && o + n > start))
         })
         .await
@@ -150,7 +166,10 @@ impl File {
         };
         let pieces = coalesce(pieces, self.io_size());
         let (tx, done) = watch::channel(());
-        d.behind = Some(Behind {
+        d.sends += 1;
+        let id = d.sends;
+        d.behind.push(Behind {
+            id,
             ranges: pieces.iter().map(|(o, b)| (*o, b.len() as u64)).collect(),
             done,
         });
@@ -161,19 +180,24 @@ impl File {
             if let Err(e) = sent(&mut d, pieces, epoch, written) {
                 d.behind_error = Some(e);
             }
-            let unstable: usize = d.unstable.iter().map(|w| w.data.len()).sum();
-            if d.behind_error.is_none() && unstable >= commit_threshold(&file) {
-                // One COMMIT at a time: a send that reaches the threshold while the last
-                // one runs waits for it, so the bytes not known stable stay bounded.
-                while let Some(c) = &d.committing {
-                    let mut done = c.done.clone();
-                    drop(d);
-                    let _ = done.changed().await;
-                    d = file.open.data.lock().await;
+            // One COMMIT at a time: a send that reaches the threshold while one runs waits
+            // for it (and looks again: the other send may have committed meanwhile), so the
+            // bytes not known stable stay bounded.
+            loop {
+                let unstable: usize = d.unstable.iter().map(|w| w.data.len()).sum();
+                if d.behind_error.is_some() || unstable < commit_threshold(&file) {
+                    break;
                 }
-                file.commit_behind(&mut d);
+                let Some(c) = &d.committing else {
+                    file.commit_behind(&mut d);
+                    break;
+                };
+                let mut done = c.done.clone();
+                drop(d);
+                let _ = done.changed().await;
+                d = file.open.data.lock().await;
             }
-            d.behind = None;
+            d.behind.retain(|b| b.id != id);
             drop(d);
             // Waiters wake when `tx` goes, after `behind` is cleared.
             drop(tx);
@@ -192,6 +216,7 @@ impl File {
         }
         let (tx, done) = watch::channel(());
         d.committing = Some(Behind {
+            id: 0,
             ranges: taken
                 .iter()
                 .map(|w| (w.offset, w.data.len() as u64))

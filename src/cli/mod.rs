@@ -59,8 +59,8 @@ pub(crate) struct CommonOpts {
     /// registration cache; for measurements).
     #[arg(long, hide = true)]
     pub rdma_no_cache: bool,
-    /// Bytes written per open file that are buffered before they are sent (e.g. 8MiB)
-    /// [default: 32MiB].
+    /// Bytes written per open file that are buffered before they are sent (e.g. 8MiB): each
+    /// half goes out once full, two at a time [default: 32MiB].
     #[arg(long, value_name = "SIZE", value_parser = size::parse_size)]
     pub write_back: Option<u64>,
     /// Bytes written per open file and not yet known stable that a long write keeps (past

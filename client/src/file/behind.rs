@@ -3,10 +3,10 @@
 //! a copy's reads) and sending them overlap instead of taking turns. Two sends run at a time
 //! per File ([`MAX_SENDS`]), so that the servers still have work while one waits for its last
 //! replies; a writer that fills the next part while both run waits. Their ranges never
-//! overlap (a write over a running send's waits for it). Past half of `commit_every` sent-unstable
-//! bytes, a send starts a COMMIT of them in a task of its own, which runs beside the next
-//! sends (a data server's sync on a disk takes milliseconds); one COMMIT at a time, so a
-//! send that reaches the threshold again first waits for the running one.
+//! overlap (a write over a running send's waits for it). Past half of `commit_every`
+//! sent-unstable bytes, a send starts a COMMIT of them in a task of its own, which runs
+//! beside the next sends (a data server's sync on a disk takes milliseconds); one COMMIT at
+//! a time, so a send that reaches the threshold again first waits for the running one.
 //!
 //! What stays true:
 //! - **Order.** A write over a range a running send or COMMIT carries waits for it
@@ -28,9 +28,9 @@ use tokio::sync::{watch, MutexGuard};
 
 use super::*;
 
-/// The send running in the background.
+/// A send or a COMMIT running in the background.
 pub(super) struct Behind {
-    /// Which send it is (per File).
+    /// Which send it is (per File; 0 for a COMMIT).
     id: u64,
     /// The file ranges it carries.
     ranges: Vec<(u64, u64)>,
@@ -87,9 +87,6 @@ pub(super) fn sent(
     }
 }
 
-/// Sent-unstable bytes past which a send starts a COMMIT in the background: half of
-/// [`ClientOptions::commit_every`](crate::ClientOptions::commit_every), so that with the
-/// COMMIT running and the next send's bytes the total not known stable stays near it.
 /// Background sends per File at a time: while one waits for its last replies, the next
 /// keeps the data servers busy (2 GiB to three data servers on tmpfs: about 2,900 MB/s with
 /// one send of 32 MiB at a time, 3,060 with two of 16 MiB).
@@ -101,6 +98,9 @@ pub(super) fn send_size(write_back: usize) -> usize {
     (write_back / MAX_SENDS).max(1)
 }
 
+/// Sent-unstable bytes past which a send starts a COMMIT in the background: half of
+/// [`ClientOptions::commit_every`](crate::ClientOptions::commit_every), so that with the
+/// COMMIT running and the next send's bytes the total not known stable stays near it.
 fn commit_threshold(file: &File) -> usize {
     (file.client.inner.opts.commit_every / 2).max(1)
 }
@@ -159,7 +159,7 @@ impl File {
         .await
     }
 
-    /// Starts sending the buffer in the background (no send runs: the caller checked).
+    /// Starts sending the buffer in the background (a send may start: the caller checked).
     pub(super) fn send_behind(&self, d: &mut Data) {
         let Some((pieces, epoch)) = take_dirty(d) else {
             return;

@@ -76,10 +76,9 @@ struct Data {
     ahead: u64,
     /// Small reads in a row that jumped (not where the last one ended): random access.
     jumps: u32,
-    /// The send of buffered writes running in the background (`behind`).
+    /// The sends of buffered writes running in the background, oldest first, at most
+    /// `behind::MAX_SENDS` (`behind`).
     behind: Vec<behind::Behind>,
-    /// Background sends started (their ids).
-    sends: u64,
     /// The COMMIT of sent writes running in the background (`behind`); their `Written`s
     /// are out of `unstable` until it ends.
     committing: Option<behind::Behind>,

@@ -12,12 +12,14 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use client::{Client, ClientOptions, OpenOptions};
+use futures::StreamExt;
 use nfs_proto::nfs4::{Compound4Args, NfsArgop4};
+use nfs_proto::record::RecordReader;
 use nfs_proto::rpc::{MsgBody, RpcMsg};
+use nfs_proto::transport::{records, write_record};
 use nfs_proto::xdr::Decoder;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -32,8 +34,8 @@ struct Seen {
     commits: HashSet<u32>,
     /// WRITE bytes the client sent since its first COMMIT.
     written_after_commit: usize,
-    /// COMMIT answers held back (as they came off the wire), while `hold` is set.
-    held: Vec<Vec<u8>>,
+    /// COMMIT answers held back, while `hold` is set.
+    held: Vec<Bytes>,
     hold: bool,
 }
 
@@ -58,21 +60,22 @@ impl Proxy {
         let (seen, to_client) = (proxy.seen.clone(), proxy.to_client.clone());
         tokio::spawn(async move {
             let (client, _) = listener.accept().await.unwrap();
-            let (mut ur, uw) = TcpStream::connect(server).await.unwrap().into_split();
+            let (ur, uw) = TcpStream::connect(server).await.unwrap().into_split();
             let (cr, cw) = client.into_split();
             *to_client.lock().await = Some(cw);
             tokio::spawn(calls(cr, uw, seen.clone()));
-            while let Some((wire, rec)) = record(&mut ur).await {
+            let mut replies = records(ur, RecordReader::default());
+            while let Some(Ok(rec)) = replies.next().await {
                 {
                     let mut s = seen.lock().unwrap();
                     let xid = RpcMsg::peek_xid(&rec).unwrap_or(0);
                     if s.hold && s.commits.contains(&xid) {
-                        s.held.push(wire);
+                        s.held.push(rec);
                         continue;
                     }
                 }
                 let mut w = to_client.lock().await;
-                if w.as_mut().unwrap().write_all(&wire).await.is_err() {
+                if write_record(w.as_mut().unwrap(), &[rec]).await.is_err() {
                     return;
                 }
             }
@@ -88,8 +91,8 @@ impl Proxy {
             std::mem::take(&mut s.held)
         };
         let mut w = self.to_client.lock().await;
-        for wire in held {
-            w.as_mut().unwrap().write_all(&wire).await.unwrap();
+        for rec in held {
+            write_record(w.as_mut().unwrap(), &[rec]).await.unwrap();
         }
     }
 
@@ -102,47 +105,36 @@ impl Proxy {
     }
 }
 
+/// The XID and operations of a COMPOUND call record; `None` for anything else.
+fn compound_call(rec: Bytes) -> Option<(u32, Vec<NfsArgop4>)> {
+    let (msg, body) = RpcMsg::decode_header(rec).ok()?;
+    let MsgBody::Call(_) = msg.body else {
+        return None;
+    };
+    let (args, _) = Compound4Args::decode_partial(&mut Decoder::new(body)).ok()?;
+    Some((msg.xid, args.argarray))
+}
+
 /// Forwards the client's calls to the server, noting COMMITs and the WRITE bytes after one.
-async fn calls(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, seen: Arc<Mutex<Seen>>) {
-    while let Some((wire, rec)) = record(&mut from).await {
-        if let Ok((msg, body)) = RpcMsg::decode_header(rec) {
-            if let MsgBody::Call(_) = msg.body {
-                if let Ok((args, _)) = Compound4Args::decode_partial(&mut Decoder::new(body)) {
-                    let mut s = seen.lock().unwrap();
-                    for op in &args.argarray {
-                        match op {
-                            NfsArgop4::Commit(_) => {
-                                s.commits.insert(msg.xid);
-                            }
-                            NfsArgop4::Write(w) if !s.commits.is_empty() => {
-                                s.written_after_commit += w.data.len();
-                            }
-                            _ => {}
-                        }
+async fn calls(from: OwnedReadHalf, mut to: OwnedWriteHalf, seen: Arc<Mutex<Seen>>) {
+    let mut calls = records(from, RecordReader::default());
+    while let Some(Ok(rec)) = calls.next().await {
+        if let Some((xid, ops)) = compound_call(rec.clone()) {
+            let mut s = seen.lock().unwrap();
+            for op in &ops {
+                match op {
+                    NfsArgop4::Commit(_) => {
+                        s.commits.insert(xid);
                     }
+                    NfsArgop4::Write(w) if !s.commits.is_empty() => {
+                        s.written_after_commit += w.data.len();
+                    }
+                    _ => {}
                 }
             }
         }
-        if to.write_all(&wire).await.is_err() {
+        if write_record(&mut to, &[rec]).await.is_err() {
             return;
-        }
-    }
-}
-
-/// One record off `r`: its fragments as they came (headers included), and its bytes.
-async fn record(r: &mut OwnedReadHalf) -> Option<(Vec<u8>, Bytes)> {
-    let (mut wire, mut rec) = (Vec::new(), BytesMut::new());
-    loop {
-        let mut h = [0u8; 4];
-        r.read_exact(&mut h).await.ok()?;
-        let h32 = u32::from_be_bytes(h);
-        let mut frag = vec![0u8; (h32 & 0x7fff_ffff) as usize];
-        r.read_exact(&mut frag).await.ok()?;
-        wire.extend_from_slice(&h);
-        wire.extend_from_slice(&frag);
-        rec.extend_from_slice(&frag);
-        if h32 & 0x8000_0000 != 0 {
-            return Some((wire, rec.freeze()));
         }
     }
 }

@@ -30,8 +30,6 @@ use super::*;
 
 /// A send or a COMMIT running in the background.
 pub(super) struct Behind {
-    /// Which send it is (per File; 0 for a COMMIT).
-    id: u64,
     /// The file ranges it carries.
     ranges: Vec<(u64, u64)>,
     /// Closed when it ends.
@@ -166,10 +164,8 @@ impl File {
         };
         let pieces = coalesce(pieces, self.io_size());
         let (tx, done) = watch::channel(());
-        d.sends += 1;
-        let id = d.sends;
+        let mine = done.clone();
         d.behind.push(Behind {
-            id,
             ranges: pieces.iter().map(|(o, b)| (*o, b.len() as u64)).collect(),
             done,
         });
@@ -197,7 +193,7 @@ impl File {
                 let _ = done.changed().await;
                 d = file.open.data.lock().await;
             }
-            d.behind.retain(|b| b.id != id);
+            d.behind.retain(|b| !b.done.same_channel(&mine));
             drop(d);
             // Waiters wake when `tx` goes, after `behind` is cleared.
             drop(tx);
@@ -211,12 +207,8 @@ impl File {
     /// COMMIT's failure would have sent again never lands over a newer one.
     fn commit_behind(&self, d: &mut Data) {
         let taken = std::mem::take(&mut d.unstable);
-        if taken.is_empty() {
-            return;
-        }
         let (tx, done) = watch::channel(());
         d.committing = Some(Behind {
-            id: 0,
             ranges: taken
                 .iter()
                 .map(|w| (w.offset, w.data.len() as u64))

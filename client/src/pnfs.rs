@@ -123,8 +123,10 @@ pub(crate) struct Layout {
     io: tokio::sync::RwLock<()>,
     /// Recalled or failed: no new I/O under it.
     dead: AtomicBool,
-    /// Highest byte written through the data servers + 1, since the last LAYOUTCOMMIT.
-    written_end: AtomicU64,
+    /// Highest byte written through the data servers + 1, since the last LAYOUTCOMMIT: the
+    /// file's, shared by every layout of it the client holds while it is open
+    /// ([`Pnfs::end_of`]).
+    written_end: Arc<AtomicU64>,
     /// The server returns it when the file's last open is CLOSEd (`logr_return_on_close`,
     /// RFC 8881 section 18.43.3): no LAYOUTRETURN before that CLOSE.
     return_on_close: bool,
@@ -178,6 +180,9 @@ pub(crate) struct Pnfs {
     /// Data server sessions by the first address of their multipath list.
     servers: tokio::sync::Mutex<HashMap<SocketAddr, DsSession>>,
     layouts: Mutex<HashMap<NfsFh4, Arc<Layout>>>,
+    /// Per open file, the end of what its layouts wrote and no LAYOUTCOMMIT reported yet
+    /// ([`Pnfs::end_of`]).
+    ends: Mutex<HashMap<NfsFh4, Arc<AtomicU64>>>,
     /// Files to do through the MDS until the instant (a layout failed or was refused).
     not_before: Mutex<HashMap<NfsFh4, Instant>>,
     /// Files whose recalled layout is being returned: true once it is.
@@ -226,6 +231,7 @@ impl Pnfs {
             devices: Mutex::new(HashMap::new()),
             servers: tokio::sync::Mutex::new(HashMap::new()),
             layouts: Mutex::new(HashMap::new()),
+            ends: Mutex::new(HashMap::new()),
             not_before: Mutex::new(HashMap::new()),
             returning: Mutex::new(HashMap::new()),
         })
@@ -359,7 +365,7 @@ impl Pnfs {
             commit_thru_mds,
             io: tokio::sync::RwLock::new(()),
             dead: AtomicBool::new(false),
-            written_end: AtomicU64::new(0),
+            written_end: self.end_of(fh),
             return_on_close: ok.logr_return_on_close,
             mirrors: Vec::new(),
             read_from: Default::default(),
@@ -759,25 +765,36 @@ impl Pnfs {
     /// shows each client the size its own writes reached at its last LAYOUTCOMMIT: the Linux
     /// client LAYOUTCOMMITs before it asks), so they are counted into it here.
     pub(crate) fn unreported_end(&self, fh: &NfsFh4) -> u64 {
-        lock(&self.layouts)
+        lock(&self.ends)
             .get(fh)
-            .map_or(0, |l| l.written_end.load(Ordering::Acquire))
+            .map_or(0, |e| e.load(Ordering::Acquire))
+    }
+
+    /// The unreported end of `fh`, shared by all its layouts from the first LAYOUTGET to
+    /// the CLOSE of its last open ([`Pnfs::closing`]). Kept per file rather than per
+    /// layout, because a layout can leave the table with writes no LAYOUTCOMMIT reported:
+    /// replaced by another (two sends that asked for one at once), or dropped when a data
+    /// server said it is gone. A LAYOUTCOMMIT under whichever layout comes next reports
+    /// them, where a per-layout end was lost with its layout, and the MDS kept the size
+    /// its last LAYOUTCOMMIT gave (a file read back short until the MDS settled it).
+    fn end_of(&self, fh: &NfsFh4) -> Arc<AtomicU64> {
+        lock(&self.ends).entry(fh.clone()).or_default().clone()
     }
 
     /// `fh` is being truncated (or extended) to `size` by a SETATTR: what this client wrote
     /// through its layout past `size` goes, so its unreported end stops there. Returns the
     /// end before, for [`Pnfs::not_truncated`] if the SETATTR fails.
     pub(crate) fn truncated(&self, fh: &NfsFh4, size: u64) -> u64 {
-        lock(&self.layouts)
+        lock(&self.ends)
             .get(fh)
-            .map_or(0, |l| l.written_end.fetch_min(size, Ordering::AcqRel))
+            .map_or(0, |e| e.fetch_min(size, Ordering::AcqRel))
     }
 
     /// The SETATTR of [`Pnfs::truncated`] failed: the unreported end is `end` again (or
     /// what writes since made it, if larger).
     pub(crate) fn not_truncated(&self, fh: &NfsFh4, end: u64) {
-        if let Some(l) = lock(&self.layouts).get(fh) {
-            l.written_end.fetch_max(end, Ordering::AcqRel);
+        if let Some(e) = lock(&self.ends).get(fh) {
+            e.fetch_max(end, Ordering::AcqRel);
         }
     }
 
@@ -815,10 +832,12 @@ impl Pnfs {
     }
 
     /// The layout of `fh`, whose last open is about to be CLOSEd (and the file's wait for a
-    /// new layout forgotten).
+    /// new layout and its unreported end forgotten: the layout, if any, carries the end to
+    /// its last LAYOUTCOMMIT; without one the MDS learns the size from the data servers).
     fn closing(&self, fh: &NfsFh4) -> Option<Arc<Layout>> {
         let l = lock(&self.layouts).get(fh).cloned();
         lock(&self.not_before).remove(fh);
+        lock(&self.ends).remove(fh);
         l
     }
 

@@ -7,7 +7,7 @@
 //! writes every good copy and marks the failed one stale (RFC 8435 section 8; the Linux
 //! driver does the same).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -137,7 +137,7 @@ impl Pnfs {
             commit_thru_mds: false,
             io: tokio::sync::RwLock::new(()),
             dead: AtomicBool::new(false),
-            written_end: AtomicU64::new(0),
+            written_end: self.end_of(fh),
             return_on_close: ok.logr_return_on_close,
             mirrors,
             read_from: AtomicUsize::new(0),

@@ -76,8 +76,12 @@ struct Data {
     ahead: u64,
     /// Small reads in a row that jumped (not where the last one ended): random access.
     jumps: u32,
-    /// The send of buffered writes running in the background (`behind`).
-    behind: Option<behind::Behind>,
+    /// The sends of buffered writes running in the background, oldest first, at most
+    /// `behind::MAX_SENDS` (`behind`).
+    behind: Vec<behind::Behind>,
+    /// The COMMIT of sent writes running in the background (`behind`); their `Written`s
+    /// are out of `unstable` until it ends.
+    committing: Option<behind::Behind>,
     /// Why the last background send failed (its bytes are back in `dirty`).
     behind_error: Option<Error>,
     /// Blocks being fetched (by a read, or ahead of one).
@@ -264,7 +268,12 @@ impl File {
         self.open
             .data
             .try_lock()
-            .map(|d| !d.dirty.is_empty() || !d.unstable.is_empty() || d.behind.is_some())
+            .map(|d| {
+                !d.dirty.is_empty()
+                    || !d.unstable.is_empty()
+                    || !d.behind.is_empty()
+                    || d.committing.is_some()
+            })
             .unwrap_or(true)
     }
 

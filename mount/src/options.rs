@@ -28,8 +28,9 @@ pub struct MountOptions {
     pub write_back: Option<usize>,
     /// Read cache per open file (`read_cache=SIZE`).
     pub read_cache: Option<usize>,
-    /// Bytes written and not known stable per open file past which the client COMMITs them
-    /// and frees them (`commit_every=SIZE`): a long write's memory bound.
+    /// Bytes written and not known stable that a long write keeps per open file; past half
+    /// of it the client COMMITs them in the background and frees them (`commit_every=SIZE`):
+    /// a long write's memory bound.
     pub commit_every: Option<usize>,
     /// The kernel's read-ahead on the mount (`read_ahead=SIZE`, default 4 MiB): how far
     /// ahead of a sequential reader it asks (in requests of up to 1 MiB).

@@ -59,12 +59,13 @@ pub(crate) struct CommonOpts {
     /// registration cache; for measurements).
     #[arg(long, hide = true)]
     pub rdma_no_cache: bool,
-    /// Bytes written per open file that are buffered before they are sent (e.g. 8MiB)
-    /// [default: 32MiB].
+    /// Bytes written per open file that are buffered before they are sent (e.g. 8MiB): each
+    /// half goes out once full, two at a time [default: 32MiB].
     #[arg(long, value_name = "SIZE", value_parser = size::parse_size)]
     pub write_back: Option<u64>,
-    /// Bytes written per open file and not yet known stable past which they are COMMITted
-    /// and freed [default: 64MiB]; with --write-back, what bounds a long write's memory.
+    /// Bytes written per open file and not yet known stable that a long write keeps (past
+    /// half of it they are COMMITted in the background and freed) [default: 64MiB]; with
+    /// --write-back, what bounds a long write's memory.
     #[arg(long, value_name = "SIZE", value_parser = size::parse_size)]
     pub commit_every: Option<u64>,
 }

@@ -17,12 +17,14 @@ pub struct ClientOptions {
     pub retry_limit: Duration,
     /// How long cached attributes are trusted (the bounded attribute cache).
     pub attr_timeout: Duration,
-    /// Dirty bytes buffered per open file before they are sent.
+    /// Dirty bytes buffered per open file before they are sent: each half goes out in the
+    /// background once full, two at a time.
     pub write_back: usize,
     /// Cached read bytes per open file before the cache is emptied.
     pub read_cache: usize,
-    /// Bytes sent and not known stable per open file past which they are COMMITted in the
-    /// background (and freed once stable), so a long write's memory stays bounded.
+    /// Bytes sent and not known stable that a long write keeps per open file (about): past
+    /// half of it they are COMMITted in the background, beside the next sends, and freed
+    /// once stable, so a long write's memory stays bounded.
     pub commit_every: usize,
     /// Ask the MDS for file layouts and do I/O straight to the data servers.
     pub pnfs: bool,

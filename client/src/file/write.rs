@@ -21,14 +21,15 @@ impl File {
         d.dirty_bytes += data.len();
         d.dirty.push((offset, data));
         self.wrote(&mut d, end);
-        if d.dirty_bytes >= self.client.inner.opts.write_back {
+        let part = behind::send_size(self.client.inner.opts.write_back);
+        if d.dirty_bytes >= part {
             // Write-behind: the buffer goes out in the background while the caller goes on
-            // filling the next one; a caller that fills it before the send ends waits.
-            if d.behind.is_some() {
+            // filling the next part; a caller that fills it while every send runs waits.
+            if d.behind.len() >= behind::MAX_SENDS {
                 drop(d);
-                d = self.data_settled().await;
+                d = self.data_unsent().await;
             }
-            if d.dirty_bytes >= self.client.inner.opts.write_back {
+            if d.dirty_bytes >= part {
                 if let Some(e) = d.behind_error.take() {
                     // The last one failed and its bytes are back in the buffer: say so now
                     // rather than let the buffer grow without end.

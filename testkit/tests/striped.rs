@@ -932,6 +932,58 @@ async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_re
     }
 }
 
+/// Many files left marked by an earlier boot are settled together: the sizes of all of them
+/// asked of each data server in one OBJECT_SPACE call per batch, not one call per file and
+/// data server (600 files: 3 x 600 calls before), and every written file gets its size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_marked_files_are_settled_with_a_few_calls_per_data_server() {
+    const FILES: usize = 600;
+    let dir = tempfile::tempdir().unwrap();
+    let mut k = cluster(dir.path()).await;
+    let mut written = Vec::new();
+    {
+        let mds = k.mds().clone();
+        let mut c = k.client("writer").await;
+        let mut files = Vec::with_capacity(FILES);
+        for i in 0..FILES {
+            files.push(create_striped(&mut c, &mds, &format!("f{i}")).await);
+        }
+        // Every 100th file gets bytes on stripe index 1 (file bytes from 1 MiB); the others
+        // stay empty.
+        for (i, f) in files.iter().enumerate().step_by(100) {
+            let len = 1000 + i;
+            f.write(&k, 1, 0, &pattern(len)).await;
+            written.push((f.fileid, UNIT + len as u64));
+        }
+        assert_eq!(mds.store().layout_writes().unwrap().len(), FILES);
+    }
+    k.restart_mds().await;
+    let mds = k.mds().clone();
+    k.until("every file settled", || {
+        mds.store().layout_writes().unwrap().is_empty()
+    })
+    .await;
+    for (fileid, size) in written {
+        assert_eq!(mds.store().getattr(fileid).unwrap().size, size);
+    }
+    for id in 1..=3 {
+        let calls = mds
+            .devices()
+            .control_calls()
+            .get(id, nfs_proto::control::CtlProc::CTLPROC_OBJECT_SPACE);
+        // Two batches of at most 512 files, in at most two rounds.
+        assert!(
+            (1..=4).contains(&calls),
+            "data server {id}: {calls} OBJECT_SPACE calls"
+        );
+    }
+    let page = mds::net::metrics::render(&mds, mds.core().now());
+    assert!(
+        page.contains("pnfs_ctl_calls_total{ds=\"1\",proc=\"OBJECT_SPACE\"}"),
+        "{page}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_data_servers() {
     let dir = tempfile::tempdir().unwrap();

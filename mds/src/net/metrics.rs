@@ -196,6 +196,27 @@ pub fn render(mds: &Mds, now: Instant) -> String {
          I/O through layouts shows here, I/O through the MDS in pnfs_ops_total).",
         &ds_ops,
     );
+    let ctl_calls: Vec<(String, u64)> = mds
+        .devices()
+        .control_calls()
+        .snapshot()
+        .into_iter()
+        .map(|((id, proc_), n)| {
+            let name = proc_.name().map_or_else(
+                || proc_.0.to_string(),
+                |n| n.trim_start_matches("CTLPROC_").to_owned(),
+            );
+            (format!("{{ds=\"{id}\",proc=\"{name}\"}}"), n)
+        })
+        .collect();
+    metric(
+        "ctl_calls_total",
+        "counter",
+        "Control calls the MDS sent each data server, by procedure: the data servers' share \
+         of the MDS's own work (sizes asked, stateids revoked, objects removed, I/O through \
+         the MDS).",
+        &ctl_calls,
+    );
     let ds_copy: Vec<(String, u64)> = mds
         .devices()
         .copy_bytes()

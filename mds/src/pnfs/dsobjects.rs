@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use layouts::{Packing, StripeError};
 use nfs_proto::control::CtlObjectSpace;
-use nfs_proto::control::{CtlObject, ObjectEnd};
+use nfs_proto::control::{CtlObject, ObjectEnd, MAX_CTL_LIST};
 use nfs_proto::nfs4::{NfsFtype4, NfsStat4};
 use pfs_core::ObjectId;
 use tokio::task::JoinSet;
@@ -63,9 +63,9 @@ pub enum DsObjectsError {
     /// The data server is not registered with this MDS (down, or not contacted yet).
     #[error("data server {0} is down")]
     Down(u16),
-    /// The control call failed.
+    /// The control call failed (shared: one call may have asked for many files).
     #[error("data server {0}: {1}")]
-    Call(u16, CtlError),
+    Call(u16, Arc<CtlError>),
     /// No answer within [`SIZE_TIMEOUT`].
     #[error("data server {0} did not answer in time")]
     Timeout(u16),
@@ -165,6 +165,27 @@ pub async fn file_size(pnfs: &Pnfs, fileid: u64, set: &StripeSet) -> Result<u64,
     Ok(map.file_size(&sizes))
 }
 
+/// The sizes of many files as their objects show them, as [`file_size`] gives each, with one
+/// OBJECT_SPACE call per data server for all of them (split only where a call's list is
+/// full): the settling task's round ([`crate::pnfs::settle`]) asks for a thousand files as
+/// three calls instead of three thousand. In the order of `files`; a file fails alone (its
+/// set names no ring, a data server it needs is down or failed).
+pub async fn file_sizes(
+    pnfs: &Pnfs,
+    files: &[(u64, StripeSet)],
+) -> Vec<Result<u64, DsObjectsError>> {
+    let asked: Vec<(u64, &StripeSet)> = files.iter().map(|(f, s)| (*f, s)).collect();
+    let spaces = objects_space(pnfs, &asked).await;
+    files
+        .iter()
+        .zip(spaces)
+        .map(|((_, set), space)| {
+            let sizes: Vec<u64> = space?.iter().map(|o| o.size).collect();
+            Ok(set.map()?.file_size(&sizes))
+        })
+        .collect()
+}
+
 /// The size and allocated bytes of every stripe index's object of file `fileid` (OBJECT_SPACE,
 /// asked of all data servers of `set` at once; one copy of a mirrored stripe), in index
 /// order. Bounded by [`SIZE_TIMEOUT`].
@@ -173,11 +194,23 @@ pub async fn object_space(
     fileid: u64,
     set: &StripeSet,
 ) -> Result<Vec<CtlObjectSpace>, DsObjectsError> {
+    objects_space(pnfs, &[(fileid, set)])
+        .await
+        .pop()
+        .unwrap_or(Err(DsObjectsError::Lost))
+}
+
+/// The data server and position asked for each stripe index of `fileid`: its own object
+/// without mirrors; for a mirrored set the first copy that is not stale and whose data
+/// server is up.
+fn copies_asked(
+    pnfs: &Pnfs,
+    fileid: u64,
+    set: &StripeSet,
+) -> Result<Vec<(u16, u32)>, DsObjectsError> {
     let servers = stripe_servers(pnfs.ring(set.device.generation).as_ref(), set)?;
-    // The copy each stripe index is asked of: its own object without mirrors; for a mirrored
-    // set the first copy that is not stale and whose data server is up.
     let stale = pnfs.mirrors().stale(fileid);
-    let mut asked: Vec<(u16, u32)> = Vec::new();
+    let mut asked = Vec::with_capacity(usize::from(set.stripe_count()));
     for index in 0..u32::from(set.stripe_count()) {
         let mut copies = set
             .copies(index)
@@ -193,34 +226,96 @@ pub async fn object_space(
         };
         asked.push(pick);
     }
+    Ok(asked)
+}
+
+/// What [`objects_space`] asks of one data server: the objects, and where each answer goes
+/// (the file's position in the list, the stripe index).
+type Asked = (Vec<ObjectId>, Vec<(usize, usize)>);
+
+/// [`object_space`] of several files, one call per data server for all of them, each call
+/// bounded by [`SIZE_TIMEOUT`] per full list it carries. In the order of `files`.
+async fn objects_space(
+    pnfs: &Pnfs,
+    files: &[(u64, &StripeSet)],
+) -> Vec<Result<Vec<CtlObjectSpace>, DsObjectsError>> {
+    // Per file, its answers so far (one per stripe index) or why it has none.
+    let mut out: Vec<Result<Vec<CtlObjectSpace>, DsObjectsError>> = Vec::with_capacity(files.len());
+    let mut per_ds: BTreeMap<u16, Asked> = BTreeMap::new();
+    for (i, &(fileid, set)) in files.iter().enumerate() {
+        match copies_asked(pnfs, fileid, set) {
+            Ok(asked) => {
+                for (index, (ds, stripe)) in asked.iter().copied().enumerate() {
+                    let (objects, to) = per_ds.entry(ds).or_default();
+                    objects.push(ObjectId {
+                        file: fileid,
+                        stripe,
+                    });
+                    to.push((i, index));
+                }
+                out.push(Ok(vec![CtlObjectSpace::default(); asked.len()]));
+            }
+            Err(e) => out.push(Err(e)),
+        }
+    }
     let mut calls = JoinSet::new();
-    for (ds, positions) in by_server_of(&asked) {
-        let ctl = control(pnfs, ds)?;
+    for (ds, (objects, to)) in per_ds {
+        let ctl = match control(pnfs, ds) {
+            Ok(ctl) => ctl,
+            Err(_) => {
+                for (i, _) in to {
+                    fail(&mut out[i], DsObjectsError::Down(ds));
+                }
+                continue;
+            }
+        };
+        let lists = objects.len().div_ceil(MAX_CTL_LIST as usize).max(1);
+        let limit = SIZE_TIMEOUT * u32::try_from(lists).unwrap_or(u32::MAX);
         calls.spawn(async move {
-            let objects: Vec<ObjectId> = positions
-                .iter()
-                .map(|&stripe| ObjectId {
-                    file: fileid,
-                    stripe,
-                })
-                .collect();
-            let r = tokio::time::timeout(SIZE_TIMEOUT, ctl.object_space(&objects)).await;
-            (ds, positions, r)
+            let r = tokio::time::timeout(limit, ctl.object_space(&objects)).await;
+            (ds, to, r)
         });
     }
-    let mut out = vec![CtlObjectSpace::default(); asked.len()];
     while let Some(joined) = calls.join_next().await {
-        let (ds, positions, r) = joined.map_err(|_| DsObjectsError::Lost)?;
-        let got = r
-            .map_err(|_| DsObjectsError::Timeout(ds))?
-            .map_err(|e| DsObjectsError::Call(ds, e))?;
-        for (pos, space) in positions.into_iter().zip(got) {
-            if let Some(s) = out.get_mut(set.stripe_of(pos) as usize) {
-                *s = space;
+        let Ok((ds, to, r)) = joined else {
+            // A call's task panicked: which files it served is lost with it.
+            for o in out.iter_mut().filter(|o| o.is_ok()) {
+                *o = Err(DsObjectsError::Lost);
+            }
+            continue;
+        };
+        let got = match r {
+            Ok(Ok(got)) => got,
+            Ok(Err(e)) => {
+                let e = Arc::new(e);
+                for (i, _) in to {
+                    fail(&mut out[i], DsObjectsError::Call(ds, e.clone()));
+                }
+                continue;
+            }
+            Err(_) => {
+                for (i, _) in to {
+                    fail(&mut out[i], DsObjectsError::Timeout(ds));
+                }
+                continue;
+            }
+        };
+        for ((i, index), space) in to.into_iter().zip(got) {
+            if let Ok(spaces) = &mut out[i] {
+                if let Some(s) = spaces.get_mut(index) {
+                    *s = space;
+                }
             }
         }
     }
-    Ok(out)
+    out
+}
+
+/// Records why a file of [`objects_space`] has no answer: the first reason it met.
+fn fail(file: &mut Result<Vec<CtlObjectSpace>, DsObjectsError>, why: DsObjectsError) {
+    if file.is_ok() {
+        *file = Err(why);
+    }
 }
 
 /// `inode` with the size and space used GETATTR reports (`space`: whether `space_used` is
@@ -474,7 +569,7 @@ impl Truncate {
         while let Some(joined) = calls.join_next().await {
             let err = match joined {
                 Ok((_, Ok(()))) => continue,
-                Ok((ds, Err(e))) => DsObjectsError::Call(ds, e),
+                Ok((ds, Err(e))) => DsObjectsError::Call(ds, Arc::new(e)),
                 Err(_) => DsObjectsError::Lost,
             };
             warn!(fileid, "truncating on the data servers: {err}");
@@ -551,7 +646,7 @@ async fn send_ends(store: &Store, pnfs: &Pnfs, fileid: u64) -> Result<(), DsObje
         calls.spawn(async move {
             ctl.size_hint(&ends)
                 .await
-                .map_err(|e| DsObjectsError::Call(ds, e))
+                .map_err(|e| DsObjectsError::Call(ds, Arc::new(e)))
         });
     }
     while let Some(joined) = calls.join_next().await {
@@ -630,7 +725,7 @@ mod tests {
             NfsStat4::NFS4ERR_DELAY
         );
         assert_eq!(
-            NfsStat4::from(DsObjectsError::Call(1, CtlError::Closed)),
+            NfsStat4::from(DsObjectsError::Call(1, Arc::new(CtlError::Closed))),
             NfsStat4::NFS4ERR_DELAY
         );
         assert_eq!(

@@ -31,11 +31,16 @@ use std::time::Duration;
 use nfs_server::clock::SharedClock;
 use tracing::{debug, info, warn};
 
+use crate::pnfs::dsobjects;
 use crate::server::{Namespace, Pnfs, StateTables};
-use crate::store::{nfstime, Settled, Store, StoreError};
+use crate::store::{nfstime, Settled, Store, StoreError, StripeSet};
 
 /// How often the task looks for marked files to settle.
 const ROUND: Duration = Duration::from_secs(1);
+
+/// Files settled together: their sizes asked of each data server in one call, their store
+/// jobs committed as one batch.
+const BATCH: usize = 512;
 
 #[derive(Debug, Default)]
 struct Marks {
@@ -247,10 +252,8 @@ async fn run(parts: SettleParts, clock: SharedClock) {
             return;
         };
         let files: Vec<u64> = pnfs.settler().marks().marked.iter().copied().collect();
-        for fileid in files {
-            if let Err(e) = settle_one(&parts, ns.store(), &tables, &pnfs, &clock, fileid).await {
-                debug!(fileid, "size not settled yet: {e}");
-            }
+        for chunk in files.chunks(BATCH) {
+            settle_batch(&parts, ns.store(), &tables, &pnfs, &clock, chunk).await;
         }
         // The wait is taken before the round is counted: a test that sees the count move and
         // then moves the clock on cannot slip in before the wait and be missed.
@@ -265,45 +268,92 @@ fn has_write_layouts(tables: &StateTables, fileid: u64) -> bool {
     tables.layouts_recovered().has_write_layouts(fileid)
 }
 
-/// Settles one marked file if no RW layout of it is out (see the module docs).
-/// `parts`: the same handles, held weakly by the store job that checks nothing changed (a
+/// Settles the marked files of `files` that have no RW layout out (see the module docs): the
+/// data servers are asked for all their sizes at once ([`dsobjects::file_sizes`]: one call
+/// per data server, not one per file and data server), and their store jobs are queued
+/// together, so the committer runs them as one batch. A file that cannot be settled this
+/// round (a data server down, a store error) is left for the next.
+/// `parts`: the same handles, held weakly by the store jobs that check nothing changed (a
 /// store job must not hold the last handle of the server).
-async fn settle_one(
+async fn settle_batch(
     parts: &SettleParts,
     store: &Store,
     tables: &StateTables,
     pnfs: &Pnfs,
     clock: &SharedClock,
-    fileid: u64,
-) -> Result<(), SettleError> {
-    if has_write_layouts(tables, fileid) {
-        return Ok(());
+    files: &[u64],
+) {
+    // Per file to settle: the grants and change attribute seen before asking, and its size
+    // on the data servers (0 for a file without a stripe set, or gone).
+    let mut seen: Vec<(u64, u64, u64, u64)> = Vec::with_capacity(files.len());
+    let mut striped: Vec<(u64, StripeSet)> = Vec::new();
+    let mut striped_at: Vec<usize> = Vec::new();
+    for &fileid in files {
+        if has_write_layouts(tables, fileid) {
+            continue;
+        }
+        let grants = pnfs.settler().grants(fileid);
+        let change = match store.getattr(fileid) {
+            Ok(inode) => match store.stripes(fileid) {
+                Ok(Some(set)) => {
+                    striped_at.push(seen.len());
+                    striped.push((fileid, set));
+                    inode.change
+                }
+                Ok(None) => inode.change,
+                Err(e) => {
+                    debug!(fileid, "size not settled yet: store: {e}");
+                    continue;
+                }
+            },
+            // Gone: the job below drops the mark.
+            Err(StoreError::Stale(_)) => 0,
+            Err(e) => {
+                debug!(fileid, "size not settled yet: store: {e}");
+                continue;
+            }
+        };
+        seen.push((fileid, grants, change, 0));
     }
-    let grants = pnfs.settler().grants(fileid);
-    let (change, ds_size) = match store.getattr(fileid) {
-        Ok(inode) => {
-            let ds_size = match store.stripes(fileid)? {
-                Some(set) => crate::pnfs::dsobjects::file_size(pnfs, fileid, &set).await?,
-                None => 0,
-            };
-            (inode.change, ds_size)
+    let mut unknown = vec![false; seen.len()];
+    let sizes = dsobjects::file_sizes(pnfs, &striped).await;
+    for ((&at, (fileid, _)), size) in striped_at.iter().zip(&striped).zip(sizes) {
+        match size {
+            Ok(size) => seen[at].3 = size,
+            Err(e) => {
+                debug!(fileid, "size not settled yet: data servers: {e}");
+                unknown[at] = true;
+            }
         }
-        // Gone: the job below drops the mark.
-        Err(StoreError::Stale(_)) => (0, 0),
-        Err(e) => return Err(e.into()),
-    };
-    let (weak_tables, weak_pnfs) = (parts.tables.clone(), parts.pnfs.clone());
-    let busy = move || match (weak_tables.upgrade(), weak_pnfs.upgrade()) {
-        (Some(tables), Some(pnfs)) => {
-            has_write_layouts(&tables, fileid) || pnfs.settler().grants(fileid) != grants
-        }
-        _ => true,
-    };
+    }
     let now = nfstime(clock.wall());
-    match store
-        .settle_layout_writes(fileid, change, ds_size, now, busy)
-        .await?
-    {
+    let jobs: Vec<_> = seen
+        .iter()
+        .zip(unknown)
+        .filter(|(_, unknown)| !unknown)
+        .map(|(&(fileid, grants, change, ds_size), _)| {
+            let (weak_tables, weak_pnfs) = (parts.tables.clone(), parts.pnfs.clone());
+            let busy = move || match (weak_tables.upgrade(), weak_pnfs.upgrade()) {
+                (Some(tables), Some(pnfs)) => {
+                    has_write_layouts(&tables, fileid) || pnfs.settler().grants(fileid) != grants
+                }
+                _ => true,
+            };
+            let job = store.settle_layout_writes(fileid, change, ds_size, now, busy);
+            (fileid, grants, job)
+        })
+        .collect();
+    for (fileid, grants, job) in jobs {
+        match job.await {
+            Ok(settled) => settled_one(pnfs, fileid, grants, settled),
+            Err(e) => debug!(fileid, "size not settled yet: store: {e}"),
+        }
+    }
+}
+
+/// What the store did with one file's settling, told to the marks in memory and counted.
+fn settled_one(pnfs: &Pnfs, fileid: u64, grants: u64, settled: Settled) {
+    match settled {
         Settled::Busy => {}
         Settled::Grown { size } => {
             warn!(
@@ -319,14 +369,4 @@ async fn settle_one(
             pnfs.settler().forget(fileid, grants);
         }
     }
-    Ok(())
-}
-
-/// Why a file could not be settled this round.
-#[derive(Debug, thiserror::Error)]
-enum SettleError {
-    #[error("store: {0}")]
-    Store(#[from] StoreError),
-    #[error("data servers: {0}")]
-    Ds(#[from] crate::pnfs::dsobjects::DsObjectsError),
 }

@@ -37,7 +37,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::ClusterConfig;
 use crate::pnfs::dsconnect::{DsConnector, TcpConnector};
-use crate::pnfs::dsctl::{CtlError, DsControl, RevokeReason};
+use crate::pnfs::dsctl::{CallCounts, CtlError, DsControl, RevokeReason};
 
 mod registration;
 
@@ -167,6 +167,8 @@ struct Inner {
     clock: SharedClock,
     /// How control connections are made (TCP but in the test kit's in-memory cluster).
     connector: Arc<dyn DsConnector>,
+    /// The control calls of every connection this registry makes.
+    calls: Arc<CallCounts>,
     /// Per data server, in configuration order, and the ring generation.
     state: Mutex<(Vec<Entry>, u32)>,
     started: AtomicBool,
@@ -285,6 +287,7 @@ impl Devices {
                 opts,
                 clock,
                 connector,
+                calls: Arc::default(),
                 state: Mutex::new((entries, generation)),
                 started: AtomicBool::new(false),
                 tasks: Mutex::new(Vec::new()),
@@ -435,6 +438,12 @@ impl Devices {
             .iter()
             .find(|e| e.status.id == id && e.status.up)
             .and_then(|e| e.ctl.clone())
+    }
+
+    /// The control calls sent to the data servers since this registry was made
+    /// (`pnfs_ctl_calls_total`).
+    pub fn control_calls(&self) -> &CallCounts {
+        &self.inner.calls
     }
 
     /// Data server `id`'s last known write verifier (None before its first REGISTER).

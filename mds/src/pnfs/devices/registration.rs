@@ -187,7 +187,8 @@ async fn register(
     let ctl = DsControl::connect_with(&*inner.connector, addr, id, key, inner.opts.call_timeout)
         .await
         .map_err(|e| format!("{addr}: {}", describe(&e)))?
-        .with_clock(inner.clock.clone());
+        .with_clock(inner.clock.clone())
+        .with_counts(inner.calls.clone());
     let ok = ctl
         .register(&Registration {
             ds_id: id,

@@ -22,6 +22,7 @@
 //! again (every procedure is idempotent, so it may simply repeat the call). Lists longer than
 //! one call may carry ([`MAX_CTL_LIST`]) are split into several calls.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -154,6 +155,33 @@ impl RevokeReason {
     }
 }
 
+/// Control calls sent, by data server and procedure (`pnfs_ctl_calls_total`): what the MDS's
+/// background work (settling sizes, revoking stateids, removing objects) costs the data
+/// servers, visible to an operator and countable by a test. One per registry
+/// ([`crate::pnfs::devices::Devices`]), shared by every connection it makes, so counts
+/// survive reconnections.
+#[derive(Debug, Default)]
+pub struct CallCounts(Mutex<BTreeMap<(u16, CtlProc), u64>>);
+
+impl CallCounts {
+    fn add(&self, ds: u16, proc_: CtlProc) {
+        let mut m = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *m.entry((ds, proc_)).or_default() += 1;
+    }
+
+    /// Calls of `proc_` sent to data server `ds`.
+    pub fn get(&self, ds: u16, proc_: CtlProc) -> u64 {
+        let m = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        m.get(&(ds, proc_)).copied().unwrap_or(0)
+    }
+
+    /// Every (data server, procedure) with its count, in that order.
+    pub fn snapshot(&self) -> Vec<((u16, CtlProc), u64)> {
+        let m = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        m.iter().map(|(&k, &n)| (k, n)).collect()
+    }
+}
+
 /// Connection ids of control clients (for logs), apart from the NFS connections' ids.
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1 << 41);
 
@@ -171,6 +199,8 @@ pub struct DsControl {
     /// The data server's boot nonce, once HELLO told it; forgotten when a call is refused
     /// as made for another boot.
     boot: Arc<Mutex<Option<BootNonce>>>,
+    /// Where calls are counted ([`DsControl::with_counts`]; its own otherwise).
+    counts: Arc<CallCounts>,
 }
 
 impl fmt::Debug for DsControl {
@@ -226,7 +256,14 @@ impl DsControl {
             timeout,
             clock: nfs_server::clock::system(),
             boot: Arc::new(Mutex::new(None)),
+            counts: Arc::default(),
         })
+    }
+
+    /// Counts this connection's calls in `counts` (the registry's).
+    pub fn with_counts(mut self, counts: Arc<CallCounts>) -> Self {
+        self.counts = counts;
+        self
     }
 
     /// Stamps calls with `clock`'s wall time (the MDS's clock) instead of the system's.
@@ -300,6 +337,7 @@ impl DsControl {
     ) -> Result<Bytes, CtlError> {
         let stamp = self.stamper.stamp(to, unix_ms(self.clock.wall()));
         let args = build(&self.key, stamp);
+        self.counts.add(self.ds_id, proc_);
         let cred = self
             .key
             .sign_call(stamp, PNFS_CTL_PROGRAM, PNFS_CTL_VERSION, proc_.0, &args);

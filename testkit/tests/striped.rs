@@ -1018,6 +1018,65 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
     assert_eq!(mds.store().getattr(f.fileid).unwrap().size, 2 * UNIT + 100);
 }
 
+/// A CLOSE or LAYOUTRETURN that takes a file's last RW layout without a LAYOUTCOMMIT has its
+/// size settled early, without waiting for the next round (the clock here never moves, so
+/// no round comes): a file created with its layout and closed unwritten, one written
+/// through the layout and returned, and no data-server call for their GETATTRs after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layout_gone_without_layoutcommit_is_settled_without_waiting_for_a_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new();
+    let k = cluster_on(dir.path(), clock.shared()).await;
+    let mds = k.mds().clone();
+    let rounds = mds.pnfs().settler().rounds.load(Ordering::Relaxed);
+    let mut c = k.client("writer").await;
+    let empty = create_striped(&mut c, &mds, "empty").await;
+    let written = create_striped(&mut c, &mds, "written").await;
+    written.write(&k, 2, 10, &pattern(90)).await;
+    let r = c.call(vec![putfh(&empty.fh), close_op(empty.open)]).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    let r = c
+        .call(vec![
+            putfh(&written.fh),
+            layoutreturn_op(
+                Layoutiomode4::LAYOUTIOMODE4_ANY,
+                return_file(written.layout),
+            ),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    k.until("both settled", || {
+        mds.store().layout_writes().unwrap().is_empty()
+    })
+    .await;
+    assert_eq!(
+        mds.pnfs().settler().rounds.load(Ordering::Relaxed),
+        rounds,
+        "no full round went by"
+    );
+    assert_eq!(
+        mds.store().getattr(written.fileid).unwrap().size,
+        2 * UNIT + 100
+    );
+    let asked = || {
+        (1..=3)
+            .map(|id| {
+                mds.devices()
+                    .control_calls()
+                    .get(id, nfs_proto::control::CtlProc::CTLPROC_OBJECT_SPACE)
+            })
+            .sum::<u64>()
+    };
+    let before = asked();
+    assert_eq!(sizes(&mut c, &empty.fh).await.0, 0);
+    assert_eq!(sizes(&mut c, &written.fh).await.0, 2 * UNIT + 100);
+    assert_eq!(
+        asked(),
+        before,
+        "GETATTR of settled files asks no data server"
+    );
+}
+
 /// Moves `clock` on by a settling round (a second) `n` times, each time waiting until the
 /// MDS's settling task has done one more round. The task takes its next wait before it
 /// counts a round, so a move made after the count moved is never missed; of two rounds, the

@@ -23,6 +23,7 @@ pub fn close(ctx: &mut Ctx, a: &CloseArgs) -> CloseRes {
         // (RFC 8881 section 13.9.1), batched in the background.
         refuse_on_data_servers(ctx, fileid, closed);
         drop_layouts_if_done(ctx.mds.tables(), clientid, fileid);
+        ctx.mds.pnfs().settler().layouts_gone(fileid);
         Ok::<_, NfsStat4>(out)
     })();
     match r {

@@ -48,6 +48,7 @@ fn layoutreturn_inner(
                     .tables()
                     .layouts()
                     .return_file(clientid, fileid, &stateid, a.lora_iomode);
+            ctx.mds.pnfs().settler().layouts_gone(fileid);
             match left {
                 Ok(Some(s)) => Ok(LayoutreturnStateid::Present(s)),
                 // A layout of an earlier boot is gone already: returning it is done (the

@@ -998,13 +998,7 @@ async fn returning_an_rw_layout_without_layoutcommit_settles_the_size_with_the_d
     // (the first may have begun before the write).
     settle_rounds(&k, &clock, &mds, 2).await;
     assert_eq!(mds.store().layout_writes().unwrap(), vec![f.fileid]);
-    let r = c
-        .call(vec![
-            putfh(&f.fh),
-            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(f.layout)),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    return_layout(&mut c, &f.fh, f.layout).await;
     // Its layout gone, the writer no longer counts its own unreported writes: before the
     // size settles, its GETATTR is answered from the data servers as anyone's.
     assert_eq!(sizes(&mut c, &f.fh).await.0, 2 * UNIT + 100);
@@ -1035,16 +1029,7 @@ async fn a_layout_gone_without_layoutcommit_is_settled_without_waiting_for_a_rou
     written.write(&k, 2, 10, &pattern(90)).await;
     let r = c.call(vec![putfh(&empty.fh), close_op(empty.open)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
-    let r = c
-        .call(vec![
-            putfh(&written.fh),
-            layoutreturn_op(
-                Layoutiomode4::LAYOUTIOMODE4_ANY,
-                return_file(written.layout),
-            ),
-        ])
-        .await;
-    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    return_layout(&mut c, &written.fh, written.layout).await;
     k.until("both settled", || {
         mds.store().layout_writes().unwrap().is_empty()
     })
@@ -1075,6 +1060,17 @@ async fn a_layout_gone_without_layoutcommit_is_settled_without_waiting_for_a_rou
         before,
         "GETATTR of settled files asks no data server"
     );
+}
+
+/// LAYOUTRETURN of layout `layout` of `fh`, which must succeed.
+async fn return_layout(c: &mut Client, fh: &NfsFh4, layout: Stateid4) {
+    let r = c
+        .call(vec![
+            putfh(fh),
+            layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(layout)),
+        ])
+        .await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
 }
 
 /// Moves `clock` on by a settling round (a second) `n` times, each time waiting until the
@@ -1126,13 +1122,7 @@ async fn a_layout_stateid_of_an_earlier_boot_commits_for_a_writer_and_returns_as
         let r = c.call(commit(&fh)).await;
         assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
         assert_eq!(mds.store().getattr(fileid).unwrap().size, 10_000);
-        let r = c
-            .call(vec![
-                putfh(&fh),
-                layoutreturn_op(Layoutiomode4::LAYOUTIOMODE4_ANY, return_file(old_layout)),
-            ])
-            .await;
-        assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        return_layout(&mut c, &fh, old_layout).await;
     }
 }
 

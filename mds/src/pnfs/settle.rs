@@ -289,43 +289,49 @@ async fn run(parts: SettleParts, clock: SharedClock) {
     };
     loop {
         // A full round: every marked file.
-        let (Some(ns), Some(tables), Some(pnfs)) = (
-            parts.ns.upgrade(),
-            parts.tables.upgrade(),
-            parts.pnfs.upgrade(),
-        ) else {
+        let every = |s: &Settler| s.marks().marked.iter().copied().collect();
+        let Some(pnfs) = round(&parts, &clock, every).await else {
             return;
         };
-        let files: Vec<u64> = pnfs.settler().marks().marked.iter().copied().collect();
-        for chunk in files.chunks(BATCH) {
-            settle_batch(&parts, ns.store(), &tables, &pnfs, &clock, chunk).await;
-        }
         // The wait is taken before the round is counted: a test that sees the count move and
         // then moves the clock on cannot slip in before the wait and be missed.
         let mut next = clock.sleep(ROUND);
         pnfs.settler().rounds.fetch_add(1, Ordering::Relaxed);
-        drop((ns, tables, pnfs));
+        drop(pnfs);
         // Until the next one, early rounds for the files whose last RW layout went.
         loop {
             tokio::select! {
                 _ = &mut next => break,
                 _ = wake.notified() => {
                     tokio::time::sleep(GATHER).await;
-                    let (Some(ns), Some(tables), Some(pnfs)) = (
-                        parts.ns.upgrade(),
-                        parts.tables.upgrade(),
-                        parts.pnfs.upgrade(),
-                    ) else {
+                    if round(&parts, &clock, Settler::take_ready).await.is_none() {
                         return;
-                    };
-                    let files = pnfs.settler().take_ready();
-                    for chunk in files.chunks(BATCH) {
-                        settle_batch(&parts, ns.store(), &tables, &pnfs, &clock, chunk).await;
                     }
                 }
             }
         }
     }
+}
+
+/// Settles the files `pick` chooses, [`BATCH`] at a time, with the handles upgraded for the
+/// round; `None` once the server is gone, else its [`Pnfs`].
+async fn round(
+    parts: &SettleParts,
+    clock: &SharedClock,
+    pick: impl FnOnce(&Settler) -> Vec<u64>,
+) -> Option<Arc<Pnfs>> {
+    let (Some(ns), Some(tables), Some(pnfs)) = (
+        parts.ns.upgrade(),
+        parts.tables.upgrade(),
+        parts.pnfs.upgrade(),
+    ) else {
+        return None;
+    };
+    let files = pick(pnfs.settler());
+    for chunk in files.chunks(BATCH) {
+        settle_batch(parts, ns.store(), &tables, &pnfs, clock, chunk).await;
+    }
+    Some(pnfs)
 }
 
 fn has_write_layouts(tables: &StateTables, fileid: u64) -> bool {

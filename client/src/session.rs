@@ -492,7 +492,7 @@ impl Endpoint {
             return Err(Error::Timeout {
                 addr: self.cfg.addr,
                 secs: self.cfg.retry_limit.as_secs(),
-                what: "a connection, given up on before",
+                what: "a connection: an earlier call gave up on it, this one tried once",
             });
         }
         let r = self.wait_or_give_up(started, pause, "a connection").await;

@@ -353,9 +353,8 @@ async fn settle_batch(
     clock: &SharedClock,
     files: &[u64],
 ) {
-    // Per file to settle: the grants and change attribute seen before asking, and its size
-    // on the data servers (0 for a file without a stripe set, or gone).
-    let mut seen: Vec<(u64, u64, u64, u64)> = Vec::with_capacity(files.len());
+    let mut seen: Vec<Seen> = Vec::with_capacity(files.len());
+    // The striped ones, to ask their data servers, and where each is in `seen`.
     let mut striped: Vec<(u64, StripeSet)> = Vec::new();
     let mut striped_at: Vec<usize> = Vec::new();
     for &fileid in files {
@@ -363,45 +362,48 @@ async fn settle_batch(
             continue;
         }
         let grants = pnfs.settler().grants(fileid);
-        let change = match store.getattr(fileid) {
-            Ok(inode) => match store.stripes(fileid) {
-                Ok(Some(set)) => {
-                    striped_at.push(seen.len());
-                    striped.push((fileid, set));
-                    inode.change
-                }
-                Ok(None) => inode.change,
-                Err(e) => {
-                    debug!(fileid, "size not settled yet: store: {e}");
-                    continue;
-                }
-            },
+        let (change, set) = match store
+            .getattr(fileid)
+            .map(|i| (i.change, store.stripes(fileid)))
+        {
+            Ok((change, Ok(set))) => (change, set),
             // Gone: the job below drops the mark.
-            Err(StoreError::Stale(_)) => 0,
-            Err(e) => {
+            Err(StoreError::Stale(_)) => (0, None),
+            Ok((_, Err(e))) | Err(e) => {
                 debug!(fileid, "size not settled yet: store: {e}");
                 continue;
             }
         };
-        seen.push((fileid, grants, change, 0));
-    }
-    let mut unknown = vec![false; seen.len()];
-    let sizes = dsobjects::file_sizes(pnfs, &striped).await;
-    for ((&at, (fileid, _)), size) in striped_at.iter().zip(&striped).zip(sizes) {
-        match size {
-            Ok(size) => seen[at].3 = size,
-            Err(e) => {
-                debug!(fileid, "size not settled yet: data servers: {e}");
-                unknown[at] = true;
+        let ds_size = match set {
+            Some(set) => {
+                striped_at.push(seen.len());
+                striped.push((fileid, set));
+                None
             }
+            None => Some(0),
+        };
+        seen.push(Seen {
+            fileid,
+            grants,
+            change,
+            ds_size,
+        });
+    }
+    let sizes = dsobjects::file_sizes(pnfs, &striped).await;
+    for (&at, size) in striped_at.iter().zip(sizes) {
+        match size {
+            Ok(size) => seen[at].ds_size = Some(size),
+            Err(e) => debug!(
+                fileid = seen[at].fileid,
+                "size not settled yet: data servers: {e}"
+            ),
         }
     }
     let now = nfstime(clock.wall());
     let jobs: Vec<_> = seen
         .iter()
-        .zip(unknown)
-        .filter(|(_, unknown)| !unknown)
-        .map(|(&(fileid, grants, change, ds_size), _)| {
+        .filter_map(|f| {
+            let (fileid, grants, ds_size) = (f.fileid, f.grants, f.ds_size?);
             let (weak_tables, weak_pnfs) = (parts.tables.clone(), parts.pnfs.clone());
             let busy = move || match (weak_tables.upgrade(), weak_pnfs.upgrade()) {
                 (Some(tables), Some(pnfs)) => {
@@ -409,8 +411,8 @@ async fn settle_batch(
                 }
                 _ => true,
             };
-            let job = store.settle_layout_writes(fileid, change, ds_size, now, busy);
-            (fileid, grants, job)
+            let job = store.settle_layout_writes(fileid, f.change, ds_size, now, busy);
+            Some((fileid, grants, job))
         })
         .collect();
     for (fileid, grants, job) in jobs {
@@ -419,6 +421,19 @@ async fn settle_batch(
             Err(e) => debug!(fileid, "size not settled yet: store: {e}"),
         }
     }
+}
+
+/// A file of [`settle_batch`]: what was seen of it before its data servers were asked.
+struct Seen {
+    fileid: u64,
+    /// RW layouts granted so far ([`Settler::grants`]): one more by the job's time means
+    /// a writer came meanwhile.
+    grants: u64,
+    /// The change attribute: moved by the job's time means the file changed meanwhile.
+    change: u64,
+    /// Its size on the data servers (0 without a stripe set, or gone); `None` until they
+    /// answered, and when they could not (left for the next round).
+    ds_size: Option<u64>,
 }
 
 /// What the store did with one file's settling, told to the marks in memory and counted.

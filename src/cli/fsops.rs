@@ -27,11 +27,12 @@ pub(super) async fn cat(clients: &mut Clients, a: &UrlArgs) -> CmdResult {
     let mut off = 0;
     let mut result = Ok(());
     while off < size {
-        match f.read_at(off, CHUNK.min(size - off)).await {
-            Ok(b) if b.is_empty() => break,
-            Ok(b) => {
-                off += b.len() as u64;
-                if let Err(e) = write_stdout(&b) {
+        // The client's pieces as they are: no copy into one buffer first.
+        match f.read_pieces_at(off, CHUNK.min(size - off)).await {
+            Ok(pieces) if pieces.is_empty() => break,
+            Ok(pieces) => {
+                off += pieces.iter().map(|b| b.len() as u64).sum::<u64>();
+                if let Err(e) = pieces.iter().try_for_each(|b| write_stdout(b)) {
                     result = Err(e);
                     break;
                 }

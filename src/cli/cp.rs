@@ -463,9 +463,13 @@ async fn pump(
         // Stop the reader when writing failed.
         rx.close();
         let closed = match writer {
-            Writer::Local(f) => blocking(move || f.sync_all())
-                .await
-                .map_err(|e| Failure::io(dst, &e)),
+            // A device such as /dev/null cannot be synced (EINVAL): only a regular file is.
+            Writer::Local(f) => blocking(move || match f.metadata()?.is_file() {
+                true => f.sync_all(),
+                false => Ok(()),
+            })
+            .await
+            .map_err(|e| Failure::io(dst, &e)),
             Writer::Nfs(f) => f.close().await.map_err(|e| Failure::nfs(dst, &e)),
         };
         written?;

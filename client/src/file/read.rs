@@ -285,7 +285,7 @@ fn pieces(blocks: &BTreeMap<u64, Bytes>, offset: u64, end: u64) -> Vec<Bytes> {
 }
 
 /// `pieces` as one buffer: the piece itself when there is one, else copied together.
-pub(crate) fn concat(mut pieces: Vec<Bytes>) -> Bytes {
+fn concat(mut pieces: Vec<Bytes>) -> Bytes {
     match pieces.len() {
         0 => Bytes::new(),
         1 => pieces.pop().unwrap_or_default(),

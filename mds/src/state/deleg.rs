@@ -178,6 +178,11 @@ pub struct DelegTable {
     by_client: HashMap<u64, HashSet<Other>>,
     /// How many revoked delegations each client has not freed (SEQUENCE asks on every call).
     revoked_by_client: HashMap<u64, u32>,
+    /// The delegations given a deadline (recalled, or awaiting reclaim): the deadline task
+    /// looks at these each tick, not at every delegation held (100,000 files held under
+    /// delegations made each tick a scan of them all, under this table's lock). One that
+    /// left those phases (returned, revoked, reclaimed) is dropped when next looked at.
+    timed: HashSet<Other>,
     counts: DelegCounts,
 }
 
@@ -190,6 +195,7 @@ impl DelegTable {
             by_file: HashMap::new(),
             by_client: HashMap::new(),
             revoked_by_client: HashMap::new(),
+            timed: HashSet::new(),
             counts: DelegCounts::default(),
         }
     }
@@ -275,6 +281,7 @@ impl DelegTable {
             d.phase = Phase::Recalled {
                 deadline: now + timeout,
             };
+            self.timed.insert(other);
             self.counts.recalled += 1;
             orders.push(RecallOrder {
                 clientid: d.clientid,
@@ -409,13 +416,30 @@ impl DelegTable {
     /// operations may go on; the holder learns of it through SEQUENCE's
     /// `SEQ4_STATUS_RECALLABLE_STATE_REVOKED`.
     pub fn expired_recalls(&mut self, now: Instant) -> Vec<RevokedDeleg> {
-        let due: Vec<Other> = self
-            .delegs
+        let due = self
+            .timed_where(|d| matches!(d.phase, Phase::Recalled { deadline } if deadline <= now));
+        due.into_iter()
+            .filter_map(|o| {
+                self.timed.remove(&o);
+                self.revoke(&o)
+            })
+            .collect()
+    }
+
+    /// The delegations of [`DelegTable::timed`] that `pick` chooses, in no order; the ones
+    /// no longer recalled or awaiting reclaim leave the set.
+    fn timed_where(&mut self, pick: impl Fn(&Delegation) -> bool) -> Vec<Other> {
+        let delegs = &self.delegs;
+        self.timed.retain(|o| {
+            delegs
+                .get(o)
+                .is_some_and(|d| matches!(d.phase, Phase::Recalled { .. } | Phase::Prev { .. }))
+        });
+        self.timed
             .iter()
-            .filter(|(_, d)| matches!(d.phase, Phase::Recalled { deadline } if deadline <= now))
-            .map(|(o, _)| *o)
-            .collect();
-        due.into_iter().filter_map(|o| self.revoke(&o)).collect()
+            .filter(|&o| self.delegs.get(o).is_some_and(&pick))
+            .copied()
+            .collect()
     }
 
     /// Revokes one delegation now, keeping its entry (detached from its file) so that its
@@ -551,6 +575,7 @@ impl DelegTable {
                 _ => deadline,
             };
             d.phase = Phase::Prev { deadline };
+            self.timed.insert(other);
             d.reported = Reported::default();
             self.by_client.entry(new).or_default().insert(other);
             passed += 1;
@@ -611,12 +636,7 @@ impl DelegTable {
     /// Removes the delegations awaiting reclaim that `pick` chooses; returns their (client
     /// id, file).
     fn forget_prev(&mut self, pick: impl Fn(&Delegation) -> bool) -> Vec<(u64, u64)> {
-        let due: Vec<Other> = self
-            .delegs
-            .iter()
-            .filter(|(_, d)| d.phase.awaits_reclaim() && pick(d))
-            .map(|(o, _)| *o)
-            .collect();
+        let due = self.timed_where(|d| d.phase.awaits_reclaim() && pick(d));
         due.iter()
             .filter_map(|o| self.remove(o).map(|d| (d.clientid, d.file)))
             .collect()

@@ -243,3 +243,25 @@ fn delegations_awaiting_reclaim_go_at_delegpurge_or_their_deadline_and_are_never
     assert!(!t.client_has_state(A2));
     assert_eq!(t.counts().revoked, 0);
 }
+
+#[test]
+fn the_deadline_check_looks_only_at_recalled_delegations_and_forgets_returned_ones() {
+    let mut t = table();
+    let now = ManualClock::new().now();
+    for f in 0..1000 {
+        t.grant(A, f, fh(1), DelegType::Write, 7).unwrap();
+    }
+    let returned = t.grant(A, FILE + 1000, fh(2), DelegType::Write, 7).unwrap();
+    let kept = t.grant(A, FILE + 2000, fh(3), DelegType::Write, 7).unwrap();
+    t.recall(FILE + 1000, B, Need::Read, now, Duration::from_secs(5));
+    t.recall(FILE + 2000, B, Need::Read, now, Duration::from_secs(5));
+    assert_eq!(t.timed.len(), 2);
+    t.delegreturn(A, FILE + 1000, &returned).unwrap();
+    // The returned one is not revoked, and leaves the set when looked at.
+    let revoked = t.expired_recalls(now + Duration::from_secs(5));
+    assert_eq!(revoked.len(), 1);
+    assert_eq!(revoked[0].other, kept.other);
+    assert!(t.timed.is_empty());
+    assert!(t.expired_recalls(now + Duration::from_secs(60)).is_empty());
+    assert_eq!(t.counts().held_write, 1000);
+}

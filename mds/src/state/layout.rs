@@ -147,6 +147,10 @@ pub struct LayoutTable {
     by_key: HashMap<(u64, u64), Other>,
     by_file: HashMap<u64, HashSet<Other>>,
     by_client: HashMap<u64, HashSet<Other>>,
+    /// The layouts being recalled: the deadline task looks at these each tick, not at every
+    /// layout out. One no longer recalled (returned, granted again) is dropped when next
+    /// looked at.
+    recalled: HashSet<Other>,
     /// Layouts gone since the fencing task last took them, once it is started
     /// ([`LayoutTable::push_gone_to`]); before that nothing would drain them.
     gone: Vec<Other>,
@@ -162,6 +166,7 @@ impl LayoutTable {
             by_key: HashMap::new(),
             by_file: HashMap::new(),
             by_client: HashMap::new(),
+            recalled: HashSet::new(),
             gone: Vec::new(),
             waker: None,
         }
@@ -418,6 +423,7 @@ impl LayoutTable {
             l.recall = Some(Recall {
                 deadline: now + timeout,
             });
+            self.recalled.insert(o);
             orders.push(RecallOrder {
                 clientid: l.clientid,
                 fileid,
@@ -448,11 +454,18 @@ impl LayoutTable {
     /// Recalls past their deadline: the layouts are revoked (removed) and returned so the
     /// caller fences the clients on the data servers.
     pub fn expired_recalls(&mut self, now: Instant) -> Vec<Revoked> {
+        let layouts = &self.layouts;
+        self.recalled
+            .retain(|o| layouts.get(o).is_some_and(|l| l.recall.is_some()));
         let due: Vec<Other> = self
-            .layouts
+            .recalled
             .iter()
-            .filter(|(_, l)| l.recall.is_some_and(|r| r.deadline <= now))
-            .map(|(o, _)| *o)
+            .filter(|&o| {
+                self.layouts
+                    .get(o)
+                    .is_some_and(|l| l.recall.is_some_and(|r| r.deadline <= now))
+            })
+            .copied()
             .collect();
         let mut out: Vec<Revoked> = due
             .into_iter()
@@ -509,7 +522,12 @@ impl LayoutTable {
     /// Whether some client may be writing `fileid` through the data servers (so its size must
     /// be asked of them).
     pub fn has_write_layouts(&self, fileid: u64) -> bool {
-        self.holders(fileid).iter().any(|(_, m)| m.rw)
+        // Without `holders`' list and sort: the settling task asks this of every marked
+        // file each second, most of them held open with an RW layout under a delegation.
+        self.by_file.get(&fileid).is_some_and(|s| {
+            s.iter()
+                .any(|o| self.layouts.get(o).is_some_and(|l| l.modes.rw))
+        })
     }
 
     /// Whether `clientid` holds an RW layout of `fileid`.
@@ -718,6 +736,8 @@ mod tests {
         assert_eq!(t.return_file(1, 10, &orders[0].stateid, ANY).unwrap(), None);
         assert!(t.get(2, 10, &b, RW, false).is_ok());
         assert!(t.expired_recalls(now + Duration::from_secs(60)).is_empty());
+        // The deadline check looks at recalled layouts only; the returned one left them.
+        assert!(t.recalled.is_empty());
     }
 
     #[test]

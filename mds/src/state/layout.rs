@@ -523,7 +523,7 @@ impl LayoutTable {
     /// be asked of them).
     pub fn has_write_layouts(&self, fileid: u64) -> bool {
         // Without `holders`' list and sort: the settling task asks this of every marked
-        // file each second, most of them held open with an RW layout under a delegation.
+        // file in its sweep, most of them held open with an RW layout under a delegation.
         self.by_file.get(&fileid).is_some_and(|s| {
             s.iter()
                 .any(|o| self.layouts.get(o).is_some_and(|l| l.modes.rw))

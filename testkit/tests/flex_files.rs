@@ -312,22 +312,25 @@ async fn a_flex_files_layout_names_the_files_data_server_which_takes_its_writes(
     // The data server now refuses the returned layout's handle. The MDS tells it in the
     // background (a returned layout's revocation is queued: nothing waits for it), so the
     // refusal may take a moment to arrive.
-    let mut w;
-    let mut tries = 0;
-    loop {
-        w = d
-            .call(vec![
-                putfh(&ds.ffds_fh_vers[0]),
-                write_op(ds.ffds_stateid, 0, StableHow4::FILE_SYNC4, data.clone()),
-            ])
-            .await;
-        tries += 1;
-        if last_status(&w) != NfsStat4::NFS4_OK || tries >= 250 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(last_status(&w), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT);
+    let status = std::cell::Cell::new(NfsStat4::NFS4_OK);
+    let d = tokio::sync::Mutex::new(d);
+    k.until_async(
+        "the data server still takes the returned layout's handle",
+        || async {
+            let w = d
+                .lock()
+                .await
+                .call(vec![
+                    putfh(&ds.ffds_fh_vers[0]),
+                    write_op(ds.ffds_stateid, 0, StableHow4::FILE_SYNC4, data.clone()),
+                ])
+                .await;
+            status.set(last_status(&w));
+            status.get() != NfsStat4::NFS4_OK
+        },
+    )
+    .await;
+    assert_eq!(status.get(), NfsStat4::NFS4ERR_PNFS_NO_LAYOUT);
 }
 
 /// A client that asks for file layouts on a flex files export gets them (of the one data

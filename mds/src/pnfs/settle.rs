@@ -375,7 +375,7 @@ async fn round(
     };
     let files = without_write_layouts(&tables, pick(pnfs.settler()));
     for chunk in files.chunks(BATCH) {
-        settle_batch(parts, ns.store(), &tables, &pnfs, clock, chunk).await;
+        settle_batch(parts, ns.store(), &pnfs, clock, chunk).await;
     }
     Some((pnfs, files.len()))
 }
@@ -404,7 +404,8 @@ fn has_write_layouts(tables: &StateTables, fileid: u64) -> bool {
     tables.layouts_recovered().has_write_layouts(fileid)
 }
 
-/// Settles the marked files of `files` that have no RW layout out (see the module docs): the
+/// Settles the marked files of `files`, which had no RW layout out when [`round`] looked
+/// (their store jobs check again, in the transaction; see the module docs): the
 /// data servers are asked for all their sizes at once ([`dsobjects::file_sizes`]: one call
 /// per data server, not one per file and data server), and their store jobs are queued
 /// together, so the committer runs them as one batch. A file that cannot be settled this
@@ -414,7 +415,6 @@ fn has_write_layouts(tables: &StateTables, fileid: u64) -> bool {
 async fn settle_batch(
     parts: &SettleParts,
     store: &Store,
-    tables: &StateTables,
     pnfs: &Pnfs,
     clock: &SharedClock,
     files: &[u64],
@@ -424,9 +424,6 @@ async fn settle_batch(
     let mut striped: Vec<(u64, StripeSet)> = Vec::new();
     let mut striped_at: Vec<usize> = Vec::new();
     for &fileid in files {
-        if has_write_layouts(tables, fileid) {
-            continue;
-        }
         let grants = pnfs.settler().grants(fileid);
         let (change, set) = match store
             .getattr(fileid)

@@ -15,7 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '\n==> %s\n' "$*"; }
+# Each step says how far into the run it starts: CI runs this on a 2-core machine and must
+# stay well under an hour.
+log() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 # --- tools -------------------------------------------------------------------------------------
 missing=()
@@ -94,6 +96,7 @@ grep -q "test result:" target/test-output.txt
 
 # --- fuzzing -----------------------------------------------------------------------------------
 if [[ "$fuzz_seconds" != 0 ]]; then
+    log "fuzzing: scripts/fuzz.sh $fuzz_seconds"
     ./scripts/fuzz.sh "$fuzz_seconds"
 fi
 

@@ -10,7 +10,7 @@
 # /dev/fuse), and a short fuzz run of every fuzz target.
 #
 # Environment:
-#   FUZZ_SECONDS=N   seconds per fuzz target (default 60; 0 skips fuzzing)
+#   FUZZ_SECONDS=N   seconds per fuzz target (default 30; 0 skips fuzzing)
 #   FUZZ_JOBS=N      fuzz targets run at once (default: one per core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,7 +71,7 @@ export CARGO_PROFILE_DEV_DEBUG=line-tables-only
 export CARGO_PROFILE_TEST_DEBUG=line-tables-only
 log "disk: $(df -h --output=avail . | tail -n 1 | tr -d ' ') free here"
 
-fuzz_seconds=${FUZZ_SECONDS:-60}
+fuzz_seconds=${FUZZ_SECONDS:-30}
 if [[ "$fuzz_seconds" != 0 ]] && ! cargo fuzz --version >/dev/null 2>&1; then
     log "installing cargo-fuzz"
     cargo install --quiet --locked cargo-fuzz

@@ -12,7 +12,8 @@
 #   PNFS_ARGS    pnfs arguments (SERVER=pnfs; the binary is /scenario/pnfs)
 #   MODE         run | shell
 #   WORKLOAD     the script MODE=run runs (default workload.sh; restart.sh is the restart scenario)
-#   SERVER_FS    xfs: the server keeps its data on an XFS image with reflink (servers.sh)
+#   SERVER_FS    xfs: the server keeps its data on an XFS image with reflink, else on an ext4
+#                one (both in the guest's memory: servers.sh)
 #   RDMA         1: soft-RoCE on the veth pair before the server starts (servers.sh, rdma_up;
 #                reported as CHECK rdma_up), knfsd also listens for RPC-over-RDMA on port
 #                20049, and workload.sh runs the RDMA checks (client 1 mounts $RDMA_ADDR with

@@ -24,23 +24,38 @@ backend_dir() {
     esac
 }
 
-# SERVER_FS=xfs: the server's data directory (backend_dir) on its own XFS file system with
-# reflink (mkfs.xfs -m reflink=1 on a sparse file of the root, through a loop device), so that
-# CLONE can reflink and SEEK_DATA/SEEK_HOLE see XFS's extents. Otherwise the data lives on the
-# guest's ext4 root (no reflink). Mounted once: the restart scenario starts the server again.
+# The server's data directory (backend_dir) on a file system of its own, made on an image in
+# the guest's memory (a sparse file on a tmpfs, through a loop device): ext4, or with
+# SERVER_FS=xfs XFS with reflink, so that CLONE can reflink and SEEK_DATA/SEEK_HOLE see XFS's
+# extents. The servers run their usual code on a block device's file system (our data
+# servers' objects go through the blocking pool and fsync as on a disk; a tmpfs would take
+# the in-memory path), but a sync costs the journal's work and no trip through the emulated
+# disk: on the root's ext4 a 1,141-file tar extraction through our server took 34 s, here
+# 30 s, and reading the files back 15.6 s against 11.5 s. Mounted with discard, so that the
+# blocks of removed files go back to the tmpfs. Mounted once: the restart scenario starts the
+# server again.
 mount_backend_fs() {
-    local dir img=/var/tmp/backend.xfs
-    [[ ${SERVER_FS:-} == xfs ]] || return 0
+    local dir fs=${SERVER_FS:-ext4} mem=/var/tmp/backend img
     dir=$(backend_dir)
-    [[ -n $dir ]] || return 1
+    # (SERVER=none: no server, no data.)
+    [[ -n $dir ]] || return 0
     mountpoint -q "$dir" && return 0
-    modprobe -a loop xfs || return 1
-    # (The root image has about 2 GiB free; the file is sparse.)
-    truncate -s 1536M "$img" || return 1
-    mkfs.xfs -q -f -m reflink=1 "$img" || return 1
-    mkdir -p "$dir"
-    mount -t xfs -o loop "$img" "$dir" || return 1
-    echo "$dir: $(findmnt -no FSTYPE,SOURCE "$dir"), reflink=$(xfs_info "$dir" | grep -o 'reflink=[01]')"
+    modprobe -a loop "$fs" 2>/dev/null
+    mkdir -p "$mem" "$dir"
+    mount -t tmpfs -o size=2560m tmpfs "$mem" || return 1
+    img=$mem/backend.$fs
+    truncate -s 2G "$img" || return 1
+    case $fs in
+    xfs) mkfs.xfs -q -f -m reflink=1 "$img" || return 1 ;;
+    ext4) mkfs.ext4 -q -F "$img" || return 1 ;;
+    *) echo "unknown SERVER_FS=$fs"; return 1 ;;
+    esac
+    mount -t "$fs" -o loop,discard "$img" "$dir" || return 1
+    # (An empty export, as the root's directory was: no lost+found in it.)
+    rmdir "$dir/lost+found" 2>/dev/null
+    echo -n "$dir: $(findmnt -no FSTYPE,SOURCE "$dir") on a tmpfs image"
+    [[ $fs != xfs ]] || echo -n ", reflink=$(xfs_info "$dir" | grep -o 'reflink=[01]')"
+    echo
 }
 
 # --- the veth pair and soft-RoCE ----------------------------------------------------------------

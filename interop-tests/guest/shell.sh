@@ -12,6 +12,7 @@
 #
 # Environment:
 #   SERVER_FS=xfs   the server's data on an XFS image with reflink, as the vers=4.2 scenarios
+#                   (else on an ext4 image; both in the guest's memory)
 #                   do (servers.sh)
 #   RDMA=1          soft-RoCE on the veth pair before the server starts (servers.sh, rdma_up),
 #                   knfsd listening on RDMA port 20049 too; with proto=rdma in MOUNT_OPTIONS,

@@ -16,9 +16,15 @@ fn knfsd_v41_workload_suite() {
 /// With vers=4.2 the export is an XFS file system with reflink (`SERVER_FS=xfs`,
 /// `guest/servers.sh`): the control for issue 18's checks (fallocate, punch hole,
 /// SEEK_DATA/SEEK_HOLE, copy_file_range through COPY, `cp --reflink=always` through CLONE).
+/// Two long checks no vers=4.2 scenario of our server runs are left to `knfsd-v4.1`.
 #[test]
 fn knfsd_v42_workload_suite() {
-    let mut s = Scenario::knfsd("knfsd-v4.2", "vers=4.2").with_rdma();
+    let mut s = Scenario::knfsd("knfsd-v4.2", "vers=4.2")
+        .with_rdma()
+        .skipping(
+            "^(fio_randwrite_verify_64MiB|many_files_2000)$",
+            "no scenario of our server runs it with vers=4.2; knfsd-v4.1 is its control",
+        );
     s.extra_env.push(("SERVER_FS".into(), "xfs".into()));
     assert_scenario_passes(&s);
 }

@@ -7,10 +7,10 @@ mod space;
 mod tests;
 
 use std::collections::{HashMap, HashSet};
-use std::io::IoSlice;
+use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -201,6 +201,12 @@ pub fn shared_relative_path(file: u64) -> String {
     )
 }
 
+/// A read at or past an object's end, or of an object that does not exist.
+const NOTHING_READ: ReadDone = ReadDone {
+    data: Bytes::new(),
+    eof: true,
+};
+
 /// Objects stored as files under `<root>/objects/` (path mapping: [`ObjectId::relative_path`]).
 ///
 /// * **Zero-copy I/O.** A write hands its `Bytes` pieces to one `pwritev`; a read `pread`s into
@@ -243,6 +249,9 @@ pub struct LocalStore {
     /// The objects directory is on a memory file system ([`on_memory_fs`]).
     in_memory: bool,
     known_mids: KnownMids,
+    /// `preadv2(RWF_NOWAIT)` failed with EOPNOTSUPP: [`ObjectStore::read_into_now`] no
+    /// longer tries.
+    no_nowait: AtomicBool,
 }
 
 /// Whether the directory `dir` is on tmpfs or ramfs, where reads, writes and syncs only copy
@@ -310,6 +319,7 @@ impl LocalStore {
             counts: Counters::default(),
             in_memory,
             known_mids: KnownMids::default(),
+            no_nowait: AtomicBool::new(false),
         })
     }
 
@@ -565,6 +575,17 @@ impl LocalStore {
         Ok(st.st_size.max(0) as u64)
     }
 
+    /// What a read of `len` bytes at `offset` of the object open as `fd` covers: the object's
+    /// size and how many bytes to read (at most `max_read`); `None` at or past its end.
+    fn read_span(&self, fd: &OwnedFd, offset: u64, len: u32) -> Result<Option<(u64, usize)>> {
+        let size = Self::file_size(fd)?;
+        if offset >= size {
+            return Ok(None);
+        }
+        let want = (size - offset).min(u64::from(len.min(self.opts.max_read))) as usize;
+        Ok(Some((size, want)))
+    }
+
     fn must_create(&self, id: ObjectId) -> Result<Arc<OwnedFd>> {
         self.file(id, true)?.ok_or(StoreError::Io {
             op: "create",
@@ -619,19 +640,11 @@ impl ObjectStore for LocalStore {
     ) -> Result<ReadDone> {
         let id = self.naming.key(id);
         let Some(fd) = self.file(id, false)? else {
-            return Ok(ReadDone {
-                data: Bytes::new(),
-                eof: true,
-            });
+            return Ok(NOTHING_READ);
         };
-        let size = Self::file_size(&fd)?;
-        if offset >= size {
-            return Ok(ReadDone {
-                data: Bytes::new(),
-                eof: true,
-            });
-        }
-        let want = (size - offset).min(u64::from(len.min(self.opts.max_read))) as usize;
+        let Some((size, want)) = self.read_span(&fd, offset, len)? else {
+            return Ok(NOTHING_READ);
+        };
         let buf = into.space(want);
         let mut got = 0;
         while got < want {
@@ -648,6 +661,49 @@ impl ObjectStore for LocalStore {
             data: into.freeze(got),
             eof,
         })
+    }
+
+    /// A read of an object in the open-file cache (opening one may wait for its directory's
+    /// blocks) with `preadv2(RWF_NOWAIT)`, which returns what the page cache holds without
+    /// waiting for the device or for the file's lock. Anything short of every byte asked
+    /// for (a page not cached, EAGAIN, a kernel or file system without RWF_NOWAIT) is
+    /// `None`: the caller reads again where waiting is fine.
+    fn read_into_now(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        len: u32,
+        into: &mut dyn ReadInto,
+    ) -> Option<Result<ReadDone>> {
+        if self.in_memory {
+            // Nothing to wait for: the whole read, here.
+            return Some(self.read_into(id, offset, len, into));
+        }
+        if self.no_nowait.load(Ordering::Relaxed) {
+            return None;
+        }
+        let id = self.naming.key(id);
+        let fd = lock(&self.cache).get(id)?;
+        let (size, want) = match self.read_span(&fd, offset, len) {
+            Ok(Some(span)) => span,
+            Ok(None) => return Some(Ok(NOTHING_READ)),
+            Err(e) => return Some(Err(e)),
+        };
+        let buf = into.space(want);
+        bump(&self.counts.pread);
+        let flags = rustix::io::ReadWriteFlags::NOWAIT;
+        match rustix::io::preadv2(&*fd, &mut [IoSliceMut::new(buf)], offset, flags) {
+            Ok(n) if n == want => Some(Ok(ReadDone {
+                data: into.freeze(n),
+                eof: offset + n as u64 >= size,
+            })),
+            Err(Errno::OPNOTSUPP) => {
+                // This kernel or file system has no RWF_NOWAIT: not asked again.
+                self.no_nowait.store(true, Ordering::Relaxed);
+                None
+            }
+            _ => None,
+        }
     }
 
     fn commit(&self, id: ObjectId, _offset: u64, _len: u64) -> Result<()> {

@@ -86,6 +86,16 @@ impl ObjectStore for SharedStore {
         self.0.read_into(id, offset, len, into)
     }
 
+    fn read_into_now(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        len: u32,
+        into: &mut dyn ReadInto,
+    ) -> Option<Result<ReadDone>> {
+        self.0.read_into_now(id, offset, len, into)
+    }
+
     fn commit(&self, id: ObjectId, offset: u64, len: u64) -> Result<()> {
         self.0.commit(id, offset, len)
     }

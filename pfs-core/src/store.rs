@@ -171,6 +171,27 @@ pub trait ObjectStore: Send + Sync {
         self.read(id, offset, len)
     }
 
+    /// [`ObjectStore::read_into`], made now if the store can make it without waiting for a
+    /// device: the object already open and all of the bytes asked for in memory (the page
+    /// cache). `None` when the read might wait, or the store cannot tell: the caller then
+    /// makes [`ObjectStore::read_into`] where waiting is fine (an async server: tokio's
+    /// blocking pool). `into` may have been asked for space then; the read after uses it
+    /// again.
+    ///
+    /// For an async server on a store that is not [`ObjectStore::in_memory`], this saves a
+    /// READ of cached data the hand-off to the blocking pool and back, which costs more than
+    /// the copy (issue 22). `None` by default.
+    fn read_into_now(
+        &self,
+        id: ObjectId,
+        offset: u64,
+        len: u32,
+        into: &mut dyn ReadInto,
+    ) -> Option<Result<ReadDone>> {
+        let _ = (id, offset, len, into);
+        None
+    }
+
     /// Makes every earlier write to the object durable (COMMIT, RFC 8881 section 18.3).
     /// `offset`/`len` name the range the client cares about (`len` 0 = to the end); a backend
     /// may sync more than that range, never less. Committing a missing object succeeds.

@@ -639,3 +639,48 @@ fn a_store_on_tmpfs_is_in_memory_and_one_on_a_disk_is_not() {
         "neither /dev/shm nor the temporary directory could be used"
     );
 }
+
+/// `read_into_now` (the data servers' READ without the blocking pool): an open object's bytes
+/// that the page cache holds come back at once, with one `pread` and no `open`; bytes evicted
+/// from the page cache, and an object not open in this store, are left to the caller's
+/// `read_into`. (On a memory file system every read is made at once.)
+#[test]
+fn read_now_serves_only_open_objects_from_the_page_cache() {
+    let (s, dir) = store();
+    let data: Vec<u8> = (0..8192u32).map(|i| (i * 31) as u8).collect();
+    s.write(ID, 0, &[Bytes::from(data.clone())], Stability::FileSync)
+        .unwrap();
+    let now = |s: &LocalStore, offset: u64, len: u32| {
+        s.read_into_now(ID, offset, len, &mut Fresh::default())
+            .map(Result::unwrap)
+    };
+
+    let before = s.io_counts();
+    let r = now(&s, 100, 4096).expect("cached bytes of an open object, at once");
+    assert_eq!((&r.data[..], r.eof), (&data[100..4196], false));
+    let r = now(&s, 4096, 8192).expect("to the end, at once");
+    assert_eq!((&r.data[..], r.eof), (&data[4096..], true));
+    let r = now(&s, 9000, 10).expect("past the end, at once");
+    assert_eq!((r.data.len(), r.eof), (0, true));
+    let d = delta(before, s.io_counts());
+    assert_eq!((d.opens, d.pread), (0, 2), "{d:?}");
+    if s.in_memory {
+        return;
+    }
+
+    // Out of the page cache (clean after the FILE_SYNC write): the caller reads it.
+    let fd = lock(&s.cache).get(ID).unwrap();
+    rustix::fs::fadvise(&*fd, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+    assert!(
+        now(&s, 0, 4096).is_none(),
+        "evicted bytes must not be waited for"
+    );
+    assert_eq!(s.read(ID, 0, 4096).unwrap().data, data[..4096]);
+    assert!(now(&s, 0, 4096).is_some(), "read back in: cached again");
+
+    // Another store on the same directory has nothing open: opening may wait.
+    let other = LocalStore::open(dir.path()).unwrap();
+    let before = other.io_counts();
+    assert!(now(&other, 0, 4096).is_none());
+    assert_eq!(delta(before, other.io_counts()).opens, 0);
+}

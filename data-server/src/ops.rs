@@ -29,8 +29,8 @@ use crate::gate::Io;
 use crate::server::DsCtx;
 use cluster::ds_fh::DsFh;
 use nfs_server::io::{
-    check_commit_range, clip_write, find_segments, hole_filled, object_io, object_write,
-    read_plus_contents, secinfo_flavors, store_status, IntoReply,
+    check_commit_range, clip_write, find_segments, hole_filled, object_io, object_read,
+    object_write, read_plus_contents, secinfo_flavors, IntoReply,
 };
 
 /// The data server's operations: the op table's dispatch runs these methods, and answers
@@ -98,23 +98,13 @@ async fn read_range(
     stateid: &Stateid4,
     offset: u64,
     count: u32,
-    mut into: IntoReply,
+    into: IntoReply,
 ) -> Result<(Bytes, bool), NfsStat4> {
     let fh = ctx.fh()?;
     ctx.ds.check_io(&fh, stateid, Io::Read)?;
     // RFC 8881 section 18.22.3: the server may return less than asked; at most max_io.
     let count = count.min(ctx.ds.options().max_io);
-    // Cached data straight from this worker; else through the blocking pool.
-    let objects = ctx.ds.objects();
-    let done = match objects.read_into_now(object(fh), offset, count, &mut into) {
-        Some(done) => done.map_err(|e| store_status(&e))?,
-        None => {
-            object_io(objects, move |s| {
-                s.read_into(object(fh), offset, count, &mut into)
-            })
-            .await?
-        }
-    };
+    let done = object_read(ctx.ds.objects(), object(fh), offset, count, into).await?;
     if ctx.ds.options().whole_file_objects {
         // The object is the whole file at file offsets: its end is the file's.
         return Ok((done.data, done.eof));

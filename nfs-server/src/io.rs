@@ -10,7 +10,9 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use nfs_proto::nfs4::{Data4, DataInfo4, NfsStat4, ReadPlusContent, Secinfo4};
 use nfs_proto::transport::{Conn, PayloadBuf, SharedPayloadBuffers};
-use pfs_core::{Fresh, ObjectId, ObjectStore, ReadInto, SeekWhat, StoreError, WRITE_QUEUES};
+use pfs_core::{
+    Fresh, ObjectId, ObjectStore, ReadDone, ReadInto, SeekWhat, StoreError, WRITE_QUEUES,
+};
 
 /// The flavors the servers accept, most preferred first (SECINFO, SECINFO_NO_NAME).
 pub fn secinfo_flavors() -> Vec<Secinfo4> {
@@ -123,6 +125,24 @@ where
     }
     let store = store.clone();
     blocking(move || f(&*store)).await
+}
+
+/// A read of `len` bytes at `offset` of object `id` of `store` into `into`: on this thread
+/// when the store can make it without waiting ([`ObjectStore::read_into_now`]: cached bytes
+/// of an open object), else as [`object_io`] makes its calls.
+pub async fn object_read(
+    store: &Arc<dyn ObjectStore>,
+    id: ObjectId,
+    offset: u64,
+    len: u32,
+    mut into: IntoReply,
+) -> Result<ReadDone, NfsStat4> {
+    if !store.in_memory() {
+        if let Some(done) = store.read_into_now(id, offset, len, &mut into) {
+            return done.map_err(|e| store_status(&e));
+        }
+    }
+    object_io(store, move |s| s.read_into(id, offset, len, &mut into)).await
 }
 
 /// A write to object `id` of `store`, made as [`object_io`] makes its calls. When that is on

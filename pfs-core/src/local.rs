@@ -675,10 +675,6 @@ impl ObjectStore for LocalStore {
         len: u32,
         into: &mut dyn ReadInto,
     ) -> Option<Result<ReadDone>> {
-        if self.in_memory {
-            // Nothing to wait for: the whole read, here.
-            return Some(self.read_into(id, offset, len, into));
-        }
         if self.no_nowait.load(Ordering::Relaxed) {
             return None;
         }

@@ -7,7 +7,7 @@ use crate::pnfs::datapath;
 use crate::state::open::Io;
 use bytes::Bytes;
 use nfs_proto::nfs4::*;
-use nfs_server::io::{blocking, hole_filled, store_status, IntoReply};
+use nfs_server::io::{hole_filled, object_read, IntoReply};
 use pfs_core::ObjectId;
 
 /// READ (RFC 8881 section 18.22). `eof` is judged against the size in the metadata store,
@@ -36,17 +36,10 @@ pub async fn read(ctx: &mut Ctx, a: &ReadArgs) -> Result<ReadResOk, NfsStat4> {
         // Zeros where the objects end before the size: holes.
         Some(set) => datapath::read(ctx.mds.pnfs(), fileid, &set, offset, want).await?,
         None => {
-            let data = ctx.mds.data().clone();
             // Into the buffers its connection sends as they are (registered memory on RDMA).
-            let mut into = IntoReply::on(&ctx.session.conn);
+            let into = IntoReply::on(&ctx.session.conn);
             let whole = ObjectId::whole(fileid);
-            // Cached data straight from this worker; else through the blocking pool.
-            let done = match data.read_into_now(whole, offset, want as u32, &mut into) {
-                Some(done) => done.map_err(|e| store_status(&e))?,
-                None => {
-                    blocking(move || data.read_into(whole, offset, want as u32, &mut into)).await?
-                }
-            };
+            let done = object_read(ctx.mds.data(), whole, offset, want as u32, into).await?;
             // The object may end before the size the store recorded (unstable data lost in
             // a crash the client has not yet re-sent, or a size set without data): that
             // range reads as zeros, as a hole would.

@@ -142,3 +142,76 @@ async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_com
         ]
     );
 }
+
+#[tokio::test]
+async fn a_cb_sequence_answered_delay_is_sent_again_and_leaves_the_slot_free() {
+    let s = Cluster::mds_alone().await;
+    let cb = Arc::new(CbClient::default());
+    let c = s.client_with_back_channel("cb-delay", cb.clone()).await;
+    // Linux answers NFS4ERR_DELAY while it drains its session or its slot is busy.
+    cb.sequence_delays.store(2, Ordering::SeqCst);
+    let r = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![layout_recall(2)])
+        .await
+        .expect("CB_COMPOUND answered once the client takes it");
+    assert_eq!(r.status, NfsStat4::NFS4_OK);
+    // The failed CB_SEQUENCEs left the slot as it was (RFC 8881 section 20.9.3); and the
+    // session still has its one slot for the next callback.
+    let r = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![layout_recall(3)])
+        .await
+        .expect("the next callback gets the slot");
+    assert_eq!(r.status, NfsStat4::NFS4_OK);
+    assert_eq!(
+        *cb.sequences.lock().unwrap(),
+        [(0, 1), (0, 1), (0, 1), (0, 2)]
+    );
+    assert_eq!(cb.recalled().len(), 2);
+}
+
+#[tokio::test]
+async fn a_callback_that_failed_on_the_way_leaves_the_slot_where_the_client_expects_it() {
+    let s = Cluster::mds_alone().await;
+    let cb = Arc::new(CbClient::default());
+    let c = s.client_with_back_channel("cb-lost", cb.clone()).await;
+    // Lost before the client saw it: the next callback must bring the sequence id the
+    // client expects (moving on would be NFS4ERR_SEQ_MISORDERED for ever).
+    cb.refuse_next.store(1, Ordering::SeqCst);
+    let e = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![layout_recall(2)]).await;
+    assert!(
+        matches!(e, Err(mds::callback::CallbackError::Rpc(_))),
+        "{e:?}"
+    );
+    let r = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![layout_recall(3)])
+        .await
+        .expect("the next callback is in sequence");
+    assert_eq!(r.status, NfsStat4::NFS4_OK);
+    assert_eq!(*cb.sequences.lock().unwrap(), [(0, 1)]);
+
+    // Failed after the client saw it (its reply lost): the same sequence id is a replay the
+    // client has no reply for (NFS4ERR_RETRY_UNCACHED_REP); the slot moves on and the
+    // callback goes again.
+    cb.set_recall_answer(RecallAnswer::Refuse);
+    let e = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![layout_recall(4)]).await;
+    assert!(
+        matches!(e, Err(mds::callback::CallbackError::Rpc(_))),
+        "{e:?}"
+    );
+    cb.set_recall_answer(RecallAnswer::Status(NfsStat4::NFS4_OK));
+    let r = mds::callback::cb_compound(s.mds().core(), &c.sessionid, vec![layout_recall(5)])
+        .await
+        .expect("answered after the replay");
+    assert_eq!(r.status, NfsStat4::NFS4_OK);
+    assert_eq!(
+        *cb.sequences.lock().unwrap(),
+        [(0, 1), (0, 2), (0, 2), (0, 3)]
+    );
+    let seqids: Vec<u32> = cb
+        .recalled()
+        .iter()
+        .map(|a| match &a.clora_recall {
+            Layoutrecall4::File(f) => f.lor_stateid.seqid,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // The replay ran nothing; the layout recall of 5 was run once, after it.
+    assert_eq!(seqids, [3, 4, 5]);
+}

@@ -30,6 +30,13 @@ pub const NFS_CB_VERSION: u32 = 1;
 /// How long a callback may take before the back channel counts as down.
 pub const CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a callback is tried again while the client answers CB_SEQUENCE with
+/// `NFS4ERR_DELAY` (its slot is busy with an earlier callback, or it is draining its session:
+/// Linux does both) or every back channel slot stays busy. knfsd tries again every 2 s for as
+/// long as the client keeps answering so; the callers here have deadlines of their own (a
+/// recall's is the lease), so this window only has to outlast a busy moment.
+pub const CALLBACK_RETRY_WINDOW: Duration = Duration::from_secs(30);
+
 /// Why a callback did not get a successful answer.
 #[derive(Debug, thiserror::Error)]
 pub enum CallbackError {
@@ -204,18 +211,53 @@ async fn acquire_slot(
 /// Sends CB_COMPOUND with CB_SEQUENCE followed by `ops` to the session's back channel and
 /// returns the reply (whose later results the caller reads). A failure of the path (not an
 /// error status of one of `ops`) marks the back channel down.
+///
+/// A CB_SEQUENCE answered `NFS4ERR_DELAY` (the slot is busy or the client is draining its
+/// session), or `NFS4ERR_RETRY_UNCACHED_REP` (the client had seen this sequence id: the call
+/// before it on the slot reached it though its reply was lost), and a wait for a free slot
+/// that timed out, are tried again with the same `ops` for up to [`CALLBACK_RETRY_WINDOW`].
 pub async fn cb_compound(
     core: &Core,
     sessionid: &Sessionid4,
     ops: Vec<NfsCbArgop4>,
 ) -> Result<CbCompoundRes, CallbackError> {
-    let result = cb_compound_inner(core, sessionid, ops).await;
-    if let Err(e) = &result {
-        if !matches!(e, CallbackError::Sequence(_) | CallbackError::NoSlot) {
-            mark_down(core, sessionid, e);
+    cb_compound_within(core, sessionid, ops, CALLBACK_RETRY_WINDOW).await
+}
+
+/// [`cb_compound`] trying again for `window` at most: for a caller that cannot wait long
+/// (an operation of another client waits on a CB_GETATTR).
+pub async fn cb_compound_within(
+    core: &Core,
+    sessionid: &Sessionid4,
+    ops: Vec<NfsCbArgop4>,
+    window: Duration,
+) -> Result<CbCompoundRes, CallbackError> {
+    let started = tokio::time::Instant::now();
+    let mut pause = Duration::from_millis(50);
+    loop {
+        let result = cb_compound_inner(core, sessionid, ops.clone()).await;
+        let again = matches!(
+            result,
+            Err(CallbackError::NoSlot
+                | CallbackError::Sequence(
+                    NfsStat4::NFS4ERR_DELAY | NfsStat4::NFS4ERR_RETRY_UNCACHED_REP
+                ))
+        );
+        match &result {
+            Err(e) if again && started.elapsed() + pause < window => {
+                debug!(session = ?sessionid, "callback not taken ({e}): again in {pause:?}");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+                continue;
+            }
+            Err(e) if !matches!(e, CallbackError::Sequence(_) | CallbackError::NoSlot) => {
+                mark_down(core, sessionid, e)
+            }
+            Err(e) => info!(session = ?sessionid, "callback not taken: {e}"),
+            Ok(_) => {}
         }
+        return result;
     }
-    result
 }
 
 async fn cb_compound_inner(
@@ -263,12 +305,16 @@ async fn cb_compound_inner(
         return Err(CallbackError::NoBackChannel);
     };
     // The slot is released once, here. Without a CB_SEQUENCE answer the request may or may
-    // not have reached the client: the slot is given back as used, so later callbacks move
-    // on (a retry would need the same sequence id; a new bind resets the slots anyway).
+    // not have reached the client, so the slot keeps its sequence id: the next callback on
+    // it is new to a client that never saw this one, and a replay to one that did, which
+    // answers NFS4ERR_RETRY_UNCACHED_REP (we never ask it to cache) and the slot moves on.
+    // Moving on here instead would leave a client that never saw the call expecting the
+    // old sequence id for ever (NFS4ERR_SEQ_MISORDERED); a new connection does not reset a
+    // session's back channel slots.
     let res = match outcome {
         Ok(res) => res,
         Err(e) => {
-            table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
+            table.release_unsent(ticket.slotid);
             return Err(e);
         }
     };
@@ -282,9 +328,19 @@ async fn cb_compound_inner(
             sr_status_flags: 0,
         },
         Some(other) => {
+            // Section 20.9.3: a CB_SEQUENCE that fails leaves the client's slot as it was,
+            // so ours is freed with its sequence id, except after a replay (the client used
+            // this id). NFS4ERR_DELAY must free it too: `complete_error` keeps a fore
+            // channel's slot for the caller to re-send on, which a callback does by taking
+            // a slot again, so keeping it would leave the session without back channel slots.
             let status = other.status();
-            table.complete_error(ticket.slotid, status);
-            info!(session = ?sessionid, "CB_SEQUENCE failed: {status:?}");
+            match status {
+                NfsStat4::NFS4ERR_DELAY => table.release_unsent(ticket.slotid),
+                _ => {
+                    table.complete_error(ticket.slotid, status);
+                }
+            }
+            debug!(session = ?sessionid, "CB_SEQUENCE failed: {status:?}");
             return Err(CallbackError::Sequence(status));
         }
         None => {
@@ -295,6 +351,11 @@ async fn cb_compound_inner(
     if !table.complete(ticket.slotid, &seq_ok) {
         table.complete_error(ticket.slotid, NfsStat4::NFS4ERR_RETRY_UNCACHED_REP);
         return Err(CallbackError::BadReply);
+    }
+    // A replay the client has no reply for (Linux fails the operation after CB_SEQUENCE
+    // so): our `ops` were not run; the slot has moved on, so sending them again is new.
+    if res.status == NfsStat4::NFS4ERR_RETRY_UNCACHED_REP {
+        return Err(CallbackError::Sequence(res.status));
     }
     Ok(res)
 }

@@ -295,6 +295,80 @@ async fn an_unreturned_delegation_is_revoked_after_a_lease_and_the_holder_is_tol
 }
 
 #[tokio::test]
+async fn a_recall_that_does_not_get_through_is_sent_again_until_the_holder_takes_it() {
+    let (k, mds) = server(10, |_| {}).await;
+    let (mut a, cb_a) = cb_client(&k, "a").await;
+    let (mut b, _cb_b) = cb_client(&k, "b").await;
+    let r = open(&mut a, "f", RW).await;
+    let fh = getfh_res(&r);
+    let sid = deleg_stateid(&delegation(&r));
+    // The first CB_RECALL is answered NFS4ERR_BAD_STATEID (as a client does when the recall
+    // overtakes the OPEN reply that granted the delegation); the second is lost on the way
+    // (the call fails, so the back channel counts as down); the third gets NFS4ERR_DELAY
+    // from CB_SEQUENCE twice (Linux draining its session) before the client takes it.
+    cb_a.deleg_recall_answers
+        .lock()
+        .unwrap()
+        .push_back(NfsStat4::NFS4ERR_BAD_STATEID);
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY, "{r:?}");
+    cb_a.wait_deleg_recalls(1, Duration::from_secs(5)).await;
+    cb_a.refuse_next
+        .store(1, std::sync::atomic::Ordering::SeqCst);
+    cb_a.sequence_delays
+        .store(2, std::sync::atomic::Ordering::SeqCst);
+    // A's SEQUENCEs learn that the path is down, and A binds its connection again (as
+    // Linux does, BIND_CONN_TO_SESSION); the next recall goes over it.
+    let mut rebinds = 0;
+    let t0 = std::time::Instant::now();
+    let recalls = loop {
+        let seen = cb_a.deleg_recalls.lock().unwrap().clone();
+        if seen.len() >= 2 {
+            break seen;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the recall was not sent again: {seen:?}"
+        );
+        let ping = a.call(vec![]).await;
+        assert_eq!(ping.status, NfsStat4::NFS4_OK);
+        if status_flags(&ping) & SEQ4_STATUS_CB_PATH_DOWN != 0 {
+            rebinds += 1;
+            let bind = NfsArgop4::BindConnToSession(BindConnToSessionArgs {
+                bctsa_sessid: a.sessionid,
+                bctsa_dir: ChannelDirFromClient4::CDFC4_FORE_OR_BOTH,
+                bctsa_use_conn_in_rdma_mode: false,
+            });
+            let r = compound_on(&a.conn, 0, 1, vec![bind]).await.unwrap();
+            assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        rebinds, 1,
+        "the lost recall took the back channel down once"
+    );
+    assert!(recalls.iter().all(|r| r.stateid == sid), "{recalls:?}");
+    assert_eq!(
+        cb_a.refuse_next.load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    assert_eq!(
+        cb_a.sequence_delays
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    // Taken: no further recall while A returns it.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(cb_a.deleg_recalls.lock().unwrap().len(), 2);
+    assert_eq!(delegreturn(&mut a, &fh, sid).await, NfsStat4::NFS4_OK);
+    let r = open(&mut b, "f", RD).await;
+    assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
+    assert_eq!(counter(&mds, "pnfs_delegations_recalled_total"), 1);
+    assert_eq!(counter(&mds, "pnfs_delegations_revoked_total"), 0);
+}
+
+#[tokio::test]
 async fn names_and_attributes_of_a_delegated_file_wait_for_its_return_but_not_for_its_holder() {
     let (k, _mds) = server(10, |_| {}).await;
     let (mut a, cb_a) = cb_client(&k, "a").await;

@@ -483,7 +483,7 @@ pub async fn open(ctx: &mut Ctx, a: &OpenArgs) -> Result<OpenResOk, NfsStat4> {
             need,
         ) {
             drop(opens);
-            crate::state::recall::send_recalls(ctx.mds.core(), orders);
+            crate::state::recall::send_recalls(ctx.mds.tables(), ctx.mds.core(), orders);
             return Err(NfsStat4::NFS4ERR_DELAY);
         }
         let owner_open = opens.open_of(clientid, fileid, &a.owner);

@@ -642,6 +642,14 @@ impl DelegTable {
             .collect()
     }
 
+    /// Whether the delegation `other` is still being recalled: neither returned nor revoked
+    /// (a CB_RECALL that did not get through is sent again while this holds).
+    pub fn recall_pending(&self, other: &Other) -> bool {
+        self.delegs
+            .get(other)
+            .is_some_and(|d| matches!(d.phase, Phase::Recalled { .. }))
+    }
+
     /// Whether a recall of some delegation of `file` is under way: no new delegation of it is
     /// granted meanwhile, or the operation waiting for the recall could wait for ever.
     pub fn recalling(&self, file: u64) -> bool {

@@ -11,6 +11,7 @@
 //! ```
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use nfs_proto::nfs4::attr::{FileAttrs, FATTR4_CHANGE, FATTR4_SIZE};
 use nfs_proto::nfs4::callback::{CbGetAttrArgs, CbGetAttrRes, CbRecallArgs};
@@ -28,9 +29,9 @@ use crate::store::Store;
 /// of other clients that conflict and answers `NFS4ERR_DELAY` while any is outstanding
 /// (section 10.4.4: the server recalls, and the operation waits until the delegation is
 /// returned or revoked). The recalls are sent in the background, each holding the session
-/// layer (its back channels).
+/// layer (its back channels) and the state tables (to see whether it is still needed).
 pub fn break_conflicts(
-    tables: &StateTables,
+    tables: &Arc<StateTables>,
     core: &Arc<Core>,
     file: u64,
     clientid: u64,
@@ -43,7 +44,7 @@ pub fn break_conflicts(
     match orders {
         None => Ok(()),
         Some(orders) => {
-            send_recalls(core, orders);
+            send_recalls(tables, core, orders);
             Err(NfsStat4::NFS4ERR_DELAY)
         }
     }
@@ -69,44 +70,85 @@ pub fn recall_conflicts(
 }
 
 /// Sends each CB_RECALL in a task of its own.
-pub fn send_recalls(core: &Arc<Core>, orders: Vec<RecallOrder>) {
+pub fn send_recalls(tables: &Arc<StateTables>, core: &Arc<Core>, orders: Vec<RecallOrder>) {
     for order in orders {
-        let core = core.clone();
-        tokio::spawn(async move { send_recall(&core, order).await });
+        let (tables, core) = (tables.clone(), core.clone());
+        tokio::spawn(async move { send_recall(&tables, &core, order).await });
     }
 }
 
-async fn send_recall(core: &Core, order: RecallOrder) {
-    let Some(session) = callback_session(core, order.clientid) else {
-        // The holder may still return it once it has a back channel again (SEQUENCE tells
-        // it the path is down); otherwise the deadline revokes it.
-        info!(
-            clientid = order.clientid,
-            fileid = order.file,
-            "no back channel for CB_RECALL: the delegation is revoked at the deadline"
-        );
-        return;
+/// How often a CB_RECALL that did not get through is sent again while the delegation is
+/// still being recalled.
+const RECALL_RESEND: Duration = Duration::from_secs(2);
+
+/// How many times a CB_RECALL answered `NFS4ERR_BAD_STATEID` is sent again: the recall may
+/// have overtaken the OPEN reply that granted the delegation (section 2.10.6.3), and the
+/// client knows the stateid once it has that reply (knfsd retries such recalls too).
+const BAD_STATEID_RESENDS: u32 = 5;
+
+/// Sends the CB_RECALL of `order` until the holder takes it: again every [`RECALL_RESEND`]
+/// while it could not be delivered (no back channel yet: SEQUENCE tells the holder its path
+/// is down and it binds a new connection; the call failed; the client kept saying
+/// NFS4ERR_DELAY), and while the holder does not know the stateid yet, as long as the
+/// delegation is being recalled. A recall that never gets through ends at the deadline
+/// ([`revoke_expired`]), as a holder that does not return does.
+async fn send_recall(tables: &StateTables, core: &Core, order: RecallOrder) {
+    let pending = || {
+        tables
+            .opens_recovered()
+            .delegs
+            .recall_pending(&order.stateid.other)
     };
-    let args = CbRecallArgs {
-        stateid: order.stateid,
-        truncate: false,
-        fh: order.fh.clone(),
-    };
-    let r = crate::callback::cb_compound(core, &session, vec![NfsCbArgop4::Recall(args)]).await;
-    match r {
-        Err(e) => info!(
-            clientid = order.clientid,
-            fileid = order.file,
-            "CB_RECALL failed: {e}; the delegation is revoked at the deadline"
-        ),
-        Ok(res) => {
-            let status = res.resarray.iter().find_map(|r| match r {
-                NfsCbResop4::Recall(r) => Some(r.status),
-                _ => None,
-            });
-            // NFS4_OK: DELEGRETURN follows. BAD_STATEID may be a recall that overtook the
-            // OPEN reply granting the delegation (section 2.10.6.3): the deadline decides.
-            info!(clientid = order.clientid, fileid = order.file, status = ?status, "CB_RECALL answered");
+    let mut bad_stateids = 0;
+    let mut sent = 0u32;
+    while pending() {
+        if sent > 0 {
+            tokio::time::sleep(RECALL_RESEND).await;
+            if !pending() {
+                return;
+            }
+        }
+        sent += 1;
+        let Some(session) = callback_session(core, order.clientid) else {
+            if sent == 1 {
+                info!(
+                    clientid = order.clientid,
+                    fileid = order.file,
+                    "no back channel for CB_RECALL: sent when the client binds one, else revoked at the deadline"
+                );
+            }
+            continue;
+        };
+        let args = CbRecallArgs {
+            stateid: order.stateid,
+            truncate: false,
+            fh: order.fh.clone(),
+        };
+        let r = crate::callback::cb_compound(core, &session, vec![NfsCbArgop4::Recall(args)]).await;
+        let res = match r {
+            Ok(res) => res,
+            Err(e) => {
+                info!(
+                    clientid = order.clientid,
+                    fileid = order.file,
+                    attempt = sent,
+                    "CB_RECALL failed: {e}; sent again while the delegation is out"
+                );
+                continue;
+            }
+        };
+        let status = res.resarray.iter().find_map(|r| match r {
+            NfsCbResop4::Recall(r) => Some(r.status),
+            _ => None,
+        });
+        info!(clientid = order.clientid, fileid = order.file, status = ?status, attempt = sent, "CB_RECALL answered");
+        match status {
+            Some(NfsStat4::NFS4ERR_BAD_STATEID) if bad_stateids < BAD_STATEID_RESENDS => {
+                bad_stateids += 1
+            }
+            Some(NfsStat4::NFS4ERR_DELAY) => {}
+            // NFS4_OK: DELEGRETURN follows. Anything else: the deadline decides.
+            _ => return,
         }
     }
 }
@@ -171,7 +213,7 @@ pub async fn revoke_expired(store: &Store, tables: &StateTables, core: &Core, pn
 /// size and change to present if it modified the file (section 10.4.3). A holder that cannot
 /// be asked has its delegation recalled, and the GETATTR waits (`NFS4ERR_DELAY`).
 pub async fn holder_attrs(
-    tables: &StateTables,
+    tables: &Arc<StateTables>,
     core: &Arc<Core>,
     file: u64,
     clientid: u64,
@@ -187,9 +229,16 @@ pub async fn holder_attrs(
         attr_request.set(FATTR4_SIZE);
         attr_request.set(FATTR4_CHANGE);
         let args = CbGetAttrArgs { fh, attr_request };
-        let res = crate::callback::cb_compound(core, &session, vec![NfsCbArgop4::GetAttr(args)])
-            .await
-            .ok()?;
+        // The GETATTR waits for this answer: a client that keeps saying NFS4ERR_DELAY has
+        // its delegation recalled instead of holding the GETATTR for long.
+        let res = crate::callback::cb_compound_within(
+            core,
+            &session,
+            vec![NfsCbArgop4::GetAttr(args)],
+            Duration::from_secs(2),
+        )
+        .await
+        .ok()?;
         let attrs = res.resarray.iter().find_map(|r| match r {
             NfsCbResop4::GetAttr(CbGetAttrRes::Ok(ok)) => Some(ok.obj_attributes.clone()),
             _ => None,

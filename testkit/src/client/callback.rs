@@ -4,6 +4,7 @@
 //! is set per test ([`RecallAnswer`]), so a test can play a client that returns its layout,
 //! one that holds none, one that hangs, and one whose callback service is gone.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,6 +57,17 @@ pub struct CbClient {
     pub getattrs: Mutex<Vec<CbGetAttrArgs>>,
     /// The arguments of each CB_OFFLOAD (answered NFS4_OK), in arrival order.
     pub offloads: Mutex<Vec<CbOffloadArgs>>,
+    /// How many of the next CB_COMPOUNDs are refused before they are looked at (PROG_UNAVAIL):
+    /// calls lost on the way, which the client never saw.
+    pub refuse_next: AtomicU32,
+    /// How many of the next CB_SEQUENCEs are answered NFS4ERR_DELAY, the slot left as it was
+    /// (as Linux does while it drains its session, or while the slot is busy).
+    pub sequence_delays: AtomicU32,
+    /// How the next CB_RECALLs are answered, in turn; NFS4_OK once this is empty.
+    pub deleg_recall_answers: Mutex<VecDeque<NfsStat4>>,
+    /// Each back channel slot's last sequence id, per session: a CB_SEQUENCE must bring the
+    /// next one, or the same one (a replay, answered as Linux does when it caches nothing).
+    slot_seqids: Mutex<HashMap<(Sessionid4, u32), u32>>,
 }
 
 impl Default for CbClient {
@@ -79,6 +91,10 @@ impl CbClient {
             getattr_answer: Mutex::new(None),
             getattrs: Mutex::new(Vec::new()),
             offloads: Mutex::new(Vec::new()),
+            refuse_next: AtomicU32::new(0),
+            sequence_delays: AtomicU32::new(0),
+            deleg_recall_answers: Mutex::new(VecDeque::new()),
+            slot_seqids: Mutex::new(HashMap::new()),
         }
     }
 
@@ -164,6 +180,31 @@ impl CbClient {
             .lock()
             .unwrap()
             .push(args.argarray.iter().map(NfsCbArgop4::opnum).collect());
+        let sequence_failed = |status| {
+            let res = CbCompoundRes {
+                status,
+                tag: args.tag.clone(),
+                resarray: vec![NfsCbResop4::Sequence(CbSequenceRes::Err(status))],
+            };
+            Some(Reply::Success(vec![xdr::to_bytes(&res)]))
+        };
+        // RFC 8881 section 20.9.3: a CB_SEQUENCE that fails leaves the slot as it was.
+        if take_one(&self.sequence_delays) {
+            return sequence_failed(NfsStat4::NFS4ERR_DELAY);
+        }
+        let replay = {
+            let mut seqids = self.slot_seqids.lock().unwrap();
+            let last = seqids.entry((s.csa_sessionid, s.csa_slotid)).or_insert(0);
+            if s.csa_sequenceid == *last {
+                true
+            } else if s.csa_sequenceid == last.wrapping_add(1) {
+                *last = s.csa_sequenceid;
+                false
+            } else {
+                drop(seqids);
+                return sequence_failed(NfsStat4::NFS4ERR_SEQ_MISORDERED);
+            }
+        };
         let mut resarray = vec![NfsCbResop4::Sequence(CbSequenceRes::Ok(CbSequenceResOk {
             csr_sessionid: s.csa_sessionid,
             csr_sequenceid: s.csa_sequenceid,
@@ -171,6 +212,21 @@ impl CbClient {
             csr_highest_slotid: 0,
             csr_target_highest_slotid: 0,
         }))];
+        if replay {
+            // Linux keeps no reply cache: the operation after CB_SEQUENCE fails with
+            // NFS4ERR_RETRY_UNCACHED_REP, or CB_SEQUENCE itself when it is alone.
+            let status = NfsStat4::NFS4ERR_RETRY_UNCACHED_REP;
+            let Some(op) = args.argarray.get(1) else {
+                return sequence_failed(status);
+            };
+            resarray.push(failed(op, status));
+            let res = CbCompoundRes {
+                status,
+                tag: args.tag,
+                resarray,
+            };
+            return Some(Reply::Success(vec![xdr::to_bytes(&res)]));
+        }
         let mut status = NfsStat4::NFS4_OK;
         for op in args.argarray.iter().skip(1) {
             let res = match op {
@@ -188,8 +244,9 @@ impl CbClient {
                 }
                 NfsCbArgop4::Recall(a) => {
                     self.deleg_recalls.lock().unwrap().push(a.clone());
+                    let answer = self.deleg_recall_answers.lock().unwrap().pop_front();
                     NfsCbResop4::Recall(CbRecallRes {
-                        status: NfsStat4::NFS4_OK,
+                        status: answer.unwrap_or(NfsStat4::NFS4_OK),
                     })
                 }
                 NfsCbArgop4::GetAttr(a) => {
@@ -240,10 +297,21 @@ impl CbClient {
     }
 }
 
+/// Counts `n` down by one unless it is 0: whether it was not.
+fn take_one(n: &AtomicU32) -> bool {
+    n.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+}
+
 /// The answer to a callback operation this test client does not implement: its own result
 /// with NFS4ERR_NOTSUPP, or CB_ILLEGAL for an operation number it does not know.
 fn not_supported(op: &NfsCbArgop4) -> NfsCbResop4 {
-    let status = NfsStat4::NFS4ERR_NOTSUPP;
+    failed(op, NfsStat4::NFS4ERR_NOTSUPP)
+}
+
+/// `op`'s own result with the error `status`, or CB_ILLEGAL for an operation that may not
+/// follow CB_SEQUENCE or that this client does not know.
+fn failed(op: &NfsCbArgop4, status: NfsStat4) -> NfsCbResop4 {
     match op {
         NfsCbArgop4::GetAttr(_) => NfsCbResop4::GetAttr(CbGetAttrRes::Err(status)),
         NfsCbArgop4::Recall(_) => NfsCbResop4::Recall(CbRecallRes { status }),
@@ -284,6 +352,9 @@ impl CallHandler for CbClient {
                     Reply::Success(Vec::new())
                 }
                 CB_COMPOUND => {
+                    if take_one(&self.refuse_next) {
+                        return Reply::Accepted(AcceptStat::ProgUnavail);
+                    }
                     let Ok(args) = xdr::from_bytes::<CbCompoundArgs>(call.args) else {
                         return Reply::Accepted(AcceptStat::GarbageArgs);
                     };

@@ -93,6 +93,18 @@ fn layout_recall(seqid: u32) -> NfsCbArgop4 {
     })
 }
 
+/// The stateid sequence ids of the CB_LAYOUTRECALLs `cb` got (which of [`layout_recall`]'s
+/// it ran, in order).
+fn recalled_seqids(cb: &CbClient) -> Vec<u32> {
+    cb.recalled()
+        .iter()
+        .map(|a| match &a.clora_recall {
+            Layoutrecall4::File(f) => f.lor_stateid.seqid,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_come_back() {
     let s = Cluster::mds_alone().await;
@@ -121,14 +133,7 @@ async fn the_operations_after_cb_sequence_reach_the_client_and_their_results_com
     .expect("CB_COMPOUND answered");
     assert_eq!(r.status, NfsStat4::NFS4ERR_DELAY);
     assert_eq!(r.resarray.len(), 2, "{r:?}");
-    let seqids: Vec<u32> = cb
-        .recalled()
-        .iter()
-        .map(|a| match &a.clora_recall {
-            Layoutrecall4::File(f) => f.lor_stateid.seqid,
-            other => panic!("{other:?}"),
-        })
-        .collect();
+    let seqids = recalled_seqids(&cb);
     assert_eq!(seqids, [2, 3]);
     assert_eq!(
         *cb.compounds.lock().unwrap(),
@@ -204,14 +209,7 @@ async fn a_callback_that_failed_on_the_way_leaves_the_slot_where_the_client_expe
         *cb.sequences.lock().unwrap(),
         [(0, 1), (0, 2), (0, 2), (0, 3)]
     );
-    let seqids: Vec<u32> = cb
-        .recalled()
-        .iter()
-        .map(|a| match &a.clora_recall {
-            Layoutrecall4::File(f) => f.lor_stateid.seqid,
-            other => panic!("{other:?}"),
-        })
-        .collect();
+    let seqids = recalled_seqids(&cb);
     // The replay ran nothing; the layout recall of 5 was run once, after it.
     assert_eq!(seqids, [3, 4, 5]);
 }

@@ -100,15 +100,13 @@ async fn send_recall(tables: &StateTables, core: &Core, order: RecallOrder) {
             .recall_pending(&order.stateid.other)
     };
     let mut bad_stateids = 0;
-    let mut sent = 0u32;
-    while pending() {
-        if sent > 0 {
+    for sent in 1u32.. {
+        if sent > 1 {
             tokio::time::sleep(RECALL_RESEND).await;
-            if !pending() {
-                return;
-            }
         }
-        sent += 1;
+        if !pending() {
+            return;
+        }
         let Some(session) = callback_session(core, order.clientid) else {
             if sent == 1 {
                 info!(

@@ -920,10 +920,7 @@ async fn a_size_written_through_a_layout_without_layoutcommit_survives_an_mds_re
             UNIT + 5000,
             "GETATTR asks the data servers while the file is marked"
         );
-        k.until("the size settled", || {
-            mds.store().layout_writes().unwrap().is_empty()
-        })
-        .await;
+        k.until("the size settled", || all_settled(&mds)).await;
         assert_eq!(mds.store().getattr(fileid).unwrap().size, UNIT + 5000);
         assert_eq!(sizes(&mut c, &fh).await.0, UNIT + 5000);
         let page = mds::net::metrics::render(&mds, mds.core().now());
@@ -959,10 +956,7 @@ async fn many_marked_files_are_settled_with_a_few_calls_per_data_server() {
     }
     k.restart_mds().await;
     let mds = k.mds().clone();
-    k.until("every file settled", || {
-        mds.store().layout_writes().unwrap().is_empty()
-    })
-    .await;
+    k.until("every file settled", || all_settled(&mds)).await;
     for (fileid, size) in written {
         assert_eq!(mds.store().getattr(fileid).unwrap().size, size);
     }
@@ -1030,10 +1024,7 @@ async fn a_layout_gone_without_layoutcommit_is_settled_without_waiting_for_a_rou
     let r = c.call(vec![putfh(&empty.fh), close_op(empty.open)]).await;
     assert_eq!(r.status, NfsStat4::NFS4_OK, "{r:?}");
     return_layout(&mut c, &written.fh, written.layout).await;
-    k.until("both settled", || {
-        mds.store().layout_writes().unwrap().is_empty()
-    })
-    .await;
+    k.until("both settled", || all_settled(&mds)).await;
     assert_eq!(
         mds.pnfs().settler().rounds.load(Ordering::Relaxed),
         rounds,
@@ -1060,6 +1051,12 @@ async fn a_layout_gone_without_layoutcommit_is_settled_without_waiting_for_a_rou
         before,
         "GETATTR of settled files asks no data server"
     );
+}
+
+/// Whether every file written through a layout is settled: its mark gone from the store
+/// and then from the settler's memory, which GETATTR and the metrics read (a moment later).
+fn all_settled(mds: &Mds) -> bool {
+    mds.store().layout_writes().unwrap().is_empty() && mds.pnfs().settler().marked_count() == 0
 }
 
 /// LAYOUTRETURN of layout `layout` of `fh`, which must succeed.

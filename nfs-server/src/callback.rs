@@ -19,7 +19,7 @@ use nfs_proto::rpc::{AuthFlavor, AuthSysParms, OpaqueAuth};
 use nfs_proto::session::ClientSlotTable;
 use nfs_proto::transport::{CallError, Conn};
 use nfs_proto::xdr::{self, Utf8String};
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
 use crate::core::Core;
 use crate::role::Role;
@@ -253,7 +253,10 @@ pub async fn cb_compound_within(
             Err(e) if !matches!(e, CallbackError::Sequence(_) | CallbackError::NoSlot) => {
                 mark_down(core, sessionid, e)
             }
-            Err(e) => info!(session = ?sessionid, "callback not taken: {e}"),
+            // Given up: what it carried (a recall, a layout recall) did not get through, so
+            // a warning (the guest's console keeps WARN only; last seen at INFO, this hid a
+            // lost recall).
+            Err(e) => warn!(session = ?sessionid, "callback given up: {e}"),
             Ok(_) => {}
         }
         return result;

@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -93,6 +93,9 @@ pub struct Stats {
     pub errors_sent: AtomicU64,
     /// CB_NULLs sent to wake a client's send queue ([`Nudge`]).
     pub nudges: AtomicU64,
+    /// Connections whose first message came before the CM's ESTABLISHED event (the client's
+    /// RTU late or lost): served all the same, and the CM told (`rdma_notify`).
+    pub established_by_call: AtomicU64,
 }
 
 /// The RDMA listeners of this process that are still up, by address, with their counters:
@@ -210,6 +213,36 @@ struct Shared {
     credits: Mutex<ResponderCredits>,
     stats: Arc<Stats>,
     nudge: Nudge,
+    /// Whether the CM said the connection is established (its ESTABLISHED event), or we told
+    /// it so on a call that came first ([`Shared::established_by_call`]).
+    established: AtomicBool,
+    conn_id: u64,
+}
+
+impl Shared {
+    /// A message came in: if the CM has not said the connection is established yet (the
+    /// client's RTU late or lost), it is told so now (`rdma_notify`), so that it stops
+    /// waiting for the RTU (and does not end the connection when its retries run out).
+    fn established_by_call(&self) {
+        if self.established.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        match self.ep.id.notify_established() {
+            Ok(()) => {
+                self.stats
+                    .established_by_call
+                    .fetch_add(1, Ordering::Relaxed);
+                // A warning: an RTU lost on the way says the fabric drops CM messages.
+                tracing::warn!(
+                    conn = self.conn_id,
+                    "RDMA connection: a call came before the CM's ESTABLISHED event (the \
+                     client's RTU late or lost): served, and the CM told"
+                );
+            }
+            // Established meanwhile (the event is on its way).
+            Err(e) => tracing::debug!(conn = self.conn_id, "rdma_notify: {e}"),
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -242,27 +275,17 @@ async fn serve_connection<H: CallHandler>(
     };
     let ep = Endpoint::new(id, sizes)?;
     ep.id.accept(&ours.to_bytes(), 16)?;
+    // Served from here on, not from the CM's ESTABLISHED event: the accept left the queue
+    // pair ready to send, and we send only in answer to the client (a nudge too follows a
+    // message of ours), whose first call shows that it holds the connection established.
+    // The event comes when the client's RTU does, which can be late or never (rdma_notify(3));
+    // before, a connection whose event did not come within 10 s was dropped with the calls
+    // the client had sent on it. A call before the event tells the CM (`receive`).
     let channel = ep.id.channel().clone();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(10), channel.next())
-            .await
-            .map_err(|_| {
-                io::Error::new(io::ErrorKind::TimedOut, "RDMA connection not established")
-            })??;
-        match ev.kind {
-            CmEventKind::Established => break,
-            CmEventKind::ConnectRequest | CmEventKind::Other(_) => continue,
-            other => {
-                return Err(io::Error::other(format!(
-                    "RDMA connection failed before it was up: {other:?}"
-                )))
-            }
-        }
-    }
     stats.connections.fetch_add(1, Ordering::Relaxed);
     let peer_addr = ep.id.peer_addr().unwrap_or(([0, 0, 0, 0], 0).into());
     let local_addr = ep.id.local_addr().unwrap_or(([0, 0, 0, 0], 0).into());
-    tracing::info!(conn = conn_id, %local_addr, %peer_addr, send = thresholds.send, recv = thresholds.recv, "RDMA connection up");
+    tracing::info!(conn = conn_id, %local_addr, %peer_addr, send = thresholds.send, recv = thresholds.recv, "RDMA connection accepted");
 
     let (recv_tx, recv_rx) = mpsc::unbounded_channel();
     tokio::spawn(ep.clone().reap(recv_tx));
@@ -295,22 +318,41 @@ async fn serve_connection<H: CallHandler>(
         credits: Mutex::new(ResponderCredits::new(config.credits)),
         stats,
         nudge: Nudge::new(config.nudge_after, conn_id),
+        established: AtomicBool::new(false),
+        conn_id,
     });
     let (done_tx, done_rx) = watch::channel(false);
     if config.nudge_after.is_some() {
         tokio::spawn(nudger(shared.clone(), conn_id, done_rx.clone()));
     }
-    // The CM events of the connection: a disconnect ends it.
+    // The CM events of the connection: ESTABLISHED is noted, a disconnect, a reject or a
+    // failed setup ends it.
     {
         let channel = channel.clone();
         let done_tx = done_tx.clone();
         let mut done_rx = done_rx.clone();
+        let shared = shared.clone();
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    ev = channel.next() => match ev {
-                        Ok(ev) if matches!(ev.kind, CmEventKind::Other(_)) => continue,
-                        _ => break,
+                    ev = channel.next() => match ev.map(|ev| ev.kind) {
+                        Ok(CmEventKind::Established) => {
+                            shared.established.store(true, Ordering::Relaxed);
+                            tracing::debug!(conn = conn_id, "RDMA connection established");
+                        }
+                        Ok(CmEventKind::Other(_) | CmEventKind::ConnectRequest) => {}
+                        Ok(kind @ CmEventKind::Disconnected) => {
+                            tracing::debug!(conn = conn_id, "RDMA connection ends: {kind:?}");
+                            break;
+                        }
+                        Ok(kind) => {
+                            tracing::warn!(conn = conn_id, %peer_addr, "RDMA connection ends: {kind:?}");
+                            break;
+                        }
+                        Err(e) => {
+                            tracing::warn!(conn = conn_id, "RDMA connection's events: {e}");
+                            break;
+                        }
                     },
                     _ = done_rx.changed() => break,
                 }
@@ -395,6 +437,7 @@ async fn receive(shared: &Shared, msg: Bytes) -> io::Result<Option<Bytes>> {
     };
     let xid = got.header.xid;
     tracing::trace!(xid, body = ?got.header.body, "RDMA message received");
+    shared.established_by_call();
     shared.nudge.heard();
     let (chunks, nomsg) = match got.header.body {
         RdmaBody::Msg(c) => (c, false),

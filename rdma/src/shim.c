@@ -194,6 +194,14 @@ int pnfs_rdma_disconnect(struct rdma_cm_id *id)
 	return rdma_disconnect(id);
 }
 
+/* Tells the CM that the connection carries traffic (IBV_EVENT_COMM_EST): it moves to
+ * established and delivers RDMA_CM_EVENT_ESTABLISHED, even if the peer's RTU never came
+ * (rdma_notify(3)). Fails (EISCONN, EINVAL) when it is established already. */
+int pnfs_rdma_notify_established(struct rdma_cm_id *id)
+{
+	return rdma_notify(id, IBV_EVENT_COMM_EST);
+}
+
 static int copy_sockaddr(const struct sockaddr *sa, struct sockaddr_storage *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -476,6 +476,17 @@ impl CmId {
         unsafe { ffi::pnfs_rdma_disconnect(self.raw.as_ptr()) };
     }
 
+    /// Tells the CM that the connection carries traffic (`rdma_notify` with
+    /// `IBV_EVENT_COMM_EST`): a passive side that received a message before the CM's
+    /// ESTABLISHED event (the peer's RTU late or lost) makes the CM consider it established.
+    /// Fails when it is established already.
+    pub fn notify_established(&self) -> io::Result<()> {
+        // SAFETY: live identifier.
+        check("rdma_notify", unsafe {
+            ffi::pnfs_rdma_notify_established(self.raw.as_ptr())
+        })
+    }
+
     /// Posts a receive of `len` bytes at `addr` (in `mr`), completing with `wr_id`.
     pub fn post_recv(&self, wr_id: u64, mr: &Mr, offset: usize, len: u32) -> io::Result<()> {
         debug_assert!(offset + len as usize <= mr.len());

@@ -466,7 +466,7 @@ pub fn render(mds: &Mds, now: Instant) -> String {
             .collect::<Vec<_>>()
     };
     if !rdma.is_empty() {
-        let rdma_counters: [(&str, &str, RdmaCounter); 7] = [
+        let rdma_counters: [(&str, &str, RdmaCounter); 8] = [
             (
                 "rdma_connections_total",
                 "RPC-over-RDMA connections accepted.",
@@ -499,6 +499,12 @@ pub fn render(mds: &Mds, now: Instant) -> String {
                 "rdma_nudges_total",
                 "CB_NULLs sent to a client silent after a reply, to release a stalled send queue.",
                 |s| &s.nudges,
+            ),
+            (
+                "rdma_established_by_call_total",
+                "Connections whose first call came before the CM's ESTABLISHED event (the \
+                 client's RTU late or lost): served, and the CM told.",
+                |s| &s.established_by_call,
             ),
         ];
         for (name, help, f) in rdma_counters {

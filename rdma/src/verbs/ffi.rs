@@ -148,6 +148,7 @@ mod shim {
             initiator_depth: u8,
         ) -> c_int;
         pub(crate) fn pnfs_rdma_disconnect(id: *mut RdmaCmId) -> c_int;
+        pub(crate) fn pnfs_rdma_notify_established(id: *mut RdmaCmId) -> c_int;
         pub(crate) fn pnfs_rdma_local_addr(id: *mut RdmaCmId, out: *mut sockaddr_storage) -> c_int;
         pub(crate) fn pnfs_rdma_peer_addr(id: *mut RdmaCmId, out: *mut sockaddr_storage) -> c_int;
         pub(crate) fn pnfs_rdma_id_has_device(id: *const RdmaCmId) -> c_int;
@@ -303,6 +304,9 @@ mod standin {
         enosys()
     }
     pub(crate) unsafe fn pnfs_rdma_disconnect(_: *mut RdmaCmId) -> c_int {
+        enosys()
+    }
+    pub(crate) unsafe fn pnfs_rdma_notify_established(_: *mut RdmaCmId) -> c_int {
         enosys()
     }
     pub(crate) unsafe fn pnfs_rdma_local_addr(_: *mut RdmaCmId, _: *mut sockaddr_storage) -> c_int {

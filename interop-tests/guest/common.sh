@@ -114,6 +114,18 @@ mount_c2() {
     c2 grep " $C2M " /proc/mounts
 }
 
+# rpc_timeouts TENTHS: how long the file and flex files layout drivers wait for a data server
+# before they retry a call (their dataserver_timeo; a mount's own is its timeo option). The
+# kernel's default is 600 (60 s).
+rpc_timeouts() {
+    local m
+    for m in nfs_layout_nfsv41_files nfs_layout_flexfiles; do
+        modprobe "$m" 2>/dev/null || true
+        [[ ! -w /sys/module/$m/parameters/dataserver_timeo ]] ||
+            echo "$1" >"/sys/module/$m/parameters/dataserver_timeo"
+    done
+}
+
 unmount_all() {
     c2 umount "$C2M"
     umount "$M"

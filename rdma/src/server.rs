@@ -216,6 +216,7 @@ struct Shared {
     /// Whether the CM said the connection is established (its ESTABLISHED event), or we told
     /// it so on a call that came first ([`Shared::established_by_call`]).
     established: AtomicBool,
+    /// The connection's number, for its log lines.
     conn_id: u64,
 }
 
@@ -224,7 +225,10 @@ impl Shared {
     /// client's RTU late or lost), it is told so now (`rdma_notify`), so that it stops
     /// waiting for the RTU (and does not end the connection when its retries run out).
     fn established_by_call(&self) {
-        if self.established.swap(true, Ordering::Relaxed) {
+        // (A read first: every message comes here, and only the first may write.)
+        if self.established.load(Ordering::Relaxed)
+            || self.established.swap(true, Ordering::Relaxed)
+        {
             return;
         }
         match self.ep.id.notify_established() {
@@ -323,7 +327,7 @@ async fn serve_connection<H: CallHandler>(
     });
     let (done_tx, done_rx) = watch::channel(false);
     if config.nudge_after.is_some() {
-        tokio::spawn(nudger(shared.clone(), conn_id, done_rx.clone()));
+        tokio::spawn(nudger(shared.clone(), done_rx.clone()));
     }
     // The CM events of the connection: ESTABLISHED is noted, a disconnect, a reject or a
     // failed setup ends it.
@@ -1179,7 +1183,8 @@ fn nudge_call(xid: u32) -> Bytes {
 }
 
 /// Sends [`Nudge`]s on one connection until it ends.
-async fn nudger(shared: Arc<Shared>, conn_id: u64, mut done: watch::Receiver<bool>) {
+async fn nudger(shared: Arc<Shared>, mut done: watch::Receiver<bool>) {
+    let conn_id = shared.conn_id;
     let mut first = true;
     loop {
         let xid = tokio::select! {
